@@ -1,0 +1,45 @@
+/**
+ * One error tree for the core. Only api/ turns these into HTTP; `code` is the stable machine-readable value.
+ */
+export type ErrorCode =
+  | 'invalid_request'
+  | 'unauthorized'
+  | 'not_found'
+  | 'conflict'
+  | 'write_outcome_unknown'
+  | 'reconnect_required'
+  | 'rate_limited'
+  | 'upstream_error'
+  | 'upstream_unavailable'
+  | 'payload_too_large'
+  | 'idempotency_key_reused'
+  | 'idempotency_key_in_flight'
+  | 'account_not_master'
+  | 'account_not_connected'
+  | 'data_dir_in_use'
+  | 'internal_error';
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly retryable: boolean;
+  /** Seconds to wait before retrying, when known (rate limits). */
+  readonly retryAfter?: number;
+  readonly details?: Record<string, unknown>;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    opts: { retryable?: boolean; retryAfter?: number; cause?: unknown; details?: Record<string, unknown> } = {},
+  ) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = 'AppError';
+    this.code = code;
+    this.retryable = opts.retryable ?? false;
+    if (opts.retryAfter !== undefined) this.retryAfter = opts.retryAfter;
+    if (opts.details !== undefined) this.details = opts.details;
+  }
+}
+
+export const notFound = (what: string) => new AppError('not_found', `${what} not found`);
+export const invalid = (message: string, details?: Record<string, unknown>) =>
+  new AppError('invalid_request', message, details ? { details } : {});

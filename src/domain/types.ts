@@ -1,0 +1,90 @@
+import type Decimal from 'decimal.js';
+
+/** Platform type values used on both route families (open point: the spec only names the platforms). */
+export const PLATFORMS = ['sim', 'platforma', 'platformb', 'platformc'] as const;
+export type Platform = (typeof PLATFORMS)[number];
+
+export const ROLES = ['master', 'slave'] as const;
+export type Role = (typeof ROLES)[number];
+
+/**
+ * Copy/connection status of an account. The spec fixes only `connected`; the rest are our open-point choice.
+ * - connected: reachable and copying
+ * - paused: copying switched off by the user or the risk guard
+ * - locked: a panic-close locked copying until resumed
+ * - disconnected: the broker connection is down
+ * - reconnect_required: the broker needs the user to sign in again (OAuth)
+ */
+export const ACCOUNT_STATUSES = ['connected', 'paused', 'locked', 'disconnected', 'reconnect_required'] as const;
+export type AccountStatus = (typeof ACCOUNT_STATUSES)[number];
+
+export const SIDES = ['buy', 'sell'] as const;
+export type Side = (typeof SIDES)[number];
+
+export const ORDER_TYPES = ['market', 'limit', 'stop'] as const;
+export type OrderType = (typeof ORDER_TYPES)[number];
+
+export interface Health {
+  /** Summary: ok when every flag is good, degraded when trading works but something is off, down otherwise. */
+  state: 'ok' | 'degraded' | 'down';
+  connected: boolean;
+  tradingAllowed: boolean;
+  inSync: boolean;
+  dataStale: boolean;
+  reconnectRequired: boolean;
+  checkedAt: string | null;
+  lastError: string | null;
+}
+
+export interface InstrumentSpec {
+  symbol: string;
+  volumeStep: Decimal;
+  minVolume: Decimal;
+  maxVolume: Decimal;
+  /** Units of the base asset per 1.0 volume (lot). */
+  contractSize: Decimal;
+  /** Smallest price increment. */
+  tickSize: Decimal;
+}
+
+export interface Position {
+  id: string;
+  symbol: string;
+  side: Side;
+  volume: Decimal;
+  openPrice: Decimal;
+  currentPrice: Decimal | null;
+  stopLoss: Decimal | null;
+  takeProfit: Decimal | null;
+  profit: Decimal | null;
+  openedAt: string;
+  /** Correlation tag the position was opened with, when the broker keeps it. */
+  tag: string | null;
+}
+
+export type OrderStatus = 'pending' | 'filled' | 'cancelled' | 'rejected';
+
+export interface Order {
+  id: string;
+  symbol: string;
+  side: Side;
+  type: OrderType;
+  volume: Decimal;
+  filledVolume: Decimal;
+  price: Decimal | null;
+  stopLoss: Decimal | null;
+  takeProfit: Decimal | null;
+  status: OrderStatus;
+  positionId: string | null;
+  createdAt: string;
+  updatedAt: string;
+  tag: string | null;
+}
+
+export interface AccountInfo {
+  balance: Decimal;
+  equity: Decimal;
+  currency: string;
+  /** Broker's own account number as shown to the user. */
+  brokerAccountNumber: string;
+}

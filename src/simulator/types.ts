@@ -1,0 +1,180 @@
+import type Decimal from 'decimal.js';
+import type { BrokerEvent, PlaceOrderRequest } from '../platforms/adapter.js';
+import type { Order, Position } from '../domain/types.js';
+
+/**
+ * Contract of the simulated broker: one market and a set of accounts. Protocol front ends (TradeLocker REST,
+ * cTrader Open API, MetaApi REST) and the in-process `sim` adapter all sit on this one object, so a trade
+ * placed through any protocol is visible through every other.
+ */
+
+export interface SimInstrument {
+  symbol: string;
+  /** Numeric id used by protocols that address instruments by number (TradeLocker tradableInstrumentId, cTrader symbolId). */
+  numericId: number;
+  description: string;
+  volumeStep: Decimal;
+  minVolume: Decimal;
+  maxVolume: Decimal;
+  contractSize: Decimal;
+  tickSize: Decimal;
+  digits: number;
+}
+
+export interface Quote {
+  symbol: string;
+  bid: Decimal;
+  ask: Decimal;
+  time: string;
+}
+
+export interface SimAccountInit {
+  id?: string;
+  /** Broker account number shown to the user; generated when omitted. */
+  login?: string;
+  balance: Decimal.Value;
+  currency?: string;
+  hedging?: boolean;
+  leverage?: number;
+  /** Free-form owner data the protocol front ends use (email, password, server, environment). */
+  meta?: Record<string, string>;
+}
+
+export interface SimAccount {
+  id: string;
+  login: string;
+  currency: string;
+  hedging: boolean;
+  leverage: number;
+  balance: Decimal;
+  meta: Record<string, string>;
+  createdAt: string;
+}
+
+export interface SimAccountState {
+  balance: Decimal;
+  equity: Decimal;
+  margin: Decimal;
+  freeMargin: Decimal;
+  currency: string;
+  unrealizedPnl: Decimal;
+}
+
+export interface SimDeal {
+  id: string;
+  orderId: string;
+  positionId: string;
+  symbol: string;
+  side: 'buy' | 'sell';
+  volume: Decimal;
+  price: Decimal;
+  /** in = opens/increases, out = closes/reduces. */
+  entry: 'in' | 'out';
+  profit: Decimal;
+  time: string;
+  tag: string | null;
+}
+
+export interface SimOrderRequest extends PlaceOrderRequest {
+  /** Close-by reference for netting or explicit position targeting (not used by hedging opens). */
+  positionId?: string;
+}
+
+export interface SimWriteResult {
+  order: Order;
+  position: Position | null;
+  deal: SimDeal | null;
+}
+
+export type SimErrorCode =
+  | 'UNKNOWN_ACCOUNT'
+  | 'UNKNOWN_SYMBOL'
+  | 'INVALID_VOLUME'
+  | 'INVALID_PRICE'
+  | 'INVALID_STOPS'
+  | 'NOT_ENOUGH_MONEY'
+  | 'POSITION_NOT_FOUND'
+  | 'ORDER_NOT_FOUND'
+  | 'MARKET_CLOSED'
+  | 'REJECTED';
+
+export type FaultOp = 'placeOrder' | 'modifyPosition' | 'closePosition' | 'cancelOrder' | 'modifyOrder' | 'read' | 'auth' | '*';
+
+export type FaultKind =
+  /** The write is applied at the broker, but the answer never arrives (client times out). */
+  | 'timeout_after_apply'
+  /** Nothing is applied and the answer never arrives. */
+  | 'timeout_before_apply'
+  /** The broker refuses the write with a business rejection. */
+  | 'reject'
+  /** The answer arrives late by delayMs (the write still applies). */
+  | 'delay'
+  /** The connection is reset (nothing applied). */
+  | 'reset'
+  /** 429 / BLOCKED_PAYLOAD_TYPE with retryAfterSec. */
+  | 'rate_limit'
+  /** The access token is expired / invalidated; the client must refresh or re-authorise. */
+  | 'token_expired'
+  | 'token_invalidated'
+  /** The streaming connection drops. */
+  | 'disconnect'
+  /** Fill only part of the volume (ratio 0..1). */
+  | 'partial_fill';
+
+export interface FaultSpec {
+  op: FaultOp;
+  kind: FaultKind;
+  /** Only for this simulated account; every account when omitted. */
+  accountId?: string;
+  /** How many operations it hits before it is spent; default 1. */
+  times?: number;
+  delayMs?: number;
+  retryAfterSec?: number;
+  message?: string;
+  partialRatio?: number;
+}
+
+export interface ActiveFault extends FaultSpec {
+  id: string;
+  remaining: number;
+}
+
+export interface FaultInjector {
+  inject(spec: FaultSpec): string;
+  /** Consumes one hit of the first fault matching op and account, if any. */
+  take(op: Exclude<FaultOp, '*'>, accountId: string): ActiveFault | null;
+  list(): ActiveFault[];
+  remove(id: string): void;
+  clear(): void;
+}
+
+export interface SimBrokerApi {
+  readonly faults: FaultInjector;
+  instruments(): SimInstrument[];
+  instrument(symbolOrId: string | number): SimInstrument | null;
+  quote(symbol: string): Quote;
+  /** Test hook: move the mid price (pending orders, SL and TP trigger on it). */
+  setPrice(symbol: string, mid: Decimal.Value): void;
+  createAccount(init: SimAccountInit): SimAccount;
+  account(id: string): SimAccount | null;
+  accounts(): SimAccount[];
+  state(accountId: string): SimAccountState;
+  positions(accountId: string): Position[];
+  /** Pending orders, plus final ones when includeHistory. Filters by creation time and symbol. */
+  orders(accountId: string, q?: { includeHistory?: boolean; from?: Date; to?: Date; symbol?: string }): Order[];
+  deals(accountId: string, q?: { from?: Date; to?: Date }): SimDeal[];
+  /** Throws SimError on a business rejection. */
+  placeOrder(accountId: string, req: SimOrderRequest, opts?: { partialRatio?: number }): SimWriteResult;
+  modifyPosition(accountId: string, positionId: string, change: { stopLoss: Decimal | null; takeProfit: Decimal | null }): Position;
+  closePosition(accountId: string, positionId: string, volume?: Decimal): SimWriteResult;
+  modifyOrder(accountId: string, orderId: string, change: { price?: Decimal; volume?: Decimal; stopLoss?: Decimal | null; takeProfit?: Decimal | null }): Order;
+  cancelOrder(accountId: string, orderId: string): Order;
+  findByTag(accountId: string, tag: string): { position?: Position; order?: Order };
+  /** Every state change of an account, in order. */
+  onEvent(listener: (accountId: string, ev: BrokerEvent) => void): () => void;
+  /** Starts the price feed (random walk) every intervalMs; stop() ends it. */
+  start(intervalMs?: number): void;
+  stop(): void;
+  /** Whole state as JSON so demo mode keeps the simulated broker across restarts. */
+  snapshot(): unknown;
+}
