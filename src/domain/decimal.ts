@@ -1,9 +1,16 @@
-import Decimal from 'decimal.js';
+import DecimalDefault from 'decimal.js';
+import type * as DecimalTypes from 'decimal.js';
 
-export { Decimal };
+/**
+ * decimal.js ships CommonJS-style typings with an ESM default export, so under NodeNext its default import
+ * is mistyped. Everyone takes the class from here instead: `import { Decimal } from '../domain/decimal.js'`.
+ */
+export const Decimal = DecimalDefault as unknown as typeof DecimalTypes.Decimal;
+export type Decimal = DecimalTypes.Decimal;
+export type DecimalValue = DecimalTypes.Decimal.Value;
 
-export const dec = (v: Decimal.Value): Decimal => new Decimal(v);
-export const decOrNull = (v: Decimal.Value | null | undefined): Decimal | null =>
+export const dec = (v: DecimalValue): Decimal => new Decimal(v);
+export const decOrNull = (v: DecimalValue | null | undefined): Decimal | null =>
   v === null || v === undefined || v === '' ? null : new Decimal(v);
 
 /** Round down to a multiple of `step` (never size a copy up past what the rule allows). */

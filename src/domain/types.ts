@@ -1,4 +1,4 @@
-import type Decimal from 'decimal.js';
+import type { Decimal } from 'decimal.js';
 
 /** Platform type values used on both route families (open point: the spec only names the platforms). */
 export const PLATFORMS = ['sim', 'platforma', 'platformb', 'platformc'] as const;

@@ -1,4 +1,4 @@
-import type Decimal from 'decimal.js';
+import type { Decimal } from 'decimal.js';
 import type { AccountInfo, InstrumentSpec, Order, OrderType, Platform, Position, Side } from '../domain/types.js';
 
 /**

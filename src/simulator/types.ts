@@ -1,4 +1,4 @@
-import type Decimal from 'decimal.js';
+import type { Decimal } from 'decimal.js';
 import type { BrokerEvent, PlaceOrderRequest } from '../platforms/adapter.js';
 import type { Order, Position } from '../domain/types.js';
 
