@@ -1,0 +1,46 @@
+import type { Decimal } from './decimal.js';
+import type { AccountStatus, Health, Platform, Role } from './types.js';
+
+export interface Account {
+  id: string;
+  userId: string;
+  platform: Platform;
+  role: Role;
+  status: AccountStatus;
+  statusReason: string | null;
+  name: string;
+  groupId: string | null;
+  brokerAccountId: string;
+  brokerAccountNumber: string;
+  brokerName: string | null;
+  environment: string | null;
+  currency: string | null;
+  health: Health;
+  balance: Decimal | null;
+  equity: Decimal | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface CopierGroup {
+  id: string;
+  userId: string;
+  name: string;
+  createdAt: Date;
+}
+
+export const initialHealth = (): Health => ({
+  state: 'ok',
+  connected: true,
+  tradingAllowed: true,
+  inSync: true,
+  dataStale: false,
+  reconnectRequired: false,
+  checkedAt: null,
+  lastError: null,
+});
+
+/** A Slave is eligible for a copy when it is in the group, copying, and its broker is reachable. */
+export function isEligibleSlave(a: Account): boolean {
+  return a.role === 'slave' && a.status === 'connected' && a.health.tradingAllowed && !a.health.reconnectRequired;
+}

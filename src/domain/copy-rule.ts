@@ -1,0 +1,88 @@
+import { Decimal } from './decimal.js';
+import type { Capabilities } from '../platforms/adapter.js';
+
+/**
+ * How one Slave copies its Master. Stored as JSON (decimals as strings) and validated on save; the planner
+ * applies it to every master action.
+ */
+export type Sizing =
+  | { mode: 'multiplier'; multiplier: string }
+  | { mode: 'fixed'; volume: string }
+  /** volume x (slave balance / master balance) x multiplier */
+  | { mode: 'balance_ratio'; multiplier?: string }
+  /** volume x (slave equity / master equity) x multiplier */
+  | { mode: 'equity_ratio'; multiplier?: string };
+
+export interface CopyRule {
+  sizing: Sizing;
+  minVolume: string | null;
+  maxVolume: string | null;
+  /** Master symbol -> Slave symbol, for broker suffixes like EURUSD -> EURUSD.m */
+  symbolMap: Record<string, string>;
+  /** When non-empty, only these master symbols are copied. */
+  includeSymbols: string[];
+  excludeSymbols: string[];
+  reverse: boolean;
+  copyStopLoss: boolean;
+  copyTakeProfit: boolean;
+  copyPendingOrders: boolean;
+  /** A master action older than this is not copied (stale). */
+  maxDelayMs: number;
+}
+
+export const DEFAULT_RULE: CopyRule = {
+  sizing: { mode: 'multiplier', multiplier: '1' },
+  minVolume: null,
+  maxVolume: null,
+  symbolMap: {},
+  includeSymbols: [],
+  excludeSymbols: [],
+  reverse: false,
+  copyStopLoss: true,
+  copyTakeProfit: true,
+  copyPendingOrders: true,
+  maxDelayMs: 60_000,
+};
+
+/** Merges a partial rule onto the defaults (what the API accepts on create/update). */
+export function withDefaults(partial: Partial<CopyRule> | undefined): CopyRule {
+  return { ...DEFAULT_RULE, ...(partial ?? {}), sizing: partial?.sizing ?? DEFAULT_RULE.sizing };
+}
+
+const positive = (v: string | undefined | null, name: string, problems: string[]) => {
+  if (v === undefined || v === null) return;
+  let d: Decimal;
+  try {
+    d = new Decimal(v);
+  } catch {
+    problems.push(`${name} must be a decimal number, got ${JSON.stringify(v)}`);
+    return;
+  }
+  if (!d.isFinite() || d.lte(0)) problems.push(`${name} must be greater than 0`);
+};
+
+/**
+ * Every reason a rule cannot work, in words a user can act on. Checked against the Slave adapter's
+ * capabilities, so an impossible rule is refused when it is saved rather than failing at copy time.
+ */
+export function validateRule(rule: CopyRule, caps: Capabilities | null): string[] {
+  const problems: string[] = [];
+  const s = rule.sizing;
+  if (s.mode === 'multiplier') positive(s.multiplier, 'sizing.multiplier', problems);
+  else if (s.mode === 'fixed') positive(s.volume, 'sizing.volume', problems);
+  else if (s.mode === 'balance_ratio' || s.mode === 'equity_ratio') positive(s.multiplier, 'sizing.multiplier', problems);
+  else problems.push(`sizing.mode must be one of multiplier, fixed, balance_ratio, equity_ratio`);
+  positive(rule.minVolume, 'minVolume', problems);
+  positive(rule.maxVolume, 'maxVolume', problems);
+  if (rule.minVolume && rule.maxVolume && problems.length === 0 && new Decimal(rule.minVolume).gt(rule.maxVolume)) {
+    problems.push('minVolume must not be greater than maxVolume');
+  }
+  for (const sym of rule.includeSymbols) if (rule.excludeSymbols.includes(sym)) problems.push(`symbol ${sym} is both included and excluded`);
+  if (!Number.isInteger(rule.maxDelayMs) || rule.maxDelayMs < 0) problems.push('maxDelayMs must be a non-negative integer');
+  if (caps) {
+    if (rule.copyPendingOrders && !caps.has.pendingOrders) problems.push(`copyPendingOrders is on, but ${caps.platform} accounts cannot take pending orders`);
+    if (rule.copyStopLoss && !caps.has.stopLossOnOpen && !caps.has.modifyPositionSlTp) problems.push(`copyStopLoss is on, but ${caps.platform} accounts cannot carry a stop loss`);
+    if (rule.copyTakeProfit && !caps.has.takeProfitOnOpen && !caps.has.modifyPositionSlTp) problems.push(`copyTakeProfit is on, but ${caps.platform} accounts cannot carry a take profit`);
+  }
+  return problems;
+}

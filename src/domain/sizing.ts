@@ -1,0 +1,74 @@
+import { Decimal, floorToStep } from './decimal.js';
+import type { CopyRule } from './copy-rule.js';
+import type { InstrumentSpec } from './types.js';
+
+export interface SizingInput {
+  masterVolume: Decimal;
+  masterBalance?: Decimal | null;
+  masterEquity?: Decimal | null;
+  slaveBalance?: Decimal | null;
+  slaveEquity?: Decimal | null;
+}
+
+export type SizingResult = { ok: true; volume: Decimal } | { ok: false; reason: SkipReason; detail: string };
+
+/** Machine-readable reasons a copy was not sent; each one appears in the ledger. */
+export type SkipReason =
+  | 'symbol_excluded'
+  | 'symbol_not_included'
+  | 'unknown_symbol'
+  | 'volume_below_minimum'
+  | 'missing_account_data'
+  | 'slave_not_eligible'
+  | 'pending_orders_off'
+  | 'stale_action'
+  | 'not_supported'
+  | 'no_linked_position';
+
+/**
+ * Sizes a copy by the rule, then rounds DOWN to the broker's step (never more than the rule allows) and
+ * clamps into the rule's and the broker's limits. Below the minimum after rounding it is a skip, not a
+ * silent upsize: an unexpected bigger trade is worse than a missing small one.
+ */
+export function sizeVolume(rule: CopyRule, input: SizingInput, spec: InstrumentSpec): SizingResult {
+  const s = rule.sizing;
+  let raw: Decimal;
+  switch (s.mode) {
+    case 'multiplier':
+      raw = input.masterVolume.mul(s.multiplier);
+      break;
+    case 'fixed':
+      raw = new Decimal(s.volume);
+      break;
+    case 'balance_ratio':
+    case 'equity_ratio': {
+      const [m, sl] = s.mode === 'balance_ratio' ? [input.masterBalance, input.slaveBalance] : [input.masterEquity, input.slaveEquity];
+      if (!m || !sl || m.lte(0)) return { ok: false, reason: 'missing_account_data', detail: `${s.mode} needs both accounts' ${s.mode === 'balance_ratio' ? 'balance' : 'equity'}` };
+      raw = input.masterVolume.mul(sl.div(m)).mul(s.multiplier ?? '1');
+      break;
+    }
+  }
+  let v = raw;
+  if (rule.maxVolume) v = Decimal.min(v, rule.maxVolume);
+  v = Decimal.min(v, spec.maxVolume);
+  v = floorToStep(v, spec.volumeStep);
+  const floor = Decimal.max(spec.minVolume, rule.minVolume ?? 0);
+  if (v.lt(floor)) {
+    // A rule minimum lifts small copies up to it (the user asked for that explicitly).
+    if (rule.minVolume && raw.gt(0)) {
+      const lifted = floorToStep(Decimal.max(new Decimal(rule.minVolume), spec.minVolume), spec.volumeStep);
+      if (lifted.gte(spec.minVolume) && lifted.lte(spec.maxVolume)) return { ok: true, volume: lifted };
+    }
+    return { ok: false, reason: 'volume_below_minimum', detail: `sized volume ${raw.toString()} rounds to ${v.toString()}, below the minimum ${floor.toString()}` };
+  }
+  return { ok: true, volume: v };
+}
+
+/** Maps a master symbol to the Slave's, or says why it is not copied. */
+export function mapSymbol(rule: CopyRule, masterSymbol: string): { ok: true; symbol: string } | { ok: false; reason: SkipReason; detail: string } {
+  if (rule.excludeSymbols.includes(masterSymbol)) return { ok: false, reason: 'symbol_excluded', detail: `${masterSymbol} is in the rule's exclude list` };
+  if (rule.includeSymbols.length > 0 && !rule.includeSymbols.includes(masterSymbol)) {
+    return { ok: false, reason: 'symbol_not_included', detail: `${masterSymbol} is not in the rule's include list` };
+  }
+  return { ok: true, symbol: rule.symbolMap[masterSymbol] ?? masterSymbol };
+}

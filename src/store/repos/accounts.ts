@@ -1,0 +1,176 @@
+import { and, asc, eq, inArray } from 'drizzle-orm';
+import type { Db } from '../db.js';
+import { accounts, copierGroups, copyRules } from '../schema.js';
+import { newId } from '../../domain/ids.js';
+import { Decimal, decOrNull } from '../../domain/decimal.js';
+import { initialHealth, type Account, type CopierGroup } from '../../domain/account.js';
+import type { AccountStatus, Health, Platform, Role } from '../../domain/types.js';
+import { withDefaults, type CopyRule } from '../../domain/copy-rule.js';
+
+type AccountRow = typeof accounts.$inferSelect;
+
+const toAccount = (r: AccountRow): Account => ({
+  id: r.id,
+  userId: r.userId,
+  platform: r.platform as Platform,
+  role: r.role as Role,
+  status: r.status as AccountStatus,
+  statusReason: r.statusReason,
+  name: r.name,
+  groupId: r.groupId,
+  brokerAccountId: r.brokerAccountId,
+  brokerAccountNumber: r.brokerAccountNumber,
+  brokerName: r.brokerName,
+  environment: r.environment,
+  currency: r.currency,
+  health: r.health as Health,
+  balance: decOrNull(r.balance),
+  equity: decOrNull(r.equity),
+  createdAt: r.createdAt,
+  updatedAt: r.updatedAt,
+});
+
+export interface NewAccount {
+  userId: string;
+  platform: Platform;
+  role: Role;
+  name: string;
+  groupId?: string | null;
+  brokerAccountId: string;
+  brokerAccountNumber: string;
+  brokerName?: string | null;
+  environment?: string | null;
+  currency?: string | null;
+  credentialsEnc?: string | null;
+  balance?: Decimal | null;
+  equity?: Decimal | null;
+}
+
+export interface GroupView extends CopierGroup {
+  master: Account | null;
+  slaves: Array<Account & { rule: CopyRule }>;
+}
+
+/**
+ * Accounts, copier groups and copy rules. Every read that takes an id also takes the owner, so a foreign id
+ * behaves exactly like an unknown one (same null -> same 404).
+ */
+export class AccountsRepo {
+  constructor(private readonly db: Db) {}
+
+  async create(a: NewAccount): Promise<Account> {
+    const [row] = await this.db.insert(accounts).values({
+      id: newId('acc'),
+      userId: a.userId,
+      platform: a.platform,
+      role: a.role,
+      status: 'connected',
+      name: a.name,
+      groupId: a.groupId ?? null,
+      brokerAccountId: a.brokerAccountId,
+      brokerAccountNumber: a.brokerAccountNumber,
+      brokerName: a.brokerName ?? null,
+      environment: a.environment ?? null,
+      currency: a.currency ?? null,
+      credentialsEnc: a.credentialsEnc ?? null,
+      health: initialHealth(),
+      balance: a.balance?.toString() ?? null,
+      equity: a.equity?.toString() ?? null,
+    }).returning();
+    return toAccount(row!);
+  }
+
+  async list(userId: string, filter: { platform?: Platform; groupId?: string } = {}): Promise<Account[]> {
+    const conds = [eq(accounts.userId, userId)];
+    if (filter.platform) conds.push(eq(accounts.platform, filter.platform));
+    if (filter.groupId) conds.push(eq(accounts.groupId, filter.groupId));
+    const rows = await this.db.select().from(accounts).where(and(...conds)).orderBy(asc(accounts.createdAt), asc(accounts.id));
+    return rows.map(toAccount);
+  }
+
+  async owned(userId: string, id: string): Promise<Account | null> {
+    const [row] = await this.db.select().from(accounts).where(and(eq(accounts.id, id), eq(accounts.userId, userId))).limit(1);
+    return row ? toAccount(row) : null;
+  }
+
+  /** For the engine and adapters, which act on behalf of the owner already checked at the edge. */
+  async byId(id: string): Promise<Account | null> {
+    const [row] = await this.db.select().from(accounts).where(eq(accounts.id, id)).limit(1);
+    return row ? toAccount(row) : null;
+  }
+
+  async all(): Promise<Account[]> {
+    return (await this.db.select().from(accounts).orderBy(asc(accounts.createdAt))).map(toAccount);
+  }
+
+  async credentialsEnc(id: string): Promise<string | null> {
+    const [row] = await this.db.select({ c: accounts.credentialsEnc }).from(accounts).where(eq(accounts.id, id)).limit(1);
+    return row?.c ?? null;
+  }
+
+  async setCredentialsEnc(id: string, sealed: string): Promise<void> {
+    await this.db.update(accounts).set({ credentialsEnc: sealed, updatedAt: new Date() }).where(eq(accounts.id, id));
+  }
+
+  async setStatus(id: string, status: AccountStatus, reason: string | null = null): Promise<void> {
+    await this.db.update(accounts).set({ status, statusReason: reason, updatedAt: new Date() }).where(eq(accounts.id, id));
+  }
+
+  async setHealth(id: string, health: Health): Promise<void> {
+    await this.db.update(accounts).set({ health, updatedAt: new Date() }).where(eq(accounts.id, id));
+  }
+
+  async setFunds(id: string, balance: Decimal, equity: Decimal): Promise<void> {
+    await this.db.update(accounts).set({ balance: balance.toString(), equity: equity.toString(), updatedAt: new Date() }).where(eq(accounts.id, id));
+  }
+
+  async setRoleAndGroup(id: string, role: Role, groupId: string | null): Promise<void> {
+    await this.db.update(accounts).set({ role, groupId, updatedAt: new Date() }).where(eq(accounts.id, id));
+  }
+
+  // --- copier groups -------------------------------------------------------------------------------
+
+  async createGroup(userId: string, name: string): Promise<CopierGroup> {
+    const [row] = await this.db.insert(copierGroups).values({ id: newId('grp'), userId, name }).returning();
+    return row!;
+  }
+
+  async ownedGroup(userId: string, id: string): Promise<CopierGroup | null> {
+    const [row] = await this.db.select().from(copierGroups).where(and(eq(copierGroups.id, id), eq(copierGroups.userId, userId))).limit(1);
+    return row ?? null;
+  }
+
+  async listGroups(userId: string): Promise<GroupView[]> {
+    const groups = await this.db.select().from(copierGroups).where(eq(copierGroups.userId, userId)).orderBy(asc(copierGroups.createdAt));
+    if (groups.length === 0) return [];
+    const members = await this.list(userId);
+    const rules = await this.rulesFor(members.filter((m) => m.role === 'slave').map((m) => m.id));
+    return groups.map((g) => this.view(g, members, rules));
+  }
+
+  async groupView(userId: string, id: string): Promise<GroupView | null> {
+    const g = await this.ownedGroup(userId, id);
+    if (!g) return null;
+    const members = await this.list(userId, { groupId: id });
+    return this.view(g, members, await this.rulesFor(members.map((m) => m.id)));
+  }
+
+  private view(g: CopierGroup, members: Account[], rules: Map<string, CopyRule>): GroupView {
+    const inGroup = members.filter((m) => m.groupId === g.id);
+    return {
+      ...g,
+      master: inGroup.find((m) => m.role === 'master') ?? null,
+      slaves: inGroup.filter((m) => m.role === 'slave').map((m) => ({ ...m, rule: rules.get(m.id) ?? withDefaults(undefined) })),
+    };
+  }
+
+  async rulesFor(slaveIds: string[]): Promise<Map<string, CopyRule>> {
+    if (slaveIds.length === 0) return new Map();
+    const rows = await this.db.select().from(copyRules).where(inArray(copyRules.slaveAccountId, slaveIds));
+    return new Map(rows.map((r) => [r.slaveAccountId, withDefaults(r.rule as Partial<CopyRule>)]));
+  }
+
+  async setRule(slaveAccountId: string, rule: CopyRule): Promise<void> {
+    await this.db.insert(copyRules).values({ slaveAccountId, rule }).onConflictDoUpdate({ target: copyRules.slaveAccountId, set: { rule, updatedAt: new Date() } });
+  }
+}

@@ -1,0 +1,98 @@
+import { and, desc, eq, gt, isNull, or, sql } from 'drizzle-orm';
+import type { Db } from '../db.js';
+import { accessTokens, apiKeys } from '../schema.js';
+import { newId } from '../../domain/ids.js';
+
+export interface ApiKeyRow {
+  id: string;
+  userId: string;
+  name: string;
+  displayPrefix: string;
+  createdAt: Date;
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+  lastUsedAt: Date | null;
+  replacedBy: string | null;
+}
+
+const keyColumns = {
+  id: apiKeys.id, userId: apiKeys.userId, name: apiKeys.name, displayPrefix: apiKeys.displayPrefix, createdAt: apiKeys.createdAt,
+  expiresAt: apiKeys.expiresAt, revokedAt: apiKeys.revokedAt, lastUsedAt: apiKeys.lastUsedAt, replacedBy: apiKeys.replacedBy,
+};
+
+/** Access tokens and API keys: only hashes are stored. */
+export class CredentialsRepo {
+  constructor(private readonly db: Db) {}
+
+  async insertAccessToken(userId: string, tokenHash: string, expiresAt: Date): Promise<{ id: string; expiresAt: Date }> {
+    const id = newId('tok');
+    await this.db.insert(accessTokens).values({ id, userId, tokenHash, expiresAt });
+    return { id, expiresAt };
+  }
+
+  /** The live token with this hash (not expired, not revoked). */
+  async liveAccessToken(tokenHash: string, now = new Date()): Promise<{ id: string; userId: string } | null> {
+    const [row] = await this.db
+      .select({ id: accessTokens.id, userId: accessTokens.userId })
+      .from(accessTokens)
+      .where(and(eq(accessTokens.tokenHash, tokenHash), isNull(accessTokens.revokedAt), gt(accessTokens.expiresAt, now)))
+      .limit(1);
+    return row ?? null;
+  }
+
+  async revokeAccessToken(id: string, userId: string): Promise<boolean> {
+    const rows = await this.db.update(accessTokens).set({ revokedAt: new Date() })
+      .where(and(eq(accessTokens.id, id), eq(accessTokens.userId, userId), isNull(accessTokens.revokedAt))).returning({ id: accessTokens.id });
+    return rows.length > 0;
+  }
+
+  async insertApiKey(userId: string, name: string, displayPrefix: string, keyHash: string): Promise<ApiKeyRow> {
+    const [row] = await this.db.insert(apiKeys).values({ id: newId('key'), userId, name, displayPrefix, keyHash }).returning(keyColumns);
+    return row!;
+  }
+
+  /** The usable key with this hash: not revoked and, if rotated, still inside its overlap window. */
+  async liveApiKey(keyHash: string, now = new Date()): Promise<{ id: string; userId: string } | null> {
+    const [row] = await this.db
+      .select({ id: apiKeys.id, userId: apiKeys.userId })
+      .from(apiKeys)
+      .where(and(eq(apiKeys.keyHash, keyHash), isNull(apiKeys.revokedAt), or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, now))))
+      .limit(1);
+    return row ?? null;
+  }
+
+  async listApiKeys(userId: string): Promise<ApiKeyRow[]> {
+    return this.db.select(keyColumns).from(apiKeys).where(eq(apiKeys.userId, userId)).orderBy(desc(apiKeys.createdAt));
+  }
+
+  async apiKey(userId: string, id: string): Promise<ApiKeyRow | null> {
+    const [row] = await this.db.select(keyColumns).from(apiKeys).where(and(eq(apiKeys.id, id), eq(apiKeys.userId, userId))).limit(1);
+    return row ?? null;
+  }
+
+  /** New key replaces the old one; the old keeps working until `overlapUntil`. One transaction. */
+  async rotateApiKey(userId: string, oldId: string, overlapUntil: Date, displayPrefix: string, keyHash: string): Promise<ApiKeyRow | null> {
+    return this.db.transaction(async (tx) => {
+      const [old] = await tx.select(keyColumns).from(apiKeys)
+        .where(and(eq(apiKeys.id, oldId), eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt))).limit(1).for('update');
+      if (!old) return null;
+      const [fresh] = await tx.insert(apiKeys).values({ id: newId('key'), userId, name: old.name, displayPrefix, keyHash }).returning(keyColumns);
+      // Never extend an already shorter window: rotating twice must not revive an old key's lifetime.
+      const until = old.expiresAt && old.expiresAt < overlapUntil ? old.expiresAt : overlapUntil;
+      await tx.update(apiKeys).set({ expiresAt: until, replacedBy: fresh!.id }).where(eq(apiKeys.id, oldId));
+      return fresh!;
+    });
+  }
+
+  async revokeApiKey(userId: string, id: string): Promise<boolean> {
+    const rows = await this.db.update(apiKeys).set({ revokedAt: new Date() })
+      .where(and(eq(apiKeys.id, id), eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt))).returning({ id: apiKeys.id });
+    return rows.length > 0;
+  }
+
+  /** Last-used stamps are best effort and coarse (once a minute) so reads do not turn into writes. */
+  async touchApiKey(id: string): Promise<void> {
+    await this.db.update(apiKeys).set({ lastUsedAt: new Date() })
+      .where(and(eq(apiKeys.id, id), or(isNull(apiKeys.lastUsedAt), sql`${apiKeys.lastUsedAt} < now() - interval '1 minute'`)));
+  }
+}

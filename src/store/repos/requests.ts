@@ -1,0 +1,47 @@
+import { and, desc, eq, gte, lt, sql } from 'drizzle-orm';
+import type { Db } from '../db.js';
+import { rateLimitHits, requestRecords } from '../schema.js';
+import { newId } from '../../domain/ids.js';
+
+export type RequestRecordRow = typeof requestRecords.$inferSelect;
+export type NewRequestRecord = typeof requestRecords.$inferInsert;
+
+export class RequestsRepo {
+  constructor(private readonly db: Db) {}
+
+  async record(r: NewRequestRecord): Promise<void> {
+    await this.db.insert(requestRecords).values(r);
+  }
+
+  async list(userId: string, opts: { before?: Date; limit: number }): Promise<RequestRecordRow[]> {
+    const conds = [eq(requestRecords.userId, userId)];
+    if (opts.before) conds.push(lt(requestRecords.createdAt, opts.before));
+    return this.db.select().from(requestRecords).where(and(...conds)).orderBy(desc(requestRecords.createdAt)).limit(opts.limit);
+  }
+
+  async byId(userId: string, id: string): Promise<RequestRecordRow | null> {
+    const [row] = await this.db.select().from(requestRecords).where(and(eq(requestRecords.id, id), eq(requestRecords.userId, userId))).limit(1);
+    return row ?? null;
+  }
+
+  /**
+   * Sliding-window limit kept in the store, so it holds across restarts and API processes. Counts the hit
+   * only when allowed; returns the seconds until the oldest hit in the window leaves it.
+   */
+  async hit(bucket: string, limit: number, windowMs: number, now = new Date()): Promise<{ allowed: boolean; retryAfterSec: number }> {
+    return this.db.transaction(async (tx) => {
+      // Serialise hits on one bucket; the advisory lock is released with the transaction.
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${bucket}))`);
+      const since = new Date(now.getTime() - windowMs);
+      const hits = await tx.select({ at: rateLimitHits.at }).from(rateLimitHits)
+        .where(and(eq(rateLimitHits.bucket, bucket), gte(rateLimitHits.at, since))).orderBy(rateLimitHits.at);
+      if (hits.length >= limit) {
+        const oldest = hits[hits.length - limit]!.at.getTime();
+        return { allowed: false, retryAfterSec: Math.max(1, Math.ceil((oldest + windowMs - now.getTime()) / 1000)) };
+      }
+      await tx.insert(rateLimitHits).values({ id: newId('req'), bucket, at: now });
+      await tx.delete(rateLimitHits).where(and(eq(rateLimitHits.bucket, bucket), lt(rateLimitHits.at, since)));
+      return { allowed: true, retryAfterSec: 0 };
+    });
+  }
+}

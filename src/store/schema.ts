@@ -1,0 +1,191 @@
+import { sql } from 'drizzle-orm';
+import { boolean, index, integer, jsonb, numeric, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+
+/**
+ * One schema for PGlite and PostgreSQL. Volumes and prices are `numeric` (strings in JS, Decimal in the
+ * domain): never floats. Timestamps are timestamptz.
+ */
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+const createdAt = () => ts('created_at').notNull().defaultNow();
+
+export const users = pgTable('users', {
+  id: text('id').primaryKey(),
+  email: text('email').notNull(),
+  passwordHash: text('password_hash').notNull(),
+  createdAt: createdAt(),
+}, (t) => [uniqueIndex('users_email_uq').on(sql`lower(${t.email})`)]);
+
+export const accessTokens = pgTable('access_tokens', {
+  id: text('id').primaryKey(),
+  userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  tokenHash: text('token_hash').notNull(),
+  createdAt: createdAt(),
+  expiresAt: ts('expires_at').notNull(),
+  revokedAt: ts('revoked_at'),
+  lastUsedAt: ts('last_used_at'),
+}, (t) => [uniqueIndex('access_tokens_hash_uq').on(t.tokenHash), index('access_tokens_user_idx').on(t.userId)]);
+
+export const apiKeys = pgTable('api_keys', {
+  id: text('id').primaryKey(),
+  userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  name: text('name').notNull(),
+  /** First characters of the key, shown in lists so a user can tell keys apart without the secret. */
+  displayPrefix: text('display_prefix').notNull(),
+  keyHash: text('key_hash').notNull(),
+  createdAt: createdAt(),
+  /** Set when the key was rotated: it keeps working until then (the overlap window). */
+  expiresAt: ts('expires_at'),
+  revokedAt: ts('revoked_at'),
+  lastUsedAt: ts('last_used_at'),
+  replacedBy: text('replaced_by'),
+}, (t) => [uniqueIndex('api_keys_hash_uq').on(t.keyHash), index('api_keys_user_idx').on(t.userId)]);
+
+export const copierGroups = pgTable('copier_groups', {
+  id: text('id').primaryKey(),
+  userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  name: text('name').notNull(),
+  createdAt: createdAt(),
+}, (t) => [index('copier_groups_user_idx').on(t.userId)]);
+
+export const accounts = pgTable('accounts', {
+  id: text('id').primaryKey(),
+  userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  platform: text('platform').notNull(),
+  role: text('role').notNull(),
+  status: text('status').notNull(),
+  name: text('name').notNull(),
+  groupId: text('group_id').references(() => copierGroups.id, { onDelete: 'set null' }),
+  /** The broker's own id of the account (what the adapter addresses). */
+  brokerAccountId: text('broker_account_id').notNull(),
+  /** The account number the user sees at the broker. */
+  brokerAccountNumber: text('broker_account_number').notNull(),
+  brokerName: text('broker_name'),
+  environment: text('environment'),
+  currency: text('currency'),
+  /** Broker credentials (passwords, OAuth tokens), AES-256-GCM encrypted; null for the in-process simulator. */
+  credentialsEnc: text('credentials_enc'),
+  health: jsonb('health').notNull(),
+  /** Last balance/equity read from the broker, for lists that must not call every broker. */
+  balance: numeric('balance'),
+  equity: numeric('equity'),
+  statusReason: text('status_reason'),
+  createdAt: createdAt(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+}, (t) => [
+  index('accounts_user_idx').on(t.userId),
+  index('accounts_group_idx').on(t.groupId),
+  uniqueIndex('accounts_broker_uq').on(t.userId, t.platform, t.brokerAccountId, t.environment),
+]);
+
+/** The copy rule of one Slave in its group; `rule` is the validated CopyRule JSON (domain/copy-rule.ts). */
+export const copyRules = pgTable('copy_rules', {
+  slaveAccountId: text('slave_account_id').primaryKey().references(() => accounts.id, { onDelete: 'cascade' }),
+  rule: jsonb('rule').notNull(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+});
+
+/** A trade on a Master (sent through the API or seen by the watcher) and what the Master's broker said. */
+export const trades = pgTable('trades', {
+  id: text('id').primaryKey(),
+  userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  masterAccountId: text('master_account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
+  groupId: text('group_id'),
+  source: text('source').notNull(),
+  action: text('action').notNull(),
+  symbol: text('symbol').notNull(),
+  side: text('side').notNull(),
+  orderType: text('order_type').notNull(),
+  volume: numeric('volume').notNull(),
+  price: numeric('price'),
+  stopLoss: numeric('stop_loss'),
+  takeProfit: numeric('take_profit'),
+  tag: text('tag').notNull(),
+  status: text('status').notNull(),
+  masterOutcome: jsonb('master_outcome'),
+  masterPositionId: text('master_position_id'),
+  masterOrderId: text('master_order_id'),
+  fillPrice: numeric('fill_price'),
+  requestId: text('request_id'),
+  copiedTo: integer('copied_to').notNull().default(0),
+  createdAt: createdAt(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+}, (t) => [index('trades_user_idx').on(t.userId, t.createdAt), uniqueIndex('trades_tag_uq').on(t.tag)]);
+
+/**
+ * The copy ledger: one intent per (master action, Slave). Written in state `planned` before anything is
+ * sent; `tag` is the deterministic correlation tag that makes a resend provably idempotent.
+ */
+export const copyIntents = pgTable('copy_intents', {
+  id: text('id').primaryKey(),
+  tradeId: text('trade_id').notNull().references(() => trades.id, { onDelete: 'cascade' }),
+  slaveAccountId: text('slave_account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
+  tag: text('tag').notNull(),
+  action: text('action').notNull(),
+  symbol: text('symbol').notNull(),
+  side: text('side').notNull(),
+  plannedVolume: numeric('planned_volume'),
+  plannedPrice: numeric('planned_price'),
+  stopLoss: numeric('stop_loss'),
+  takeProfit: numeric('take_profit'),
+  state: text('state').notNull(),
+  skipReason: text('skip_reason'),
+  outcome: jsonb('outcome'),
+  brokerOrderId: text('broker_order_id'),
+  brokerPositionId: text('broker_position_id'),
+  filledVolume: numeric('filled_volume'),
+  fillPrice: numeric('fill_price'),
+  slippage: numeric('slippage'),
+  /** Hop latencies in ms: plan, record, send (to adapter), broker ack. */
+  latency: jsonb('latency'),
+  attempts: integer('attempts').notNull().default(0),
+  createdAt: createdAt(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+}, (t) => [
+  uniqueIndex('copy_intents_tag_uq').on(t.tag),
+  index('copy_intents_trade_idx').on(t.tradeId),
+  index('copy_intents_slave_idx').on(t.slaveAccountId, t.createdAt),
+  index('copy_intents_state_idx').on(t.state),
+]);
+
+/** Which Slave position copies which Master position; closes and modifications follow these links. */
+export const positionLinks = pgTable('position_links', {
+  id: text('id').primaryKey(),
+  masterAccountId: text('master_account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
+  masterPositionId: text('master_position_id').notNull(),
+  slaveAccountId: text('slave_account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
+  slavePositionId: text('slave_position_id').notNull(),
+  intentId: text('intent_id'),
+  open: boolean('open').notNull().default(true),
+  /** Why the link closed: master_closed, user_closed (never reopen), panic_close. */
+  closedReason: text('closed_reason'),
+  createdAt: createdAt(),
+  closedAt: ts('closed_at'),
+}, (t) => [
+  index('position_links_master_idx').on(t.masterAccountId, t.masterPositionId),
+  uniqueIndex('position_links_slave_uq').on(t.slaveAccountId, t.slavePositionId),
+]);
+
+/** Every request on both families, so users can reconcile what they sent against what the brokers did. */
+export const requestRecords = pgTable('request_records', {
+  id: text('id').primaryKey(),
+  userId: text('user_id'),
+  credentialKind: text('credential_kind'),
+  credentialId: text('credential_id'),
+  method: text('method').notNull(),
+  route: text('route').notNull(),
+  path: text('path').notNull(),
+  status: integer('status').notNull(),
+  bodyDigest: text('body_digest'),
+  response: jsonb('response'),
+  durationMs: numeric('duration_ms'),
+  idempotencyKey: text('idempotency_key'),
+  createdAt: createdAt(),
+}, (t) => [index('request_records_user_idx').on(t.userId, t.createdAt)]);
+
+/** Fixed-window counters for per-user limits that must hold across restarts and processes. */
+export const rateLimitHits = pgTable('rate_limit_hits', {
+  id: text('id').primaryKey(),
+  bucket: text('bucket').notNull(),
+  at: ts('at').notNull().defaultNow(),
+}, (t) => [index('rate_limit_hits_bucket_idx').on(t.bucket, t.at)]);

@@ -1,0 +1,32 @@
+import { openDatabase, type Database, type OpenOptions } from './db.js';
+import { AccountsRepo } from './repos/accounts.js';
+import { CredentialsRepo } from './repos/credentials.js';
+import { RequestsRepo } from './repos/requests.js';
+import { TradesRepo } from './repos/trades.js';
+import { UsersRepo } from './repos/users.js';
+
+/** The store port: one object with a repository per concern, on PGlite or PostgreSQL alike. */
+export class Store {
+  readonly users: UsersRepo;
+  readonly credentials: CredentialsRepo;
+  readonly accounts: AccountsRepo;
+  readonly trades: TradesRepo;
+  readonly requests: RequestsRepo;
+
+  constructor(readonly database: Database) {
+    const db = database.db;
+    this.users = new UsersRepo(db);
+    this.credentials = new CredentialsRepo(db);
+    this.accounts = new AccountsRepo(db);
+    this.trades = new TradesRepo(db);
+    this.requests = new RequestsRepo(db);
+  }
+
+  static async open(opts: OpenOptions): Promise<Store> {
+    return new Store(await openDatabase(opts));
+  }
+
+  close(): Promise<void> {
+    return this.database.close();
+  }
+}

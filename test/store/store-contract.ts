@@ -1,0 +1,105 @@
+import { beforeAll, afterAll, describe, expect, it } from 'vitest';
+import { Store } from '../../src/store/store.js';
+import { newId } from '../../src/domain/ids.js';
+import { Decimal } from '../../src/domain/decimal.js';
+import { withDefaults } from '../../src/domain/copy-rule.js';
+
+/** The store contract: every store implementation (PGlite, PostgreSQL) must pass exactly these tests. */
+export function storeContract(name: string, open: () => Promise<{ store: Store; cleanup(): Promise<void> }>): void {
+  describe(`store contract: ${name}`, () => {
+    let store: Store;
+    let cleanup: () => Promise<void>;
+
+    beforeAll(async () => {
+      ({ store, cleanup } = await open());
+    }, 60_000);
+    afterAll(async () => {
+      await store?.close();
+      await cleanup?.();
+    });
+
+    const user = async (email = `${newId('usr')}@example.test`) => store.users.create(email, 'scrypt$hash');
+
+    it('creates users with case-insensitively unique emails', async () => {
+      const u = await user('Alice@Example.test');
+      expect((await store.users.byEmail('alice@example.TEST'))?.id).toBe(u.id);
+      await expect(store.users.create('ALICE@example.test', 'x')).rejects.toMatchObject({ code: 'conflict' });
+    });
+
+    it('finds live access tokens only: not expired, not revoked', async () => {
+      const u = await user();
+      const live = await store.credentials.insertAccessToken(u.id, 'h-live', new Date(Date.now() + 60_000));
+      await store.credentials.insertAccessToken(u.id, 'h-old', new Date(Date.now() - 1));
+      expect((await store.credentials.liveAccessToken('h-live'))?.userId).toBe(u.id);
+      expect(await store.credentials.liveAccessToken('h-old')).toBeNull();
+      expect(await store.credentials.revokeAccessToken(live.id, 'usr_someone_else')).toBe(false);
+      expect(await store.credentials.revokeAccessToken(live.id, u.id)).toBe(true);
+      expect(await store.credentials.liveAccessToken('h-live')).toBeNull();
+    });
+
+    it('rotates an API key with an overlap window, and revokes', async () => {
+      const u = await user();
+      const k1 = await store.credentials.insertApiKey(u.id, 'ci', 'ctk_abc', 'k1');
+      const until = new Date(Date.now() + 1000);
+      const k2 = await store.credentials.rotateApiKey(u.id, k1.id, until, 'ctk_def', 'k2');
+      expect(k2?.name).toBe('ci');
+      expect((await store.credentials.liveApiKey('k1'))?.id).toBe(k1.id);
+      expect(await store.credentials.liveApiKey('k1', new Date(until.getTime() + 1))).toBeNull();
+      expect((await store.credentials.liveApiKey('k2'))?.id).toBe(k2!.id);
+      expect(await store.credentials.rotateApiKey('usr_other', k2!.id, until, 'x', 'k3')).toBeNull();
+      expect(await store.credentials.revokeApiKey(u.id, k2!.id)).toBe(true);
+      expect(await store.credentials.liveApiKey('k2')).toBeNull();
+      expect((await store.credentials.listApiKeys(u.id)).map((k) => k.id).sort()).toEqual([k1.id, k2!.id].sort());
+    });
+
+    it('returns an account only to its owner, and groups with master, slaves and rules', async () => {
+      const u = await user();
+      const other = await user();
+      const g = await store.accounts.createGroup(u.id, 'main');
+      const m = await store.accounts.create({ userId: u.id, platform: 'sim', role: 'master', name: 'M', groupId: g.id, brokerAccountId: 'b1', brokerAccountNumber: '1001', balance: new Decimal('10000.5') });
+      const s = await store.accounts.create({ userId: u.id, platform: 'sim', role: 'slave', name: 'S', groupId: g.id, brokerAccountId: 'b2', brokerAccountNumber: '1002' });
+      await store.accounts.setRule(s.id, withDefaults({ sizing: { mode: 'fixed', volume: '0.05' } }));
+      expect((await store.accounts.owned(u.id, m.id))?.balance?.toString()).toBe('10000.5');
+      expect(await store.accounts.owned(other.id, m.id)).toBeNull();
+      expect(await store.accounts.ownedGroup(other.id, g.id)).toBeNull();
+      const [view] = await store.accounts.listGroups(u.id);
+      expect(view?.master?.id).toBe(m.id);
+      expect(view?.slaves.map((x) => [x.id, x.rule.sizing])).toEqual([[s.id, { mode: 'fixed', volume: '0.05' }]]);
+      await store.accounts.setStatus(s.id, 'paused', 'by user');
+      expect((await store.accounts.owned(u.id, s.id))?.status).toBe('paused');
+      expect(await store.accounts.list(other.id)).toEqual([]);
+    });
+
+    it('records a trade and all its intents atomically, with unique tags', async () => {
+      const u = await user();
+      const m = await store.accounts.create({ userId: u.id, platform: 'sim', role: 'master', name: 'M', brokerAccountId: 'x1', brokerAccountNumber: '1' });
+      const s = await store.accounts.create({ userId: u.id, platform: 'sim', role: 'slave', name: 'S', brokerAccountId: 'x2', brokerAccountNumber: '2' });
+      const t = await store.trades.insertTrade({ id: newId('trd'), userId: u.id, masterAccountId: m.id, source: 'api', action: 'open', symbol: 'EURUSD', side: 'buy', orderType: 'market', volume: '0.10', tag: newId('act'), status: 'pending' });
+      const intent = (tag: string) => ({ id: newId('int'), tradeId: t.id, slaveAccountId: s.id, tag, action: 'open', symbol: 'EURUSD', side: 'buy', plannedVolume: '0.2', state: 'planned' });
+      await store.trades.recordIntents(t.id, { status: 'accepted' }, [intent('tag-a'), intent('tag-b')]);
+      expect((await store.trades.intentsOfTrade(t.id)).map((i) => i.plannedVolume)).toEqual(['0.2', '0.2']);
+      // A duplicate tag aborts the whole batch and the trade update with it.
+      await expect(store.trades.recordIntents(t.id, { status: 'changed' }, [intent('tag-c'), intent('tag-a')])).rejects.toThrow();
+      expect((await store.trades.ownedTrade(u.id, t.id))?.status).toBe('accepted');
+      expect(await store.trades.intentsOfTrade(t.id)).toHaveLength(2);
+      expect(await store.trades.ownedTrade('usr_other', t.id)).toBeNull();
+    });
+
+    it('limits hits per bucket in a sliding window and tells how long to wait', async () => {
+      const b = `connect:${newId('usr')}`;
+      const t0 = new Date();
+      for (let i = 0; i < 3; i++) expect((await store.requests.hit(b, 3, 300_000, new Date(t0.getTime() + i * 1000))).allowed).toBe(true);
+      const denied = await store.requests.hit(b, 3, 300_000, new Date(t0.getTime() + 10_000));
+      expect(denied).toEqual({ allowed: false, retryAfterSec: 290 });
+      expect((await store.requests.hit(b, 3, 300_000, new Date(t0.getTime() + 300_001))).allowed).toBe(true);
+    });
+
+    it('keeps request records per user', async () => {
+      const u = await user();
+      await store.requests.record({ id: newId('req'), userId: u.id, method: 'POST', route: '/v1/x', path: '/v1/x', status: 201, bodyDigest: 'abc', response: { ok: 1 } });
+      const [r] = await store.requests.list(u.id, { limit: 10 });
+      expect(r).toMatchObject({ method: 'POST', status: 201, bodyDigest: 'abc', response: { ok: 1 } });
+      expect(await store.requests.byId('usr_other', r!.id)).toBeNull();
+    });
+  });
+}
