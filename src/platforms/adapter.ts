@@ -85,6 +85,14 @@ export interface UnresolvedOutcome {
 export type OrderOutcome = ConfirmedOutcome | RejectedOutcome | DeniedOutcome | UnresolvedOutcome;
 export type OutcomeKind = OrderOutcome['kind'];
 
+/** Fields of a pending order to change; omitted fields stay as they are, null removes SL/TP. */
+export interface ModifyOrderChange {
+  price?: Decimal;
+  volume?: Decimal;
+  stopLoss?: Decimal | null;
+  takeProfit?: Decimal | null;
+}
+
 export interface OrderQuery {
   from?: Date;
   to?: Date;
@@ -120,6 +128,8 @@ export interface BrokerAdapter {
   /** Close `volume` of the position, or all of it when volume is omitted. */
   closePosition(positionId: string, volume?: Decimal): Promise<OrderOutcome>;
   cancelOrder(orderId: string): Promise<OrderOutcome>;
+  /** Change a pending order; present only where `capabilities.has.modifyPendingOrder` is not false. */
+  modifyOrder?(orderId: string, change: ModifyOrderChange): Promise<OrderOutcome>;
   /** Settles an unresolved write: is there a position or order carrying this tag? */
   findByTag(tag: string): Promise<TagLookup>;
   /** Subscribe to the account's broker events (streaming or polled by the adapter). Returns unsubscribe. */
