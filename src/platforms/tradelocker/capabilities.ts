@@ -1,0 +1,34 @@
+import type { Capabilities } from '../adapter.js';
+
+/** strategyId is documented as "up to 31 chars"; the official client once allowed 32, so we keep to 31. */
+export const TRADELOCKER_TAG_MAX = 31;
+
+/**
+ * What the TradeLocker adapter can do. Pacing at runtime follows the limits the server publishes in
+ * /trade/config; `rateLimitPerSecond` is only the planning figure before a connection exists.
+ */
+export const TRADELOCKER_CAPABILITIES: Capabilities = {
+  platform: 'platformb',
+  // The server is hedging-style: opposite orders open separate positions unless one is closed explicitly.
+  hedging: true,
+  orderTypes: ['market', 'limit', 'stop'],
+  has: {
+    marketOrders: true,
+    pendingOrders: true,
+    modifyPendingOrder: true,
+    cancelPendingOrder: true,
+    modifyPositionSlTp: true,
+    partialClose: true,
+    // The API has "close all", but one outcome per position is what the ledger needs, so we loop.
+    closeAll: 'emulated',
+    stopLossOnOpen: true,
+    takeProfitOnOpen: true,
+    lookupByTag: true,
+    // No push channel in the public REST API: subscribe() polls and diffs snapshots.
+    streamingEvents: 'emulated',
+    orderHistory: true,
+  },
+  correlationTag: { field: 'strategyId', maxLength: TRADELOCKER_TAG_MAX },
+  rateLimitPerSecond: 2,
+  volumeUnit: 'lots',
+};
