@@ -23,7 +23,8 @@ export type SkipReason =
   | 'pending_orders_off'
   | 'stale_action'
   | 'not_supported'
-  | 'no_linked_position';
+  | 'no_linked_position'
+  | 'broker_unavailable';
 
 /**
  * Sizes a copy by the rule, then rounds DOWN to the broker's step (never more than the rule allows) and

@@ -1,0 +1,54 @@
+import { createHash } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { newId } from '../../domain/ids.js';
+import type { Store } from '../../store/store.js';
+
+const WRITE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+/** Responses holding a secret shown once are recorded without their body. */
+const SECRET_RESPONSE_ROUTES = new Set(['/app/sign-in', '/app/api-keys', '/app/api-keys/:key_id/rotate']);
+const MAX_STORED_RESPONSE = 16_384;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    recordedResponse?: unknown;
+  }
+}
+
+/**
+ * Every request on both families is recorded (id, time, caller, route, status; for writes the body digest
+ * and the response) so a user can reconcile what they sent against what the brokers did. Writing the
+ * record never delays or fails the response.
+ */
+export function requestRecords(app: FastifyInstance, store: Store, onError: (err: unknown) => void): void {
+  app.addHook('onSend', async (req, _reply, payload) => {
+    if (WRITE.has(req.method) && typeof payload === 'string' && payload.length <= MAX_STORED_RESPONSE && !SECRET_RESPONSE_ROUTES.has(req.routeOptions.url ?? '')) {
+      try {
+        req.recordedResponse = JSON.parse(payload);
+      } catch {
+        req.recordedResponse = null;
+      }
+    }
+    return payload;
+  });
+  app.addHook('onResponse', async (req, reply) => {
+    const route = req.routeOptions.url;
+    if (!route || route === '/openapi.json' || route.startsWith('/docs')) return;
+    const body = WRITE.has(req.method) && req.body !== undefined ? JSON.stringify(req.body) : null;
+    store.requests.record({
+      id: req.id,
+      userId: req.principal?.userId ?? null,
+      credentialKind: req.principal?.credentialKind ?? null,
+      credentialId: req.principal?.credentialId ?? null,
+      method: req.method,
+      route,
+      path: req.url.split('?')[0]!,
+      status: reply.statusCode,
+      bodyDigest: body && !route.startsWith('/app/sign-in') ? createHash('sha256').update(body).digest('hex') : null,
+      response: req.recordedResponse ?? null,
+      durationMs: reply.elapsedTime.toFixed(3),
+      idempotencyKey: (req.headers['idempotency-key'] as string | undefined) ?? null,
+    }).catch(onError);
+  });
+}
+
+export const newRequestId = () => newId('req');

@@ -1,0 +1,80 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { invalid } from '../../domain/errors.js';
+import type { Platform } from '../../domain/types.js';
+import { ownedAccount, type ApiDeps } from '../deps.js';
+import { requireAuth, userOf } from '../plugins/auth.js';
+import { AccountSchema, CapabilitiesSchema, IdParams, OPEN, OrderSchema, PositionSchema, stdErrors, toAccountJson, toCapabilitiesJson, toOrderJson, toPositionJson } from '../schemas.js';
+import { parseTimeParam } from '../time-params.js';
+
+const envelope = <T extends Parameters<typeof Type.Array>[0]>(item: T) => Type.Object({ success: Type.Literal(true), data: Type.Array(item) });
+
+const OrdersQuery = Type.Object({
+  from: Type.Optional(Type.String({ maxLength: 40, description: 'ISO 8601 date-time or Unix epoch milliseconds (format: open point)' })),
+  to: Type.Optional(Type.String({ maxLength: 40, description: 'ISO 8601 date-time or Unix epoch milliseconds (format: open point)' })),
+  instrumentId: Type.Optional(Type.String({ maxLength: 64, description: "the broker's instrument id or the symbol (format: open point)" })),
+}, { additionalProperties: false });
+
+/**
+ * Family R (/api): signed-in user bearer token; platform B accounts under /api/trading-accounts and
+ * platform C accounts under /api/platformc. Bodies other than the first route's are open points: we use the
+ * same {success, data} envelope for all of them.
+ */
+export async function familyR(app: FastifyInstance, deps: ApiDeps): Promise<void> {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const auth = requireAuth(deps.auth, 'access_token');
+  const security = [{ accessToken: [] }];
+  const tags = ['Family R'];
+
+  const list = async (userId: string, platform: Platform) => (await deps.store.accounts.list(userId, { platform })).map(toAccountJson);
+  const positions = async (userId: string, id: string, platform: Platform) => {
+    const account = await ownedAccount(deps, userId, id, platform);
+    const adapter = await deps.adapters.forAccount(account);
+    return (await adapter.listPositions()).map(toPositionJson);
+  };
+
+  r.get('/api/trading-accounts', {
+    onRequest: auth,
+    schema: { operationId: 'listTradingAccounts', tags, security, summary: "The signed-in user's platform B accounts", response: { 200: envelope(AccountSchema), ...stdErrors() } },
+  }, async (req) => ({ success: true as const, data: await list(userOf(req), 'platformb') }));
+
+  r.get('/api/trading-accounts/:id/capabilities', {
+    onRequest: auth,
+    schema: { operationId: 'getTradingAccountCapabilities', tags, security, ...OPEN, summary: "Capabilities of the account's adapter", params: IdParams, response: { 200: Type.Object({ success: Type.Literal(true), data: CapabilitiesSchema }), ...stdErrors() } },
+  }, async (req) => {
+    const account = await ownedAccount(deps, userOf(req), req.params.id, 'platformb');
+    const caps = deps.adapters.capabilities(account.platform) ?? (await deps.adapters.forAccount(account)).capabilities;
+    return { success: true as const, data: toCapabilitiesJson(caps) };
+  });
+
+  r.get('/api/trading-accounts/:id/positions', {
+    onRequest: auth,
+    schema: { operationId: 'listTradingAccountPositions', tags, security, ...OPEN, summary: 'Positions of an owned platform B account', params: IdParams, response: { 200: envelope(PositionSchema), ...stdErrors(409, 502, 503) } },
+  }, async (req) => ({ success: true as const, data: await positions(userOf(req), req.params.id, 'platformb') }));
+
+  r.get('/api/trading-accounts/:id/orders', {
+    onRequest: auth,
+    schema: { operationId: 'listTradingAccountOrders', tags, security, ...OPEN, summary: 'Orders of an owned platform B account', params: IdParams, querystring: OrdersQuery, response: { 200: envelope(OrderSchema), ...stdErrors(409, 502, 503) } },
+  }, async (req) => {
+    const account = await ownedAccount(deps, userOf(req), req.params.id, 'platformb');
+    const from = parseTimeParam(req.query.from, 'from');
+    const to = parseTimeParam(req.query.to, 'to');
+    if (from && to && from > to) throw invalid('from must not be after to');
+    const adapter = await deps.adapters.forAccount(account);
+    let symbol: string | undefined;
+    if (req.query.instrumentId) symbol = (await adapter.instrument(req.query.instrumentId))?.symbol ?? req.query.instrumentId;
+    const orders = await adapter.listOrders({ includeHistory: true, ...(from ? { from } : {}), ...(to ? { to } : {}), ...(symbol ? { symbol } : {}) });
+    return { success: true as const, data: orders.filter((o) => !symbol || o.symbol === symbol).map(toOrderJson) };
+  });
+
+  r.get('/api/platformc/accounts', {
+    onRequest: auth,
+    schema: { operationId: 'listPlatformCAccounts', tags, security, ...OPEN, summary: "The signed-in user's connected platform C accounts", response: { 200: envelope(AccountSchema), ...stdErrors() } },
+  }, async (req) => ({ success: true as const, data: await list(userOf(req), 'platformc') }));
+
+  r.get('/api/platformc/accounts/:id/positions', {
+    onRequest: auth,
+    schema: { operationId: 'listPlatformCAccountPositions', tags, security, ...OPEN, summary: 'Positions of an owned platform C account', params: IdParams, response: { 200: envelope(PositionSchema), ...stdErrors(409, 502, 503) } },
+  }, async (req) => ({ success: true as const, data: await positions(userOf(req), req.params.id, 'platformc') }));
+}

@@ -1,0 +1,87 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { Logger } from 'pino';
+import type { ApiDeps } from './deps.js';
+import { errorHandler, sendError } from './errors.js';
+import { requireAuth } from './plugins/auth.js';
+import { newRequestId, requestRecords } from './plugins/request-records.js';
+import { familyR } from './r/routes.js';
+import { sessionRoutes } from './app/session.js';
+import { accountRoutes } from './v1/accounts.js';
+import { groupRoutes } from './v1/groups.js';
+import { ledgerRoutes } from './v1/ledger.js';
+import { orderRoutes } from './v1/orders.js';
+import { panicRoutes } from './v1/panic.js';
+import type { RouteOpts } from './v1/route-opts.js';
+
+export type Family = 'r' | 'v1';
+
+export interface ServerOptions {
+  families: Family[];
+  logger: Logger | false;
+  bodyLimit?: number;
+  /** Public base URLs, shown in the OpenAPI document's servers. */
+  baseUrl?: string;
+  extraRoutes?: (app: FastifyInstance) => Promise<void>;
+}
+
+const V1_MODULES = [accountRoutes, orderRoutes, panicRoutes, groupRoutes, ledgerRoutes];
+
+/**
+ * One Fastify instance serving the given families. With one port (default) it serves both; with two, main.ts
+ * builds one per port. Each serves its own /openapi.json and /docs.
+ */
+export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<FastifyInstance> {
+  // Typed as the default instance: route modules take FastifyInstance and must not care which logger is behind it.
+  const app = Fastify({
+    loggerInstance: opts.logger || undefined,
+    logger: opts.logger ? undefined : false,
+    genReqId: () => newRequestId(),
+    requestIdHeader: false,
+    bodyLimit: opts.bodyLimit ?? 64 * 1024,
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: true, strict: false } },
+    disableRequestLogging: false,
+  }) as unknown as FastifyInstance;
+
+  app.decorateRequest('principal', null);
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler((req, reply) => sendError(req, reply, 404, 'not_found', `no route ${req.method} ${req.url.split('?')[0]}`));
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+  });
+  requestRecords(app, deps.store, (err) => app.log.error({ err }, 'request record not written'));
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'copytrade',
+        version: '0.1.0',
+        description: 'Copy-trading service. Family R (/api, signed-in user access token; reference revision 2 October 2026) and family V (/v1, API key). Parts marked x-open-point are our choices where the specification leaves the detail open; see docs/open-points.md.',
+      },
+      ...(opts.baseUrl ? { servers: [{ url: opts.baseUrl }] } : {}),
+      components: {
+        securitySchemes: {
+          accessToken: { type: 'http', scheme: 'bearer', description: 'signed-in user access token (POST /app/sign-in)' },
+          apiKey: { type: 'http', scheme: 'bearer', description: 'API key created on the developer dashboard (POST /app/api-keys)' },
+        },
+      },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/healthz', { schema: { operationId: `health${opts.families.join('')}`, tags: ['Service'], 'x-open-point': true, summary: 'Liveness of the service' } as never }, async () => ({ ok: true }));
+
+  const v1: RouteOpts = { prefix: '/v1', auth: requireAuth(deps.auth, 'api_key'), security: [{ apiKey: [] }], op: (id) => id, hide: false };
+  const appMirror: RouteOpts = { prefix: '/app/v1', auth: requireAuth(deps.auth, 'access_token'), security: [{ accessToken: [] }], op: (id) => `app_${id}`, hide: true };
+
+  if (opts.families.includes('r')) {
+    await familyR(app, deps);
+    await sessionRoutes(app, deps);
+    for (const m of V1_MODULES) await m(app, deps, appMirror);
+  }
+  if (opts.families.includes('v1')) for (const m of V1_MODULES) await m(app, deps, v1);
+  if (opts.extraRoutes) await opts.extraRoutes(app);
+  return app;
+}

@@ -1,0 +1,125 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { validateRule, withDefaults, type CopyRule } from '../../domain/copy-rule.js';
+import { AppError, invalid, notFound } from '../../domain/errors.js';
+import type { GroupView } from '../../store/repos/accounts.js';
+import { ownedAccount, type ApiDeps } from '../deps.js';
+import { userOf } from '../plugins/auth.js';
+import { AccountIdParams, AccountSchema, OPEN, stdErrors, toAccountJson } from '../schemas.js';
+import type { RouteOpts } from './route-opts.js';
+
+const Dec = Type.String({ pattern: '^[0-9]+(\\.[0-9]+)?$', maxLength: 24, description: 'decimal as a string, e.g. "0.5"' });
+const Sizing = Type.Union([
+  Type.Object({ mode: Type.Literal('multiplier'), multiplier: Dec }, { additionalProperties: false }),
+  Type.Object({ mode: Type.Literal('fixed'), volume: Dec }, { additionalProperties: false }),
+  Type.Object({ mode: Type.Literal('balance_ratio'), multiplier: Type.Optional(Dec) }, { additionalProperties: false }),
+  Type.Object({ mode: Type.Literal('equity_ratio'), multiplier: Type.Optional(Dec) }, { additionalProperties: false }),
+]);
+const Symbols = Type.Array(Type.String({ maxLength: 32 }), { maxItems: 500 });
+export const CopyRuleSchema = Type.Object({
+  sizing: Sizing,
+  minVolume: Type.Union([Dec, Type.Null()]),
+  maxVolume: Type.Union([Dec, Type.Null()]),
+  symbolMap: Type.Record(Type.String({ maxLength: 32 }), Type.String({ maxLength: 32 })),
+  includeSymbols: Symbols,
+  excludeSymbols: Symbols,
+  reverse: Type.Boolean(),
+  copyStopLoss: Type.Boolean(),
+  copyTakeProfit: Type.Boolean(),
+  copyPendingOrders: Type.Boolean(),
+  maxDelayMs: Type.Integer({ minimum: 0, maximum: 86_400_000 }),
+}, { ...OPEN, additionalProperties: false });
+const CopyRulePatch = Type.Partial(CopyRuleSchema, { additionalProperties: false });
+
+const GroupSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  createdAt: Type.String(),
+  master: Type.Union([AccountSchema, Type.Null()]),
+  slaves: Type.Array(Type.Intersect([AccountSchema, Type.Object({ rule: CopyRuleSchema })])),
+}, OPEN);
+const GroupParams = Type.Object({ group_id: Type.String({ maxLength: 64 }) });
+
+const toGroupJson = (g: GroupView) => ({
+  id: g.id, name: g.name, createdAt: g.createdAt.toISOString(),
+  master: g.master ? toAccountJson(g.master) : null,
+  slaves: g.slaves.map((s) => ({ ...toAccountJson(s), rule: s.rule })),
+});
+
+export async function groupRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOpts): Promise<void> {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const { auth, security, prefix, op, hide } = o;
+  const tags = ['Copier groups'];
+
+  r.get(`${prefix}/copier-groups`, {
+    onRequest: auth,
+    schema: { operationId: op('listCopierGroups'), hide, tags, security, ...OPEN, summary: "The caller's copier groups with their Master and Slaves", response: { 200: Type.Object({ groups: Type.Array(GroupSchema) }), ...stdErrors() } },
+  }, async (req) => ({ groups: (await deps.store.accounts.listGroups(userOf(req))).map(toGroupJson) }));
+
+  r.post(`${prefix}/copier-groups`, {
+    onRequest: auth,
+    schema: { operationId: op('createCopierGroup'), hide, tags, security, ...OPEN, body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }), response: { 201: GroupSchema, ...stdErrors() } },
+  }, async (req, reply) => {
+    const g = await deps.store.accounts.createGroup(userOf(req), req.body.name);
+    reply.code(201);
+    return toGroupJson((await deps.store.accounts.groupView(userOf(req), g.id))!);
+  });
+
+  r.get(`${prefix}/copier-groups/:group_id`, {
+    onRequest: auth,
+    schema: { operationId: op('getCopierGroup'), hide, tags, security, ...OPEN, params: GroupParams, response: { 200: GroupSchema, ...stdErrors() } },
+  }, async (req) => {
+    const g = await deps.store.accounts.groupView(userOf(req), req.params.group_id);
+    if (!g) throw notFound('copier group');
+    return toGroupJson(g);
+  });
+
+  r.put(`${prefix}/accounts/:account_id/assignment`, {
+    onRequest: auth,
+    schema: {
+      operationId: op('assignAccount'), hide, tags, security, ...OPEN, summary: 'Put an account in a copier group as its Master or a Slave (groupId null takes it out)',
+      params: AccountIdParams,
+      body: Type.Object({ groupId: Type.Union([Type.String({ maxLength: 64 }), Type.Null()]), role: Type.Union([Type.Literal('master'), Type.Literal('slave')]) }, { additionalProperties: false }),
+      response: { 200: AccountSchema, ...stdErrors(409) },
+    },
+  }, async (req) => {
+    const userId = userOf(req);
+    const account = await ownedAccount(deps, userId, req.params.account_id);
+    const { groupId, role } = req.body;
+    if (groupId) {
+      const g = await deps.store.accounts.groupView(userId, groupId);
+      if (!g) throw notFound('copier group');
+      if (role === 'master' && g.master && g.master.id !== account.id) throw new AppError('conflict', `group ${groupId} already has a Master (${g.master.id}); move it out first`);
+    }
+    await deps.store.accounts.setRoleAndGroup(account.id, role, groupId);
+    return toAccountJson((await deps.store.accounts.byId(account.id))!);
+  });
+
+  r.put(`${prefix}/accounts/:account_id/copy-rule`, {
+    onRequest: auth,
+    schema: {
+      operationId: op('updateCopyRule'), hide, tags, security, ...OPEN, summary: "Set a Slave's copy rule (fields left out keep their defaults); checked against the Slave adapter's capabilities",
+      params: AccountIdParams, body: CopyRulePatch, response: { 200: CopyRuleSchema, ...stdErrors() },
+    },
+  }, async (req) => {
+    const account = await ownedAccount(deps, userOf(req), req.params.account_id);
+    if (account.role !== 'slave') throw invalid(`account ${account.id} is a ${account.role}; copy rules belong to Slaves`);
+    const rule: CopyRule = withDefaults(req.body as Partial<CopyRule>);
+    const problems = validateRule(rule, deps.adapters.capabilities(account.platform));
+    if (problems.length > 0) throw invalid(`the copy rule cannot work: ${problems.join('; ')}`, { problems });
+    await deps.store.accounts.setRule(account.id, rule);
+    return rule;
+  });
+
+  for (const [action, status] of [['pause', 'paused'], ['resume', 'connected']] as const) {
+    r.post(`${prefix}/accounts/:account_id/${action}`, {
+      onRequest: auth,
+      schema: { operationId: op(`${action}Account`), hide, tags, security, ...OPEN, summary: action === 'pause' ? 'Stop copying to/from this account' : 'Copy again (also lifts a panic-close lock)', params: AccountIdParams, response: { 200: AccountSchema, ...stdErrors() } },
+    }, async (req) => {
+      const account = await ownedAccount(deps, userOf(req), req.params.account_id);
+      await deps.store.accounts.setStatus(account.id, status, action === 'pause' ? 'paused by the user' : null);
+      return toAccountJson((await deps.store.accounts.byId(account.id))!);
+    });
+  }
+}

@@ -1,0 +1,98 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { notFound } from '../../domain/errors.js';
+import type { IntentRow, TradeRow } from '../../store/repos/trades.js';
+import type { ApiDeps } from '../deps.js';
+import { userOf } from '../plugins/auth.js';
+import { OPEN, stdErrors } from '../schemas.js';
+import { parseTimeParam } from '../time-params.js';
+import type { RouteOpts } from './route-opts.js';
+
+const num = (v: string | null) => (v === null ? null : Number(v));
+const NNum = Type.Union([Type.Number(), Type.Null()]);
+const NStr = Type.Union([Type.String(), Type.Null()]);
+
+const LedgerRow = Type.Object({
+  intentId: Type.String(), accountId: Type.String(), action: Type.String(), symbol: Type.String(), side: Type.String(),
+  plannedVolume: NNum, plannedPrice: NNum, stopLoss: NNum, takeProfit: NNum,
+  outcome: Type.String({ description: 'planned, sent, confirmed, rejected, denied, unresolved or skipped' }),
+  skipReason: NStr, brokerAnswer: Type.Any(), brokerOrderId: NStr, brokerPositionId: NStr,
+  filledVolume: NNum, fillPrice: NNum, slippage: NNum, latencyMs: Type.Any(), tag: Type.String(), createdAt: Type.String(), updatedAt: Type.String(),
+}, OPEN);
+const TradeSchema = Type.Object({
+  tradeId: Type.String(), masterAccountId: Type.String(), source: Type.String(), action: Type.String(), symbol: Type.String(), side: Type.String(),
+  type: Type.String(), volume: Type.Number(), price: NNum, stopLoss: NNum, takeProfit: NNum,
+  status: Type.String({ description: 'pending, accepted, rejected or unresolved (values beyond accepted: open point)' }),
+  master: Type.Object({ outcome: Type.Any(), positionId: NStr, orderId: NStr, fillPrice: NNum, tag: Type.String() }),
+  copiedTo: Type.Integer(), requestId: NStr, createdAt: Type.String(), copies: Type.Array(LedgerRow),
+}, OPEN);
+
+const ledgerJson = (i: IntentRow) => ({
+  intentId: i.id, accountId: i.slaveAccountId, action: i.action, symbol: i.symbol, side: i.side,
+  plannedVolume: num(i.plannedVolume), plannedPrice: num(i.plannedPrice), stopLoss: num(i.stopLoss), takeProfit: num(i.takeProfit),
+  outcome: i.state, skipReason: i.skipReason, brokerAnswer: i.outcome ?? null, brokerOrderId: i.brokerOrderId, brokerPositionId: i.brokerPositionId,
+  filledVolume: num(i.filledVolume), fillPrice: num(i.fillPrice), slippage: num(i.slippage), latencyMs: i.latency ?? null, tag: i.tag,
+  createdAt: i.createdAt.toISOString(), updatedAt: i.updatedAt.toISOString(),
+});
+const tradeJson = (t: TradeRow, copies: IntentRow[]) => ({
+  tradeId: t.id, masterAccountId: t.masterAccountId, source: t.source, action: t.action, symbol: t.symbol, side: t.side, type: t.orderType,
+  volume: Number(t.volume), price: num(t.price), stopLoss: num(t.stopLoss), takeProfit: num(t.takeProfit), status: t.status,
+  master: { outcome: t.masterOutcome ?? null, positionId: t.masterPositionId, orderId: t.masterOrderId, fillPrice: num(t.fillPrice), tag: t.tag },
+  copiedTo: t.copiedTo, requestId: t.requestId, createdAt: t.createdAt.toISOString(), copies: copies.map(ledgerJson),
+});
+
+const Paging = Type.Object({
+  before: Type.Optional(Type.String({ maxLength: 40, description: 'ISO 8601 or epoch ms: only entries created before it' })),
+  limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,3}$', description: '1..200, default 50' })),
+  accountId: Type.Optional(Type.String({ maxLength: 64 })),
+}, { additionalProperties: false });
+const limitOf = (s?: string) => Math.min(200, Math.max(1, Number(s ?? 50)));
+
+/** The copy ledger and the request records: what the service did, per trade, per account and per request. */
+export async function ledgerRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOpts): Promise<void> {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const { auth, security, prefix, op, hide } = o;
+  const tags = ['Ledger'];
+
+  r.get(`${prefix}/trades/:trade_id`, {
+    onRequest: auth,
+    schema: { operationId: op('getTrade'), hide, tags, security, ...OPEN, summary: "A trade: the Master's outcome and one ledger row per Slave", params: Type.Object({ trade_id: Type.String({ maxLength: 64 }) }), response: { 200: TradeSchema, ...stdErrors() } },
+  }, async (req) => {
+    const t = await deps.store.trades.ownedTrade(userOf(req), req.params.trade_id);
+    if (!t) throw notFound('trade');
+    return tradeJson(t, await deps.store.trades.intentsOfTrade(t.id));
+  });
+
+  r.get(`${prefix}/trades`, {
+    onRequest: auth,
+    schema: { operationId: op('listTrades'), hide, tags, security, ...OPEN, summary: 'Recent trades, newest first (accountId filters by Master)', querystring: Paging, response: { 200: Type.Object({ trades: Type.Array(TradeSchema) }), ...stdErrors() } },
+  }, async (req) => {
+    const before = parseTimeParam(req.query.before, 'before');
+    const rows = await deps.store.trades.listTrades(userOf(req), { limit: limitOf(req.query.limit), ...(before ? { before } : {}), ...(req.query.accountId ? { accountId: req.query.accountId } : {}) });
+    const intents = await deps.store.trades.intentsOfTrades(rows.map((t) => t.id));
+    return { trades: rows.map((t) => tradeJson(t, intents.filter((i) => i.tradeId === t.id))) };
+  });
+
+  r.get(`${prefix}/accounts/:account_id/ledger`, {
+    onRequest: auth,
+    schema: { operationId: op('listAccountLedger'), hide, tags, security, ...OPEN, summary: 'Ledger rows of one Slave account, newest first', params: Type.Object({ account_id: Type.String({ maxLength: 64 }) }), querystring: Type.Omit(Paging, ['accountId']), response: { 200: Type.Object({ entries: Type.Array(LedgerRow) }), ...stdErrors() } },
+  }, async (req) => {
+    const a = await deps.store.accounts.owned(userOf(req), req.params.account_id);
+    if (!a) throw notFound('account');
+    const before = parseTimeParam(req.query.before, 'before');
+    return { entries: (await deps.store.trades.intentsOfAccount(a.id, { limit: limitOf(req.query.limit), ...(before ? { before } : {}) })).map(ledgerJson) };
+  });
+
+  r.get(`${prefix}/requests`, {
+    onRequest: auth,
+    schema: {
+      operationId: op('listRequestRecords'), hide, tags, security, ...OPEN, summary: "The caller's recorded requests, newest first", querystring: Type.Omit(Paging, ['accountId']),
+      response: { 200: Type.Object({ requests: Type.Array(Type.Object({ requestId: Type.String(), method: Type.String(), route: Type.String(), path: Type.String(), status: Type.Integer(), credentialKind: NStr, bodyDigest: NStr, response: Type.Any(), durationMs: NNum, idempotencyKey: NStr, createdAt: Type.String() })) }), ...stdErrors() },
+    },
+  }, async (req) => {
+    const before = parseTimeParam(req.query.before, 'before');
+    const rows = await deps.store.requests.list(userOf(req), { limit: limitOf(req.query.limit), ...(before ? { before } : {}) });
+    return { requests: rows.map((x) => ({ requestId: x.id, method: x.method, route: x.route, path: x.path, status: x.status, credentialKind: x.credentialKind, bodyDigest: x.bodyDigest, response: x.response ?? null, durationMs: num(x.durationMs), idempotencyKey: x.idempotencyKey, createdAt: x.createdAt.toISOString() })) };
+  });
+}

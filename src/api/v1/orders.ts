@@ -1,0 +1,55 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { Decimal } from '../../domain/decimal.js';
+import type { ApiDeps } from '../deps.js';
+import { userOf } from '../plugins/auth.js';
+import { AccountIdParams, OPEN, stdErrors } from '../schemas.js';
+import type { RouteOpts } from './route-opts.js';
+
+const Price = Type.Union([Type.Number({ exclusiveMinimum: 0 }), Type.Null()]);
+
+/** The spec's order request; `type` and `price` are our additions for pending orders (open point). */
+export const OrderRequest = Type.Object({
+  symbol: Type.String({ minLength: 1, maxLength: 32, pattern: '^[A-Za-z0-9._/#-]+$' }),
+  side: Type.Union([Type.Literal('buy'), Type.Literal('sell')], { ...OPEN, description: 'buy or sell (values beyond buy: open point)' }),
+  volume: Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000, description: 'decimal quantity in lots of the Master broker; a multiple of its volume step' }),
+  stopLoss: Type.Optional(Price),
+  takeProfit: Type.Optional(Price),
+  type: Type.Optional(Type.Union([Type.Literal('market'), Type.Literal('limit'), Type.Literal('stop')], { ...OPEN, default: 'market' })),
+  price: Type.Optional(Price),
+}, { additionalProperties: false });
+
+export const OrderResponse = Type.Object({
+  tradeId: Type.String(),
+  status: Type.Literal('accepted'),
+  copiedTo: Type.Integer({ description: 'number of Slave accounts the order was dispatched to' }),
+  masterPositionId: Type.Union([Type.String(), Type.Null()], OPEN),
+  fillPrice: Type.Union([Type.Number(), Type.Null()], OPEN),
+});
+
+// Decimal from the JSON number's shortest text form, so 0.1 stays exactly 0.1.
+const d = (n: number) => new Decimal(String(n));
+const dn = (n: number | null | undefined) => (n === null || n === undefined ? null : d(n));
+
+export async function orderRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOpts): Promise<void> {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  r.post(`${o.prefix}/accounts/:account_id/orders`, {
+    onRequest: o.auth,
+    schema: {
+      operationId: o.op('sendOrder'), hide: o.hide, tags: ['Orders'], security: o.security, ...OPEN,
+      summary: 'Send an order to a Master account; copy rules distribute it to its eligible Slaves',
+      description: 'The Master broker confirms first; then one copy intent per eligible Slave is recorded and dispatched. "accepted" is not "filled": read the trade (getTrade) for each copy\'s outcome. 409 write_outcome_unknown when the Master broker did not answer in time.',
+      params: AccountIdParams, body: OrderRequest,
+      response: { 202: OrderResponse, ...stdErrors(409, 502, 503) },
+    },
+  }, async (req, reply) => {
+    const b = req.body;
+    const res = await deps.orders.send(userOf(req), req.params.account_id, {
+      symbol: b.symbol, side: b.side, volume: d(b.volume), type: b.type ?? 'market', price: dn(b.price), stopLoss: dn(b.stopLoss), takeProfit: dn(b.takeProfit),
+    }, req.id);
+    res.copies.catch((err: unknown) => req.log.error({ err, tradeId: res.tradeId }, 'copy dispatch failed'));
+    reply.code(202);
+    return { tradeId: res.tradeId, status: res.status, copiedTo: res.copiedTo, masterPositionId: res.masterPositionId, fillPrice: res.fillPrice?.toNumber() ?? null };
+  });
+}

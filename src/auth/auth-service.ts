@@ -1,0 +1,89 @@
+import { AppError, invalid } from '../domain/errors.js';
+import type { Store } from '../store/store.js';
+import type { ApiKeyRow } from '../store/repos/credentials.js';
+import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from './passwords.js';
+import { ACCESS_TOKEN_PREFIX, API_KEY_PREFIX, displayPrefix, generateSecret, hashSecret, wellFormed } from './secrets.js';
+
+export interface AuthConfig {
+  /** Lifetime of a sign-in access token. */
+  accessTokenTtlSec: number;
+  /** How long a rotated API key keeps working beside its replacement. */
+  apiKeyOverlapSec: number;
+}
+
+export interface Principal {
+  userId: string;
+  credentialKind: 'access_token' | 'api_key';
+  credentialId: string;
+}
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+// Spend the same scrypt time for unknown emails, so sign-in timing does not reveal who has an account.
+const DUMMY_HASH = hashPassword('timing-equaliser');
+
+export class AuthService {
+  constructor(private readonly store: Store, private readonly cfg: AuthConfig) {}
+
+  async createUser(email: string, password: string): Promise<{ id: string; email: string }> {
+    if (!EMAIL.test(email) || email.length > 254) throw invalid(`email ${JSON.stringify(email)} is not a valid address`);
+    if (password.length < MIN_PASSWORD_LENGTH) throw invalid(`password must be at least ${MIN_PASSWORD_LENGTH} characters`);
+    const u = await this.store.users.create(email, await hashPassword(password));
+    return { id: u.id, email: u.email };
+  }
+
+  async signIn(email: string, password: string): Promise<{ accessToken: string; tokenId: string; expiresAt: Date; userId: string }> {
+    const user = await this.store.users.byEmail(email);
+    const ok = user ? await verifyPassword(password, user.passwordHash) : (await verifyPassword(password, await DUMMY_HASH), false);
+    if (!user || !ok) throw new AppError('unauthorized', 'email or password is wrong');
+    return { ...(await this.issueToken(user.id)), userId: user.id };
+  }
+
+  async issueToken(userId: string): Promise<{ accessToken: string; tokenId: string; expiresAt: Date }> {
+    const accessToken = generateSecret(ACCESS_TOKEN_PREFIX);
+    const { id, expiresAt } = await this.store.credentials.insertAccessToken(userId, hashSecret(accessToken), new Date(Date.now() + this.cfg.accessTokenTtlSec * 1000));
+    return { accessToken, tokenId: id, expiresAt };
+  }
+
+  async authenticateToken(bearer: string): Promise<Principal | null> {
+    if (!wellFormed(bearer, ACCESS_TOKEN_PREFIX)) return null;
+    const t = await this.store.credentials.liveAccessToken(hashSecret(bearer));
+    return t ? { userId: t.userId, credentialKind: 'access_token', credentialId: t.id } : null;
+  }
+
+  revokeToken(userId: string, tokenId: string): Promise<boolean> {
+    return this.store.credentials.revokeAccessToken(tokenId, userId);
+  }
+
+  async authenticateApiKey(bearer: string): Promise<Principal | null> {
+    if (!wellFormed(bearer, API_KEY_PREFIX)) return null;
+    const k = await this.store.credentials.liveApiKey(hashSecret(bearer));
+    if (!k) return null;
+    void this.store.credentials.touchApiKey(k.id).catch(() => undefined);
+    return { userId: k.userId, credentialKind: 'api_key', credentialId: k.id };
+  }
+
+  async createApiKey(userId: string, name: string): Promise<{ key: ApiKeyRow; apiKey: string }> {
+    const apiKey = generateSecret(API_KEY_PREFIX);
+    const key = await this.store.credentials.insertApiKey(userId, name, displayPrefix(apiKey, API_KEY_PREFIX), hashSecret(apiKey));
+    return { key, apiKey };
+  }
+
+  listApiKeys(userId: string): Promise<ApiKeyRow[]> {
+    return this.store.credentials.listApiKeys(userId);
+  }
+
+  /** The new key is shown once; the old one keeps working for the overlap window (0 = stops now). */
+  async rotateApiKey(userId: string, keyId: string, overlapSec = this.cfg.apiKeyOverlapSec): Promise<{ key: ApiKeyRow; apiKey: string; previousExpiresAt: Date } | null> {
+    const apiKey = generateSecret(API_KEY_PREFIX);
+    const until = new Date(Date.now() + overlapSec * 1000);
+    const key = await this.store.credentials.rotateApiKey(userId, keyId, until, displayPrefix(apiKey, API_KEY_PREFIX), hashSecret(apiKey));
+    if (!key) return null;
+    const old = await this.store.credentials.apiKey(userId, keyId);
+    return { key, apiKey, previousExpiresAt: old?.expiresAt ?? until };
+  }
+
+  revokeApiKey(userId: string, keyId: string): Promise<boolean> {
+    return this.store.credentials.revokeApiKey(userId, keyId);
+  }
+}

@@ -1,0 +1,50 @@
+import { join, resolve } from 'node:path';
+
+export interface Config {
+  host: string;
+  port: number;
+  /** When set, family V is served on its own port; otherwise both families share `port`. */
+  v1Port: number | null;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  demo: boolean;
+  secretKey: string | undefined;
+  accessTokenTtlSec: number;
+  apiKeyOverlapSec: number;
+  logLevel: string;
+  /** Timeout of a broker write before it counts as unresolved. */
+  brokerTimeoutMs: number;
+}
+
+const int = (v: string | undefined, name: string, dflt: number): number => {
+  if (v === undefined || v === '') return dflt;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got ${JSON.stringify(v)}`);
+  return n;
+};
+
+export const DEFAULT_DATA_DIR = './.copytrade';
+
+/** Flags win over environment variables, which win over defaults. */
+export function loadConfig(flags: { host?: string; port?: string; v1Port?: string; dataDir?: string; demo?: boolean } = {}, env = process.env): Config {
+  const port = int(flags.port ?? env.PORT, 'port', 8080);
+  if (port > 65535) throw new Error(`port must be at most 65535, got ${port}`);
+  const v1 = flags.v1Port ?? env.COPYTRADE_V1_PORT;
+  const dataDir = flags.dataDir ?? env.COPYTRADE_DATA_DIR ?? DEFAULT_DATA_DIR;
+  return {
+    host: flags.host ?? env.HOST ?? '127.0.0.1',
+    port,
+    v1Port: v1 ? int(v1, 'v1-port', 0) : null,
+    dataDir: dataDir === ':memory:' ? dataDir : resolve(dataDir),
+    databaseUrl: env.DATABASE_URL || undefined,
+    demo: flags.demo ?? env.COPYTRADE_DEMO === '1',
+    secretKey: env.COPYTRADE_SECRET_KEY || undefined,
+    accessTokenTtlSec: int(env.COPYTRADE_ACCESS_TOKEN_TTL_SEC, 'COPYTRADE_ACCESS_TOKEN_TTL_SEC', 12 * 3600),
+    apiKeyOverlapSec: int(env.COPYTRADE_API_KEY_OVERLAP_SEC, 'COPYTRADE_API_KEY_OVERLAP_SEC', 24 * 3600),
+    logLevel: env.LOG_LEVEL ?? 'info',
+    brokerTimeoutMs: int(env.COPYTRADE_BROKER_TIMEOUT_MS, 'COPYTRADE_BROKER_TIMEOUT_MS', 5000),
+  };
+}
+
+/** A file beside the store, or null for the in-memory store. */
+export const dataFile = (cfg: Pick<Config, 'dataDir'>, name: string): string | null => (cfg.dataDir === ':memory:' ? null : join(cfg.dataDir, name));

@@ -1,0 +1,59 @@
+import type { Account } from '../domain/account.js';
+import { AppError } from '../domain/errors.js';
+import type { Platform } from '../domain/types.js';
+import type { AdapterFactory, BrokerAdapter, Capabilities } from '../platforms/adapter.js';
+
+/** Opens broker credentials sealed at rest; the engine never sees the key. */
+export interface CredentialOpener {
+  open(accountId: string): Promise<Record<string, unknown> | null>;
+}
+
+/**
+ * One live adapter per account, built on first use by the platform's factory and reused: adapters hold
+ * connections, tokens and rate budgets that must not be duplicated.
+ */
+export class AdapterRegistry {
+  private readonly factories = new Map<Platform, AdapterFactory>();
+  private readonly live = new Map<string, Promise<BrokerAdapter>>();
+
+  constructor(private readonly credentials: CredentialOpener) {}
+
+  register(factory: AdapterFactory): void {
+    this.factories.set(factory.platform, factory);
+  }
+
+  platforms(): Platform[] {
+    return [...this.factories.keys()];
+  }
+
+  capabilities(platform: Platform): Capabilities | null {
+    return this.factories.get(platform)?.capabilities ?? null;
+  }
+
+  forAccount(account: Pick<Account, 'id' | 'platform' | 'brokerAccountId' | 'environment'>): Promise<BrokerAdapter> {
+    const existing = this.live.get(account.id);
+    if (existing) return existing;
+    const factory = this.factories.get(account.platform);
+    if (!factory) return Promise.reject(new AppError('upstream_unavailable', `platform ${account.platform} is not enabled in this deployment`));
+    const created = (async () => {
+      const credentials = await this.credentials.open(account.id);
+      return factory.create({ id: account.id, brokerAccountId: account.brokerAccountId, environment: account.environment, credentials });
+    })();
+    // A failed build must not stick: the next call tries again (e.g. after the broker came back).
+    created.catch(() => this.live.delete(account.id));
+    this.live.set(account.id, created);
+    return created;
+  }
+
+  /** Drops the cached adapter (credentials changed, or the connection must be rebuilt). */
+  async evict(accountId: string): Promise<void> {
+    const a = this.live.get(accountId);
+    this.live.delete(accountId);
+    if (a) await (await a.catch(() => null))?.close();
+  }
+
+  async closeAll(): Promise<void> {
+    const all = [...this.live.keys()];
+    await Promise.all(all.map((id) => this.evict(id)));
+  }
+}

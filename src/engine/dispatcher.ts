@@ -1,0 +1,57 @@
+import type { BrokerAdapter, OrderOutcome, PlaceOrderRequest } from '../platforms/adapter.js';
+import { TokenBucket } from './token-bucket.js';
+
+/**
+ * Sends writes to brokers: one token bucket per account connection, every account in parallel, so no Slave
+ * waits for another's broker. Never retries: the caller decides from the outcome (and an unresolved outcome
+ * is settled by lookup, not by resending).
+ */
+export class Dispatcher {
+  private readonly buckets = new Map<string, TokenBucket>();
+  private readonly inFlight = new Set<Promise<unknown>>();
+
+  private bucket(accountId: string, adapter: BrokerAdapter): TokenBucket {
+    let b = this.buckets.get(accountId);
+    if (!b) {
+      b = new TokenBucket(adapter.capabilities.rateLimitPerSecond);
+      this.buckets.set(accountId, b);
+    }
+    return b;
+  }
+
+  async place(accountId: string, adapter: BrokerAdapter, req: PlaceOrderRequest): Promise<OrderOutcome> {
+    await this.bucket(accountId, adapter).take();
+    return adapter.placeOrder(req);
+  }
+
+  async close(accountId: string, adapter: BrokerAdapter, positionId: string): Promise<OrderOutcome> {
+    await this.bucket(accountId, adapter).take();
+    return adapter.closePosition(positionId);
+  }
+
+  /** Keeps background work visible so shutdown can wait for it instead of cutting a write in half. */
+  track<T>(p: Promise<T>): Promise<T> {
+    this.inFlight.add(p);
+    void p.finally(() => this.inFlight.delete(p)).catch(() => undefined);
+    return p;
+  }
+
+  async drain(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+}
+
+/** The ledger's view of an outcome: state, ids and prices as strings. */
+export function outcomeFields(o: OrderOutcome) {
+  if (o.kind === 'confirmed') {
+    return {
+      state: 'confirmed' as const,
+      brokerOrderId: o.brokerOrderId,
+      brokerPositionId: o.positionId,
+      filledVolume: o.filledVolume?.toString() ?? null,
+      fillPrice: o.fillPrice?.toString() ?? null,
+      outcome: { kind: o.kind, brokerOrderId: o.brokerOrderId, positionId: o.positionId, brokerTime: o.brokerTime },
+    };
+  }
+  return { state: o.kind, outcome: { kind: o.kind, code: o.code, message: o.message } };
+}

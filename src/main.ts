@@ -1,0 +1,101 @@
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { AuthService } from './auth/auth-service.js';
+import { CredentialBox, loadCredentialKey } from './auth/credential-box.js';
+import { dataFile, type Config } from './config/config.js';
+import { AdapterRegistry } from './engine/adapter-registry.js';
+import { Dispatcher } from './engine/dispatcher.js';
+import { OrderService } from './engine/order-service.js';
+import { PanicCloseService } from './engine/panic-close.js';
+import { buildServer } from './api/server.js';
+import type { ApiDeps } from './api/deps.js';
+import { createSimAdapterFactory } from './platforms/sim/factory.js';
+import { SimBroker } from './simulator/broker.js';
+import { SimPersistence } from './simulator/persistence.js';
+import { Store } from './store/store.js';
+import { seedDemo, type DemoCredentials } from './demo/seed.js';
+
+export interface Service {
+  baseUrl: string;
+  v1BaseUrl: string;
+  store: Store;
+  broker: SimBroker;
+  deps: ApiDeps;
+  demo: DemoCredentials | null;
+  servers: FastifyInstance[];
+  close(): Promise<void>;
+}
+
+/**
+ * Composition root: config -> one implementation per port -> servers. Every port has an embedded
+ * implementation, so nothing here needs an external server unless DATABASE_URL asks for PostgreSQL.
+ */
+export async function startService(cfg: Config, logger: Logger | false): Promise<Service> {
+  const store = await Store.open({ dataDir: cfg.dataDir, databaseUrl: cfg.databaseUrl });
+  const cleanup: Array<() => Promise<void>> = [() => store.close()];
+  try {
+    const box = new CredentialBox(loadCredentialKey({ configured: cfg.secretKey, keyFile: dataFile(cfg, 'secret.key') }));
+    const adapters = new AdapterRegistry({
+      open: async (accountId) => {
+        const sealed = await store.accounts.credentialsEnc(accountId);
+        return sealed ? box.open(sealed) : null;
+      },
+    });
+
+    // The built-in simulated broker: the `sim` platform (paper trading, demo, tests). Its state lives beside the store.
+    const simFile = dataFile(cfg, 'simulator.json');
+    const persistence = simFile ? new SimPersistence(simFile) : null;
+    const snapshot = persistence?.load();
+    const broker = new SimBroker(snapshot === undefined ? {} : { snapshot });
+    if (persistence) {
+      persistence.attach(broker);
+      cleanup.unshift(async () => persistence.detach(broker));
+    }
+    adapters.register(createSimAdapterFactory(broker, { timeoutMs: cfg.brokerTimeoutMs }));
+    if (cfg.demo) {
+      broker.start(1000);
+      cleanup.unshift(async () => broker.stop());
+    }
+
+    const dispatcher = new Dispatcher();
+    const auth = new AuthService(store, { accessTokenTtlSec: cfg.accessTokenTtlSec, apiKeyOverlapSec: cfg.apiKeyOverlapSec });
+    const deps: ApiDeps = {
+      store,
+      auth,
+      adapters,
+      orders: new OrderService(store, adapters, dispatcher),
+      panic: new PanicCloseService(store, adapters, dispatcher),
+      connectLimit: { max: 3, windowMs: 5 * 60_000 },
+    };
+    cleanup.unshift(() => adapters.closeAll());
+    cleanup.unshift(() => dispatcher.drain());
+
+    const servers: FastifyInstance[] = [];
+    const split = cfg.v1Port !== null;
+    const main = await buildServer(deps, { families: split ? ['r'] : ['r', 'v1'], logger });
+    servers.push(main);
+    const addr = await main.listen({ host: cfg.host, port: cfg.port });
+    const baseUrl = addr.replace('[::1]', 'localhost');
+    let v1BaseUrl = baseUrl;
+    if (split) {
+      const v1 = await buildServer(deps, { families: ['v1'], logger });
+      servers.push(v1);
+      v1BaseUrl = (await v1.listen({ host: cfg.host, port: cfg.v1Port! })).replace('[::1]', 'localhost');
+    }
+    cleanup.unshift(async () => {
+      await Promise.all(servers.map((s) => s.close()));
+    });
+
+    const demo = cfg.demo ? await seedDemo({ store, auth, broker, cfg, baseUrl, v1BaseUrl }) : null;
+
+    return {
+      baseUrl, v1BaseUrl, store, broker, deps, demo, servers,
+      async close() {
+        for (const step of cleanup) await step().catch((err: unknown) => logger && logger.error({ err }, 'shutdown step failed'));
+      },
+    };
+  } catch (err) {
+    for (const step of cleanup) await step().catch(() => undefined);
+    throw err;
+  }
+}
