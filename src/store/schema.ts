@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { boolean, index, integer, jsonb, numeric, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, bigserial, boolean, index, integer, jsonb, numeric, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 
 /**
  * One schema for PGlite and PostgreSQL. Volumes and prices are `numeric` (strings in JS, Decimal in the
@@ -189,3 +189,86 @@ export const rateLimitHits = pgTable('rate_limit_hits', {
   bucket: text('bucket').notNull(),
   at: ts('at').notNull().defaultNow(),
 }, (t) => [index('rate_limit_hits_bucket_idx').on(t.bucket, t.at)]);
+
+/**
+ * The event outbox: written in the same transaction as the state change that causes it, so no event is lost
+ * on a crash. `seq` orders events per account (per user for events without an account); `cursor` is the
+ * global order the stream and replay resume from.
+ */
+export const events = pgTable('events', {
+  cursor: bigserial('cursor', { mode: 'number' }).primaryKey(),
+  id: text('id').notNull(),
+  userId: text('user_id').notNull(),
+  accountId: text('account_id'),
+  seq: integer('seq').notNull(),
+  type: text('type').notNull(),
+  schemaVersion: integer('schema_version').notNull().default(1),
+  payload: jsonb('payload').notNull(),
+  createdAt: createdAt(),
+}, (t) => [
+  uniqueIndex('events_id_uq').on(t.id),
+  uniqueIndex('events_scope_seq_uq').on(t.userId, t.accountId, t.seq),
+  index('events_user_cursor_idx').on(t.userId, t.cursor),
+]);
+
+export const webhookEndpoints = pgTable('webhook_endpoints', {
+  id: text('id').primaryKey(),
+  userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  url: text('url').notNull(),
+  description: text('description'),
+  /** Event types delivered; empty = all. */
+  eventTypes: jsonb('event_types').notNull(),
+  /** Signing secrets, AES-GCM sealed: the current one and, during a rotation overlap, the previous one. */
+  secretEnc: text('secret_enc').notNull(),
+  previousSecretEnc: text('previous_secret_enc'),
+  previousSecretExpiresAt: ts('previous_secret_expires_at'),
+  enabled: boolean('enabled').notNull().default(true),
+  disabledReason: text('disabled_reason'),
+  /** Events after this cursor are still to be delivered to this endpoint. */
+  deliveredCursor: bigint('delivered_cursor', { mode: 'number' }).notNull().default(0),
+  failingSince: ts('failing_since'),
+  createdAt: createdAt(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+}, (t) => [index('webhook_endpoints_user_idx').on(t.userId)]);
+
+/** One row per delivery attempt: status, latency and a snippet of the answer. */
+export const webhookAttempts = pgTable('webhook_attempts', {
+  id: text('id').primaryKey(),
+  endpointId: text('endpoint_id').notNull().references(() => webhookEndpoints.id, { onDelete: 'cascade' }),
+  eventId: text('event_id').notNull(),
+  attempt: integer('attempt').notNull(),
+  status: integer('status'),
+  ok: boolean('ok').notNull(),
+  latencyMs: integer('latency_ms'),
+  responseSnippet: text('response_snippet'),
+  error: text('error'),
+  nextAttemptAt: ts('next_attempt_at'),
+  createdAt: createdAt(),
+}, (t) => [index('webhook_attempts_endpoint_idx').on(t.endpointId, t.createdAt), index('webhook_attempts_event_idx').on(t.eventId)]);
+
+/** Idempotency-Key records of family V writes (IETF draft semantics). */
+export const idempotencyKeys = pgTable('idempotency_keys', {
+  userId: text('user_id').notNull(),
+  key: text('key').notNull(),
+  route: text('route').notNull(),
+  bodyDigest: text('body_digest').notNull(),
+  /** null while the first request is still in flight. */
+  status: integer('status'),
+  response: jsonb('response'),
+  createdAt: createdAt(),
+}, (t) => [primaryKey({ columns: [t.userId, t.key] })]);
+
+/** Panic-close as a tracked job: progress and per-position results readable while it runs. */
+export const panicJobs = pgTable('panic_jobs', {
+  id: text('id').primaryKey(),
+  userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  scope: text('scope').notNull(),
+  targetId: text('target_id').notNull(),
+  state: text('state').notNull(),
+  cancelPending: boolean('cancel_pending').notNull().default(true),
+  progress: jsonb('progress').notNull(),
+  error: text('error'),
+  createdAt: createdAt(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+  finishedAt: ts('finished_at'),
+}, (t) => [index('panic_jobs_user_idx').on(t.userId, t.createdAt)]);
