@@ -1,6 +1,7 @@
 import { openDatabase, type Database, type OpenOptions } from './db.js';
 import { AccountsRepo } from './repos/accounts.js';
 import { CredentialsRepo } from './repos/credentials.js';
+import { EventsRepo } from './repos/events.js';
 import { RequestsRepo } from './repos/requests.js';
 import { TradesRepo } from './repos/trades.js';
 import { UsersRepo } from './repos/users.js';
@@ -12,6 +13,7 @@ export class Store {
   readonly accounts: AccountsRepo;
   readonly trades: TradesRepo;
   readonly requests: RequestsRepo;
+  readonly events: EventsRepo;
 
   constructor(readonly database: Database) {
     const db = database.db;
@@ -20,6 +22,7 @@ export class Store {
     this.accounts = new AccountsRepo(db);
     this.trades = new TradesRepo(db);
     this.requests = new RequestsRepo(db);
+    this.events = new EventsRepo(db);
   }
 
   static async open(opts: OpenOptions): Promise<Store> {

@@ -1,0 +1,73 @@
+import { and, asc, eq, gt, sql } from 'drizzle-orm';
+import type { Db } from '../db.js';
+import { events } from '../schema.js';
+import { newId } from '../../domain/ids.js';
+
+export type EventRow = typeof events.$inferSelect;
+
+export interface NewEvent {
+  userId: string;
+  accountId: string | null;
+  type: string;
+  payload: Record<string, unknown>;
+  schemaVersion?: number;
+}
+
+/** A transaction or the database itself: events are appended inside the caller's transaction. */
+export type Tx = Pick<Db, 'execute' | 'select' | 'insert'>;
+
+/**
+ * The event outbox. `append` must run in the same transaction as the state change it reports, so an event
+ * exists exactly when its change does. Sequence numbers are dense per (user, account).
+ */
+export class EventsRepo {
+  private readonly listeners = new Set<(userId: string) => void>();
+
+  constructor(private readonly db: Db) {}
+
+  async append(tx: Tx, evs: NewEvent[]): Promise<EventRow[]> {
+    const out: EventRow[] = [];
+    for (const e of evs) {
+      const scope = `${e.userId}|${e.accountId ?? ''}`;
+      // Serialise writers of one scope so two transactions cannot take the same sequence number.
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${'evseq:' + scope}))`);
+      const [row] = await tx.select({ max: sql<number>`coalesce(max(${events.seq}), 0)::int` }).from(events)
+        .where(and(eq(events.userId, e.userId), e.accountId === null ? sql`${events.accountId} is null` : eq(events.accountId, e.accountId)));
+      const [inserted] = await tx.insert(events).values({
+        id: newId('evt'), userId: e.userId, accountId: e.accountId, seq: (row?.max ?? 0) + 1, type: e.type, schemaVersion: e.schemaVersion ?? 1, payload: e.payload,
+      }).returning();
+      out.push(inserted!);
+    }
+    return out;
+  }
+
+  /** Appends in a transaction of its own, for changes that are a single write already done. */
+  async emit(evs: NewEvent[]): Promise<EventRow[]> {
+    const rows = await this.db.transaction((tx) => this.append(tx, evs));
+    this.notify(evs.map((e) => e.userId));
+    return rows;
+  }
+
+  /** Wakes the live stream and the deliverer after a commit (they re-read from their cursor: no data in the signal). */
+  notify(userIds: string[]): void {
+    for (const u of new Set(userIds)) for (const l of this.listeners) l(u);
+  }
+
+  onAppended(listener: (userId: string) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async after(userId: string, cursor: number, limit: number): Promise<EventRow[]> {
+    return this.db.select().from(events).where(and(eq(events.userId, userId), gt(events.cursor, cursor))).orderBy(asc(events.cursor)).limit(limit);
+  }
+
+  async allAfter(cursor: number, limit: number): Promise<EventRow[]> {
+    return this.db.select().from(events).where(gt(events.cursor, cursor)).orderBy(asc(events.cursor)).limit(limit);
+  }
+
+  async byId(userId: string, id: string): Promise<EventRow | null> {
+    const [row] = await this.db.select().from(events).where(and(eq(events.userId, userId), eq(events.id, id))).limit(1);
+    return row ?? null;
+  }
+}
