@@ -7,6 +7,7 @@ import type { OrderType, Side } from '../domain/types.js';
 import type { BrokerAdapter, OrderOutcome } from '../platforms/adapter.js';
 import type { Store } from '../store/store.js';
 import type { NewIntent } from '../store/repos/trades.js';
+import type { NewEvent } from '../store/repos/events.js';
 import type { AdapterRegistry } from './adapter-registry.js';
 import { Dispatcher, outcomeFields } from './dispatcher.js';
 import { planOpen, type PlannedCopy, type SlaveContext } from './planner.js';
@@ -65,7 +66,9 @@ export class OrderService {
     const outcome = await this.settle(adapter, tag, await adapter.placeOrder({ ...input, tag }));
     if (outcome.kind !== 'confirmed') {
       const status = outcome.kind === 'unresolved' ? 'unresolved' : 'rejected';
-      await this.store.trades.updateTrade(tradeId, { status, masterOutcome: { kind: outcome.kind, code: outcome.code, message: outcome.message } });
+      await this.store.trades.updateTrade(tradeId, { status, masterOutcome: { kind: outcome.kind, code: outcome.code, message: outcome.message } }, [
+        { userId, accountId: master.id, type: `order.${status}`, payload: { tradeId, requestId, symbol: input.symbol, side: input.side, volume: input.volume.toString(), code: outcome.code, message: outcome.message } },
+      ]);
       if (outcome.kind === 'unresolved') {
         throw new AppError('write_outcome_unknown', `the Master's broker did not confirm the order in time and it could not be found by its tag yet; check trade ${tradeId} before retrying`, { details: { tradeId } });
       }
@@ -92,6 +95,9 @@ export class OrderService {
     }
     if (!isMultipleOf(input.volume, spec.volumeStep)) {
       throw invalid(`volume must be a multiple of ${spec.volumeStep} for ${input.symbol}`, { field: 'volume' });
+    }
+    for (const [field, v] of [['price', input.price], ['stopLoss', input.stopLoss], ['takeProfit', input.takeProfit]] as const) {
+      if (v !== null && !isMultipleOf(v, spec.tickSize)) throw invalid(`${field} must be a multiple of the tick size ${spec.tickSize} for ${input.symbol}`, { field });
     }
   }
 
@@ -137,21 +143,27 @@ export class OrderService {
       skipReason: p.kind === 'skip' ? `${p.reason}: ${p.detail}` : null,
     }));
     const sends = plan.filter((p) => p.kind === 'send').length;
+    const userId = master.userId;
+    const events: NewEvent[] = [
+      { userId, accountId: master.id, type: 'order.accepted', payload: { tradeId, symbol: input.symbol, side: input.side, volume: input.volume.toString(), copiedTo: sends, positionId: masterOutcome.positionId, fillPrice: masterOutcome.fillPrice?.toString() ?? null } },
+      ...(masterOutcome.positionId ? [{ userId, accountId: master.id, type: 'position.opened', payload: { role: 'master', tradeId, positionId: masterOutcome.positionId, symbol: input.symbol, side: input.side, volume: (masterOutcome.filledVolume ?? input.volume).toString(), price: masterOutcome.fillPrice?.toString() ?? null } }] : []),
+      ...plan.flatMap((p, i) => (p.kind === 'skip' ? [{ userId, accountId: p.slave.id, type: 'copy.skipped', payload: { tradeId, intentId: rows[i]!.id, reason: p.reason, detail: p.detail, symbol: p.symbol } }] : [])),
+    ];
     const t1 = performance.now();
     await this.store.trades.recordIntents(tradeId, {
       status: 'accepted', copiedTo: sends, masterPositionId: masterOutcome.positionId, masterOrderId: masterOutcome.brokerOrderId,
       fillPrice: masterOutcome.fillPrice?.toString() ?? null, masterOutcome: outcomeFields(masterOutcome).outcome,
-    }, rows);
+    }, rows, events);
     const recordMs = performance.now() - t1;
 
     const done = Promise.all(plan.map((p, i) => {
       if (p.kind !== 'send') return Promise.resolve();
-      return this.dispatcher.track(this.dispatchOne(master, rows[i]!.id, p, adapters.get(p.slave.id)!, masterOutcome, { plan: planMs, record: recordMs }));
+      return this.dispatcher.track(this.dispatchOne(master, tradeId, rows[i]!.id, p, adapters.get(p.slave.id)!, masterOutcome, { plan: planMs, record: recordMs }));
     })).then(() => undefined);
     return { dispatched: sends, done };
   }
 
-  private async dispatchOne(master: Account, intentId: string, p: PlannedCopy & { kind: 'send' }, adapter: BrokerAdapter, masterOutcome: OrderOutcome & { kind: 'confirmed' }, latency: Record<string, number>) {
+  private async dispatchOne(master: Account, tradeId: string, intentId: string, p: PlannedCopy & { kind: 'send' }, adapter: BrokerAdapter, masterOutcome: OrderOutcome & { kind: 'confirmed' }, latency: Record<string, number>) {
     const t0 = performance.now();
     await this.store.trades.updateIntent(intentId, { state: 'sent', attempts: 1 });
     const tSend = performance.now();
@@ -171,7 +183,18 @@ export class OrderService {
       const diff = outcome.fillPrice.minus(masterOutcome.fillPrice);
       slippage = (p.side === 'buy' ? diff : diff.neg()).toString();
     }
-    await this.store.trades.updateIntent(intentId, { ...fields, slippage, latency: { ...latency, send: tSend - t0, ack: ackMs } });
+    const userId = master.userId;
+    const base = { tradeId, intentId, symbol: p.symbol, side: p.side, volume: p.volume.toString() };
+    const events: NewEvent[] = [{
+      userId, accountId: p.slave.id, type: `copy.${outcome.kind}`,
+      payload: outcome.kind === 'confirmed'
+        ? { ...base, positionId: outcome.positionId, orderId: outcome.brokerOrderId, fillPrice: outcome.fillPrice?.toString() ?? null, filledVolume: outcome.filledVolume?.toString() ?? null, slippage }
+        : { ...base, code: outcome.code, message: outcome.message },
+    }];
+    if (outcome.kind === 'confirmed' && outcome.positionId) {
+      events.push({ userId, accountId: p.slave.id, type: 'position.opened', payload: { role: 'slave', intentId, positionId: outcome.positionId, symbol: p.symbol, side: p.side, volume: (outcome.filledVolume ?? p.volume).toString(), price: outcome.fillPrice?.toString() ?? null, masterPositionId: masterOutcome.positionId } });
+    }
+    await this.store.trades.updateIntent(intentId, { ...fields, slippage, latency: { ...latency, send: tSend - t0, ack: ackMs } }, events);
     if (outcome.kind === 'confirmed' && outcome.positionId && masterOutcome.positionId) {
       await this.store.trades.insertLink({ id: newId('act'), masterAccountId: master.id, masterPositionId: masterOutcome.positionId, slaveAccountId: p.slave.id, slavePositionId: outcome.positionId, intentId });
     }

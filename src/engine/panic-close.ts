@@ -37,15 +37,21 @@ export class PanicCloseService {
   async closeAccount(userId: string, accountId: string): Promise<AccountPanicReport> {
     const account = await this.store.accounts.owned(userId, accountId);
     if (!account) throw notFound('account');
-    return this.flatten(account);
+    await this.store.events.emit([{ userId, accountId, type: 'panic_close.started', payload: { scope: 'account', targetId: accountId } }]);
+    const report = await this.flatten(account);
+    await this.store.events.emit([{ userId, accountId, type: 'panic_close.finished', payload: { scope: 'account', targetId: accountId, closed: report.closed, failed: report.failed, remaining: report.remaining } }]);
+    return report;
   }
 
   async closeGroup(userId: string, groupId: string): Promise<{ groupId: string; accounts: AccountPanicReport[] }> {
     const group = await this.store.accounts.ownedGroup(userId, groupId);
     if (!group) throw notFound('copier group');
     const members = await this.store.accounts.list(userId, { groupId });
+    await this.store.events.emit(members.map((m) => ({ userId, accountId: m.id, type: 'panic_close.started', payload: { scope: 'group', targetId: groupId } })));
     // Master first would let its closes race the copies; closing all at once is what "emergency" means.
-    return { groupId, accounts: await Promise.all(members.map((m) => this.flatten(m))) };
+    const accounts = await Promise.all(members.map((m) => this.flatten(m)));
+    await this.store.events.emit(accounts.map((r) => ({ userId, accountId: r.accountId, type: 'panic_close.finished', payload: { scope: 'group', targetId: groupId, closed: r.closed, failed: r.failed, remaining: r.remaining } })));
+    return { groupId, accounts };
   }
 
   private async flatten(account: Account): Promise<AccountPanicReport> {
@@ -76,6 +82,7 @@ export class PanicCloseService {
           error: o.kind === 'confirmed' ? null : `${o.code}: ${o.message}`,
         });
         if (o.kind === 'confirmed') {
+          await this.store.events.emit([{ userId: account.userId, accountId: account.id, type: 'position.closed', payload: { role: account.role, positionId: pos.id, symbol: pos.symbol, side: pos.side, volume: pos.volume.toString(), price: o.fillPrice?.toString() ?? null, reason: 'panic_close' } }]);
           for (const link of await this.store.trades.openLinksOfSlave(account.id)) if (link.slavePositionId === pos.id) await this.store.trades.closeLink(link.id, 'panic_close');
         }
       }));

@@ -1,4 +1,4 @@
-import { Decimal } from '../domain/decimal.js';
+import { Decimal, roundToStep } from '../domain/decimal.js';
 import type { Account } from '../domain/account.js';
 import { isEligibleSlave } from '../domain/account.js';
 import type { CopyRule } from '../domain/copy-rule.js';
@@ -59,6 +59,8 @@ export function planOpen(action: MasterOpen, slaves: SlaveContext[], now: number
     if (!sized.ok) return skip(sized.reason, sized.detail, mapped.symbol);
     // Reversed copies swap the protective levels: the master's stop becomes the slave's target.
     const [sl, tp] = rule.reverse ? [action.takeProfit, action.stopLoss] : [action.stopLoss, action.takeProfit];
+    // The Slave's broker may quote the (mapped) symbol on a different tick grid; off-grid levels are refused there.
+    const onGrid = (v: Decimal | null) => (v === null ? null : roundToStep(v, spec.tickSize));
     return {
       kind: 'send',
       slave: account,
@@ -67,9 +69,9 @@ export function planOpen(action: MasterOpen, slaves: SlaveContext[], now: number
       side,
       type: action.type,
       volume: sized.volume,
-      price: action.price,
-      stopLoss: rule.copyStopLoss ? sl : null,
-      takeProfit: rule.copyTakeProfit ? tp : null,
+      price: onGrid(action.price),
+      stopLoss: rule.copyStopLoss ? onGrid(sl) : null,
+      takeProfit: rule.copyTakeProfit ? onGrid(tp) : null,
     };
   });
 }

@@ -20,9 +20,9 @@ export class Store {
     this.users = new UsersRepo(db);
     this.credentials = new CredentialsRepo(db);
     this.accounts = new AccountsRepo(db);
-    this.trades = new TradesRepo(db);
-    this.requests = new RequestsRepo(db);
     this.events = new EventsRepo(db);
+    this.trades = new TradesRepo(db, this.events);
+    this.requests = new RequestsRepo(db);
   }
 
   static async open(opts: OpenOptions): Promise<Store> {

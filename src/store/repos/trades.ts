@@ -3,6 +3,7 @@ import type { Db } from '../db.js';
 import { copyIntents, positionLinks, trades } from '../schema.js';
 import type { IntentState } from '../../domain/intent.js';
 import type { Side } from '../../domain/types.js';
+import type { EventsRepo, NewEvent } from './events.js';
 
 export type TradeRow = typeof trades.$inferSelect;
 export type IntentRow = typeof copyIntents.$inferSelect;
@@ -25,15 +26,27 @@ export interface IntentUpdate {
 
 /** Trades, the copy ledger (intents) and position links. */
 export class TradesRepo {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Db, private readonly events: EventsRepo) {}
+
+  /** Runs a write and appends its events in one transaction, then wakes the event consumers. */
+  private async withEvents(evs: NewEvent[], write: (tx: Db) => Promise<void>): Promise<void> {
+    if (evs.length === 0) return write(this.db);
+    await this.db.transaction(async (tx) => {
+      await write(tx as unknown as Db);
+      await this.events.append(tx, evs);
+    });
+    this.events.notify(evs.map((e) => e.userId));
+  }
 
   async insertTrade(t: NewTrade): Promise<TradeRow> {
     const [row] = await this.db.insert(trades).values(t).returning();
     return row!;
   }
 
-  async updateTrade(id: string, set: Partial<NewTrade>): Promise<void> {
-    await this.db.update(trades).set({ ...set, updatedAt: new Date() }).where(eq(trades.id, id));
+  async updateTrade(id: string, set: Partial<NewTrade>, evs: NewEvent[] = []): Promise<void> {
+    await this.withEvents(evs, async (db) => {
+      await db.update(trades).set({ ...set, updatedAt: new Date() }).where(eq(trades.id, id));
+    });
   }
 
   async ownedTrade(userId: string, id: string): Promise<TradeRow | null> {
@@ -52,15 +65,19 @@ export class TradesRepo {
    * All intents of one master action in ONE statement, in the same transaction as the trade's update:
    * they are durable before the first is sent, so a crash cannot lose or double a copy.
    */
-  async recordIntents(tradeId: string, tradeSet: Partial<NewTrade>, intents: NewIntent[]): Promise<void> {
+  async recordIntents(tradeId: string, tradeSet: Partial<NewTrade>, intents: NewIntent[], evs: NewEvent[] = []): Promise<void> {
     await this.db.transaction(async (tx) => {
       await tx.update(trades).set({ ...tradeSet, updatedAt: new Date() }).where(eq(trades.id, tradeId));
       if (intents.length > 0) await tx.insert(copyIntents).values(intents);
+      if (evs.length > 0) await this.events.append(tx, evs);
     });
+    this.events.notify(evs.map((e) => e.userId));
   }
 
-  async updateIntent(id: string, u: IntentUpdate): Promise<void> {
-    await this.db.update(copyIntents).set({ ...u, updatedAt: new Date() }).where(eq(copyIntents.id, id));
+  async updateIntent(id: string, u: IntentUpdate, evs: NewEvent[] = []): Promise<void> {
+    await this.withEvents(evs, async (db) => {
+      await db.update(copyIntents).set({ ...u, updatedAt: new Date() }).where(eq(copyIntents.id, id));
+    });
   }
 
   async intentsOfTrade(tradeId: string): Promise<IntentRow[]> {
