@@ -41,7 +41,6 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
     requestIdHeader: false,
     bodyLimit: opts.bodyLimit ?? 64 * 1024,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: true, strict: false } },
-    disableRequestLogging: false,
   }) as unknown as FastifyInstance;
 
   app.decorateRequest('principal', null);

@@ -1,0 +1,34 @@
+import { Writable } from 'node:stream';
+import { loadConfig } from '../../src/config/config.js';
+import { createLogger } from '../../src/config/logger.js';
+import { startService, type Service } from '../../src/main.js';
+
+export interface TestService extends Service {
+  /** Every log line the service wrote (tests grep it for secrets). */
+  logs: string[];
+  call(method: string, path: string, opts?: { token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<{ status: number; headers: Headers; body: any; text: string }>;
+}
+
+/** The whole service in-process on a random loopback port, in demo mode, on an in-memory store by default. */
+export async function startTestService(opts: { dataDir?: string; env?: Record<string, string> } = {}): Promise<TestService> {
+  const logs: string[] = [];
+  const sink = new Writable({ write(chunk, _enc, cb) { logs.push(String(chunk)); cb(); } });
+  const cfg = loadConfig({ dataDir: opts.dataDir ?? ':memory:', port: '0', demo: true }, { ...process.env, COPYTRADE_BROKER_TIMEOUT_MS: '300', DATABASE_URL: '', ...(opts.env ?? {}) });
+  const svc = await startService(cfg, createLogger('info', sink));
+  return Object.assign(svc, {
+    logs,
+    async call(method: string, path: string, o: { token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {}) {
+      const headers: Record<string, string> = { accept: 'application/json', ...(o.headers ?? {}) };
+      if (o.token) headers.authorization = `Bearer ${o.token}`;
+      let body: string | undefined;
+      if (o.rawBody !== undefined) body = o.rawBody;
+      else if (o.body !== undefined) body = JSON.stringify(o.body);
+      if (body !== undefined && !headers['content-type']) headers['content-type'] = 'application/json';
+      const res = await fetch(svc.baseUrl + path, { method, headers, ...(body !== undefined ? { body } : {}) });
+      const text = await res.text();
+      let parsed: unknown = null;
+      try { parsed = text ? JSON.parse(text) : null; } catch { parsed = null; }
+      return { status: res.status, headers: res.headers, body: parsed, text };
+    },
+  });
+}
