@@ -1,0 +1,95 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dec } from '../../domain/decimal.js';
+import { AppError } from '../../domain/errors.js';
+import { SimBroker } from '../../simulator/broker.js';
+import { startTradeLockerSimServer, type TradeLockerSimServer } from '../../simulator/tradelocker/server.js';
+import type { BrokerEvent } from '../adapter.js';
+import { TradeLockerAdapter } from './adapter.js';
+import { discoverTradeLockerAccounts, verifyTradeLockerAccount } from './connect.js';
+import { createTradeLockerAdapterFactory } from './factory.js';
+
+const META = { email: 'a@example.com', password: 'pw', server: 'S1', environment: 'live' };
+
+describe('TradeLocker connect flow, factory and polling watcher', () => {
+  let broker: SimBroker;
+  let srv: TradeLockerSimServer;
+
+  beforeAll(async () => {
+    broker = new SimBroker({ seed: 9 });
+    broker.createAccount({ balance: 1000, meta: META });
+    broker.createAccount({ balance: 2500, currency: 'EUR', meta: META });
+    srv = await startTradeLockerSimServer(broker);
+  });
+  afterAll(() => srv.close());
+
+  it('discovers every account of the user and verifies the picked number', async () => {
+    const accounts = await discoverTradeLockerAccounts({ baseUrl: srv.baseUrl, email: META.email, password: META.password, server: META.server });
+    expect(accounts.map((a) => [a.accNum, a.currency, a.balance.toString()])).toEqual([
+      [1, 'USD', '1000'],
+      [2, 'EUR', '2500'],
+    ]);
+    const second = accounts[1]!;
+    expect(verifyTradeLockerAccount(accounts, { accountId: second.id, accountNumber: ` #${second.accountNumber} ` })).toBe(second);
+    expect(() => verifyTradeLockerAccount(accounts, { accountId: second.id, accountNumber: accounts[0]!.accountNumber })).toThrow(/does not match/);
+    expect(() => verifyTradeLockerAccount(accounts, { accountId: '1', accountNumber: '1' })).toThrow(AppError);
+  });
+
+  it('reports bad credentials as unauthorized without echoing them', async () => {
+    const err = await discoverTradeLockerAccounts({ baseUrl: srv.baseUrl, email: META.email, password: 'wrong-secret', server: META.server }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'unauthorized' });
+    expect(String((err as Error).message)).not.toContain('wrong-secret');
+  });
+
+  it('the factory validates stored credentials and picks the base URL by environment', async () => {
+    const seen: (string | null)[] = [];
+    const factory = createTradeLockerAdapterFactory({ resolveBaseUrl: (env) => (seen.push(env), srv.baseUrl), timeoutMs: 500 });
+    await expect(factory.create({ id: 'acc_x', brokerAccountId: '', environment: 'live', credentials: { email: 'x' } })).rejects.toMatchObject({ code: 'invalid_request' });
+    const acc = broker.accounts()[1]!;
+    const adapter = await factory.create({
+      id: 'acc_y',
+      brokerAccountId: acc.login,
+      environment: 'live',
+      credentials: { email: META.email, password: META.password, server: META.server, accNum: '2' },
+    });
+    expect(seen).toEqual(['live']);
+    expect(await adapter.accountInfo()).toMatchObject({ currency: 'EUR', brokerAccountNumber: acc.login });
+    await adapter.close();
+  });
+
+  it('subscribe polls and diffs: opened, modified, reduced, closed, pending placed / cancelled / filled', async () => {
+    const acc = broker.accounts()[0]!;
+    const adapter = new TradeLockerAdapter({ baseUrl: srv.baseUrl, ...META, accountId: acc.login, accNum: 1, timeoutMs: 500, pollIntervalMs: 50 });
+    const events: BrokerEvent[] = [];
+    const off = adapter.subscribe((ev) => events.push(ev));
+    const waitFor = async (kind: BrokerEvent['kind']) => {
+      for (let i = 0; i < 100 && !events.some((e) => e.kind === kind); i++) await new Promise((r) => setTimeout(r, 20));
+      const ev = events.find((e) => e.kind === kind);
+      expect(ev, `no ${kind} event in ${events.map((e) => e.kind).join(",")}`).toBeDefined();
+      return ev!;
+    };
+    await new Promise((r) => setTimeout(r, 150)); // baseline poll
+    broker.setPrice('EURUSD', '1.08000');
+    const opened = broker.placeOrder(acc.id, { symbol: 'EURUSD', side: 'buy', type: 'market', volume: dec('0.3'), tag: 'w1' });
+    expect((await waitFor('position_opened')).position?.id).toBe(opened.position!.id);
+    broker.modifyPosition(acc.id, opened.position!.id, { stopLoss: dec('1.07'), takeProfit: null });
+    expect((await waitFor('position_modified')).position?.stopLoss?.toString()).toBe('1.07');
+    broker.closePosition(acc.id, opened.position!.id, dec('0.1'));
+    expect((await waitFor('position_reduced')).closedVolume?.toString()).toBe('0.1');
+    broker.closePosition(acc.id, opened.position!.id);
+    await waitFor('position_closed');
+
+    const limit = broker.placeOrder(acc.id, { symbol: 'EURUSD', side: 'buy', type: 'limit', volume: dec('0.1'), price: dec('1.07'), tag: 'w2' });
+    expect((await waitFor('order_placed')).order?.id).toBe(limit.order.id);
+    broker.cancelOrder(acc.id, limit.order.id);
+    expect((await waitFor('order_cancelled')).order?.status).toBe('cancelled');
+    const stop = broker.placeOrder(acc.id, { symbol: 'EURUSD', side: 'buy', type: 'stop', volume: dec('0.1'), price: dec('1.0810'), tag: 'w3' });
+    // A pending order that fills between two polls is only ever seen as its position: wait until it was seen.
+    for (let i = 0; i < 100 && !events.some((e) => e.kind === 'order_placed' && e.order?.id === stop.order.id); i++) await new Promise((r) => setTimeout(r, 20));
+    broker.setPrice('EURUSD', '1.0820');
+    const filled = await waitFor('order_filled');
+    expect(filled.order).toMatchObject({ id: stop.order.id, status: 'filled' });
+    expect(filled.order?.positionId).toMatch(/^\d+$/);
+    off();
+    await adapter.close();
+  });
+});
