@@ -110,7 +110,8 @@ export class TradeLockerAdapter implements BrokerAdapter {
       const mine = accounts.find((x) => x.id === this.opts.accountId);
       this.listing = { currency: mine?.currency ?? '', number: this.opts.accountId };
     }
-    const balance = details.get('balance')!;
+    const balance = details.get('balance');
+    if (!balance) throw new AppError('upstream_error', 'TradeLocker account state has no balance value');
     return {
       balance,
       // projectedBalance is balance plus open P/L: what other platforms call equity.
