@@ -1,0 +1,66 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const TSX = join(process.cwd(), 'node_modules', '.bin', 'tsx');
+const ENTRY = join(process.cwd(), 'test', 'helpers', 'cli-entry.ts');
+let dir: string;
+
+async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const r = await run(TSX, [ENTRY, ...args, '--data-dir', dir], { env: { ...process.env, DATABASE_URL: '' } });
+    return { code: 0, stdout: r.stdout, stderr: r.stderr };
+  } catch (e) {
+    const err = e as { code: number; stdout: string; stderr: string };
+    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
+  }
+}
+
+beforeAll(() => { dir = mkdtempSync(join(tmpdir(), 'ct-cli-')); });
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('copytrade CLI (admin commands on the embedded store)', () => {
+  it('creates a user, a token and keys, with --json outputs scripts rely on', async () => {
+    const u = await cli('users', 'create', '--email', 'ops@example.test', '--password', 'long-enough-pw', '--json');
+    expect(u.code).toBe(0);
+    expect(JSON.parse(u.stdout)).toEqual({ id: expect.stringMatching(/^usr_/), email: 'ops@example.test' });
+    const t = await cli('tokens', 'create', '--email', 'ops@example.test', '--json');
+    expect(JSON.parse(t.stdout)).toMatchObject({ accessToken: expect.stringMatching(/^ctat_/) });
+    const k = JSON.parse((await cli('keys', 'create', '--email', 'ops@example.test', '--json')).stdout);
+    expect(k).toMatchObject({ id: expect.stringMatching(/^key_/), apiKey: expect.stringMatching(/^ctk_/) });
+    const rotated = JSON.parse((await cli('keys', 'rotate', '--email', 'ops@example.test', '--id', k.id, '--overlap', '60', '--json')).stdout);
+    expect(rotated).toMatchObject({ previousId: k.id, apiKey: expect.stringMatching(/^ctk_/) });
+    const list = JSON.parse((await cli('keys', 'list', '--email', 'ops@example.test', '--json')).stdout);
+    expect(list).toHaveLength(2);
+    expect(JSON.stringify(list)).not.toContain(k.apiKey);
+    expect((await cli('keys', 'revoke', '--email', 'ops@example.test', '--id', rotated.id, '--json')).code).toBe(0);
+  }, 60_000);
+
+  it('exits non-zero with a clear message on bad input', async () => {
+    const dup = await cli('users', 'create', '--email', 'ops@example.test', '--password', 'long-enough-pw');
+    expect(dup.code).not.toBe(0);
+    expect(dup.stderr).toContain('already exists');
+    const short = await cli('users', 'create', '--email', 'x@example.test', '--password', 'short');
+    expect(short.stderr).toContain('at least 8 characters');
+    const missing = await cli('tokens', 'create', '--email', 'nobody@example.test');
+    expect(missing.stderr).toContain('no user with email');
+    const noFlag = await cli('keys', 'create');
+    expect(noFlag.code).not.toBe(0);
+    expect(noFlag.stderr).toContain("required option '--email <email>'");
+  }, 60_000);
+
+  it('says clearly when the data dir is in use by a running server', async () => {
+    writeFileSync(join(dir, 'copytrade.lock'), String(process.ppid));
+    try {
+      const r = await cli('users', 'create', '--email', 'y@example.test', '--password', 'long-enough-pw');
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toMatch(/in use by process \d+ .*single-process/);
+    } finally {
+      rmSync(join(dir, 'copytrade.lock'), { force: true });
+    }
+  }, 60_000);
+});
