@@ -1,0 +1,296 @@
+import { Decimal } from '../../domain/decimal.js';
+import { AppError } from '../../domain/errors.js';
+import type { AccountInfo, InstrumentSpec, Order, Position } from '../../domain/types.js';
+import type {
+  BrokerAdapter,
+  BrokerEvent,
+  Capabilities,
+  ConfirmedOutcome,
+  ModifyOrderChange,
+  OrderOutcome,
+  OrderQuery,
+  PlaceOrderRequest,
+  TagLookup,
+} from '../adapter.js';
+import { metaTraderCapabilities, type MtPlatform } from './capabilities.js';
+import { fitComment } from './comment.js';
+import { tradeResultFailure } from './errors.js';
+import type { MetaTraderGateway, MtTradeRequest } from './gateway.js';
+import type { MtDeal, MtTradeResult } from './parse.js';
+import { PollingWatcher } from './watcher.js';
+
+export interface MetaTraderAdapterOptions {
+  gateway: MetaTraderGateway;
+  platform: MtPlatform;
+  /** Known from provisioning; confirmed (or corrected) from account-information on connect(). */
+  hedging?: boolean;
+  /** Decoration sent in the MT comment when the tag leaves room for it (26-character rule). */
+  comment?: string;
+  /** Magic number stamped on our trades (MetaApi's account default applies when omitted). */
+  magic?: number;
+  /** Poll period of subscribe(). */
+  pollIntervalMs?: number;
+  /** How far back findByTag and listOrders({includeHistory}) look when no window is given. */
+  historyLookbackMs?: number;
+}
+
+/** The window around a write in which its deal is looked for; covers clock skew between us and the broker. */
+const SETTLE_WINDOW_MS = 5 * 60_000;
+const MIN_POLL_MS = 250;
+const DEFAULT_LOOKBACK_MS = 30 * 24 * 3600_000;
+
+const PLACE_ACTION = {
+  'buy:market': 'ORDER_TYPE_BUY',
+  'sell:market': 'ORDER_TYPE_SELL',
+  'buy:limit': 'ORDER_TYPE_BUY_LIMIT',
+  'sell:limit': 'ORDER_TYPE_SELL_LIMIT',
+  'buy:stop': 'ORDER_TYPE_BUY_STOP',
+  'sell:stop': 'ORDER_TYPE_SELL_STOP',
+} as const;
+
+const confirmed = (o: Partial<ConfirmedOutcome>): ConfirmedOutcome => ({
+  kind: 'confirmed',
+  brokerOrderId: null,
+  positionId: null,
+  filledVolume: null,
+  fillPrice: null,
+  brokerTime: null,
+  ...o,
+});
+const denied = (code: string, message: string): OrderOutcome => ({ kind: 'denied', code, message });
+/** MetaApi's trade model takes JSON numbers; toFixed() keeps the decimal's own digits. */
+const num = (d: Decimal) => Number(d.toFixed());
+
+/**
+ * BrokerAdapter for MetaTrader 4/5 accounts: build the MetatraderTrade, send it once through the gateway,
+ * classify the answer. `clientId` carries our correlation tag; an unknown outcome (-11, timeout, reset) is
+ * `unresolved` and is settled by findByTag over positions, pending orders and history, never by a resend.
+ */
+export class MetaTraderAdapter implements BrokerAdapter {
+  private caps: Capabilities;
+  private platform: MtPlatform;
+  private readonly gateway: MetaTraderGateway;
+  private readonly specs = new Map<string, InstrumentSpec | null>();
+  private watcher: PollingWatcher | null = null;
+  private closed = false;
+
+  constructor(private readonly opts: MetaTraderAdapterOptions) {
+    this.gateway = opts.gateway;
+    this.platform = opts.platform;
+    this.caps = metaTraderCapabilities({ platform: opts.platform, hedging: opts.hedging ?? true });
+  }
+
+  get capabilities(): Capabilities {
+    return this.caps;
+  }
+
+  /** Reads account information once, so a wrong account or a dead connection shows now, and netting is known. */
+  async connect(): Promise<void> {
+    const info = await this.gateway.accountInformation();
+    this.platform = info.platform;
+    this.caps = metaTraderCapabilities({ platform: info.platform, hedging: info.hedging });
+  }
+
+  // ---- reads --------------------------------------------------------------------------------------
+
+  async accountInfo(): Promise<AccountInfo> {
+    this.open();
+    const info = await this.gateway.accountInformation();
+    return { balance: info.balance, equity: info.equity, currency: info.currency, brokerAccountNumber: info.login };
+  }
+
+  async instrument(symbol: string): Promise<InstrumentSpec | null> {
+    this.open();
+    if (this.specs.has(symbol)) return this.specs.get(symbol)!;
+    const spec = await this.gateway.symbolSpecification(symbol);
+    this.specs.set(symbol, spec);
+    return spec;
+  }
+
+  listPositions(): Promise<Position[]> {
+    this.open();
+    return this.gateway.positions();
+  }
+
+  async listOrders(query: OrderQuery = {}): Promise<Order[]> {
+    this.open();
+    const from = query.from?.getTime() ?? -Infinity;
+    const to = query.to?.getTime() ?? Infinity;
+    const keep = (o: Order) => (!query.symbol || o.symbol === query.symbol) && Date.parse(o.createdAt) >= from && Date.parse(o.createdAt) <= to;
+    const pending = (await this.gateway.orders()).filter(keep);
+    if (!query.includeHistory) return pending;
+    const { start, end } = this.window(query.from, query.to);
+    const history = (await this.gateway.historyOrders(start, end)).filter(keep);
+    return [...pending, ...history];
+  }
+
+  async findByTag(tag: string): Promise<TagLookup> {
+    this.open();
+    const position = (await this.gateway.positions()).find((p) => p.tag === tag);
+    if (position) return { found: true, position };
+    const order = (await this.gateway.orders()).find((o) => o.tag === tag);
+    if (order) return { found: true, order };
+    // A filled or cancelled order still proves the write reached the broker; the newest match wins.
+    const { start, end } = this.window();
+    const hits = (await this.gateway.historyOrders(start, end)).filter((o) => o.tag === tag);
+    const last = hits.sort((a, b) => Date.parse(a.updatedAt) - Date.parse(b.updatedAt)).at(-1);
+    return last ? { found: true, order: last } : { found: false };
+  }
+
+  // ---- writes -------------------------------------------------------------------------------------
+
+  async placeOrder(req: PlaceOrderRequest): Promise<OrderOutcome> {
+    if (this.closed) return denied('upstream_unavailable', 'adapter closed');
+    const fit = fitComment(req.tag, this.opts.comment);
+    if (!fit.ok) return denied('tag_invalid', fit.reason);
+    if (!req.volume.isFinite() || req.volume.lte(0)) return denied('invalid_volume', 'volume must be positive');
+    if (req.type !== 'market' && (!req.price || req.price.lte(0))) return denied('price_required', `a ${req.type} order needs a price`);
+    const body: MtTradeRequest = {
+      actionType: PLACE_ACTION[`${req.side}:${req.type}`],
+      symbol: req.symbol,
+      volume: num(req.volume),
+      clientId: fit.clientId,
+      ...(fit.comment ? { comment: fit.comment } : {}),
+      ...(this.opts.magic !== undefined ? { magic: this.opts.magic } : {}),
+    };
+    if (req.type !== 'market') body.openPrice = num(req.price!);
+    if (req.stopLoss) body.stopLoss = num(req.stopLoss);
+    if (req.takeProfit) body.takeProfit = num(req.takeProfit);
+    const sentAt = Date.now();
+    const res = await this.send(body, 'place order');
+    if (!res.ok) return res.outcome;
+    if (req.type !== 'market') {
+      return confirmed({ brokerOrderId: res.result.orderId, brokerTime: new Date().toISOString(), raw: res.result });
+    }
+    return this.withFill(res.result, sentAt, null);
+  }
+
+  async modifyPosition(positionId: string, change: { stopLoss: Decimal | null; takeProfit: Decimal | null }): Promise<OrderOutcome> {
+    if (this.closed) return denied('upstream_unavailable', 'adapter closed');
+    // 0 is MT's "no stop": sending both levels makes null remove one, as the port asks.
+    const res = await this.send(
+      { actionType: 'POSITION_MODIFY', positionId, stopLoss: change.stopLoss ? num(change.stopLoss) : 0, takeProfit: change.takeProfit ? num(change.takeProfit) : 0 },
+      'modify position',
+    );
+    if (!res.ok) return res.outcome;
+    return confirmed({ positionId, brokerTime: new Date().toISOString(), raw: res.result });
+  }
+
+  async closePosition(positionId: string, volume?: Decimal): Promise<OrderOutcome> {
+    if (this.closed) return denied('upstream_unavailable', 'adapter closed');
+    if (volume !== undefined && (!volume.isFinite() || volume.lte(0))) return denied('invalid_volume', 'volume to close must be positive');
+    const body: MtTradeRequest = volume ? { actionType: 'POSITION_PARTIAL', positionId, volume: num(volume) } : { actionType: 'POSITION_CLOSE_ID', positionId };
+    const sentAt = Date.now();
+    const res = await this.send(body, volume ? 'partial close' : 'close position');
+    if (!res.ok) return res.outcome;
+    return this.withFill(res.result, sentAt, positionId);
+  }
+
+  async cancelOrder(orderId: string): Promise<OrderOutcome> {
+    if (this.closed) return denied('upstream_unavailable', 'adapter closed');
+    const res = await this.send({ actionType: 'ORDER_CANCEL', orderId }, 'cancel order');
+    if (!res.ok) return res.outcome;
+    return confirmed({ brokerOrderId: orderId, brokerTime: new Date().toISOString(), raw: res.result });
+  }
+
+  async modifyOrder(orderId: string, change: ModifyOrderChange): Promise<OrderOutcome> {
+    if (this.closed) return denied('upstream_unavailable', 'adapter closed');
+    if (change.volume !== undefined) return denied('unsupported', 'MetaTrader cannot change the volume of a pending order; cancel and place a new one');
+    let price = change.price;
+    if (!price) {
+      // ORDER_MODIFY requires openPrice even when only SL/TP change.
+      let current: Order | undefined;
+      try {
+        current = (await this.gateway.orders()).find((o) => o.id === orderId);
+      } catch (err) {
+        return denied(err instanceof AppError ? err.code : 'internal_error', `not sent: ${(err as Error).message}`);
+      }
+      if (!current?.price) return { kind: 'rejected', code: 'not_found', message: `no pending order ${orderId}` };
+      price = current.price;
+    }
+    const body: MtTradeRequest = { actionType: 'ORDER_MODIFY', orderId, openPrice: num(price) };
+    if (change.stopLoss !== undefined) body.stopLoss = change.stopLoss ? num(change.stopLoss) : 0;
+    if (change.takeProfit !== undefined) body.takeProfit = change.takeProfit ? num(change.takeProfit) : 0;
+    const res = await this.send(body, 'modify order');
+    if (!res.ok) return res.outcome;
+    return confirmed({ brokerOrderId: orderId, brokerTime: new Date().toISOString(), raw: res.result });
+  }
+
+  // ---- events -------------------------------------------------------------------------------------
+
+  subscribe(listener: (ev: BrokerEvent) => void): () => void {
+    if (!this.watcher) {
+      this.watcher = new PollingWatcher({
+        snapshot: async () => {
+          const [positions, orders] = await Promise.all([this.gateway.positions(), this.gateway.orders()]);
+          return { positions, orders };
+        },
+        finalOrder: async (o) => {
+          const from = new Date(Date.parse(o.createdAt) - 1000);
+          return (await this.gateway.historyOrders(from, new Date(Date.now() + 60_000))).find((h) => h.id === o.id) ?? null;
+        },
+        intervalMs: Math.max(MIN_POLL_MS, this.opts.pollIntervalMs ?? 1000),
+      });
+    }
+    const off = this.watcher.add(listener);
+    return () => {
+      off();
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.watcher?.stop();
+    this.watcher = null;
+    await this.gateway.close();
+  }
+
+  // ---- internals ----------------------------------------------------------------------------------
+
+  private open(): void {
+    if (this.closed) throw new AppError('upstream_unavailable', 'adapter closed');
+  }
+
+  private window(from?: Date, to?: Date): { start: Date; end: Date } {
+    const now = Date.now();
+    return {
+      start: from ?? new Date(now - (this.opts.historyLookbackMs ?? DEFAULT_LOOKBACK_MS)),
+      // End is exclusive at MetaApi; a minute ahead covers our clock running behind the broker's.
+      end: to ? new Date(to.getTime() + 1) : new Date(now + 60_000),
+    };
+  }
+
+  private async send(body: MtTradeRequest, what: string): Promise<{ ok: true; result: MtTradeResult } | { ok: false; outcome: OrderOutcome }> {
+    const answer = await this.gateway.trade(body);
+    if (answer.kind === 'failed') return { ok: false, outcome: answer.outcome };
+    const failure = tradeResultFailure(answer.result, this.platform, `MetaTrader ${what}`);
+    return failure ? { ok: false, outcome: failure } : { ok: true, result: answer.result };
+  }
+
+  /**
+   * The trade answer names the order but not the fill; its deals give volume and price. A failed lookup leaves
+   * those null: the write is confirmed by the broker's code either way.
+   */
+  private async withFill(result: MtTradeResult, sentAt: number, positionId: string | null): Promise<OrderOutcome> {
+    let deals: MtDeal[] = [];
+    if (result.orderId) {
+      try {
+        const all = await this.gateway.historyDeals(new Date(sentAt - SETTLE_WINDOW_MS), new Date(Date.now() + 60_000));
+        deals = all.filter((d) => d.orderId === result.orderId && d.volume !== null && d.price !== null);
+      } catch {
+        deals = [];
+      }
+    }
+    const volume = deals.reduce((s, d) => s.plus(d.volume!), new Decimal(0));
+    const price = volume.isZero() ? null : deals.reduce((s, d) => s.plus(d.price!.mul(d.volume!)), new Decimal(0)).div(volume);
+    const last = deals.at(-1);
+    return confirmed({
+      brokerOrderId: result.orderId,
+      positionId: result.positionId ?? last?.positionId ?? positionId,
+      filledVolume: volume.isZero() ? null : volume,
+      fillPrice: price,
+      brokerTime: last?.time ?? new Date().toISOString(),
+      raw: result,
+    });
+  }
+}

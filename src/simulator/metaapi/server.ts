@@ -1,0 +1,326 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { ActiveFault, FaultOp, SimBrokerApi } from '../types.js';
+import { ApiError, type Reply, readJson, send, tooManyRequests } from './http.js';
+import { AccountRegistry, type AccountView, mtPlatformOf } from './registry.js';
+import { resultOf, runTrade, type TradeCtx, tradeOp } from './trade.js';
+import { accountInformationDto, type CommentStore, dealDto, fillPrices, orderDto, positionDto, specificationDto } from './wire.js';
+
+export interface MetaApiSimOptions {
+  host?: string;
+  port?: number;
+  /** The `auth-token` every request must carry; a JWT-shaped random one when omitted. */
+  token?: string;
+  /** 202 phase of account creation (automatic broker settings detection). */
+  detectionMs?: number;
+  /** DEPLOYING -> DEPLOYED. */
+  deployMs?: number;
+  /** DEPLOYED + DISCONNECTED -> CONNECTED. */
+  connectMs?: number;
+  /** Where a wrong password shows: the create call (E_AUTH), or a terminal that never connects. */
+  credentialCheck?: 'create' | 'connect';
+  /** How long a "never answered" request is held before its socket is destroyed (fault delayMs wins). */
+  holdMs?: number;
+}
+
+export interface MetaApiSimServer {
+  /** Serves both the provisioning and the client API (real MetaApi has one host for each). */
+  baseUrl: string;
+  token: string;
+  /** Provisioned MetaApi accounts with their derived state, for tests. */
+  accounts(): AccountView[];
+  close(): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+const b64url = (s: string) => Buffer.from(s).toString('base64url');
+
+function isoParam(v: string, name: string): Date {
+  const t = Date.parse(v);
+  if (Number.isNaN(t)) throw new ApiError(400, 'Validation failed', { details: [{ parameter: name, message: `${name} must be an ISO-8601 time` }] });
+  return new Date(t);
+}
+
+function paging(q: URLSearchParams): { offset: number; limit: number } {
+  const offset = Number(q.get('offset') ?? 0);
+  const limit = Number(q.get('limit') ?? 1000);
+  if (!Number.isInteger(offset) || offset < 0 || !Number.isInteger(limit) || limit < 1 || limit > 1000) {
+    throw new ApiError(400, 'Validation failed', { details: [{ parameter: 'offset/limit', message: 'offset >= 0, 1 <= limit <= 1000' }] });
+  }
+  return { offset, limit };
+}
+
+const ACCOUNT = '/users/current/accounts';
+
+/**
+ * MetaApi REST (provisioning + client API) served over a simulated broker on loopback, following the fact sheet
+ * (../../../../shared/research/platform-a-metatrader.md). Faults come from `broker.faults`, keyed by the
+ * simulated account, so a test scripts them the same way for every protocol. A `disconnect` fault on a trade
+ * applies the write and answers -11 TRADE_RETCODE_DISCONNECTED_DURING_TRADE: MetaApi's "outcome unknown".
+ */
+export async function startMetaApiSimServer(broker: SimBrokerApi, opts: MetaApiSimOptions = {}): Promise<MetaApiSimServer> {
+  const token = opts.token ?? `${b64url('{"alg":"RS512","typ":"JWT"}')}.${b64url(JSON.stringify({ sub: 'sim', iat: Date.now() }))}.${randomBytes(24).toString('base64url')}`;
+  const registry = new AccountRegistry(broker, {
+    detectionMs: opts.detectionMs ?? 40,
+    deployMs: opts.deployMs ?? 30,
+    connectMs: opts.connectMs ?? 30,
+    credentialCheck: opts.credentialCheck ?? 'create',
+  });
+  const holdMs = opts.holdMs ?? 30_000;
+  const comments: CommentStore = new Map();
+  const held = new Set<NodeJS.Timeout>();
+
+  /** "Never answers": keep the socket open until the client gives up, then drop it so close() is quick. */
+  const hold = (req: IncomingMessage, fault: ActiveFault) => {
+    const timer = setTimeout(() => {
+      held.delete(timer);
+      req.socket.destroy();
+    }, fault.delayMs ?? holdMs);
+    held.add(timer);
+    req.socket.once('close', () => {
+      clearTimeout(timer);
+      held.delete(timer);
+    });
+  };
+
+  /** Faults that end the request before the handler runs; returns true when the request is finished or abandoned. */
+  const shortCircuit = (req: IncomingMessage, res: ServerResponse, f: ActiveFault, api: 'client' | 'provisioning', write: boolean): boolean => {
+    switch (f.kind) {
+      case 'reset':
+        req.socket.destroy();
+        return true;
+      case 'disconnect':
+        if (write) return false;
+        req.socket.destroy();
+        return true;
+      case 'timeout_before_apply':
+        hold(req, f);
+        return true;
+      case 'timeout_after_apply':
+        if (write) return false;
+        hold(req, f);
+        return true;
+      case 'rate_limit':
+        send(res, tooManyRequests(f.retryAfterSec ?? 1, api, f.message).toReply());
+        return true;
+      case 'token_expired':
+      case 'token_invalidated':
+        send(res, new ApiError(401, f.message ?? 'Authorization token invalid').toReply());
+        return true;
+      case 'reject':
+        if (write) return false;
+        send(res, new ApiError(500, f.message ?? 'Internal error').toReply());
+        return true;
+      default:
+        return false;
+    }
+  };
+
+  async function withFault(req: IncomingMessage, res: ServerResponse, op: Exclude<FaultOp, '*'>, simId: string, api: 'client' | 'provisioning', run: () => Reply): Promise<void> {
+    const f = broker.faults.take(op, simId);
+    if (f && shortCircuit(req, res, f, api, false)) return;
+    if (f?.kind === 'delay') await sleep(f.delayMs ?? 0);
+    send(res, run());
+  }
+
+  async function handleTrade(req: IncomingMessage, res: ServerResponse, simId: string, platform: 'mt4' | 'mt5', body: Record<string, unknown>): Promise<void> {
+    const op = tradeOp(body);
+    const f = broker.faults.take(op, simId);
+    const ctx: TradeCtx = { broker, simId, platform, comments };
+    if (f && shortCircuit(req, res, f, 'client', true)) return;
+    switch (f?.kind) {
+      case 'timeout_after_apply':
+        try {
+          runTrade(ctx, body);
+        } catch {
+          // The answer is lost either way; only the applied state matters.
+        }
+        hold(req, f);
+        return;
+      case 'disconnect': {
+        const r = runTrade(ctx, body);
+        send(res, { status: 200, body: resultOf(platform, 'unknown', {}, f.message ?? `applied as ${r.stringCode}`) });
+        return;
+      }
+      case 'reject':
+        send(res, { status: 200, body: resultOf(platform, 'reject', {}, f.message) });
+        return;
+      case 'partial_fill':
+        ctx.partialRatio = f.partialRatio ?? 0.5;
+        break;
+      case 'delay':
+        await sleep(f.delayMs ?? 0);
+        break;
+      default:
+        break;
+    }
+    send(res, { status: 200, body: runTrade(ctx, body) });
+  }
+
+  async function handleClient(req: IncomingMessage, res: ServerResponse, accountId: string, rest: string, url: URL): Promise<boolean> {
+    const { acc, sim } = registry.connected(accountId);
+    const platform = mtPlatformOf(sim);
+    const ctx = { platform, magic: acc.magic, comments };
+    const quoteFor = (symbol: string, side: 'buy' | 'sell') => {
+      const q = broker.quote(symbol);
+      return side === 'buy' ? q.ask : q.bid;
+    };
+    const read = (run: () => unknown) => withFault(req, res, 'read', sim.id, 'client', () => ({ status: 200, body: run() }));
+    const orders = (list: ReturnType<SimBrokerApi['orders']>) => {
+      const prices = fillPrices(broker.deals(sim.id));
+      return list.map((o) => orderDto(o, { ...ctx, fillPrice: prices.get(o.id) ?? null, currentPrice: o.status === 'pending' ? quoteFor(o.symbol, o.side) : null }));
+    };
+    let m: RegExpExecArray | null;
+    if (req.method === 'POST' && rest === '/trade') {
+      const body = await readJson(req);
+      await handleTrade(req, res, sim.id, platform, body);
+      return true;
+    }
+    if (req.method !== 'GET') return false;
+    if (rest === '/account-information') {
+      await read(() => accountInformationDto(broker, sim));
+      return true;
+    }
+    if (rest === '/positions') {
+      await read(() => broker.positions(sim.id).map((p) => positionDto(p, acc.magic, comments)));
+      return true;
+    }
+    if ((m = /^\/positions\/([^/]+)$/.exec(rest))) {
+      const pid = decodeURIComponent(m[1]!);
+      await read(() => {
+        const p = broker.positions(sim.id).find((x) => x.id === pid);
+        if (!p) throw new ApiError(404, `Position ${pid} not found`);
+        return positionDto(p, acc.magic, comments);
+      });
+      return true;
+    }
+    if (rest === '/orders') {
+      await read(() => orders(broker.orders(sim.id)));
+      return true;
+    }
+    if ((m = /^\/orders\/([^/]+)$/.exec(rest))) {
+      const oid = decodeURIComponent(m[1]!);
+      await read(() => {
+        const o = broker.orders(sim.id).find((x) => x.id === oid);
+        if (!o) throw new ApiError(404, `Order ${oid} not found`);
+        return orders([o])[0];
+      });
+      return true;
+    }
+    if ((m = /^\/history-(deals|orders)\/time\/([^/]+)\/([^/]+)$/.exec(rest))) {
+      const from = isoParam(decodeURIComponent(m[2]!), 'startTime');
+      const to = isoParam(decodeURIComponent(m[3]!), 'endTime');
+      const { offset, limit } = paging(url.searchParams);
+      // Start inclusive, end exclusive, as documented.
+      const inRange = (iso: string) => Date.parse(iso) >= from.getTime() && Date.parse(iso) < to.getTime();
+      const kind = m[1];
+      await read(() => {
+        const all =
+          kind === 'deals'
+            ? broker.deals(sim.id).filter((d) => inRange(d.time)).map((d) => dealDto(d, ctx))
+            : orders(broker.orders(sim.id, { includeHistory: true }).filter((o) => o.status !== 'pending' && inRange(o.createdAt)));
+        return all.slice(offset, offset + limit);
+      });
+      return true;
+    }
+    if ((m = /^\/symbols\/([^/]+)\/specification$/.exec(rest))) {
+      const symbol = decodeURIComponent(m[1]!);
+      await read(() => {
+        const i = broker.instrument(symbol);
+        if (!i) throw new ApiError(404, `Symbol ${symbol} not found`);
+        return specificationDto(i);
+      });
+      return true;
+    }
+    if (rest === '/symbols') {
+      await read(() => broker.instruments().map((i) => i.symbol));
+      return true;
+    }
+    return false;
+  }
+
+  async function route(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    if (req.headers['auth-token'] !== token) throw new ApiError(401, 'Authorization token invalid or missing (header auth-token)');
+    const path = url.pathname.replace(/\/+$/, '');
+    let m: RegExpExecArray | null;
+    if (req.method === 'GET' && (m = /^\/known-mt-servers\/([45])\/search$/.exec(path))) {
+      send(res, { status: 200, body: registry.searchServers(Number(m[1]) as 4 | 5, url.searchParams.get('query') ?? '') });
+      return;
+    }
+    if (path === ACCOUNT) {
+      if (req.method === 'POST') {
+        const body = await readJson(req);
+        const simId = broker.accounts().find((s) => s.meta.server === body.server && s.login === body.login)?.id ?? '';
+        const tx = req.headers['transaction-id'];
+        await withFault(req, res, 'auth', simId, 'provisioning', () => registry.create(typeof tx === 'string' ? tx : undefined, body));
+        return;
+      }
+      if (req.method === 'GET') {
+        const q = (url.searchParams.get('query') ?? '').toLowerCase();
+        const list = registry.list().filter((a) => !q || [a.id, a.name, a.server, a.login].some((s) => s.toLowerCase().includes(q)));
+        send(res, { status: 200, body: list.map((a) => registry.dto(a)) });
+        return;
+      }
+    }
+    if (!path.startsWith(`${ACCOUNT}/`)) throw new ApiError(404, 'Not found');
+    const [rawId, ...restParts] = path.slice(ACCOUNT.length + 1).split('/');
+    const accountId = decodeURIComponent(rawId ?? '');
+    const rest = restParts.length ? `/${restParts.join('/')}` : '';
+    if (rest === '') {
+      if (req.method === 'GET') {
+        send(res, { status: 200, body: registry.dto(registry.get(accountId)) });
+        return;
+      }
+      if (req.method === 'DELETE') {
+        registry.remove(accountId);
+        send(res, { status: 204 });
+        return;
+      }
+    }
+    if (req.method === 'POST' && (rest === '/deploy' || rest === '/undeploy' || rest === '/redeploy')) {
+      const acc = registry.get(accountId);
+      await withFault(req, res, 'auth', acc.simId ?? '', 'provisioning', () => {
+        if (rest === '/undeploy') registry.undeploy(accountId);
+        else {
+          if (rest === '/redeploy') registry.undeploy(accountId);
+          registry.deploy(accountId);
+        }
+        return { status: 204 };
+      });
+      return;
+    }
+    if (!(await handleClient(req, res, accountId, rest, url))) throw new ApiError(404, 'Not found');
+  }
+
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://sim');
+    route(req, res, url).catch((err: unknown) => {
+      if (err instanceof ApiError) send(res, err.toReply());
+      else send(res, new ApiError(500, err instanceof Error ? err.message : 'internal error').toReply());
+    });
+  });
+  // Clients time out and come back; an idle keep-alive socket must not keep close() waiting.
+  server.keepAliveTimeout = 5_000;
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());
+  });
+  const addr = server.address() as AddressInfo;
+  const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+
+  return {
+    baseUrl: `http://${host}:${addr.port}`,
+    token,
+    accounts: () => registry.list().map((a) => registry.view(a)),
+    close: async () => {
+      for (const t of held) clearTimeout(t);
+      held.clear();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}
