@@ -13,7 +13,11 @@ import { createSimAdapterFactory } from './platforms/sim/factory.js';
 import { SimBroker } from './simulator/broker.js';
 import { SimPersistence } from './simulator/persistence.js';
 import { Store } from './store/store.js';
+import { REAL_ENDPOINTS } from './platforms/endpoints.js';
+import { createTradeLockerAdapterFactory } from './platforms/tradelocker/factory.js';
+import { startSimulatedBrokers } from './demo/simulated-brokers.js';
 import { seedDemo, type DemoCredentials } from './demo/seed.js';
+import { createWebhooks } from './webhooks/compose.js';
 
 export interface Service {
   baseUrl: string;
@@ -52,13 +56,23 @@ export async function startService(cfg: Config, logger: Logger | false): Promise
       cleanup.unshift(async () => persistence.detach(broker));
     }
     adapters.register(createSimAdapterFactory(broker, { timeoutMs: cfg.brokerTimeoutMs }));
+    let endpoints = REAL_ENDPOINTS;
     if (cfg.demo) {
       broker.start(1000);
       cleanup.unshift(async () => broker.stop());
+      // Demo: every platform is served by the simulator's protocol front ends on loopback.
+      const simulated = await startSimulatedBrokers(broker, '127.0.0.1');
+      cleanup.unshift(simulated.close);
+      endpoints = simulated.endpoints;
     }
+    adapters.register(createTradeLockerAdapterFactory({ resolveBaseUrl: (env) => endpoints.platformb.baseUrl(env === 'live' ? 'live' : 'demo'), timeoutMs: cfg.brokerTimeoutMs }));
 
     const dispatcher = new Dispatcher();
     const auth = new AuthService(store, { accessTokenTtlSec: cfg.accessTokenTtlSec, apiKeyOverlapSec: cfg.apiKeyOverlapSec });
+    // Before the servers: events written from the first request on are delivered; stopped after the engine drains.
+    const hooks = createWebhooks(store, box, cfg.webhooks, logger);
+    hooks.start();
+    cleanup.unshift(() => hooks.stop());
     const deps: ApiDeps = {
       store,
       auth,
@@ -66,6 +80,11 @@ export async function startService(cfg: Config, logger: Logger | false): Promise
       orders: new OrderService(store, adapters, dispatcher),
       panic: new PanicCloseService(store, adapters, dispatcher),
       connectLimit: { max: 3, windowMs: 5 * 60_000 },
+      webhooks: hooks.service,
+      eventFeed: hooks.feed,
+      streamHeartbeatMs: cfg.webhooks.streamHeartbeatMs,
+      box,
+      endpoints,
     };
     cleanup.unshift(() => adapters.closeAll());
     cleanup.unshift(() => dispatcher.drain());
@@ -86,7 +105,7 @@ export async function startService(cfg: Config, logger: Logger | false): Promise
       await Promise.all(servers.map((s) => s.close()));
     });
 
-    const demo = cfg.demo ? await seedDemo({ store, auth, broker, cfg, baseUrl, v1BaseUrl }) : null;
+    const demo = cfg.demo ? await seedDemo({ store, auth, broker, cfg, baseUrl, v1BaseUrl, box, endpoints }) : null;
 
     return {
       baseUrl, v1BaseUrl, store, broker, deps, demo, servers,

@@ -3,9 +3,13 @@ import type { AdapterRegistry } from '../engine/adapter-registry.js';
 import type { OrderService } from '../engine/order-service.js';
 import type { PanicCloseService } from '../engine/panic-close.js';
 import type { Store } from '../store/store.js';
+import type { EventFeed } from '../events/feed.js';
+import type { WebhookService } from '../webhooks/endpoint-service.js';
 import type { Account } from '../domain/account.js';
 import { notFound } from '../domain/errors.js';
 import type { Platform } from '../domain/types.js';
+import type { CredentialBox } from '../auth/credential-box.js';
+import type { PlatformEndpoints } from '../platforms/endpoints.js';
 
 /** What the HTTP layer needs from the rest of the service (built in main.ts). */
 export interface ApiDeps {
@@ -16,6 +20,14 @@ export interface ApiDeps {
   panic: PanicCloseService;
   /** Per-user limit of account-connection requests. */
   connectLimit: { max: number; windowMs: number };
+  /** Seals broker credentials before they reach the store. */
+  box: CredentialBox;
+  /** Where each platform's servers are (the simulator's front ends in demo mode). */
+  endpoints: PlatformEndpoints;
+  webhooks: WebhookService;
+  /** Gap-free reads of the event outbox (list and live stream). */
+  eventFeed: EventFeed;
+  streamHeartbeatMs: number;
 }
 
 /** An owned account, optionally of one platform; anything else is the same 404. */

@@ -8,11 +8,14 @@ import { requireAuth } from './plugins/auth.js';
 import { newRequestId, requestRecords } from './plugins/request-records.js';
 import { familyR } from './r/routes.js';
 import { sessionRoutes } from './app/session.js';
+import { connectPlatformBRoutes } from './connect/platformb.js';
 import { accountRoutes } from './v1/accounts.js';
 import { groupRoutes } from './v1/groups.js';
 import { ledgerRoutes } from './v1/ledger.js';
 import { orderRoutes } from './v1/orders.js';
 import { panicRoutes } from './v1/panic.js';
+import { webhookRoutes } from './v1/webhooks.js';
+import { eventRoutes } from './v1/events.js';
 import type { RouteOpts } from './v1/route-opts.js';
 
 export type Family = 'r' | 'v1';
@@ -26,7 +29,7 @@ export interface ServerOptions {
   extraRoutes?: (app: FastifyInstance) => Promise<void>;
 }
 
-const V1_MODULES = [accountRoutes, orderRoutes, panicRoutes, groupRoutes, ledgerRoutes];
+const V1_MODULES = [accountRoutes, orderRoutes, panicRoutes, groupRoutes, ledgerRoutes, webhookRoutes, eventRoutes];
 
 /**
  * One Fastify instance serving the given families. With one port (default) it serves both; with two, main.ts
@@ -78,6 +81,7 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
   if (opts.families.includes('r')) {
     await familyR(app, deps);
     await sessionRoutes(app, deps);
+    await connectPlatformBRoutes(app, deps);
     for (const m of V1_MODULES) await m(app, deps, appMirror);
   }
   if (opts.families.includes('v1')) for (const m of V1_MODULES) await m(app, deps, v1);

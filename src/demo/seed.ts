@@ -6,6 +6,9 @@ import { withDefaults, type CopyRule } from '../domain/copy-rule.js';
 import { Decimal } from '../domain/decimal.js';
 import type { SimBroker } from '../simulator/broker.js';
 import type { Store } from '../store/store.js';
+import type { CredentialBox } from '../auth/credential-box.js';
+import type { PlatformEndpoints } from '../platforms/endpoints.js';
+import { discoverTradeLockerAccounts } from '../platforms/tradelocker/connect.js';
 
 export interface DemoCredentials {
   baseUrl: string;
@@ -26,11 +29,14 @@ const SLAVES: Array<{ name: string; balance: string; rule: Partial<CopyRule> }> 
 ];
 
 /**
- * Demo mode: a demo user with a copier group of one Master and four Slaves on the simulated broker. Runs once
+ * Demo mode: a demo user with a copier group of one Master, four Slaves on the simulated broker and two
+ * platform B Slaves served by the simulator's TradeLocker front end. Runs once
  * per data dir; a restart keeps everything and only refreshes the access token if it has expired, so
  * demo-credentials.json always holds working credentials.
  */
-export async function seedDemo(o: { store: Store; auth: AuthService; broker: SimBroker; cfg: Config; baseUrl: string; v1BaseUrl: string }): Promise<DemoCredentials> {
+type SeedDeps = { store: Store; auth: AuthService; broker: SimBroker; cfg: Config; baseUrl: string; v1BaseUrl: string; box: CredentialBox; endpoints: PlatformEndpoints };
+
+export async function seedDemo(o: SeedDeps): Promise<DemoCredentials> {
   const file = dataFile(o.cfg, 'demo-credentials.json');
   const previous = file && existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as DemoCredentials) : null;
   let user = await o.store.users.byEmail(DEMO_EMAIL);
@@ -57,13 +63,14 @@ export async function seedDemo(o: { store: Store; auth: AuthService; broker: Sim
       accessToken: (await o.auth.issueToken(user!.id)).accessToken,
       apiKey: (await o.auth.createApiKey(user!.id, 'demo')).apiKey,
     };
-    if ((await o.store.accounts.list(user!.id)).length === 0) await seedAccounts(o.store, o.broker, user!.id);
+    if ((await o.store.accounts.list(user!.id)).length === 0) await seedAccounts(o, user!.id);
   }
   if (file) writeFileSync(file, JSON.stringify(creds, null, 2) + '\n', { mode: 0o600 });
   return creds;
 }
 
-async function seedAccounts(store: Store, broker: SimBroker, userId: string): Promise<void> {
+async function seedAccounts(o: SeedDeps, userId: string): Promise<void> {
+  const { store, broker } = o;
   const group = await store.accounts.createGroup(userId, 'Demo group');
   const sim = (name: string, balance: string) => {
     const a = broker.createAccount({ balance, currency: 'USD', hedging: true, leverage: 100 });
@@ -75,5 +82,24 @@ async function seedAccounts(store: Store, broker: SimBroker, userId: string): Pr
     const x = sim(s.name, s.balance);
     const acc = await store.accounts.create({ userId, platform: 'sim', role: 'slave', name: s.name, groupId: group.id, brokerAccountId: x.a.id, brokerAccountNumber: x.a.login, brokerName: 'copytrade simulator', environment: 'demo', currency: 'USD', balance: x.balance, equity: x.balance });
     await store.accounts.setRule(acc.id, withDefaults(s.rule));
+  }
+  await seedPlatformB(o, userId, group.id);
+}
+
+/**
+ * Platform B Slaves reached through the TradeLocker protocol: the simulator holds a broker login with two
+ * accounts, and the demo connects them the way the connection flow does (sign in, list, pick).
+ */
+async function seedPlatformB(o: SeedDeps, userId: string, groupId: string): Promise<void> {
+  const login = { email: 'trader@broker-b.example', password: randomBytes(9).toString('base64url'), server: 'SIMB-Demo' };
+  for (const balance of ['8000', '15000']) o.broker.createAccount({ balance, currency: 'USD', hedging: true, leverage: 100, meta: { ...login, environment: 'demo' } });
+  const found = await discoverTradeLockerAccounts({ baseUrl: o.endpoints.platformb.baseUrl('demo'), ...login });
+  for (const [i, a] of found.entries()) {
+    const acc = await o.store.accounts.create({
+      userId, platform: 'platformb', role: 'slave', groupId, name: `Demo B Slave ${i + 1} (x${i + 1})`, brokerAccountId: a.id, brokerAccountNumber: a.accountNumber,
+      brokerName: login.server, environment: 'demo', currency: a.currency, balance: a.balance, equity: a.balance,
+      credentialsEnc: o.box.seal({ ...login, accNum: a.accNum, accountId: a.id }),
+    });
+    await o.store.accounts.setRule(acc.id, withDefaults({ sizing: { mode: 'multiplier', multiplier: String(i + 1) } }));
   }
 }

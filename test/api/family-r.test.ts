@@ -5,6 +5,7 @@ import { Decimal } from '../../src/domain/decimal.js';
 let svc: TestService;
 let token: string;
 let bAccount: string;
+let bAccounts: string[];
 let cAccount: string;
 let foreignB: string;
 
@@ -16,7 +17,8 @@ beforeAll(async () => {
   // Platform B and C accounts of the demo user, on the simulated broker's accounts (read through the store).
   const mk = async (userId: string, platform: 'platformb' | 'platformc', n: string) =>
     (await store.accounts.create({ userId, platform, role: 'slave', name: `${platform} ${n}`, brokerAccountId: n, brokerAccountNumber: n, balance: new Decimal(1000) })).id;
-  bAccount = await mk(me.id, 'platformb', 'B-1');
+  bAccounts = (await store.accounts.list(me.id, { platform: 'platformb' })).map((a) => a.id);
+  bAccount = bAccounts[0]!;
   cAccount = await mk(me.id, 'platformc', 'C-1');
   const other = await svc.deps.auth.createUser('other@example.test', 'other-password');
   foreignB = await mk(other.id, 'platformb', 'B-2');
@@ -41,7 +43,9 @@ describe('family R (spec 4R, 5, 7)', () => {
     const r = await svc.call('GET', '/api/trading-accounts', { token });
     expect(r.status).toBe(200);
     expect(r.body.success).toBe(true);
-    expect(r.body.data.map((a: any) => a.id)).toEqual([bAccount]);
+    expect(r.body.data.map((a: any) => a.id)).toEqual(bAccounts);
+    expect(bAccounts.length).toBeGreaterThan(0);
+    for (const a of r.body.data) expect(a).toMatchObject({ platform: 'platformb', role: expect.stringMatching(/^(master|slave)$/), status: 'connected' });
   });
 
   it('R9: GET /api/platformc/accounts lists only the user\'s platform C accounts', async () => {
@@ -66,9 +70,22 @@ describe('family R (spec 4R, 5, 7)', () => {
 
   it('R6: capabilities of the account adapter', async () => {
     const r = await svc.call('GET', `/api/trading-accounts/${bAccount}/capabilities`, { token });
-    // Until platform B is enabled in a deployment its adapter is unavailable: 503, never a 500.
-    expect([200, 503]).toContain(r.status);
-    if (r.status === 200) expect(r.body).toMatchObject({ success: true, data: { platform: 'platformb', has: expect.any(Object) } });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ success: true, data: { platform: 'platformb', correlationTag: { field: 'strategyId', maxLength: 31 }, has: { marketOrders: true } } });
+  });
+
+  it('R7/R8: positions and orders of a platform B account, read through the TradeLocker protocol', async () => {
+    const key = svc.demo!.apiKey;
+    const master = (await svc.call('GET', '/v1/accounts', { token: key })).body.accounts.find((a: any) => a.role === 'master').id;
+    const sent = await svc.call('POST', `/v1/accounts/${master}/orders`, { token: key, body: { symbol: 'EURUSD', side: 'buy', volume: 0.1 } });
+    expect(sent.status).toBe(202);
+    await expect.poll(async () => (await svc.call('GET', `/api/trading-accounts/${bAccount}/positions`, { token })).body.data.length, { timeout: 5000 }).toBe(1);
+    const pos = (await svc.call('GET', `/api/trading-accounts/${bAccount}/positions`, { token })).body;
+    expect(pos).toMatchObject({ success: true, data: [{ symbol: 'EURUSD', side: 'buy', volume: 0.1, id: expect.stringMatching(/^\d+$/) }] });
+    const orders = await svc.call('GET', `/api/trading-accounts/${bAccount}/orders?from=${Date.now() - 60_000}&to=${new Date(Date.now() + 60_000).toISOString()}&instrumentId=EURUSD`, { token });
+    expect(orders.status).toBe(200);
+    expect(orders.body.success).toBe(true);
+    expect(orders.body.data.every((o: any) => o.symbol === 'EURUSD')).toBe(true);
   });
 
   it('R8: orders accepts from/to/instrumentId and refuses malformed values with 400', async () => {

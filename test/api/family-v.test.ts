@@ -17,9 +17,11 @@ beforeAll(async () => {
 });
 afterAll(async () => svc?.close());
 
-const simPositions = (accountId: string) => {
-  const a = svc.deps.store.accounts.byId(accountId);
-  return a.then((acc) => svc.broker.positions(acc!.brokerAccountId));
+/** Positions at the simulated broker, whichever protocol the account is reached through. */
+const simPositions = async (accountId: string) => {
+  const acc = (await svc.deps.store.accounts.byId(accountId))!;
+  const sim = svc.broker.account(acc.brokerAccountId) ?? svc.broker.accounts().find((a) => a.login === acc.brokerAccountId)!;
+  return svc.broker.positions(sim.id);
 };
 
 describe('family V (spec 4V, 5.2)', () => {

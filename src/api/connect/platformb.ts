@@ -1,0 +1,71 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { discoverTradeLockerAccounts, verifyTradeLockerAccount, type TradeLockerAccountChoice } from '../../platforms/tradelocker/connect.js';
+import type { ApiDeps } from '../deps.js';
+import { requireAuth, userOf } from '../plugins/auth.js';
+import { AccountSchema, OPEN, stdErrors, toAccountJson } from '../schemas.js';
+import { ConnectionSessions } from './sessions.js';
+import { connectLimit } from './limit.js';
+import { storeConnectedAccount } from './assign.js';
+
+interface BSession { userId: string; environment: 'demo' | 'live'; server: string; email: string; password: string; accounts: TradeLockerAccountChoice[] }
+
+export const AssignFields = {
+  groupId: Type.Optional(Type.Union([Type.String({ maxLength: 64 }), Type.Null()])),
+  role: Type.Optional(Type.Union([Type.Literal('master'), Type.Literal('slave')])),
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+};
+
+/**
+ * Platform B connection flow (spec table): Demo or Live, broker server, email and password; when several
+ * accounts come back the user picks one and verifies its account number. Two counted calls.
+ */
+export async function connectPlatformBRoutes(app: FastifyInstance, deps: ApiDeps): Promise<void> {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const sessions = new ConnectionSessions<BSession>();
+  const onRequest = [requireAuth(deps.auth, 'access_token'), connectLimit(deps)];
+  const security = [{ accessToken: [] }];
+  const tags = ['Connect accounts'];
+
+  r.post('/api/connect/platformb/discover', {
+    onRequest,
+    schema: {
+      operationId: 'connectPlatformBDiscover', tags, security, ...OPEN, summary: 'Platform B step 1: sign in at the broker and list the accounts of that login',
+      body: Type.Object({
+        environment: Type.Union([Type.Literal('demo'), Type.Literal('live')]),
+        server: Type.String({ minLength: 1, maxLength: 100, description: 'the broker (server) name' }),
+        email: Type.String({ minLength: 3, maxLength: 254 }),
+        password: Type.String({ minLength: 1, maxLength: 256 }),
+      }, { additionalProperties: false }),
+      response: { 200: Type.Object({ connectionId: Type.String(), accounts: Type.Array(Type.Object({ accountId: Type.String(), accNum: Type.Integer(), accountNumber: Type.String(), name: Type.String(), currency: Type.String(), balance: Type.Number() })) }), ...stdErrors(502, 503) },
+    },
+  }, async (req) => {
+    const b = req.body;
+    const accounts = await discoverTradeLockerAccounts({ baseUrl: deps.endpoints.platformb.baseUrl(b.environment), email: b.email, password: b.password, server: b.server });
+    const connectionId = sessions.put({ userId: userOf(req), environment: b.environment, server: b.server, email: b.email, password: b.password, accounts });
+    return { connectionId, accounts: accounts.map((a) => ({ accountId: a.id, accNum: a.accNum, accountNumber: a.accountNumber, name: a.name, currency: a.currency, balance: a.balance.toNumber() })) };
+  });
+
+  r.post('/api/connect/platformb/confirm', {
+    onRequest,
+    schema: {
+      operationId: 'connectPlatformB', tags, security, ...OPEN, summary: 'Platform B step 2: pick the account, verify its account number, connect it to a group',
+      body: Type.Object({ connectionId: Type.String({ maxLength: 64 }), accountId: Type.String({ maxLength: 32 }), accountNumber: Type.String({ maxLength: 32 }), ...AssignFields }, { additionalProperties: false }),
+      response: { 201: AccountSchema, ...stdErrors(409) },
+    },
+  }, async (req, reply) => {
+    const userId = userOf(req);
+    const s = sessions.get(userId, req.body.connectionId);
+    const picked = verifyTradeLockerAccount(s.accounts, { accountId: req.body.accountId, accountNumber: req.body.accountNumber });
+    const account = await storeConnectedAccount(deps, {
+      userId, platform: 'platformb', role: req.body.role ?? 'slave', groupId: req.body.groupId ?? null, name: req.body.name ?? `${s.server} #${picked.accountNumber}`,
+      brokerAccountId: picked.id, brokerAccountNumber: picked.accountNumber, brokerName: s.server, environment: s.environment, currency: picked.currency,
+      balance: picked.balance, equity: picked.balance,
+      credentials: { email: s.email, password: s.password, server: s.server, accNum: picked.accNum, accountId: picked.id },
+    });
+    sessions.delete(req.body.connectionId);
+    reply.code(201);
+    return toAccountJson(account);
+  });
+}

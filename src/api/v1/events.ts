@@ -1,0 +1,70 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { invalid } from '../../domain/errors.js';
+import { AnyEventSchema, catalogue, EVENT_TYPES, envelopeSchema } from '../../events/catalogue.js';
+import { toWireEvent } from '../../events/wire.js';
+import type { ApiDeps } from '../deps.js';
+import { userOf } from '../plugins/auth.js';
+import { OPEN, stdErrors } from '../schemas.js';
+import type { RouteOpts } from './route-opts.js';
+import { openEventStream, prepareEventStreams } from './event-stream.js';
+
+const Cursor = Type.String({ pattern: '^[0-9]{1,15}$', description: 'a cursor from a previous answer or stream message id' });
+const ListedEvent = Type.Intersect([AnyEventSchema, Type.Object({ cursor: Type.Integer({ description: 'position in the outbox; resume after it' }) })], OPEN);
+
+/** Event catalogue, replay by cursor, and the live stream (SSE). */
+export async function eventRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOpts): Promise<void> {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const { auth, security, prefix, op, hide } = o;
+  const tags = ['Events'];
+  prepareEventStreams(app);
+
+  // Each type's envelope as a named component of the OpenAPI document (once, though this module runs per family).
+  for (const t of EVENT_TYPES) if (!app.getSchema(`Event.${t}`)) app.addSchema(envelopeSchema(t));
+
+  r.get(`${prefix}/event-types`, {
+    onRequest: auth,
+    schema: {
+      operationId: op('listEventTypes'), hide, tags, security, ...OPEN, summary: 'The event catalogue: every type with its schema version and JSON schema',
+      response: {
+        200: Type.Object({ eventTypes: Type.Array(Type.Object({ type: Type.String(), schemaVersion: Type.Integer(), description: Type.String(), schema: Type.Unknown() })) }, OPEN),
+        ...stdErrors(),
+      },
+    },
+  }, async () => ({ eventTypes: catalogue() }));
+
+  r.get(`${prefix}/events`, {
+    onRequest: auth,
+    schema: {
+      operationId: op('listEvents'), hide, tags, security, ...OPEN,
+      summary: "The caller's events after a cursor, oldest first (replay); page on with nextCursor",
+      querystring: Type.Object({ cursor: Type.Optional(Cursor), limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,4}$', description: '1..1000, default 100' })) }),
+      response: { 200: Type.Object({ events: Type.Array(ListedEvent), nextCursor: Type.Integer(), hasMore: Type.Boolean() }, OPEN), ...stdErrors() },
+    },
+  }, async (req) => {
+    const after = Number(req.query.cursor ?? 0);
+    const limit = Math.min(Math.max(Number(req.query.limit ?? 100), 1), 1000);
+    const rows = await deps.eventFeed.read(userOf(req), after, limit + 1);
+    const page = rows.slice(0, limit);
+    return { events: page.map((e) => ({ ...toWireEvent(e), cursor: e.cursor })), nextCursor: page.length > 0 ? page[page.length - 1]!.cursor : after, hasMore: rows.length > limit };
+  });
+
+  r.get(`${prefix}/events/stream`, {
+    onRequest: auth,
+    schema: {
+      operationId: op('streamEvents'), hide, tags, security, ...OPEN,
+      summary: "Live stream of the caller's events (text/event-stream): backfill after the cursor, then live; id = cursor, so Last-Event-ID resumes without gap or duplicate. Without a cursor: from now.",
+      querystring: Type.Object({ cursor: Type.Optional(Cursor) }),
+      headers: Type.Object({ 'last-event-id': Type.Optional(Cursor) }),
+      response: { 200: { description: 'text/event-stream of `id: <cursor>`, `event: <type>`, `data: <event JSON>` messages', content: { 'text/event-stream': { schema: { type: 'string' } } } }, ...stdErrors() },
+    } as never,
+  }, async (req, reply) => {
+    const q = req.query as { cursor?: string };
+    const last = req.headers['last-event-id'];
+    const from = typeof last === 'string' && last !== '' ? last : q.cursor;
+    if (from !== undefined && !/^[0-9]{1,15}$/.test(from)) throw invalid('cursor must be a non-negative integer');
+    const start = from === undefined ? await deps.eventFeed.visibleCursor() : Number(from);
+    openEventStream(app, req, reply, { feed: deps.eventFeed, userId: userOf(req), cursor: start, heartbeatMs: deps.streamHeartbeatMs });
+  });
+}
