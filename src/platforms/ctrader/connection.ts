@@ -194,6 +194,11 @@ export class CTraderConnection {
           retried = true;
           continue;
         }
+        // Never written: safe to send again once the connection is back, even for a write.
+        if (err instanceof NotSentError) {
+          retried = true;
+          continue;
+        }
         if (ro.idempotent && err instanceof ConnectionLostError) {
           retried = true;
           continue;
@@ -208,10 +213,14 @@ export class CTraderConnection {
   /** Writes one request and resolves with its answer (all messages carrying its clientMsgId). */
   async request(payloadType: number, body: Record<string, unknown>, ro: RequestOptions = {}): Promise<Envelope[]> {
     const timeoutMs = ro.timeoutMs ?? this.timeoutMs;
+    const socket = this.socket;
     await (HISTORICAL_REQUESTS.has(payloadType) ? this.historical.acquire() : Promise.resolve());
     await this.general.acquire();
-    const socket = this.socket;
-    if (!socket || !this.open) throw new NotSentError('not connected', new AppError('upstream_unavailable', 'cTrader connection is down', { retryable: true }));
+    // While we waited for a slot the link may have dropped or been replaced by one not yet authorised.
+    const usable = payloadType === PT.APPLICATION_AUTH_REQ ? this.open : this.isReady;
+    if (!socket || this.socket !== socket || !usable) {
+      throw new NotSentError('not connected', new AppError('upstream_unavailable', 'cTrader connection is down', { retryable: true }));
+    }
     const id = `ct${++this.seq}`;
     return new Promise<Envelope[]>((resolve, reject) => {
       const p: Pending = {

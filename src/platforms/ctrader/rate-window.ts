@@ -7,17 +7,24 @@ import { setTimeout as sleep } from 'node:timers/promises';
 export class RateWindow {
   private times: number[] = [];
 
-  constructor(private readonly perSecond: number) {}
+  /**
+   * The window is a little longer than the server's second: requests sent in a burst at the end of one window
+   * can arrive together with the next burst, and the server counts arrivals.
+   */
+  constructor(
+    private readonly perSecond: number,
+    private readonly windowMs = 1_200,
+  ) {}
 
   async acquire(): Promise<void> {
     for (;;) {
       const now = Date.now();
-      while (this.times.length > 0 && now - this.times[0]! >= 1000) this.times.shift();
+      while (this.times.length > 0 && now - this.times[0]! >= this.windowMs) this.times.shift();
       if (this.times.length < this.perSecond) {
         this.times.push(now);
         return;
       }
-      await sleep(this.times[0]! + 1000 - now + 1);
+      await sleep(this.times[0]! + this.windowMs - now + 1);
     }
   }
 }

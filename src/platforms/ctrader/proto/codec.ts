@@ -27,7 +27,26 @@ export function encodeBody(name: string, body: Record<string, unknown>): Uint8Ar
 
 export function decodeBody<T = Record<string, unknown>>(name: string, bytes: Uint8Array): T {
   const t = messageType(name);
+  checkRequired(t, bytes);
   return t.toObject(t.decode(bytes), TO_OBJECT) as T;
+}
+
+/**
+ * protobufjs 8 fills a missing proto2 `required` field with its default instead of failing, which would turn a
+ * peer's malformed message into a plausible zero. We check the top-level field numbers on the wire ourselves.
+ */
+function checkRequired(t: protobuf.Type, bytes: Uint8Array): void {
+  const required = t.fieldsArray.filter((f) => f.required);
+  if (required.length === 0) return;
+  const seen = new Set<number>();
+  const r = protobuf.Reader.create(bytes);
+  while (r.pos < r.len) {
+    const tag = r.uint32();
+    seen.add(tag >>> 3);
+    r.skipType(tag & 7);
+  }
+  const missing = required.filter((f) => !seen.has(f.id));
+  if (missing.length > 0) throw new Error(`${t.name}: missing required field ${missing.map((f) => f.name).join(', ')}`);
 }
 
 /** Serializes a ProtoMessage envelope around `body` (no length prefix). */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FrameReader, FrameTooLongError, frame } from './framing.js';
-import { decodeEnvelope, encodeEnvelope } from './codec.js';
+import { decodeEnvelope, encodeBody, encodeEnvelope, messageType } from './codec.js';
 import { PT } from './payload-types.js';
 import { ExecutionType, OrderType, TradeSide } from './enums.js';
 import type { ExecutionEventMsg } from './messages.js';
@@ -56,9 +56,12 @@ describe('codec', () => {
     expect(env.payload).toMatchObject({ errorCode: 'BLOCKED_PAYLOAD_TYPE', retryAfter: '3' });
   });
 
-  it('rejects a message missing a required field', () => {
-    expect(() => encodeEnvelope(PT.ACCOUNT_AUTH_REQ, { ctidTraderAccountId: '1' })).not.toThrow();
-    const bytes = encodeEnvelope(PT.HEARTBEAT_EVENT, {});
-    expect(decodeEnvelope(bytes).payloadType).toBe(PT.HEARTBEAT_EVENT);
+  it('rejects a message missing a required field when decoding', () => {
+    // Encoding does not check proto2 `required`; decoding does, and a peer's malformed frame must not pass silently.
+    // An account-auth request without accessToken: the body of a message that lacks field 3.
+    const env = messageType('ProtoMessage');
+    const bytes = env.encode(env.fromObject({ payloadType: PT.ACCOUNT_AUTH_REQ, payload: encodeBody('ProtoOAAccountAuthRes', { ctidTraderAccountId: '1' }) })).finish();
+    expect(() => decodeEnvelope(bytes)).toThrow(/accessToken/);
+    expect(decodeEnvelope(encodeEnvelope(PT.HEARTBEAT_EVENT, {})).payloadType).toBe(PT.HEARTBEAT_EVENT);
   });
 });

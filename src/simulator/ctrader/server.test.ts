@@ -1,0 +1,87 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dec } from '../../domain/decimal.js';
+import { CTraderConnection } from '../../platforms/ctrader/connection.js';
+import { OpenApiError } from '../../platforms/ctrader/errors.js';
+import { ExecutionType, OrderType, TradeSide } from '../../platforms/ctrader/proto/enums.js';
+import type { ExecutionEventMsg, SymbolMsg } from '../../platforms/ctrader/proto/messages.js';
+import { PT } from '../../platforms/ctrader/proto/payload-types.js';
+import { SimBroker } from '../broker.js';
+import { startCTraderSimServer, type CTraderSimServer } from './server.js';
+
+/** The front end at the protocol level: session rules, units, and the answers the fact sheet describes. */
+describe('cTrader simulator front end', () => {
+  let broker: SimBroker;
+  let server: CTraderSimServer;
+  let conn: CTraderConnection;
+  let ctid: string;
+  let liveCtid: string;
+  let simId: string;
+
+  beforeAll(async () => {
+    broker = new SimBroker({ seed: 5 });
+    simId = broker.createAccount({ balance: 10_000, meta: { ctidUserId: 'u', environment: 'demo' } }).id;
+    const live = broker.createAccount({ balance: 10_000, meta: { ctidUserId: 'u', environment: 'live' } });
+    broker.setPrice('EURUSD', '1.08000');
+    server = await startCTraderSimServer(broker);
+    ctid = server.ctidTraderAccountIdOf(simId);
+    liveCtid = server.ctidTraderAccountIdOf(live.id);
+    conn = new CTraderConnection({ endpoint: { ...server.endpoints.demo, ca: server.ca }, clientId: server.clientId, clientSecret: server.clientSecret, requestTimeoutMs: 1_000 });
+    await conn.ready();
+  });
+  afterAll(async () => {
+    await conn?.close();
+    await server?.close();
+  });
+
+  const refused = async (p: Promise<unknown>) => {
+    const err = await p.then(() => null, (e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenApiError);
+    return err as OpenApiError;
+  };
+
+  it('serves TLS with the certificate it hands out', () => {
+    expect(server.ca).toMatch(/BEGIN CERTIFICATE/);
+    expect(server.host).toBe('127.0.0.1');
+  });
+
+  it('account requests need account auth; auth needs a token granting the account in this environment', async () => {
+    expect((await refused(conn.request(PT.TRADER_REQ, { ctidTraderAccountId: ctid }))).errorCode).toBe('ACCOUNT_NOT_AUTHORIZED');
+    expect((await refused(conn.request(PT.ACCOUNT_AUTH_REQ, { ctidTraderAccountId: ctid, accessToken: 'bogus' }))).errorCode).toBe('CH_ACCESS_TOKEN_INVALID');
+    const other = server.issueTokenFor('someone-else');
+    expect((await refused(conn.request(PT.ACCOUNT_AUTH_REQ, { ctidTraderAccountId: ctid, accessToken: other.accessToken }))).errorCode).toBe('CH_ACCESS_TOKEN_INVALID');
+    const { accessToken } = server.issueTokenFor('u');
+    const wrongEnv = await refused(conn.request(PT.ACCOUNT_AUTH_REQ, { ctidTraderAccountId: liveCtid, accessToken }));
+    expect(wrongEnv.message).toMatch(/live account/);
+    const [ok] = await conn.request(PT.ACCOUNT_AUTH_REQ, { ctidTraderAccountId: ctid, accessToken });
+    expect(ok!.payloadType).toBe(PT.ACCOUNT_AUTH_RES);
+    expect((await refused(conn.request(PT.ACCOUNT_AUTH_REQ, { ctidTraderAccountId: ctid, accessToken }))).errorCode).toBe('ALREADY_LOGGED_IN');
+  });
+
+  it('symbols carry volumes in cents of units', async () => {
+    const [env] = await conn.request(PT.SYMBOL_BY_ID_REQ, { ctidTraderAccountId: ctid, symbolId: ['1'] });
+    const s = (env!.payload as { symbol: SymbolMsg[] }).symbol[0]!;
+    expect(s).toMatchObject({ digits: 5, lotSize: '10000000', minVolume: '100000', stepVolume: '100000' });
+  });
+
+  it('market orders refuse absolute SL/TP and take relative ones; answers are execution events', async () => {
+    const base = { ctidTraderAccountId: ctid, symbolId: '1', orderType: OrderType.MARKET, tradeSide: TradeSide.BUY, volume: '1000000', clientOrderId: 'rel1', label: 'rel1' };
+    const bad = await refused(conn.request(PT.NEW_ORDER_REQ, { ...base, stopLoss: 1.07 }));
+    expect(bad).toMatchObject({ errorCode: 'TRADING_BAD_STOPS', source: 'order_error_event' });
+    const ask = broker.quote('EURUSD').ask;
+    const events = await conn.request(PT.NEW_ORDER_REQ, { ...base, relativeStopLoss: '500', relativeTakeProfit: '700' }, {
+      collect: (e) => (e.payload as unknown as ExecutionEventMsg).executionType === ExecutionType.ORDER_FILLED,
+    });
+    expect(events.map((e) => (e.payload as unknown as ExecutionEventMsg).executionType)).toEqual([ExecutionType.ORDER_ACCEPTED, ExecutionType.ORDER_FILLED]);
+    const filled = events[1]!.payload as unknown as ExecutionEventMsg;
+    expect(filled.order?.clientOrderId).toBe('rel1');
+    expect(filled.deal?.filledVolume).toBe('1000000');
+    const pos = broker.positions(simId).find((p) => p.tag === 'rel1')!;
+    expect(pos.volume.toString()).toBe('0.1');
+    expect(pos.stopLoss!.toString()).toBe(ask.minus(dec('0.005')).toString());
+    expect(pos.takeProfit!.toString()).toBe(ask.plus(dec('0.007')).toString());
+  });
+
+  it('unknown payload types are UNSUPPORTED_MESSAGE; heartbeats are never answered with errors', async () => {
+    expect((await refused(conn.request(PT.VERSION_REQ, {}).then(() => conn.request(PT.SPOT_EVENT, { ctidTraderAccountId: ctid, symbolId: '1' })))).errorCode).toBe('UNSUPPORTED_MESSAGE');
+  });
+});

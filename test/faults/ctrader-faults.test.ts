@@ -1,0 +1,264 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { dec } from '../../src/domain/decimal.js';
+import { AppError } from '../../src/domain/errors.js';
+import type { BrokerAdapter, BrokerEvent, PlaceOrderRequest } from '../../src/platforms/adapter.js';
+import { CTraderConnection } from '../../src/platforms/ctrader/connection.js';
+import { OpenApiError } from '../../src/platforms/ctrader/errors.js';
+import { createCTraderAdapterFactory, type CTraderAdapterFactory } from '../../src/platforms/ctrader/factory.js';
+import { PT } from '../../src/platforms/ctrader/proto/payload-types.js';
+import type { CTraderTokens } from '../../src/platforms/ctrader/tokens.js';
+import { SimBroker } from '../../src/simulator/broker.js';
+import { startCTraderSimServer, type CTraderSimServer, type CTraderSimServerOptions } from '../../src/simulator/ctrader/server.js';
+
+/**
+ * Every injected fault through the real wire: what the adapter reports, and that the simulator's book shows
+ * nothing duplicated or lost. Short timeouts, loopback only, everything torn down after each test.
+ */
+
+interface World {
+  broker: SimBroker;
+  server: CTraderSimServer;
+  factory: CTraderAdapterFactory;
+  adapter: BrokerAdapter;
+  simAccountId: string;
+  refreshed: CTraderTokens[];
+  tokens: CTraderTokens;
+}
+
+const worlds: World[] = [];
+afterEach(async () => {
+  for (const w of worlds.splice(0)) {
+    await w.adapter.close();
+    await w.factory.closeAll();
+    await w.server.close();
+  }
+});
+
+async function world(serverOpts: CTraderSimServerOptions = {}): Promise<World> {
+  const broker = new SimBroker({ seed: 3 });
+  const acc = broker.createAccount({ balance: 10_000, meta: { ctidUserId: 'u1', environment: 'demo' } });
+  broker.setPrice('EURUSD', '1.08000');
+  const server = await startCTraderSimServer(broker, { heartbeatMs: 200, ...serverOpts });
+  const tokens = server.issueTokenFor('u1');
+  const refreshed: CTraderTokens[] = [];
+  const factory = createCTraderAdapterFactory({
+    resolveEndpoint: () => ({ ...server.endpoints.demo, ca: server.ca }),
+    clientId: server.clientId,
+    clientSecret: server.clientSecret,
+    oauthBaseUrl: server.oauthBaseUrl,
+    timeoutMs: 400,
+    heartbeatMs: 100,
+    deadAfterMs: 1_000,
+    backoff: { initialMs: 40, maxMs: 400 },
+    onTokensRefreshed: async (_id, t) => {
+      refreshed.push(t);
+    },
+  });
+  const ctid = server.ctidTraderAccountIdOf(acc.id);
+  const adapter = await factory.create({ id: 'acc_f', brokerAccountId: ctid, environment: 'demo', credentials: { ...tokens, ctidTraderAccountId: ctid } });
+  // Warm up symbols so a later fault is consumed by the request under test, not by a first-use lookup.
+  await adapter.instrument('EURUSD');
+  const w = { broker, server, factory, adapter, simAccountId: acc.id, refreshed, tokens };
+  worlds.push(w);
+  return w;
+}
+
+let seq = 0;
+const tag = () => `flt${Date.now().toString(36)}${++seq}`;
+const buy = (t: string, withStops = false): PlaceOrderRequest => ({
+  symbol: 'EURUSD',
+  side: 'buy',
+  type: 'market',
+  volume: dec('0.10'),
+  tag: t,
+  ...(withStops ? { stopLoss: dec('1.07500'), takeProfit: dec('1.08500') } : {}),
+});
+const tagged = (w: World, t: string) => w.broker.positions(w.simAccountId).filter((p) => p.tag === t);
+
+async function appError(p: Promise<unknown>): Promise<AppError> {
+  try {
+    await p;
+  } catch (err) {
+    expect(err).toBeInstanceOf(AppError);
+    return err as AppError;
+  }
+  throw new Error('expected an AppError');
+}
+
+describe('cTrader faults over the wire', () => {
+  it('timeout after apply: unresolved, then findByTag finds exactly one position', async () => {
+    const w = await world();
+    const t = tag();
+    w.broker.faults.inject({ op: 'placeOrder', kind: 'timeout_after_apply', accountId: w.simAccountId });
+    const out = await w.adapter.placeOrder(buy(t));
+    expect(out).toMatchObject({ kind: 'unresolved', code: 'write_outcome_unknown' });
+    expect(tagged(w, t)).toHaveLength(1);
+    const found = await w.adapter.findByTag(t);
+    expect(found.found).toBe(true);
+    expect(found.position?.id).toBe(tagged(w, t)[0]!.id);
+    expect(w.broker.positions(w.simAccountId)).toHaveLength(1);
+  });
+
+  it('timeout before apply and connection reset: unresolved, and the tag proves nothing was placed', async () => {
+    const w = await world();
+    for (const kind of ['timeout_before_apply', 'reset'] as const) {
+      const t = tag();
+      w.broker.faults.inject({ op: 'placeOrder', kind, accountId: w.simAccountId });
+      expect(await w.adapter.placeOrder(buy(t))).toMatchObject({ kind: 'unresolved' });
+      expect(await w.adapter.findByTag(t)).toEqual({ found: false });
+    }
+    expect(w.broker.positions(w.simAccountId)).toHaveLength(0);
+  });
+
+  it('BLOCKED_PAYLOAD_TYPE: reads throw rate_limited with retryAfter, writes are rejected as rate_limited', async () => {
+    const w = await world();
+    w.broker.faults.inject({ op: 'read', kind: 'rate_limit', retryAfterSec: 3, accountId: w.simAccountId });
+    const err = await appError(w.adapter.accountInfo());
+    expect(err.code).toBe('rate_limited');
+    expect(err.retryAfter).toBe(3);
+
+    const t = tag();
+    w.broker.faults.inject({ op: 'placeOrder', kind: 'rate_limit', retryAfterSec: 2, accountId: w.simAccountId });
+    const out = await w.adapter.placeOrder(buy(t));
+    expect(out).toMatchObject({ kind: 'rejected', code: 'rate_limited', raw: { errorCode: 'BLOCKED_PAYLOAD_TYPE', retryAfterSec: 2 } });
+    expect(tagged(w, t)).toHaveLength(0);
+  });
+
+  it('the server blocks a connection above 50 req/s; the adapter paces itself below it', async () => {
+    const w = await world();
+    const ctid = w.server.ctidTraderAccountIdOf(w.simAccountId);
+    const raw = new CTraderConnection({
+      endpoint: { ...w.server.endpoints.demo, ca: w.server.ca },
+      clientId: w.server.clientId,
+      clientSecret: w.server.clientSecret,
+      rateLimitPerSecond: 10_000,
+    });
+    try {
+      raw.addAccount(ctid, w.tokens);
+      await raw.ensureAccount(ctid);
+      const results = await Promise.allSettled(Array.from({ length: 70 }, () => raw.request(PT.TRADER_REQ, { ctidTraderAccountId: ctid })));
+      const blocked = results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason);
+      expect(blocked.length).toBeGreaterThan(0);
+      expect(blocked[0]).toBeInstanceOf(OpenApiError);
+      expect(blocked[0]).toMatchObject({ errorCode: 'BLOCKED_PAYLOAD_TYPE', retryAfter: 1 });
+    } finally {
+      await raw.close();
+    }
+    // Same burst through the adapter: slower, but nothing refused.
+    await sleep(1100);
+    const reads = await Promise.allSettled(Array.from({ length: 60 }, () => w.adapter.instrument('EURUSD').then(() => w.adapter.listPositions())));
+    expect(reads.filter((r) => r.status === "rejected").map((r) => String((r as PromiseRejectedResult).reason)).slice(0, 3)).toEqual([]);
+  }, 15_000);
+
+  it('token invalidated: the write is rejected as reconnect_required, later reads too, nothing placed', async () => {
+    const w = await world();
+    const t = tag();
+    w.broker.faults.inject({ op: 'placeOrder', kind: 'token_invalidated', accountId: w.simAccountId });
+    const out = await w.adapter.placeOrder(buy(t));
+    expect(out).toMatchObject({ kind: 'rejected', code: 'reconnect_required' });
+    expect(tagged(w, t)).toHaveLength(0);
+    expect((await appError(w.adapter.listPositions())).code).toBe('reconnect_required');
+    expect((await w.adapter.placeOrder(buy(tag()))).kind).toMatch(/denied|rejected/);
+    expect(w.broker.positions(w.simAccountId)).toHaveLength(0);
+  });
+
+  it('token expired: the adapter refreshes (single-use refresh token), re-authorises and the read succeeds', async () => {
+    const w = await world();
+    w.broker.faults.inject({ op: 'read', kind: 'token_expired', accountId: w.simAccountId });
+    const info = await w.adapter.accountInfo();
+    expect(info.balance.toString()).toBe('10000');
+    expect(w.refreshed).toHaveLength(1);
+    expect(w.refreshed[0]!.accessToken).not.toBe(w.tokens.accessToken);
+    // And a write after an expiry is resent once after the refresh: exactly one position.
+    const t = tag();
+    w.broker.faults.inject({ op: 'placeOrder', kind: 'token_expired', accountId: w.simAccountId });
+    expect(await w.adapter.placeOrder(buy(t))).toMatchObject({ kind: 'confirmed' });
+    expect(tagged(w, t)).toHaveLength(1);
+    expect(w.refreshed).toHaveLength(2);
+  });
+
+  it('client disconnect event: reconnects with backoff, re-authorises, reads work again', async () => {
+    const w = await world();
+    const conn = [...w.factory.connections().values()][0]!;
+    w.broker.faults.inject({ op: 'read', kind: 'disconnect', accountId: w.simAccountId, message: 'maintenance' });
+    // The read in flight is resent once after the reconnect (reads are idempotent).
+    expect(await w.adapter.listPositions()).toEqual([]);
+    expect(conn.reconnects).toBe(1);
+    expect(conn.lastError).toMatch(/maintenance|closed|socket/);
+    await w.adapter.placeOrder(buy(tag()));
+    expect(await w.adapter.listPositions()).toHaveLength(1);
+  });
+
+  it('disconnect during a write: unresolved, never resent, nothing duplicated', async () => {
+    const w = await world();
+    const t = tag();
+    w.broker.faults.inject({ op: 'placeOrder', kind: 'disconnect', accountId: w.simAccountId });
+    expect(await w.adapter.placeOrder(buy(t))).toMatchObject({ kind: 'unresolved' });
+    expect(tagged(w, t)).toHaveLength(0);
+    expect(await w.adapter.findByTag(t)).toEqual({ found: false });
+  });
+
+  it('reject: rejected with the broker code, nothing opened', async () => {
+    const w = await world();
+    const t = tag();
+    w.broker.faults.inject({ op: 'placeOrder', kind: 'reject', accountId: w.simAccountId, message: 'desk closed' });
+    const out = await w.adapter.placeOrder(buy(t));
+    expect(out).toMatchObject({ kind: 'rejected', raw: { errorCode: 'TRADING_DISABLED' } });
+    expect(out.kind === 'rejected' && out.message).toMatch(/desk closed/);
+    expect(tagged(w, t)).toHaveLength(0);
+  });
+
+  it('partial fill: confirmed with the filled part; one position of that size', async () => {
+    const w = await world();
+    const t = tag();
+    w.broker.faults.inject({ op: 'placeOrder', kind: 'partial_fill', partialRatio: 0.5, accountId: w.simAccountId });
+    const out = await w.adapter.placeOrder({ ...buy(t), volume: dec('0.40') });
+    expect(out.kind).toBe('confirmed');
+    if (out.kind !== 'confirmed') return;
+    expect(out.filledVolume?.toString()).toBe('0.2');
+    expect(tagged(w, t)).toHaveLength(1);
+    expect(tagged(w, t)[0]!.volume.toString()).toBe('0.2');
+    expect(out.positionId).toBe(tagged(w, t)[0]!.id);
+  });
+
+  it('delay: under the timeout confirmed; over it unresolved but applied exactly once', async () => {
+    const w = await world();
+    const t1 = tag();
+    w.broker.faults.inject({ op: 'placeOrder', kind: 'delay', delayMs: 100, accountId: w.simAccountId });
+    expect(await w.adapter.placeOrder(buy(t1))).toMatchObject({ kind: 'confirmed' });
+    const t2 = tag();
+    w.broker.faults.inject({ op: 'placeOrder', kind: 'delay', delayMs: 700, accountId: w.simAccountId });
+    expect(await w.adapter.placeOrder(buy(t2))).toMatchObject({ kind: 'unresolved' });
+    await sleep(400);
+    expect(tagged(w, t2)).toHaveLength(1);
+    expect((await w.adapter.findByTag(t2)).position?.id).toBe(tagged(w, t2)[0]!.id);
+  });
+
+  it('streams execution events: own trades, server-side fills (SL hit) and trades from elsewhere', async () => {
+    const w = await world();
+    const events: BrokerEvent[] = [];
+    w.adapter.subscribe!((ev) => events.push(ev));
+    await sleep(50);
+    const t = tag();
+    const out = await w.adapter.placeOrder(buy(t, true));
+    expect(out.kind).toBe('confirmed');
+    // Placed through another front end (directly in the simulator): pushed as a server event.
+    w.broker.placeOrder(w.simAccountId, { symbol: 'EURUSD', side: 'sell', type: 'market', volume: dec('0.01'), tag: 'elsewhere' });
+    // Stop loss of the first position is hit.
+    w.broker.setPrice('EURUSD', '1.07400');
+    await sleep(150);
+    const kinds = events.map((e) => `${e.kind}:${e.position?.tag ?? e.order?.tag}`);
+    expect(kinds).toEqual([`position_opened:${t}`, 'position_opened:elsewhere', `position_closed:${t}`]);
+    const closed = events[2]!;
+    expect(closed.closedVolume?.toString()).toBe('0.1');
+  });
+
+  it('heartbeats keep an idle connection alive', async () => {
+    const w = await world({ heartbeatMs: 50 });
+    const conn = [...w.factory.connections().values()][0]!;
+    await sleep(1_500);
+    expect(conn.reconnects).toBe(0);
+    expect(await w.adapter.listPositions()).toEqual([]);
+  });
+});
