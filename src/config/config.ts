@@ -1,4 +1,5 @@
 import { join, resolve } from 'node:path';
+import { loadWebhookConfig, type WebhookConfig } from './webhooks-config.js';
 
 export interface Config {
   host: string;
@@ -14,6 +15,7 @@ export interface Config {
   logLevel: string;
   /** Timeout of a broker write before it counts as unresolved. */
   brokerTimeoutMs: number;
+  webhooks: WebhookConfig;
 }
 
 const int = (v: string | undefined, name: string, dflt: number): number => {
@@ -43,6 +45,7 @@ export function loadConfig(flags: { host?: string; port?: string; v1Port?: strin
     apiKeyOverlapSec: int(env.COPYTRADE_API_KEY_OVERLAP_SEC, 'COPYTRADE_API_KEY_OVERLAP_SEC', 24 * 3600),
     logLevel: env.LOG_LEVEL ?? 'info',
     brokerTimeoutMs: int(env.COPYTRADE_BROKER_TIMEOUT_MS, 'COPYTRADE_BROKER_TIMEOUT_MS', 5000),
+    webhooks: loadWebhookConfig(env, flags.demo ?? env.COPYTRADE_DEMO === '1'),
   };
 }
 

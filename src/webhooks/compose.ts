@@ -1,0 +1,43 @@
+import type { Logger } from 'pino';
+import type { CredentialBox } from '../auth/credential-box.js';
+import type { WebhookConfig } from '../config/webhooks-config.js';
+import { EventFeed } from '../events/feed.js';
+import type { Store } from '../store/store.js';
+import { WebhookDeliverer } from './deliverer.js';
+import { WebhookService } from './endpoint-service.js';
+import { WebhookSender } from './sender.js';
+import { WebhookRepo } from './webhook-repo.js';
+
+export interface Webhooks {
+  feed: EventFeed;
+  service: WebhookService;
+  deliverer: WebhookDeliverer;
+  repo: WebhookRepo;
+  start(): void;
+  stop(): Promise<void>;
+}
+
+/** Events and webhooks as main.ts (and tests) build them: one feed shared by the deliverer and the stream. */
+export function createWebhooks(store: Store, box: CredentialBox, cfg: WebhookConfig, logger: Logger | false = false): Webhooks {
+  const feed = new EventFeed(store.database.db, store.events, { gapGraceMs: cfg.gapGraceMs });
+  const repo = new WebhookRepo(store.database.db, store.events);
+  const sender = new WebhookSender(box, { timeoutMs: cfg.timeoutMs, allowPrivateTargets: cfg.allowPrivateTargets });
+  const deliverer = new WebhookDeliverer(repo, feed, sender, {
+    scheduleMs: cfg.retryScheduleMs, jitter: cfg.jitter, maxRetryAfterMs: cfg.maxRetryAfterMs, failureWindowMs: cfg.failureWindowMs, pollMs: cfg.pollMs,
+    onError: (err, endpointId) => logger && logger.error({ err, endpointId }, 'webhook delivery step failed; retried on the next wake-up'),
+  });
+  const service = new WebhookService(repo, store.events, box, sender, {
+    allowPrivateTargets: cfg.allowPrivateTargets, secretOverlapSec: cfg.secretOverlapSec, onChanged: (id) => deliverer.kick(id),
+  });
+  return {
+    feed, service, deliverer, repo,
+    start() {
+      feed.start();
+      deliverer.start();
+    },
+    async stop() {
+      await deliverer.stop();
+      feed.stop();
+    },
+  };
+}

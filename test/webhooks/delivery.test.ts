@@ -1,0 +1,188 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { harness, type Harness } from './harness.js';
+import { Receiver } from './receiver.js';
+
+/** The deliverer against a real receiver on 127.0.0.1, on an in-memory store; every wait is bounded. */
+describe('webhook delivery', () => {
+  let h: Harness | null = null;
+  const receivers: Receiver[] = [];
+  const receiver = async () => {
+    const r = await new Receiver().up();
+    receivers.push(r);
+    return r;
+  };
+  afterEach(async () => {
+    await h?.close();
+    h = null;
+    for (const r of receivers.splice(0)) await r.down();
+  });
+
+  it('signs every delivery so the standardwebhooks package verifies it, with the documented headers and body', async () => {
+    h = await harness();
+    const rx = await receiver();
+    const { secret } = await h.hooks.service.create(h.userId, { url: rx.url });
+    rx.secrets = [secret];
+    await h.emit('acc_1', 'order.accepted', { tradeId: 'trd_1', symbol: 'EURUSD', side: 'buy', volume: '0.10', copiedTo: 2, positionId: 'p1', fillPrice: '1.1' });
+    await rx.until(() => rx.accepted.length === 1);
+    const got = rx.accepted[0]!;
+    expect(got.verifiedBy).toEqual([0]);
+    expect(got.headers['content-type']).toBe('application/json');
+    expect(got.headers['webhook-id']).toBe(got.id);
+    expect(Math.abs(Number(got.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(30);
+    const body = JSON.parse(got.body);
+    expect(Object.keys(body).sort()).toEqual(['accountId', 'data', 'id', 'schemaVersion', 'sequence', 'timestamp', 'type']);
+    expect(body).toMatchObject({ type: 'order.accepted', accountId: 'acc_1', sequence: 1, schemaVersion: 1, data: { tradeId: 'trd_1', volume: '0.10' } });
+    const attempts = await h.hooks.repo.attempts((await h.hooks.service.list(h.userId))[0]!.id, 10);
+    expect(attempts[0]).toMatchObject({ ok: true, status: 200, attempt: 1, responseSnippet: 'ok' });
+  });
+
+  it('during a secret rotation both the old and the new secret verify; after the overlap only the new one', async () => {
+    h = await harness();
+    const rx = await receiver();
+    const { endpoint, secret: oldSecret } = await h.hooks.service.create(h.userId, { url: rx.url });
+    const { secret: newSecret } = await h.hooks.service.rotateSecret(h.userId, endpoint.id, 60);
+    rx.secrets = [oldSecret, newSecret];
+    await h.emit('acc_1', 'position.opened');
+    await rx.until(() => rx.accepted.length === 1);
+    expect(rx.accepted[0]!.verifiedBy).toEqual([0, 1]);
+    expect(rx.accepted[0]!.headers['webhook-signature']!.split(' ')).toHaveLength(2);
+
+    const { secret: third } = await h.hooks.service.rotateSecret(h.userId, endpoint.id, 0);
+    rx.secrets = [oldSecret, newSecret, third];
+    await h.emit('acc_1', 'position.closed');
+    await rx.until(() => rx.accepted.length === 2);
+    expect(rx.accepted[1]!.verifiedBy).toEqual([2]);
+  });
+
+  it('delivers every event after the receiver was down, in order per account, none twice', async () => {
+    h = await harness({ cfg: { retryScheduleMs: [0, 20, 40, 80], pollMs: 100 } });
+    const rx = await receiver();
+    const { secret } = await h.hooks.service.create(h.userId, { url: rx.url });
+    rx.secrets = [secret];
+    await rx.down();
+    const accounts = ['acc_a', 'acc_b', 'acc_c'];
+    for (let i = 0; i < 30; i++) await h.emit(accounts[i % 3]!, 'copy.confirmed', { i });
+    await new Promise((r) => setTimeout(r, 400));
+    // It failed for a while: attempts were recorded against the head event only (head-of-line).
+    const ep = (await h.hooks.service.list(h.userId))[0]!;
+    const failures = await h.hooks.repo.attempts(ep.id, 100);
+    expect(failures.length).toBeGreaterThan(1);
+    expect(new Set(failures.map((a) => a.eventId)).size).toBe(1);
+    expect(failures.every((a) => !a.ok && a.status === null && /ECONNREFUSED/.test(a.error ?? ''))).toBe(true);
+    expect((await h.hooks.service.get(h.userId, ep.id)).failingSince).not.toBeNull();
+
+    await rx.up();
+    await rx.until(() => rx.accepted.length >= 30, 15_000, '30 deliveries');
+    await new Promise((r) => setTimeout(r, 200));
+    const ids = rx.accepted.map((r) => r.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids).toHaveLength(30);
+    for (const a of accounts) {
+      expect(rx.accepted.filter((r) => r.accountId === a).map((r) => r.sequence)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    }
+    expect(rx.accepted.every((r) => r.verifiedBy.length === 1)).toBe(true);
+    expect((await h.hooks.service.get(h.userId, ep.id)).failingSince).toBeNull();
+  });
+
+  it('disables the endpoint on 410 Gone and writes webhook_endpoint.disabled', async () => {
+    h = await harness();
+    const rx = await receiver();
+    const other = await receiver();
+    rx.respond = () => ({ status: 410, body: 'gone' });
+    const { endpoint } = await h.hooks.service.create(h.userId, { url: rx.url });
+    const { secret } = await h.hooks.service.create(h.userId, { url: other.url, eventTypes: ['webhook_endpoint.disabled'] });
+    other.secrets = [secret];
+    await h.emit('acc_1', 'order.accepted');
+    await other.until(() => other.accepted.length === 1, 10_000, 'the disabled event at the other endpoint');
+    expect(rx.all).toHaveLength(1);
+    const ep = await h.hooks.service.get(h.userId, endpoint.id);
+    expect(ep.enabled).toBe(false);
+    expect(ep.disabledReason).toMatch(/410/);
+    const ev = JSON.parse(other.accepted[0]!.body);
+    expect(ev).toMatchObject({ type: 'webhook_endpoint.disabled', accountId: null, data: { endpointId: endpoint.id, url: rx.url } });
+    await h.emit('acc_1', 'order.accepted');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(rx.all).toHaveLength(1);
+  });
+
+  it("honours the receiver's Retry-After", async () => {
+    h = await harness({ cfg: { retryScheduleMs: [0, 10, 10, 10] } });
+    const rx = await receiver();
+    rx.respond = (_r, n) => (n === 1 ? { status: 429, headers: { 'retry-after': '1' } } : { status: 200 });
+    await h.hooks.service.create(h.userId, { url: rx.url });
+    await h.emit('acc_1', 'order.accepted');
+    await rx.until(() => rx.accepted.length === 1, 10_000);
+    expect(rx.all).toHaveLength(2);
+    expect(rx.all[1]!.at - rx.all[0]!.at).toBeGreaterThanOrEqual(950);
+    expect(rx.all[1]!.id).toBe(rx.all[0]!.id);
+  });
+
+  it('disables an endpoint that keeps failing past the failure window', async () => {
+    h = await harness({ cfg: { retryScheduleMs: [0, 30], failureWindowMs: 300 } });
+    const rx = await receiver();
+    rx.respond = () => ({ status: 500, body: 'x'.repeat(5000) });
+    const { endpoint } = await h.hooks.service.create(h.userId, { url: rx.url });
+    await h.emit('acc_1', 'order.accepted');
+    const t0 = Date.now();
+    for (;;) {
+      const ep = await h.hooks.service.get(h.userId, endpoint.id);
+      if (!ep.enabled) {
+        expect(ep.disabledReason).toMatch(/no successful delivery since/);
+        break;
+      }
+      if (Date.now() - t0 > 10_000) throw new Error('endpoint never disabled');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const attempts = await h.hooks.repo.attempts(endpoint.id, 100);
+    expect(attempts.length).toBeGreaterThan(3);
+    expect(attempts.every((a) => a.status === 500 && Buffer.byteLength(a.responseSnippet ?? '') <= 1024)).toBe(true);
+    expect(attempts.map((a) => a.attempt).sort((a, b) => a - b)).toEqual(attempts.map((_, i) => i + 1));
+    const disabled = (await h.store.events.after(h.userId, 0, 100)).filter((e) => e.type === 'webhook_endpoint.disabled');
+    expect(disabled).toHaveLength(1);
+  });
+
+  it('delivers only the subscribed types, and still in order', async () => {
+    h = await harness();
+    const rx = await receiver();
+    await h.hooks.service.create(h.userId, { url: rx.url, eventTypes: ['copy.confirmed', 'copy.rejected'] });
+    for (const t of ['order.accepted', 'copy.confirmed', 'position.opened', 'copy.rejected', 'order.accepted', 'copy.confirmed']) await h.emit('acc_1', t);
+    await rx.until(() => rx.accepted.length === 3);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(rx.accepted.map((r) => [r.type, r.sequence])).toEqual([['copy.confirmed', 2], ['copy.rejected', 4], ['copy.confirmed', 6]]);
+  });
+
+  it('refuses private targets when not allowed: at create, and again at delivery', async () => {
+    h = await harness({ cfg: { allowPrivateTargets: false } });
+    await expect(h.hooks.service.create(h.userId, { url: 'http://127.0.0.1:9/hook' })).rejects.toMatchObject({ code: 'invalid_request' });
+    await expect(h.hooks.service.create(h.userId, { url: 'http://localhost:9/hook' })).rejects.toMatchObject({ code: 'invalid_request' });
+    await expect(h.hooks.service.create(h.userId, { url: 'http://[::ffff:10.0.0.1]/hook' })).rejects.toMatchObject({ code: 'invalid_request' });
+    // An endpoint stored before the setting changed (or whose name now resolves privately) is refused at delivery.
+    const rx = await receiver();
+    const { endpoint } = await h.hooks.service.create(h.userId, { url: 'http://93.184.215.14:9/hook' });
+    await h.hooks.repo.update(h.userId, endpoint.id, { url: rx.url });
+    const attempt = await h.hooks.service.sendTest(h.userId, endpoint.id);
+    expect(attempt).toMatchObject({ ok: false, status: null });
+    expect(attempt.error).toMatch(/refused: .*private/);
+    expect(rx.all).toHaveLength(0);
+  });
+
+  it('stops cleanly while a delivery is in flight, without counting it as a failure', async () => {
+    h = await harness();
+    const rx = await receiver();
+    await h.hooks.service.create(h.userId, { url: rx.url });
+    // A receiver that never answers: stop() must not wait for the 2 s timeout.
+    await rx.down();
+    const { createServer } = await import('node:http');
+    const hang = createServer(() => undefined);
+    await new Promise<void>((r) => hang.listen(rx.port, '127.0.0.1', () => r()));
+    await h.emit('acc_1', 'order.accepted');
+    await new Promise((r) => setTimeout(r, 100));
+    const t0 = Date.now();
+    await h.hooks.stop();
+    expect(Date.now() - t0).toBeLessThan(1000);
+    const ep = (await h.hooks.service.list(h.userId))[0]!;
+    expect(await h.hooks.repo.attempts(ep.id, 10)).toHaveLength(0);
+    hang.closeAllConnections();
+    await new Promise<void>((r) => hang.close(() => r()));
+  });
+});
