@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError } from '../../domain/errors.js';
 import type { MtPlatform } from './capabilities.js';
 import { readError } from './errors.js';
-import { type MtServerGroup, parseAccountDto, parseAccountInformation, parseErrorBody, parseServerSearch, recommendedRetrySec } from './parse.js';
+import { type MtServerGroup, parseAccountDto, parseAccountInformation, parseErrorBody, parseServerSearch, recommendedRetryMs } from './parse.js';
 import { MetaApiRawClient, newTransactionId, type WireResult } from './raw-client.js';
 
 /**
@@ -118,9 +118,10 @@ export async function provisionMtAccount(input: ProvisionMtAccountInput): Promis
   for (;;) {
     created = await raw.createAccount(body, txId);
     if (created.kind !== 'response' || created.status !== 202) break;
-    const waitSec = recommendedRetrySec(parseErrorBody(created.body).metadata) ?? created.retryAfterSec ?? pollMs / 1000;
-    if (Date.now() + waitSec * 1000 > deadline) throw new AppError('upstream_unavailable', 'MetaApi is still detecting the broker settings; try again later', { retryable: true });
-    await sleep(Math.max(10, waitSec * 1000));
+    // The body's recommendedRetryTime is precise to the millisecond; Retry-After only to the second.
+    const waitMs = recommendedRetryMs(parseErrorBody(created.body).metadata) ?? (created.retryAfterSec !== null ? created.retryAfterSec * 1000 : pollMs);
+    if (Date.now() + waitMs > deadline) throw new AppError('upstream_unavailable', 'MetaApi is still detecting the broker settings; try again later', { retryable: true });
+    await sleep(Math.max(10, waitMs));
   }
   if (created.kind === 'response' && created.status === 400) {
     const e = parseErrorBody(created.body);

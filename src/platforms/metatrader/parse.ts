@@ -291,11 +291,17 @@ export function parseErrorBody(body: unknown): MtErrorBody {
   return { name: str(b.error), message: str(b.message), code, details: details ?? null, metadata };
 }
 
-/** Seconds until `metadata.recommendedRetryTime` (an ISO time), rounded up; null when absent or unreadable. */
-export function recommendedRetrySec(metadata: Obj | null, now = Date.now()): number | null {
+/** Milliseconds until `metadata.recommendedRetryTime` (an ISO time); null when absent or unreadable. */
+export function recommendedRetryMs(metadata: Obj | null, now = Date.now()): number | null {
   const t = metadata?.recommendedRetryTime;
   if (typeof t !== 'string' && typeof t !== 'number') return null;
   const ms = typeof t === 'number' ? t : Date.parse(t);
   if (!Number.isFinite(ms)) return null;
-  return Math.max(0, Math.ceil((ms - now) / 1000));
+  return Math.max(0, ms - now);
+}
+
+/** The same in whole seconds, rounded up: what AppError.retryAfter carries. */
+export function recommendedRetrySec(metadata: Obj | null, now = Date.now()): number | null {
+  const ms = recommendedRetryMs(metadata, now);
+  return ms === null ? null : Math.ceil(ms / 1000);
 }

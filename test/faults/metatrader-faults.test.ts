@@ -1,0 +1,265 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { dec } from '../../src/domain/decimal.js';
+import { AppError } from '../../src/domain/errors.js';
+import type { BrokerEvent, PlaceOrderRequest } from '../../src/platforms/adapter.js';
+import { MetaTraderAdapter } from '../../src/platforms/metatrader/adapter.js';
+import { provisionMtAccount } from '../../src/platforms/metatrader/connect.js';
+import { MetaApiGateway } from '../../src/platforms/metatrader/gateway.js';
+import { SimBroker } from '../../src/simulator/broker.js';
+import { startMetaApiSimServer } from '../../src/simulator/metaapi/server.js';
+
+/**
+ * Every fault the simulator can inject, seen through the MetaTrader adapter over MetaApi REST on loopback: the
+ * outcome kind must be right, and the simulator's book must show the write applied at most once (nothing
+ * duplicated by a hidden retry, nothing lost by a false "rejected").
+ */
+
+const TIMEOUT_MS = 300;
+
+async function setup(opts: { platform?: 'mt4' | 'mt5'; hedging?: boolean } = {}) {
+  const platform = opts.platform ?? 'mt5';
+  const broker = new SimBroker({ seed: 9 });
+  const meta = { server: `Faults-${platform}`, password: 'pw-faults', platform };
+  const acc = broker.createAccount({ balance: 50_000, hedging: opts.hedging ?? true, meta });
+  broker.setPrice('EURUSD', '1.08000');
+  const server = await startMetaApiSimServer(broker, { detectionMs: 5, deployMs: 5, connectMs: 5 });
+  const p = await provisionMtAccount({ baseUrl: server.baseUrl, token: server.token, server: meta.server, login: acc.login, password: meta.password, platform, waitMs: 3_000, pollMs: 5 });
+  const gateway = new MetaApiGateway({ clientUrl: server.baseUrl, token: server.token, accountId: p.accountId, timeoutMs: TIMEOUT_MS });
+  const adapter = new MetaTraderAdapter({ gateway, platform, pollIntervalMs: 250 });
+  await adapter.connect();
+  return { broker, acc, server, adapter };
+}
+
+let tagSeq = 0;
+const newTag = () => `ft${Date.now().toString(36)}${(++tagSeq).toString(36)}`;
+const market = (tag: string, volume = '0.10', side: 'buy' | 'sell' = 'buy'): PlaceOrderRequest => ({ symbol: 'EURUSD', side, type: 'market', volume: dec(volume), tag });
+
+async function appError(p: Promise<unknown>): Promise<AppError> {
+  try {
+    await p;
+  } catch (err) {
+    expect(err).toBeInstanceOf(AppError);
+    return err as AppError;
+  }
+  throw new Error('expected an AppError');
+}
+
+describe('MetaTrader (MetaApi) faults, MT5 hedging', () => {
+  let t: Awaited<ReturnType<typeof setup>>;
+  beforeAll(async () => {
+    t = await setup();
+  });
+  afterEach(() => t.broker.faults.clear());
+  afterAll(async () => {
+    await t.adapter.close();
+    await t.server.close();
+  });
+
+  const tagged = (tag: string) => t.broker.positions(t.acc.id).filter((p) => p.tag === tag);
+  const taggedOrders = (tag: string) => t.broker.orders(t.acc.id, { includeHistory: true }).filter((o) => o.tag === tag);
+
+  it('-11 TRADE_RETCODE_DISCONNECTED_DURING_TRADE: unresolved, applied once, settled by findByTag', async () => {
+    const tag = newTag();
+    t.broker.faults.inject({ op: 'placeOrder', kind: 'disconnect', accountId: t.acc.id });
+    const out = await t.adapter.placeOrder(market(tag));
+    expect(out).toMatchObject({ kind: 'unresolved', code: 'write_outcome_unknown' });
+    expect(out.kind === 'unresolved' && out.message).toContain('TRADE_RETCODE_DISCONNECTED_DURING_TRADE');
+    const found = await t.adapter.findByTag(tag);
+    expect(found.found).toBe(true);
+    expect(tagged(tag)).toHaveLength(1);
+    expect(found.position?.id).toBe(tagged(tag)[0]!.id);
+    expect(taggedOrders(tag)).toHaveLength(1);
+  });
+
+  it('timeout after apply on place: unresolved within the timeout, exactly one position, found by tag', async () => {
+    const tag = newTag();
+    t.broker.faults.inject({ op: 'placeOrder', kind: 'timeout_after_apply', accountId: t.acc.id });
+    const started = Date.now();
+    expect(await t.adapter.placeOrder(market(tag))).toMatchObject({ kind: 'unresolved', code: 'write_outcome_unknown' });
+    expect(Date.now() - started).toBeLessThan(TIMEOUT_MS * 4);
+    const found = await t.adapter.findByTag(tag);
+    expect(found.position?.id).toBe(tagged(tag)[0]!.id);
+    expect(tagged(tag)).toHaveLength(1);
+    expect(taggedOrders(tag)).toHaveLength(1);
+  });
+
+  it('timeout before apply: unresolved, and the lookup proves it absent', async () => {
+    const tag = newTag();
+    t.broker.faults.inject({ op: 'placeOrder', kind: 'timeout_before_apply', accountId: t.acc.id });
+    expect(await t.adapter.placeOrder(market(tag))).toMatchObject({ kind: 'unresolved' });
+    expect(await t.adapter.findByTag(tag)).toEqual({ found: false });
+    expect(taggedOrders(tag)).toHaveLength(0);
+  });
+
+  it('timeout after apply on a partial close: unresolved, and the close happened once', async () => {
+    const tag = newTag();
+    expect(await t.adapter.placeOrder(market(tag, '0.30'))).toMatchObject({ kind: 'confirmed' });
+    const pos = tagged(tag)[0]!;
+    t.broker.faults.inject({ op: 'closePosition', kind: 'timeout_after_apply', accountId: t.acc.id });
+    expect(await t.adapter.closePosition(pos.id, dec('0.10'))).toMatchObject({ kind: 'unresolved' });
+    const after = (await t.adapter.findByTag(tag)).position;
+    expect(after?.id).toBe(pos.id);
+    expect(after?.volume.toString()).toBe('0.2');
+    expect(t.broker.deals(t.acc.id).filter((d) => d.positionId === pos.id)).toHaveLength(2);
+  });
+
+  it('429 with recommendedRetryTime on a write: rejected rate_limited with retryAfterSec, nothing applied', async () => {
+    const tag = newTag();
+    t.broker.faults.inject({ op: 'placeOrder', kind: 'rate_limit', retryAfterSec: 4, accountId: t.acc.id });
+    const out = await t.adapter.placeOrder(market(tag));
+    expect(out).toMatchObject({ kind: 'rejected', code: 'rate_limited' });
+    const retryAfterSec = (out as { raw?: { retryAfterSec?: number } }).raw?.retryAfterSec;
+    expect(retryAfterSec).toBeGreaterThanOrEqual(3);
+    expect(retryAfterSec).toBeLessThanOrEqual(4);
+    expect(taggedOrders(tag)).toHaveLength(0);
+  });
+
+  it('429 with recommendedRetryTime on a read: rate_limited with retryAfter', async () => {
+    t.broker.faults.inject({ op: 'read', kind: 'rate_limit', retryAfterSec: 7, accountId: t.acc.id });
+    const err = await appError(t.adapter.listPositions());
+    expect(err).toMatchObject({ code: 'rate_limited', retryable: true });
+    expect(err.retryAfter).toBeGreaterThanOrEqual(6);
+    expect(err.retryAfter).toBeLessThanOrEqual(7);
+    expect(Array.isArray(await t.adapter.listPositions())).toBe(true);
+  });
+
+  it('broker rejection (TRADE_RETCODE_REJECT in a 200): rejected, nothing applied', async () => {
+    const tag = newTag();
+    t.broker.faults.inject({ op: 'placeOrder', kind: 'reject', accountId: t.acc.id });
+    const out = await t.adapter.placeOrder(market(tag));
+    expect(out).toMatchObject({ kind: 'rejected', code: 'rejected', raw: { numericCode: 10006, stringCode: 'TRADE_RETCODE_REJECT' } });
+    expect(taggedOrders(tag)).toHaveLength(0);
+  });
+
+  it('business refusals carry their own codes: invalid volume and invalid stops', async () => {
+    expect(await t.adapter.placeOrder(market(newTag(), '0.015'))).toMatchObject({ kind: 'rejected', code: 'invalid_volume' });
+    expect(await t.adapter.placeOrder({ ...market(newTag()), takeProfit: dec('1.0') })).toMatchObject({ kind: 'rejected', code: 'invalid_stops' });
+  });
+
+  it('connection reset on place: unresolved (the client cannot know), nothing applied', async () => {
+    const tag = newTag();
+    t.broker.faults.inject({ op: 'placeOrder', kind: 'reset', accountId: t.acc.id });
+    expect(await t.adapter.placeOrder(market(tag))).toMatchObject({ kind: 'unresolved', code: 'write_outcome_unknown' });
+    expect(await t.adapter.findByTag(tag)).toEqual({ found: false });
+    expect(taggedOrders(tag)).toHaveLength(0);
+  });
+
+  it('connection reset on a read: upstream_unavailable, and the next read works', async () => {
+    t.broker.faults.inject({ op: 'read', kind: 'reset', accountId: t.acc.id });
+    expect((await appError(t.adapter.listPositions())).code).toBe('upstream_unavailable');
+    expect(Array.isArray(await t.adapter.listPositions())).toBe(true);
+  });
+
+  it('partial fill: confirmed with the filled volume (TRADE_RETCODE_DONE_PARTIAL), position holds only that', async () => {
+    const tag = newTag();
+    t.broker.faults.inject({ op: 'placeOrder', kind: 'partial_fill', partialRatio: 0.5, accountId: t.acc.id });
+    const out = await t.adapter.placeOrder(market(tag, '0.20'));
+    expect(out).toMatchObject({ kind: 'confirmed', raw: { numericCode: 10010 } });
+    expect(out.kind === 'confirmed' && out.filledVolume?.toString()).toBe('0.1');
+    expect(out.kind === 'confirmed' && out.fillPrice !== null).toBe(true);
+    expect(tagged(tag)[0]?.volume.toString()).toBe('0.1');
+  });
+
+  it('delay shorter than the timeout: confirmed; longer: unresolved but applied once', async () => {
+    const fast = newTag();
+    t.broker.faults.inject({ op: 'placeOrder', kind: 'delay', delayMs: 50, accountId: t.acc.id });
+    expect(await t.adapter.placeOrder(market(fast))).toMatchObject({ kind: 'confirmed' });
+    const slow = newTag();
+    t.broker.faults.inject({ op: 'placeOrder', kind: 'delay', delayMs: TIMEOUT_MS * 2, accountId: t.acc.id });
+    expect(await t.adapter.placeOrder(market(slow))).toMatchObject({ kind: 'unresolved' });
+    await new Promise((r) => setTimeout(r, TIMEOUT_MS * 2));
+    expect(tagged(slow)).toHaveLength(1);
+  });
+
+  it('revoked token: rejected unauthorized on a write, AppError unauthorized on a read', async () => {
+    t.broker.faults.inject({ op: 'placeOrder', kind: 'token_invalidated', accountId: t.acc.id });
+    expect(await t.adapter.placeOrder(market(newTag()))).toMatchObject({ kind: 'rejected', code: 'unauthorized' });
+    t.broker.faults.inject({ op: 'read', kind: 'token_invalidated', accountId: t.acc.id });
+    expect((await appError(t.adapter.accountInfo())).code).toBe('unauthorized');
+  });
+
+  it('faults on modify, cancel and close map the same way', async () => {
+    const tag = newTag();
+    await t.adapter.placeOrder(market(tag));
+    const pos = tagged(tag)[0]!;
+    t.broker.faults.inject({ op: 'modifyPosition', kind: 'disconnect', accountId: t.acc.id });
+    expect(await t.adapter.modifyPosition(pos.id, { stopLoss: dec('1.07'), takeProfit: null })).toMatchObject({ kind: 'unresolved' });
+    expect(tagged(tag)[0]?.stopLoss?.toString()).toBe('1.07');
+    const lim = newTag();
+    const placed = await t.adapter.placeOrder({ symbol: 'EURUSD', side: 'buy', type: 'limit', volume: dec('0.1'), price: dec('1.07'), tag: lim });
+    const oid = placed.kind === 'confirmed' ? placed.brokerOrderId! : '';
+    t.broker.faults.inject({ op: 'cancelOrder', kind: 'reject', accountId: t.acc.id });
+    expect(await t.adapter.cancelOrder(oid)).toMatchObject({ kind: 'rejected' });
+    expect(t.broker.orders(t.acc.id).some((o) => o.id === oid)).toBe(true);
+    expect(await t.adapter.cancelOrder(oid)).toMatchObject({ kind: 'confirmed', brokerOrderId: oid });
+    t.broker.faults.inject({ op: 'closePosition', kind: 'reset', accountId: t.acc.id });
+    expect(await t.adapter.closePosition(pos.id)).toMatchObject({ kind: 'unresolved' });
+    expect(tagged(tag)).toHaveLength(1);
+  });
+
+  it('a tag that breaks the 26-character rule is denied before sending', async () => {
+    const out = await t.adapter.placeOrder(market('x'.repeat(27)));
+    expect(out).toMatchObject({ kind: 'denied', code: 'tag_invalid' });
+  });
+
+  it('subscribe polls and diffs: open, partial close, close, pending placed and cancelled', async () => {
+    const seen: BrokerEvent[] = [];
+    const off = t.adapter.subscribe((ev) => seen.push(ev));
+    const waitFor = async (pred: () => boolean) => {
+      for (let i = 0; i < 40 && !pred(); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(pred()).toBe(true);
+    };
+    // Baseline poll first, so what follows are changes.
+    await new Promise((r) => setTimeout(r, 100));
+    const tag = newTag();
+    const pid = t.broker.placeOrder(t.acc.id, market(tag, '0.30')).position!.id;
+    await waitFor(() => seen.some((e) => e.kind === 'position_opened' && e.position?.id === pid));
+    t.broker.closePosition(t.acc.id, pid, dec('0.1'));
+    await waitFor(() => seen.some((e) => e.kind === 'position_reduced' && e.closedVolume?.toString() === '0.1'));
+    const oid = t.broker.placeOrder(t.acc.id, { symbol: 'EURUSD', side: 'sell', type: 'limit', volume: dec('0.1'), price: dec('1.09'), tag: newTag() }).order.id;
+    await waitFor(() => seen.some((e) => e.kind === 'order_placed' && e.order?.id === oid));
+    t.broker.cancelOrder(t.acc.id, oid);
+    await waitFor(() => seen.some((e) => e.kind === 'order_cancelled' && e.order?.id === oid));
+    t.broker.closePosition(t.acc.id, pid);
+    await waitFor(() => seen.some((e) => e.kind === 'position_closed' && e.position?.id === pid));
+    off();
+  });
+});
+
+describe('MetaTrader (MetaApi) netting and MT4 accounts', () => {
+  it('MT5 netting: capabilities say so, a second buy adds to the one position, partial close keeps its id', async () => {
+    const t = await setup({ hedging: false });
+    try {
+      expect(t.adapter.capabilities.hedging).toBe(false);
+      const a = await t.adapter.placeOrder(market(newTag(), '0.10'));
+      const b = await t.adapter.placeOrder(market(newTag(), '0.20'));
+      expect(a.kind === 'confirmed' && b.kind === 'confirmed' && a.positionId === b.positionId).toBe(true);
+      const [pos] = await t.adapter.listPositions();
+      expect(pos?.volume.toString()).toBe('0.3');
+      expect(await t.adapter.closePosition(pos!.id, dec('0.1'))).toMatchObject({ kind: 'confirmed', positionId: pos!.id });
+      expect((await t.adapter.listPositions())[0]?.volume.toString()).toBe('0.2');
+    } finally {
+      await t.adapter.close();
+      await t.server.close();
+    }
+  });
+
+  it('MT4: MT4 error codes classify the same way (ERR_NO_ERROR confirmed, ERR_INVALID_TRADE_VOLUME, ERR_COMMON_ERROR, -11)', async () => {
+    const t = await setup({ platform: 'mt4' });
+    try {
+      expect(t.adapter.capabilities.hedging).toBe(true);
+      expect(await t.adapter.placeOrder(market(newTag()))).toMatchObject({ kind: 'confirmed', raw: { numericCode: 0, stringCode: 'ERR_NO_ERROR' } });
+      expect(await t.adapter.placeOrder(market(newTag(), '0.015'))).toMatchObject({ kind: 'rejected', code: 'invalid_volume', raw: { numericCode: 131 } });
+      t.broker.faults.inject({ op: 'placeOrder', kind: 'reject', accountId: t.acc.id });
+      expect(await t.adapter.placeOrder(market(newTag()))).toMatchObject({ kind: 'rejected', code: 'rejected', raw: { numericCode: 2 } });
+      const tag = newTag();
+      t.broker.faults.inject({ op: 'placeOrder', kind: 'disconnect', accountId: t.acc.id });
+      expect(await t.adapter.placeOrder(market(tag))).toMatchObject({ kind: 'unresolved' });
+      expect((await t.adapter.findByTag(tag)).found).toBe(true);
+      expect(t.broker.positions(t.acc.id).filter((p) => p.tag === tag)).toHaveLength(1);
+    } finally {
+      await t.adapter.close();
+      await t.server.close();
+    }
+  });
+});
