@@ -83,6 +83,7 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
     await sessionRoutes(app, deps);
     await connectPlatformBRoutes(app, deps);
     for (const m of V1_MODULES) await m(app, deps, appMirror);
+    await (await import('./web.js')).webDashboard(app);
   }
   if (opts.families.includes('v1')) for (const m of V1_MODULES) await m(app, deps, v1);
   if (opts.extraRoutes) await opts.extraRoutes(app);

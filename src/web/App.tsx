@@ -1,0 +1,52 @@
+import { useEffect, useState } from 'react';
+import { Layout } from './components/Layout';
+import { LiveProvider } from './hooks/live';
+import { match, navigate, usePath } from './lib/router';
+import { loadSession, onSessionChange, type Session } from './lib/session';
+import { AccountDetailPage } from './pages/AccountDetailPage';
+import { AccountsPage } from './pages/AccountsPage';
+import { ConnectAWizard } from './pages/ConnectAWizard';
+import { ConnectBWizard } from './pages/ConnectBWizard';
+import { ConnectCWizard } from './pages/ConnectCWizard';
+import { ConnectPage } from './pages/ConnectPage';
+import { DeveloperPage } from './pages/DeveloperPage';
+import { GroupsPage } from './pages/GroupsPage';
+import { NotFoundPage } from './pages/NotFoundPage';
+import { SignInPage } from './pages/SignInPage';
+import { TradesPage } from './pages/TradesPage';
+
+function Routes({ path }: { path: string }) {
+  let m: Record<string, string> | null;
+  if (path === '/' || path.startsWith('/?') || path === '/accounts') return <AccountsPage />;
+  if ((m = match('/accounts/:id', path))) return <AccountDetailPage id={m.id!} />;
+  if (match('/groups', path)) return <GroupsPage />;
+  if (match('/trades', path)) return <TradesPage />;
+  if (match('/connect', path)) return <ConnectPage />;
+  if (match('/connect/platforma', path)) return <ConnectAWizard />;
+  if (match('/connect/platformb', path)) return <ConnectBWizard />;
+  if (match('/connect/platformc', path)) return <ConnectCWizard />;
+  if (match('/developer', path)) return <DeveloperPage />;
+  return <NotFoundPage />;
+}
+
+export function App() {
+  const [session, setSession] = useState<Session | null>(() => loadSession());
+  const path = usePath();
+  useEffect(() => onSessionChange(setSession), []);
+  useEffect(() => {
+    if (session && path.startsWith('/sign-in')) navigate('/', { replace: true });
+  }, [session, path]);
+  useEffect(() => {
+    const title = path.split('?')[0]!.split('/')[1] || 'accounts';
+    document.title = `${title.charAt(0).toUpperCase()}${title.slice(1).replace('-', ' ')} · copytrade`;
+  }, [path]);
+
+  if (!session) return <SignInPage />;
+  return (
+    <LiveProvider key={session.accessToken}>
+      <Layout session={session}>
+        <Routes path={path} />
+      </Layout>
+    </LiveProvider>
+  );
+}

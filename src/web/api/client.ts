@@ -1,0 +1,86 @@
+import createClient, { type Middleware } from 'openapi-fetch';
+import type { paths } from './schema';
+import { ApiError, toApiError } from './errors';
+import { accessToken, saveSession } from '../lib/session';
+
+/**
+ * Typed clients generated from our OpenAPI document (src/web/api/schema.d.ts, `npm run gen:api`).
+ * - `api`: family R (/api/...) and the dashboard's own routes (/app/sign-in, /app/api-keys).
+ * - `app`: family V's operations through the dashboard mirror: the document's `/v1/...` paths, sent to
+ *   `/app/v1/...` with the signed-in user's access token (the dashboard never holds an API key).
+ */
+const origin = typeof location === 'undefined' ? 'http://localhost' : location.origin;
+
+/**
+ * Our own credential check answers 401 with `WWW-Authenticate: Bearer`; only that ends the session. A 401 about
+ * something else (a broker refusing a login in a connection wizard) must not sign the user out.
+ */
+const sessionEnded = (r: Response) => r.status === 401 && /^bearer/i.test(r.headers.get('www-authenticate') ?? '');
+
+const auth: Middleware = {
+  onRequest({ request }) {
+    const t = accessToken();
+    if (t && !request.headers.has('Authorization')) request.headers.set('Authorization', `Bearer ${t}`);
+    request.headers.set('Accept', 'application/json');
+    return request;
+  },
+  onResponse({ request, response }) {
+    // A token the server no longer takes ends the session (the sign-in page shows again).
+    if (sessionEnded(response) && request.headers.has('Authorization')) saveSession(null);
+    return response;
+  },
+};
+
+export const api = createClient<paths>({ baseUrl: origin });
+api.use(auth);
+export const app = createClient<paths>({ baseUrl: `${origin}/app` });
+app.use(auth);
+
+/** Unwraps an openapi-fetch result: the data, or an ApiError with the server's code, message and Retry-After. */
+export async function must<D>(p: Promise<{ data?: D; error?: unknown; response: Response }>): Promise<D> {
+  const r = await p;
+  if (!r.response.ok) throw await toApiError(r.response, r.error);
+  return r.data as D;
+}
+
+/**
+ * A small typed fetch for routes that are not (yet) in the OpenAPI document: the connection wizards' routes,
+ * webhook endpoints, panic-close jobs. Same auth and error handling as the typed clients.
+ */
+export async function http<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown, init?: { signal?: AbortSignal }): Promise<T> {
+  const headers: Record<string, string> = { Accept: 'application/json' };
+  const t = accessToken();
+  if (t) headers.Authorization = `Bearer ${t}`;
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const response = await fetch(`${origin}${path}`, { method, headers, body: body === undefined ? null : JSON.stringify(body), signal: init?.signal ?? null });
+  if (t && sessionEnded(response)) saveSession(null);
+  if (!response.ok) throw await toApiError(response);
+  if (response.status === 204) return undefined as T;
+  const text = await response.text();
+  return (text ? JSON.parse(text) : undefined) as T;
+}
+
+let routesPromise: Promise<Set<string>> | null = null;
+
+/** The paths the running service documents (family V paths also stand for their /app/v1 mirror). */
+export function documentedRoutes(): Promise<Set<string>> {
+  routesPromise ??= fetch(`${origin}/openapi.json`, { headers: { Accept: 'application/json' } })
+    .then((r) => (r.ok ? (r.json() as Promise<{ paths?: Record<string, unknown> }>) : { paths: {} }))
+    .then((d) => new Set(Object.keys(d.paths ?? {})))
+    .catch(() => new Set<string>());
+  return routesPromise;
+}
+
+/** Whether a route exists: in the document, or (for undocumented ones) answering something other than "no route". */
+export async function routeExists(documentedPath: string, probe?: string): Promise<boolean> {
+  if ((await documentedRoutes()).has(documentedPath)) return true;
+  if (!probe) return false;
+  try {
+    await http('GET', probe);
+    return true;
+  } catch (err) {
+    return !(err instanceof ApiError && err.status === 404 && /^no route /.test(err.message));
+  }
+}
+
+export { ApiError };

@@ -1,0 +1,28 @@
+import type { paths } from './schema';
+
+type Json<T> = T extends { content: { 'application/json': infer B } } ? B : never;
+export type Ok<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { responses: infer R }
+  ? R extends { 200: infer X } ? Json<X> : R extends { 201: infer X } ? Json<X> : R extends { 202: infer X } ? Json<X> : never
+  : never;
+export type Body<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { requestBody?: infer B } ? Json<NonNullable<B>> : never;
+
+/** Shapes of the service's answers, taken from the generated OpenAPI types. */
+export type Account = Ok<'/v1/accounts', 'get'>['accounts'][number];
+export type Health = Account['health'];
+export type Position = Ok<'/v1/accounts/{account_id}/positions', 'get'>['positions'][number];
+export type Order = Ok<'/v1/accounts/{account_id}/orders', 'get'>['orders'][number];
+export type Group = Ok<'/v1/copier-groups', 'get'>['groups'][number];
+export type CopyRule = Ok<'/v1/accounts/{account_id}/copy-rule', 'put'>;
+export type CopyRulePatch = Body<'/v1/accounts/{account_id}/copy-rule', 'put'>;
+export type Trade = Ok<'/v1/trades', 'get'>['trades'][number];
+export type LedgerRow = Trade['copies'][number];
+export type OrderRequest = Body<'/v1/accounts/{account_id}/orders', 'post'>;
+export type OrderResponse = Ok<'/v1/accounts/{account_id}/orders', 'post'>;
+export type AccountPanicReport = Ok<'/v1/accounts/{account_id}/panic-close', 'post'>;
+export type GroupPanicReport = Ok<'/v1/copier-groups/{group_id}/panic-close', 'post'>;
+export type ApiKey = Ok<'/app/api-keys', 'get'>['keys'][number];
+export type CreatedApiKey = Ok<'/app/api-keys', 'post'>;
+export type RotatedApiKey = Ok<'/app/api-keys/{key_id}/rotate', 'post'>;
+export type SignIn = Ok<'/app/sign-in', 'post'>;
+export type Me = Ok<'/v1/me', 'get'>;
+export type WebhookEndpoint = Ok<'/v1/webhook-endpoints', 'get'>['endpoints'][number];

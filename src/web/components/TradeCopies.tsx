@@ -1,0 +1,38 @@
+import type { Account, Trade } from '../api/types';
+import { latencyPhases, latencyTotal, ms, num, signed } from '../lib/format';
+import { Badge } from './Badge';
+
+/** A trade's ledger: per Slave the outcome, volumes, fill, slippage, latency, or the reason it was skipped. */
+export function TradeCopies({ trade, accounts }: { trade: Trade; accounts: Account[] }) {
+  const name = (id: string) => accounts.find((a) => a.id === id)?.name ?? id;
+  if (trade.copies.length === 0) return <p className="muted">No copies: no eligible Slave for this trade.</p>;
+  return (
+    <div className="table-wrap">
+      <table className="ledger" data-testid="ledger">
+        <caption className="sr-only">Copies of trade {trade.tradeId}</caption>
+        <thead>
+          <tr><th>Slave</th><th>Outcome</th><th>Side</th><th className="num">Planned</th><th className="num">Filled</th><th className="num">Fill price</th><th className="num">Slippage</th><th className="num">Latency</th><th>Reason / broker answer</th></tr>
+        </thead>
+        <tbody>
+          {trade.copies.map((c) => {
+            const lat = latencyTotal(c.latencyMs);
+            const answer = c.brokerAnswer as { code?: string; message?: string } | null;
+            return (
+              <tr key={c.intentId} data-outcome={c.outcome}>
+                <td>{name(c.accountId)}</td>
+                <td><Badge value={c.outcome} /></td>
+                <td>{c.side}{c.symbol !== trade.symbol ? ` ${c.symbol}` : ''}</td>
+                <td className="num">{num(c.plannedVolume)}</td>
+                <td className="num">{num(c.filledVolume)}</td>
+                <td className="num">{num(c.fillPrice)}</td>
+                <td className={`num ${(c.slippage ?? 0) > 0 ? 'bad' : ''}`}>{signed(c.slippage)}</td>
+                <td className="num" title={latencyPhases(c.latencyMs)}>{ms(lat)}</td>
+                <td className="small">{c.skipReason ?? (answer && (answer.code || answer.message) ? `${answer.code ?? ''} ${answer.message ?? ''}` : '')}</td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,15 @@
+import { app, must } from '../api/client';
+import type { Account } from '../api/types';
+import { recordEquity } from '../lib/equity-history';
+import { useQuery } from './useQuery';
+
+/** The signed-in user's accounts on every platform, live; each answer also feeds the equity chart. */
+export function useAccounts() {
+  return useQuery<Account[]>(async () => {
+    const { accounts } = await must(app.GET('/v1/accounts'));
+    recordEquity(accounts);
+    return accounts;
+  }, [], { live: true });
+}
+
+export const useGroups = () => useQuery(async () => (await must(app.GET('/v1/copier-groups'))).groups, [], { live: true });

@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import type { CopyRule } from '../api/types';
+import { describeRule, formToRule, ruleToForm } from './rule-form';
+
+const base: CopyRule = {
+  sizing: { mode: 'multiplier', multiplier: '0.5' }, minVolume: null, maxVolume: null, symbolMap: { EURUSD: 'EURUSD.m' },
+  includeSymbols: [], excludeSymbols: ['XAUUSD'], reverse: false, copyStopLoss: true, copyTakeProfit: true, copyPendingOrders: true, maxDelayMs: 30000,
+};
+
+describe('rule form', () => {
+  it('round-trips a rule', () => {
+    const { rule, errors } = formToRule(ruleToForm(base));
+    expect(errors).toEqual({});
+    expect(rule).toEqual(base);
+  });
+  it('fixed sizing needs a positive volume', () => {
+    const f = { ...ruleToForm(base), mode: 'fixed' as const, volume: '' };
+    expect(formToRule(f).errors.volume).toBe('required');
+    expect(formToRule({ ...f, volume: '0' }).errors.volume).toBe('must be more than 0');
+    expect(formToRule({ ...f, volume: '0.03' }).rule?.sizing).toEqual({ mode: 'fixed', volume: '0.03' });
+  });
+  it('ratio sizing takes an optional multiplier', () => {
+    const f = { ...ruleToForm(base), mode: 'balance_ratio' as const, multiplier: '' };
+    expect(formToRule(f).rule?.sizing).toEqual({ mode: 'balance_ratio' });
+  });
+  it('rejects bad decimals, min above max, bad map lines, a symbol both in and out, bad delays', () => {
+    const f = ruleToForm(base);
+    expect(formToRule({ ...f, multiplier: '1,5' }).errors.multiplier).toMatch(/decimal/);
+    expect(formToRule({ ...f, minVolume: '2', maxVolume: '1' }).errors.maxVolume).toMatch(/below/);
+    expect(formToRule({ ...f, symbolMap: 'EURUSD=EURUSD.m\nGBPUSD' }).errors.symbolMap).toMatch(/line 2/);
+    expect(formToRule({ ...f, includeSymbols: 'XAUUSD' }).errors.excludeSymbols).toMatch(/XAUUSD/);
+    expect(formToRule({ ...f, maxDelayMs: '-1' }).errors.maxDelayMs).toBeDefined();
+  });
+  it('accepts -> and => in the map and commas or spaces in lists', () => {
+    const { rule } = formToRule({ ...ruleToForm(base), symbolMap: 'EURUSD -> EURUSD.m\nGBPUSD=>GBPUSD.x', includeSymbols: 'EURUSD, GBPUSD USDJPY', excludeSymbols: '' });
+    expect(rule?.symbolMap).toEqual({ EURUSD: 'EURUSD.m', GBPUSD: 'GBPUSD.x' });
+    expect(rule?.includeSymbols).toEqual(['EURUSD', 'GBPUSD', 'USDJPY']);
+  });
+  it('describes a rule in one line', () => {
+    expect(describeRule(base)).toBe('x0.5 · 1 mapped · not XAUUSD');
+  });
+});

@@ -1,0 +1,122 @@
+import type { CopyRule } from '../api/types';
+
+/**
+ * The copy-rule form's fields as text, and the checks the dashboard makes before sending; the server checks
+ * again against the Slave adapter's capabilities and its 400 reasons are shown as they come.
+ */
+export type SizingMode = 'multiplier' | 'fixed' | 'balance_ratio' | 'equity_ratio';
+export interface RuleForm {
+  mode: SizingMode;
+  multiplier: string;
+  volume: string;
+  minVolume: string;
+  maxVolume: string;
+  symbolMap: string;
+  includeSymbols: string;
+  excludeSymbols: string;
+  reverse: boolean;
+  copyStopLoss: boolean;
+  copyTakeProfit: boolean;
+  copyPendingOrders: boolean;
+  maxDelayMs: string;
+}
+export type RuleErrors = Partial<Record<keyof RuleForm, string>>;
+
+const DEC = /^[0-9]+(\.[0-9]+)?$/;
+const SYMBOL = /^[A-Za-z0-9._/#-]{1,32}$/;
+
+export function ruleToForm(r: CopyRule): RuleForm {
+  const s = r.sizing as { mode: SizingMode; multiplier?: string; volume?: string };
+  return {
+    mode: s.mode,
+    multiplier: s.multiplier ?? (s.mode === 'multiplier' ? '1' : ''),
+    volume: s.volume ?? '',
+    minVolume: r.minVolume ?? '',
+    maxVolume: r.maxVolume ?? '',
+    symbolMap: Object.entries(r.symbolMap).map(([k, v]) => `${k}=${v}`).join('\n'),
+    includeSymbols: r.includeSymbols.join(', '),
+    excludeSymbols: r.excludeSymbols.join(', '),
+    reverse: r.reverse,
+    copyStopLoss: r.copyStopLoss,
+    copyTakeProfit: r.copyTakeProfit,
+    copyPendingOrders: r.copyPendingOrders,
+    maxDelayMs: String(r.maxDelayMs),
+  };
+}
+
+const list = (s: string) => s.split(/[\s,;]+/).map((x) => x.trim()).filter(Boolean);
+
+/** The form as the rule the server takes, or the reasons it cannot be sent (per field). */
+export function formToRule(f: RuleForm): { rule: CopyRule | null; errors: RuleErrors } {
+  const errors: RuleErrors = {};
+  const dec = (field: keyof RuleForm, v: string, opts: { required?: boolean; positive?: boolean } = {}): string | null => {
+    const t = v.trim();
+    if (!t) {
+      if (opts.required) errors[field] = 'required';
+      return null;
+    }
+    if (!DEC.test(t)) {
+      errors[field] = 'a plain decimal, like 0.5';
+      return null;
+    }
+    if (opts.positive && Number(t) <= 0) errors[field] = 'must be more than 0';
+    return t;
+  };
+
+  let sizing: CopyRule['sizing'];
+  if (f.mode === 'fixed') sizing = { mode: 'fixed', volume: dec('volume', f.volume, { required: true, positive: true }) ?? '' };
+  else if (f.mode === 'multiplier') sizing = { mode: 'multiplier', multiplier: dec('multiplier', f.multiplier, { required: true, positive: true }) ?? '' };
+  else {
+    const m = dec('multiplier', f.multiplier, { positive: true });
+    sizing = m ? { mode: f.mode, multiplier: m } : { mode: f.mode };
+  }
+  const minVolume = dec('minVolume', f.minVolume, { positive: true });
+  const maxVolume = dec('maxVolume', f.maxVolume, { positive: true });
+  if (minVolume && maxVolume && !errors.minVolume && !errors.maxVolume && Number(minVolume) > Number(maxVolume)) errors.maxVolume = 'must not be below the minimum volume';
+
+  const symbolMap: Record<string, string> = {};
+  for (const [i, line] of f.symbolMap.split('\n').entries()) {
+    const t = line.trim();
+    if (!t) continue;
+    const m = /^([^=>\s]+)\s*(?:=|->|=>)\s*([^=>\s]+)$/.exec(t);
+    if (!m || !SYMBOL.test(m[1]!) || !SYMBOL.test(m[2]!)) {
+      errors.symbolMap = `line ${i + 1}: write MASTER=SLAVE, e.g. EURUSD=EURUSD.m`;
+      break;
+    }
+    symbolMap[m[1]!] = m[2]!;
+  }
+  const includeSymbols = list(f.includeSymbols);
+  const excludeSymbols = list(f.excludeSymbols);
+  for (const [field, syms] of [['includeSymbols', includeSymbols], ['excludeSymbols', excludeSymbols]] as const) {
+    const bad = syms.find((s) => !SYMBOL.test(s));
+    if (bad) errors[field] = `"${bad}" is not a symbol`;
+  }
+  const both = includeSymbols.filter((s) => excludeSymbols.includes(s));
+  if (both.length && !errors.excludeSymbols) errors.excludeSymbols = `${both.join(', ')} both included and excluded`;
+
+  const delay = f.maxDelayMs.trim();
+  if (!/^\d+$/.test(delay) || Number(delay) > 86_400_000) errors.maxDelayMs = 'whole milliseconds, 0 to 86400000';
+
+  if (Object.keys(errors).length) return { rule: null, errors };
+  return {
+    rule: {
+      sizing, minVolume, maxVolume, symbolMap, includeSymbols, excludeSymbols,
+      reverse: f.reverse, copyStopLoss: f.copyStopLoss, copyTakeProfit: f.copyTakeProfit, copyPendingOrders: f.copyPendingOrders,
+      maxDelayMs: Number(delay),
+    },
+    errors,
+  };
+}
+
+/** One line about a rule, for the groups table. */
+export function describeRule(r: CopyRule): string {
+  const s = r.sizing as { mode: SizingMode; multiplier?: string; volume?: string };
+  const size = s.mode === 'multiplier' ? `x${s.multiplier}` : s.mode === 'fixed' ? `fixed ${s.volume}` : `${s.mode.replace('_', ' ')}${s.multiplier ? ` x${s.multiplier}` : ''}`;
+  const parts = [size];
+  if (r.reverse) parts.push('reverse');
+  if (r.minVolume || r.maxVolume) parts.push(`volume ${r.minVolume ?? '0'}..${r.maxVolume ?? '∞'}`);
+  if (Object.keys(r.symbolMap).length) parts.push(`${Object.keys(r.symbolMap).length} mapped`);
+  if (r.includeSymbols.length) parts.push(`only ${r.includeSymbols.join(', ')}`);
+  if (r.excludeSymbols.length) parts.push(`not ${r.excludeSymbols.join(', ')}`);
+  return parts.join(' · ');
+}

@@ -1,0 +1,137 @@
+import { useEffect, useState, type FormEvent } from 'react';
+import { connectPlatformA, searchPlatformAServers, type PlatformAServer } from '../api/connect';
+import type { Account } from '../api/types';
+import { AssignForm } from '../components/AssignForm';
+import { ConnectError } from '../components/ConnectError';
+import { Connected } from '../components/Connected';
+import { Steps } from '../components/Steps';
+import { useGroups } from '../hooks/useAccounts';
+import { Link } from '../lib/router';
+
+const STEPS = ['Broker server', 'Login', 'Confirm', 'Copier group'];
+const serverName = (s: PlatformAServer | string) => (typeof s === 'string' ? s : String(s.name ?? s.server ?? ''));
+
+/** Platform A (MT4/MT5): search the broker server, login ID and trading password, confirm, then assign to a group. */
+export function ConnectAWizard() {
+  const groups = useGroups();
+  const [step, setStep] = useState(0);
+  const [query, setQuery] = useState('');
+  const [servers, setServers] = useState<Array<PlatformAServer | string> | null>(null);
+  const [server, setServer] = useState('');
+  const [platform, setPlatform] = useState<'mt4' | 'mt5'>('mt5');
+  const [login, setLogin] = useState('');
+  const [password, setPassword] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [started, setStarted] = useState(0);
+  const [now, setNow] = useState(0);
+  const [error, setError] = useState<unknown>(null);
+  const [account, setAccount] = useState<Account | null>(null);
+
+  useEffect(() => {
+    if (!busy) return;
+    const t = window.setInterval(() => setNow(Date.now()), 500);
+    return () => window.clearInterval(t);
+  }, [busy]);
+
+  const search = async (e: FormEvent) => {
+    e.preventDefault();
+    setError(null);
+    setBusy(true);
+    try {
+      const r = await searchPlatformAServers(query.trim());
+      setServers(r.servers);
+      if (r.servers.length === 1) setServer(serverName(r.servers[0]!));
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const connect = async () => {
+    setError(null);
+    setBusy(true);
+    setStarted(Date.now());
+    setNow(Date.now());
+    try {
+      setAccount(await connectPlatformA({ server, login: login.trim(), password, platform }));
+      setPassword('');
+      setStep(3);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <section aria-labelledby="wa-title">
+      <p className="crumbs"><Link to="/connect">Connect</Link> /</p>
+      <h1 id="wa-title">Connect a Platform A account (MT4/MT5)</h1>
+      <Steps steps={STEPS} current={step} />
+      <div className="card wizard">
+        {step === 0 && (
+          <>
+            <form className="inline-form" onSubmit={(e) => void search(e)} role="search" aria-label="Search broker servers">
+              <label htmlFor="srv-q">Broker server</label>
+              <input id="srv-q" value={query} onChange={(e) => setQuery(e.target.value)} placeholder="broker name or server, e.g. Demo" />
+              <button type="submit" className="btn" disabled={busy}>{busy ? 'Searching…' : 'Search'}</button>
+            </form>
+            {servers && (servers.length === 0 ? <p className="muted">No server matches: try another part of the broker's name.</p> : (
+              <fieldset className="choices">
+                <legend>Servers found</legend>
+                {servers.map((s) => {
+                  const n = serverName(s);
+                  return <label key={n}><input type="radio" name="server" value={n} checked={server === n} onChange={() => setServer(n)} /> {n}</label>;
+                })}
+              </fieldset>
+            ))}
+            <ConnectError error={error} />
+            <div className="actions"><button type="button" className="btn btn-primary" disabled={!server} onClick={() => { setError(null); setStep(1); }}>Next</button></div>
+          </>
+        )}
+        {step === 1 && (
+          <form onSubmit={(e) => { e.preventDefault(); setStep(2); }} aria-label="Login">
+            <p>Server <strong>{server}</strong></p>
+            <fieldset className="segmented">
+              <legend>Terminal</legend>
+              {(['mt4', 'mt5'] as const).map((p) => <label key={p}><input type="radio" name="platform" value={p} checked={platform === p} onChange={() => setPlatform(p)} />{p.toUpperCase()}</label>)}
+            </fieldset>
+            <label>Login ID<input name="login" inputMode="numeric" autoComplete="off" required value={login} onChange={(e) => setLogin(e.target.value)} /></label>
+            <label>Trading password (not the investor password)<input name="password" type="password" autoComplete="off" required value={password} onChange={(e) => setPassword(e.target.value)} /></label>
+            <div className="actions">
+              <button type="button" className="btn" onClick={() => setStep(0)}>Back</button>
+              <button type="submit" className="btn btn-primary">Next</button>
+            </div>
+          </form>
+        )}
+        {step === 2 && (
+          <>
+            <dl className="facts">
+              <div><dt>Server</dt><dd>{server}</dd></div>
+              <div><dt>Terminal</dt><dd>{platform.toUpperCase()}</dd></div>
+              <div><dt>Login ID</dt><dd>{login}</dd></div>
+            </dl>
+            {busy && (
+              <div role="status" aria-live="polite">
+                <progress aria-label="Connecting" />
+                <p>Connecting to {server}… {Math.max(0, Math.round((now - started) / 1000))} s. The broker can take a while to answer.</p>
+              </div>
+            )}
+            <ConnectError error={error} />
+            <div className="actions">
+              <button type="button" className="btn" disabled={busy} onClick={() => setStep(1)}>Back</button>
+              <button type="button" className="btn btn-primary" disabled={busy} onClick={() => void connect()}>{busy ? 'Connecting…' : 'Connect'}</button>
+            </div>
+          </>
+        )}
+        {step === 3 && account && (
+          <>
+            <Connected account={account} />
+            <h2>Assign it to a copier group</h2>
+            <AssignForm account={account} groups={groups.data ?? []} onSaved={(a) => setAccount(a)} compact />
+          </>
+        )}
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,40 @@
+import { useState, type FormEvent } from 'react';
+import { api, must } from '../api/client';
+import { ApiError } from '../api/errors';
+import { Alert } from '../components/Alert';
+import { saveSession } from '../lib/session';
+
+/** Sign in with email and password; the access token lives in sessionStorage for this tab only. */
+export function SignInPage() {
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const t = await must(api.POST('/app/sign-in', { body: { email: email.trim(), password } }));
+      saveSession({ accessToken: t.accessToken, expiresAt: t.expiresAt, userId: t.userId, email: email.trim() });
+    } catch (err) {
+      setError(err instanceof ApiError && err.status === 401 ? new Error('Wrong email or password.') : err);
+      setBusy(false);
+    }
+  };
+
+  return (
+    <main className="signin" id="main">
+      <form className="card" onSubmit={(e) => void submit(e)} aria-labelledby="signin-title">
+        <h1 id="signin-title">copy<span className="accent">trade</span></h1>
+        <p className="muted">Sign in to your copy-trading dashboard.</p>
+        <label>Email<input type="email" name="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} /></label>
+        <label>Password<input type="password" name="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} /></label>
+        <Alert error={error} />
+        <button type="submit" className="btn btn-primary" disabled={busy}>{busy ? 'Signing in…' : 'Sign in'}</button>
+        <p className="muted small">Demo mode: the credentials are in <code>demo-credentials.json</code> in the data directory.</p>
+      </form>
+    </main>
+  );
+}
