@@ -23,6 +23,8 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const DUMMY_HASH = hashPassword('timing-equaliser');
 
 export class AuthService {
+  private readonly touched = new Map<string, number>();
+
   constructor(private readonly store: Store, private readonly cfg: AuthConfig) {}
 
   async createUser(email: string, password: string): Promise<{ id: string; email: string }> {
@@ -59,7 +61,12 @@ export class AuthService {
     if (!wellFormed(bearer, API_KEY_PREFIX)) return null;
     const k = await this.store.credentials.liveApiKey(hashSecret(bearer));
     if (!k) return null;
-    void this.store.credentials.touchApiKey(k.id).catch(() => undefined);
+    // Last-used is coarse (a minute): remember when we last wrote it instead of issuing an UPDATE per request.
+    const now = Date.now();
+    if ((this.touched.get(k.id) ?? 0) < now - 60_000) {
+      this.touched.set(k.id, now);
+      void this.store.credentials.touchApiKey(k.id).catch(() => undefined);
+    }
     return { userId: k.userId, credentialKind: 'api_key', credentialId: k.id };
   }
 

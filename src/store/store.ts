@@ -18,8 +18,10 @@ export class Store {
   constructor(readonly database: Database) {
     const db = database.db;
     this.users = new UsersRepo(db);
-    this.credentials = new CredentialsRepo(db);
-    this.accounts = new AccountsRepo(db);
+    // The embedded store has exactly one writer (this process), so read caches cannot go stale there.
+    const cache = database.kind === 'pglite';
+    this.credentials = new CredentialsRepo(db, { cache });
+    this.accounts = new AccountsRepo(db, { cache });
     this.events = new EventsRepo(db);
     this.trades = new TradesRepo(db, this.events);
     this.requests = new RequestsRepo(db);
@@ -29,7 +31,8 @@ export class Store {
     return new Store(await openDatabase(opts));
   }
 
-  close(): Promise<void> {
-    return this.database.close();
+  async close(): Promise<void> {
+    await this.requests.flush().catch(() => undefined);
+    await this.database.close();
   }
 }

@@ -34,7 +34,7 @@ export function requestRecords(app: FastifyInstance, store: Store, onError: (err
     const route = req.routeOptions.url;
     if (!route || route === '/openapi.json' || route.startsWith('/docs')) return;
     const body = WRITE.has(req.method) && req.body !== undefined ? JSON.stringify(req.body) : null;
-    store.requests.record({
+    store.requests.enqueue({
       id: req.id,
       userId: req.principal?.userId ?? null,
       credentialKind: req.principal?.credentialKind ?? null,
@@ -47,7 +47,7 @@ export function requestRecords(app: FastifyInstance, store: Store, onError: (err
       response: req.recordedResponse ?? null,
       durationMs: reply.elapsedTime.toFixed(3),
       idempotencyKey: (req.headers['idempotency-key'] as string | undefined) ?? null,
-    }).catch(onError);
+    }, onError);
   });
 }
 

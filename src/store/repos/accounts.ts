@@ -56,9 +56,22 @@ export interface GroupView extends CopierGroup {
  * behaves exactly like an unknown one (same null -> same 404).
  */
 export class AccountsRepo {
-  constructor(private readonly db: Db) {}
+  /**
+   * Per-user account lists, kept only when this process is the store's only writer (the embedded store is
+   * single-process by construction): every write below clears it, so reads never see stale rows.
+   */
+  private readonly cache: Map<string, Account[]> | null;
+
+  constructor(private readonly db: Db, opts: { cache?: boolean } = {}) {
+    this.cache = opts.cache ? new Map() : null;
+  }
+
+  private invalidate(): void {
+    this.cache?.clear();
+  }
 
   async create(a: NewAccount): Promise<Account> {
+    this.invalidate();
     const [row] = await this.db.insert(accounts).values({
       id: newId('acc'),
       userId: a.userId,
@@ -81,6 +94,14 @@ export class AccountsRepo {
   }
 
   async list(userId: string, filter: { platform?: Platform; groupId?: string } = {}): Promise<Account[]> {
+    if (this.cache) {
+      let all = this.cache.get(userId);
+      if (!all) {
+        all = (await this.db.select().from(accounts).where(eq(accounts.userId, userId)).orderBy(asc(accounts.createdAt), asc(accounts.id))).map(toAccount);
+        this.cache.set(userId, all);
+      }
+      return all.filter((a) => (!filter.platform || a.platform === filter.platform) && (!filter.groupId || a.groupId === filter.groupId));
+    }
     const conds = [eq(accounts.userId, userId)];
     if (filter.platform) conds.push(eq(accounts.platform, filter.platform));
     if (filter.groupId) conds.push(eq(accounts.groupId, filter.groupId));
@@ -89,6 +110,7 @@ export class AccountsRepo {
   }
 
   async owned(userId: string, id: string): Promise<Account | null> {
+    if (this.cache) return (await this.list(userId)).find((a) => a.id === id) ?? null;
     const [row] = await this.db.select().from(accounts).where(and(eq(accounts.id, id), eq(accounts.userId, userId))).limit(1);
     return row ? toAccount(row) : null;
   }
@@ -109,22 +131,27 @@ export class AccountsRepo {
   }
 
   async setCredentialsEnc(id: string, sealed: string): Promise<void> {
+    this.invalidate();
     await this.db.update(accounts).set({ credentialsEnc: sealed, updatedAt: new Date() }).where(eq(accounts.id, id));
   }
 
   async setStatus(id: string, status: AccountStatus, reason: string | null = null): Promise<void> {
+    this.invalidate();
     await this.db.update(accounts).set({ status, statusReason: reason, updatedAt: new Date() }).where(eq(accounts.id, id));
   }
 
   async setHealth(id: string, health: Health): Promise<void> {
+    this.invalidate();
     await this.db.update(accounts).set({ health, updatedAt: new Date() }).where(eq(accounts.id, id));
   }
 
   async setFunds(id: string, balance: Decimal, equity: Decimal): Promise<void> {
+    this.invalidate();
     await this.db.update(accounts).set({ balance: balance.toString(), equity: equity.toString(), updatedAt: new Date() }).where(eq(accounts.id, id));
   }
 
   async setRoleAndGroup(id: string, role: Role, groupId: string | null): Promise<void> {
+    this.invalidate();
     await this.db.update(accounts).set({ role, groupId, updatedAt: new Date() }).where(eq(accounts.id, id));
   }
 

@@ -22,7 +22,12 @@ const keyColumns = {
 
 /** Access tokens and API keys: only hashes are stored. */
 export class CredentialsRepo {
-  constructor(private readonly db: Db) {}
+  /** Hash -> live key, only for the single-process embedded store; rotate and revoke clear it. */
+  private readonly keyCache: Map<string, { id: string; userId: string; expiresAt: Date | null }> | null;
+
+  constructor(private readonly db: Db, opts: { cache?: boolean } = {}) {
+    this.keyCache = opts.cache ? new Map() : null;
+  }
 
   async insertAccessToken(userId: string, tokenHash: string, expiresAt: Date): Promise<{ id: string; expiresAt: Date }> {
     const id = newId('tok');
@@ -53,12 +58,16 @@ export class CredentialsRepo {
 
   /** The usable key with this hash: not revoked and, if rotated, still inside its overlap window. */
   async liveApiKey(keyHash: string, now = new Date()): Promise<{ id: string; userId: string } | null> {
+    const hit = this.keyCache?.get(keyHash);
+    if (hit) return hit.expiresAt && hit.expiresAt <= now ? null : { id: hit.id, userId: hit.userId };
     const [row] = await this.db
-      .select({ id: apiKeys.id, userId: apiKeys.userId })
+      .select({ id: apiKeys.id, userId: apiKeys.userId, expiresAt: apiKeys.expiresAt })
       .from(apiKeys)
       .where(and(eq(apiKeys.keyHash, keyHash), isNull(apiKeys.revokedAt), or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, now))))
       .limit(1);
-    return row ?? null;
+    if (!row) return null;
+    this.keyCache?.set(keyHash, row);
+    return { id: row.id, userId: row.userId };
   }
 
   async listApiKeys(userId: string): Promise<ApiKeyRow[]> {
@@ -72,6 +81,7 @@ export class CredentialsRepo {
 
   /** New key replaces the old one; the old keeps working until `overlapUntil`. One transaction. */
   async rotateApiKey(userId: string, oldId: string, overlapUntil: Date, displayPrefix: string, keyHash: string): Promise<ApiKeyRow | null> {
+    this.keyCache?.clear();
     return this.db.transaction(async (tx) => {
       const [old] = await tx.select(keyColumns).from(apiKeys)
         .where(and(eq(apiKeys.id, oldId), eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt))).limit(1).for('update');
@@ -85,6 +95,7 @@ export class CredentialsRepo {
   }
 
   async revokeApiKey(userId: string, id: string): Promise<boolean> {
+    this.keyCache?.clear();
     const rows = await this.db.update(apiKeys).set({ revokedAt: new Date() })
       .where(and(eq(apiKeys.id, id), eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt))).returning({ id: apiKeys.id });
     return rows.length > 0;

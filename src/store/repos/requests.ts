@@ -7,13 +7,41 @@ export type RequestRecordRow = typeof requestRecords.$inferSelect;
 export type NewRequestRecord = typeof requestRecords.$inferInsert;
 
 export class RequestsRepo {
-  constructor(private readonly db: Db) {}
+  private buffer: NewRequestRecord[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private flushing: Promise<void> = Promise.resolve();
+
+  constructor(private readonly db: Db, private readonly flushMs = 100, private readonly maxBatch = 500) {}
 
   async record(r: NewRequestRecord): Promise<void> {
     await this.db.insert(requestRecords).values(r);
   }
 
+  /**
+   * Buffered record: one multi-row insert per `flushMs`, so recording every read does not cost a commit
+   * (and an fsync) per request. What matters for reconciling an order (its trade, intents and request id) is
+   * written synchronously by the engine; the buffer is flushed on shutdown.
+   */
+  enqueue(r: NewRequestRecord, onError: (err: unknown) => void): void {
+    this.buffer.push(r);
+    if (this.buffer.length >= this.maxBatch) void this.flush().catch(onError);
+    else if (!this.timer) this.timer = setTimeout(() => void this.flush().catch(onError), this.flushMs);
+  }
+
+  async flush(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const batch = this.buffer;
+    this.buffer = [];
+    const run = this.flushing.then(async () => {
+      if (batch.length > 0) await this.db.insert(requestRecords).values(batch);
+    });
+    this.flushing = run.catch(() => undefined);
+    return run;
+  }
+
   async list(userId: string, opts: { before?: Date; limit: number }): Promise<RequestRecordRow[]> {
+    await this.flush();
     const conds = [eq(requestRecords.userId, userId)];
     if (opts.before) conds.push(lt(requestRecords.createdAt, opts.before));
     return this.db.select().from(requestRecords).where(and(...conds)).orderBy(desc(requestRecords.createdAt)).limit(opts.limit);

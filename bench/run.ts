@@ -1,0 +1,9 @@
+// `npm run bench`: benchmarks, not tests. Each prints a table and writes JSON under bench/results/.
+import { benchService } from './service.js';
+
+const only = process.argv[2];
+const benches: Record<string, () => Promise<void>> = { service: benchService };
+for (const [name, fn] of Object.entries(benches)) {
+  if (only && only !== name) continue;
+  await fn();
+}
