@@ -6,5 +6,6 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    globalSetup: ['test/browser/global-setup.ts'],
   },
 });

@@ -1,7 +1,7 @@
 import { useId } from 'react';
 
 export interface Bar { key: string; label: string; value: number; hint?: string }
-const W = 640;
+const W = 960;
 const H = 200;
 const PAD = { l: 56, r: 8, t: 10, b: 24 };
 
@@ -15,7 +15,7 @@ export function BarChart({ bars, label, format }: { bars: Bar[]; label: string; 
   const y = (v: number) => PAD.t + (1 - v / max) * (H - PAD.t - PAD.b);
   return (
     <figure className="chart">
-      <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-labelledby={titleId} preserveAspectRatio="none">
+      <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-labelledby={titleId}>
         <title id={titleId}>{label}</title>
         {[max / 2, max].map((v) => (
           <g key={v}>

@@ -52,10 +52,10 @@ export function CopyRuleForm({ accountId, rule, onSaved }: { accountId: string; 
       <div className="form-grid">
         {field('mode', 'Sizing', (
           <select id={`${id}-mode`} name="mode" value={f.mode} onChange={(e) => set('mode', e.target.value as SizingMode)}>
-            <option value="multiplier">Multiplier of the Master's volume</option>
+            <option value="multiplier">Multiplier of Master volume</option>
             <option value="fixed">Fixed volume</option>
-            <option value="balance_ratio">Balance ratio (Slave/Master)</option>
-            <option value="equity_ratio">Equity ratio (Slave/Master)</option>
+            <option value="balance_ratio">Balance ratio</option>
+            <option value="equity_ratio">Equity ratio</option>
           </select>
         ))}
         {f.mode === 'fixed'

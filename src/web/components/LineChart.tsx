@@ -2,8 +2,8 @@ import { useId } from 'react';
 
 export interface Series { name: string; points: Array<{ t: number; v: number }> }
 const COLORS = ['#2563eb', '#16a34a', '#dc2626', '#d97706', '#7c3aed', '#0891b2', '#db2777', '#4d7c0f'];
-const W = 640;
-const H = 220;
+const W = 960;
+const H = 260;
 const PAD = { l: 64, r: 12, t: 12, b: 28 };
 
 const clock = (t: number) => new Date(t).toLocaleTimeString('en-GB', { hour: '2-digit', minute: '2-digit', second: '2-digit' });
@@ -26,7 +26,7 @@ export function LineChart({ series, label, unit = '' }: { series: Series[]; labe
   const ticks = [v0 + (v1 - v0) * 0.1, (v0 + v1) / 2, v1 - (v1 - v0) * 0.1];
   return (
     <figure className="chart">
-      <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-labelledby={titleId} preserveAspectRatio="none">
+      <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-labelledby={titleId}>
         <title id={titleId}>{label}</title>
         {ticks.map((v) => (
           <g key={v}>

@@ -6,7 +6,7 @@ import { Alert } from './Alert';
 import { Badge } from './Badge';
 import { Modal } from './Modal';
 
-type Scope = { kind: 'account'; id: string; name: string } | { kind: 'group'; id: string; name: string; accountIds: string[] };
+type Scope = { kind: 'account'; id: string; name: string } | { kind: 'group'; id: string; name: string; accounts: Array<{ id: string; name: string }> };
 type Phase = { step: 'confirm' } | { step: 'running'; open: number | null; startedAt: number; job?: string } | { step: 'done'; reports: AccountPanicReport[] } | { step: 'failed'; error: unknown };
 
 /** A panic-close job as the job route (when the service has one) reports it. */
@@ -30,7 +30,8 @@ export function PanicCloseDialog({ scope, onClose }: { scope: Scope; onClose: ()
   const [phase, setPhase] = useState<Phase>({ step: 'confirm' });
   const alive = useRef(true);
   useEffect(() => () => { alive.current = false; }, []);
-  const ids = scope.kind === 'account' ? [scope.id] : scope.accountIds;
+  const ids = scope.kind === 'account' ? [scope.id] : scope.accounts.map((a) => a.id);
+  const names = new Map(scope.kind === 'account' ? [[scope.id, scope.name]] : scope.accounts.map((a) => [a.id, a.name]));
 
   const run = async () => {
     const startedAt = Date.now();
@@ -93,7 +94,7 @@ export function PanicCloseDialog({ scope, onClose }: { scope: Scope; onClose: ()
           <p>Closing positions{phase.job ? ` (job ${phase.job})` : ''}… {phase.open === null ? '' : <><strong data-testid="panic-open">{phase.open}</strong> open position{phase.open === 1 ? '' : 's'} left.</>}</p>
         </div>
       )}
-      {phase.step === 'done' && <PanicResult reports={phase.reports} onClose={onClose} onRetry={() => void run()} />}
+      {phase.step === 'done' && <PanicResult reports={phase.reports} names={names} onClose={onClose} onRetry={() => void run()} />}
       {phase.step === 'failed' && (
         <>
           <Alert error={phase.error} title="Panic close failed" />
@@ -119,7 +120,7 @@ function jobIdOf(answer: unknown): string | null {
   return typeof a.jobId === 'string' ? a.jobId : typeof a.id === 'string' ? a.id : null;
 }
 
-function PanicResult({ reports, onClose, onRetry }: { reports: AccountPanicReport[]; onClose: () => void; onRetry: () => void }) {
+function PanicResult({ reports, names, onClose, onRetry }: { reports: AccountPanicReport[]; names: Map<string, string>; onClose: () => void; onRetry: () => void }) {
   const remaining = reports.reduce((n, r) => n + r.remaining, 0);
   const closed = reports.reduce((n, r) => n + r.closed, 0);
   const failed = reports.reduce((n, r) => n + r.failed, 0);
@@ -135,7 +136,7 @@ function PanicResult({ reports, onClose, onRetry }: { reports: AccountPanicRepor
           <tbody>
             {reports.map((r) => (
               <tr key={r.accountId}>
-                <td><code>{r.accountId}</code>{r.error && <div className="bad small">{r.error}</div>}</td>
+                <td>{names.get(r.accountId) ?? <code>{r.accountId}</code>}{r.error && <div className="bad small">{r.error}</div>}</td>
                 <td>{r.closed}</td><td>{r.failed}</td><td>{r.remaining}</td>
                 <td>{r.positions.map((p) => (
                   <div key={p.positionId} className="small">{p.symbol} {p.side} {num(Number(p.volume))} <Badge value={p.outcome} />{p.closePrice ? ` @ ${p.closePrice}` : ''}{p.error ? ` — ${p.error}` : ''}</div>

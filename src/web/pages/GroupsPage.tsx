@@ -101,7 +101,7 @@ export function GroupsPage() {
       </section>
       {panic && (
         <PanicCloseDialog
-          scope={{ kind: 'group', id: panic.id, name: panic.name, accountIds: [...(panic.master ? [panic.master.id] : []), ...panic.slaves.map((s) => s.id)] }}
+          scope={{ kind: 'group', id: panic.id, name: panic.name, accounts: [...(panic.master ? [panic.master] : []), ...panic.slaves].map((a) => ({ id: a.id, name: a.name })) }}
           onClose={() => { setPanic(null); refresh(); }}
         />
       )}
