@@ -104,12 +104,12 @@ describe('web dashboard', () => {
     await card.getByRole('button', { name: 'Panic close group…' }).click();
     const dialog = page.getByRole('dialog', { name: /Panic close: Demo group/ });
     await dialog.waitFor();
-    await shot(page, 'panic-confirm');
+    await shot(page, 'panic-confirm', { fullPage: false });
     await dialog.getByRole('button', { name: 'Close everything' }).click();
     const result = dialog.getByTestId('panic-result');
     await result.waitFor({ timeout: 30_000 });
     await expect(result.textContent()).resolves.toContain('Flat.');
-    await shot(page, 'panic-result');
+    await shot(page, 'panic-result', { fullPage: false });
     await dialog.getByRole('button', { name: 'Done' }).click();
 
     // Every account of the group is flat at its broker.

@@ -55,9 +55,9 @@ export async function signIn(page: Page, email: string, password: string): Promi
   await page.getByTestId('who').filter({ hasText: email }).waitFor();
 }
 
-export async function shot(page: Page, name: string): Promise<void> {
+export async function shot(page: Page, name: string, opts: { fullPage?: boolean } = {}): Promise<void> {
   mkdirSync(SHOT_DIR, { recursive: true });
-  await page.screenshot({ path: join(SHOT_DIR, `${name}.png`), fullPage: true });
+  await page.screenshot({ path: join(SHOT_DIR, `${name}.png`), fullPage: opts.fullPage ?? true });
 }
 
 let n = 0;
