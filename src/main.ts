@@ -13,9 +13,11 @@ import { createSimAdapterFactory } from './platforms/sim/factory.js';
 import { SimBroker } from './simulator/broker.js';
 import { SimPersistence } from './simulator/persistence.js';
 import { Store } from './store/store.js';
-import { REAL_ENDPOINTS } from './platforms/endpoints.js';
+import { realEndpoints } from './platforms/endpoints.js';
+import { createCTraderAdapterFactory } from './platforms/ctrader/factory.js';
+import { createMetaTraderAdapterFactory } from './platforms/metatrader/factory.js';
 import { createTradeLockerAdapterFactory } from './platforms/tradelocker/factory.js';
-import { startSimulatedBrokers } from './demo/simulated-brokers.js';
+import { startSimulatedBrokers, type SimulatedBrokers } from './demo/simulated-brokers.js';
 import { seedDemo, type DemoCredentials } from './demo/seed.js';
 import { createWebhooks } from './webhooks/compose.js';
 
@@ -56,16 +58,34 @@ export async function startService(cfg: Config, logger: Logger | false): Promise
       cleanup.unshift(async () => persistence.detach(broker));
     }
     adapters.register(createSimAdapterFactory(broker, { timeoutMs: cfg.brokerTimeoutMs }));
-    let endpoints = REAL_ENDPOINTS;
+    let endpoints = realEndpoints();
+    let simulated: SimulatedBrokers | null = null;
     if (cfg.demo) {
       broker.start(1000);
       cleanup.unshift(async () => broker.stop());
       // Demo: every platform is served by the simulator's protocol front ends on loopback.
-      const simulated = await startSimulatedBrokers(broker, '127.0.0.1');
+      simulated = await startSimulatedBrokers(broker, '127.0.0.1');
       cleanup.unshift(simulated.close);
       endpoints = simulated.endpoints;
     }
-    adapters.register(createTradeLockerAdapterFactory({ resolveBaseUrl: (env) => endpoints.platformb.baseUrl(env === 'live' ? 'live' : 'demo'), timeoutMs: cfg.brokerTimeoutMs }));
+    const envOf = (e: string | null): 'demo' | 'live' => (e === 'live' ? 'live' : 'demo');
+    adapters.register(createTradeLockerAdapterFactory({ resolveBaseUrl: (e) => endpoints.platformb.baseUrl(envOf(e)), timeoutMs: cfg.brokerTimeoutMs }));
+    const ctrader = createCTraderAdapterFactory({
+      resolveEndpoint: (e) => endpoints.platformc.endpoint(envOf(e)),
+      clientId: endpoints.platformc.clientId,
+      clientSecret: endpoints.platformc.clientSecret,
+      oauthBaseUrl: endpoints.platformc.oauthBaseUrl,
+      timeoutMs: cfg.brokerTimeoutMs,
+      // A refresh token works once: the new pair must be sealed and stored before anything else uses it.
+      onTokensRefreshed: async (accountId, tokens) => {
+        const sealed = await store.accounts.credentialsEnc(accountId);
+        const current = sealed ? box.open(sealed) : {};
+        await store.accounts.setCredentialsEnc(accountId, box.seal({ ...current, accessToken: tokens.accessToken, refreshToken: tokens.refreshToken }));
+      },
+    });
+    adapters.register(ctrader);
+    cleanup.unshift(() => ctrader.closeAll());
+    adapters.register(createMetaTraderAdapterFactory({ baseUrl: endpoints.platforma.baseUrl, token: endpoints.platforma.token, timeoutMs: cfg.brokerTimeoutMs, ...(endpoints.platforma.clientApiUrl ? { clientApiUrl: endpoints.platforma.clientApiUrl } : {}) }));
 
     const dispatcher = new Dispatcher();
     const auth = new AuthService(store, { accessTokenTtlSec: cfg.accessTokenTtlSec, apiKeyOverlapSec: cfg.apiKeyOverlapSec });
@@ -105,7 +125,7 @@ export async function startService(cfg: Config, logger: Logger | false): Promise
       await Promise.all(servers.map((s) => s.close()));
     });
 
-    const demo = cfg.demo ? await seedDemo({ store, auth, broker, cfg, baseUrl, v1BaseUrl, box, endpoints }) : null;
+    const demo = cfg.demo ? await seedDemo({ store, auth, broker, cfg, baseUrl, v1BaseUrl, box, endpoints, simulated: simulated! }) : null;
 
     return {
       baseUrl, v1BaseUrl, store, broker, deps, demo, servers,

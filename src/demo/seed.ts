@@ -9,6 +9,10 @@ import type { Store } from '../store/store.js';
 import type { CredentialBox } from '../auth/credential-box.js';
 import type { PlatformEndpoints } from '../platforms/endpoints.js';
 import { discoverTradeLockerAccounts } from '../platforms/tradelocker/connect.js';
+import { listAccountsForToken } from '../platforms/ctrader/oauth.js';
+import { provisionMtAccount } from '../platforms/metatrader/connect.js';
+import type { SimulatedBrokers } from './simulated-brokers.js';
+import type { Role } from '../domain/types.js';
 
 export interface DemoCredentials {
   baseUrl: string;
@@ -34,7 +38,7 @@ const SLAVES: Array<{ name: string; balance: string; rule: Partial<CopyRule> }> 
  * per data dir; a restart keeps everything and only refreshes the access token if it has expired, so
  * demo-credentials.json always holds working credentials.
  */
-type SeedDeps = { store: Store; auth: AuthService; broker: SimBroker; cfg: Config; baseUrl: string; v1BaseUrl: string; box: CredentialBox; endpoints: PlatformEndpoints };
+type SeedDeps = { store: Store; auth: AuthService; broker: SimBroker; cfg: Config; baseUrl: string; v1BaseUrl: string; box: CredentialBox; endpoints: PlatformEndpoints; simulated: SimulatedBrokers };
 
 export async function seedDemo(o: SeedDeps): Promise<DemoCredentials> {
   const file = dataFile(o.cfg, 'demo-credentials.json');
@@ -43,6 +47,7 @@ export async function seedDemo(o: SeedDeps): Promise<DemoCredentials> {
   let creds: DemoCredentials;
 
   if (user && previous) {
+    await reattachSimulatedUpstreams(o, user.id);
     const tokenOk = await o.auth.authenticateToken(previous.accessToken);
     const keyOk = await o.auth.authenticateApiKey(previous.apiKey);
     creds = {
@@ -84,6 +89,69 @@ async function seedAccounts(o: SeedDeps, userId: string): Promise<void> {
     await store.accounts.setRule(acc.id, withDefaults(s.rule));
   }
   await seedPlatformB(o, userId, group.id);
+  await seedPlatformC(o, userId, group.id, 'slave', '6000');
+  await seedPlatformA(o, userId, group.id, 'slave', '7000');
+
+  // A second group led by a platform A (MetaTrader) Master, copying to a simulator and a platform C Slave.
+  const crossGroup = await store.accounts.createGroup(userId, 'MetaTrader master group');
+  await seedPlatformA(o, userId, crossGroup.id, 'master', '25000');
+  const s = sim('Demo Slave (A group)', '5000');
+  const acc = await store.accounts.create({ userId, platform: 'sim', role: 'slave', name: s.name, groupId: crossGroup.id, brokerAccountId: s.a.id, brokerAccountNumber: s.a.login, brokerName: 'copytrade simulator', environment: 'demo', currency: 'USD', balance: s.balance, equity: s.balance });
+  await store.accounts.setRule(acc.id, withDefaults({ sizing: { mode: 'balance_ratio' } }));
+  await seedPlatformC(o, userId, crossGroup.id, 'slave', '4000');
+}
+
+/**
+ * The simulated upstreams keep OAuth tokens and MetaApi provisioning in memory, so after a restart the
+ * demo's platform C accounts get fresh tokens and its platform A accounts are provisioned again (the
+ * simulated accounts themselves, with their positions, persist in simulator.json).
+ */
+async function reattachSimulatedUpstreams(o: SeedDeps, userId: string): Promise<void> {
+  for (const acc of await o.store.accounts.list(userId)) {
+    if (acc.platform === 'platformc') {
+      const sim = o.broker.accounts().find((s) => s.meta.ctidUserId && o.simulated.ctrader.ctidTraderAccountIdOf(s.id) === acc.brokerAccountId);
+      if (!sim) continue;
+      const tokens = o.simulated.ctrader.issueTokenFor(sim.meta.ctidUserId!);
+      const current = o.box.open((await o.store.accounts.credentialsEnc(acc.id)) ?? o.box.seal({}));
+      await o.store.accounts.relink(acc.id, acc.brokerAccountId, o.box.seal({ ...current, accessToken: tokens.accessToken, refreshToken: tokens.refreshToken }));
+    } else if (acc.platform === 'platforma') {
+      const sim = o.broker.accounts().find((s) => s.meta.server && s.login === acc.brokerAccountNumber);
+      if (!sim) continue;
+      const a = o.endpoints.platforma;
+      const p = await provisionMtAccount({ baseUrl: a.baseUrl, token: a.token, server: sim.meta.server!, login: sim.login, password: sim.meta.password!, platform: 'mt5', pollMs: 100, waitMs: 30_000 });
+      await o.store.accounts.relink(acc.id, p.accountId, o.box.seal({ metaApiAccountId: p.accountId, platform: p.platform, server: p.server, login: p.accountNumber, hedging: p.hedging }));
+    }
+  }
+}
+
+/** A platform C Slave reached over the cTrader Open API (protobuf over TLS), authorised by an OAuth token. */
+async function seedPlatformC(o: SeedDeps, userId: string, groupId: string, role: Role, balance: string): Promise<void> {
+  const ctidUser = 'demo-ctid-user';
+  const sim = o.broker.createAccount({ balance, currency: 'USD', hedging: true, leverage: 100, meta: { ctidUserId: ctidUser, environment: 'demo', brokerName: 'SIMC' } });
+  const tokens = o.simulated.ctrader.issueTokenFor(ctidUser);
+  const c = o.endpoints.platformc;
+  const ctid = o.simulated.ctrader.ctidTraderAccountIdOf(sim.id);
+  const listed = (await listAccountsForToken({ endpoint: c.endpoint('demo'), clientId: c.clientId, clientSecret: c.clientSecret, accessToken: tokens.accessToken })).accounts.find((a) => a.ctidTraderAccountId === ctid)!;
+  const acc = await o.store.accounts.create({
+    userId, platform: 'platformc', role, groupId, name: `Demo C ${role === 'master' ? 'Master' : 'Slave'} #${listed.traderLogin}`, brokerAccountId: ctid,
+    brokerAccountNumber: listed.traderLogin ?? sim.login, brokerName: listed.brokerName, environment: 'demo', currency: 'USD', balance: new Decimal(balance), equity: new Decimal(balance),
+    credentialsEnc: o.box.seal({ accessToken: tokens.accessToken, refreshToken: tokens.refreshToken, ctidTraderAccountId: ctid, traderLogin: listed.traderLogin }),
+  });
+  if (role === 'slave') await o.store.accounts.setRule(acc.id, withDefaults({ sizing: { mode: 'multiplier', multiplier: '1' } }));
+}
+
+/** A platform A (MetaTrader 5) account provisioned through the MetaApi-style upstream, as the connection flow does. */
+async function seedPlatformA(o: SeedDeps, userId: string, groupId: string, role: Role, balance: string): Promise<void> {
+  const password = randomBytes(9).toString('base64url');
+  const sim = o.broker.createAccount({ balance, currency: 'USD', hedging: true, leverage: 100, meta: { server: 'SimA-Demo', password, platform: 'mt5', broker: 'SimA Markets' } });
+  const a = o.endpoints.platforma;
+  const p = await provisionMtAccount({ baseUrl: a.baseUrl, token: a.token, server: 'SimA-Demo', login: sim.login, password, platform: 'mt5', pollMs: 100, waitMs: 30_000 });
+  const acc = await o.store.accounts.create({
+    userId, platform: 'platforma', role, groupId, name: `Demo A ${role === 'master' ? 'Master' : 'Slave'} (MT5 ${p.accountNumber})`, brokerAccountId: p.accountId,
+    brokerAccountNumber: p.accountNumber, brokerName: p.broker, environment: 'demo', currency: p.currency, balance: new Decimal(balance), equity: new Decimal(balance),
+    credentialsEnc: o.box.seal({ metaApiAccountId: p.accountId, platform: p.platform, server: p.server, login: p.accountNumber, hedging: p.hedging }),
+  });
+  if (role === 'slave') await o.store.accounts.setRule(acc.id, withDefaults({ sizing: { mode: 'multiplier', multiplier: '0.5' } }));
 }
 
 /**

@@ -1,20 +1,39 @@
 import type { SimBrokerApi } from '../simulator/types.js';
 import { startTradeLockerSimServer } from '../simulator/tradelocker/index.js';
+import { startCTraderSimServer, type CTraderSimServer } from '../simulator/ctrader/index.js';
+import { startMetaApiSimServer } from '../simulator/metaapi/index.js';
 import type { PlatformEndpoints } from '../platforms/endpoints.js';
 
+export interface SimulatedBrokers {
+  endpoints: PlatformEndpoints;
+  /** The cTrader simulator, whose OAuth users the demo seeds. */
+  ctrader: CTraderSimServer;
+  close(): Promise<void>;
+}
+
 /**
- * The simulator's protocol front ends on loopback, one per platform and environment, all over the one
+ * The simulator's protocol front ends on loopback, one per platform (and environment), all over the one
  * simulated market: demo mode and tests drive the real adapters against them, as they would a real broker.
  */
-export async function startSimulatedBrokers(broker: SimBrokerApi, host = '127.0.0.1'): Promise<{ endpoints: PlatformEndpoints; close(): Promise<void> }> {
+export async function startSimulatedBrokers(broker: SimBrokerApi, host = '127.0.0.1'): Promise<SimulatedBrokers> {
   const closers: Array<() => Promise<void>> = [];
   try {
     const tlDemo = await startTradeLockerSimServer(broker, { host, environment: 'demo' });
     closers.push(tlDemo.close);
     const tlLive = await startTradeLockerSimServer(broker, { host, environment: 'live' });
     closers.push(tlLive.close);
+    const ct = await startCTraderSimServer(broker, { host });
+    closers.push(ct.close);
+    // Short provisioning phases: the demo's connection wizard should take seconds, not minutes.
+    const ma = await startMetaApiSimServer(broker, { host, detectionMs: 300, deployMs: 300, connectMs: 300 });
+    closers.push(ma.close);
     return {
-      endpoints: { platformb: { baseUrl: (env) => (env === 'live' ? tlLive.baseUrl : tlDemo.baseUrl) } },
+      ctrader: ct,
+      endpoints: {
+        platformb: { baseUrl: (env) => (env === 'live' ? tlLive.baseUrl : tlDemo.baseUrl) },
+        platformc: { endpoint: (env) => ({ ...ct.endpoints[env], ca: ct.ca }), oauthBaseUrl: ct.oauthBaseUrl, clientId: ct.clientId, clientSecret: ct.clientSecret },
+        platforma: { baseUrl: ma.baseUrl, token: ma.token },
+      },
       close: async () => {
         await Promise.all(closers.map((c) => c()));
       },

@@ -135,6 +135,12 @@ export class AccountsRepo {
     await this.db.update(accounts).set({ credentialsEnc: sealed, updatedAt: new Date() }).where(eq(accounts.id, id));
   }
 
+  /** Re-points an account at its broker (demo upstreams re-provisioned after a restart, or a reconnect). */
+  async relink(id: string, brokerAccountId: string, credentialsEnc: string): Promise<void> {
+    this.invalidate();
+    await this.db.update(accounts).set({ brokerAccountId, credentialsEnc, updatedAt: new Date() }).where(eq(accounts.id, id));
+  }
+
   async setStatus(id: string, status: AccountStatus, reason: string | null = null): Promise<void> {
     this.invalidate();
     await this.db.update(accounts).set({ status, statusReason: reason, updatedAt: new Date() }).where(eq(accounts.id, id));
