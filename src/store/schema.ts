@@ -272,3 +272,27 @@ export const panicJobs = pgTable('panic_jobs', {
   updatedAt: ts('updated_at').notNull().defaultNow(),
   finishedAt: ts('finished_at'),
 }, (t) => [index('panic_jobs_user_idx').on(t.userId, t.createdAt)]);
+
+/**
+ * Risk limits of a Slave (scope account) or of a copier group (scope group, applied to each of its Slaves),
+ * and the monitor's running state per target: peak equity, the trading day's start equity, the last breach.
+ */
+export const riskLimits = pgTable('risk_limits', {
+  targetId: text('target_id').primaryKey(),
+  userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  scope: text('scope').notNull(),
+  limits: jsonb('limits').notNull(),
+  state: jsonb('state').notNull(),
+  createdAt: createdAt(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+}, (t) => [index('risk_limits_user_idx').on(t.userId)]);
+
+/** Shadow mode: while enabled, a Slave's copies go to this simulated twin instead of its broker. */
+export const shadowTwins = pgTable('shadow_twins', {
+  accountId: text('account_id').primaryKey().references(() => accounts.id, { onDelete: 'cascade' }),
+  simAccountId: text('sim_account_id').notNull(),
+  enabled: boolean('enabled').notNull(),
+  startBalance: numeric('start_balance').notNull(),
+  createdAt: createdAt(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+});
