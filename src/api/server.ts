@@ -9,6 +9,8 @@ import { newRequestId, requestRecords } from './plugins/request-records.js';
 import { familyR } from './r/routes.js';
 import { sessionRoutes } from './app/session.js';
 import { connectPlatformBRoutes } from './connect/platformb.js';
+import { connectPlatformCRoutes } from './connect/platformc.js';
+import { connectPlatformARoutes } from './connect/platforma.js';
 import { accountRoutes } from './v1/accounts.js';
 import { groupRoutes } from './v1/groups.js';
 import { ledgerRoutes } from './v1/ledger.js';
@@ -82,6 +84,8 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
     await familyR(app, deps);
     await sessionRoutes(app, deps);
     await connectPlatformBRoutes(app, deps);
+    await connectPlatformCRoutes(app, deps);
+    await connectPlatformARoutes(app, deps);
     for (const m of V1_MODULES) await m(app, deps, appMirror);
     await (await import('./web.js')).webDashboard(app);
   }

@@ -25,6 +25,12 @@ export class ConnectionSessions<T extends { userId: string }> {
     return s.value;
   }
 
+  /** For the OAuth callback, which arrives without a bearer token: the unguessable id is the capability. */
+  peek(id: string): T | null {
+    const s = this.items.get(id);
+    return s && s.expiresAt >= Date.now() ? s.value : null;
+  }
+
   update(id: string, value: T): void {
     const s = this.items.get(id);
     if (s) s.value = value;

@@ -5,7 +5,10 @@ import type { Store } from '../../store/store.js';
 
 const WRITE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /** Responses holding a secret shown once are recorded without their body. */
-const SECRET_RESPONSE_ROUTES = new Set(['/app/sign-in', '/app/api-keys', '/app/api-keys/:key_id/rotate']);
+const SECRET_RESPONSE_ROUTES = new Set([
+  '/app/sign-in', '/app/api-keys', '/app/api-keys/:key_id/rotate',
+  ...['/v1', '/app/v1'].flatMap((p) => [`${p}/webhook-endpoints`, `${p}/webhook-endpoints/:endpoint_id/rotate-secret`]),
+]);
 const MAX_STORED_RESPONSE = 16_384;
 
 declare module 'fastify' {

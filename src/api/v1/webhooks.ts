@@ -41,6 +41,13 @@ const AttemptSchema = Type.Object({
   createdAt: Type.String(),
 }, OPEN);
 
+/** No `type`, so a request without a body validates too (a typed object schema would reject `undefined`). */
+const RotateBody = {
+  properties: { overlapSeconds: Type.Integer({ minimum: 0, maximum: 7 * 86_400, description: 'how long the previous secret keeps signing; default 86400 (configurable)' }) },
+  additionalProperties: false,
+  description: 'optional',
+} as const;
+
 const Params = Type.Object({ endpoint_id: Type.String({ maxLength: 64 }) });
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -112,11 +119,11 @@ export async function webhookRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
       operationId: op('rotateWebhookEndpointSecret'), hide, tags, security, ...OPEN,
       summary: 'New signing secret (shown this once); the old one keeps signing beside it for the overlap',
       params: Params,
-      body: Type.Optional(Type.Object({ overlapSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 7 * 86_400, description: 'default 86400 (configurable)' })) }, { additionalProperties: false })),
+      body: RotateBody,
       response: { 200: WithSecret, ...stdErrors() },
     },
   }, async (req) => {
-    const { endpoint, secret } = await deps.webhooks.rotateSecret(userOf(req), req.params.endpoint_id, req.body?.overlapSeconds);
+    const { endpoint, secret } = await deps.webhooks.rotateSecret(userOf(req), req.params.endpoint_id, (req.body as { overlapSeconds?: number } | undefined)?.overlapSeconds);
     return { ...toEndpointJson(endpoint), secret };
   });
 

@@ -1,0 +1,63 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { FailedCredentialMemo, provisionMtAccount, searchMtServers } from '../../platforms/metatrader/connect.js';
+import type { ApiDeps } from '../deps.js';
+import { requireAuth, userOf } from '../plugins/auth.js';
+import { AccountSchema, OPEN, stdErrors, toAccountJson } from '../schemas.js';
+import { connectLimit } from './limit.js';
+import { storeConnectedAccount } from './assign.js';
+import { AssignFields } from './platformb.js';
+import { refreshFunds } from './platformc.js';
+
+const Platform = Type.Union([Type.Literal('mt4'), Type.Literal('mt5')]);
+
+/**
+ * Platform A connection flow (spec table): choose the platform, search the broker server, enter login and
+ * trading password, confirm server and connection (we wait for the upstream's connected state), assign to a
+ * group. One counted call; the server search is a lookup, not a connection request.
+ */
+export async function connectPlatformARoutes(app: FastifyInstance, deps: ApiDeps): Promise<void> {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const auth = requireAuth(deps.auth, 'access_token');
+  const security = [{ accessToken: [] }];
+  const tags = ['Connect accounts'];
+  // Credentials the upstream refused are not sent again (each failed attempt may be billed upstream).
+  const failed = new FailedCredentialMemo();
+  const a = () => deps.endpoints.platforma;
+
+  r.get('/api/connect/platforma/servers', {
+    onRequest: auth,
+    schema: {
+      operationId: 'searchPlatformAServers', tags, security, ...OPEN, summary: 'Platform A: search broker servers by name',
+      querystring: Type.Object({ query: Type.String({ minLength: 1, maxLength: 100 }), platform: Type.Optional(Platform) }, { additionalProperties: false }),
+      response: { 200: Type.Object({ servers: Type.Array(Type.Object({ broker: Type.String(), servers: Type.Array(Type.String()) })) }), ...stdErrors(502, 503) },
+    },
+  }, async (req) => ({ servers: await searchMtServers({ baseUrl: a().baseUrl, token: a().token, platform: req.query.platform ?? 'mt5', query: req.query.query }) }));
+
+  r.post('/api/connect/platforma', {
+    onRequest: [auth, connectLimit(deps)],
+    schema: {
+      operationId: 'connectPlatformA', tags, security, ...OPEN, summary: 'Platform A: connect an MT4/MT5 login (waits until the upstream is connected to the broker)',
+      body: Type.Object({
+        platform: Platform,
+        server: Type.String({ minLength: 1, maxLength: 100 }),
+        login: Type.String({ minLength: 1, maxLength: 20, pattern: '^[0-9]+$', description: 'the MetaTrader account number' }),
+        password: Type.String({ minLength: 1, maxLength: 100, description: 'the trading (master) password, not the investor password' }),
+        ...AssignFields,
+      }, { additionalProperties: false }),
+      response: { 201: AccountSchema, ...stdErrors(409, 502, 503) },
+    },
+  }, async (req, reply) => {
+    const b = req.body;
+    const p = await provisionMtAccount({ baseUrl: a().baseUrl, token: a().token, server: b.server, login: b.login, password: b.password, platform: b.platform, failedCredentials: failed, waitMs: 120_000, pollMs: 500 });
+    const account = await storeConnectedAccount(deps, {
+      userId: userOf(req), platform: 'platforma', role: b.role ?? 'slave', groupId: b.groupId ?? null, name: b.name ?? `${p.platform.toUpperCase()} ${p.accountNumber} @ ${p.server}`,
+      brokerAccountId: p.accountId, brokerAccountNumber: p.accountNumber, brokerName: p.broker, environment: null, currency: p.currency,
+      credentials: { metaApiAccountId: p.accountId, platform: p.platform, server: p.server, login: p.accountNumber, hedging: p.hedging },
+    });
+    await refreshFunds(deps, account.id);
+    reply.code(201);
+    return toAccountJson((await deps.store.accounts.byId(account.id))!);
+  });
+}

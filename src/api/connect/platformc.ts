@@ -1,0 +1,145 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { buildAuthorizationUrl, exchangeCode, listAccountsForToken, verifyCTraderAccount, type CTraderAccountListing } from '../../platforms/ctrader/oauth.js';
+import { AppError } from '../../domain/errors.js';
+import type { ApiDeps } from '../deps.js';
+import { requireAuth, userOf } from '../plugins/auth.js';
+import { AccountSchema, OPEN, stdErrors, toAccountJson } from '../schemas.js';
+import { ConnectionSessions } from './sessions.js';
+import { connectLimit } from './limit.js';
+import { storeConnectedAccount } from './assign.js';
+import { AssignFields } from './platformb.js';
+
+interface CSession {
+  userId: string;
+  nonce: string;
+  redirectUri: string;
+  status: 'pending' | 'authorized' | 'failed';
+  error: string | null;
+  tokens: { accessToken: string; refreshToken: string } | null;
+  accounts: CTraderAccountListing[];
+}
+
+const CALLBACK = '/api/connect/platformc/callback';
+
+/** The page the OAuth popup ends on: it tells the app's window and closes. No token or secret is in it. */
+function popupPage(msg: { connectionId: string | null; ok: boolean; error?: string }): string {
+  const data = JSON.stringify({ type: 'copytrade:platformc', ...msg }).replace(/</g, '\\u003c');
+  return `<!doctype html><meta charset="utf-8"><title>copytrade</title><p>${msg.ok ? 'Account access approved. You can close this window.' : 'Authorization failed. You can close this window.'}</p>
+<script>try{window.opener&&window.opener.postMessage(${data},window.location.origin)}catch(e){}setTimeout(function(){window.close()},300)</script>`;
+}
+
+const origin = (req: FastifyRequest) => process.env.COPYTRADE_PUBLIC_URL?.replace(/\/$/, '') ?? `${req.protocol}://${req.headers.host}`;
+
+/**
+ * Platform C connection flow (spec table): start -> authorization popup -> callback with the code -> account
+ * list -> pick -> verify account and environment -> connect to a group. Counted calls: start and confirm.
+ */
+export async function connectPlatformCRoutes(app: FastifyInstance, deps: ApiDeps): Promise<void> {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const sessions = new ConnectionSessions<CSession>();
+  const auth = requireAuth(deps.auth, 'access_token');
+  const security = [{ accessToken: [] }];
+  const tags = ['Connect accounts'];
+  const c = () => deps.endpoints.platformc;
+
+  r.post('/api/connect/platformc/start', {
+    onRequest: [auth, connectLimit(deps)],
+    schema: {
+      operationId: 'connectPlatformCStart', tags, security, ...OPEN, summary: 'Platform C step 1: an authorization URL to open in a popup',
+      body: Type.Optional(Type.Object({}, { additionalProperties: false })),
+      response: { 200: Type.Object({ connectionId: Type.String(), authorizationUrl: Type.String() }), ...stdErrors() },
+    },
+  }, async (req) => {
+    const nonce = randomBytes(16).toString('base64url');
+    const redirectUri = `${origin(req)}${CALLBACK}`;
+    const connectionId = sessions.put({ userId: userOf(req), nonce, redirectUri, status: 'pending', error: null, tokens: null, accounts: [] });
+    return { connectionId, authorizationUrl: buildAuthorizationUrl({ oauthBaseUrl: c().oauthBaseUrl, clientId: c().clientId, redirectUri, state: `${connectionId}.${nonce}` }) };
+  });
+
+  r.get(CALLBACK, {
+    schema: {
+      operationId: 'oauthCallbackPlatformC', tags, ...OPEN, summary: 'Where the authorization popup returns (HTML that notifies the app and closes)',
+      querystring: Type.Object({ code: Type.Optional(Type.String({ maxLength: 2048 })), state: Type.Optional(Type.String({ maxLength: 200 })), error: Type.Optional(Type.String({ maxLength: 200 })) }),
+    },
+  }, async (req, reply) => {
+    reply.type('text/html; charset=utf-8').header('cache-control', 'no-store');
+    const [connectionId, nonce] = (req.query.state ?? '').split('.');
+    const s = connectionId ? sessions.peek(connectionId) : null;
+    const nonceOk = !!s && !!nonce && nonce.length === s.nonce.length && timingSafeEqual(Buffer.from(nonce), Buffer.from(s.nonce));
+    if (!s || !nonceOk) return reply.code(400).send(popupPage({ connectionId: null, ok: false, error: 'unknown or expired connection; start again' }));
+    const fail = (error: string) => {
+      sessions.update(connectionId!, { ...s, status: 'failed', error });
+      return reply.send(popupPage({ connectionId: connectionId!, ok: false, error }));
+    };
+    if (req.query.error || !req.query.code) return fail(req.query.error === 'access_denied' ? 'access was not approved' : `authorization failed: ${req.query.error ?? 'no code'}`);
+    try {
+      const tokens = await exchangeCode({ oauthBaseUrl: c().oauthBaseUrl, clientId: c().clientId, clientSecret: c().clientSecret, code: req.query.code, redirectUri: s.redirectUri });
+      const listed = await listAccountsForToken({ endpoint: c().endpoint('demo'), clientId: c().clientId, clientSecret: c().clientSecret, accessToken: tokens.accessToken });
+      if (!listed.canTrade) return fail('the approval only allows viewing; approve trading access to copy trades');
+      sessions.update(connectionId!, { ...s, status: 'authorized', tokens: { accessToken: tokens.accessToken, refreshToken: tokens.refreshToken }, accounts: listed.accounts });
+      return reply.send(popupPage({ connectionId: connectionId!, ok: true }));
+    } catch (err) {
+      return fail(err instanceof AppError ? err.message : 'the broker did not answer; try again');
+    }
+  });
+
+  r.get('/api/connect/platformc/connections/:connection_id', {
+    onRequest: auth,
+    schema: {
+      operationId: 'getPlatformCConnection', tags, security, ...OPEN, summary: 'State of a platform C connection and the accounts the approval granted',
+      params: Type.Object({ connection_id: Type.String({ maxLength: 64 }) }),
+      response: {
+        200: Type.Object({
+          status: Type.String({ description: 'pending, authorized or failed' }), error: Type.Union([Type.String(), Type.Null()]),
+          accounts: Type.Array(Type.Object({ ctidTraderAccountId: Type.String(), accountNumber: Type.Union([Type.String(), Type.Null()]), environment: Type.String(), brokerName: Type.Union([Type.String(), Type.Null()]) })),
+        }),
+        ...stdErrors(),
+      },
+    },
+  }, async (req) => {
+    const s = sessions.get(userOf(req), req.params.connection_id);
+    return { status: s.status, error: s.error, accounts: s.accounts.map((a) => ({ ctidTraderAccountId: a.ctidTraderAccountId, accountNumber: a.traderLogin, environment: a.environment, brokerName: a.brokerName })) };
+  });
+
+  r.post('/api/connect/platformc/confirm', {
+    onRequest: [auth, connectLimit(deps)],
+    schema: {
+      operationId: 'connectPlatformC', tags, security, ...OPEN, summary: 'Platform C last step: pick the account, verify account and environment, connect it to a group',
+      body: Type.Object({
+        connectionId: Type.String({ maxLength: 64 }), ctidTraderAccountId: Type.String({ maxLength: 32 }), accountNumber: Type.String({ maxLength: 32 }),
+        environment: Type.Union([Type.Literal('demo'), Type.Literal('live')]), ...AssignFields,
+      }, { additionalProperties: false }),
+      response: { 201: AccountSchema, ...stdErrors(409) },
+    },
+  }, async (req, reply) => {
+    const userId = userOf(req);
+    const s = sessions.get(userId, req.body.connectionId);
+    if (s.status !== 'authorized' || !s.tokens) throw new AppError('conflict', s.status === 'failed' ? `the authorization failed: ${s.error}` : 'the authorization window has not been approved yet');
+    const picked = verifyCTraderAccount(s.accounts, { ctidTraderAccountId: req.body.ctidTraderAccountId, accountNumber: req.body.accountNumber, environment: req.body.environment });
+    const account = await storeConnectedAccount(deps, {
+      userId, platform: 'platformc', role: req.body.role ?? 'slave', groupId: req.body.groupId ?? null,
+      name: req.body.name ?? `${picked.brokerName ?? 'cTrader'} #${picked.traderLogin ?? picked.ctidTraderAccountId}`,
+      brokerAccountId: picked.ctidTraderAccountId, brokerAccountNumber: picked.traderLogin ?? picked.ctidTraderAccountId, brokerName: picked.brokerName, environment: picked.environment,
+      credentials: { ...s.tokens, ctidTraderAccountId: picked.ctidTraderAccountId, isLive: picked.isLive, ...(picked.traderLogin ? { traderLogin: picked.traderLogin } : {}) },
+    });
+    await refreshFunds(deps, account.id);
+    sessions.delete(req.body.connectionId);
+    reply.code(201);
+    return toAccountJson((await deps.store.accounts.byId(account.id))!);
+  });
+}
+
+/** Balance, equity and currency as the broker reports them right after connecting (best effort). */
+export async function refreshFunds(deps: ApiDeps, accountId: string): Promise<void> {
+  const account = await deps.store.accounts.byId(accountId);
+  if (!account) return;
+  try {
+    const info = await (await deps.adapters.forAccount(account)).accountInfo();
+    await deps.store.accounts.setFunds(account.id, info.balance, info.equity);
+  } catch {
+    // The account is connected; its funds appear with the next health check.
+  }
+}

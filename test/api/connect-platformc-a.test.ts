@@ -1,0 +1,92 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestService, type TestService } from '../helpers/service.js';
+
+let svc: TestService;
+
+beforeAll(async () => {
+  svc = await startTestService();
+  svc.broker.createAccount({ balance: '3000', currency: 'USD', hedging: true, meta: { ctidUserId: 'ctid-alice', environment: 'demo' } });
+  svc.broker.createAccount({ balance: '9000', currency: 'USD', hedging: true, meta: { ctidUserId: 'ctid-alice', environment: 'live' } });
+  svc.broker.createAccount({ login: '77001', balance: '4000', currency: 'USD', hedging: true, meta: { server: 'SimA-Live', password: 'mt-pass-1', platform: 'mt5' } });
+});
+afterAll(async () => svc?.close());
+
+async function userToken(email: string): Promise<string> {
+  await svc.deps.auth.createUser(email, 'password-123');
+  return (await svc.call('POST', '/app/sign-in', { body: { email, password: 'password-123' } })).body.accessToken;
+}
+
+/** What the popup does: open the authorization URL; the simulator's consent page approves for `user` and redirects back. */
+async function approveInPopup(authorizationUrl: string, ctidUser: string, deny = false): Promise<string> {
+  const res = await fetch(`${authorizationUrl}&user=${ctidUser}${deny ? '&deny=1' : ''}`);
+  return res.text();
+}
+
+describe('platform C connection flow (OAuth popup)', () => {
+  it('start -> popup approval -> callback -> account list -> verify account and environment -> connected in a group', async () => {
+    const token = await userToken('c1@example.test');
+    const group = (await svc.call('POST', '/app/v1/copier-groups', { token, body: { name: 'C group' } })).body;
+    const start = await svc.call('POST', '/api/connect/platformc/start', { token, body: {} });
+    expect(start.status).toBe(200);
+    expect(start.body.authorizationUrl).toContain('redirect_uri=');
+    const page = await approveInPopup(start.body.authorizationUrl, 'ctid-alice');
+    expect(page).toContain('copytrade:platformc');
+    expect(page).not.toMatch(/accessToken|refreshToken/);
+    const conn = await svc.call('GET', `/api/connect/platformc/connections/${start.body.connectionId}`, { token });
+    expect(conn.body.status).toBe('authorized');
+    expect(conn.body.accounts.map((a: any) => a.environment).sort()).toEqual(['demo', 'live']);
+    const live = conn.body.accounts.find((a: any) => a.environment === 'live');
+    // Environment must match the account: picking the live account as demo is refused.
+    const wrongEnv = await svc.call('POST', '/api/connect/platformc/confirm', { token, body: { connectionId: start.body.connectionId, ctidTraderAccountId: live.ctidTraderAccountId, accountNumber: live.accountNumber, environment: 'demo' } });
+    expect(wrongEnv.status).toBe(400);
+    expect(wrongEnv.body.error).toMatch(/live account, not demo/);
+    const ok = await svc.call('POST', '/api/connect/platformc/confirm', { token, body: { connectionId: start.body.connectionId, ctidTraderAccountId: live.ctidTraderAccountId, accountNumber: live.accountNumber, environment: 'live', groupId: group.id } });
+    expect(ok.status).toBe(201);
+    expect(ok.body).toMatchObject({ platform: 'platformc', environment: 'live', groupId: group.id, balance: 9000 });
+    const listed = await svc.call('GET', '/api/platformc/accounts', { token });
+    expect(listed.body.data.map((a: any) => a.id)).toEqual([ok.body.id]);
+    const positions = await svc.call('GET', `/api/platformc/accounts/${ok.body.id}/positions`, { token });
+    expect(positions.status).toBe(200);
+    expect(positions.body).toEqual({ success: true, data: [] });
+  });
+
+  it('a denied approval is reported, and confirm before approval is refused', async () => {
+    const token = await userToken('c2@example.test');
+    const start = await svc.call('POST', '/api/connect/platformc/start', { token, body: {} });
+    const early = await svc.call('POST', '/api/connect/platformc/confirm', { token, body: { connectionId: start.body.connectionId, ctidTraderAccountId: '1', accountNumber: '1', environment: 'demo' } });
+    expect(early.status).toBe(409);
+    await approveInPopup(start.body.authorizationUrl, 'ctid-alice', true);
+    const conn = await svc.call('GET', `/api/connect/platformc/connections/${start.body.connectionId}`, { token });
+    expect(conn.body).toMatchObject({ status: 'failed', error: 'access was not approved' });
+  });
+
+  it('a forged callback state is refused', async () => {
+    const res = await fetch(`${svc.baseUrl}/api/connect/platformc/callback?code=x&state=con_forged.nonce`);
+    expect(res.status).toBe(400);
+  });
+});
+
+describe('platform A connection flow (MetaApi-style upstream)', () => {
+  it('searches the server, connects with login and trading password, waits for the connection, assigns to a group', async () => {
+    const token = await userToken('a1@example.test');
+    const servers = await svc.call('GET', '/api/connect/platforma/servers?query=SimA&platform=mt5', { token });
+    expect(servers.status).toBe(200);
+    expect(servers.body.servers.flatMap((g: any) => g.servers)).toContain('SimA-Live');
+    const group = (await svc.call('POST', '/app/v1/copier-groups', { token, body: { name: 'A group' } })).body;
+    const r = await svc.call('POST', '/api/connect/platforma', { token, body: { platform: 'mt5', server: 'SimA-Live', login: '77001', password: 'mt-pass-1', groupId: group.id, role: 'master' } });
+    expect(r.status).toBe(201);
+    expect(r.body).toMatchObject({ platform: 'platforma', role: 'master', accountNumber: '77001', groupId: group.id, balance: 4000 });
+    const pos = await svc.call('GET', `/app/v1/accounts/${r.body.id}/positions`, { token });
+    expect(pos.status).toBe(200);
+  }, 30_000);
+
+  it('a wrong password or an unknown server is a clear 4xx, never a stuck account', async () => {
+    const token = await userToken('a2@example.test');
+    const wrong = await svc.call('POST', '/api/connect/platforma', { token, body: { platform: 'mt5', server: 'SimA-Live', login: '77001', password: 'wrong', role: 'slave' } });
+    expect(wrong.status).toBe(400);
+    expect(wrong.text).not.toContain('wrong"');
+    const unknown = await svc.call('POST', '/api/connect/platforma', { token, body: { platform: 'mt5', server: 'Nope-Server', login: '77001', password: 'mt-pass-1' } });
+    expect(unknown.status).toBe(400);
+    expect((await svc.call('GET', '/app/v1/accounts', { token })).body.accounts).toEqual([]);
+  }, 30_000);
+});
