@@ -1,10 +1,18 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Store } from '../../src/store/store.js';
 import { harness, type Harness } from './harness.js';
 import { Receiver } from './receiver.js';
 
 /** The deliverer against a real receiver on 127.0.0.1, on an in-memory store; every wait is bounded. */
 describe('webhook delivery', () => {
   let h: Harness | null = null;
+  let store: Store;
+  beforeAll(async () => {
+    store = await Store.open({ dataDir: ':memory:' });
+  });
+  afterAll(async () => {
+    await store?.close();
+  });
   const receivers: Receiver[] = [];
   const receiver = async () => {
     const r = await new Receiver().up();
@@ -18,7 +26,7 @@ describe('webhook delivery', () => {
   });
 
   it('signs every delivery so the standardwebhooks package verifies it, with the documented headers and body', async () => {
-    h = await harness();
+    h = await harness({ store });
     const rx = await receiver();
     const { secret } = await h.hooks.service.create(h.userId, { url: rx.url });
     rx.secrets = [secret];
@@ -32,12 +40,18 @@ describe('webhook delivery', () => {
     const body = JSON.parse(got.body);
     expect(Object.keys(body).sort()).toEqual(['accountId', 'data', 'id', 'schemaVersion', 'sequence', 'timestamp', 'type']);
     expect(body).toMatchObject({ type: 'order.accepted', accountId: 'acc_1', sequence: 1, schemaVersion: 1, data: { tradeId: 'trd_1', volume: '0.10' } });
-    const attempts = await h.hooks.repo.attempts((await h.hooks.service.list(h.userId))[0]!.id, 10);
+    // The attempt row commits just after the receiver answered.
+    const epId = (await h.hooks.service.list(h.userId))[0]!.id;
+    let attempts = await h.hooks.repo.attempts(epId, 10);
+    for (let i = 0; i < 100 && attempts.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      attempts = await h.hooks.repo.attempts(epId, 10);
+    }
     expect(attempts[0]).toMatchObject({ ok: true, status: 200, attempt: 1, responseSnippet: 'ok' });
   });
 
   it('during a secret rotation both the old and the new secret verify; after the overlap only the new one', async () => {
-    h = await harness();
+    h = await harness({ store });
     const rx = await receiver();
     const { endpoint, secret: oldSecret } = await h.hooks.service.create(h.userId, { url: rx.url });
     const { secret: newSecret } = await h.hooks.service.rotateSecret(h.userId, endpoint.id, 60);
@@ -55,7 +69,7 @@ describe('webhook delivery', () => {
   });
 
   it('delivers every event after the receiver was down, in order per account, none twice', async () => {
-    h = await harness({ cfg: { retryScheduleMs: [0, 20, 40, 80], pollMs: 100 } });
+    h = await harness({ store, cfg: { retryScheduleMs: [0, 20, 40, 80], pollMs: 100 } });
     const rx = await receiver();
     const { secret } = await h.hooks.service.create(h.userId, { url: rx.url });
     rx.secrets = [secret];
@@ -85,7 +99,7 @@ describe('webhook delivery', () => {
   });
 
   it('disables the endpoint on 410 Gone and writes webhook_endpoint.disabled', async () => {
-    h = await harness();
+    h = await harness({ store });
     const rx = await receiver();
     const other = await receiver();
     rx.respond = () => ({ status: 410, body: 'gone' });
@@ -106,7 +120,7 @@ describe('webhook delivery', () => {
   });
 
   it("honours the receiver's Retry-After", async () => {
-    h = await harness({ cfg: { retryScheduleMs: [0, 10, 10, 10] } });
+    h = await harness({ store, cfg: { retryScheduleMs: [0, 10, 10, 10] } });
     const rx = await receiver();
     rx.respond = (_r, n) => (n === 1 ? { status: 429, headers: { 'retry-after': '1' } } : { status: 200 });
     await h.hooks.service.create(h.userId, { url: rx.url });
@@ -118,7 +132,7 @@ describe('webhook delivery', () => {
   });
 
   it('disables an endpoint that keeps failing past the failure window', async () => {
-    h = await harness({ cfg: { retryScheduleMs: [0, 30], failureWindowMs: 300 } });
+    h = await harness({ store, cfg: { retryScheduleMs: [0, 30], failureWindowMs: 300 } });
     const rx = await receiver();
     rx.respond = () => ({ status: 500, body: 'x'.repeat(5000) });
     const { endpoint } = await h.hooks.service.create(h.userId, { url: rx.url });
@@ -142,7 +156,7 @@ describe('webhook delivery', () => {
   });
 
   it('delivers only the subscribed types, and still in order', async () => {
-    h = await harness();
+    h = await harness({ store });
     const rx = await receiver();
     await h.hooks.service.create(h.userId, { url: rx.url, eventTypes: ['copy.confirmed', 'copy.rejected'] });
     for (const t of ['order.accepted', 'copy.confirmed', 'position.opened', 'copy.rejected', 'order.accepted', 'copy.confirmed']) await h.emit('acc_1', t);
@@ -152,7 +166,7 @@ describe('webhook delivery', () => {
   });
 
   it('refuses private targets when not allowed: at create, and again at delivery', async () => {
-    h = await harness({ cfg: { allowPrivateTargets: false } });
+    h = await harness({ store, cfg: { allowPrivateTargets: false } });
     await expect(h.hooks.service.create(h.userId, { url: 'http://127.0.0.1:9/hook' })).rejects.toMatchObject({ code: 'invalid_request' });
     await expect(h.hooks.service.create(h.userId, { url: 'http://localhost:9/hook' })).rejects.toMatchObject({ code: 'invalid_request' });
     await expect(h.hooks.service.create(h.userId, { url: 'http://[::ffff:10.0.0.1]/hook' })).rejects.toMatchObject({ code: 'invalid_request' });
@@ -167,7 +181,7 @@ describe('webhook delivery', () => {
   });
 
   it('stops cleanly while a delivery is in flight, without counting it as a failure', async () => {
-    h = await harness();
+    h = await harness({ store });
     const rx = await receiver();
     await h.hooks.service.create(h.userId, { url: rx.url });
     // A receiver that never answers: stop() must not wait for the 2 s timeout.

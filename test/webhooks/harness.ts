@@ -30,6 +30,7 @@ export interface Harness {
 }
 
 export async function harness(opts: { store?: Store; box?: CredentialBox; cfg?: Partial<WebhookConfig>; userId?: string; start?: boolean } = {}): Promise<Harness> {
+  const ownStore = !opts.store;
   const store = opts.store ?? (await Store.open({ dataDir: ':memory:' }));
   const box = opts.box ?? new CredentialBox(randomBytes(32));
   const userId = opts.userId ?? (await store.users.create(`${newId('usr')}@example.test`, 'h')).id;
@@ -40,9 +41,11 @@ export async function harness(opts: { store?: Store; box?: CredentialBox; cfg?: 
     async emit(accountId, type, payload = {}) {
       await store.events.emit([{ userId, accountId, type, payload }]);
     },
+    /** Stops this deliverer and removes the user's endpoints, so a shared store carries nothing into the next test. */
     async close() {
       await hooks.stop();
-      await store.close();
+      for (const ep of await hooks.service.list(userId)) await hooks.service.remove(userId, ep.id);
+      if (ownStore) await store.close();
     },
   };
 }
