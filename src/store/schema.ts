@@ -108,9 +108,21 @@ export const trades = pgTable('trades', {
   fillPrice: numeric('fill_price'),
   requestId: text('request_id'),
   copiedTo: integer('copied_to').notNull().default(0),
+  /**
+   * Stable id of the master action this trade copies (account + broker position/order id + kind + sequence).
+   * Unique: a restart or reconnect that sees the same action again cannot copy it twice. Null for API orders.
+   */
+  actionId: text('action_id'),
+  /** When the master action happened at the broker; copies older than a rule's maxDelayMs are stale. */
+  actionAt: ts('action_at'),
   createdAt: createdAt(),
   updatedAt: ts('updated_at').notNull().defaultNow(),
-}, (t) => [index('trades_user_idx').on(t.userId, t.createdAt), uniqueIndex('trades_tag_uq').on(t.tag)]);
+}, (t) => [
+  index('trades_user_idx').on(t.userId, t.createdAt),
+  uniqueIndex('trades_tag_uq').on(t.tag),
+  uniqueIndex('trades_action_uq').on(t.actionId),
+  index('trades_master_pos_idx').on(t.masterAccountId, t.masterPositionId),
+]);
 
 /**
  * The copy ledger: one intent per (master action, Slave). Written in state `planned` before anything is
@@ -139,6 +151,10 @@ export const copyIntents = pgTable('copy_intents', {
   /** Hop latencies in ms: plan, record, send (to adapter), broker ack. */
   latency: jsonb('latency'),
   attempts: integer('attempts').notNull().default(0),
+  /** The Slave position or order a follow-up action (close, reduce, modify, cancel) addresses. */
+  targetId: text('target_id'),
+  /** Tags of earlier attempts proven absent at the broker (a resend takes a new tag). */
+  prevTags: jsonb('prev_tags'),
   createdAt: createdAt(),
   updatedAt: ts('updated_at').notNull().defaultNow(),
 }, (t) => [
@@ -148,23 +164,53 @@ export const copyIntents = pgTable('copy_intents', {
   index('copy_intents_state_idx').on(t.state),
 ]);
 
-/** Which Slave position copies which Master position; closes and modifications follow these links. */
+/**
+ * Which Slave position copies which Master position (kind `position`), or which Slave pending order copies
+ * which Master pending order (kind `order`, ids in the *PositionId columns); closes and modifications follow these links.
+ */
 export const positionLinks = pgTable('position_links', {
   id: text('id').primaryKey(),
+  kind: text('kind').notNull().default('position'),
   masterAccountId: text('master_account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
   masterPositionId: text('master_position_id').notNull(),
   slaveAccountId: text('slave_account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
   slavePositionId: text('slave_position_id').notNull(),
   intentId: text('intent_id'),
+  /** The Slave position's volume as last written by us (partial closes size from it). */
+  volume: numeric('volume'),
   open: boolean('open').notNull().default(true),
-  /** Why the link closed: master_closed, user_closed (never reopen), panic_close. */
+  /** Why the link closed: master_closed, user_closed (never reopen), panic_close, filled, cancelled. */
   closedReason: text('closed_reason'),
   createdAt: createdAt(),
   closedAt: ts('closed_at'),
 }, (t) => [
   index('position_links_master_idx').on(t.masterAccountId, t.masterPositionId),
-  uniqueIndex('position_links_slave_uq').on(t.slaveAccountId, t.slavePositionId),
+  // MetaTrader reuses a pending order's ticket as its position's id: the kind is part of the identity.
+  uniqueIndex('position_links_slave_kind_uq').on(t.slaveAccountId, t.kind, t.slavePositionId),
 ]);
+
+/**
+ * What the watcher last saw of each Master position and pending order. On start it diffs the broker's
+ * current state against this to synthesise the actions it missed while down; `seq` numbers the item's actions.
+ */
+export const masterItems = pgTable('master_items', {
+  accountId: text('account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
+  kind: text('kind').notNull(),
+  itemId: text('item_id').notNull(),
+  symbol: text('symbol').notNull(),
+  side: text('side').notNull(),
+  orderType: text('order_type').notNull(),
+  volume: numeric('volume').notNull(),
+  price: numeric('price'),
+  stopLoss: numeric('stop_loss'),
+  takeProfit: numeric('take_profit'),
+  tag: text('tag'),
+  open: boolean('open').notNull().default(true),
+  seq: integer('seq').notNull().default(0),
+  originTradeId: text('origin_trade_id'),
+  openedAt: ts('opened_at'),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+}, (t) => [primaryKey({ columns: [t.accountId, t.kind, t.itemId] }), index('master_items_open_idx').on(t.accountId, t.open)]);
 
 /** Every request on both families, so users can reconcile what they sent against what the brokers did. */
 export const requestRecords = pgTable('request_records', {
