@@ -13,6 +13,7 @@ import { createSimAdapterFactory } from './platforms/sim/factory.js';
 import { SimBroker } from './simulator/broker.js';
 import { SimPersistence } from './simulator/persistence.js';
 import { Store } from './store/store.js';
+import { HealthMonitor } from './engine/health/monitor.js';
 import { realEndpoints } from './platforms/endpoints.js';
 import { createCTraderAdapterFactory } from './platforms/ctrader/factory.js';
 import { createMetaTraderAdapterFactory } from './platforms/metatrader/factory.js';
@@ -125,7 +126,13 @@ export async function startService(cfg: Config, logger: Logger | false): Promise
       await Promise.all(servers.map((s) => s.close()));
     });
 
+    // Health after the demo's accounts exist, so the first round already sees them.
+    const health = new HealthMonitor(store, adapters, { intervalMs: cfg.healthIntervalMs, staleAfterMs: 3 * cfg.healthIntervalMs, checkTimeoutMs: cfg.brokerTimeoutMs });
+    cleanup.unshift(() => health.stop());
+
     const demo = cfg.demo ? await seedDemo({ store, auth, broker, cfg, baseUrl, v1BaseUrl, box, endpoints, simulated: simulated! }) : null;
+
+    if (cfg.healthIntervalMs > 0) health.start();
 
     return {
       baseUrl, v1BaseUrl, store, broker, deps, demo, servers,

@@ -15,6 +15,8 @@ export interface Config {
   logLevel: string;
   /** Timeout of a broker write before it counts as unresolved. */
   brokerTimeoutMs: number;
+  /** How often every account's broker is read for health and funds (0 = never). */
+  healthIntervalMs: number;
   webhooks: WebhookConfig;
 }
 
@@ -45,6 +47,7 @@ export function loadConfig(flags: { host?: string; port?: string; v1Port?: strin
     apiKeyOverlapSec: int(env.COPYTRADE_API_KEY_OVERLAP_SEC, 'COPYTRADE_API_KEY_OVERLAP_SEC', 24 * 3600),
     logLevel: env.LOG_LEVEL ?? 'info',
     brokerTimeoutMs: int(env.COPYTRADE_BROKER_TIMEOUT_MS, 'COPYTRADE_BROKER_TIMEOUT_MS', 5000),
+    healthIntervalMs: int(env.COPYTRADE_HEALTH_INTERVAL_MS, 'COPYTRADE_HEALTH_INTERVAL_MS', 15_000),
     webhooks: loadWebhookConfig(env, flags.demo ?? env.COPYTRADE_DEMO === '1'),
   };
 }

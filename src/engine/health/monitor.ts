@@ -1,0 +1,101 @@
+import type { Account } from '../../domain/account.js';
+import { AppError } from '../../domain/errors.js';
+import type { AccountStatus, Health } from '../../domain/types.js';
+import type { Store } from '../../store/store.js';
+import type { AdapterRegistry } from '../adapter-registry.js';
+
+export interface HealthMonitorOptions {
+  intervalMs: number;
+  /** Funds older than this are flagged `dataStale`. */
+  staleAfterMs: number;
+  /** One check may not take longer than this (a hung broker must not stall the round). */
+  checkTimeoutMs: number;
+}
+
+/** Statuses the user or the risk guard chose: health never overrides them. */
+const CHOSEN: AccountStatus[] = ['paused', 'locked'];
+
+/**
+ * Reads every account at its broker on a schedule: connected, trading allowed, data stale, reconnect
+ * required. Keeps balance and equity fresh for sizing, moves the copy status between connected,
+ * disconnected and reconnect_required, and writes an event when health or status changes.
+ */
+export class HealthMonitor {
+  private timer: NodeJS.Timeout | null = null;
+  private round: Promise<void> | null = null;
+  private readonly lastOk = new Map<string, number>();
+
+  constructor(private readonly store: Store, private readonly adapters: AdapterRegistry, private readonly opts: HealthMonitorOptions) {}
+
+  start(): void {
+    const tick = () => {
+      this.round = this.checkAll().catch(() => undefined).finally(() => {
+        this.round = null;
+        if (this.timer !== null) this.timer = setTimeout(tick, this.opts.intervalMs);
+      });
+    };
+    this.timer = setTimeout(tick, 0);
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.round;
+  }
+
+  async checkAll(): Promise<void> {
+    const all = await this.store.accounts.all();
+    await Promise.all(all.map((a) => this.check(a)));
+  }
+
+  async check(account: Account): Promise<Health> {
+    const now = Date.now();
+    let health: Health;
+    let status: AccountStatus = account.status;
+    try {
+      const adapter = await this.adapters.forAccount(account);
+      const info = await withTimeout(adapter.accountInfo(), this.opts.checkTimeoutMs);
+      this.lastOk.set(account.id, now);
+      await this.store.accounts.setFunds(account.id, info.balance, info.equity);
+      health = { ...account.health, state: account.health.inSync ? 'ok' : 'degraded', connected: true, tradingAllowed: true, dataStale: false, reconnectRequired: false, checkedAt: new Date(now).toISOString(), lastError: null };
+      if (status === 'disconnected' || status === 'reconnect_required') status = 'connected';
+    } catch (err) {
+      const code = err instanceof AppError ? err.code : 'upstream_unavailable';
+      const message = err instanceof Error ? err.message : String(err);
+      const stale = now - (this.lastOk.get(account.id) ?? account.updatedAt.getTime()) > this.opts.staleAfterMs;
+      if (code === 'reconnect_required') {
+        health = { ...account.health, state: 'down', connected: false, tradingAllowed: false, reconnectRequired: true, dataStale: stale, checkedAt: new Date(now).toISOString(), lastError: message };
+        if (!CHOSEN.includes(status)) status = 'reconnect_required';
+      } else if (code === 'rate_limited') {
+        // The broker is there, only busy: keep what we know, say why the data may lag.
+        health = { ...account.health, state: 'degraded', dataStale: stale, checkedAt: new Date(now).toISOString(), lastError: message };
+      } else {
+        health = { ...account.health, state: 'down', connected: false, tradingAllowed: false, dataStale: stale, checkedAt: new Date(now).toISOString(), lastError: message };
+        if (!CHOSEN.includes(status)) status = 'disconnected';
+      }
+    }
+    await this.record(account, health, status);
+    return health;
+  }
+
+  private async record(account: Account, health: Health, status: AccountStatus): Promise<void> {
+    const changed = (['state', 'connected', 'tradingAllowed', 'inSync', 'dataStale', 'reconnectRequired'] as const).some((k) => account.health[k] !== health[k]);
+    await this.store.accounts.setHealth(account.id, health);
+    const events = [];
+    if (changed) events.push({ userId: account.userId, accountId: account.id, type: 'account.health_changed', payload: { before: pick(account.health), after: pick(health), lastError: health.lastError } });
+    if (status !== account.status) {
+      await this.store.accounts.setStatus(account.id, status, status === 'connected' ? null : health.lastError);
+      events.push({ userId: account.userId, accountId: account.id, type: 'account.status_changed', payload: { before: account.status, after: status, reason: health.lastError } });
+    }
+    if (events.length > 0) await this.store.events.emit(events);
+  }
+}
+
+const pick = (h: Health) => ({ state: h.state, connected: h.connected, tradingAllowed: h.tradingAllowed, inSync: h.inSync, dataStale: h.dataStale, reconnectRequired: h.reconnectRequired });
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new AppError('upstream_unavailable', `no answer within ${ms} ms`)), ms);
+    p.then((v) => { clearTimeout(t); resolve(v); }, (e: unknown) => { clearTimeout(t); reject(e); });
+  });
+}
