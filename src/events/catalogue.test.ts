@@ -16,7 +16,7 @@ describe('event catalogue', () => {
     expect(isEventType('toString')).toBe(false);
   });
 
-  it('accepts the payloads the engine writes today (shapes copied from order-service and panic-close)', () => {
+  it('accepts the payloads the engine writes today (shapes copied from order-service, panic-close and the health monitor)', () => {
     const samples: Array<[string, Record<string, unknown>]> = [
       ['order.accepted', { tradeId: 't', symbol: 'EURUSD', side: 'buy', volume: '0.1', copiedTo: 2, positionId: 'p', fillPrice: '1.1' }],
       ['order.rejected', { tradeId: 't', requestId: null, symbol: 'EURUSD', side: 'buy', volume: '0.1', code: 'c', message: 'm' }],
@@ -27,6 +27,8 @@ describe('event catalogue', () => {
       ['position.closed', { role: 'master', positionId: 'p', symbol: 'EURUSD', side: 'buy', volume: '0.1', price: '1.2', reason: 'panic_close' }],
       ['panic_close.started', { scope: 'group', targetId: 'grp_1' }],
       ['panic_close.finished', { scope: 'account', targetId: 'acc_1', closed: 2, failed: 0, remaining: 0 }],
+      ['account.health_changed', { before: { state: 'ok', connected: true, tradingAllowed: true, inSync: true, dataStale: false, reconnectRequired: false }, after: { state: 'down', connected: false, tradingAllowed: false, inSync: true, dataStale: true, reconnectRequired: false }, lastError: 'timeout' }],
+      ['account.status_changed', { before: 'connected', after: 'disconnected', reason: 'timeout' }],
       ['webhook_endpoint.disabled', { endpointId: 'whe_1', url: 'https://x.test/h', reason: 'r', failingSince: null }],
     ];
     for (const [type, data] of samples) expect(Value.Check(envelopeSchema(type as never), envelope(type, data)), type).toBe(true);

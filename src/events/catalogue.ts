@@ -20,6 +20,10 @@ const orderBase = { tradeId: Str, symbol: Str, side: Str, volume: Dec };
 const orderFailed = (what: string) => obj({ ...orderBase, requestId: Type.Optional(NStr), code: Str, message: Str }, what);
 const copyBase = { tradeId: Str, intentId: Str, symbol: Str, side: Str, volume: Dec };
 const copyFailed = (what: string) => obj({ ...copyBase, code: Str, message: Str }, what);
+const Health = Type.Object({
+  state: Type.String({ description: 'ok, degraded or down' }),
+  connected: Type.Boolean(), tradingAllowed: Type.Boolean(), inSync: Type.Boolean(), dataStale: Type.Boolean(), reconnectRequired: Type.Boolean(),
+}, { additionalProperties: true });
 const panicTotals = { closed: Type.Integer(), failed: Type.Integer(), remaining: Type.Integer() };
 const panicScope = { scope: Type.Union([Type.Literal('account'), Type.Literal('group')]), targetId: Str };
 
@@ -64,12 +68,12 @@ const entries = {
   'account.health_changed': {
     version: 1,
     description: "An account's health changed (connection, trading allowed, in sync, stale data, reconnect required).",
-    data: obj({ health: Type.Object({}, { additionalProperties: true }), previous: Type.Optional(Type.Object({}, { additionalProperties: true })) }, 'health changed'),
+    data: obj({ before: Health, after: Health, lastError: Type.Optional(NStr) }, 'health changed'),
   },
   'account.status_changed': {
     version: 1,
     description: "An account's copy/connection status changed (connected, paused, locked, disconnected, reconnect_required).",
-    data: obj({ status: Str, previousStatus: Type.Optional(NStr), reason: Type.Optional(NStr) }, 'status changed'),
+    data: obj({ before: Str, after: Str, reason: Type.Optional(NStr) }, 'status changed'),
   },
   'risk.triggered': {
     version: 1,
