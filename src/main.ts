@@ -127,7 +127,8 @@ export async function startService(cfg: Config, logger: Logger | false): Promise
     });
 
     // Health after the demo's accounts exist, so the first round already sees them.
-    const health = new HealthMonitor(store, adapters, { intervalMs: cfg.healthIntervalMs, staleAfterMs: 3 * cfg.healthIntervalMs, checkTimeoutMs: cfg.brokerTimeoutMs });
+    // A read may take longer than a write's answer (first sign-in, TLS handshake); only a hung broker is "down".
+    const health = new HealthMonitor(store, adapters, { intervalMs: cfg.healthIntervalMs, staleAfterMs: 3 * cfg.healthIntervalMs, checkTimeoutMs: Math.max(10_000, cfg.brokerTimeoutMs) });
     cleanup.unshift(() => health.stop());
 
     const demo = cfg.demo ? await seedDemo({ store, auth, broker, cfg, baseUrl, v1BaseUrl, box, endpoints, simulated: simulated! }) : null;

@@ -26,7 +26,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('copytrade CLI (admin commands on the embedded store)', () => {
   it('creates a user, a token and keys, with --json outputs scripts rely on', async () => {
     const u = await cli('users', 'create', '--email', 'ops@example.test', '--password', 'long-enough-pw', '--json');
-    expect(u.code).toBe(0);
+    expect(u.code, u.stderr).toBe(0);
     expect(JSON.parse(u.stdout)).toEqual({ id: expect.stringMatching(/^usr_/), email: 'ops@example.test' });
     const t = await cli('tokens', 'create', '--email', 'ops@example.test', '--json');
     expect(JSON.parse(t.stdout)).toMatchObject({ accessToken: expect.stringMatching(/^ctat_/) });
@@ -37,7 +37,8 @@ describe('copytrade CLI (admin commands on the embedded store)', () => {
     const list = JSON.parse((await cli('keys', 'list', '--email', 'ops@example.test', '--json')).stdout);
     expect(list).toHaveLength(2);
     expect(JSON.stringify(list)).not.toContain(k.apiKey);
-    expect((await cli('keys', 'revoke', '--email', 'ops@example.test', '--id', rotated.id, '--json')).code).toBe(0);
+    const revoked = await cli('keys', 'revoke', '--email', 'ops@example.test', '--id', rotated.id, '--json');
+    expect(revoked.code, revoked.stderr).toBe(0);
   }, 60_000);
 
   it('exits non-zero with a clear message on bad input', async () => {

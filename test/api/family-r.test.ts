@@ -51,7 +51,18 @@ describe('family R (spec 4R, 5, 7)', () => {
   it('R9: GET /api/platformc/accounts lists only the user\'s platform C accounts', async () => {
     const r = await svc.call('GET', '/api/platformc/accounts', { token });
     expect(r.status).toBe(200);
-    expect(r.body.data.map((a: any) => a.id)).toEqual([cAccount]);
+    const mine = (await svc.deps.store.accounts.list((await svc.deps.store.users.byEmail(svc.demo!.email))!.id, { platform: 'platformc' })).map((a) => a.id);
+    expect(r.body.data.map((a: any) => a.id)).toEqual(mine);
+    expect(mine).toContain(cAccount);
+    expect(r.body.data.every((a: any) => a.platform === 'platformc')).toBe(true);
+  });
+
+  it('R10: positions of an owned platform C account, read over the cTrader protocol', async () => {
+    const real = (await svc.call('GET', '/api/platformc/accounts', { token })).body.data.find((a: any) => a.id !== cAccount);
+    const r = await svc.call('GET', `/api/platformc/accounts/${real.id}/positions`, { token });
+    expect(r.status).toBe(200);
+    expect(r.body.success).toBe(true);
+    expect(Array.isArray(r.body.data)).toBe(true);
   });
 
   it('R3/R4: a foreign id, an unknown id and an id of another platform give the same 404', async () => {

@@ -11,16 +11,18 @@ beforeAll(async () => {
   svc = await startTestService();
   key = svc.demo!.apiKey;
   const { body } = await svc.call('GET', '/v1/accounts', { token: key });
-  masterId = body.accounts.find((a: any) => a.role === 'master').id;
-  slaveIds = body.accounts.filter((a: any) => a.role === 'slave').map((a: any) => a.id);
-  groupId = body.accounts[0].groupId;
+  // The demo's first group: a simulator Master with Slaves on every platform.
+  const master = body.accounts.find((a: any) => a.role === 'master' && a.platform === 'sim');
+  masterId = master.id;
+  groupId = master.groupId;
+  slaveIds = body.accounts.filter((a: any) => a.role === 'slave' && a.groupId === groupId).map((a: any) => a.id);
 });
 afterAll(async () => svc?.close());
 
 /** Positions at the simulated broker, whichever protocol the account is reached through. */
 const simPositions = async (accountId: string) => {
   const acc = (await svc.deps.store.accounts.byId(accountId))!;
-  const sim = svc.broker.account(acc.brokerAccountId) ?? svc.broker.accounts().find((a) => a.login === acc.brokerAccountId)!;
+  const sim = acc.platform === 'sim' ? svc.broker.account(acc.brokerAccountId)! : svc.broker.accounts().find((a) => a.login === acc.brokerAccountNumber)!;
   return svc.broker.positions(sim.id);
 };
 

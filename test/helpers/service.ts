@@ -13,7 +13,7 @@ export interface TestService extends Service {
 export async function startTestService(opts: { dataDir?: string; env?: Record<string, string> } = {}): Promise<TestService> {
   const logs: string[] = [];
   const sink = new Writable({ write(chunk, _enc, cb) { logs.push(String(chunk)); cb(); } });
-  const cfg = loadConfig({ dataDir: opts.dataDir ?? ':memory:', port: '0', demo: true }, { ...process.env, COPYTRADE_BROKER_TIMEOUT_MS: '300', DATABASE_URL: '', ...(opts.env ?? {}) });
+  const cfg = loadConfig({ dataDir: opts.dataDir ?? ':memory:', port: '0', demo: true }, { ...process.env, COPYTRADE_BROKER_TIMEOUT_MS: '300', COPYTRADE_HEALTH_INTERVAL_MS: '0', DATABASE_URL: '', ...(opts.env ?? {}) });
   const svc = await startService(cfg, createLogger('info', sink));
   return Object.assign(svc, {
     logs,
