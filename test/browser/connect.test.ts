@@ -6,7 +6,7 @@ import { freshUser, shot, signIn, startHarness, type Harness } from './harness.j
  * (the connection routes allow 3 calls per 5 minutes per user). A wizard whose backend routes the service
  * does not serve yet is skipped with a note saying so; it runs as soon as they land.
  */
-describe('connection wizards', () => {
+describe('connection wizards', { timeout: 120_000 }, () => {
   let h: Harness;
   let documented: Set<string>;
 
@@ -81,15 +81,22 @@ describe('connection wizards', () => {
     const { page } = await h.newPage();
     await signIn(page, user.email, user.password);
     await page.goto('/connect/platforma');
+    await page.getByLabel('MT5', { exact: true }).check();
     await page.getByLabel('Broker server').fill('SimMarkets');
-    await page.getByRole('button', { name: 'Search' }).click(); // call 1
+    await page.getByRole('button', { name: 'Search' }).click();
     await page.getByLabel('SimMarkets-Live05').check();
     await page.getByRole('button', { name: 'Next' }).click();
-    await page.getByLabel('MT5').check();
     await page.getByLabel('Login ID').fill(sim.login);
+    // A wrong password first: said plainly (call 1 of 3; the search is not counted).
+    await page.getByLabel(/Trading password/).fill('wrong-pw');
+    await page.getByRole('button', { name: 'Next' }).click();
+    await page.getByRole('button', { name: 'Connect', exact: true }).click();
+    await expect(page.getByRole('alert').first().textContent()).resolves.toMatch(/refused these credentials/);
+    await page.getByRole('button', { name: 'Back' }).click();
     await page.getByLabel(/Trading password/).fill('right-pw');
     await page.getByRole('button', { name: 'Next' }).click();
     await page.getByRole('button', { name: 'Connect', exact: true }).click(); // call 2
+    await page.getByRole('status').filter({ hasText: /Connecting to SimMarkets-Live05/ }).waitFor().catch(() => undefined); // progress while the upstream connects
     const done = page.getByTestId('connected');
     await done.waitFor({ timeout: 60_000 });
     await expect(done.textContent()).resolves.toContain(sim.login);
@@ -110,11 +117,10 @@ describe('connection wizards', () => {
     const { page } = await h.newPage();
     await signIn(page, user.email, user.password);
     await page.goto('/connect/platformc');
-    await page.getByLabel('Demo').check();
     const popupP = page.waitForEvent('popup');
     await page.getByRole('button', { name: 'Open the authorization window' }).click(); // call 1 (start)
     const popup = await popupP;
-    await popup.getByRole('link', { name: new RegExp(`Sign in as ${ctid}`) }).click();
+    await popup.getByRole('link', { name: new RegExp(`Sign in as ${ctid}`) }).click(); // approve; the callback posts back and closes
     await popup.waitForEvent('close', { timeout: 20_000 });
 
     const choices = page.getByRole('group', { name: 'Select the account to connect' });

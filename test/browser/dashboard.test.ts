@@ -6,7 +6,7 @@ import { shot, signIn, startHarness, type Harness } from './harness.js';
  * The dashboard in Debian's Chromium against the service in demo mode: sign in, API keys, an order copied to
  * the Slaves as the ledger shows it, panic close of the group to flat. Screenshots of the main pages.
  */
-describe('web dashboard', () => {
+describe('web dashboard', { timeout: 90_000 }, () => {
   let h: Harness;
   let page: Page;
 
@@ -83,7 +83,7 @@ describe('web dashboard', () => {
     // The trade's ledger is open; every copy ends confirmed (the poll or the event stream refreshes it).
     const ledger = page.locator(`#copies-${tradeId}`).getByTestId('ledger');
     await ledger.waitFor();
-    await expect.poll(async () => ledger.locator('tbody tr[data-outcome="confirmed"]').count(), { timeout: 15_000 }).toBe(copiedTo);
+    await expect.poll(async () => ledger.locator('tbody tr[data-outcome="confirmed"]').count(), { timeout: 45_000 }).toBe(copiedTo);
     await expect(ledger.locator('tbody tr').count()).resolves.toBe(copiedTo);
     await shot(page, 'trades');
 
@@ -107,7 +107,7 @@ describe('web dashboard', () => {
     await shot(page, 'panic-confirm', { fullPage: false });
     await dialog.getByRole('button', { name: 'Close everything' }).click();
     const result = dialog.getByTestId('panic-result');
-    await result.waitFor({ timeout: 30_000 });
+    await result.waitFor({ timeout: 60_000 });
     await expect(result.textContent()).resolves.toContain('Flat.');
     await shot(page, 'panic-result', { fullPage: false });
     await dialog.getByRole('button', { name: 'Done' }).click();

@@ -34,7 +34,7 @@ export async function startHarness(): Promise<Harness> {
       const context = await browser.newContext({ baseURL: svc.baseUrl, viewport: { width: 1280, height: 860 }, colorScheme: 'light' });
       contexts.push(context);
       const page = await context.newPage();
-      page.setDefaultTimeout(15_000);
+      page.setDefaultTimeout(30_000);
       page.on('pageerror', (err) => console.error('[page error]', err.message));
       return { context, page };
     },

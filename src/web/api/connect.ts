@@ -1,38 +1,34 @@
-import { api, http, must } from './client';
+import { api, must } from './client';
 import type { Account, Body, Ok } from './types';
 
 /**
- * The account-connection routes (family R, access token). They were being written while the dashboard was,
- * so their shapes here follow the agreed contract; `npm run gen:api` puts them into schema.d.ts once they
- * are served, and these types can then be taken from there. Every call counts toward the per-user limit of
- * 3 connection requests per 5 minutes (429 with Retry-After).
+ * The account-connection routes (family R, access token), typed from the OpenAPI document. The connect*
+ * operations count toward the per-user limit of 3 connection requests per 5 minutes (429 with Retry-After);
+ * the server search and the platform C connection state do not.
  */
 export type Role = 'master' | 'slave';
-export interface Placement { groupId?: string; role?: Role }
 
-// Platform A: broker server + login + trading password.
-export interface PlatformAServer { name: string; [k: string]: unknown }
-export const searchPlatformAServers = (query: string, signal?: AbortSignal) =>
-  http<{ servers: Array<PlatformAServer | string> }>('GET', `/api/connect/platforma/servers?query=${encodeURIComponent(query)}`, undefined, signal ? { signal } : undefined);
-export const connectPlatformA = (b: { server: string; login: string; password: string; platform: 'mt4' | 'mt5' } & Placement) =>
-  http<Account>('POST', '/api/connect/platforma', b);
+// Platform A: broker server (searched per terminal, MT4 or MT5) + login + trading password.
+export type MtPlatform = 'mt4' | 'mt5';
+export type PlatformAServerGroup = Ok<'/api/connect/platforma/servers', 'get'>['servers'][number];
+export const searchPlatformAServers = (query: string, platform: MtPlatform) =>
+  must(api.GET('/api/connect/platforma/servers', { params: { query: { query, platform } } }));
+export const connectPlatformA = (body: Body<'/api/connect/platforma', 'post'>): Promise<Account> => must(api.POST('/api/connect/platforma', { body }));
 
-// Platform B (typed from the OpenAPI document): environment + server + email + password; pick one of the
-// returned accounts and verify its number.
+// Platform B: environment + server + email + password; pick one of the returned accounts and verify its number.
 export type PlatformBAccount = Ok<'/api/connect/platformb/discover', 'post'>['accounts'][number];
 export const discoverPlatformB = (body: Body<'/api/connect/platformb/discover', 'post'>) => must(api.POST('/api/connect/platformb/discover', { body }));
 export const confirmPlatformB = (body: Body<'/api/connect/platformb/confirm', 'post'>): Promise<Account> => must(api.POST('/api/connect/platformb/confirm', { body }));
 
 // Platform C: OAuth in a popup, then pick the returned account and verify account and environment.
-export interface PlatformCAccount { ctidTraderAccountId: string | number; accountNumber: string | number; environment: string; brokerName: string | null }
-export const startPlatformC = (b: { environment?: 'demo' | 'live' }) =>
-  http<{ connectionId: string; authorizationUrl: string }>('POST', '/api/connect/platformc/start', b);
+export type PlatformCConnection = Ok<'/api/connect/platformc/connections/{connection_id}', 'get'>;
+export type PlatformCAccount = PlatformCConnection['accounts'][number];
+export const startPlatformC = () => must(api.POST('/api/connect/platformc/start', { body: {} }));
 export const platformCConnection = (connectionId: string) =>
-  http<{ accounts: PlatformCAccount[] }>('GET', `/api/connect/platformc/connections/${encodeURIComponent(connectionId)}`);
-export const confirmPlatformC = (b: { connectionId: string; ctidTraderAccountId: string | number; accountNumber: string | number; environment: string } & Placement) =>
-  http<Account>('POST', '/api/connect/platformc/confirm', b);
+  must(api.GET('/api/connect/platformc/connections/{connection_id}', { params: { path: { connection_id: connectionId } } }));
+export const confirmPlatformC = (body: Body<'/api/connect/platformc/confirm', 'post'>): Promise<Account> => must(api.POST('/api/connect/platformc/confirm', { body }));
 
 /** What the authorization popup posts to its opener when it ends on /api/connect/platformc/callback. */
-export interface PlatformCMessage { type: 'copytrade:platformc'; connectionId: string; ok: boolean; error?: string }
+export interface PlatformCMessage { type: 'copytrade:platformc'; connectionId: string | null; ok: boolean; error?: string }
 export const isPlatformCMessage = (d: unknown): d is PlatformCMessage =>
-  !!d && typeof d === 'object' && (d as { type?: unknown }).type === 'copytrade:platformc' && typeof (d as { connectionId?: unknown }).connectionId === 'string';
+  !!d && typeof d === 'object' && (d as { type?: unknown }).type === 'copytrade:platformc';

@@ -3,6 +3,40 @@
  */
 
 export interface paths {
+    "/api/connect/platforma": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Platform A: connect an MT4/MT5 login (waits until the upstream is connected to the broker) */
+        post: operations["connectPlatformA"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/connect/platforma/servers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Platform A: search broker servers by name */
+        get: operations["searchPlatformAServers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/connect/platformb/confirm": {
         parameters: {
             query?: never;
@@ -31,6 +65,74 @@ export interface paths {
         put?: never;
         /** Platform B step 1: sign in at the broker and list the accounts of that login */
         post: operations["connectPlatformBDiscover"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/connect/platformc/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Where the authorization popup returns (HTML that notifies the app and closes) */
+        get: operations["oauthCallbackPlatformC"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/connect/platformc/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Platform C last step: pick the account, verify account and environment, connect it to a group */
+        post: operations["connectPlatformC"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/connect/platformc/connections/{connection_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** State of a platform C connection and the accounts the approval granted */
+        get: operations["getPlatformCConnection"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/connect/platformc/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Platform C step 1: an authorization URL to open in a popup */
+        post: operations["connectPlatformCStart"];
         delete?: never;
         options?: never;
         head?: never;
@@ -370,7 +472,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Close all open trades of the account (risk rule, drawdown limit or manual emergency) */
+        /**
+         * Close all open trades of the account (risk rule, drawdown limit or manual emergency)
+         * @description Starts a panic-close job: locks the account(s) (status locked until resumed), closes every position and cancels pending orders (unless cancelPendingOrders is false), retrying until flat. Answers 200 with the final report when the job ends within a short wait (default 3 s; `Prefer: wait=N` changes it, `Prefer: respond-async` skips it), else 202 with the job and a Location to poll (getPanicCloseJob).
+         */
         post: operations["panicCloseAccount"];
         delete?: never;
         options?: never;
@@ -471,7 +576,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Close all open trades of every account in the copier group */
+        /**
+         * Close all open trades of every account in the copier group
+         * @description Starts a panic-close job: locks the account(s) (status locked until resumed), closes every position and cancels pending orders (unless cancelPendingOrders is false), retrying until flat. Answers 200 with the final report when the job ends within a short wait (default 3 s; `Prefer: wait=N` changes it, `Prefer: respond-async` skips it), else 202 with the job and a Location to poll (getPanicCloseJob).
+         */
         post: operations["panicCloseGroup"];
         delete?: never;
         options?: never;
@@ -539,6 +647,23 @@ export interface paths {
         };
         /** The caller's profile */
         get: operations["getMe"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/panic-close-jobs/{job_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A panic-close job with its progress and per-position results (readable while it runs) */
+        get: operations["getPanicCloseJob"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1325,6 +1450,402 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    connectPlatformA: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    groupId?: string | null;
+                    /** @description the MetaTrader account number */
+                    login: string;
+                    name?: string;
+                    /** @description the trading (master) password, not the investor password */
+                    password: string;
+                    platform: "mt4" | "mt5";
+                    role?: "master" | "slave";
+                    server: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        accountNumber: string;
+                        balance: number | null;
+                        brokerName: string | null;
+                        createdAt: string;
+                        currency: string | null;
+                        environment: string | null;
+                        equity: number | null;
+                        groupId: string | null;
+                        /** @description account health (the field name and shape are our choice: open point) */
+                        health: {
+                            checkedAt: string | null;
+                            connected: boolean;
+                            dataStale: boolean;
+                            inSync: boolean;
+                            lastError: string | null;
+                            reconnectRequired: boolean;
+                            state: "ok" | "degraded" | "down";
+                            tradingAllowed: boolean;
+                        };
+                        id: string;
+                        name: string;
+                        /** @description sim, platforma, platformb or platformc */
+                        platform: string;
+                        role: "master" | "slave";
+                        /** @description connected, paused, locked, disconnected or reconnect_required (values beyond connected: open point) */
+                        status: string;
+                        statusReason: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    searchPlatformAServers: {
+        parameters: {
+            query: {
+                platform?: "mt4" | "mt5";
+                query: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        servers: {
+                            broker: string;
+                            servers: string[];
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
     connectPlatformB: {
         parameters: {
             query?: never;
@@ -1676,6 +2197,489 @@ export interface operations {
             };
             /** @description Default Response */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    oauthCallbackPlatformC: {
+        parameters: {
+            query?: {
+                code?: string;
+                error?: string;
+                state?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    connectPlatformC: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    accountNumber: string;
+                    connectionId: string;
+                    ctidTraderAccountId: string;
+                    environment: "demo" | "live";
+                    groupId?: string | null;
+                    name?: string;
+                    role?: "master" | "slave";
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        accountNumber: string;
+                        balance: number | null;
+                        brokerName: string | null;
+                        createdAt: string;
+                        currency: string | null;
+                        environment: string | null;
+                        equity: number | null;
+                        groupId: string | null;
+                        /** @description account health (the field name and shape are our choice: open point) */
+                        health: {
+                            checkedAt: string | null;
+                            connected: boolean;
+                            dataStale: boolean;
+                            inSync: boolean;
+                            lastError: string | null;
+                            reconnectRequired: boolean;
+                            state: "ok" | "degraded" | "down";
+                            tradingAllowed: boolean;
+                        };
+                        id: string;
+                        name: string;
+                        /** @description sim, platforma, platformb or platformc */
+                        platform: string;
+                        role: "master" | "slave";
+                        /** @description connected, paused, locked, disconnected or reconnect_required (values beyond connected: open point) */
+                        status: string;
+                        statusReason: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    getPlatformCConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                connection_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        accounts: {
+                            accountNumber: string | null;
+                            brokerName: string | null;
+                            ctidTraderAccountId: string;
+                            environment: string;
+                        }[];
+                        error: string | null;
+                        /** @description pending, authorized or failed */
+                        status: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    connectPlatformCStart: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        authorizationUrl: string;
+                        connectionId: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5055,7 +6059,14 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description also cancel pending orders (default true) */
+                    cancelPendingOrders?: boolean;
+                } | null;
+            };
+        };
         responses: {
             /** @description Default Response */
             200: {
@@ -5065,21 +6076,118 @@ export interface operations {
                 content: {
                     "application/json": {
                         accountId: string;
+                        cancelled: number;
                         closed: number;
                         error: string | null;
                         failed: number;
+                        orders: {
+                            attempts: number;
+                            error: string | null;
+                            orderId: string;
+                            /** @description cancelling, cancelled, gone (no longer pending), failed or unresolved */
+                            outcome: string;
+                            /** @description how the outcome was known: the broker's answer, or a later read */
+                            settledBy: "answer" | "read" | null;
+                            side: string;
+                            symbol: string;
+                            type: string;
+                            volume: string;
+                        }[];
                         positions: {
+                            attempts: number;
                             closePrice: string | null;
                             error: string | null;
-                            /** @description closed, failed or unresolved */
+                            /** @description closing, closed, failed or unresolved */
                             outcome: string;
                             positionId: string;
+                            /** @description how the outcome was known: the broker's answer, or a later read */
+                            settledBy: "answer" | "read" | null;
                             side: string;
                             symbol: string;
                             volume: string;
                         }[];
                         /** @description open positions left; 0 means the account is flat */
                         remaining: number;
+                        remainingOrders: number;
+                        /** @description close rounds so far */
+                        round: number;
+                        /** @description running, flat or failed */
+                        state: string;
+                    } & {
+                        jobId: string;
+                    };
+                };
+            };
+            /** @description A panic-close job: per account and per position, readable while it runs */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        cancelPending: boolean;
+                        createdAt: string;
+                        error: string | null;
+                        finishedAt: string | null;
+                        id: string;
+                        progress: {
+                            accounts: {
+                                accountId: string;
+                                cancelled: number;
+                                closed: number;
+                                error: string | null;
+                                failed: number;
+                                orders: {
+                                    attempts: number;
+                                    error: string | null;
+                                    orderId: string;
+                                    /** @description cancelling, cancelled, gone (no longer pending), failed or unresolved */
+                                    outcome: string;
+                                    /** @description how the outcome was known: the broker's answer, or a later read */
+                                    settledBy: "answer" | "read" | null;
+                                    side: string;
+                                    symbol: string;
+                                    type: string;
+                                    volume: string;
+                                }[];
+                                positions: {
+                                    attempts: number;
+                                    closePrice: string | null;
+                                    error: string | null;
+                                    /** @description closing, closed, failed or unresolved */
+                                    outcome: string;
+                                    positionId: string;
+                                    /** @description how the outcome was known: the broker's answer, or a later read */
+                                    settledBy: "answer" | "read" | null;
+                                    side: string;
+                                    symbol: string;
+                                    volume: string;
+                                }[];
+                                /** @description open positions left; 0 means the account is flat */
+                                remaining: number;
+                                remainingOrders: number;
+                                /** @description close rounds so far */
+                                round: number;
+                                /** @description running, flat or failed */
+                                state: string;
+                            }[];
+                            maxRounds: number;
+                        };
+                        reason: string;
+                        /** @description account or group */
+                        scope: string;
+                        /** @description running, succeeded (every account flat) or failed (something left after the last round) */
+                        state: string;
+                        targetId: string;
+                        totals: {
+                            accounts: number;
+                            cancelled: number;
+                            closed: number;
+                            failed: number;
+                            flat: number;
+                            remaining: number;
+                        };
+                        updatedAt: string;
                     };
                 };
             };
@@ -6404,7 +7512,14 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description also cancel pending orders (default true) */
+                    cancelPendingOrders?: boolean;
+                } | null;
+            };
+        };
         responses: {
             /** @description Default Response */
             200: {
@@ -6415,23 +7530,121 @@ export interface operations {
                     "application/json": {
                         accounts: {
                             accountId: string;
+                            cancelled: number;
                             closed: number;
                             error: string | null;
                             failed: number;
+                            orders: {
+                                attempts: number;
+                                error: string | null;
+                                orderId: string;
+                                /** @description cancelling, cancelled, gone (no longer pending), failed or unresolved */
+                                outcome: string;
+                                /** @description how the outcome was known: the broker's answer, or a later read */
+                                settledBy: "answer" | "read" | null;
+                                side: string;
+                                symbol: string;
+                                type: string;
+                                volume: string;
+                            }[];
                             positions: {
+                                attempts: number;
                                 closePrice: string | null;
                                 error: string | null;
-                                /** @description closed, failed or unresolved */
+                                /** @description closing, closed, failed or unresolved */
                                 outcome: string;
                                 positionId: string;
+                                /** @description how the outcome was known: the broker's answer, or a later read */
+                                settledBy: "answer" | "read" | null;
                                 side: string;
                                 symbol: string;
                                 volume: string;
                             }[];
                             /** @description open positions left; 0 means the account is flat */
                             remaining: number;
+                            remainingOrders: number;
+                            /** @description close rounds so far */
+                            round: number;
+                            /** @description running, flat or failed */
+                            state: string;
                         }[];
                         groupId: string;
+                        jobId: string;
+                        /** @description succeeded or failed */
+                        state: string;
+                    };
+                };
+            };
+            /** @description A panic-close job: per account and per position, readable while it runs */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        cancelPending: boolean;
+                        createdAt: string;
+                        error: string | null;
+                        finishedAt: string | null;
+                        id: string;
+                        progress: {
+                            accounts: {
+                                accountId: string;
+                                cancelled: number;
+                                closed: number;
+                                error: string | null;
+                                failed: number;
+                                orders: {
+                                    attempts: number;
+                                    error: string | null;
+                                    orderId: string;
+                                    /** @description cancelling, cancelled, gone (no longer pending), failed or unresolved */
+                                    outcome: string;
+                                    /** @description how the outcome was known: the broker's answer, or a later read */
+                                    settledBy: "answer" | "read" | null;
+                                    side: string;
+                                    symbol: string;
+                                    type: string;
+                                    volume: string;
+                                }[];
+                                positions: {
+                                    attempts: number;
+                                    closePrice: string | null;
+                                    error: string | null;
+                                    /** @description closing, closed, failed or unresolved */
+                                    outcome: string;
+                                    positionId: string;
+                                    /** @description how the outcome was known: the broker's answer, or a later read */
+                                    settledBy: "answer" | "read" | null;
+                                    side: string;
+                                    symbol: string;
+                                    volume: string;
+                                }[];
+                                /** @description open positions left; 0 means the account is flat */
+                                remaining: number;
+                                remainingOrders: number;
+                                /** @description close rounds so far */
+                                round: number;
+                                /** @description running, flat or failed */
+                                state: string;
+                            }[];
+                            maxRounds: number;
+                        };
+                        reason: string;
+                        /** @description account or group */
+                        scope: string;
+                        /** @description running, succeeded (every account flat) or failed (something left after the last round) */
+                        state: string;
+                        targetId: string;
+                        totals: {
+                            accounts: number;
+                            cancelled: number;
+                            closed: number;
+                            failed: number;
+                            flat: number;
+                            remaining: number;
+                        };
+                        updatedAt: string;
                     };
                 };
             };
@@ -6989,6 +8202,200 @@ export interface operations {
                         };
                         email: string;
                         id: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    getPanicCloseJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A panic-close job: per account and per position, readable while it runs */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        cancelPending: boolean;
+                        createdAt: string;
+                        error: string | null;
+                        finishedAt: string | null;
+                        id: string;
+                        progress: {
+                            accounts: {
+                                accountId: string;
+                                cancelled: number;
+                                closed: number;
+                                error: string | null;
+                                failed: number;
+                                orders: {
+                                    attempts: number;
+                                    error: string | null;
+                                    orderId: string;
+                                    /** @description cancelling, cancelled, gone (no longer pending), failed or unresolved */
+                                    outcome: string;
+                                    /** @description how the outcome was known: the broker's answer, or a later read */
+                                    settledBy: "answer" | "read" | null;
+                                    side: string;
+                                    symbol: string;
+                                    type: string;
+                                    volume: string;
+                                }[];
+                                positions: {
+                                    attempts: number;
+                                    closePrice: string | null;
+                                    error: string | null;
+                                    /** @description closing, closed, failed or unresolved */
+                                    outcome: string;
+                                    positionId: string;
+                                    /** @description how the outcome was known: the broker's answer, or a later read */
+                                    settledBy: "answer" | "read" | null;
+                                    side: string;
+                                    symbol: string;
+                                    volume: string;
+                                }[];
+                                /** @description open positions left; 0 means the account is flat */
+                                remaining: number;
+                                remainingOrders: number;
+                                /** @description close rounds so far */
+                                round: number;
+                                /** @description running, flat or failed */
+                                state: string;
+                            }[];
+                            maxRounds: number;
+                        };
+                        reason: string;
+                        /** @description account or group */
+                        scope: string;
+                        /** @description running, succeeded (every account flat) or failed (something left after the last round) */
+                        state: string;
+                        targetId: string;
+                        totals: {
+                            accounts: number;
+                            cancelled: number;
+                            closed: number;
+                            failed: number;
+                            flat: number;
+                            remaining: number;
+                        };
+                        updatedAt: string;
                     };
                 };
             };
@@ -8655,10 +10062,11 @@ export interface operations {
             };
             cookie?: never;
         };
+        /** @description optional */
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description default 86400 (configurable) */
+                    /** @description how long the previous secret keeps signing; default 86400 (configurable) */
                     overlapSeconds?: number;
                 };
             };

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'react';
-import { app, http, must, routeExists } from '../api/client';
+import { app, http, must } from '../api/client';
 import type { AccountPanicReport } from '../api/types';
 import { num } from '../lib/format';
 import { Alert } from './Alert';
@@ -9,13 +9,10 @@ import { Modal } from './Modal';
 type Scope = { kind: 'account'; id: string; name: string } | { kind: 'group'; id: string; name: string; accounts: Array<{ id: string; name: string }> };
 type Phase = { step: 'confirm' } | { step: 'running'; open: number | null; startedAt: number; job?: string } | { step: 'done'; reports: AccountPanicReport[] } | { step: 'failed'; error: unknown };
 
-/** A panic-close job as the job route (when the service has one) reports it. */
-interface PanicJob { id: string; state: string; error?: string | null; progress?: { accounts?: AccountPanicReport[] } | AccountPanicReport[] | null; result?: { accounts?: AccountPanicReport[] } | null }
-const FINAL = new Set(['done', 'completed', 'succeeded', 'finished', 'failed', 'partial', 'cancelled']);
-const jobReports = (j: PanicJob): AccountPanicReport[] => {
-  const p = j.result?.accounts ?? (Array.isArray(j.progress) ? j.progress : j.progress?.accounts);
-  return p ?? [];
-};
+/** A panic-close job as the job route reports it (the close route answers 202 with one when it outlasts its short wait). */
+interface PanicJob { id: string; state: string; error?: string | null; totals?: { remaining?: number }; progress?: { accounts?: AccountPanicReport[] } | null }
+const FINAL = new Set(['succeeded', 'failed', 'done', 'completed', 'finished', 'cancelled']);
+const jobReports = (j: PanicJob): AccountPanicReport[] => j.progress?.accounts ?? [];
 
 async function openPositions(ids: string[]): Promise<number> {
   const counts = await Promise.all(ids.map(async (id) => (await must(app.GET('/v1/accounts/{account_id}/positions', { params: { path: { account_id: id } } }))).positions.length));
@@ -49,17 +46,19 @@ export function PanicCloseDialog({ scope, onClose }: { scope: Scope; onClose: ()
     })();
     try {
       const answer: unknown = scope.kind === 'account'
-        ? await must(app.POST('/v1/accounts/{account_id}/panic-close', { params: { path: { account_id: scope.id } } }))
-        : await must(app.POST('/v1/copier-groups/{group_id}/panic-close', { params: { path: { group_id: scope.id } } }));
+        ? await must(app.POST('/v1/accounts/{account_id}/panic-close', { params: { path: { account_id: scope.id } }, body: {} }))
+        : await must(app.POST('/v1/copier-groups/{group_id}/panic-close', { params: { path: { group_id: scope.id } }, body: {} }));
       let reports = toReports(answer);
       const jobId = reports === null ? jobIdOf(answer) : null;
-      if (jobId && (await routeExists('/v1/panic-close-jobs/{job_id}', `/app/v1/panic-close-jobs/${jobId}`))) {
+      if (jobId) {
+        // Still running: follow the job until it ends (its totals are the progress).
         setPhase((p) => (p.step === 'running' ? { ...p, job: jobId } : p));
         for (;;) {
           const j = await http<PanicJob>('GET', `/app/v1/panic-close-jobs/${encodeURIComponent(jobId)}`);
+          if (typeof j.totals?.remaining === 'number' && alive.current) setPhase((p) => (p.step === 'running' ? { ...p, open: j.totals!.remaining! } : p));
           if (FINAL.has(j.state)) {
             reports = jobReports(j);
-            if (j.state === 'failed' && j.error) throw new Error(j.error);
+            if (reports.length === 0 && j.error) throw new Error(j.error);
             break;
           }
           await new Promise((r) => setTimeout(r, 800));
@@ -124,10 +123,11 @@ function PanicResult({ reports, names, onClose, onRetry }: { reports: AccountPan
   const remaining = reports.reduce((n, r) => n + r.remaining, 0);
   const closed = reports.reduce((n, r) => n + r.closed, 0);
   const failed = reports.reduce((n, r) => n + r.failed, 0);
+  const cancelled = reports.reduce((n, r) => n + ((r as { cancelled?: number }).cancelled ?? 0), 0);
   return (
     <>
       <div className={`alert ${remaining === 0 ? 'alert-good' : 'alert-bad'}`} role="status" data-testid="panic-result">
-        {remaining === 0 ? <strong>Flat.</strong> : <strong>Not flat: {remaining} position{remaining === 1 ? '' : 's'} still open.</strong>} Closed {closed}, failed {failed}.
+        {remaining === 0 ? <strong>Flat.</strong> : <strong>Not flat: {remaining} position{remaining === 1 ? '' : 's'} still open.</strong>} Closed {closed}, failed {failed}{cancelled ? `, ${cancelled} pending order${cancelled === 1 ? '' : 's'} cancelled` : ''}.
       </div>
       <div className="table-wrap">
         <table>

@@ -1,5 +1,5 @@
 import { useEffect, useState, type FormEvent } from 'react';
-import { connectPlatformA, searchPlatformAServers, type PlatformAServer } from '../api/connect';
+import { connectPlatformA, searchPlatformAServers, type MtPlatform, type PlatformAServerGroup } from '../api/connect';
 import type { Account } from '../api/types';
 import { AssignForm } from '../components/AssignForm';
 import { ConnectError } from '../components/ConnectError';
@@ -8,17 +8,19 @@ import { Steps } from '../components/Steps';
 import { useGroups } from '../hooks/useAccounts';
 import { Link } from '../lib/router';
 
-const STEPS = ['Broker server', 'Login', 'Confirm', 'Copier group'];
-const serverName = (s: PlatformAServer | string) => (typeof s === 'string' ? s : String(s.name ?? s.server ?? ''));
+const STEPS = ['Terminal and broker server', 'Login', 'Confirm', 'Copier group'];
+interface ServerChoice { name: string; broker: string }
+/** MetaApi's search answers groups {broker, servers}: one radio per server, labelled with its broker. */
+const flatten = (groups: PlatformAServerGroup[]): ServerChoice[] => groups.flatMap((g) => g.servers.map((name) => ({ name, broker: g.broker })));
 
 /** Platform A (MT4/MT5): search the broker server, login ID and trading password, confirm, then assign to a group. */
 export function ConnectAWizard() {
   const groups = useGroups();
   const [step, setStep] = useState(0);
   const [query, setQuery] = useState('');
-  const [servers, setServers] = useState<Array<PlatformAServer | string> | null>(null);
+  const [servers, setServers] = useState<ServerChoice[] | null>(null);
   const [server, setServer] = useState('');
-  const [platform, setPlatform] = useState<'mt4' | 'mt5'>('mt5');
+  const [platform, setPlatform] = useState<MtPlatform>('mt5');
   const [login, setLogin] = useState('');
   const [password, setPassword] = useState('');
   const [busy, setBusy] = useState(false);
@@ -38,9 +40,9 @@ export function ConnectAWizard() {
     setError(null);
     setBusy(true);
     try {
-      const r = await searchPlatformAServers(query.trim());
-      setServers(r.servers);
-      if (r.servers.length === 1) setServer(serverName(r.servers[0]!));
+      const found = flatten((await searchPlatformAServers(query.trim(), platform)).servers);
+      setServers(found);
+      setServer(found.length === 1 ? found[0]!.name : '');
     } catch (err) {
       setError(err);
     } finally {
@@ -71,7 +73,11 @@ export function ConnectAWizard() {
       <div className="card wizard">
         {step === 0 && (
           <>
-            <form className="inline-form" onSubmit={(e) => void search(e)} role="search" aria-label="Search broker servers">
+            <fieldset className="segmented">
+              <legend>Terminal</legend>
+              {(['mt4', 'mt5'] as const).map((p) => <label key={p}><input type="radio" name="platform" value={p} checked={platform === p} onChange={() => { setPlatform(p); setServers(null); setServer(''); }} />{p.toUpperCase()}</label>)}
+            </fieldset>
+            <form className="inline-form" onSubmit={(e) => void search(e)} role="search" aria-label="Server search">
               <label htmlFor="srv-q">Broker server</label>
               <input id="srv-q" value={query} onChange={(e) => setQuery(e.target.value)} placeholder="broker name or server, e.g. Demo" />
               <button type="submit" className="btn" disabled={busy}>{busy ? 'Searching…' : 'Search'}</button>
@@ -79,10 +85,9 @@ export function ConnectAWizard() {
             {servers && (servers.length === 0 ? <p className="muted">No server matches: try another part of the broker's name.</p> : (
               <fieldset className="choices">
                 <legend>Servers found</legend>
-                {servers.map((s) => {
-                  const n = serverName(s);
-                  return <label key={n}><input type="radio" name="server" value={n} checked={server === n} onChange={() => setServer(n)} /> {n}</label>;
-                })}
+                {servers.map((c) => (
+                  <label key={c.name}><input type="radio" name="server" value={c.name} checked={server === c.name} onChange={() => setServer(c.name)} /> {c.name}<span className="muted small"> · {c.broker}</span></label>
+                ))}
               </fieldset>
             ))}
             <ConnectError error={error} />
@@ -91,11 +96,7 @@ export function ConnectAWizard() {
         )}
         {step === 1 && (
           <form onSubmit={(e) => { e.preventDefault(); setStep(2); }} aria-label="Login">
-            <p>Server <strong>{server}</strong></p>
-            <fieldset className="segmented">
-              <legend>Terminal</legend>
-              {(['mt4', 'mt5'] as const).map((p) => <label key={p}><input type="radio" name="platform" value={p} checked={platform === p} onChange={() => setPlatform(p)} />{p.toUpperCase()}</label>)}
-            </fieldset>
+            <p>{platform.toUpperCase()} server <strong>{server}</strong></p>
             <label>Login ID<input name="login" inputMode="numeric" autoComplete="off" required value={login} onChange={(e) => setLogin(e.target.value)} /></label>
             <label>Trading password (not the investor password)<input name="password" type="password" autoComplete="off" required value={password} onChange={(e) => setPassword(e.target.value)} /></label>
             <div className="actions">

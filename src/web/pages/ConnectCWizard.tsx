@@ -11,7 +11,8 @@ import { Link } from '../lib/router';
 
 const STEPS = ['Authorize', 'Select the account', 'Verify and connect', 'Connected'];
 const POPUP = 'popup=yes,width=520,height=720';
-const key = (a: PlatformCAccount) => `${a.ctidTraderAccountId}`;
+const key = (a: PlatformCAccount) => a.ctidTraderAccountId;
+const number = (a: PlatformCAccount) => a.accountNumber ?? a.ctidTraderAccountId;
 
 /**
  * Platform C: the authorization window (a popup the browser must allow), approval at the platform, then pick
@@ -21,8 +22,7 @@ const key = (a: PlatformCAccount) => `${a.ctidTraderAccountId}`;
 export function ConnectCWizard() {
   const groups = useGroups();
   const [step, setStep] = useState(0);
-  const [environment, setEnvironment] = useState<'demo' | 'live'>('demo');
-  const [phase, setPhase] = useState<'idle' | 'blocked' | 'waiting' | 'loading'>('idle');
+    const [phase, setPhase] = useState<'idle' | 'blocked' | 'waiting' | 'loading'>('idle');
   const [connectionId, setConnectionId] = useState('');
   const [found, setFound] = useState<PlatformCAccount[]>([]);
   const [picked, setPicked] = useState('');
@@ -53,13 +53,13 @@ export function ConnectCWizard() {
     if (phase !== 'waiting') return;
     let done = false;
     const onMessage = (e: MessageEvent) => {
-      if (e.origin !== location.origin || !isPlatformCMessage(e.data) || e.data.connectionId !== conn.current) return;
+      if (e.origin !== location.origin || !isPlatformCMessage(e.data) || (e.data.connectionId !== null && e.data.connectionId !== conn.current)) return;
       done = true;
       popup.current = null;
-      if (e.data.ok) void loadAccounts(e.data.connectionId);
+      if (e.data.ok) void loadAccounts(conn.current);
       else {
         setPhase('idle');
-        setError(new Error(e.data.error === 'access_denied' ? 'Access was not approved in the authorization window.' : `The authorization did not complete: ${e.data.error ?? 'unknown reason'}.`));
+        setError(new Error(`The authorization did not complete: ${e.data.error ?? 'unknown reason'}. Open the window again to retry.`));
       }
     };
     window.addEventListener('message', onMessage);
@@ -68,8 +68,11 @@ export function ConnectCWizard() {
       window.setTimeout(() => {
         if (done) return;
         done = true;
-        setPhase('idle');
-        setError(new Error('The authorization window was closed before the access was approved. Open it again to retry.'));
+        void platformCConnection(conn.current).then((c) => {
+          if (c.status === 'authorized') return loadAccounts(conn.current);
+          setPhase('idle');
+          setError(new Error(c.status === 'failed' ? `The authorization did not complete: ${c.error ?? 'unknown reason'}.` : 'The authorization window was closed before the access was approved. Open it again to retry.'));
+        }, (err: unknown) => { setPhase('idle'); setError(err); });
       }, 1500);
       window.clearInterval(watch);
     }, 500);
@@ -93,7 +96,7 @@ export function ConnectCWizard() {
     } catch { /* not ours to write to */ }
     popup.current = w;
     try {
-      const r = await startPlatformC({ environment });
+      const r = await startPlatformC();
       conn.current = r.connectionId;
       setConnectionId(r.connectionId);
       w.location.href = r.authorizationUrl;
@@ -113,7 +116,7 @@ export function ConnectCWizard() {
     setBusy(true);
     setError(null);
     try {
-      setAccount(await confirmPlatformC({ connectionId, ctidTraderAccountId: chosen.ctidTraderAccountId, accountNumber: chosen.accountNumber, environment: chosen.environment, ...placementBody(place) }));
+      setAccount(await confirmPlatformC({ connectionId, ctidTraderAccountId: chosen.ctidTraderAccountId, accountNumber: number(chosen), environment: chosen.environment === 'live' ? 'live' : 'demo', ...placementBody(place) }));
       setStep(3);
     } catch (err) {
       setError(err);
@@ -130,10 +133,6 @@ export function ConnectCWizard() {
       <div className="card wizard">
         {step === 0 && (
           <>
-            <fieldset className="segmented">
-              <legend>Environment</legend>
-              {(['demo', 'live'] as const).map((v) => <label key={v}><input type="radio" name="environment" value={v} checked={environment === v} onChange={() => setEnvironment(v)} />{v === 'demo' ? 'Demo' : 'Live'}</label>)}
-            </fieldset>
             <p>The platform asks you to approve access in its own window. Your browser must allow this site's popup.</p>
             {phase === 'blocked' && (
               <div className="alert alert-bad" role="alert" data-testid="popup-blocked">
@@ -161,7 +160,7 @@ export function ConnectCWizard() {
                 {found.map((a) => (
                   <label key={key(a)}>
                     <input type="radio" name="account" value={key(a)} checked={picked === key(a)} onChange={() => { setPicked(key(a)); setVerified(false); }} />
-                    {' '}<strong>#{String(a.accountNumber)}</strong> · {a.environment} · {a.brokerName ?? 'broker'}
+                    {' '}<strong>#{number(a)}</strong> · {a.environment} · {a.brokerName ?? 'broker'}
                   </label>
                 ))}
               </fieldset>
@@ -176,11 +175,11 @@ export function ConnectCWizard() {
         {step === 2 && chosen && (
           <form onSubmit={(e) => void confirm(e)} aria-label="Verify and connect">
             <dl className="facts">
-              <div><dt>Account</dt><dd>{String(chosen.accountNumber)}</dd></div>
+              <div><dt>Account</dt><dd>{number(chosen)}</dd></div>
               <div><dt>Environment</dt><dd><strong>{chosen.environment}</strong></dd></div>
               <div><dt>Broker</dt><dd>{chosen.brokerName ?? '—'}</dd></div>
             </dl>
-            {chosen.environment !== environment && <div className="alert alert-warn" role="alert">You chose {environment}, but this account is on {chosen.environment}.</div>}
+            {chosen.environment === 'live' && <div className="alert alert-warn" role="alert">This is a <strong>live</strong> account: copies will trade real money.</div>}
             <label className="inline"><input type="checkbox" name="verified" checked={verified} onChange={(e) => setVerified(e.target.checked)} required /> I checked the account number and the environment.</label>
             <GroupPicker groups={groups.data ?? []} value={place} onChange={setPlace} />
             <ConnectError error={error} />
