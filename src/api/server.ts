@@ -6,6 +6,7 @@ import type { ApiDeps } from './deps.js';
 import { errorHandler, sendError } from './errors.js';
 import { requireAuth } from './plugins/auth.js';
 import { newRequestId, requestRecords } from './plugins/request-records.js';
+import { idempotency } from './plugins/idempotency.js';
 import { familyR } from './r/routes.js';
 import { sessionRoutes } from './app/session.js';
 import { connectPlatformBRoutes } from './connect/platformb.js';
@@ -55,6 +56,7 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
     reply.header('x-request-id', req.id);
   });
   requestRecords(app, deps.store, (err) => app.log.error({ err }, 'request record not written'));
+  idempotency(app, deps.store, { prefixes: ['/v1/'], onError: (err) => app.log.error({ err }, 'idempotency record not written') });
 
   await app.register(swagger, {
     openapi: {

@@ -1,0 +1,103 @@
+import { createHash } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { IdempotencyRepo } from '../../store/repos/idempotency.js';
+import type { Store } from '../../store/store.js';
+import { sendError } from '../errors.js';
+
+const WRITE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const MAX_KEY_LENGTH = 255;
+/** Response headers a replay must repeat (where a started job lives). */
+const KEPT_HEADERS = ['location', 'retry-after'];
+
+export interface IdempotencyOptions {
+  /** Route prefixes whose writes honour the header. */
+  prefixes: string[];
+  /** How long a key is remembered (24 h, as Stripe; the IETF draft leaves it to the resource). */
+  ttlMs?: number;
+  onError?: (err: unknown) => void;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    idempotency?: { userId: string; key: string };
+  }
+}
+
+/** Same JSON whatever the order of its keys: a client that re-serialises its body is still sending the same body. */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v && typeof v === 'object') return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  return JSON.stringify(v ?? null);
+}
+
+/**
+ * Idempotency-Key on writes (draft-ietf-httpapi-idempotency-key-header): the first request with a key runs
+ * and its answer is stored; the same key with the same method, path and body gets that answer again
+ * (`Idempotent-Replayed: true`); with anything else 422; while the first still runs 409. Keys are per user.
+ * The key is claimed after authentication and validation, so a request refused before its handler ran
+ * leaves nothing behind and can be corrected and resent with the same key.
+ */
+export function idempotency(app: FastifyInstance, store: Store, opts: IdempotencyOptions): void {
+  const ttlMs = opts.ttlMs ?? 24 * 3600_000;
+  const repo = new IdempotencyRepo(store.database.db, ttlMs);
+  const purge = setInterval(() => void repo.purgeExpired().catch((err: unknown) => opts.onError?.(err)), Math.min(ttlMs, 3600_000));
+  purge.unref();
+  app.addHook('onClose', async () => clearInterval(purge));
+
+  app.addHook('preHandler', async (req, reply) => {
+    const route = req.routeOptions.url;
+    if (!WRITE.has(req.method) || !route || !opts.prefixes.some((p) => route.startsWith(p))) return;
+    const header = req.headers['idempotency-key'];
+    if (header === undefined) return;
+    if (Array.isArray(header)) return sendError(req, reply, 400, 'invalid_request', 'send one Idempotency-Key header');
+    if (header.length === 0 || header.length > MAX_KEY_LENGTH) return sendError(req, reply, 400, 'invalid_request', `Idempotency-Key must be 1 to ${MAX_KEY_LENGTH} characters`);
+    const userId = req.principal?.userId;
+    if (!userId) return;
+    const digest = createHash('sha256').update(`${req.method} ${req.url}\n${canonical(req.body)}`).digest('hex');
+    const claim = await repo.claim(userId, header, route, digest);
+    if (claim.claimed) {
+      req.idempotency = { userId, key: header };
+      return;
+    }
+    const { existing } = claim;
+    if (existing.bodyDigest !== digest) {
+      return sendError(req, reply, 422, 'idempotency_key_reused', 'this Idempotency-Key was used for a different request (method, path or body); use a new key for a new request');
+    }
+    if (existing.status === null) {
+      reply.header('retry-after', '1');
+      return sendError(req, reply, 409, 'idempotency_key_in_flight', 'a request with this Idempotency-Key is still being processed; retry after it finished (if the service stopped while it ran, reconcile and use a new key)');
+    }
+    const stored = existing.response as { body: unknown; headers?: Record<string, string> } | null;
+    for (const [k, v] of Object.entries(stored?.headers ?? {})) reply.header(k, v);
+    reply.header('idempotent-replayed', 'true');
+    return reply.code(existing.status).type('application/json').send(stored?.body ?? null);
+  });
+
+  app.addHook('onSend', async (req, reply, payload) => {
+    const claim = req.idempotency;
+    if (!claim) return payload;
+    req.idempotency = undefined;
+    try {
+      // A rate-limit answer means the request was not served: the client may retry it with the same key.
+      if (reply.statusCode === 429) {
+        await repo.release(claim.userId, claim.key);
+        return payload;
+      }
+      let body: unknown = null;
+      if (typeof payload === 'string') {
+        try { body = JSON.parse(payload); } catch { body = payload; }
+      }
+      const headers: Record<string, string> = {};
+      for (const h of KEPT_HEADERS) {
+        const v = reply.getHeader(h);
+        if (v !== undefined) headers[h] = String(v);
+      }
+      // Awaited before the answer leaves: a client that retries the moment it has it must find it stored.
+      await repo.complete(claim.userId, claim.key, reply.statusCode, { body, headers });
+    } catch (err) {
+      // The key stays in flight (409) rather than free: the handler did act, and a rerun could duplicate it.
+      opts.onError?.(err);
+    }
+    return payload;
+  });
+}
