@@ -13,6 +13,8 @@ import { createSimAdapterFactory } from './platforms/sim/factory.js';
 import { SimBroker } from './simulator/broker.js';
 import { SimPersistence } from './simulator/persistence.js';
 import { Store } from './store/store.js';
+import { LocalBus } from './bus/local-bus.js';
+import { NatsBus } from './bus/nats-bus.js';
 import { HealthMonitor } from './engine/health/monitor.js';
 import { realEndpoints } from './platforms/endpoints.js';
 import { createCTraderAdapterFactory } from './platforms/ctrader/factory.js';
@@ -41,6 +43,13 @@ export async function startService(cfg: Config, logger: Logger | false): Promise
   const store = await Store.open({ dataDir: cfg.dataDir, databaseUrl: cfg.databaseUrl });
   const cleanup: Array<() => Promise<void>> = [() => store.close()];
   try {
+    // Cross-process signals: NATS when configured (several processes on one PostgreSQL store), else in-process.
+    const bus = cfg.natsUrl ? await NatsBus.connect(cfg.natsUrl) : new LocalBus();
+    const detachBus = store.events.useBus(bus);
+    cleanup.unshift(async () => {
+      detachBus();
+      await bus.close();
+    });
     const box = new CredentialBox(loadCredentialKey({ configured: cfg.secretKey, keyFile: dataFile(cfg, 'secret.key') }));
     const adapters = new AdapterRegistry({
       open: async (accountId) => {

@@ -17,6 +17,8 @@ export interface Config {
   brokerTimeoutMs: number;
   /** How often every account's broker is read for health and funds (0 = never). */
   healthIntervalMs: number;
+  /** NATS server for cross-process signals (e.g. nats://127.0.0.1:4222); unset = in-process only. */
+  natsUrl: string | undefined;
   webhooks: WebhookConfig;
 }
 
@@ -48,6 +50,7 @@ export function loadConfig(flags: { host?: string; port?: string; v1Port?: strin
     logLevel: env.LOG_LEVEL ?? 'info',
     brokerTimeoutMs: int(env.COPYTRADE_BROKER_TIMEOUT_MS, 'COPYTRADE_BROKER_TIMEOUT_MS', 5000),
     healthIntervalMs: int(env.COPYTRADE_HEALTH_INTERVAL_MS, 'COPYTRADE_HEALTH_INTERVAL_MS', 15_000),
+    natsUrl: env.NATS_URL || undefined,
     webhooks: loadWebhookConfig(env, flags.demo ?? env.COPYTRADE_DEMO === '1'),
   };
 }

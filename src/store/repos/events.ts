@@ -2,6 +2,7 @@ import { and, asc, eq, gt, sql } from 'drizzle-orm';
 import type { Db } from '../db.js';
 import { events } from '../schema.js';
 import { newId } from '../../domain/ids.js';
+import type { Bus } from '../../bus/bus.js';
 
 export type EventRow = typeof events.$inferSelect;
 
@@ -22,6 +23,7 @@ export type Tx = Pick<Db, 'execute' | 'select' | 'insert'>;
  */
 export class EventsRepo {
   private readonly listeners = new Set<(userId: string) => void>();
+  private bus: Bus | null = null;
 
   constructor(private readonly db: Db) {}
 
@@ -50,7 +52,24 @@ export class EventsRepo {
 
   /** Wakes the live stream and the deliverer after a commit (they re-read from their cursor: no data in the signal). */
   notify(userIds: string[]): void {
-    for (const u of new Set(userIds)) for (const l of this.listeners) l(u);
+    const users = [...new Set(userIds)];
+    // With a bus, every process (this one included) hears it through its subscription: one path for all.
+    if (this.bus) for (const u of users) this.bus.publish(`events.appended.${u}`, u);
+    else this.wake(users);
+  }
+
+  private wake(userIds: string[]): void {
+    for (const u of userIds) for (const l of this.listeners) l(u);
+  }
+
+  /** Signals appends across processes; without a bus only this process's listeners are woken. */
+  useBus(bus: Bus): () => void {
+    this.bus = bus;
+    const off = bus.subscribe('events.appended.*', (userId) => this.wake([userId]));
+    return () => {
+      off();
+      this.bus = null;
+    };
   }
 
   onAppended(listener: (userId: string) => void): () => void {

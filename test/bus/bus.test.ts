@@ -1,0 +1,87 @@
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { Bus } from '../../src/bus/bus.js';
+import { subjectMatches } from '../../src/bus/bus.js';
+import { LocalBus } from '../../src/bus/local-bus.js';
+import { NatsBus } from '../../src/bus/nats-bus.js';
+import { Store } from '../../src/store/store.js';
+import { NATS_URL, requireNats } from '../helpers/nats.js';
+import { requirePostgres, tempDatabase } from '../helpers/postgres.js';
+
+const natsUp = await requireNats();
+const pgUp = await requirePostgres();
+
+const nextMessage = (bus: Bus, subject: string) => new Promise<{ data: string; subject: string }>((resolve) => {
+  const off = bus.subscribe(subject, (data, s) => { off(); resolve({ data, subject: s }); });
+});
+
+function busContract(name: string, make: () => Promise<{ a: Bus; b: Bus }>) {
+  describe(`bus contract: ${name}`, () => {
+    it('delivers to wildcard subscribers, including across the two ends, and not after unsubscribe', async () => {
+      const { a, b } = await make();
+      try {
+        const got = nextMessage(b, 'events.appended.*');
+        await new Promise((r) => setTimeout(r, 50));
+        a.publish('events.appended.usr_1', 'usr_1');
+        expect(await got).toEqual({ data: 'usr_1', subject: 'events.appended.usr_1' });
+        const seen: string[] = [];
+        const off = b.subscribe('x.>', (d) => seen.push(d));
+        await new Promise((r) => setTimeout(r, 50));
+        a.publish('x.y.z', '1');
+        a.publish('other', '2');
+        await new Promise((r) => setTimeout(r, 100));
+        off();
+        a.publish('x.y', '3');
+        await new Promise((r) => setTimeout(r, 100));
+        expect(seen).toEqual(['1']);
+      } finally {
+        await a.close();
+        if (b !== a) await b.close();
+      }
+    });
+  });
+}
+
+describe('subject matching', () => {
+  it('follows NATS wildcards', () => {
+    expect(subjectMatches('a.*', 'a.b')).toBe(true);
+    expect(subjectMatches('a.*', 'a.b.c')).toBe(false);
+    expect(subjectMatches('a.>', 'a.b.c')).toBe(true);
+    expect(subjectMatches('a.>', 'a')).toBe(false);
+  });
+});
+
+busContract('in-process', async () => {
+  const bus = new LocalBus();
+  return { a: bus, b: bus };
+});
+
+describe.runIf(natsUp)('NATS server', () => {
+  const prefix = `ct_${randomBytes(4).toString('hex')}`;
+  busContract('NATS', async () => ({ a: await NatsBus.connect(NATS_URL, { prefix }), b: await NatsBus.connect(NATS_URL, { prefix }) }));
+
+  it.runIf(pgUp)('an event appended by one process wakes the readers of another (two stores on one PostgreSQL, signalled over NATS)', async () => {
+    const db = await tempDatabase();
+    const p = `ct_${randomBytes(4).toString('hex')}`;
+    const s1 = await Store.open({ dataDir: ':unused:', databaseUrl: db.url });
+    const s2 = await Store.open({ dataDir: ':unused:', databaseUrl: db.url, migrate: false });
+    const [b1, b2] = [await NatsBus.connect(NATS_URL, { prefix: p }), await NatsBus.connect(NATS_URL, { prefix: p })];
+    s1.events.useBus(b1);
+    s2.events.useBus(b2);
+    try {
+      const u = await s1.users.create('bus@example.test', 'h');
+      await new Promise((r) => setTimeout(r, 100));
+      const woken = new Promise<string>((resolve) => s2.events.onAppended(resolve));
+      await s1.events.emit([{ userId: u.id, accountId: null, type: 'webhook.test', payload: {} }]);
+      expect(await woken).toBe(u.id);
+      const [ev] = await s2.events.after(u.id, 0, 10);
+      expect(ev?.type).toBe('webhook.test');
+    } finally {
+      await b1.close();
+      await b2.close();
+      await s1.close();
+      await s2.close();
+      await db.drop();
+    }
+  });
+});
