@@ -11,10 +11,21 @@ import { buildServer } from '../src/api/server.js';
 import type { ApiDeps } from '../src/api/deps.js';
 import { packageRoot } from '../src/config/package-root.js';
 
-const stubDeps = {
-  store: {}, auth: {}, adapters: {}, orders: {}, panic: {},
-  connectLimit: { max: 3, windowMs: 5 * 60_000 },
-} as unknown as ApiDeps;
+/**
+ * Route modules may build helpers from their deps while registering (a repository over the store, say), but
+ * none runs a handler: a stub where every property is another stub (and calling one gives one) is enough.
+ */
+function stub(): unknown {
+  const fn = () => undefined;
+  return new Proxy(fn, {
+    get: (_t, prop) => (prop === 'then' ? undefined : prop === Symbol.toPrimitive ? () => 0 : stub()),
+    apply: () => stub(),
+    construct: () => stub() as object,
+  });
+}
+const stubDeps = new Proxy({ connectLimit: { max: 3, windowMs: 5 * 60_000 } } as Record<string | symbol, unknown>, {
+  get: (t, prop) => (prop in t ? t[prop] : stub()),
+}) as unknown as ApiDeps;
 
 const app = await buildServer(stubDeps, { families: ['r', 'v1'], logger: false });
 await app.ready();
