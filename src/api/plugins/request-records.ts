@@ -35,7 +35,8 @@ export function requestRecords(app: FastifyInstance, store: Store, onError: (err
   });
   app.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions.url;
-    if (!route || route === '/openapi.json' || route.startsWith('/docs')) return;
+    // The API families and the dashboard's own routes; not the dashboard's files, the documents or health probes.
+    if (!route || !/^\/(api|v1|app)(\/|$)/.test(route)) return;
     const body = WRITE.has(req.method) && req.body !== undefined ? JSON.stringify(req.body) : null;
     store.requests.enqueue({
       id: req.id,
