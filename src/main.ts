@@ -7,6 +7,8 @@ import { AdapterRegistry } from './engine/adapter-registry.js';
 import { Dispatcher } from './engine/dispatcher.js';
 import { OrderService } from './engine/order-service.js';
 import { PanicCloseService } from './engine/panic-close.js';
+import { RiskGuard } from './engine/risk/guard.js';
+import { ShadowService } from './engine/shadow.js';
 import { buildServer } from './api/server.js';
 import type { ApiDeps } from './api/deps.js';
 import { createSimAdapterFactory } from './platforms/sim/factory.js';
@@ -98,6 +100,13 @@ export async function startService(cfg: Config, logger: Logger | false): Promise
     adapters.register(createMetaTraderAdapterFactory({ baseUrl: endpoints.platforma.baseUrl, token: endpoints.platforma.token, timeoutMs: cfg.brokerTimeoutMs, ...(endpoints.platforma.clientApiUrl ? { clientApiUrl: endpoints.platforma.clientApiUrl } : {}) }));
 
     const dispatcher = new Dispatcher();
+    const panic = new PanicCloseService(store, adapters, dispatcher, { onError: (err) => logger && logger.error({ err }, 'panic-close job step failed') });
+    // Shadowed Slaves get a simulated twin from every forAccount call, so it must wrap the registry before anyone asks.
+    const shadow = new ShadowService(store, adapters, broker, createSimAdapterFactory(broker, { timeoutMs: cfg.brokerTimeoutMs }));
+    await shadow.load();
+    shadow.install();
+    const risk = new RiskGuard(store, adapters, panic, { onError: (err) => logger && logger.warn({ err }, 'risk sample failed') });
+    await risk.load();
     const auth = new AuthService(store, { accessTokenTtlSec: cfg.accessTokenTtlSec, apiKeyOverlapSec: cfg.apiKeyOverlapSec });
     // Before the servers: events written from the first request on are delivered; stopped after the engine drains.
     const hooks = createWebhooks(store, box, cfg.webhooks, logger);
@@ -108,7 +117,9 @@ export async function startService(cfg: Config, logger: Logger | false): Promise
       auth,
       adapters,
       orders: new OrderService(store, adapters, dispatcher),
-      panic: new PanicCloseService(store, adapters, dispatcher),
+      panic,
+      risk,
+      shadow,
       connectLimit: { max: 3, windowMs: 5 * 60_000 },
       webhooks: hooks.service,
       eventFeed: hooks.feed,
@@ -118,6 +129,11 @@ export async function startService(cfg: Config, logger: Logger | false): Promise
     };
     cleanup.unshift(() => adapters.closeAll());
     cleanup.unshift(() => dispatcher.drain());
+    // Before the drain: a panic job stops between rounds and resumes at the next start.
+    cleanup.unshift(async () => {
+      await risk.stop();
+      await panic.stop();
+    });
 
     const servers: FastifyInstance[] = [];
     const split = cfg.v1Port !== null;
@@ -143,6 +159,9 @@ export async function startService(cfg: Config, logger: Logger | false): Promise
     const demo = cfg.demo ? await seedDemo({ store, auth, broker, cfg, baseUrl, v1BaseUrl, box, endpoints, simulated: simulated! }) : null;
 
     if (cfg.healthIntervalMs > 0) health.start();
+
+    await panic.resumeRunning();
+    risk.start(10_000);
 
     return {
       baseUrl, v1BaseUrl, store, broker, deps, demo, servers,

@@ -2,6 +2,8 @@ import type { AuthService } from '../auth/auth-service.js';
 import type { AdapterRegistry } from '../engine/adapter-registry.js';
 import type { OrderService } from '../engine/order-service.js';
 import type { PanicCloseService } from '../engine/panic-close.js';
+import type { RiskGuard } from '../engine/risk/guard.js';
+import type { ShadowService } from '../engine/shadow.js';
 import type { Store } from '../store/store.js';
 import type { EventFeed } from '../events/feed.js';
 import type { WebhookService } from '../webhooks/endpoint-service.js';
@@ -18,6 +20,8 @@ export interface ApiDeps {
   adapters: AdapterRegistry;
   orders: OrderService;
   panic: PanicCloseService;
+  risk: RiskGuard;
+  shadow: ShadowService;
   /** Per-user limit of account-connection requests. */
   connectLimit: { max: number; windowMs: number };
   /** Seals broker credentials before they reach the store. */

@@ -17,6 +17,8 @@ import { groupRoutes } from './v1/groups.js';
 import { ledgerRoutes } from './v1/ledger.js';
 import { orderRoutes } from './v1/orders.js';
 import { panicRoutes } from './v1/panic.js';
+import { riskRoutes } from './v1/risk.js';
+import { shadowRoutes } from './v1/shadow.js';
 import { webhookRoutes } from './v1/webhooks.js';
 import { eventRoutes } from './v1/events.js';
 import type { RouteOpts } from './v1/route-opts.js';
@@ -32,7 +34,7 @@ export interface ServerOptions {
   extraRoutes?: (app: FastifyInstance) => Promise<void>;
 }
 
-const V1_MODULES = [accountRoutes, orderRoutes, panicRoutes, groupRoutes, ledgerRoutes, webhookRoutes, eventRoutes];
+const V1_MODULES = [accountRoutes, orderRoutes, panicRoutes, groupRoutes, ledgerRoutes, webhookRoutes, eventRoutes, riskRoutes, shadowRoutes];
 
 /**
  * One Fastify instance serving the given families. With one port (default) it serves both; with two, main.ts

@@ -1,0 +1,89 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { notFound } from '../../domain/errors.js';
+import { NO_LIMITS, type RiskLimits } from '../../engine/risk/limits.js';
+import type { RiskState } from '../../engine/risk/evaluate.js';
+import type { RiskRow } from '../../store/repos/risk-limits.js';
+import { ownedAccount, type ApiDeps } from '../deps.js';
+import { userOf } from '../plugins/auth.js';
+import { AccountIdParams, OPEN, stdErrors } from '../schemas.js';
+import type { RouteOpts } from './route-opts.js';
+
+const Dec = Type.String({ pattern: '^[0-9]+(\\.[0-9]+)?$', maxLength: 24, description: 'decimal as a string, e.g. "5"' });
+const NDec = Type.Union([Dec, Type.Null()]);
+const NStr = Type.Union([Type.String(), Type.Null()]);
+const LimitFields = {
+  maxDrawdownPercent: Type.Optional(Type.Union([Type.String({ pattern: '^(100(\\.0+)?|[0-9]{1,2}(\\.[0-9]+)?)$', description: 'percent of peak equity, 0-100' }), Type.Null()])),
+  dailyLossLimit: Type.Optional(Type.Union([Dec, Type.Null()], { description: 'largest loss since the start of the trading day, in account currency' })),
+  maxOpenVolume: Type.Optional(NDec),
+  onBreach: Type.Optional(Type.Union([Type.Literal('pause'), Type.Literal('close_and_pause'), Type.Null()], { description: 'pause copying, or panic-close and lock (default pause)' })),
+  dayResetHourUtc: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 23 }), Type.Null()])),
+  requireStopLoss: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
+};
+const Body = Type.Object({
+  ...LimitFields,
+  resetPeak: Type.Optional(Type.Boolean({ description: 'start the drawdown from the current equity (after a breach the user accepts)' })),
+}, { additionalProperties: false });
+const LimitsSchema = Type.Object({
+  maxDrawdownPercent: NStr, dailyLossLimit: NStr, maxOpenVolume: NStr, onBreach: NStr,
+  dayResetHourUtc: Type.Union([Type.Integer(), Type.Null()]), requireStopLoss: Type.Union([Type.Boolean(), Type.Null()]),
+});
+const StateSchema = Type.Object({
+  peakEquity: NStr, dayKey: NStr, dayStartEquity: NStr, lastEquity: NStr, lastOpenVolume: NStr, sampledAt: NStr,
+  lastBreach: Type.Union([Type.Object({ rule: Type.String(), detail: Type.String(), at: Type.String(), action: Type.String() }), Type.Null()]),
+});
+const RiskView = Type.Object({
+  targetId: Type.String(), scope: Type.String(), limits: LimitsSchema,
+  state: Type.Union([StateSchema, Type.Null()], { description: "the monitor's last sample of an account (null for a group)" }),
+}, { ...OPEN, description: 'Risk limits and, for an account, what the monitor last saw' });
+
+const view = (targetId: string, scope: string, row: RiskRow<RiskLimits, RiskState> | null) => ({
+  targetId, scope, limits: row?.limits ?? NO_LIMITS, state: scope === 'account' ? row?.state ?? null : null,
+});
+
+export async function riskRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOpts): Promise<void> {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const { auth, security, prefix, op, hide } = o;
+  const tags = ['Risk'];
+  const GroupParams = Type.Object({ group_id: Type.String({ maxLength: 64 }) });
+  const toLimits = (b: Record<string, unknown>): RiskLimits => ({ ...NO_LIMITS, ...Object.fromEntries(Object.entries(b).filter(([k]) => k !== 'resetPeak')) });
+  const description = 'Fields left out are no limit. A group limit applies to each Slave of the group on its own equity; where both set one, the stricter wins. '
+    + 'On a breach the monitor pauses copying (status paused) or panic-closes and locks (status locked), and writes risk.triggered; the pre-trade check shrinks or skips copies that would break the daily loss allowance at their stop loss or the open-volume limit.';
+
+  r.put(`${prefix}/accounts/:account_id/risk-limits`, {
+    onRequest: auth,
+    schema: { operationId: op('setAccountRiskLimits'), hide, tags, security, ...OPEN, summary: "Set an account's risk limits", description, params: AccountIdParams, body: Body, response: { 200: RiskView, ...stdErrors() } },
+  }, async (req) => {
+    const a = await ownedAccount(deps, userOf(req), req.params.account_id);
+    const row = await deps.risk.setLimits(a.userId, 'account', a.id, toLimits(req.body), req.body.resetPeak ?? false);
+    return view(a.id, 'account', row);
+  });
+
+  r.get(`${prefix}/accounts/:account_id/risk-limits`, {
+    onRequest: auth,
+    schema: { operationId: op('getAccountRiskLimits'), hide, tags, security, ...OPEN, summary: "An account's risk limits and the monitor's last sample", params: AccountIdParams, response: { 200: RiskView, ...stdErrors() } },
+  }, async (req) => {
+    const a = await ownedAccount(deps, userOf(req), req.params.account_id);
+    return view(a.id, 'account', deps.risk.row(a.id) ?? (await deps.risk.repo.get(a.id)));
+  });
+
+  r.put(`${prefix}/copier-groups/:group_id/risk-limits`, {
+    onRequest: auth,
+    schema: { operationId: op('setGroupRiskLimits'), hide, tags, security, ...OPEN, summary: 'Set the risk limits every Slave of the group gets', description, params: GroupParams, body: Body, response: { 200: RiskView, ...stdErrors() } },
+  }, async (req) => {
+    const userId = userOf(req);
+    if (!(await deps.store.accounts.ownedGroup(userId, req.params.group_id))) throw notFound('copier group');
+    const row = await deps.risk.setLimits(userId, 'group', req.params.group_id, toLimits(req.body));
+    return view(req.params.group_id, 'group', row);
+  });
+
+  r.get(`${prefix}/copier-groups/:group_id/risk-limits`, {
+    onRequest: auth,
+    schema: { operationId: op('getGroupRiskLimits'), hide, tags, security, ...OPEN, summary: "A copier group's risk limits", params: GroupParams, response: { 200: RiskView, ...stdErrors() } },
+  }, async (req) => {
+    const userId = userOf(req);
+    if (!(await deps.store.accounts.ownedGroup(userId, req.params.group_id))) throw notFound('copier group');
+    return view(req.params.group_id, 'group', deps.risk.row(req.params.group_id) ?? (await deps.risk.repo.get(req.params.group_id)));
+  });
+}

@@ -1,0 +1,42 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { ownedAccount, type ApiDeps } from '../deps.js';
+import { userOf } from '../plugins/auth.js';
+import { AccountIdParams, OPEN, stdErrors } from '../schemas.js';
+import type { RouteOpts } from './route-opts.js';
+
+const NStr = Type.Union([Type.String(), Type.Null()]);
+const ShadowSchema = Type.Object({
+  accountId: Type.String(),
+  enabled: Type.Boolean(),
+  twinAccountId: NStr,
+  twinAccountNumber: NStr,
+  startBalance: Type.Union([Type.String(), Type.Null()], { description: 'the broker balance the twin started from' }),
+  balance: NStr,
+  equity: NStr,
+}, { ...OPEN, description: "A Slave's shadow mode: while enabled its copies go to a simulated twin, never to its broker" });
+
+export async function shadowRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOpts): Promise<void> {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const { auth, security, prefix, op, hide } = o;
+  const tags = ['Shadow mode'];
+
+  r.put(`${prefix}/accounts/:account_id/shadow`, {
+    onRequest: auth,
+    schema: {
+      operationId: op('setAccountShadow'), hide, tags, security, ...OPEN,
+      summary: "Turn a Slave's shadow mode on or off",
+      description: 'On: a simulated twin with the broker balance is created, and from then on copies (and reads, panic-close, risk sampling) go to the twin; the ledger shows the planned sizing, fills and slippage. Off: copies go to the broker again; the twin is kept for the record.',
+      params: AccountIdParams, body: Type.Object({ enabled: Type.Boolean() }, { additionalProperties: false }), response: { 200: ShadowSchema, ...stdErrors() },
+    },
+  }, async (req) => {
+    const a = await ownedAccount(deps, userOf(req), req.params.account_id);
+    return req.body.enabled ? deps.shadow.enable(a) : deps.shadow.disable(a);
+  });
+
+  r.get(`${prefix}/accounts/:account_id/shadow`, {
+    onRequest: auth,
+    schema: { operationId: op('getAccountShadow'), hide, tags, security, ...OPEN, summary: "A Slave's shadow mode and its twin's balance", params: AccountIdParams, response: { 200: ShadowSchema, ...stdErrors() } },
+  }, async (req) => deps.shadow.status(await ownedAccount(deps, userOf(req), req.params.account_id)));
+}
