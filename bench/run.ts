@@ -1,8 +1,14 @@
 // `npm run bench`: benchmarks, not tests. Each prints a table and writes JSON under bench/results/.
+import { benchCrossPlatformLatency, benchCrossPlatformScaleB, benchCrossPlatformScaleC } from './cross-platform.js';
 import { benchService } from './service.js';
 
 const only = process.argv[2];
-const benches: Record<string, () => Promise<void>> = { service: benchService };
+const benches: Record<string, () => Promise<void>> = {
+  service: benchService,
+  'cross-platform-latency': benchCrossPlatformLatency,
+  'cross-platform-500c': benchCrossPlatformScaleC,
+  'cross-platform-500b': benchCrossPlatformScaleB,
+};
 for (const [name, fn] of Object.entries(benches)) {
   if (only && only !== name) continue;
   await fn();
