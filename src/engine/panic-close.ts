@@ -161,7 +161,7 @@ export class PanicCloseService {
     const events: NewEvent[] = [];
     for (const m of members) {
       await this.store.accounts.setStatus(m.id, 'locked', statusReason);
-      events.push({ userId: m.userId, accountId: m.id, type: 'account.status_changed', payload: { status: 'locked', previousStatus: m.status, reason: statusReason } });
+      events.push({ userId: m.userId, accountId: m.id, type: 'account.status_changed', payload: { before: m.status, after: 'locked', reason: statusReason } });
     }
     if (events.length > 0) await this.store.events.emit(events);
   }

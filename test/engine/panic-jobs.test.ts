@@ -111,7 +111,7 @@ describe('panic-close job', () => {
     await finished(job);
     expect((await h.store.accounts.byId(acc.id))!.status).toBe('locked');
     const changed = (await h.store.events.after(h.userId, 0, 10_000)).filter((e) => e.type === 'account.status_changed' && e.accountId === acc.id);
-    expect(changed.at(-1)?.payload).toMatchObject({ status: 'locked', previousStatus: 'connected' });
+    expect(changed.at(-1)?.payload).toMatchObject({ before: 'connected', after: 'locked' });
   });
 
   it('a second start while one runs joins it instead of racing it', async () => {

@@ -118,7 +118,11 @@ export async function groupRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
       schema: { operationId: op(`${action}Account`), hide, tags, security, ...OPEN, summary: action === 'pause' ? 'Stop copying to/from this account' : 'Copy again (also lifts a panic-close lock)', params: AccountIdParams, response: { 200: AccountSchema, ...stdErrors() } },
     }, async (req) => {
       const account = await ownedAccount(deps, userOf(req), req.params.account_id);
-      await deps.store.accounts.setStatus(account.id, status, action === 'pause' ? 'paused by the user' : null);
+      const reason = action === 'pause' ? 'paused by the user' : 'resumed by the user';
+      await deps.store.accounts.setStatus(account.id, status, action === 'pause' ? reason : null);
+      if (account.status !== status) {
+        await deps.store.events.emit([{ userId: account.userId, accountId: account.id, type: 'account.status_changed', payload: { before: account.status, after: status, reason } }]);
+      }
       return toAccountJson((await deps.store.accounts.byId(account.id))!);
     });
   }

@@ -83,8 +83,7 @@ export class HealthMonitor {
     await this.store.accounts.setHealth(account.id, health);
     const events = [];
     if (changed) events.push({ userId: account.userId, accountId: account.id, type: 'account.health_changed', payload: { before: pick(account.health), after: pick(health), lastError: health.lastError } });
-    if (status !== account.status) {
-      await this.store.accounts.setStatus(account.id, status, status === 'connected' ? null : health.lastError);
+    if (status !== account.status && (await this.store.accounts.setStatusIf(account.id, account.status, status, status === 'connected' ? null : health.lastError))) {
       events.push({ userId: account.userId, accountId: account.id, type: 'account.status_changed', payload: { before: account.status, after: status, reason: health.lastError } });
     }
     if (events.length > 0) await this.store.events.emit(events);

@@ -112,7 +112,7 @@ export class RiskGuard {
         await this.store.accounts.setStatus(account.id, 'paused', reason);
         await this.store.events.emit([
           { userId: account.userId, accountId: account.id, type: 'risk.triggered', payload: base },
-          { userId: account.userId, accountId: account.id, type: 'account.status_changed', payload: { status: 'paused', previousStatus: current.status, reason } },
+          { userId: account.userId, accountId: account.id, type: 'account.status_changed', payload: { before: current.status, after: 'paused', reason } },
         ]);
       }
       state.lastBreach = { ...breach, at: this.clock().toISOString(), action: limits.onBreach };

@@ -141,6 +141,17 @@ export class AccountsRepo {
     await this.db.update(accounts).set({ brokerAccountId, credentialsEnc, updatedAt: new Date() }).where(eq(accounts.id, id));
   }
 
+  /**
+   * Compare-and-set: changes the status only if it is still `expected`, so a background check that read the
+   * account earlier cannot overwrite a lock or pause that landed meanwhile. True when it changed.
+   */
+  async setStatusIf(id: string, expected: AccountStatus, status: AccountStatus, reason: string | null): Promise<boolean> {
+    this.invalidate();
+    const rows = await this.db.update(accounts).set({ status, statusReason: reason, updatedAt: new Date() })
+      .where(and(eq(accounts.id, id), eq(accounts.status, expected))).returning({ id: accounts.id });
+    return rows.length > 0;
+  }
+
   async setStatus(id: string, status: AccountStatus, reason: string | null = null): Promise<void> {
     this.invalidate();
     await this.db.update(accounts).set({ status, statusReason: reason, updatedAt: new Date() }).where(eq(accounts.id, id));
