@@ -17,7 +17,7 @@ import { fitComment } from './comment.js';
 import { tradeResultFailure } from './errors.js';
 import type { MetaTraderGateway, MtTradeRequest } from './gateway.js';
 import type { MtDeal, MtTradeResult } from './parse.js';
-import { PollingWatcher } from './watcher.js';
+import { PollingWatcher } from '../polling-watcher.js';
 
 export interface MetaTraderAdapterOptions {
   gateway: MetaTraderGateway;

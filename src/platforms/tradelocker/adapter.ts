@@ -31,7 +31,7 @@ import {
 } from './parse.js';
 import { type AuthContext, type OrdersQuery, type PlaceOrderBody, TradeLockerRawClient, type WireResult } from './raw-client.js';
 import { TradeLockerSession } from './session.js';
-import { PollingWatcher } from './watcher.js';
+import { PollingWatcher } from '../polling-watcher.js';
 
 export interface TradeLockerAdapterOptions {
   /** Ends with /backend-api. */

@@ -1,6 +1,6 @@
-import type { Decimal } from '../../domain/decimal.js';
-import type { Order, Position } from '../../domain/types.js';
-import type { BrokerEvent } from '../adapter.js';
+import type { Decimal } from '../domain/decimal.js';
+import type { Order, Position } from '../domain/types.js';
+import type { BrokerEvent } from './adapter.js';
 
 export interface AccountSnapshot {
   positions: Position[];
@@ -12,16 +12,17 @@ export interface PollingWatcherDeps {
   snapshot(): Promise<AccountSnapshot>;
   /** Final state of a pending order that left the book: filled or cancelled. Null when unknown. */
   finalOrder(order: Order): Promise<Order | null>;
-  /** Milliseconds between polls, re-read every tick so it follows the served rate limits. */
-  intervalMs(): number;
+  /** Milliseconds between polls; a function is re-read every tick so it can follow served rate limits. */
+  intervalMs: number | (() => number);
   onError?(err: unknown): void;
 }
 
 const same = (a: Decimal | null, b: Decimal | null) => (a === null || b === null ? a === b : a.eq(b));
 
 /**
- * TradeLocker has no push channel in its public REST API, so account activity is polled and diffed. The
- * first poll is the baseline and emits nothing: events describe changes, not the state found at start.
+ * For platforms without a push channel (TradeLocker's public REST API, MetaApi REST): account activity is
+ * polled and diffed. The first poll is the baseline and emits nothing: events describe changes, not the
+ * state found at start. Only a vanished pending order costs an extra (history) read.
  */
 export class PollingWatcher {
   private readonly listeners = new Set<(ev: BrokerEvent) => void>();
@@ -59,7 +60,7 @@ export class PollingWatcher {
     const prev = this.last;
     this.last = next;
     if (!prev) return;
-    for (const ev of await this.diff(prev, next)) {
+    for (const ev of await diffSnapshots(prev, next, this.deps.finalOrder)) {
       if (this.stopped) return;
       for (const l of this.listeners) l(ev);
     }
@@ -70,13 +71,15 @@ export class PollingWatcher {
     this.timer = setTimeout(() => {
       this.tick()
         .catch((err: unknown) => this.deps.onError?.(err))
-        .finally(() => this.schedule(this.deps.intervalMs()));
+        .finally(() => this.schedule(typeof this.deps.intervalMs === 'function' ? this.deps.intervalMs() : this.deps.intervalMs));
     }, ms);
     // Polling must never keep a process alive on its own.
     this.timer.unref();
   }
 
-  private async diff(prev: AccountSnapshot, next: AccountSnapshot): Promise<BrokerEvent[]> {
+}
+
+export async function diffSnapshots(prev: AccountSnapshot, next: AccountSnapshot, finalOrder: (o: Order) => Promise<Order | null>): Promise<BrokerEvent[]> {
     const at = new Date().toISOString();
     const out: BrokerEvent[] = [];
     const prevPos = new Map(prev.positions.map((p) => [p.id, p]));
@@ -104,10 +107,9 @@ export class PollingWatcher {
     }
     for (const old of prev.orders) {
       if (nextOrd.has(old.id)) continue;
-      const final = await this.deps.finalOrder(old).catch(() => null);
+      const final = await finalOrder(old).catch(() => null);
       if (final?.status === 'filled') out.push({ kind: 'order_filled', order: final, at });
       else out.push({ kind: 'order_cancelled', order: final ?? { ...old, status: 'cancelled' }, at });
     }
     return out;
-  }
 }
