@@ -6,6 +6,10 @@ import { dataFile, type Config } from './config/config.js';
 import { AdapterRegistry } from './engine/adapter-registry.js';
 import { Dispatcher } from './engine/dispatcher.js';
 import { OrderService } from './engine/order-service.js';
+import { CopyEngine } from './engine/copy-engine.js';
+import { Watcher } from './engine/watcher.js';
+import { Settler } from './engine/settler.js';
+import { Reconciler } from './engine/reconciler.js';
 import { PanicCloseService } from './engine/panic-close.js';
 import { RiskGuard } from './engine/risk/guard.js';
 import { ShadowService } from './engine/shadow.js';
@@ -107,6 +111,10 @@ export async function startService(cfg: Config, logger: Logger | false): Promise
     shadow.install();
     const risk = new RiskGuard(store, adapters, panic, { onError: (err) => logger && logger.warn({ err }, 'risk sample failed') });
     await risk.load();
+    const engine = new CopyEngine(store, adapters, dispatcher);
+    const watcher = new Watcher(store, adapters, engine, { logger });
+    const settler = new Settler(store, adapters, engine, { logger });
+    const reconciler = new Reconciler(store, adapters, engine, { logger, beforeRun: () => watcher.idle() });
     const auth = new AuthService(store, { accessTokenTtlSec: cfg.accessTokenTtlSec, apiKeyOverlapSec: cfg.apiKeyOverlapSec });
     // Before the servers: events written from the first request on are delivered; stopped after the engine drains.
     const hooks = createWebhooks(store, box, cfg.webhooks, logger);
@@ -116,10 +124,11 @@ export async function startService(cfg: Config, logger: Logger | false): Promise
       store,
       auth,
       adapters,
-      orders: new OrderService(store, adapters, dispatcher),
+      orders: new OrderService(store, adapters, engine),
       panic,
       risk,
       shadow,
+      reconciler,
       connectLimit: { max: 3, windowMs: 5 * 60_000 },
       webhooks: hooks.service,
       eventFeed: hooks.feed,
@@ -159,6 +168,19 @@ export async function startService(cfg: Config, logger: Logger | false): Promise
     const demo = cfg.demo ? await seedDemo({ store, auth, broker, cfg, baseUrl, v1BaseUrl, box, endpoints, simulated: simulated! }) : null;
 
     if (cfg.healthIntervalMs > 0) health.start();
+
+    // The copy engine beyond the order route: settle what the last run left unknown, then watch every Master
+    // (its start diff copies what happened while down), then reconcile on a schedule.
+    cleanup.unshift(async () => {
+      await watcher.stop();
+      await Promise.all([reconciler.stop(), settler.stop()]);
+      await dispatcher.drain();
+      await engine.flush();
+    });
+    await settler.runOnce({ graceMs: 0 });
+    await watcher.start();
+    settler.start();
+    reconciler.start();
 
     await panic.resumeRunning();
     risk.start(10_000);

@@ -4,6 +4,7 @@ import type { OrderService } from '../engine/order-service.js';
 import type { PanicCloseService } from '../engine/panic-close.js';
 import type { RiskGuard } from '../engine/risk/guard.js';
 import type { ShadowService } from '../engine/shadow.js';
+import type { Reconciler } from '../engine/reconciler.js';
 import type { Store } from '../store/store.js';
 import type { EventFeed } from '../events/feed.js';
 import type { WebhookService } from '../webhooks/endpoint-service.js';
@@ -22,6 +23,8 @@ export interface ApiDeps {
   panic: PanicCloseService;
   risk: RiskGuard;
   shadow: ShadowService;
+  /** Drift between Master, links and Slaves; absent where the engine does not run (route answers 503). */
+  reconciler?: Reconciler;
   /** Per-user limit of account-connection requests. */
   connectLimit: { max: number; windowMs: number };
   /** Seals broker credentials before they reach the store. */

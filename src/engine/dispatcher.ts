@@ -1,3 +1,4 @@
+import type { Decimal } from '../domain/decimal.js';
 import type { BrokerAdapter, OrderOutcome, PlaceOrderRequest } from '../platforms/adapter.js';
 import { TokenBucket } from './token-bucket.js';
 
@@ -24,9 +25,15 @@ export class Dispatcher {
     return adapter.placeOrder(req);
   }
 
-  async close(accountId: string, adapter: BrokerAdapter, positionId: string): Promise<OrderOutcome> {
+  async close(accountId: string, adapter: BrokerAdapter, positionId: string, volume?: Decimal): Promise<OrderOutcome> {
     await this.bucket(accountId, adapter).take();
-    return adapter.closePosition(positionId);
+    return volume === undefined ? adapter.closePosition(positionId) : adapter.closePosition(positionId, volume);
+  }
+
+  /** Any other broker call (reads included) paced by the same bucket as the account's writes. */
+  async run<T>(accountId: string, adapter: BrokerAdapter, call: () => Promise<T>): Promise<T> {
+    await this.bucket(accountId, adapter).take();
+    return call();
   }
 
   /** Keeps background work visible so shutdown can wait for it instead of cutting a write in half. */

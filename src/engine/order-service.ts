@@ -6,11 +6,9 @@ import { newId } from '../domain/ids.js';
 import type { OrderType, Side } from '../domain/types.js';
 import type { BrokerAdapter, OrderOutcome } from '../platforms/adapter.js';
 import type { Store } from '../store/store.js';
-import type { NewIntent } from '../store/repos/trades.js';
-import type { NewEvent } from '../store/repos/events.js';
 import type { AdapterRegistry } from './adapter-registry.js';
-import { Dispatcher, outcomeFields } from './dispatcher.js';
-import { planOpen, type PlannedCopy, type SlaveContext } from './planner.js';
+import type { MasterAction } from './actions.js';
+import type { CopyEngine } from './copy-engine.js';
 
 export interface OrderInput {
   symbol: string;
@@ -41,7 +39,7 @@ export class OrderService {
   constructor(
     private readonly store: Store,
     private readonly adapters: AdapterRegistry,
-    private readonly dispatcher: Dispatcher,
+    private readonly engine: CopyEngine,
     private readonly clock: () => number = Date.now,
   ) {}
 
@@ -75,7 +73,7 @@ export class OrderService {
       throw new AppError('invalid_request', `the Master's broker refused the order: ${outcome.message}`, { details: { tradeId, brokerCode: outcome.code } });
     }
 
-    const copies = await this.fanOut(master, tradeId, input, outcome, receivedAt);
+    const copies = await this.fanOut(master, tradeId, input, outcome, receivedAt, requestId);
     return {
       tradeId, status: 'accepted', copiedTo: copies.dispatched, masterPositionId: outcome.positionId, masterOrderId: outcome.brokerOrderId,
       fillPrice: outcome.fillPrice, copies: copies.done,
@@ -114,89 +112,23 @@ export class OrderService {
     return outcome;
   }
 
-  private async fanOut(master: Account, tradeId: string, input: OrderInput, masterOutcome: OrderOutcome & { kind: 'confirmed' }, receivedAt: number) {
-    const t0 = performance.now();
-    const slaves = master.groupId ? (await this.store.accounts.list(master.userId, { groupId: master.groupId })).filter((a) => a.role === 'slave') : [];
-    const rules = await this.store.accounts.rulesFor(slaves.map((s) => s.id));
-    const adapters = new Map<string, BrokerAdapter>();
-    const contexts: SlaveContext[] = await Promise.all(slaves.map(async (account) => {
-      const rule = rules.get(account.id)!;
-      const adapter = await this.adapters.forAccount(account).catch(() => null);
-      if (adapter) adapters.set(account.id, adapter);
-      const symbol = rule.symbolMap[input.symbol] ?? input.symbol;
-      const spec = adapter ? await adapter.instrument(symbol).catch(() => null) : null;
-      return { account, rule, spec };
-    }));
-    const plan = planOpen({ tradeId, masterAccount: master, ...input, at: receivedAt }, contexts, this.clock()).map((p): PlannedCopy => {
-      if (p.kind === 'send' && !adapters.has(p.slave.id)) return { kind: 'skip', slave: p.slave, tag: p.tag, symbol: p.symbol, side: p.side, reason: 'broker_unavailable', detail: 'the Slave broker adapter could not be opened' };
-      return p;
+  /** The fan-out is the copy engine's, shared with the watcher: one intent per Slave, recorded, then dispatched. */
+  private async fanOut(master: Account, tradeId: string, input: OrderInput, masterOutcome: OrderOutcome & { kind: 'confirmed' }, receivedAt: number, requestId: string | null) {
+    const positionId = masterOutcome.positionId;
+    const action: MasterAction = {
+      id: null, kind: input.type === 'market' ? 'open' : 'order_placed', masterAccountId: master.id, positionId: input.type === 'market' ? positionId : null,
+      orderId: masterOutcome.brokerOrderId, symbol: input.symbol, side: input.side, type: input.type, volume: input.volume, prevVolume: null,
+      price: input.type === 'market' ? masterOutcome.fillPrice : input.price, stopLoss: input.stopLoss, takeProfit: input.takeProfit, at: receivedAt,
+      item: { accountId: master.id, kind: 'position', itemId: positionId ?? '', symbol: input.symbol, side: input.side, orderType: input.type, volume: input.volume.toString() },
+    };
+    const userId = master.userId;
+    const res = await this.engine.copy(master, action, {
+      tradeId, source: 'api', masterOutcome, requestId,
+      events: (copiedTo) => [
+        { userId, accountId: master.id, type: 'order.accepted', payload: { tradeId, symbol: input.symbol, side: input.side, volume: input.volume.toString(), copiedTo, positionId, fillPrice: masterOutcome.fillPrice?.toString() ?? null } },
+        ...(positionId ? [{ userId, accountId: master.id, type: 'position.opened', payload: { role: 'master', tradeId, positionId, symbol: input.symbol, side: input.side, volume: (masterOutcome.filledVolume ?? input.volume).toString(), price: masterOutcome.fillPrice?.toString() ?? null } }] : []),
+      ],
     });
-    const planMs = performance.now() - t0;
-
-    const rows: NewIntent[] = plan.map((p) => ({
-      id: newId('int'), tradeId, slaveAccountId: p.slave.id, tag: p.tag, action: 'open', symbol: p.symbol, side: p.side,
-      plannedVolume: p.kind === 'send' ? p.volume.toString() : null,
-      plannedPrice: p.kind === 'send' ? (p.price ?? masterOutcome.fillPrice)?.toString() ?? null : null,
-      stopLoss: p.kind === 'send' ? p.stopLoss?.toString() ?? null : null,
-      takeProfit: p.kind === 'send' ? p.takeProfit?.toString() ?? null : null,
-      state: p.kind === 'send' ? 'planned' : 'skipped',
-      skipReason: p.kind === 'skip' ? `${p.reason}: ${p.detail}` : null,
-    }));
-    const sends = plan.filter((p) => p.kind === 'send').length;
-    const userId = master.userId;
-    const events: NewEvent[] = [
-      { userId, accountId: master.id, type: 'order.accepted', payload: { tradeId, symbol: input.symbol, side: input.side, volume: input.volume.toString(), copiedTo: sends, positionId: masterOutcome.positionId, fillPrice: masterOutcome.fillPrice?.toString() ?? null } },
-      ...(masterOutcome.positionId ? [{ userId, accountId: master.id, type: 'position.opened', payload: { role: 'master', tradeId, positionId: masterOutcome.positionId, symbol: input.symbol, side: input.side, volume: (masterOutcome.filledVolume ?? input.volume).toString(), price: masterOutcome.fillPrice?.toString() ?? null } }] : []),
-      ...plan.flatMap((p, i) => (p.kind === 'skip' ? [{ userId, accountId: p.slave.id, type: 'copy.skipped', payload: { tradeId, intentId: rows[i]!.id, reason: p.reason, detail: p.detail, symbol: p.symbol } }] : [])),
-    ];
-    const t1 = performance.now();
-    await this.store.trades.recordIntents(tradeId, {
-      status: 'accepted', copiedTo: sends, masterPositionId: masterOutcome.positionId, masterOrderId: masterOutcome.brokerOrderId,
-      fillPrice: masterOutcome.fillPrice?.toString() ?? null, masterOutcome: outcomeFields(masterOutcome).outcome,
-    }, rows, events);
-    const recordMs = performance.now() - t1;
-
-    const done = Promise.all(plan.map((p, i) => {
-      if (p.kind !== 'send') return Promise.resolve();
-      return this.dispatcher.track(this.dispatchOne(master, tradeId, rows[i]!.id, p, adapters.get(p.slave.id)!, masterOutcome, { plan: planMs, record: recordMs }));
-    })).then(() => undefined);
-    return { dispatched: sends, done };
-  }
-
-  private async dispatchOne(master: Account, tradeId: string, intentId: string, p: PlannedCopy & { kind: 'send' }, adapter: BrokerAdapter, masterOutcome: OrderOutcome & { kind: 'confirmed' }, latency: Record<string, number>) {
-    const t0 = performance.now();
-    await this.store.trades.updateIntent(intentId, { state: 'sent', attempts: 1 });
-    const tSend = performance.now();
-    let outcome: OrderOutcome;
-    try {
-      outcome = await this.dispatcher.place(p.slave.id, adapter, { symbol: p.symbol, side: p.side, type: p.type, volume: p.volume, price: p.price, stopLoss: p.stopLoss, takeProfit: p.takeProfit, tag: p.tag });
-    } catch (err) {
-      // An adapter that throws on a write broke its contract; we cannot know if it applied, so: unresolved.
-      outcome = { kind: 'unresolved', code: 'adapter_error', message: err instanceof Error ? err.message : String(err) };
-    }
-    const ackMs = performance.now() - tSend;
-    outcome = await this.settle(adapter, p.tag, outcome);
-    const fields = outcomeFields(outcome);
-    let slippage: string | null = null;
-    if (outcome.kind === 'confirmed' && outcome.fillPrice && masterOutcome.fillPrice && p.type === 'market') {
-      // Positive = worse for the Slave than the Master's fill, whatever the side.
-      const diff = outcome.fillPrice.minus(masterOutcome.fillPrice);
-      slippage = (p.side === 'buy' ? diff : diff.neg()).toString();
-    }
-    const userId = master.userId;
-    const base = { tradeId, intentId, symbol: p.symbol, side: p.side, volume: p.volume.toString() };
-    const events: NewEvent[] = [{
-      userId, accountId: p.slave.id, type: `copy.${outcome.kind}`,
-      payload: outcome.kind === 'confirmed'
-        ? { ...base, positionId: outcome.positionId, orderId: outcome.brokerOrderId, fillPrice: outcome.fillPrice?.toString() ?? null, filledVolume: outcome.filledVolume?.toString() ?? null, slippage }
-        : { ...base, code: outcome.code, message: outcome.message },
-    }];
-    if (outcome.kind === 'confirmed' && outcome.positionId) {
-      events.push({ userId, accountId: p.slave.id, type: 'position.opened', payload: { role: 'slave', intentId, positionId: outcome.positionId, symbol: p.symbol, side: p.side, volume: (outcome.filledVolume ?? p.volume).toString(), price: outcome.fillPrice?.toString() ?? null, masterPositionId: masterOutcome.positionId } });
-    }
-    await this.store.trades.updateIntent(intentId, { ...fields, slippage, latency: { ...latency, send: tSend - t0, ack: ackMs } }, events);
-    if (outcome.kind === 'confirmed' && outcome.positionId && masterOutcome.positionId) {
-      await this.store.trades.insertLink({ id: newId('act'), masterAccountId: master.id, masterPositionId: masterOutcome.positionId, slaveAccountId: p.slave.id, slavePositionId: outcome.positionId, intentId });
-    }
+    return { dispatched: res.dispatched, done: res.done };
   }
 }

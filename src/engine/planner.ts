@@ -75,3 +75,26 @@ export function planOpen(action: MasterOpen, slaves: SlaveContext[], now: number
     };
   });
 }
+
+/**
+ * Hook for the risk guard (src/engine/risk/): asked once per Slave for every copy that adds exposure (open,
+ * volume increase, pending order), after sizing and before anything is recorded. It may shrink the volume
+ * or refuse; a refusal is recorded as `denied` with its code. Absent = everything passes.
+ */
+export type PreTradeCheck = (ctx: PreTradeContext) => Promise<PreTradeDecision> | PreTradeDecision;
+
+export interface PreTradeContext {
+  master: Account;
+  slave: Account;
+  rule: CopyRule;
+  action: 'open' | 'increase' | 'order_placed' | 'heal_open' | 'heal_increase' | 'open_on_fill';
+  symbol: string;
+  side: Side;
+  type: OrderType;
+  volume: Decimal;
+  price: Decimal | null;
+  stopLoss: Decimal | null;
+  spec: InstrumentSpec;
+}
+
+export type PreTradeDecision = { ok: true; volume?: Decimal } | { ok: false; code: string; message: string };

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { notFound } from '../../domain/errors.js';
+import { AppError, notFound } from '../../domain/errors.js';
+import type { ReconcileResult } from '../../engine/reconciler.js';
 import type { IntentRow, TradeRow } from '../../store/repos/trades.js';
 import type { ApiDeps } from '../deps.js';
 import { userOf } from '../plugins/auth.js';
@@ -49,6 +50,17 @@ const Paging = Type.Object({
 }, { additionalProperties: false });
 const limitOf = (s?: string) => Math.min(200, Math.max(1, Number(s ?? 50)));
 
+const DriftSchema = Type.Object({
+  kind: Type.String({ description: 'orphan, missing_copy, volume_mismatch, user_closed, unlinked_copy or duplicate_copy' }),
+  masterAccountId: Type.String(), slaveAccountId: Type.String(), masterPositionId: NStr, slavePositionId: NStr, detail: Type.String(),
+  action: Type.String({ description: 'what a real run does: close_orphan, open_missing, reduce_volume, accept_volume, mark_user_closed, adopt_copy, close_duplicate or none' }),
+}, OPEN);
+const ReconcileSchema = Type.Object({
+  masterAccountId: Type.String(), dryRun: Type.Boolean(), drift: Type.Array(DriftSchema),
+  healed: Type.Array(Type.Intersect([DriftSchema, Type.Object({ tradeId: NStr })])), unreachable: Type.Array(Type.String()),
+}, OPEN);
+const reconcileJson = (r: ReconcileResult) => r;
+
 /** The copy ledger and the request records: what the service did, per trade, per account and per request. */
 export async function ledgerRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOpts): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -83,6 +95,35 @@ export async function ledgerRoutes(app: FastifyInstance, deps: ApiDeps, o: Route
     const before = parseTimeParam(req.query.before, 'before');
     return { entries: (await deps.store.trades.intentsOfAccount(a.id, { limit: limitOf(req.query.limit), ...(before ? { before } : {}) })).map(ledgerJson) };
   });
+
+  /** A Slave reconciles against its group's Master; a Master reconciles its whole group. */
+  const reconcile = async (userId: string, accountId: string, dryRun: boolean) => {
+    if (!deps.reconciler) throw new AppError('upstream_unavailable', 'the reconciler is not running in this process');
+    const a = await deps.store.accounts.owned(userId, accountId);
+    if (!a) throw notFound('account');
+    const master = a.role === 'master' ? a : a.groupId ? (await deps.store.accounts.list(userId, { groupId: a.groupId })).find((m) => m.role === 'master') : undefined;
+    if (!master) throw new AppError('conflict', `account ${a.id} is not in a copier group with a Master: nothing to reconcile`);
+    return reconcileJson(await deps.reconciler.run(master, { dryRun, ...(a.role === 'slave' ? { onlySlave: a.id } : {}) }));
+  };
+
+  r.get(`${prefix}/accounts/:account_id/reconcile`, {
+    onRequest: auth,
+    schema: {
+      operationId: op('reconcileDryRun'), hide, tags, security, ...OPEN, summary: 'What the reconciler would do now (dry run: nothing is changed)',
+      description: "Compares the Master's positions, our links and the Slaves' positions: orphans, missing copies, volume mismatches, copies closed by hand. Each drift item says what a real run would do.",
+      params: Type.Object({ account_id: Type.String({ maxLength: 64 }) }), response: { 200: ReconcileSchema, ...stdErrors(409, 503) },
+    },
+  }, async (req) => reconcile(userOf(req), req.params.account_id, true));
+
+  r.post(`${prefix}/accounts/:account_id/reconcile`, {
+    onRequest: auth,
+    schema: {
+      operationId: op('runReconcile'), hide, tags, security, ...OPEN, summary: 'Reconcile now and heal per policy (dryRun=true only reports)',
+      params: Type.Object({ account_id: Type.String({ maxLength: 64 }) }),
+      querystring: Type.Object({ dryRun: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])) }, { additionalProperties: false }),
+      response: { 200: ReconcileSchema, ...stdErrors(409, 503) },
+    },
+  }, async (req) => reconcile(userOf(req), req.params.account_id, req.query.dryRun === 'true'));
 
   r.get(`${prefix}/requests`, {
     onRequest: auth,

@@ -1,15 +1,19 @@
-import { and, asc, desc, eq, inArray, lt } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, lt, or, sql } from 'drizzle-orm';
 import type { Db } from '../db.js';
-import { copyIntents, positionLinks, trades } from '../schema.js';
+import { copyIntents, masterItems, positionLinks, trades } from '../schema.js';
 import type { IntentState } from '../../domain/intent.js';
 import type { Side } from '../../domain/types.js';
-import type { EventsRepo, NewEvent } from './events.js';
+import type { EventsRepo, NewEvent, Tx } from './events.js';
 
 export type TradeRow = typeof trades.$inferSelect;
 export type IntentRow = typeof copyIntents.$inferSelect;
 export type NewTrade = typeof trades.$inferInsert;
 export type NewIntent = typeof copyIntents.$inferInsert;
 export type LinkRow = typeof positionLinks.$inferSelect;
+export type NewLink = typeof positionLinks.$inferInsert;
+export type MasterItemRow = typeof masterItems.$inferSelect;
+export type NewMasterItem = typeof masterItems.$inferInsert;
+export type LinkKind = 'position' | 'order';
 
 export interface IntentUpdate {
   state: IntentState;
@@ -22,9 +26,53 @@ export interface IntentUpdate {
   latency?: Record<string, number>;
   attempts?: number;
   skipReason?: string | null;
+  tag?: string;
+  prevTags?: string[];
 }
 
-/** Trades, the copy ledger (intents) and position links. */
+/** What one settled broker write changes besides its intent: links opened, closed or resized. */
+export interface LinkKey { slaveAccountId: string; kind: LinkKind; slavePositionId: string }
+export type LinkChange =
+  /** Inserts, or adds to the open link's volume (an increase on a netting Slave lands on the position it already has). */
+  | { op: 'upsert'; link: NewLink & { kind: LinkKind; volume: string } }
+  | { op: 'close'; key: LinkKey; reason: string }
+  | { op: 'adjust'; key: LinkKey; by: string };
+
+export interface OutcomeWrite {
+  intentId: string;
+  update: IntentUpdate;
+  links?: LinkChange[];
+  events?: NewEvent[];
+}
+
+/**
+ * Columns written by the one-statement intent insert. `json_to_recordset` of one parameter keeps it a single
+ * statement whatever the number of Slaves (PGlite: far cheaper than a multi-row VALUES list).
+ */
+const INTENT_COLS = [
+  ['id', 'text'], ['trade_id', 'text'], ['slave_account_id', 'text'], ['tag', 'text'], ['action', 'text'], ['symbol', 'text'], ['side', 'text'],
+  ['planned_volume', 'numeric'], ['planned_price', 'numeric'], ['stop_loss', 'numeric'], ['take_profit', 'numeric'], ['state', 'text'],
+  ['skip_reason', 'text'], ['target_id', 'text'], ['outcome', 'jsonb'], ['latency', 'jsonb'], ['attempts', 'integer'],
+] as const;
+const INTENT_FIELDS: Record<(typeof INTENT_COLS)[number][0], keyof NewIntent> = {
+  id: 'id', trade_id: 'tradeId', slave_account_id: 'slaveAccountId', tag: 'tag', action: 'action', symbol: 'symbol', side: 'side',
+  planned_volume: 'plannedVolume', planned_price: 'plannedPrice', stop_loss: 'stopLoss', take_profit: 'takeProfit', state: 'state',
+  skip_reason: 'skipReason', target_id: 'targetId', outcome: 'outcome', latency: 'latency', attempts: 'attempts',
+};
+const INTENT_HEAD = sql.raw(`insert into copy_intents (${INTENT_COLS.map((c) => c[0]).join(', ')}) select ${INTENT_COLS.map((c) => (c[0] === 'attempts' ? 'coalesce(attempts, 0)' : c[0])).join(', ')} from json_to_recordset(`);
+const INTENT_TAIL = sql.raw(`::json) as x(${INTENT_COLS.map((c) => `${c[0]} ${c[1]}`).join(', ')})`);
+
+async function insertIntents(tx: Tx, rows: NewIntent[]): Promise<void> {
+  if (rows.length === 0) return;
+  const json = JSON.stringify(rows.map((r) => {
+    const o: Record<string, unknown> = {};
+    for (const [col] of INTENT_COLS) o[col] = r[INTENT_FIELDS[col]] ?? null;
+    return o;
+  }));
+  await tx.execute(sql`${INTENT_HEAD}${json}${INTENT_TAIL}`);
+}
+
+/** Trades, the copy ledger (intents), position/order links and the watcher's view of Master items. */
 export class TradesRepo {
   constructor(private readonly db: Db, private readonly events: EventsRepo) {}
 
@@ -54,6 +102,20 @@ export class TradesRepo {
     return row ?? null;
   }
 
+  async tradeById(id: string): Promise<TradeRow | null> {
+    const [row] = await this.db.select().from(trades).where(eq(trades.id, id)).limit(1);
+    return row ?? null;
+  }
+
+  async tradeByTag(tag: string): Promise<TradeRow | null> {
+    const [row] = await this.db.select().from(trades).where(eq(trades.tag, tag)).limit(1);
+    return row ?? null;
+  }
+
+  async tradesOfMasterPosition(masterAccountId: string, masterPositionId: string): Promise<TradeRow[]> {
+    return this.db.select().from(trades).where(and(eq(trades.masterAccountId, masterAccountId), eq(trades.masterPositionId, masterPositionId))).orderBy(asc(trades.createdAt));
+  }
+
   async listTrades(userId: string, opts: { accountId?: string; before?: Date; limit: number }): Promise<TradeRow[]> {
     const conds = [eq(trades.userId, userId)];
     if (opts.accountId) conds.push(eq(trades.masterAccountId, opts.accountId));
@@ -68,16 +130,60 @@ export class TradesRepo {
   async recordIntents(tradeId: string, tradeSet: Partial<NewTrade>, intents: NewIntent[], evs: NewEvent[] = []): Promise<void> {
     await this.db.transaction(async (tx) => {
       await tx.update(trades).set({ ...tradeSet, updatedAt: new Date() }).where(eq(trades.id, tradeId));
-      if (intents.length > 0) await tx.insert(copyIntents).values(intents);
+      await insertIntents(tx, intents);
       if (evs.length > 0) await this.events.append(tx, evs);
     });
     this.events.notify(evs.map((e) => e.userId));
+  }
+
+  /**
+   * A master action seen by the watcher: its trade, every intent, the watcher's new view of the Master item
+   * and the events, in one transaction. The trade's unique action id makes a second recording of the same
+   * action a no-op: returns false and writes nothing.
+   */
+  async recordAction(trade: NewTrade, intents: NewIntent[], items: NewMasterItem[], evs: NewEvent[] = []): Promise<boolean> {
+    const recorded = await this.db.transaction(async (tx) => {
+      const ins = await tx.insert(trades).values(trade).onConflictDoNothing().returning({ id: trades.id });
+      if (ins.length === 0) return false;
+      await insertIntents(tx, intents);
+      for (const it of items) await upsertItem(tx as unknown as Db, it);
+      if (evs.length > 0) await this.events.append(tx, evs);
+      return true;
+    });
+    if (recorded) this.events.notify(evs.map((e) => e.userId));
+    return recorded;
+  }
+
+  async actionRecorded(actionId: string): Promise<boolean> {
+    const [row] = await this.db.select({ id: trades.id }).from(trades).where(eq(trades.actionId, actionId)).limit(1);
+    return Boolean(row);
   }
 
   async updateIntent(id: string, u: IntentUpdate, evs: NewEvent[] = []): Promise<void> {
     await this.withEvents(evs, async (db) => {
       await db.update(copyIntents).set({ ...u, updatedAt: new Date() }).where(eq(copyIntents.id, id));
     });
+  }
+
+  /** Many settled writes in one transaction: intent updates, link changes and their events. */
+  async applyOutcomes(writes: OutcomeWrite[]): Promise<void> {
+    if (writes.length === 0) return;
+    const evs = writes.flatMap((w) => w.events ?? []);
+    await this.db.transaction(async (tx) => {
+      const db = tx as unknown as Db;
+      const now = new Date();
+      for (const w of writes) {
+        await db.update(copyIntents).set({ ...w.update, updatedAt: now }).where(eq(copyIntents.id, w.intentId));
+        for (const l of w.links ?? []) await applyLink(db, l);
+      }
+      if (evs.length > 0) await this.events.append(tx, evs);
+    });
+    this.events.notify(evs.map((e) => e.userId));
+  }
+
+  async intentById(id: string): Promise<IntentRow | null> {
+    const [row] = await this.db.select().from(copyIntents).where(eq(copyIntents.id, id)).limit(1);
+    return row ?? null;
   }
 
   async intentsOfTrade(tradeId: string): Promise<IntentRow[]> {
@@ -93,27 +199,125 @@ export class TradesRepo {
     return this.db.select().from(copyIntents).where(eq(copyIntents.state, state)).orderBy(asc(copyIntents.createdAt));
   }
 
+  /** Intents whose broker write has no known outcome (planned or sent when the process died, or unresolved), with their trade. */
+  async unsettledIntents(): Promise<Array<{ intent: IntentRow; trade: TradeRow }>> {
+    const rows = await this.db.select().from(copyIntents).innerJoin(trades, eq(copyIntents.tradeId, trades.id))
+      .where(inArray(copyIntents.state, ['planned', 'sent', 'unresolved'])).orderBy(asc(copyIntents.createdAt));
+    return rows.map((r) => ({ intent: r.copy_intents, trade: r.trades }));
+  }
+
   async intentsOfAccount(slaveAccountId: string, opts: { before?: Date; limit: number }): Promise<IntentRow[]> {
     const conds = [eq(copyIntents.slaveAccountId, slaveAccountId)];
     if (opts.before) conds.push(lt(copyIntents.createdAt, opts.before));
     return this.db.select().from(copyIntents).where(and(...conds)).orderBy(desc(copyIntents.createdAt)).limit(opts.limit);
   }
 
-  async insertLink(l: typeof positionLinks.$inferInsert): Promise<void> {
+  /** Every intent of one Slave for one Master position (opens, follow-ups, heals), oldest first. */
+  async intentsForMasterPosition(masterAccountId: string, masterPositionId: string, slaveAccountId?: string): Promise<IntentRow[]> {
+    const conds = [eq(trades.masterAccountId, masterAccountId), eq(trades.masterPositionId, masterPositionId)];
+    if (slaveAccountId) conds.push(eq(copyIntents.slaveAccountId, slaveAccountId));
+    const rows = await this.db.select({ i: copyIntents }).from(copyIntents).innerJoin(trades, eq(copyIntents.tradeId, trades.id)).where(and(...conds)).orderBy(asc(copyIntents.createdAt));
+    return rows.map((r) => r.i);
+  }
+
+  /** Intents of one Slave carrying any of these tags now or in an earlier attempt. */
+  async intentsByTags(slaveAccountId: string, tags: string[]): Promise<IntentRow[]> {
+    if (tags.length === 0) return [];
+    const inPrev = tags.map((t) => sql`${copyIntents.prevTags} @> ${JSON.stringify([t])}::jsonb`);
+    return this.db.select().from(copyIntents).where(and(eq(copyIntents.slaveAccountId, slaveAccountId), or(inArray(copyIntents.tag, tags), ...inPrev)));
+  }
+
+  // ---- links --------------------------------------------------------------------------------------
+
+  async insertLink(l: NewLink): Promise<void> {
     await this.db.insert(positionLinks).values(l).onConflictDoNothing();
   }
 
-  async openLinksOfMaster(masterAccountId: string, masterPositionId: string): Promise<LinkRow[]> {
+  async applyLinkChanges(changes: LinkChange[], evs: NewEvent[] = []): Promise<void> {
+    await this.withEvents(evs, async (db) => {
+      for (const c of changes) await applyLink(db, c);
+    });
+  }
+
+  async openLinksOfMaster(masterAccountId: string, masterPositionId: string, kind: LinkKind = 'position'): Promise<LinkRow[]> {
     return this.db.select().from(positionLinks)
-      .where(and(eq(positionLinks.masterAccountId, masterAccountId), eq(positionLinks.masterPositionId, masterPositionId), eq(positionLinks.open, true)));
+      .where(and(eq(positionLinks.masterAccountId, masterAccountId), eq(positionLinks.masterPositionId, masterPositionId), eq(positionLinks.kind, kind), eq(positionLinks.open, true)))
+      .orderBy(asc(positionLinks.createdAt));
+  }
+
+  /** Open and closed: a link closed as user_closed forbids copying that Master position to that Slave again. */
+  async linksOfMaster(masterAccountId: string, masterPositionId: string, kind: LinkKind = 'position'): Promise<LinkRow[]> {
+    return this.db.select().from(positionLinks)
+      .where(and(eq(positionLinks.masterAccountId, masterAccountId), eq(positionLinks.masterPositionId, masterPositionId), eq(positionLinks.kind, kind)));
+  }
+
+  async openLinksOfMasterAccount(masterAccountId: string): Promise<LinkRow[]> {
+    return this.db.select().from(positionLinks).where(and(eq(positionLinks.masterAccountId, masterAccountId), eq(positionLinks.open, true)));
+  }
+
+  async linksOfMasterAccount(masterAccountId: string): Promise<LinkRow[]> {
+    return this.db.select().from(positionLinks).where(eq(positionLinks.masterAccountId, masterAccountId));
   }
 
   async openLinksOfSlave(slaveAccountId: string): Promise<LinkRow[]> {
     return this.db.select().from(positionLinks).where(and(eq(positionLinks.slaveAccountId, slaveAccountId), eq(positionLinks.open, true)));
   }
 
-  async closeLink(id: string, reason: string): Promise<void> {
-    await this.db.update(positionLinks).set({ open: false, closedReason: reason, closedAt: new Date() }).where(eq(positionLinks.id, id));
+  async linkById(id: string): Promise<LinkRow | null> {
+    const [row] = await this.db.select().from(positionLinks).where(eq(positionLinks.id, id)).limit(1);
+    return row ?? null;
+  }
+
+  async closeLink(id: string, reason: string, evs: NewEvent[] = []): Promise<void> {
+    await this.withEvents(evs, async (db) => {
+      await db.update(positionLinks).set({ open: false, closedReason: reason, closedAt: new Date() }).where(eq(positionLinks.id, id));
+    });
+  }
+
+  async setLinkVolume(id: string, volume: string): Promise<void> {
+    await this.db.update(positionLinks).set({ volume }).where(eq(positionLinks.id, id));
+  }
+
+  // ---- the watcher's view of Master items -----------------------------------------------------------
+
+  async masterItems(accountId: string, opts: { openOnly?: boolean } = {}): Promise<MasterItemRow[]> {
+    const conds = [eq(masterItems.accountId, accountId)];
+    if (opts.openOnly) conds.push(eq(masterItems.open, true));
+    return this.db.select().from(masterItems).where(and(...conds));
+  }
+
+  async masterItem(accountId: string, kind: LinkKind, itemId: string): Promise<MasterItemRow | null> {
+    const [row] = await this.db.select().from(masterItems).where(and(eq(masterItems.accountId, accountId), eq(masterItems.kind, kind), eq(masterItems.itemId, itemId))).limit(1);
+    return row ?? null;
+  }
+
+  async upsertMasterItem(it: NewMasterItem): Promise<void> {
+    await upsertItem(this.db, it);
+  }
+}
+
+async function upsertItem(db: Db, it: NewMasterItem): Promise<void> {
+  const { accountId: _a, kind: _k, itemId: _i, ...rest } = it;
+  await db.insert(masterItems).values(it).onConflictDoUpdate({ target: [masterItems.accountId, masterItems.kind, masterItems.itemId], set: { ...rest, updatedAt: new Date() } });
+}
+
+const byKey = (k: LinkKey) => and(eq(positionLinks.slaveAccountId, k.slaveAccountId), eq(positionLinks.kind, k.kind), eq(positionLinks.slavePositionId, k.slavePositionId));
+
+async function applyLink(db: Db, l: LinkChange): Promise<void> {
+  switch (l.op) {
+    case 'upsert':
+      await db.insert(positionLinks).values(l.link).onConflictDoUpdate({
+        target: [positionLinks.slaveAccountId, positionLinks.kind, positionLinks.slavePositionId],
+        set: { volume: sql`coalesce(${positionLinks.volume}, 0) + excluded.volume` },
+        setWhere: sql`${positionLinks.open} = true`,
+      });
+      return;
+    case 'close':
+      await db.update(positionLinks).set({ open: false, closedReason: l.reason, closedAt: new Date() }).where(and(byKey(l.key), eq(positionLinks.open, true)));
+      return;
+    case 'adjust':
+      await db.update(positionLinks).set({ volume: sql`greatest(coalesce(${positionLinks.volume}, 0) + ${l.by}::numeric, 0)` }).where(and(byKey(l.key), eq(positionLinks.open, true)));
+      return;
   }
 }
 

@@ -1,0 +1,137 @@
+import { Decimal, decOrNull } from '../domain/decimal.js';
+import type { Order, OrderType, Position, Side } from '../domain/types.js';
+import type { MasterItemRow, NewMasterItem } from '../store/repos/trades.js';
+
+/** What a Master did, as the engine copies it. */
+export type ActionKind = 'open' | 'increase' | 'reduce' | 'close' | 'modify' | 'order_placed' | 'order_modified' | 'order_cancelled' | 'order_filled';
+
+/** Actions that add exposure: subject to staleness, sizing and the pre-trade check. Closing never is. */
+export const RISK_ADDING: ReadonlySet<ActionKind> = new Set(['open', 'increase', 'order_placed']);
+
+export interface MasterAction {
+  /**
+   * Stable id: account + broker position/order id + kind + sequence of the item's actions. Seeing the same
+   * action again (a replayed event, a restart diff) gives the same id, which the store refuses twice.
+   * Null for orders sent through the API (their trade is recorded before the Master broker is called).
+   */
+  id: string | null;
+  kind: ActionKind;
+  masterAccountId: string;
+  positionId: string | null;
+  orderId: string | null;
+  symbol: string;
+  side: Side;
+  type: OrderType;
+  /** open/order: its volume; increase: the added volume; reduce: the closed volume; close: the volume closed. */
+  volume: Decimal;
+  /** reduce: the Master's volume before it. */
+  prevVolume: Decimal | null;
+  /** Pending order price, or the Master's fill/close price when known (slippage reference). */
+  price: Decimal | null;
+  stopLoss: Decimal | null;
+  takeProfit: Decimal | null;
+  /** When it happened at the broker (ms); copies older than a rule's maxDelayMs are stale. */
+  at: number;
+  /** The Master item as it stands after the action (the watcher's view, stored with the action). */
+  item: NewMasterItem;
+}
+
+const eqDec = (a: Decimal | null, b: Decimal | null) => (a === null || b === null ? a === b : a.eq(b));
+const str = (d: Decimal | null) => (d === null ? null : d.toString());
+
+export function positionItem(accountId: string, p: Position, seq: number, open: boolean, originTradeId: string | null): NewMasterItem {
+  return {
+    accountId, kind: 'position', itemId: p.id, symbol: p.symbol, side: p.side, orderType: 'market', volume: p.volume.toString(), price: str(p.openPrice),
+    stopLoss: str(p.stopLoss), takeProfit: str(p.takeProfit), tag: p.tag, open, seq, originTradeId, openedAt: new Date(p.openedAt),
+  };
+}
+
+export function orderItem(accountId: string, o: Order, seq: number, open: boolean, originTradeId: string | null): NewMasterItem {
+  return {
+    accountId, kind: 'order', itemId: o.id, symbol: o.symbol, side: o.side, orderType: o.type, volume: o.volume.toString(), price: str(o.price),
+    stopLoss: str(o.stopLoss), takeProfit: str(o.takeProfit), tag: o.tag, open, seq, originTradeId, openedAt: new Date(o.createdAt),
+  };
+}
+
+const actionId = (accountId: string, kind: ActionKind, itemId: string, seq: number) => `${accountId}:${itemId}:${kind}:${seq}`;
+
+/**
+ * The actions that take a Master position from what we knew (`known`, null = never seen) to what the broker
+ * shows now (`now`, null = gone). One pure function for the live stream and the restart diff, so both name
+ * the same action the same way.
+ */
+export function diffPosition(accountId: string, known: MasterItemRow | null, now: Position | null, at: number, closePrice: Decimal | null = null): MasterAction[] {
+  const out: MasterAction[] = [];
+  let seq = known?.seq ?? 0;
+  const origin = known?.originTradeId ?? null;
+  const base = (p: { id: string; symbol: string; side: Side; stopLoss: Decimal | null; takeProfit: Decimal | null }) => ({
+    masterAccountId: accountId, positionId: p.id, orderId: null, symbol: p.symbol, side: p.side, type: 'market' as const, stopLoss: p.stopLoss, takeProfit: p.takeProfit, at,
+  });
+  if (!known || !known.open) {
+    if (!now || known) return out; // closed before we saw it, or a closed item reported again: nothing to copy
+    seq++;
+    out.push({ ...base(now), id: actionId(accountId, 'open', now.id, seq), kind: 'open', volume: now.volume, prevVolume: null, price: now.openPrice, item: positionItem(accountId, now, seq, true, origin) });
+    return out;
+  }
+  const kv = new Decimal(known.volume);
+  const ksl = decOrNull(known.stopLoss);
+  const ktp = decOrNull(known.takeProfit);
+  const k = { id: known.itemId, symbol: known.symbol, side: known.side as Side, stopLoss: ksl, takeProfit: ktp };
+  if (!now) {
+    seq++;
+    const item: NewMasterItem = { ...rowToItem(known), open: false, seq };
+    out.push({ ...base(k), id: actionId(accountId, 'close', k.id, seq), kind: 'close', volume: kv, prevVolume: kv, price: closePrice, item });
+    return out;
+  }
+  let cur: NewMasterItem = rowToItem(known);
+  if (!now.volume.eq(kv)) {
+    seq++;
+    const kind = now.volume.gt(kv) ? 'increase' : 'reduce';
+    cur = { ...cur, volume: now.volume.toString(), seq };
+    out.push({ ...base({ ...k }), id: actionId(accountId, kind, k.id, seq), kind, volume: now.volume.minus(kv).abs(), prevVolume: kv, price: kind === 'reduce' ? closePrice : now.openPrice, item: cur });
+  }
+  if (!eqDec(ksl, now.stopLoss) || !eqDec(ktp, now.takeProfit)) {
+    seq++;
+    cur = { ...cur, stopLoss: str(now.stopLoss), takeProfit: str(now.takeProfit), seq };
+    out.push({ ...base(now), id: actionId(accountId, 'modify', k.id, seq), kind: 'modify', volume: now.volume, prevVolume: null, price: null, item: cur });
+  }
+  return out;
+}
+
+/** The same for a pending order; `final` tells how it left the book when it is no longer pending. */
+export function diffOrder(accountId: string, known: MasterItemRow | null, now: Order | null, final: Order | null, at: number): MasterAction[] {
+  let seq = known?.seq ?? 0;
+  const origin = known?.originTradeId ?? null;
+  const of = (o: Order, kind: ActionKind, open: boolean): MasterAction => {
+    seq++;
+    return {
+      id: actionId(accountId, kind, o.id, seq), kind, masterAccountId: accountId, positionId: kind === 'order_filled' ? o.positionId : null, orderId: o.id,
+      symbol: o.symbol, side: o.side, type: o.type, volume: o.volume, prevVolume: null, price: o.price, stopLoss: o.stopLoss, takeProfit: o.takeProfit, at,
+      item: orderItem(accountId, o, seq, open, origin),
+    };
+  };
+  if (!known || !known.open) {
+    if (now && !known) return [of(now, 'order_placed', true)];
+    return [];
+  }
+  if (now) {
+    const changed = !now.volume.eq(known.volume) || !eqDec(now.price, decOrNull(known.price)) || !eqDec(now.stopLoss, decOrNull(known.stopLoss)) || !eqDec(now.takeProfit, decOrNull(known.takeProfit));
+    return changed ? [of(now, 'order_modified', true)] : [];
+  }
+  if (final?.status === 'filled') return [of(final, 'order_filled', false)];
+  const gone: Order = final ?? itemToOrder(known);
+  return [of(gone, 'order_cancelled', false)];
+}
+
+export function rowToItem(r: MasterItemRow): NewMasterItem {
+  const { updatedAt: _u, ...rest } = r;
+  return rest;
+}
+
+function itemToOrder(r: MasterItemRow): Order {
+  const at = (r.openedAt ?? r.updatedAt).toISOString();
+  return {
+    id: r.itemId, symbol: r.symbol, side: r.side as Side, type: r.orderType as OrderType, volume: new Decimal(r.volume), filledVolume: new Decimal(0),
+    price: decOrNull(r.price), stopLoss: decOrNull(r.stopLoss), takeProfit: decOrNull(r.takeProfit), status: 'cancelled', positionId: null, createdAt: at, updatedAt: at, tag: r.tag,
+  };
+}

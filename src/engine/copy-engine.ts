@@ -1,0 +1,423 @@
+import { Decimal, roundToStep } from '../domain/decimal.js';
+import type { Account } from '../domain/account.js';
+import { withDefaults, type CopyRule } from '../domain/copy-rule.js';
+import { correlationTag } from '../domain/correlation.js';
+import { newId } from '../domain/ids.js';
+import { sizeVolume } from '../domain/sizing.js';
+import type { InstrumentSpec, Side } from '../domain/types.js';
+import type { BrokerAdapter, OrderOutcome } from '../platforms/adapter.js';
+import type { Store } from '../store/store.js';
+import type { IntentRow, LinkChange, LinkKind, LinkRow, NewIntent, NewTrade, OutcomeWrite, TradeRow } from '../store/repos/trades.js';
+import type { NewEvent } from '../store/repos/events.js';
+import type { AdapterRegistry } from './adapter-registry.js';
+import type { Dispatcher } from './dispatcher.js';
+import { outcomeFields } from './dispatcher.js';
+import { RISK_ADDING, type ActionKind, type MasterAction } from './actions.js';
+import { executeOp, opOf, PLACE_ACTIONS, verifyOp, type IntentOp } from './intent-ops.js';
+import { OutcomeWriter } from './outcome-writer.js';
+import { proportionalClose } from './partial-close.js';
+import { planOpen, type PreTradeCheck, type SlaveContext } from './planner.js';
+
+/** Skip codes beyond the domain's sizing ones; each appears in the ledger as `code: detail`. */
+export type EngineSkip = 'no_linked_position' | 'user_closed' | 'sltp_not_copied' | 'already_copied';
+
+export interface CopyOptions {
+  /** API path: the trade row already exists (recorded before the Master broker was called). */
+  tradeId?: string;
+  source?: 'api' | 'watcher' | 'reconciler';
+  /** The Master broker's answer on the API path (fill price, ids). */
+  masterOutcome?: OrderOutcome & { kind: 'confirmed' };
+  requestId?: string | null;
+  /** Only these Slaves (the reconciler heals one Slave at a time). */
+  onlySlaves?: Set<string>;
+  /** Reconciler heals: the row's action name (heal_open, heal_close, ...). */
+  intentAction?: string;
+  /** Targets for heals of follow-up kind, per Slave. */
+  targets?: Map<string, LinkRow[]>;
+  /** Extra events recorded with the intents (the order route's order.accepted), given the number of sends. */
+  events?: (copiedTo: number) => NewEvent[];
+}
+
+export interface CopyResult {
+  tradeId: string;
+  /** False when the action id was recorded before: nothing was planned or sent again. */
+  recorded: boolean;
+  dispatched: number;
+  /** Resolves when every dispatched copy has its outcome written. */
+  done: Promise<void>;
+}
+
+interface Slave { account: Account; rule: CopyRule; adapter: BrokerAdapter | null }
+
+interface Planned {
+  row: NewIntent & { id: string; tag: string; action: string; symbol: string; side: string; state: string };
+  slave: Slave;
+  /** Set when the row is to be sent. */
+  send: boolean;
+  link: LinkRow | null;
+}
+
+const str = (d: Decimal | null | undefined) => (d === null || d === undefined ? null : d.toString());
+const opposite = (s: Side): Side => (s === 'buy' ? 'sell' : 'buy');
+
+export interface CopyEngineOptions {
+  clock?: () => number;
+  preTradeCheck?: PreTradeCheck;
+}
+
+/**
+ * The copy pipeline shared by the order route, the watcher and the reconciler: plan one row per Slave for a
+ * master action, record them (and the trade) in one transaction, then dispatch the sends in parallel and
+ * write each outcome. Every write ends confirmed, rejected, denied or unresolved; unresolved is settled by
+ * looking at the broker (settle()), never by a blind resend.
+ */
+export class CopyEngine {
+  readonly clock: () => number;
+  preTradeCheck: PreTradeCheck | undefined;
+  private readonly writer: OutcomeWriter;
+  private readonly specs = new WeakMap<BrokerAdapter, Map<string, Promise<InstrumentSpec | null>>>();
+  /** Intents being sent by this process: the settle loop leaves them alone. */
+  readonly inFlight = new Set<string>();
+  /** Per Master account, copies still being dispatched: follow-ups of the same account wait for them. */
+  private readonly pending = new Map<string, Set<Promise<void>>>();
+
+  constructor(private readonly store: Store, private readonly adapters: AdapterRegistry, private readonly dispatcher: Dispatcher, opts: CopyEngineOptions = {}) {
+    this.clock = opts.clock ?? Date.now;
+    this.preTradeCheck = opts.preTradeCheck;
+    this.writer = new OutcomeWriter(store);
+  }
+
+  /** Waits until every copy of this Master account dispatched so far has its outcome (links exist for what follows). */
+  async idle(masterAccountId: string): Promise<void> {
+    const set = this.pending.get(masterAccountId);
+    if (set && set.size > 0) await Promise.allSettled([...set]);
+  }
+
+  async slavesOf(master: Account): Promise<Slave[]> {
+    if (!master.groupId) return [];
+    const accounts = (await this.store.accounts.list(master.userId, { groupId: master.groupId })).filter((a) => a.role === 'slave');
+    const rules = await this.store.accounts.rulesFor(accounts.map((a) => a.id));
+    return Promise.all(accounts.map(async (account) => ({
+      account, rule: rules.get(account.id) ?? withDefaults(undefined), adapter: await this.adapters.forAccount(account).catch(() => null),
+    })));
+  }
+
+  /** Instrument specs rarely change and every copy needs one per Slave: cached per live adapter. */
+  spec(adapter: BrokerAdapter, symbol: string): Promise<InstrumentSpec | null> {
+    let m = this.specs.get(adapter);
+    if (!m) this.specs.set(adapter, (m = new Map()));
+    let p = m.get(symbol);
+    if (!p) {
+      p = adapter.instrument(symbol).catch(() => null);
+      m.set(symbol, p);
+      void p.then((s) => { if (!s) m!.delete(symbol); });
+    }
+    return p;
+  }
+
+  async copy(master: Account, action: MasterAction, opts: CopyOptions = {}): Promise<CopyResult> {
+    const t0 = performance.now();
+    const tradeId = opts.tradeId ?? newId('trd');
+    let slaves = await this.slavesOf(master);
+    if (opts.onlySlaves) slaves = slaves.filter((s) => opts.onlySlaves!.has(s.account.id));
+    const planned = await this.plan(master, action, tradeId, slaves, opts);
+    const planMs = performance.now() - t0;
+
+    const sends = planned.filter((p) => p.send);
+    // Ours from the moment they are durable: the settle loop must not take them for orphans of a crash.
+    for (const p of sends) this.inFlight.add(p.row.id);
+    const events = [...(opts.events?.(sends.length) ?? []), ...this.recordEvents(master, action, tradeId, planned, opts)];
+    const t1 = performance.now();
+    const rows = planned.map((p) => p.row);
+    const masterOutcome = opts.masterOutcome;
+    const refPrice = masterOutcome?.fillPrice ?? (action.type === 'market' ? action.price : null);
+    if (opts.tradeId) {
+      await this.store.trades.recordIntents(tradeId, {
+        status: 'accepted', copiedTo: sends.length, masterPositionId: masterOutcome?.positionId ?? action.positionId, masterOrderId: masterOutcome?.brokerOrderId ?? action.orderId,
+        fillPrice: str(refPrice), ...(masterOutcome ? { masterOutcome: outcomeFields(masterOutcome).outcome } : {}), actionAt: new Date(action.at),
+      }, rows, events);
+    } else {
+      const trade: NewTrade = {
+        id: tradeId, userId: master.userId, masterAccountId: master.id, groupId: master.groupId, source: opts.source ?? 'watcher', action: action.kind,
+        symbol: action.symbol, side: action.side, orderType: action.type, volume: action.volume.toString(), price: str(action.type === 'market' ? null : action.price),
+        stopLoss: str(action.stopLoss), takeProfit: str(action.takeProfit), tag: correlationTag({ tradeId, accountId: master.id, action: action.kind }),
+        status: 'accepted', masterOutcome: { kind: 'observed', at: new Date(action.at).toISOString() }, masterPositionId: action.positionId, masterOrderId: action.orderId,
+        fillPrice: str(refPrice), copiedTo: sends.length, actionId: action.id, actionAt: new Date(action.at), requestId: opts.requestId ?? null,
+      };
+      const recorded = await this.store.trades.recordAction(trade, rows, opts.source === 'reconciler' ? [] : [action.item], events).catch((err: unknown) => {
+        for (const p of sends) this.inFlight.delete(p.row.id);
+        throw err;
+      });
+      if (!recorded) {
+        for (const p of sends) this.inFlight.delete(p.row.id);
+        return { tradeId, recorded: false, dispatched: 0, done: Promise.resolve() };
+      }
+    }
+    const recordMs = performance.now() - t1;
+    const trade = { orderType: action.type, masterPositionId: masterOutcome?.positionId ?? action.positionId, masterOrderId: masterOutcome?.brokerOrderId ?? action.orderId, fillPrice: str(refPrice), side: action.side, actionAt: new Date(action.at) };
+    const done = Promise.all(sends.map((p) => this.dispatch(master, tradeId, trade, p, { plan: planMs, record: recordMs }, t1 + recordMs))).then(() => undefined);
+    this.track(master.id, done);
+    return { tradeId, recorded: true, dispatched: sends.length, done };
+  }
+
+  private track(masterId: string, p: Promise<void>): void {
+    let set = this.pending.get(masterId);
+    if (!set) this.pending.set(masterId, (set = new Set()));
+    const tracked = this.dispatcher.track(p).catch(() => undefined);
+    set.add(tracked);
+    void tracked.finally(() => set!.delete(tracked));
+  }
+
+  // ---- planning -----------------------------------------------------------------------------------
+
+  private async plan(master: Account, action: MasterAction, tradeId: string, slaves: Slave[], opts: CopyOptions): Promise<Planned[]> {
+    const rowAction = opts.intentAction ?? action.kind;
+    if (RISK_ADDING.has(action.kind)) return this.planAdding(master, action, tradeId, slaves, rowAction);
+    if (action.kind === 'order_filled' && !opts.targets) {
+      // A Slave that does not copy pending orders copies the position the fill opened, at market, when it opens.
+      const atMarket = slaves.filter((s) => !s.rule.copyPendingOrders);
+      const rest = slaves.filter((s) => s.rule.copyPendingOrders);
+      const opened = atMarket.length === 0 ? [] : await this.planAdding(master, { ...action, type: 'market' }, tradeId, atMarket, 'open_on_fill');
+      return [...opened, ...(await this.planFollow(master, action, tradeId, rest, opts, rowAction))];
+    }
+    return this.planFollow(master, action, tradeId, slaves, opts, rowAction);
+  }
+
+  private async planFollow(master: Account, action: MasterAction, tradeId: string, slaves: Slave[], opts: CopyOptions, rowAction: string): Promise<Planned[]> {
+    const kind: LinkKind = action.kind.startsWith('order_') ? 'order' : 'position';
+    const masterItemId = (kind === 'order' ? action.orderId : action.positionId)!;
+    const out: Planned[] = [];
+    const all = opts.targets ? null : await this.store.trades.linksOfMaster(master.id, masterItemId, kind);
+    for (const slave of slaves) {
+      const { account, rule, adapter } = slave;
+      const mapped = rule.symbolMap[action.symbol] ?? action.symbol;
+      const links = opts.targets?.get(account.id) ?? all!.filter((l) => l.slaveAccountId === account.id);
+      const open = links.filter((l) => l.open);
+      const base = (tag: string, targetId: string | null) => ({
+        id: newId('int'), tradeId, slaveAccountId: account.id, tag, action: rowAction, symbol: mapped, side: (rule.reverse ? opposite(action.side) : action.side) as string, targetId,
+      });
+      if (open.length === 0) {
+        const userClosed = links.some((l) => l.closedReason === 'user_closed');
+        const reason = userClosed ? 'user_closed' : 'no_linked_position';
+        const detail = userClosed ? 'the copy was closed outside the service; it is not copied again' : `no open copy of the Master's ${kind} ${masterItemId} on this account (see the open's ledger row)`;
+        out.push({ row: { ...base(correlationTag({ tradeId, accountId: account.id, action: rowAction }), null), state: 'skipped', skipReason: `${reason}: ${detail}` }, slave, send: false, link: null });
+        continue;
+      }
+      const spec = adapter ? await this.spec(adapter, mapped) : null;
+      for (const link of open) {
+        const tag = correlationTag({ tradeId, accountId: account.id, action: `${rowAction}:${link.slavePositionId}` });
+        const row = base(tag, link.slavePositionId);
+        const skip = (reason: string, detail: string): Planned => ({ row: { ...row, state: 'skipped', skipReason: `${reason}: ${detail}` }, slave, send: false, link });
+        if (!adapter) { out.push(skip('broker_unavailable', 'the Slave broker adapter could not be opened')); continue; }
+        const onGrid = (v: Decimal | null) => (v === null || !spec ? v : roundToStep(v, spec.tickSize));
+        const [sl, tp] = rule.reverse ? [action.takeProfit, action.stopLoss] : [action.stopLoss, action.takeProfit];
+        switch (action.kind) {
+          case 'close':
+          case 'order_cancelled':
+            out.push({ row: { ...row, plannedVolume: link.volume, state: 'planned' }, slave, send: true, link });
+            break;
+          case 'reduce': {
+            if (!spec || !link.volume || !action.prevVolume) { out.push(skip('unknown_symbol', `no instrument data or volume for ${mapped}: the proportional part cannot be sized`)); break; }
+            const pc = proportionalClose({ masterBefore: action.prevVolume, closed: action.volume, slaveVolume: new Decimal(link.volume), step: spec.volumeStep, minVolume: spec.minVolume });
+            if (pc.kind === 'skip') out.push(skip(pc.reason, pc.detail));
+            // A rest below the broker minimum cannot stay open: this reduce becomes the full close (ledger says so).
+            else if (pc.kind === 'full') out.push({ row: { ...row, action: rowAction.startsWith('heal') ? 'heal_close' : 'close', plannedVolume: link.volume, state: 'planned', skipReason: pc.detail ? `rounded_to_full_close: ${pc.detail}` : null }, slave, send: true, link });
+            else out.push({ row: { ...row, plannedVolume: pc.volume.toString(), state: 'planned' }, slave, send: true, link });
+            break;
+          }
+          case 'modify':
+            if (!rule.copyStopLoss && !rule.copyTakeProfit) { out.push(skip('sltp_not_copied', 'the rule copies neither stop loss nor take profit')); break; }
+            out.push({ row: { ...row, stopLoss: rule.copyStopLoss ? str(onGrid(sl)) : null, takeProfit: rule.copyTakeProfit ? str(onGrid(tp)) : null, plannedVolume: link.volume, state: 'planned' }, slave, send: true, link });
+            break;
+          case 'order_modified': {
+            if (!spec) { out.push(skip('unknown_symbol', `the Slave's broker does not list ${mapped}`)); break; }
+            const sized = sizeVolume(rule, { masterVolume: action.volume, masterBalance: master.balance, masterEquity: master.equity, slaveBalance: account.balance, slaveEquity: account.equity }, spec);
+            out.push({ row: { ...row, plannedPrice: str(onGrid(action.price)), plannedVolume: sized.ok ? sized.volume.toString() : null, stopLoss: str(onGrid(sl)), takeProfit: str(onGrid(tp)), state: 'planned' }, slave, send: true, link });
+            break;
+          }
+          case 'order_filled':
+            out.push({ row: { ...row, plannedVolume: link.volume, stopLoss: rule.copyStopLoss ? str(onGrid(sl)) : null, takeProfit: rule.copyTakeProfit ? str(onGrid(tp)) : null, state: 'planned' }, slave, send: true, link });
+            break;
+          default:
+            out.push(skip('not_supported', `action ${action.kind}`));
+        }
+      }
+    }
+    return out;
+  }
+
+  private async planAdding(master: Account, action: MasterAction, tradeId: string, slaves: Slave[], rowAction: string): Promise<Planned[]> {
+    const contexts: SlaveContext[] = await Promise.all(slaves.map(async (s) => {
+      const symbol = s.rule.symbolMap[action.symbol] ?? action.symbol;
+      return { account: s.account, rule: s.rule, spec: s.adapter ? await this.spec(s.adapter, symbol) : null };
+    }));
+    const now = this.clock();
+    const plan = planOpen({
+      tradeId, masterAccount: master, symbol: action.symbol, side: action.side, type: action.type, volume: action.volume,
+      price: action.type === 'market' ? null : action.price, stopLoss: action.stopLoss, takeProfit: action.takeProfit, at: action.at,
+    }, contexts, now);
+    // Never copy a Master position again to a Slave whose copy of it was closed by hand.
+    const userClosed = action.kind === 'increase' && action.positionId
+      ? new Set((await this.store.trades.linksOfMaster(master.id, action.positionId)).filter((l) => l.closedReason === 'user_closed').map((l) => l.slaveAccountId))
+      : new Set<string>();
+    return Promise.all(plan.map(async (p, i): Promise<Planned> => {
+      const slave = slaves[i]!;
+      const refPrice = action.type === 'market' ? action.price : p.kind === 'send' ? p.price : null;
+      const row = { id: newId('int'), tradeId, slaveAccountId: slave.account.id, tag: p.tag, action: rowAction, symbol: p.symbol, side: p.side as string, targetId: null };
+      const skip = (reason: string, detail: string): Planned => ({ row: { ...row, state: 'skipped', skipReason: `${reason}: ${detail}` }, slave, send: false, link: null });
+      if (p.kind === 'skip') return skip(p.reason, p.detail);
+      if (!slave.adapter) return skip('broker_unavailable', 'the Slave broker adapter could not be opened');
+      if (userClosed.has(slave.account.id)) return skip('user_closed', 'the copy of this Master position was closed outside the service; it is not copied again');
+      let volume = p.volume;
+      if (this.preTradeCheck) {
+        const d = await this.preTradeCheck({ master, slave: slave.account, rule: slave.rule, action: rowAction as never, symbol: p.symbol, side: p.side, type: p.type, volume, price: p.price ?? action.price, stopLoss: p.stopLoss, spec: contexts[i]!.spec! });
+        if (!d.ok) return { row: { ...row, plannedVolume: volume.toString(), state: 'denied', skipReason: `${d.code}: ${d.message}`, outcome: { kind: 'denied', code: d.code, message: d.message } }, slave, send: false, link: null };
+        if (d.volume) volume = d.volume;
+      }
+      return {
+        row: { ...row, plannedVolume: volume.toString(), plannedPrice: str(refPrice), stopLoss: str(p.stopLoss), takeProfit: str(p.takeProfit), state: 'planned' },
+        slave, send: true, link: null,
+      };
+    }));
+  }
+
+  private recordEvents(master: Account, action: MasterAction, tradeId: string, planned: Planned[], opts: CopyOptions): NewEvent[] {
+    const userId = master.userId;
+    const evs: NewEvent[] = [];
+    if (opts.source !== 'api' && opts.source !== 'reconciler' && !opts.tradeId) {
+      const base = { role: 'master', positionId: action.positionId, symbol: action.symbol, tradeId };
+      if (action.kind === 'open' && action.positionId) evs.push({ userId, accountId: master.id, type: 'position.opened', payload: { ...base, side: action.side, volume: action.volume.toString(), price: str(action.price) } });
+      else if (action.kind === 'close') evs.push({ userId, accountId: master.id, type: 'position.closed', payload: { ...base, side: action.side, volume: action.volume.toString(), price: str(action.price), reason: 'master' } });
+      else if (action.kind === 'reduce' || action.kind === 'increase') evs.push({ userId, accountId: master.id, type: 'position.modified', payload: { ...base, volume: action.item.volume } });
+      else if (action.kind === 'modify') evs.push({ userId, accountId: master.id, type: 'position.modified', payload: { ...base, stopLoss: str(action.stopLoss), takeProfit: str(action.takeProfit) } });
+    }
+    for (const p of planned) {
+      if (p.row.state === 'skipped') {
+        const [reason, ...rest] = (p.row.skipReason ?? '').split(': ');
+        evs.push({ userId, accountId: p.slave.account.id, type: 'copy.skipped', payload: { tradeId, intentId: p.row.id, reason, detail: rest.join(': ') || null, symbol: p.row.symbol } });
+      } else if (p.row.state === 'denied') {
+        const o = p.row.outcome as { code: string; message: string };
+        evs.push({ userId, accountId: p.slave.account.id, type: 'copy.denied', payload: { tradeId, intentId: p.row.id, symbol: p.row.symbol, side: p.row.side, volume: p.row.plannedVolume ?? '0', code: o.code, message: o.message } });
+      }
+    }
+    return evs;
+  }
+
+  // ---- dispatch and outcomes ----------------------------------------------------------------------
+
+  private async dispatch(master: Account, tradeId: string, trade: TradeLike, p: Planned, latency: Record<string, number>, recordedAt: number): Promise<void> {
+    const adapter = p.slave.adapter!;
+    const id = p.row.id;
+    this.inFlight.add(id);
+    try {
+      const fresh = this.clock() - trade.actionAt.getTime() <= p.slave.rule.maxDelayMs;
+      const origTag = p.row.action === 'order_filled' && p.link?.intentId ? (await this.store.trades.intentById(p.link.intentId))?.tag ?? null : null;
+      const op = opOf(p.row as IntentRow, trade, p.slave.rule, { origTag, fresh, linkVolume: p.link?.volume ? new Decimal(p.link.volume) : null });
+      await this.sendOp(master, tradeId, trade, p.row as IntentRow, p.slave, op, 1, { ...latency }, recordedAt);
+    } finally {
+      this.inFlight.delete(id);
+    }
+  }
+
+  /** Sends one op, settles a timeout by one look at the broker, and writes the outcome. */
+  async sendOp(master: Account, tradeId: string, trade: TradeLike, row: IntentRow, slave: Slave, op: IntentOp, attempt: number, latency: Record<string, number>, queuedAt: number, prevTags: string[] = []): Promise<OrderOutcome> {
+    const adapter = slave.adapter!;
+    const sendAt = performance.now();
+    latency.send = sendAt - queuedAt;
+    let outcome: OrderOutcome;
+    try {
+      outcome = await executeOp(adapter, op, (fn) => this.dispatcher.run(slave.account.id, adapter, fn));
+    } catch (err) {
+      // An adapter that throws on a write broke its contract; we cannot know if it applied: unresolved.
+      outcome = { kind: 'unresolved', code: 'adapter_error', message: err instanceof Error ? err.message : String(err) };
+    }
+    latency.ack = performance.now() - sendAt;
+    if (outcome.kind === 'unresolved') {
+      const v = await verifyOp(adapter, op, [row.tag]);
+      if (v.state === 'applied') outcome = v.outcome;
+    }
+    await this.writer.push(this.outcomeWrite(master, tradeId, trade, row, slave, op, outcome, { attempts: attempt, latency, prevTags }));
+    return outcome;
+  }
+
+  outcomeWrite(master: Account, tradeId: string, trade: TradeLike, row: Pick<IntentRow, 'id' | 'action' | 'symbol' | 'side' | 'plannedVolume' | 'tag' | 'targetId'>, slave: Slave, op: IntentOp, outcome: OrderOutcome, extra: { attempts?: number; latency?: Record<string, number>; prevTags?: string[] }): OutcomeWrite {
+    const fields = outcomeFields(outcome);
+    const userId = master.userId;
+    const sid = slave.account.id;
+    const volume = row.plannedVolume ?? '0';
+    const base = { tradeId, intentId: row.id, symbol: row.symbol, side: row.side, volume };
+    const links: LinkChange[] = [];
+    const events: NewEvent[] = [];
+    let slippage: string | null = null;
+    if (outcome.kind === 'confirmed') {
+      const filled = outcome.filledVolume?.toString() ?? volume;
+      const isOpenLike = op.kind === 'place' || op.kind === 'fill';
+      if (outcome.fillPrice && trade.fillPrice && (isOpenLike || op.kind === 'close') && (!isOpenLike || (op.kind === 'place' && op.req.type === 'market') || op.kind === 'fill')) {
+        // Positive = worse for the Slave than the Master's price, on the side the Slave traded.
+        const execSide: Side = isOpenLike ? (row.side as Side) : opposite(row.side as Side);
+        if (isOpenLike ? row.side === trade.side : true) {
+          const diff = outcome.fillPrice.minus(trade.fillPrice);
+          slippage = (execSide === 'buy' ? diff : diff.neg()).toString();
+        }
+      }
+      events.push({ userId, accountId: sid, type: 'copy.confirmed', payload: { ...base, positionId: outcome.positionId, orderId: outcome.brokerOrderId, fillPrice: str(outcome.fillPrice), filledVolume: str(outcome.filledVolume), slippage } });
+      switch (op.kind) {
+        case 'place':
+        case 'fill': {
+          if (op.kind === 'fill') links.push({ op: 'close', key: { slaveAccountId: sid, kind: 'order', slavePositionId: op.orderId }, reason: 'filled' });
+          const masterPos = op.kind === 'fill' ? op.masterPositionId : op.link === 'position' ? op.masterItemId : null;
+          if (outcome.positionId && masterPos) {
+            links.push({ op: 'upsert', link: { id: newId('act'), kind: 'position', masterAccountId: master.id, masterPositionId: masterPos, slaveAccountId: sid, slavePositionId: outcome.positionId, intentId: row.id, volume: filled } });
+            events.push({ userId, accountId: sid, type: 'position.opened', payload: { role: 'slave', intentId: row.id, tradeId, positionId: outcome.positionId, symbol: row.symbol, side: row.side, volume: filled, price: str(outcome.fillPrice), masterPositionId: masterPos } });
+          } else if (op.kind === 'place' && op.link === 'order' && outcome.brokerOrderId && op.masterItemId) {
+            links.push({ op: 'upsert', link: { id: newId('act'), kind: 'order', masterAccountId: master.id, masterPositionId: op.masterItemId, slaveAccountId: sid, slavePositionId: outcome.brokerOrderId, intentId: row.id, volume } });
+          }
+          break;
+        }
+        case 'close':
+          if (op.volume) {
+            links.push({ op: 'adjust', key: { slaveAccountId: sid, kind: 'position', slavePositionId: op.positionId }, by: `-${outcome.filledVolume?.toString() ?? op.volume.toString()}` });
+            events.push({ userId, accountId: sid, type: 'position.modified', payload: { role: 'slave', positionId: op.positionId, symbol: row.symbol, volume: op.before ? op.before.minus(outcome.filledVolume ?? op.volume).toString() : undefined, intentId: row.id } });
+          } else {
+            links.push({ op: 'close', key: { slaveAccountId: sid, kind: 'position', slavePositionId: op.positionId }, reason: row.action.startsWith('heal') ? 'orphan_closed' : 'master_closed' });
+            events.push({ userId, accountId: sid, type: 'position.closed', payload: { role: 'slave', positionId: op.positionId, symbol: row.symbol, side: row.side, volume, price: str(outcome.fillPrice), reason: 'copy' } });
+          }
+          break;
+        case 'modify':
+          events.push({ userId, accountId: sid, type: 'position.modified', payload: { role: 'slave', positionId: op.positionId, symbol: row.symbol, stopLoss: str(op.stopLoss), takeProfit: str(op.takeProfit), intentId: row.id } });
+          break;
+        case 'cancel':
+          links.push({ op: 'close', key: { slaveAccountId: sid, kind: 'order', slavePositionId: op.orderId }, reason: 'cancelled' });
+          break;
+        case 'modify_order':
+          break;
+      }
+    } else {
+      events.push({ userId, accountId: sid, type: `copy.${outcome.kind}`, payload: { ...base, code: outcome.code, message: outcome.message } });
+      if (outcome.kind === 'rejected') {
+        // The broker no longer has what the copy addressed: it was closed or cancelled outside the service.
+        if ((op.kind === 'close' || op.kind === 'modify') && outcome.code === 'position_not_found') links.push({ op: 'close', key: { slaveAccountId: sid, kind: 'position', slavePositionId: op.positionId }, reason: 'user_closed' });
+        if ((op.kind === 'cancel' || op.kind === 'modify_order') && outcome.code === 'order_not_found') links.push({ op: 'close', key: { slaveAccountId: sid, kind: 'order', slavePositionId: op.orderId }, reason: 'gone' });
+        if (op.kind === 'fill' && (outcome.code === 'slave_order_gone' || outcome.code === 'stale_action')) links.push({ op: 'close', key: { slaveAccountId: sid, kind: 'order', slavePositionId: op.orderId }, reason: outcome.code });
+      }
+    }
+    return {
+      intentId: row.id,
+      update: {
+        ...fields, slippage, ...(extra.latency ? { latency: extra.latency } : {}), ...(extra.attempts !== undefined ? { attempts: extra.attempts } : {}),
+        tag: row.tag, ...(extra.prevTags && extra.prevTags.length > 0 ? { prevTags: extra.prevTags } : {}),
+      },
+      links,
+      events,
+    };
+  }
+
+  async flush(): Promise<void> {
+    await this.writer.idle();
+  }
+}
+
+export type TradeLike = Pick<TradeRow, 'orderType' | 'masterPositionId' | 'masterOrderId' | 'fillPrice' | 'side'> & { actionAt: Date };
+
+export const isPlaceAction = (a: string) => PLACE_ACTIONS.has(a);
+export type { ActionKind };

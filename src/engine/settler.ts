@@ -1,0 +1,105 @@
+import type { Logger } from 'pino';
+import { Decimal } from '../domain/decimal.js';
+import { correlationTag } from '../domain/correlation.js';
+import { withDefaults } from '../domain/copy-rule.js';
+import type { Store } from '../store/store.js';
+import type { IntentRow, TradeRow } from '../store/repos/trades.js';
+import type { AdapterRegistry } from './adapter-registry.js';
+import type { CopyEngine, TradeLike } from './copy-engine.js';
+import { opOf, verifyOp } from './intent-ops.js';
+
+export interface SettleReport { checked: number; confirmed: number; resent: number; rejected: number; unknown: number }
+
+/** Writes that add exposure go stale; closes, reductions, SL/TP and cancels never do (they only take risk away). */
+const STALES = new Set(['open', 'increase', 'order_placed', 'heal_open', 'heal_increase', 'order_modified', 'open_on_fill']);
+
+/**
+ * Settles every write whose outcome is unknown: timed out (`unresolved`), or `planned`/`sent` when the
+ * process stopped before the answer was written. Looks at the broker first, always: found -> confirmed
+ * (and linked); proven absent and still fresh -> sent again under a new deterministic tag (attempt + 1);
+ * proven absent and stale -> rejected with the reason. Never a blind retry.
+ */
+export class Settler {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<SettleReport> | null = null;
+
+  constructor(private readonly store: Store, private readonly adapters: AdapterRegistry, private readonly engine: CopyEngine, private readonly opts: { graceMs?: number; everyMs?: number; logger?: Logger | false } = {}) {}
+
+  start(): void {
+    this.timer = setInterval(() => void this.runOnce().catch((err: unknown) => this.opts.logger && this.opts.logger.error({ err }, 'settle loop failed')), this.opts.everyMs ?? 2000);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.running?.catch(() => undefined);
+  }
+
+  /** One pass; concurrent callers share the pass in progress. */
+  runOnce(opts: { graceMs?: number } = {}): Promise<SettleReport> {
+    if (!this.running) this.running = this.pass(opts.graceMs ?? this.opts.graceMs ?? 1000).finally(() => { this.running = null; });
+    return this.running;
+  }
+
+  private async pass(graceMs: number): Promise<SettleReport> {
+    const report: SettleReport = { checked: 0, confirmed: 0, resent: 0, rejected: 0, unknown: 0 };
+    const now = this.engine.clock();
+    const rows = (await this.store.trades.unsettledIntents()).filter(({ intent }) => !this.engine.inFlight.has(intent.id) && now - intent.updatedAt.getTime() >= graceMs);
+    // Per Slave in order, Slaves in parallel: a resend and the next lookup of one account never cross.
+    const bySlave = new Map<string, Array<{ intent: IntentRow; trade: TradeRow }>>();
+    for (const r of rows) bySlave.set(r.intent.slaveAccountId, [...(bySlave.get(r.intent.slaveAccountId) ?? []), r]);
+    await Promise.all([...bySlave.values()].map(async (list) => {
+      for (const r of list) {
+        if (this.engine.inFlight.has(r.intent.id)) continue;
+        this.engine.inFlight.add(r.intent.id);
+        try {
+          report.checked++;
+          report[await this.settleOne(r.intent, r.trade)]++;
+        } catch (err) {
+          report.unknown++;
+          if (this.opts.logger) this.opts.logger.error({ err, intentId: r.intent.id }, 'settling an intent failed');
+        } finally {
+          this.engine.inFlight.delete(r.intent.id);
+        }
+      }
+    }));
+    return report;
+  }
+
+  private async settleOne(intent: IntentRow, trade: TradeRow): Promise<'confirmed' | 'resent' | 'rejected' | 'unknown'> {
+    const [slaveAcc, master] = await Promise.all([this.store.accounts.byId(intent.slaveAccountId), this.store.accounts.byId(trade.masterAccountId)]);
+    if (!slaveAcc || !master) return 'unknown';
+    const rule = (await this.store.accounts.rulesFor([slaveAcc.id])).get(slaveAcc.id) ?? withDefaults(undefined);
+    const adapter = await this.adapters.forAccount(slaveAcc).catch(() => null);
+    if (!adapter) return 'unknown';
+    const slave = { account: slaveAcc, rule, adapter };
+    const actionAt = trade.actionAt ?? trade.createdAt;
+    const fresh = this.engine.clock() - actionAt.getTime() <= rule.maxDelayMs;
+    const link = intent.targetId ? (await this.store.trades.openLinksOfSlave(slaveAcc.id)).find((l) => l.slavePositionId === intent.targetId) ?? null : null;
+    const origTag = intent.action === 'order_filled' && link?.intentId ? (await this.store.trades.intentById(link.intentId))?.tag ?? null : null;
+    const extra = { origTag, fresh, linkVolume: link?.volume ? new Decimal(link.volume) : null };
+    const op = opOf(intent, trade, rule, extra);
+    const prevTags = Array.isArray(intent.prevTags) ? (intent.prevTags as string[]) : [];
+    const t: TradeLike = { orderType: trade.orderType, masterPositionId: trade.masterPositionId, masterOrderId: trade.masterOrderId, fillPrice: trade.fillPrice, side: trade.side, actionAt };
+    const v = await verifyOp(adapter, op, [intent.tag, ...prevTags]);
+    if (v.state === 'unknown') return 'unknown';
+    if (v.state === 'applied') {
+      await this.store.trades.applyOutcomes([this.engine.outcomeWrite(master, trade.id, t, intent, slave, op, v.outcome, { prevTags })]);
+      return v.outcome.kind === 'confirmed' ? 'confirmed' : 'rejected';
+    }
+    if (!fresh && STALES.has(intent.action)) {
+      const outcome = { kind: 'rejected' as const, code: 'stale_unresolved', message: `not at the broker, and the action is ${this.engine.clock() - actionAt.getTime()} ms old (rule allows ${rule.maxDelayMs} ms): not resent` };
+      await this.store.trades.applyOutcomes([this.engine.outcomeWrite(master, trade.id, t, intent, slave, op, outcome, { prevTags })]);
+      return 'rejected';
+    }
+    // Proven absent and still fresh: a new attempt under a new tag, so a late arrival of the old one is told apart.
+    const attempt = intent.attempts + 1;
+    const tag = correlationTag({ tradeId: trade.id, accountId: slaveAcc.id, action: `${intent.action}:${intent.targetId ?? ''}`, attempt });
+    const row: IntentRow = { ...intent, tag };
+    const resendOp = opOf(row, trade, rule, extra);
+    await this.store.trades.updateIntent(intent.id, { state: 'sent', attempts: attempt, tag, prevTags: [...prevTags, intent.tag] });
+    await this.engine.sendOp(master, trade.id, t, row, slave, resendOp, attempt, { ...((intent.latency as Record<string, number>) ?? {}) }, performance.now(), [...prevTags, intent.tag]);
+    return 'resent';
+  }
+}

@@ -1,0 +1,255 @@
+import type { Logger } from 'pino';
+import type { Account } from '../domain/account.js';
+import type { Order, Position } from '../domain/types.js';
+import type { BrokerAdapter, BrokerEvent } from '../platforms/adapter.js';
+import type { Store } from '../store/store.js';
+import type { MasterItemRow } from '../store/repos/trades.js';
+import type { AdapterRegistry } from './adapter-registry.js';
+import { diffOrder, diffPosition, orderItem, positionItem, type MasterAction } from './actions.js';
+import type { CopyEngine } from './copy-engine.js';
+
+export interface WatcherOptions {
+  logger?: Logger | false;
+  /** How often every Master is diffed against the store even when it streams (missed events, reconnects). */
+  resyncMs?: number;
+  /** Poll interval for adapters that cannot stream. */
+  pollMs?: number;
+  /** How often new Master accounts are picked up. */
+  scanMs?: number;
+}
+
+type Job = { kind: 'event'; ev: BrokerEvent } | { kind: 'diff'; reason: string };
+
+/**
+ * Turns every Master's own activity into copy actions: subscribes to each Master's broker events (or polls
+ * and diffs when the platform cannot stream), and on start diffs the broker's state against what the store
+ * knows, so whatever happened while the service was down is copied once (or skipped as stale). One queue
+ * per Master keeps its actions in order; Masters run in parallel.
+ */
+export class Watcher {
+  private readonly watches = new Map<string, AccountWatch>();
+  private timers: NodeJS.Timeout[] = [];
+  private stopped = false;
+
+  constructor(private readonly store: Store, private readonly adapters: AdapterRegistry, private readonly engine: CopyEngine, private readonly opts: WatcherOptions = {}) {}
+
+  async start(): Promise<void> {
+    this.stopped = false;
+    await this.scan();
+    const every = (ms: number, fn: () => void) => {
+      const t = setInterval(fn, ms);
+      t.unref();
+      this.timers.push(t);
+    };
+    every(this.opts.scanMs ?? 10_000, () => void this.scan().catch((err: unknown) => this.log('watcher scan failed', err)));
+    every(this.opts.resyncMs ?? 30_000, () => { for (const w of this.watches.values()) w.enqueue({ kind: 'diff', reason: 'resync' }); });
+  }
+
+  /** Starts watching Masters that appeared since (a new group, a role change). */
+  async scan(): Promise<void> {
+    if (this.stopped) return;
+    const masters = (await this.store.accounts.all()).filter((a) => a.role === 'master');
+    await Promise.all(masters.filter((m) => !this.watches.has(m.id)).map(async (m) => {
+      const adapter = await this.adapters.forAccount(m).catch(() => null);
+      if (!adapter || this.stopped || this.watches.has(m.id)) return;
+      const w = new AccountWatch(m.id, adapter, this.store, this.engine, this.opts, (msg, err) => this.log(msg, err));
+      this.watches.set(m.id, w);
+      w.start();
+    }));
+  }
+
+  /** Asks for a diff of one Master now (the reconciler calls this on reconnect). */
+  resync(accountId: string): void {
+    this.watches.get(accountId)?.enqueue({ kind: 'diff', reason: 'requested' });
+  }
+
+  /** Resolves when every queue is empty and every copy written (tests and shutdown). */
+  async idle(): Promise<void> {
+    for (let i = 0; i < 100; i++) {
+      await Promise.all([...this.watches.values()].map((w) => w.idle()));
+      await Promise.all([...this.watches.keys()].map((id) => this.engine.idle(id)));
+      await this.engine.flush();
+      if ([...this.watches.values()].every((w) => w.isIdle())) return;
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+    await Promise.all([...this.watches.values()].map((w) => w.stop()));
+    this.watches.clear();
+  }
+
+  private log(msg: string, err: unknown): void {
+    if (this.opts.logger) this.opts.logger.error({ err }, msg);
+  }
+}
+
+class AccountWatch {
+  private queue: Job[] = [];
+  private running: Promise<void> | null = null;
+  private unsubscribe: (() => void) | null = null;
+  private poll: NodeJS.Timeout | null = null;
+  private stopped = false;
+
+  constructor(
+    readonly accountId: string,
+    private readonly adapter: BrokerAdapter,
+    private readonly store: Store,
+    private readonly engine: CopyEngine,
+    private readonly opts: WatcherOptions,
+    private readonly log: (msg: string, err: unknown) => void,
+  ) {}
+
+  start(): void {
+    // Subscribe before the diff: an event during the diff queues behind it and is then a no-op or the next step.
+    if (this.adapter.subscribe) this.unsubscribe = this.adapter.subscribe((ev) => this.enqueue({ kind: 'event', ev }));
+    else {
+      const ms = Math.max(this.opts.pollMs ?? 1000, Math.ceil(2000 / Math.max(1, this.adapter.capabilities.rateLimitPerSecond)));
+      this.poll = setInterval(() => { if (!this.queue.some((j) => j.kind === 'diff')) this.enqueue({ kind: 'diff', reason: 'poll' }); }, ms);
+      this.poll.unref();
+    }
+    this.enqueue({ kind: 'diff', reason: 'start' });
+  }
+
+  enqueue(job: Job): void {
+    if (this.stopped) return;
+    this.queue.push(job);
+    if (!this.running) this.running = this.drain().finally(() => { this.running = null; });
+  }
+
+  isIdle(): boolean {
+    return this.queue.length === 0 && !this.running;
+  }
+
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.unsubscribe?.();
+    if (this.poll) clearInterval(this.poll);
+    this.queue = [];
+    await this.idle();
+  }
+
+  private async drain(): Promise<void> {
+    while (this.queue.length > 0 && !this.stopped) {
+      const job = this.queue.shift()!;
+      try {
+        // Follow-ups plan from links; links come from the outcomes of what this Master did before.
+        await this.engine.idle(this.accountId);
+        const master = await this.store.accounts.byId(this.accountId);
+        if (!master || master.role !== 'master') continue;
+        if (job.kind === 'event') await this.onEvent(master, job.ev);
+        else await this.diff(master);
+      } catch (err) {
+        this.log(`watcher job failed on ${this.accountId}`, err);
+      }
+    }
+  }
+
+  private async run(master: Account, actions: MasterAction[]): Promise<void> {
+    for (const a of actions) {
+      const r = await this.engine.copy(master, a, { source: 'watcher' });
+      // In order: the next action of this Master plans only after this one's copies have outcomes.
+      await r.done;
+    }
+  }
+
+  private async onEvent(master: Account, ev: BrokerEvent): Promise<void> {
+    const at = Date.parse(ev.at) || this.engine.clock();
+    if (ev.position) {
+      const p = ev.position;
+      const known = await this.store.trades.masterItem(master.id, 'position', p.id);
+      if (ev.kind === 'position_closed') return this.run(master, diffPosition(master.id, known, null, at, p.currentPrice));
+      if (!known || !known.open) {
+        if (known) return;
+        if (await this.registeredElsewhere(master, p)) return;
+        return this.run(master, diffPosition(master.id, null, p, at));
+      }
+      // A pending fill folding into a netting position shows as a volume change followed by order_filled: the fill copies it.
+      if (this.fillQueuedFor(p.id)) return this.store.trades.upsertMasterItem(positionItem(master.id, p, known.seq, true, known.originTradeId));
+      return this.run(master, diffPosition(master.id, known, p, at, ev.kind === 'position_reduced' ? p.currentPrice : null));
+    }
+    if (ev.order) {
+      const o = ev.order;
+      const known = await this.store.trades.masterItem(master.id, 'order', o.id);
+      if (ev.kind === 'order_placed' || ev.kind === 'order_modified') {
+        if (!known && o.tag && (await this.store.trades.tradeByTag(o.tag))) {
+          // Sent through our order route, which copies it itself; remember it for what follows.
+          const t = await this.store.trades.tradeByTag(o.tag);
+          return this.store.trades.upsertMasterItem(orderItem(master.id, o, 0, true, t!.id));
+        }
+        return this.run(master, diffOrder(master.id, known, o, null, at));
+      }
+      return this.run(master, diffOrder(master.id, known, null, o, at));
+    }
+  }
+
+  /**
+   * A new Master position that is not a new trade to copy: opened by our order route (its tag is a trade of
+   * ours), or the fill of a pending order we know (order_filled follows and links the Slaves' fills).
+   */
+  private async registeredElsewhere(master: Account, p: Position, fills: Order[] = []): Promise<boolean> {
+    const fromFill = fills.find((o) => o.positionId === p.id);
+    if (fromFill || this.fillQueuedFor(p.id)) {
+      const origin = (await this.store.trades.masterItems(master.id, { openOnly: true })).find((i) => i.kind === 'order' && (i.itemId === fromFill?.id || (p.tag !== null && i.tag === p.tag)));
+      await this.store.trades.upsertMasterItem(positionItem(master.id, p, 0, true, origin?.originTradeId ?? null));
+      return true;
+    }
+    if (p.tag) {
+      const t = await this.store.trades.tradeByTag(p.tag);
+      if (t) {
+        await this.store.trades.upsertMasterItem(positionItem(master.id, p, 0, true, t.id));
+        // An API order that timed out may still have been applied: the reconciler copies it if still fresh.
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private fillQueuedFor(positionId: string): boolean {
+    return this.queue.some((j) => j.kind === 'event' && j.ev.kind === 'order_filled' && j.ev.order?.positionId === positionId);
+  }
+
+  /** Broker state now vs what the store knows: the actions that were missed (restart, reconnect, polling). */
+  private async diff(master: Account): Promise<void> {
+    const [positions, pending, known] = await Promise.all([this.adapter.listPositions(), this.adapter.listOrders(), this.store.trades.masterItems(master.id, { openOnly: true })]);
+    const now = this.engine.clock();
+    const knownOrders = known.filter((k) => k.kind === 'order');
+    const knownPositions = new Map(known.filter((k) => k.kind === 'position').map((k) => [k.itemId, k] as const));
+    const pendingById = new Map(pending.map((o) => [o.id, o] as const));
+    const gone = knownOrders.filter((k) => !pendingById.has(k.itemId));
+    const history = gone.length > 0 ? await this.adapter.listOrders({ includeHistory: true }) : [];
+    const fills = history.filter((o) => o.status === 'filled' && gone.some((k) => k.itemId === o.id));
+
+    // New positions first: a filled pending registers its position before the fill links the Slaves' copies.
+    for (const p of positions) {
+      if (knownPositions.has(p.id)) continue;
+      const earlier = await this.store.trades.masterItem(master.id, 'position', p.id);
+      if (earlier) continue;
+      if (await this.registeredElsewhere(master, p, fills)) continue;
+      await this.run(master, diffPosition(master.id, null, p, Date.parse(p.openedAt) || now));
+    }
+    for (const k of gone) await this.run(master, diffOrder(master.id, k, null, history.find((o) => o.id === k.itemId) ?? null, now));
+    for (const o of pending) {
+      const k = knownOrders.find((x) => x.itemId === o.id) ?? null;
+      if (!k) {
+        const earlier = await this.store.trades.masterItem(master.id, 'order', o.id);
+        if (earlier) continue;
+        if (o.tag && (await this.store.trades.tradeByTag(o.tag))) {
+          await this.store.trades.upsertMasterItem(orderItem(master.id, o, 0, true, (await this.store.trades.tradeByTag(o.tag))!.id));
+          continue;
+        }
+      }
+      await this.run(master, diffOrder(master.id, k, o, null, k ? now : Date.parse(o.createdAt) || now));
+    }
+    const byId = new Map(positions.map((p) => [p.id, p] as const));
+    for (const k of knownPositions.values()) await this.run(master, diffPosition(master.id, k, byId.get(k.itemId) ?? null, now));
+  }
+}
+
+export type { MasterItemRow };
