@@ -1,10 +1,11 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type onRequestAsyncHookHandler } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Logger } from 'pino';
 import type { ApiDeps } from './deps.js';
 import { errorHandler, sendError } from './errors.js';
 import { requireAuth } from './plugins/auth.js';
+import { isAppMirror, rewriteAppMirror } from './app/mirror.js';
 import { newRequestId, requestRecords } from './plugins/request-records.js';
 import { idempotency } from './plugins/idempotency.js';
 import { familyR } from './r/routes.js';
@@ -34,6 +35,9 @@ export interface ServerOptions {
   extraRoutes?: (app: FastifyInstance) => Promise<void>;
 }
 
+/** Where a route's error response schemas wait for the OpenAPI document (see the onRoute hook). */
+const DOC_ERRORS = 'x-doc-error-responses';
+
 const V1_MODULES = [accountRoutes, orderRoutes, panicRoutes, groupRoutes, ledgerRoutes, webhookRoutes, eventRoutes, riskRoutes, shadowRoutes];
 
 /**
@@ -46,6 +50,8 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
     loggerInstance: opts.logger || undefined,
     logger: opts.logger ? undefined : false,
     genReqId: () => newRequestId(),
+    // The dashboard's mirror of family V: /app/v1/x is served by the /v1/x route with access-token auth.
+    ...(opts.families.includes('r') ? { rewriteUrl: rewriteAppMirror } : {}),
     requestIdHeader: false,
     bodyLimit: opts.bodyLimit ?? 64 * 1024,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: true, strict: false } },
@@ -60,7 +66,23 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
   requestRecords(app, deps.store, (err) => app.log.error({ err }, 'request record not written'));
   idempotency(app, deps.store, { prefixes: ['/v1/'], onError: (err) => app.log.error({ err }, 'idempotency record not written') });
 
+  // Error bodies are built by sendError and need no compiled serializer: keep 4xx/5xx response schemas for the
+  // document only. Dozens of routes x ~8 error codes of fast-json-stringify compilation was most of start-up.
+  app.addHook('onRoute', (route) => {
+    const response = route.schema?.response as Record<string, unknown> | undefined;
+    if (!response) return;
+    const errors = Object.fromEntries(Object.entries(response).filter(([code]) => Number(code) >= 400));
+    if (Object.keys(errors).length === 0) return;
+    for (const code of Object.keys(errors)) delete response[code];
+    (route.schema as Record<string, unknown>)[DOC_ERRORS] = errors;
+  });
+
   await app.register(swagger, {
+    transform: ({ schema, url }) => {
+      const { [DOC_ERRORS]: errors, ...rest } = (schema ?? {}) as Record<string, unknown>;
+      if (!errors) return { schema: schema as never, url };
+      return { schema: { ...rest, response: { ...((rest.response as object) ?? {}), ...(errors as object) } } as never, url };
+    },
     openapi: {
       openapi: '3.1.0',
       info: {
@@ -81,8 +103,20 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   app.get('/healthz', { schema: { operationId: `health${opts.families.join('')}`, tags: ['Service'], 'x-open-point': true, summary: 'Liveness of the service' } as never }, async () => ({ ok: true }));
 
-  const v1: RouteOpts = { prefix: '/v1', auth: requireAuth(deps.auth, 'api_key'), security: [{ apiKey: [] }], op: (id) => id, hide: false };
-  const appMirror: RouteOpts = { prefix: '/app/v1', auth: requireAuth(deps.auth, 'access_token'), security: [{ accessToken: [] }], op: (id) => `app_${id}`, hide: true };
+  // Family V's route modules are registered once. The dashboard reaches the same routes under /app/v1 with
+  // its access token: the URL is rewritten to /v1 (see rewriteUrl above) and the request is marked, so the
+  // auth hook asks for the right credential. One set of routes means one set of compiled schemas.
+  const apiKeyAuth = requireAuth(deps.auth, 'api_key');
+  const tokenAuth = requireAuth(deps.auth, 'access_token');
+  const servesV1 = opts.families.includes('v1');
+  const v1Auth: onRequestAsyncHookHandler = async function (req, reply) {
+    if (isAppMirror(req.raw)) return tokenAuth.call(this, req, reply);
+    if (servesV1) return apiKeyAuth.call(this, req, reply);
+    // Family V lives on its own port: here its paths exist only through the dashboard's mirror.
+    await sendError(req, reply, 404, 'not_found', `no route ${req.method} ${req.url.split('?')[0]}`);
+    return reply;
+  };
+  const v1: RouteOpts = { prefix: '/v1', auth: v1Auth, security: [{ apiKey: [] }], op: (id) => id, hide: !servesV1 };
 
   if (opts.families.includes('r')) {
     await familyR(app, deps);
@@ -90,10 +124,9 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
     await connectPlatformBRoutes(app, deps);
     await connectPlatformCRoutes(app, deps);
     await connectPlatformARoutes(app, deps);
-    for (const m of V1_MODULES) await m(app, deps, appMirror);
     await (await import('./web.js')).webDashboard(app);
   }
-  if (opts.families.includes('v1')) for (const m of V1_MODULES) await m(app, deps, v1);
+  for (const m of V1_MODULES) await m(app, deps, v1);
   if (opts.extraRoutes) await opts.extraRoutes(app);
   return app;
 }

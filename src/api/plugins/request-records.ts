@@ -45,7 +45,7 @@ export function requestRecords(app: FastifyInstance, store: Store, onError: (err
       credentialId: req.principal?.credentialId ?? null,
       method: req.method,
       route,
-      path: req.url.split('?')[0]!,
+      path: req.originalUrl.split('?')[0]!,
       status: reply.statusCode,
       bodyDigest: body && !route.startsWith('/app/sign-in') ? createHash('sha256').update(body).digest('hex') : null,
       response: req.recordedResponse ?? null,
