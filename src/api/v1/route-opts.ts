@@ -1,8 +1,10 @@
 import type { onRequestAsyncHookHandler } from 'fastify';
 
 /**
- * The same route modules serve family V (/v1, API key) and the dashboard's mirror (/app/v1, access token):
- * one handler, two credentials. The mirror is hidden from the OpenAPI document so every operationId stays unique.
+ * How a family V route module is mounted: its prefix, the auth hook (API key on /v1; the dashboard reaches
+ * the same routes through the /app/v1 rewrite with its access token, see api/app/mirror.ts), the OpenAPI
+ * security, the operationId mapper, and whether the routes are hidden from this server's document (when
+ * family V is served on its own port, the R port keeps only the dashboard's mirror).
  */
 export interface RouteOpts {
   prefix: string;
