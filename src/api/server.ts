@@ -18,6 +18,7 @@ import { groupRoutes } from './v1/groups.js';
 import { ledgerRoutes } from './v1/ledger.js';
 import { orderRoutes } from './v1/orders.js';
 import { panicRoutes } from './v1/panic.js';
+import { positionRoutes } from './v1/positions.js';
 import { riskRoutes } from './v1/risk.js';
 import { shadowRoutes } from './v1/shadow.js';
 import { webhookRoutes } from './v1/webhooks.js';
@@ -38,7 +39,7 @@ export interface ServerOptions {
 /** Where a route's error response schemas wait for the OpenAPI document (see the onRoute hook). */
 const DOC_ERRORS = 'x-doc-error-responses';
 
-const V1_MODULES = [accountRoutes, orderRoutes, panicRoutes, groupRoutes, ledgerRoutes, webhookRoutes, eventRoutes, riskRoutes, shadowRoutes];
+const V1_MODULES = [accountRoutes, orderRoutes, panicRoutes, groupRoutes, ledgerRoutes, webhookRoutes, eventRoutes, riskRoutes, shadowRoutes, positionRoutes];
 
 /**
  * One Fastify instance serving the given families. With one port (default) it serves both; with two, main.ts
