@@ -29,7 +29,8 @@ export interface ErrorBody {
 }
 
 export function sendError(req: FastifyRequest, reply: FastifyReply, status: number, code: string, message: string, extra?: Record<string, unknown>): FastifyReply {
-  const body: ErrorBody = { code, error: message, requestId: req.id, ...(extra ?? {}) };
+  // Details first: a detail named like a contract field (an upstream's own `code`) must never replace ours.
+  const body: ErrorBody = { ...(extra ?? {}), code, error: message, requestId: req.id };
   return reply.code(status).type('application/json').send(body);
 }
 
