@@ -94,6 +94,16 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       expect((await store.requests.hit(b, 3, 300_000, new Date(t0.getTime() + 300_001))).allowed).toBe(true);
     });
 
+    it('appends events with dense sequence numbers per account, also from concurrent transactions', async () => {
+      const u = await user();
+      const ev = (accountId: string | null, n: number) => Array.from({ length: n }, () => ({ userId: u.id, accountId, type: 'webhook.test', payload: {} }));
+      const batch = await store.events.emit([...ev('acc_a', 3), ...ev(null, 2), ...ev('acc_b', 1)]);
+      expect(batch.map((e) => `${e.accountId}:${e.seq}`)).toEqual(['acc_a:1', 'acc_a:2', 'acc_a:3', 'null:1', 'null:2', 'acc_b:1']);
+      await Promise.all(Array.from({ length: 8 }, () => store.events.emit(ev('acc_a', 5))));
+      const all = (await store.events.after(u.id, 0, 1000)).filter((e) => e.accountId === 'acc_a').map((e) => e.seq).sort((a, b) => a - b);
+      expect(all).toEqual(Array.from({ length: 43 }, (_, i) => i + 1));
+    });
+
     it('keeps request records per user', async () => {
       const u = await user();
       await store.requests.record({ id: newId('req'), userId: u.id, method: 'POST', route: '/v1/x', path: '/v1/x', status: 201, bodyDigest: 'abc', response: { ok: 1 } });

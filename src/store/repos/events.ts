@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../db.js';
 import { events } from '../schema.js';
 import { newId } from '../../domain/ids.js';
@@ -27,20 +27,27 @@ export class EventsRepo {
 
   constructor(private readonly db: Db) {}
 
+  /**
+   * Three statements whatever the batch size: lock every scope (sorted, so two writers cannot deadlock),
+   * read each scope's last sequence number, insert all rows. Copying to many Slaves writes many events at once.
+   */
   async append(tx: Tx, evs: NewEvent[]): Promise<EventRow[]> {
-    const out: EventRow[] = [];
-    for (const e of evs) {
-      const scope = `${e.userId}|${e.accountId ?? ''}`;
-      // Serialise writers of one scope so two transactions cannot take the same sequence number.
-      await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${'evseq:' + scope}))`);
-      const [row] = await tx.select({ max: sql<number>`coalesce(max(${events.seq}), 0)::int` }).from(events)
-        .where(and(eq(events.userId, e.userId), e.accountId === null ? sql`${events.accountId} is null` : eq(events.accountId, e.accountId)));
-      const [inserted] = await tx.insert(events).values({
-        id: newId('evt'), userId: e.userId, accountId: e.accountId, seq: (row?.max ?? 0) + 1, type: e.type, schemaVersion: e.schemaVersion ?? 1, payload: e.payload,
-      }).returning();
-      out.push(inserted!);
-    }
-    return out;
+    if (evs.length === 0) return [];
+    const scopeOf = (e: NewEvent) => `${e.userId}|${e.accountId ?? ''}`;
+    const scopes = [...new Set(evs.map(scopeOf))].sort();
+    // Serialise writers of one scope so two transactions cannot take the same sequence number.
+    await tx.execute(sql`select pg_advisory_xact_lock(hashtext('evseq:' || s)) from unnest(${toPgArray(scopes)}::text[]) as s order by s`);
+    const users = [...new Set(evs.map((e) => e.userId))];
+    const last = await tx.select({ userId: events.userId, accountId: events.accountId, max: sql<number>`max(${events.seq})::int` }).from(events)
+      .where(inArray(events.userId, users)).groupBy(events.userId, events.accountId);
+    const next = new Map(last.map((r) => [`${r.userId}|${r.accountId ?? ''}`, r.max]));
+    const rows = evs.map((e) => {
+      const scope = scopeOf(e);
+      const seq = (next.get(scope) ?? 0) + 1;
+      next.set(scope, seq);
+      return { id: newId('evt'), userId: e.userId, accountId: e.accountId, seq, type: e.type, schemaVersion: e.schemaVersion ?? 1, payload: e.payload };
+    });
+    return tx.insert(events).values(rows).returning();
   }
 
   /** Appends in a transaction of its own, for changes that are a single write already done. */
@@ -89,4 +96,9 @@ export class EventsRepo {
     const [row] = await this.db.select().from(events).where(and(eq(events.userId, userId), eq(events.id, id))).limit(1);
     return row ?? null;
   }
+}
+
+/** A PostgreSQL array literal for a text[] parameter (both drivers pass it as one string). */
+function toPgArray(values: string[]): string {
+  return `{${values.map((v) => `"${v.replace(/["\\]/g, (c) => `\\${c}`)}"`).join(',')}}`;
 }
