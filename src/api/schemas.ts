@@ -117,6 +117,7 @@ export const CapabilitiesSchema = Type.Object({
   has: Type.Record(Type.String(), Type.Union([Type.Boolean(), Type.Literal('emulated')])),
   correlationTag: Type.Object({ field: Type.String(), maxLength: Type.Integer() }),
   rateLimitPerSecond: Num,
+  selfPaced: Type.Optional(Type.Boolean({ description: 'the adapter paces itself by the limits the broker serves' })),
   volumeUnit: Type.String(),
 }, OPEN);
 

@@ -7,11 +7,15 @@ import { TokenBucket } from './token-bucket.js';
  * waits for another's broker. Never retries: the caller decides from the outcome (and an unresolved outcome
  * is settled by lookup, not by resending).
  */
+const UNPACED = { take: () => Promise.resolve() };
+
 export class Dispatcher {
   private readonly buckets = new Map<string, TokenBucket>();
   private readonly inFlight = new Set<Promise<unknown>>();
 
-  private bucket(accountId: string, adapter: BrokerAdapter): TokenBucket {
+  private bucket(accountId: string, adapter: BrokerAdapter): { take(): Promise<void> } {
+    // An adapter that paces itself by the broker's served limits would only be slowed by a guess on top.
+    if (adapter.capabilities.selfPaced) return UNPACED;
     let b = this.buckets.get(accountId);
     if (!b) {
       b = new TokenBucket(adapter.capabilities.rateLimitPerSecond);

@@ -34,6 +34,11 @@ export interface Capabilities {
   correlationTag: { field: string; maxLength: number };
   /** Requests per second this adapter allows itself per broker connection (below the platform's limit). */
   rateLimitPerSecond: number;
+  /**
+   * The adapter paces its own calls by what the broker serves (TradeLocker's /trade/config limits, cTrader's
+   * per-connection window): callers must not add a second, blunter limit on top.
+   */
+  selfPaced?: boolean;
   volumeUnit: 'lots' | 'units';
 }
 

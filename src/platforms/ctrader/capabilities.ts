@@ -25,6 +25,7 @@ export const CTRADER_CAPABILITIES: Capabilities = {
   },
   correlationTag: { field: 'clientOrderId', maxLength: CTRADER_TAG_MAX },
   rateLimitPerSecond: 40,
+  selfPaced: true,
   volumeUnit: 'lots',
 };
 

@@ -30,5 +30,6 @@ export const TRADELOCKER_CAPABILITIES: Capabilities = {
   },
   correlationTag: { field: 'strategyId', maxLength: TRADELOCKER_TAG_MAX },
   rateLimitPerSecond: 2,
+  selfPaced: true,
   volumeUnit: 'lots',
 };
