@@ -1,10 +1,12 @@
 // `npm run bench`: benchmarks, not tests. Each prints a table and writes JSON under bench/results/.
 import { benchCrossPlatformLatency, benchCrossPlatformScaleB, benchCrossPlatformScaleC } from './cross-platform.js';
 import { benchService } from './service.js';
+import { benchCopyOverhead } from './copy-overhead.js';
 
 const only = process.argv[2];
 const benches: Record<string, () => Promise<void>> = {
   service: benchService,
+  'copy-overhead': benchCopyOverhead,
   'cross-platform-latency': benchCrossPlatformLatency,
   'cross-platform-500c': benchCrossPlatformScaleC,
   'cross-platform-500b': benchCrossPlatformScaleB,

@@ -17,6 +17,7 @@ import { executeOp, opOf, PLACE_ACTIONS, verifyOp, type IntentOp } from './inten
 import { OutcomeWriter } from './outcome-writer.js';
 import { proportionalClose } from './partial-close.js';
 import { planOpen, type PreTradeCheck, type SlaveContext } from './planner.js';
+import { actionEvents } from './action-events.js';
 
 /** Skip codes beyond the domain's sizing ones; each appears in the ledger as `code: detail`. */
 export type EngineSkip = 'no_linked_position' | 'user_closed' | 'sltp_not_copied' | 'already_copied';
@@ -76,8 +77,11 @@ export class CopyEngine {
   preTradeCheck: PreTradeCheck | undefined;
   private readonly writer: OutcomeWriter;
   private readonly specs = new WeakMap<BrokerAdapter, Map<string, Promise<InstrumentSpec | null>>>();
+  private readonly knownSpecs = new WeakMap<BrokerAdapter, Map<string, InstrumentSpec>>();
   /** Intents being sent by this process: the settle loop leaves them alone. */
   readonly inFlight = new Set<string>();
+  /** Trades recorded by this process whose move to accepted is still to be written. */
+  readonly accepting = new Set<string>();
   /** Per Master account, copies still being dispatched: follow-ups of the same account wait for them. */
   private readonly pending = new Map<string, Set<Promise<void>>>();
 
@@ -97,6 +101,7 @@ export class CopyEngine {
     if (!master.groupId) return [];
     const accounts = (await this.store.accounts.list(master.userId, { groupId: master.groupId })).filter((a) => a.role === 'slave');
     const rules = await this.store.accounts.rulesFor(accounts.map((a) => a.id));
+    // Always through forAccount: the shadow mode decorates it to hand out a Slave's simulated twin.
     return Promise.all(accounts.map(async (account) => ({
       account, rule: rules.get(account.id) ?? withDefaults(undefined), adapter: await this.adapters.forAccount(account).catch(() => null),
     })));
@@ -110,9 +115,17 @@ export class CopyEngine {
     if (!p) {
       p = adapter.instrument(symbol).catch(() => null);
       m.set(symbol, p);
-      void p.then((s) => { if (!s) m!.delete(symbol); });
+      void p.then((s) => {
+        if (s) this.knownSpecs.get(adapter)?.set(symbol, s) ?? this.knownSpecs.set(adapter, new Map([[symbol, s]]));
+        else m!.delete(symbol);
+      });
     }
     return p;
+  }
+
+  /** The cached spec without a promise per Slave (a fan-out to 1000 Slaves asks 1000 times). */
+  private specNow(adapter: BrokerAdapter, symbol: string): InstrumentSpec | undefined {
+    return this.knownSpecs.get(adapter)?.get(symbol);
   }
 
   async copy(master: Account, action: MasterAction, opts: CopyOptions = {}): Promise<CopyResult> {
@@ -126,36 +139,49 @@ export class CopyEngine {
     const sends = planned.filter((p) => p.send);
     // Ours from the moment they are durable: the settle loop must not take them for orphans of a crash.
     for (const p of sends) this.inFlight.add(p.row.id);
-    const events = [...(opts.events?.(sends.length) ?? []), ...this.recordEvents(master, action, tradeId, planned, opts)];
     const t1 = performance.now();
     const rows = planned.map((p) => p.row);
     const masterOutcome = opts.masterOutcome;
     const refPrice = masterOutcome?.fillPrice ?? (action.type === 'market' ? action.price : null);
+    let deferred: { trade: NewTrade & { id: string }; events: NewEvent[] } | null = null;
     if (opts.tradeId) {
+      const events = [...(opts.events?.(sends.length) ?? []), ...actionEvents({ id: tradeId, userId: master.userId, masterAccountId: master.id, source: 'api', action: action.kind, symbol: action.symbol, side: action.side, volume: action.volume.toString(), masterPositionId: null, fillPrice: null, stopLoss: null, takeProfit: null, masterOutcome: null }, rows as IntentRow[])];
       await this.store.trades.recordIntents(tradeId, {
         status: 'accepted', copiedTo: sends.length, masterPositionId: masterOutcome?.positionId ?? action.positionId, masterOrderId: masterOutcome?.brokerOrderId ?? action.orderId,
         fillPrice: str(refPrice), ...(masterOutcome ? { masterOutcome: outcomeFields(masterOutcome).outcome } : {}), actionAt: new Date(action.at),
       }, rows, events);
     } else {
-      const trade: NewTrade = {
+      const trade: NewTrade & { id: string } = {
         id: tradeId, userId: master.userId, masterAccountId: master.id, groupId: master.groupId, source: opts.source ?? 'watcher', action: action.kind,
         symbol: action.symbol, side: action.side, orderType: action.type, volume: action.volume.toString(), price: str(action.type === 'market' ? null : action.price),
         stopLoss: str(action.stopLoss), takeProfit: str(action.takeProfit), tag: correlationTag({ tradeId, accountId: master.id, action: action.kind }),
-        status: 'accepted', masterOutcome: { kind: 'observed', at: new Date(action.at).toISOString() }, masterPositionId: action.positionId, masterOrderId: action.orderId,
+        // `recorded` until the sends are handed out: the events are written with the move to accepted (see actionEvents).
+        status: sends.length > 0 ? 'recorded' : 'accepted',
+        masterOutcome: { kind: 'observed', at: new Date(action.at).toISOString(), volumeAfter: action.item.volume }, masterPositionId: action.positionId, masterOrderId: action.orderId,
         fillPrice: str(refPrice), copiedTo: sends.length, actionId: action.id, actionAt: new Date(action.at), requestId: opts.requestId ?? null,
       };
-      const recorded = await this.store.trades.recordAction(trade, rows, opts.source === 'reconciler' ? [] : [action.item], events).catch((err: unknown) => {
+      const events = actionEvents(trade as TradeRow, rows as IntentRow[]);
+      if (sends.length > 0) {
+        deferred = { trade, events };
+        this.accepting.add(tradeId);
+      }
+      const recorded = await this.store.trades.recordAction(trade, rows, opts.source === 'reconciler' ? [] : [action.item], sends.length > 0 ? [] : events).catch((err: unknown) => {
         for (const p of sends) this.inFlight.delete(p.row.id);
+        this.accepting.delete(tradeId);
         throw err;
       });
       if (!recorded) {
+        this.accepting.delete(tradeId);
         for (const p of sends) this.inFlight.delete(p.row.id);
         return { tradeId, recorded: false, dispatched: 0, done: Promise.resolve() };
       }
     }
     const recordMs = performance.now() - t1;
     const trade = { orderType: action.type, masterPositionId: masterOutcome?.positionId ?? action.positionId, masterOrderId: masterOutcome?.brokerOrderId ?? action.orderId, fillPrice: str(refPrice), side: action.side, actionAt: new Date(action.at) };
-    const done = Promise.all(sends.map((p) => this.dispatch(master, tradeId, trade, p, { plan: planMs, record: recordMs }, t1 + recordMs))).then(() => undefined);
+    const dispatched = sends.map((p) => this.dispatch(master, tradeId, trade, p, { plan: planMs, record: recordMs }, t1 + recordMs));
+    // Every send is handed out: the trade becomes accepted, with its events, in the first outcome batch.
+    const accepted = deferred ? this.writer.push({ trade: { id: tradeId, set: { status: 'accepted' } }, events: deferred.events }).finally(() => this.accepting.delete(tradeId)) : Promise.resolve();
+    const done = Promise.all([accepted, ...dispatched]).then(() => undefined);
     this.track(master.id, done);
     return { tradeId, recorded: true, dispatched: sends.length, done };
   }
@@ -247,10 +273,19 @@ export class CopyEngine {
   }
 
   private async planAdding(master: Account, action: MasterAction, tradeId: string, slaves: Slave[], rowAction: string): Promise<Planned[]> {
-    const contexts: SlaveContext[] = await Promise.all(slaves.map(async (s) => {
+    const contexts: SlaveContext[] = [];
+    const waits: Array<Promise<void>> = [];
+    for (const s of slaves) {
       const symbol = s.rule.symbolMap[action.symbol] ?? action.symbol;
-      return { account: s.account, rule: s.rule, spec: s.adapter ? await this.spec(s.adapter, symbol) : null };
-    }));
+      const ctx: SlaveContext = { account: s.account, rule: s.rule, spec: null };
+      if (s.adapter) {
+        const known = this.specNow(s.adapter, symbol);
+        if (known) ctx.spec = known;
+        else waits.push(this.spec(s.adapter, symbol).then((spec) => { ctx.spec = spec; }));
+      }
+      contexts.push(ctx);
+    }
+    if (waits.length > 0) await Promise.all(waits);
     const now = this.clock();
     const plan = planOpen({
       tradeId, masterAccount: master, symbol: action.symbol, side: action.side, type: action.type, volume: action.volume,
@@ -260,7 +295,8 @@ export class CopyEngine {
     const userClosed = action.kind === 'increase' && action.positionId
       ? new Set((await this.store.trades.linksOfMaster(master.id, action.positionId)).filter((l) => l.closedReason === 'user_closed').map((l) => l.slaveAccountId))
       : new Set<string>();
-    return Promise.all(plan.map(async (p, i): Promise<Planned> => {
+    const check = this.preTradeCheck;
+    const planRow = (p: (typeof plan)[number], i: number, decided: Awaited<ReturnType<PreTradeCheck>> | null): Planned => {
       const slave = slaves[i]!;
       const refPrice = action.type === 'market' ? action.price : p.kind === 'send' ? p.price : null;
       const row = { id: newId('int'), tradeId, slaveAccountId: slave.account.id, tag: p.tag, action: rowAction, symbol: p.symbol, side: p.side as string, targetId: null };
@@ -269,38 +305,24 @@ export class CopyEngine {
       if (!slave.adapter) return skip('broker_unavailable', 'the Slave broker adapter could not be opened');
       if (userClosed.has(slave.account.id)) return skip('user_closed', 'the copy of this Master position was closed outside the service; it is not copied again');
       let volume = p.volume;
-      if (this.preTradeCheck) {
-        const d = await this.preTradeCheck({ master, slave: slave.account, rule: slave.rule, action: rowAction as never, symbol: p.symbol, side: p.side, type: p.type, volume, price: p.price ?? action.price, stopLoss: p.stopLoss, spec: contexts[i]!.spec! });
-        if (!d.ok) return { row: { ...row, plannedVolume: volume.toString(), state: 'denied', skipReason: `${d.code}: ${d.message}`, outcome: { kind: 'denied', code: d.code, message: d.message } }, slave, send: false, link: null };
-        if (d.volume) volume = d.volume;
+      if (decided) {
+        if (!decided.ok) return { row: { ...row, plannedVolume: volume.toString(), state: 'denied', skipReason: `${decided.code}: ${decided.message}`, outcome: { kind: 'denied', code: decided.code, message: decided.message } }, slave, send: false, link: null };
+        if (decided.volume) volume = decided.volume;
       }
       return {
         row: { ...row, plannedVolume: volume.toString(), plannedPrice: str(refPrice), stopLoss: str(p.stopLoss), takeProfit: str(p.takeProfit), state: 'planned' },
         slave, send: true, link: null,
       };
+    };
+    if (!check) return plan.map((p, i) => planRow(p, i, null));
+    return Promise.all(plan.map(async (p, i) => {
+      const slave = slaves[i]!;
+      const spec = contexts[i]!.spec;
+      const decided = p.kind === 'send' && spec && slave.adapter && !userClosed.has(slave.account.id)
+        ? await check({ master, slave: slave.account, rule: slave.rule, action: rowAction as never, symbol: p.symbol, side: p.side, type: p.type, volume: p.volume, price: p.price ?? action.price, stopLoss: p.stopLoss, spec })
+        : null;
+      return planRow(p, i, decided);
     }));
-  }
-
-  private recordEvents(master: Account, action: MasterAction, tradeId: string, planned: Planned[], opts: CopyOptions): NewEvent[] {
-    const userId = master.userId;
-    const evs: NewEvent[] = [];
-    if (opts.source !== 'api' && opts.source !== 'reconciler' && !opts.tradeId) {
-      const base = { role: 'master', positionId: action.positionId, symbol: action.symbol, tradeId };
-      if (action.kind === 'open' && action.positionId) evs.push({ userId, accountId: master.id, type: 'position.opened', payload: { ...base, side: action.side, volume: action.volume.toString(), price: str(action.price) } });
-      else if (action.kind === 'close') evs.push({ userId, accountId: master.id, type: 'position.closed', payload: { ...base, side: action.side, volume: action.volume.toString(), price: str(action.price), reason: 'master' } });
-      else if (action.kind === 'reduce' || action.kind === 'increase') evs.push({ userId, accountId: master.id, type: 'position.modified', payload: { ...base, volume: action.item.volume } });
-      else if (action.kind === 'modify') evs.push({ userId, accountId: master.id, type: 'position.modified', payload: { ...base, stopLoss: str(action.stopLoss), takeProfit: str(action.takeProfit) } });
-    }
-    for (const p of planned) {
-      if (p.row.state === 'skipped') {
-        const [reason, ...rest] = (p.row.skipReason ?? '').split(': ');
-        evs.push({ userId, accountId: p.slave.account.id, type: 'copy.skipped', payload: { tradeId, intentId: p.row.id, reason, detail: rest.join(': ') || null, symbol: p.row.symbol } });
-      } else if (p.row.state === 'denied') {
-        const o = p.row.outcome as { code: string; message: string };
-        evs.push({ userId, accountId: p.slave.account.id, type: 'copy.denied', payload: { tradeId, intentId: p.row.id, symbol: p.row.symbol, side: p.row.side, volume: p.row.plannedVolume ?? '0', code: o.code, message: o.message } });
-      }
-    }
-    return evs;
   }
 
   // ---- dispatch and outcomes ----------------------------------------------------------------------

@@ -7,6 +7,7 @@ import type { IntentRow, TradeRow } from '../store/repos/trades.js';
 import type { AdapterRegistry } from './adapter-registry.js';
 import type { CopyEngine, TradeLike } from './copy-engine.js';
 import { opOf, verifyOp } from './intent-ops.js';
+import { actionEvents } from './action-events.js';
 
 export interface SettleReport { checked: number; confirmed: number; resent: number; rejected: number; unknown: number }
 
@@ -45,6 +46,11 @@ export class Settler {
   private async pass(graceMs: number): Promise<SettleReport> {
     const report: SettleReport = { checked: 0, confirmed: 0, resent: 0, rejected: 0, unknown: 0 };
     const now = this.engine.clock();
+    // A crash between recording an action and marking it accepted: write that move, and its events, now.
+    for (const t of await this.store.trades.tradesInStatus('recorded')) {
+      if (this.engine.accepting.has(t.id) || now - t.updatedAt.getTime() < graceMs) continue;
+      await this.store.trades.applyOutcomes([{ trade: { id: t.id, set: { status: 'accepted' } }, events: actionEvents(t, await this.store.trades.intentsOfTrade(t.id)) }]);
+    }
     const rows = (await this.store.trades.unsettledIntents()).filter(({ intent }) => !this.engine.inFlight.has(intent.id) && now - intent.updatedAt.getTime() >= graceMs);
     // Per Slave in order, Slaves in parallel: a resend and the next lookup of one account never cross.
     const bySlave = new Map<string, Array<{ intent: IntentRow; trade: TradeRow }>>();

@@ -62,8 +62,12 @@ export class AccountsRepo {
    */
   private readonly cache: Map<string, Account[]> | null;
 
+  /** Copy rules by Slave (null = none stored), under the same single-writer condition as `cache`. */
+  private readonly rules: Map<string, CopyRule | null> | null;
+
   constructor(private readonly db: Db, opts: { cache?: boolean } = {}) {
     this.cache = opts.cache ? new Map() : null;
+    this.rules = opts.cache ? new Map() : null;
   }
 
   private invalidate(): void {
@@ -210,11 +214,28 @@ export class AccountsRepo {
 
   async rulesFor(slaveIds: string[]): Promise<Map<string, CopyRule>> {
     if (slaveIds.length === 0) return new Map();
+    // Every copy asks for the rules of all its Slaves: on the single-writer store they are served from memory.
+    if (this.rules) {
+      const missing = slaveIds.filter((id) => !this.rules!.has(id));
+      if (missing.length > 0) {
+        const rows = await this.db.select().from(copyRules).where(inArray(copyRules.slaveAccountId, missing));
+        const found = new Map(rows.map((r) => [r.slaveAccountId, withDefaults(r.rule as Partial<CopyRule>)]));
+        for (const id of missing) this.rules.set(id, found.get(id) ?? null);
+      }
+      const out = new Map<string, CopyRule>();
+      for (const id of slaveIds) {
+        const r = this.rules.get(id);
+        if (r) out.set(id, r);
+      }
+      return out;
+    }
     const rows = await this.db.select().from(copyRules).where(inArray(copyRules.slaveAccountId, slaveIds));
     return new Map(rows.map((r) => [r.slaveAccountId, withDefaults(r.rule as Partial<CopyRule>)]));
   }
 
   async setRule(slaveAccountId: string, rule: CopyRule): Promise<void> {
+    this.rules?.delete(slaveAccountId);
     await this.db.insert(copyRules).values({ slaveAccountId, rule }).onConflictDoUpdate({ target: copyRules.slaveAccountId, set: { rule, updatedAt: new Date() } });
+    this.rules?.delete(slaveAccountId);
   }
 }

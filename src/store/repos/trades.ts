@@ -39,8 +39,10 @@ export type LinkChange =
   | { op: 'adjust'; key: LinkKey; by: string };
 
 export interface OutcomeWrite {
-  intentId: string;
-  update: IntentUpdate;
+  intentId?: string;
+  update?: IntentUpdate;
+  /** A trade's own change written with the batch (recorded -> accepted). */
+  trade?: { id: string; set: Partial<NewTrade> };
   links?: LinkChange[];
   events?: NewEvent[];
 }
@@ -64,9 +66,13 @@ const INTENT_TAIL = sql.raw(`::json) as x(${INTENT_COLS.map((c) => `${c[0]} ${c[
 
 async function insertIntents(tx: Tx, rows: NewIntent[]): Promise<void> {
   if (rows.length === 0) return;
+  // Absent keys read as null: leaving nulls out makes the document (and its parse) a third smaller.
   const json = JSON.stringify(rows.map((r) => {
     const o: Record<string, unknown> = {};
-    for (const [col] of INTENT_COLS) o[col] = r[INTENT_FIELDS[col]] ?? null;
+    for (const [col] of INTENT_COLS) {
+      const v = r[INTENT_FIELDS[col]];
+      if (v !== null && v !== undefined) o[col] = v;
+    }
     return o;
   }));
   await tx.execute(sql`${INTENT_HEAD}${json}${INTENT_TAIL}`);
@@ -173,12 +179,18 @@ export class TradesRepo {
       const db = tx as unknown as Db;
       const now = new Date();
       for (const w of writes) {
-        await db.update(copyIntents).set({ ...w.update, updatedAt: now }).where(eq(copyIntents.id, w.intentId));
+        if (w.trade) await db.update(trades).set({ ...w.trade.set, updatedAt: now }).where(eq(trades.id, w.trade.id));
+        if (w.intentId && w.update) await db.update(copyIntents).set({ ...w.update, updatedAt: now }).where(eq(copyIntents.id, w.intentId));
         for (const l of w.links ?? []) await applyLink(db, l);
       }
       if (evs.length > 0) await this.events.append(tx, evs);
     });
     this.events.notify(evs.map((e) => e.userId));
+  }
+
+  /** Trades whose intents are durable but whose move to accepted (and its events) was not written: a crash in between. */
+  async tradesInStatus(status: string): Promise<TradeRow[]> {
+    return this.db.select().from(trades).where(eq(trades.status, status)).orderBy(asc(trades.createdAt));
   }
 
   async intentById(id: string): Promise<IntentRow | null> {
