@@ -204,7 +204,7 @@ export async function benchCrossPlatformLatency(): Promise<void> {
       row('Master fill -> Slave fill confirmed, platform C (cTrader Open API, 5 Slaves)', lat.C),
       row('Master fill -> Slave fill confirmed, B and C (10 Slaves)', [...lat.B, ...lat.C]),
       row('Master fill -> last of the 10 Slaves filled (per repetition)', lastPerRep),
-      row(`burst: Master trades ${BURST_GAP_MS} ms apart, platform B`, burst.B, 'Dispatcher bucket 2/s'),
+      row(`burst: Master trades ${BURST_GAP_MS} ms apart, platform B`, burst.B, 'paced by the served limits only (selfPaced)'),
       row(`burst: Master trades ${BURST_GAP_MS} ms apart, platform C`, burst.C),
     ], {
       reps: REPS, warmupReps: WARMUP_REPS, repGapMs: REP_GAP_MS, burstReps: BURST_REPS, burstGapMs: BURST_GAP_MS, slaves: { B: 5, C: 5 }, volume: VOLUME.toString(), symbol: SYMBOL,
