@@ -121,7 +121,7 @@ async function runSize(n: number, reps: number): Promise<Row[]> {
       { slaves: n, measure: '  of which: plan (slaves, rules, specs, sizing)', p50_ms: ms(stats(plan).p50), p99_ms: ms(stats(plan).p99), target: '', ok: '' },
       { slaves: n, measure: '  of which: record (trade + intents + item + events, one transaction)', p50_ms: ms(stats(record).p50), p99_ms: ms(stats(record).p99), target: '', ok: '' },
       { slaves: n, measure: 'floor: same planning in memory (no store, no adapter)', p50_ms: ms(f.p50), p99_ms: ms(f.p99), target: '', ok: '' },
-      { slaves: n, measure: 'overhead / floor (p99)', p50_ms: ms(t.p50 / f.p50), p99_ms: ms(t.p99 / f.p99), target: '<= 10x', ok: t.p99 / f.p99 <= 10 ? 'yes' : 'NO' },
+      { slaves: n, measure: 'overhead / floor (ratio of the p50s, of the p99s)', p50_ms: ms(t.p50 / f.p50), p99_ms: ms(t.p99 / f.p99), target: '<= 10x', ok: `p50 ${t.p50 / f.p50 <= 10 ? 'yes' : 'NO'}, p99 ${t.p99 / f.p99 <= 10 ? 'yes' : 'NO'}` },
     ];
   } finally {
     await store.close();
@@ -131,7 +131,7 @@ async function runSize(n: number, reps: number): Promise<Row[]> {
 
 /** Issue 3 figures: the copy engine's own overhead at 100 and 1000 Slaves on the embedded store. */
 export async function benchCopyOverhead(): Promise<void> {
-  const reps = Number(process.env.BENCH_COPY_REPS ?? 200);
-  const rows = [...(await runSize(100, reps)), ...(await runSize(1000, Math.max(20, Math.round(reps / 2))))];
+  const reps = Number(process.env.BENCH_COPY_REPS ?? 150);
+  const rows = [...(await runSize(100, reps)), ...(await runSize(1000, Math.max(20, Math.round(reps / 3))))];
   report('copy-overhead', rows, { reps, fsync: true, store: 'pglite (temp dir)' });
 }
