@@ -26,8 +26,8 @@ import { realEndpoints } from './platforms/endpoints.js';
 import { createCTraderAdapterFactory } from './platforms/ctrader/factory.js';
 import { createMetaTraderAdapterFactory } from './platforms/metatrader/factory.js';
 import { createTradeLockerAdapterFactory } from './platforms/tradelocker/factory.js';
-import { startSimulatedBrokers, type SimulatedBrokers } from './demo/simulated-brokers.js';
-import { seedDemo, type DemoCredentials } from './demo/seed.js';
+import type { SimulatedBrokers } from './demo/simulated-brokers.js';
+import type { DemoCredentials } from './demo/seed.js';
 import { createWebhooks } from './webhooks/compose.js';
 
 export interface Service {
@@ -80,6 +80,8 @@ export async function startService(cfg: Config, logger: Logger | false): Promise
       broker.start(1000);
       cleanup.unshift(async () => broker.stop());
       // Demo: every platform is served by the simulator's protocol front ends on loopback.
+      // Loaded only in demo mode: a production process carries no simulator front ends.
+      const { startSimulatedBrokers } = await import('./demo/simulated-brokers.js');
       simulated = await startSimulatedBrokers(broker, '127.0.0.1');
       cleanup.unshift(simulated.close);
       endpoints = simulated.endpoints;
@@ -166,7 +168,7 @@ export async function startService(cfg: Config, logger: Logger | false): Promise
     const health = new HealthMonitor(store, adapters, { intervalMs: cfg.healthIntervalMs, staleAfterMs: 3 * cfg.healthIntervalMs, checkTimeoutMs: Math.max(10_000, cfg.brokerTimeoutMs) });
     cleanup.unshift(() => health.stop());
 
-    const demo = cfg.demo ? await seedDemo({ store, auth, broker, cfg, baseUrl, v1BaseUrl, box, endpoints, simulated: simulated! }) : null;
+    const demo = cfg.demo ? await (await import('./demo/seed.js')).seedDemo({ store, auth, broker, cfg, baseUrl, v1BaseUrl, box, endpoints, simulated: simulated! }) : null;
 
     if (cfg.healthIntervalMs > 0) health.start();
 

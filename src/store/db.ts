@@ -36,13 +36,13 @@ export interface OpenOptions {
 }
 
 /**
- * PGlite's own start parameters, with fsync back on unless asked otherwise, and a 16 MB buffer cache instead
+ * PGlite's own start parameters, with fsync back on unless asked otherwise, and an 8 MB buffer cache instead
  * of 128 MB: the embedded store serves one user's accounts, and idle memory matters on small hosts.
  */
 function pgliteParams(fsync: boolean): string[] {
   const params = ['--single', '-O', '-j', '-c', 'search_path=public', '-c', 'exit_on_error=false', '-c', 'log_checkpoints=false', '-c', 'max_worker_processes=0',
     '-c', 'max_parallel_workers=0', '-c', 'max_parallel_workers_per_gather=0', '-c', 'io_method=sync', '-c', 'max_parallel_maintenance_workers=0',
-    '-c', 'shared_buffers=16MB', '-c', 'work_mem=4MB'];
+    '-c', 'shared_buffers=8MB', '-c', 'work_mem=4MB'];
   if (!fsync) params.splice(1, 0, '-F');
   return params;
 }

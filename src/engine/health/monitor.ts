@@ -27,14 +27,15 @@ export class HealthMonitor {
 
   constructor(private readonly store: Store, private readonly adapters: AdapterRegistry, private readonly opts: HealthMonitorOptions) {}
 
-  start(): void {
+  /** The first round waits `firstDelayMs`, so start-up (and the first requests) are not competing with it. */
+  start(firstDelayMs = 1500): void {
     const tick = () => {
       this.round = this.checkAll().catch(() => undefined).finally(() => {
         this.round = null;
         if (this.timer !== null) this.timer = setTimeout(tick, this.opts.intervalMs);
       });
     };
-    this.timer = setTimeout(tick, 0);
+    this.timer = setTimeout(tick, firstDelayMs);
   }
 
   async stop(): Promise<void> {
