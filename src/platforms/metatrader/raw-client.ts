@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { sendJson, type WireResult } from '../http-wire.js';
 
 /**
  * Mirrors the MetaApi REST endpoints one method per endpoint (provisioning API and client API), with no
@@ -6,12 +7,8 @@ import { randomBytes } from 'node:crypto';
  * it was a write. Every call ends as a WireResult, never a throw.
  */
 
-export type WireResult =
-  | { kind: 'response'; status: number; body: unknown; retryAfterSec: number | null }
-  /** No answer within the timeout: a write may or may not have been applied. */
-  | { kind: 'timeout'; method: string; path: string }
-  /** `notSent` when the request provably never reached the server (connection refused, DNS). */
-  | { kind: 'network'; method: string; path: string; code: string | null; message: string; notSent: boolean };
+export type { WireResult } from '../http-wire.js';
+export { parseRetryAfterHeader } from '../http-wire.js';
 
 /** Body of POST /trade (model MetatraderTrade); only the fields we send. */
 export interface MtTradeBody {
@@ -48,27 +45,6 @@ export interface MetaApiRawClientOptions {
   token: string;
   timeoutMs?: number;
   fetch?: typeof fetch;
-}
-
-const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
-
-function errorCode(err: unknown): string | null {
-  let e: unknown = err;
-  for (let i = 0; i < 4 && e; i++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return null;
-}
-
-/** Retry-After is seconds or an HTTP date (fact sheet A2). */
-export function parseRetryAfterHeader(h: string | null, now = Date.now()): number | null {
-  if (h === null || h.trim() === '') return null;
-  const n = Number(h);
-  if (Number.isFinite(n) && n >= 0) return n;
-  const t = Date.parse(h);
-  return Number.isNaN(t) ? null : Math.max(0, Math.ceil((t - now) / 1000));
 }
 
 /** The transaction-id of account creation: 32 random characters, reused while the answer is 202. */
@@ -162,44 +138,7 @@ export class MetaApiRawClient {
   ): Promise<WireResult> {
     const url = new URL(base + path);
     for (const [k, v] of Object.entries(opts.query ?? {})) url.searchParams.set(k, v);
-    const headers: Record<string, string> = { accept: 'application/json', 'auth-token': this.opts.token, ...(opts.headers ?? {}) };
-    if (opts.body !== undefined) headers['content-type'] = 'application/json';
-    let res: Response;
-    let text: string;
-    try {
-      res = await this.fetchImpl(url, {
-        method,
-        headers,
-        ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
-        signal: AbortSignal.timeout(this.timeoutMs),
-      });
-      // The timeout signal also covers the body; headers followed by a stall is still a timeout.
-      text = await res.text();
-    } catch (err) {
-      return this.failure(method, path, err);
-    }
-    let body: unknown = null;
-    if (text.length > 0) {
-      try {
-        body = JSON.parse(text);
-      } catch {
-        body = text;
-      }
-    }
-    return { kind: 'response', status: res.status, body, retryAfterSec: parseRetryAfterHeader(res.headers.get('retry-after')) };
-  }
-
-  private failure(method: string, path: string, err: unknown): WireResult {
-    const name = (err as { name?: unknown })?.name;
-    if (name === 'TimeoutError' || name === 'AbortError') return { kind: 'timeout', method, path };
-    const code = errorCode(err);
-    return {
-      kind: 'network',
-      method,
-      path,
-      code,
-      message: err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err),
-      notSent: code !== null && NOT_SENT_CODES.has(code),
-    };
+    const headers: Record<string, string> = { 'auth-token': this.opts.token, ...(opts.headers ?? {}) };
+    return sendJson(this.fetchImpl, url, { method, path, headers, body: opts.body, timeoutMs: this.timeoutMs });
   }
 }

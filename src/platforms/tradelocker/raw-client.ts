@@ -1,15 +1,11 @@
+import { sendJson, type WireResult } from '../http-wire.js';
 /**
  * Mirrors the TradeLocker public REST API one method per endpoint, with no interpretation and no retries:
  * what a result means (and whether a write may be repeated) is decided by the adapter, which knows whether
  * the call was a read or a write. Every call ends as a WireResult, never a throw.
  */
 
-export type WireResult =
-  | { kind: 'response'; status: number; body: unknown; retryAfterSec: number | null }
-  /** No answer within the timeout: a write may or may not have been applied. */
-  | { kind: 'timeout'; method: string; path: string }
-  /** `notSent` when the request provably never reached the server (connection refused, DNS). */
-  | { kind: 'network'; method: string; path: string; code: string | null; message: string; notSent: boolean };
+export type { WireResult } from '../http-wire.js';
 
 export interface AuthContext {
   accessToken: string;
@@ -61,27 +57,6 @@ export interface RawClientOptions {
   baseUrl: string;
   timeoutMs?: number;
   fetch?: typeof fetch;
-}
-
-/** Connection-level failures that prove the request never left (so even a write is safe to resend). */
-const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
-
-function errorCode(err: unknown): string | null {
-  let e: unknown = err;
-  for (let i = 0; i < 4 && e; i++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return null;
-}
-
-function retryAfter(h: string | null): number | null {
-  if (h === null) return null;
-  const n = Number(h);
-  if (Number.isFinite(n) && n >= 0) return n;
-  const t = Date.parse(h);
-  return Number.isNaN(t) ? null : Math.max(0, Math.ceil((t - Date.now()) / 1000));
 }
 
 export class TradeLockerRawClient {
@@ -179,51 +154,10 @@ export class TradeLockerRawClient {
   ): Promise<WireResult> {
     const url = new URL(this.baseUrl + path);
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
-    const headers: Record<string, string> = { accept: 'application/json' };
+    const headers: Record<string, string> = {};
     if (opts.auth) headers.authorization = `Bearer ${opts.auth.accessToken}`;
     if (opts.auth?.accNum !== undefined) headers.accNum = String(opts.auth.accNum);
-    if (opts.body !== undefined) headers['content-type'] = 'application/json';
-    let res: Response;
-    try {
-      res = await this.fetchImpl(url, {
-        method,
-        headers,
-        ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
-        signal: AbortSignal.timeout(this.timeoutMs),
-      });
-    } catch (err) {
-      return this.failure(method, path, err);
-    }
-    let text: string;
-    try {
-      // The timeout signal also covers the body; a server that sends headers then stalls is still a timeout.
-      text = await res.text();
-    } catch (err) {
-      return this.failure(method, path, err);
-    }
-    let body: unknown = null;
-    if (text.length > 0) {
-      try {
-        body = JSON.parse(text);
-      } catch {
-        body = text;
-      }
-    }
-    return { kind: 'response', status: res.status, body, retryAfterSec: retryAfter(res.headers.get('retry-after')) };
-  }
-
-  private failure(method: string, path: string, err: unknown): WireResult {
-    const name = (err as { name?: unknown })?.name;
-    if (name === 'TimeoutError' || name === 'AbortError') return { kind: 'timeout', method, path };
-    const code = errorCode(err);
-    return {
-      kind: 'network',
-      method,
-      path,
-      code,
-      message: err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err),
-      notSent: code !== null && NOT_SENT_CODES.has(code),
-    };
+    return sendJson(this.fetchImpl, url, { method, path, headers, body: opts.body, timeoutMs: this.timeoutMs });
   }
 }
 
