@@ -63,6 +63,9 @@ export async function runMigrations(database: Database): Promise<void> {
 
 async function openPostgres(url: string): Promise<Database> {
   const pool = new pg.Pool({ connectionString: url, max: 10 });
+  // An idle connection the server dropped (restart, failover, admin) must not crash the process: the pool
+  // opens a new one on next use, and queries in flight get their own error.
+  pool.on('error', () => undefined);
   // Fail fast with a clear message instead of at the first query.
   const client = await pool.connect().catch((err: Error) => {
     throw new AppError('upstream_unavailable', `cannot connect to PostgreSQL at ${redactUrl(url)}: ${err.message}`);
