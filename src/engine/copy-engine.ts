@@ -1,5 +1,5 @@
 import { Decimal, roundToStep } from '../domain/decimal.js';
-import type { Account } from '../domain/account.js';
+import { isEligibleSlave, type Account } from '../domain/account.js';
 import { withDefaults, type CopyRule } from '../domain/copy-rule.js';
 import { correlationTag } from '../domain/correlation.js';
 import { newId } from '../domain/ids.js';
@@ -261,9 +261,20 @@ export class CopyEngine {
             out.push({ row: { ...row, plannedPrice: str(onGrid(action.price)), plannedVolume: sized.ok ? sized.volume.toString() : null, stopLoss: str(onGrid(sl)), takeProfit: str(onGrid(tp)), state: 'planned' }, slave, send: true, link });
             break;
           }
-          case 'order_filled':
-            out.push({ row: { ...row, plannedVolume: link.volume, stopLoss: rule.copyStopLoss ? str(onGrid(sl)) : null, takeProfit: rule.copyTakeProfit ? str(onGrid(tp)) : null, state: 'planned' }, slave, send: true, link });
+          case 'order_filled': {
+            // A fill adds exposure: a Slave that may not take any (paused, locked, disconnected) or that the risk
+            // guard refuses only has its pending copy cancelled, so it cannot fill later on its own.
+            const refuse = (reason: string): Planned => ({ row: { ...row, action: 'order_cancelled', state: 'planned', skipReason: `${reason}; the pending copy is cancelled instead of filled` }, slave, send: true, link });
+            if (!isEligibleSlave(account)) { out.push(refuse(`slave_not_eligible: account status is ${account.status}`)); break; }
+            let volume = link.volume;
+            if (this.preTradeCheck && spec && volume) {
+              const decided = await this.preTradeCheck({ master, slave: account, rule, action: rowAction as never, symbol: mapped, side: row.side as Side, type: 'market', volume: new Decimal(volume), price: action.price, stopLoss: rule.copyStopLoss ? onGrid(sl) : null, spec });
+              if (!decided.ok) { out.push(refuse(`${decided.code}: ${decided.message}`)); break; }
+              if (decided.volume) volume = decided.volume.toString();
+            }
+            out.push({ row: { ...row, plannedVolume: volume, stopLoss: rule.copyStopLoss ? str(onGrid(sl)) : null, takeProfit: rule.copyTakeProfit ? str(onGrid(tp)) : null, state: 'planned' }, slave, send: true, link });
             break;
+          }
           default:
             out.push(skip('not_supported', `action ${action.kind}`));
         }
@@ -273,6 +284,14 @@ export class CopyEngine {
   }
 
   private async planAdding(master: Account, action: MasterAction, tradeId: string, slaves: Slave[], rowAction: string): Promise<Planned[]> {
+    // A paused or locked Master (by the user, the risk guard or a panic-close) is not copied from, even when
+    // trades keep arriving from its terminal. Closes and reductions still follow: they only take risk away.
+    if (master.status !== 'connected' && master.status !== 'disconnected') {
+      return slaves.map((slave) => ({
+        row: { id: newId('int'), tradeId, slaveAccountId: slave.account.id, tag: correlationTag({ tradeId, accountId: slave.account.id, action: rowAction }), action: rowAction, symbol: slave.rule.symbolMap[action.symbol] ?? action.symbol, side: (slave.rule.reverse ? opposite(action.side) : action.side) as string, targetId: null, state: 'skipped', skipReason: `master_not_eligible: the Master is ${master.status}${master.statusReason ? ` (${master.statusReason})` : ''}` },
+        slave, send: false, link: null,
+      }));
+    }
     const contexts: SlaveContext[] = [];
     const waits: Array<Promise<void>> = [];
     for (const s of slaves) {

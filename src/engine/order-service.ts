@@ -106,8 +106,15 @@ export class OrderService {
     if (found?.position) {
       return { kind: 'confirmed', brokerOrderId: found.order?.id ?? null, positionId: found.position.id, filledVolume: found.position.volume, fillPrice: found.position.openPrice, brokerTime: found.position.openedAt };
     }
-    if (found?.order) {
-      return { kind: 'confirmed', brokerOrderId: found.order.id, positionId: found.order.positionId, filledVolume: found.order.filledVolume, fillPrice: found.order.price, brokerTime: found.order.createdAt };
+    const order = found?.order;
+    if (!order) return outcome;
+    // Finding the order proves it arrived, not that it filled: only a fill (or a resting pending order) is a
+    // Master trade to copy. A market order the broker cancelled or rejected after the timeout copies nothing.
+    if (order.status === 'filled' || (order.status === 'pending' && order.type !== 'market')) {
+      return { kind: 'confirmed', brokerOrderId: order.id, positionId: order.positionId, filledVolume: order.filledVolume, fillPrice: order.price, brokerTime: order.createdAt };
+    }
+    if (order.status === 'cancelled' || order.status === 'rejected') {
+      return { kind: 'rejected', code: `order_${order.status}`, message: `the broker ${order.status} the order after the timeout` };
     }
     return outcome;
   }
