@@ -24,6 +24,20 @@ const order = (idem: string, body: Record<string, unknown> = { symbol: 'EURUSD',
 const masterPositions = () => svc.broker.positions(masterSim).length;
 
 describe('Idempotency-Key on family V writes', () => {
+  it('never stores a secret shown once: a replayed webhook-endpoint creation says so instead of repeating it', async () => {
+    const k = freshKey();
+    const body = { url: 'http://127.0.0.1:9/hook' };
+    const first = await svc.call('POST', '/v1/webhook-endpoints', { token: key, body, headers: { 'idempotency-key': k } });
+    expect(first.status, first.text + svc.logs.filter((l) => l.includes('"level":50')).join('').slice(0, 1500)).toBe(201);
+    expect(first.text).toContain('whsec_');
+    const replay = await svc.call('POST', '/v1/webhook-endpoints', { token: key, body, headers: { 'idempotency-key': k } });
+    expect(replay.status).toBe(201);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body.code).toBe('secret_shown_once');
+    const stored = JSON.stringify(((await svc.store.database.db.execute(sql`select response from idempotency_keys`)) as unknown as { rows: unknown[] }).rows);
+    expect(stored).not.toContain('whsec_');
+  });
+
   it('same key and same body: the stored answer, marked as a replay, and one order at the broker', async () => {
     const k = freshKey();
     const before = masterPositions();

@@ -1,3 +1,4 @@
+import { SECRET_RESPONSE_ROUTES } from './request-records.js';
 import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { IdempotencyRepo } from '../../store/repos/idempotency.js';
@@ -70,7 +71,8 @@ export function idempotency(app: FastifyInstance, store: Store, opts: Idempotenc
     const stored = existing.response as { body: unknown; headers?: Record<string, string> } | null;
     for (const [k, v] of Object.entries(stored?.headers ?? {})) reply.header(k, v);
     reply.header('idempotent-replayed', 'true');
-    return reply.code(existing.status).type('application/json').send(stored?.body ?? null);
+    // Sent as the exact stored JSON: a replay repeats the first answer, it is not re-shaped by the route's schema.
+    return reply.code(existing.status).type('application/json').serializer((v) => (typeof v === 'string' ? v : JSON.stringify(v))).send(JSON.stringify(stored?.body ?? null));
   });
 
   app.addHook('onSend', async (req, reply, payload) => {
@@ -84,7 +86,10 @@ export function idempotency(app: FastifyInstance, store: Store, opts: Idempotenc
         return payload;
       }
       let body: unknown = null;
-      if (typeof payload === 'string') {
+      if (SECRET_RESPONSE_ROUTES.has(req.routeOptions.url ?? '')) {
+        // A secret is shown once and stored only sealed where it belongs; a replay says where it went.
+        body = { code: 'secret_shown_once', error: 'this request already succeeded; its secret was shown in the first answer and is not stored again (rotate it to get a new one)' };
+      } else if (typeof payload === 'string') {
         try { body = JSON.parse(payload); } catch { body = payload; }
       }
       const headers: Record<string, string> = {};

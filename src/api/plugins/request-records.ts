@@ -4,8 +4,8 @@ import { newId } from '../../domain/ids.js';
 import type { Store } from '../../store/store.js';
 
 const WRITE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-/** Responses holding a secret shown once are recorded without their body. */
-const SECRET_RESPONSE_ROUTES = new Set([
+/** Responses holding a secret shown once: never stored (request records, idempotent replays). */
+export const SECRET_RESPONSE_ROUTES = new Set([
   '/app/sign-in', '/app/api-keys', '/app/api-keys/:key_id/rotate',
   ...['/v1', '/app/v1'].flatMap((p) => [`${p}/webhook-endpoints`, `${p}/webhook-endpoints/:endpoint_id/rotate-secret`]),
 ]);
@@ -47,7 +47,8 @@ export function requestRecords(app: FastifyInstance, store: Store, onError: (err
       route,
       path: req.originalUrl.split('?')[0]!,
       status: reply.statusCode,
-      bodyDigest: body && !route.startsWith('/app/sign-in') ? createHash('sha256').update(body).digest('hex') : null,
+      // No digest of a body that carries a password: with the other fields known, it would allow offline guessing.
+      bodyDigest: body && !route.startsWith('/app/sign-in') && !route.startsWith('/api/connect/') ? createHash('sha256').update(body).digest('hex') : null,
       response: req.recordedResponse ?? null,
       durationMs: reply.elapsedTime.toFixed(3),
       idempotencyKey: (req.headers['idempotency-key'] as string | undefined) ?? null,
