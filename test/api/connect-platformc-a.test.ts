@@ -16,10 +16,17 @@ async function userToken(email: string): Promise<string> {
   return (await svc.call('POST', '/app/sign-in', { body: { email, password: 'password-123' } })).body.accessToken;
 }
 
-/** What the popup does: open the authorization URL; the simulator's consent page approves for `user` and redirects back. */
-async function approveInPopup(authorizationUrl: string, ctidUser: string, deny = false): Promise<string> {
-  const res = await fetch(`${authorizationUrl}&user=${ctidUser}${deny ? '&deny=1' : ''}`);
-  return res.text();
+/** The cookie /start set in the browser that started the flow. */
+const cookieOf = (r: { headers: Headers }) => (r.headers.get('set-cookie') ?? '').split(';')[0]!;
+
+/**
+ * What the popup does: open the authorization URL; the simulator's consent page approves for `user` and
+ * redirects back to our callback, where the browser sends the cookie /start set.
+ */
+async function approveInPopup(authorizationUrl: string, ctidUser: string, cookie: string, deny = false): Promise<{ status: number; text: string }> {
+  const consent = await fetch(`${authorizationUrl}&user=${ctidUser}${deny ? '&deny=1' : ''}`, { redirect: 'manual' });
+  const back = await fetch(consent.headers.get('location')!, { headers: cookie ? { cookie } : {} });
+  return { status: back.status, text: await back.text() };
 }
 
 describe('platform C connection flow (OAuth popup)', () => {
@@ -29,7 +36,7 @@ describe('platform C connection flow (OAuth popup)', () => {
     const start = await svc.call('POST', '/api/connect/platformc/start', { token, body: {} });
     expect(start.status).toBe(200);
     expect(start.body.authorizationUrl).toContain('redirect_uri=');
-    const page = await approveInPopup(start.body.authorizationUrl, 'ctid-alice');
+    const page = (await approveInPopup(start.body.authorizationUrl, 'ctid-alice', cookieOf(start))).text;
     expect(page).toContain('copytrade:platformc');
     expect(page).not.toMatch(/accessToken|refreshToken/);
     const conn = await svc.call('GET', `/api/connect/platformc/connections/${start.body.connectionId}`, { token });
@@ -55,7 +62,7 @@ describe('platform C connection flow (OAuth popup)', () => {
     const start = await svc.call('POST', '/api/connect/platformc/start', { token, body: {} });
     const early = await svc.call('POST', '/api/connect/platformc/confirm', { token, body: { connectionId: start.body.connectionId, ctidTraderAccountId: '1', accountNumber: '1', environment: 'demo' } });
     expect(early.status).toBe(409);
-    await approveInPopup(start.body.authorizationUrl, 'ctid-alice', true);
+    await approveInPopup(start.body.authorizationUrl, 'ctid-alice', cookieOf(start), true);
     const conn = await svc.call('GET', `/api/connect/platformc/connections/${start.body.connectionId}`, { token });
     expect(conn.body).toMatchObject({ status: 'failed', error: 'access was not approved' });
   });
@@ -63,6 +70,16 @@ describe('platform C connection flow (OAuth popup)', () => {
   it('a forged callback state is refused', async () => {
     const res = await fetch(`${svc.baseUrl}/api/connect/platformc/callback?code=x&state=con_forged.nonce`);
     expect(res.status).toBe(400);
+  });
+
+  it('an approval made in another browser (a victim sent the attacker\'s link) is refused, and a settled connection takes no second callback', async () => {
+    const token = await userToken('c3@example.test');
+    const start = await svc.call('POST', '/api/connect/platformc/start', { token, body: {} });
+    const victim = await approveInPopup(start.body.authorizationUrl, 'ctid-alice', '');
+    expect(victim.status).toBe(400);
+    expect((await svc.call('GET', `/api/connect/platformc/connections/${start.body.connectionId}`, { token })).body.status).toBe('pending');
+    expect((await approveInPopup(start.body.authorizationUrl, 'ctid-alice', cookieOf(start))).status).toBe(200);
+    expect((await approveInPopup(start.body.authorizationUrl, 'ctid-alice', cookieOf(start))).status).toBe(400);
   });
 });
 

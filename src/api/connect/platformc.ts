@@ -15,6 +15,8 @@ import { AssignFields } from './platformb.js';
 interface CSession {
   userId: string;
   nonce: string;
+  /** Also set as a cookie in the browser that started the flow: the callback must come from that browser. */
+  browserNonce: string;
   redirectUri: string;
   status: 'pending' | 'authorized' | 'failed';
   error: string | null;
@@ -23,6 +25,7 @@ interface CSession {
 }
 
 const CALLBACK = '/api/connect/platformc/callback';
+const COOKIE = 'ct_oauth_c';
 
 /** The page the OAuth popup ends on: it tells the app's window and closes. No token or secret is in it. */
 function popupPage(msg: { connectionId: string | null; ok: boolean; error?: string }): string {
@@ -52,10 +55,14 @@ export async function connectPlatformCRoutes(app: FastifyInstance, deps: ApiDeps
       body: Type.Optional(Type.Object({}, { additionalProperties: false })),
       response: { 200: Type.Object({ connectionId: Type.String(), authorizationUrl: Type.String() }), ...stdErrors() },
     },
-  }, async (req) => {
+  }, async (req, reply) => {
     const nonce = randomBytes(16).toString('base64url');
+    const browserNonce = randomBytes(16).toString('base64url');
     const redirectUri = `${origin(req)}${CALLBACK}`;
-    const connectionId = sessions.put({ userId: userOf(req), nonce, redirectUri, status: 'pending', error: null, tokens: null, accounts: [] });
+    const connectionId = sessions.put({ userId: userOf(req), nonce, browserNonce, redirectUri, status: 'pending', error: null, tokens: null, accounts: [] });
+    // Binds the approval to this browser: a link to someone else's authorization URL cannot attach their
+    // broker account to an attacker's session (SameSite=Lax still rides the provider's redirect back).
+    reply.header('set-cookie', `${COOKIE}=${browserNonce}; Path=${CALLBACK}; HttpOnly; SameSite=Lax; Max-Age=600`);
     return { connectionId, authorizationUrl: buildAuthorizationUrl({ oauthBaseUrl: c().oauthBaseUrl, clientId: c().clientId, redirectUri, state: `${connectionId}.${nonce}` }) };
   });
 
@@ -68,7 +75,10 @@ export async function connectPlatformCRoutes(app: FastifyInstance, deps: ApiDeps
     reply.type('text/html; charset=utf-8').header('cache-control', 'no-store');
     const [connectionId, nonce] = (req.query.state ?? '').split('.');
     const s = connectionId ? sessions.peek(connectionId) : null;
-    const nonceOk = !!s && !!nonce && nonce.length === s.nonce.length && timingSafeEqual(Buffer.from(nonce), Buffer.from(s.nonce));
+    const same = (a: string | undefined, b: string) => !!a && a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+    const cookie = /(?:^|;\s*)ct_oauth_c=([^;]+)/.exec(req.headers.cookie ?? '')?.[1];
+    // Only a pending connection takes a callback, and only from the browser that started it.
+    const nonceOk = !!s && s.status === 'pending' && same(nonce, s.nonce) && same(cookie, s.browserNonce);
     if (!s || !nonceOk) return reply.code(400).send(popupPage({ connectionId: null, ok: false, error: 'unknown or expired connection; start again' }));
     const fail = (error: string) => {
       sessions.update(connectionId!, { ...s, status: 'failed', error });
