@@ -1,3 +1,4 @@
+import { readJsonObject } from '../http-common.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /** A handler's answer; the server writes it as JSON (204 and undefined bodies are sent empty). */
@@ -47,25 +48,8 @@ export function send(res: ServerResponse, reply: Reply): void {
   res.writeHead(reply.status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(reply.body));
 }
 
-const MAX_BODY = 1 << 20;
 
-export async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const c of req) {
-    size += (c as Buffer).length;
-    if (size > MAX_BODY) throw new ApiError(400, 'body too large');
-    chunks.push(c as Buffer);
-  }
-  if (size === 0) return {};
-  try {
-    const v = JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
-    if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new Error('not an object');
-    return v as Record<string, unknown>;
-  } catch {
-    throw new ApiError(400, 'body must be a JSON object');
-  }
-}
+export const readJson = (req: IncomingMessage) => readJsonObject(req, (status, message) => new ApiError(status, message));
 
 /** 429 as both MetaApi APIs send it: Retry-After header plus metadata.recommendedRetryTime (an ISO time). */
 export function tooManyRequests(retryAfterSec: number, api: 'client' | 'provisioning', message?: string): ApiError {

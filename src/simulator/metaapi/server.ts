@@ -1,3 +1,4 @@
+import { HeldSockets } from '../http-common.js';
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -69,20 +70,8 @@ export async function startMetaApiSimServer(broker: SimBrokerApi, opts: MetaApiS
   });
   const holdMs = opts.holdMs ?? 30_000;
   const comments: CommentStore = new Map();
-  const held = new Set<NodeJS.Timeout>();
-
-  /** "Never answers": keep the socket open until the client gives up, then drop it so close() is quick. */
-  const hold = (req: IncomingMessage, fault: ActiveFault) => {
-    const timer = setTimeout(() => {
-      held.delete(timer);
-      req.socket.destroy();
-    }, fault.delayMs ?? holdMs);
-    held.add(timer);
-    req.socket.once('close', () => {
-      clearTimeout(timer);
-      held.delete(timer);
-    });
-  };
+  const held = new HeldSockets(holdMs);
+  const hold = (req: IncomingMessage, fault: ActiveFault) => held.hold(req, fault);
 
   /** Faults that end the request before the handler runs; returns true when the request is finished or abandoned. */
   const shortCircuit = (req: IncomingMessage, res: ServerResponse, f: ActiveFault, api: 'client' | 'provisioning', write: boolean): boolean => {
@@ -315,8 +304,7 @@ export async function startMetaApiSimServer(broker: SimBrokerApi, opts: MetaApiS
     token,
     accounts: () => registry.list().map((a) => registry.view(a)),
     close: async () => {
-      for (const t of held) clearTimeout(t);
-      held.clear();
+      held.releaseAll();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

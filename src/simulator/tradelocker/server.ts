@@ -1,3 +1,4 @@
+import { HeldSockets, readJsonObject } from '../http-common.js';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ActiveFault, FaultOp, SimBrokerApi, SimErrorCode } from '../types.js';
@@ -30,7 +31,6 @@ export interface TradeLockerSimServer {
 }
 
 const PREFIX = '/backend-api';
-const MAX_BODY = 1 << 20;
 const SIM_NOT_FOUND: SimErrorCode[] = ['POSITION_NOT_FOUND', 'ORDER_NOT_FOUND', 'UNKNOWN_ACCOUNT'];
 const SIM_CODES = new Set<string>([
   'UNKNOWN_ACCOUNT', 'UNKNOWN_SYMBOL', 'INVALID_VOLUME', 'INVALID_PRICE', 'INVALID_STOPS', 'NOT_ENOUGH_MONEY',
@@ -63,23 +63,7 @@ function replyForError(err: unknown): Reply {
   return fail(500, 'internal error');
 }
 
-async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const c of req) {
-    size += (c as Buffer).length;
-    if (size > MAX_BODY) throw new HttpError(413, 'body too large');
-    chunks.push(c as Buffer);
-  }
-  if (size === 0) return {};
-  try {
-    const v = JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
-    if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new Error('not an object');
-    return v as Record<string, unknown>;
-  } catch {
-    throw new HttpError(400, 'body must be a JSON object');
-  }
-}
+const readJson = (req: IncomingMessage) => readJsonObject(req, (status, message) => new HttpError(status, message));
 
 /**
  * TradeLocker public REST API served over a simulated broker on loopback. It follows the fact sheet
@@ -101,20 +85,8 @@ export async function startTradeLockerSimServer(broker: SimBrokerApi, opts: Trad
     rateLimits,
     historyPageSize: opts.historyPageSize ?? 500,
   });
-  const held = new Set<NodeJS.Timeout>();
-
-  /** "Never answers": keep the socket open until the client gives up, then drop it so close() is quick. */
-  const hold = (req: IncomingMessage, fault: ActiveFault) => {
-    const timer = setTimeout(() => {
-      held.delete(timer);
-      req.socket.destroy();
-    }, fault.delayMs ?? holdMs);
-    held.add(timer);
-    req.socket.once('close', () => {
-      clearTimeout(timer);
-      held.delete(timer);
-    });
-  };
+  const held = new HeldSockets(holdMs);
+  const hold = (req: IncomingMessage, fault: ActiveFault) => held.hold(req, fault);
 
   const firstAccountOf = (userKey: string) => directory.accountsOf(userKey)[0]?.sim.id ?? '';
 
@@ -318,8 +290,7 @@ export async function startTradeLockerSimServer(broker: SimBrokerApi, opts: Trad
   return {
     baseUrl: `http://${host}:${addr.port}${PREFIX}`,
     close: async () => {
-      for (const t of held) clearTimeout(t);
-      held.clear();
+      held.releaseAll();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
