@@ -117,7 +117,7 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
     await sendError(req, reply, 404, 'not_found', `no route ${req.method} ${req.url.split('?')[0]}`);
     return reply;
   };
-  const v1: RouteOpts = { prefix: '/v1', auth: v1Auth, security: [{ apiKey: [] }], op: (id) => id, hide: !servesV1 };
+  const v1: RouteOpts = { prefix: '/v1', auth: v1Auth, security: [{ apiKey: [] }], hide: !servesV1 };
 
   if (opts.families.includes('r')) {
     await familyR(app, deps);

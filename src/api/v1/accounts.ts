@@ -10,12 +10,12 @@ import type { RouteOpts } from './route-opts.js';
 
 export async function accountRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOpts): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const { auth, security, prefix, op, hide } = o;
+  const { auth, security, prefix, hide } = o;
   const tags = ['Accounts'];
 
   r.get(`${prefix}/me`, {
     onRequest: auth,
-    schema: { operationId: op('getMe'), hide, tags, security, ...OPEN, summary: "The caller's profile", response: { 200: Type.Object({ id: Type.String(), email: Type.String(), createdAt: Type.String(), credential: Type.Object({ kind: Type.String(), id: Type.String() }) }), ...stdErrors() } },
+    schema: { operationId: 'getMe', hide, tags, security, ...OPEN, summary: "The caller's profile", response: { 200: Type.Object({ id: Type.String(), email: Type.String(), createdAt: Type.String(), credential: Type.Object({ kind: Type.String(), id: Type.String() }) }), ...stdErrors() } },
   }, async (req) => {
     const u = (await deps.store.users.byId(userOf(req)))!;
     return { id: u.id, email: u.email, createdAt: u.createdAt.toISOString(), credential: { kind: req.principal!.credentialKind, id: req.principal!.credentialId } };
@@ -23,17 +23,17 @@ export async function accountRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
 
   r.get(`${prefix}/accounts`, {
     onRequest: auth,
-    schema: { operationId: op('listAccounts'), hide, tags, security, summary: "The caller's accounts on every platform, with role, status and health", response: { 200: Type.Object({ accounts: Type.Array(AccountSchema) }), ...stdErrors() } },
+    schema: { operationId: 'listAccounts', hide, tags, security, summary: "The caller's accounts on every platform, with role, status and health", response: { 200: Type.Object({ accounts: Type.Array(AccountSchema) }), ...stdErrors() } },
   }, async (req) => ({ accounts: (await deps.store.accounts.list(userOf(req))).map(toAccountJson) }));
 
   r.get(`${prefix}/accounts/:account_id`, {
     onRequest: auth,
-    schema: { operationId: op('getAccount'), hide, tags, security, ...OPEN, params: AccountIdParams, response: { 200: AccountSchema, ...stdErrors() } },
+    schema: { operationId: 'getAccount', hide, tags, security, ...OPEN, params: AccountIdParams, response: { 200: AccountSchema, ...stdErrors() } },
   }, async (req) => toAccountJson(await ownedAccount(deps, userOf(req), req.params.account_id)));
 
   r.get(`${prefix}/accounts/:account_id/capabilities`, {
     onRequest: auth,
-    schema: { operationId: op('getAccountCapabilities'), hide, tags, security, ...OPEN, params: AccountIdParams, response: { 200: CapabilitiesSchema, ...stdErrors() } },
+    schema: { operationId: 'getAccountCapabilities', hide, tags, security, ...OPEN, params: AccountIdParams, response: { 200: CapabilitiesSchema, ...stdErrors() } },
   }, async (req) => {
     const a = await ownedAccount(deps, userOf(req), req.params.account_id);
     return toCapabilitiesJson(deps.adapters.capabilities(a.platform) ?? (await deps.adapters.forAccount(a)).capabilities);
@@ -41,7 +41,7 @@ export async function accountRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
 
   r.get(`${prefix}/accounts/:account_id/positions`, {
     onRequest: auth,
-    schema: { operationId: op('listAccountPositions'), hide, tags, security, ...OPEN, summary: 'Open positions of any account of the caller, read from its broker', params: AccountIdParams, response: { 200: Type.Object({ positions: Type.Array(PositionSchema) }), ...stdErrors(409, 502, 503) } },
+    schema: { operationId: 'listAccountPositions', hide, tags, security, ...OPEN, summary: 'Open positions of any account of the caller, read from its broker', params: AccountIdParams, response: { 200: Type.Object({ positions: Type.Array(PositionSchema) }), ...stdErrors(409, 502, 503) } },
   }, async (req) => {
     const a = await ownedAccount(deps, userOf(req), req.params.account_id);
     return { positions: (await (await deps.adapters.forAccount(a)).listPositions()).map(toPositionJson) };
@@ -50,7 +50,7 @@ export async function accountRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
   r.get(`${prefix}/accounts/:account_id/orders`, {
     onRequest: auth,
     schema: {
-      operationId: op('listAccountOrders'), hide, tags, security, ...OPEN, summary: 'Pending orders (and with history=true final ones) of any account of the caller',
+      operationId: 'listAccountOrders', hide, tags, security, ...OPEN, summary: 'Pending orders (and with history=true final ones) of any account of the caller',
       params: AccountIdParams,
       querystring: Type.Object({ from: Type.Optional(Type.String({ maxLength: 40 })), to: Type.Optional(Type.String({ maxLength: 40 })), symbol: Type.Optional(Type.String({ maxLength: 32 })), history: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])) }, { additionalProperties: false }),
       response: { 200: Type.Object({ orders: Type.Array(OrderSchema) }), ...stdErrors(409, 502, 503) },

@@ -16,7 +16,7 @@ const ListedEvent = Type.Intersect([AnyEventSchema, Type.Object({ cursor: Type.I
 /** Event catalogue, replay by cursor, and the live stream (SSE). */
 export async function eventRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOpts): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const { auth, security, prefix, op, hide } = o;
+  const { auth, security, prefix, hide } = o;
   const tags = ['Events'];
   prepareEventStreams(app);
 
@@ -26,7 +26,7 @@ export async function eventRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
   r.get(`${prefix}/event-types`, {
     onRequest: auth,
     schema: {
-      operationId: op('listEventTypes'), hide, tags, security, ...OPEN, summary: 'The event catalogue: every type with its schema version and JSON schema',
+      operationId: 'listEventTypes', hide, tags, security, ...OPEN, summary: 'The event catalogue: every type with its schema version and JSON schema',
       response: {
         200: Type.Object({ eventTypes: Type.Array(Type.Object({ type: Type.String(), schemaVersion: Type.Integer(), description: Type.String(), schema: Type.Unknown() })) }, OPEN),
         ...stdErrors(),
@@ -37,7 +37,7 @@ export async function eventRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
   r.get(`${prefix}/events`, {
     onRequest: auth,
     schema: {
-      operationId: op('listEvents'), hide, tags, security, ...OPEN,
+      operationId: 'listEvents', hide, tags, security, ...OPEN,
       summary: "The caller's events after a cursor, oldest first (replay); page on with nextCursor",
       querystring: Type.Object({ cursor: Type.Optional(Cursor), limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,4}$', description: '1..1000, default 100' })) }),
       response: { 200: Type.Object({ events: Type.Array(ListedEvent), nextCursor: Type.Integer(), hasMore: Type.Boolean() }, OPEN), ...stdErrors() },
@@ -53,7 +53,7 @@ export async function eventRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
   r.get(`${prefix}/events/stream`, {
     onRequest: auth,
     schema: {
-      operationId: op('streamEvents'), hide, tags, security, ...OPEN,
+      operationId: 'streamEvents', hide, tags, security, ...OPEN,
       summary: "Live stream of the caller's events (text/event-stream): backfill after the cursor, then live; id = cursor, so Last-Event-ID resumes without gap or duplicate. Without a cursor: from now.",
       querystring: Type.Object({ cursor: Type.Optional(Cursor) }),
       headers: Type.Object({ 'last-event-id': Type.Optional(Cursor) }),

@@ -49,17 +49,17 @@ const toGroupJson = (g: GroupView) => ({
 
 export async function groupRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOpts): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const { auth, security, prefix, op, hide } = o;
+  const { auth, security, prefix, hide } = o;
   const tags = ['Copier groups'];
 
   r.get(`${prefix}/copier-groups`, {
     onRequest: auth,
-    schema: { operationId: op('listCopierGroups'), hide, tags, security, ...OPEN, summary: "The caller's copier groups with their Master and Slaves", response: { 200: Type.Object({ groups: Type.Array(GroupSchema) }), ...stdErrors() } },
+    schema: { operationId: 'listCopierGroups', hide, tags, security, ...OPEN, summary: "The caller's copier groups with their Master and Slaves", response: { 200: Type.Object({ groups: Type.Array(GroupSchema) }), ...stdErrors() } },
   }, async (req) => ({ groups: (await deps.store.accounts.listGroups(userOf(req))).map(toGroupJson) }));
 
   r.post(`${prefix}/copier-groups`, {
     onRequest: auth,
-    schema: { operationId: op('createCopierGroup'), hide, tags, security, ...OPEN, body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }), response: { 201: GroupSchema, ...stdErrors() } },
+    schema: { operationId: 'createCopierGroup', hide, tags, security, ...OPEN, body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }), response: { 201: GroupSchema, ...stdErrors() } },
   }, async (req, reply) => {
     const g = await deps.store.accounts.createGroup(userOf(req), req.body.name);
     reply.code(201);
@@ -68,7 +68,7 @@ export async function groupRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
 
   r.get(`${prefix}/copier-groups/:group_id`, {
     onRequest: auth,
-    schema: { operationId: op('getCopierGroup'), hide, tags, security, ...OPEN, params: GroupParams, response: { 200: GroupSchema, ...stdErrors() } },
+    schema: { operationId: 'getCopierGroup', hide, tags, security, ...OPEN, params: GroupParams, response: { 200: GroupSchema, ...stdErrors() } },
   }, async (req) => {
     const g = await deps.store.accounts.groupView(userOf(req), req.params.group_id);
     if (!g) throw notFound('copier group');
@@ -78,7 +78,7 @@ export async function groupRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
   r.put(`${prefix}/accounts/:account_id/assignment`, {
     onRequest: auth,
     schema: {
-      operationId: op('assignAccount'), hide, tags, security, ...OPEN, summary: 'Put an account in a copier group as its Master or a Slave (groupId null takes it out)',
+      operationId: 'assignAccount', hide, tags, security, ...OPEN, summary: 'Put an account in a copier group as its Master or a Slave (groupId null takes it out)',
       params: AccountIdParams,
       body: Type.Object({ groupId: Type.Union([Type.String({ maxLength: 64 }), Type.Null()]), role: Type.Union([Type.Literal('master'), Type.Literal('slave')]) }, { additionalProperties: false }),
       response: { 200: AccountSchema, ...stdErrors(409) },
@@ -99,7 +99,7 @@ export async function groupRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
   r.put(`${prefix}/accounts/:account_id/copy-rule`, {
     onRequest: auth,
     schema: {
-      operationId: op('updateCopyRule'), hide, tags, security, ...OPEN, summary: "Set a Slave's copy rule (fields left out keep their defaults); checked against the Slave adapter's capabilities",
+      operationId: 'updateCopyRule', hide, tags, security, ...OPEN, summary: "Set a Slave's copy rule (fields left out keep their defaults); checked against the Slave adapter's capabilities",
       params: AccountIdParams, body: CopyRulePatch, response: { 200: CopyRuleSchema, ...stdErrors() },
     },
   }, async (req) => {
@@ -115,7 +115,7 @@ export async function groupRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
   for (const [action, status] of [['pause', 'paused'], ['resume', 'connected']] as const) {
     r.post(`${prefix}/accounts/:account_id/${action}`, {
       onRequest: auth,
-      schema: { operationId: op(`${action}Account`), hide, tags, security, ...OPEN, summary: action === 'pause' ? 'Stop copying to/from this account' : 'Copy again (also lifts a panic-close lock)', params: AccountIdParams, response: { 200: AccountSchema, ...stdErrors() } },
+      schema: { operationId: `${action}Account`, hide, tags, security, ...OPEN, summary: action === 'pause' ? 'Stop copying to/from this account' : 'Copy again (also lifts a panic-close lock)', params: AccountIdParams, response: { 200: AccountSchema, ...stdErrors() } },
     }, async (req) => {
       const account = await ownedAccount(deps, userOf(req), req.params.account_id);
       const reason = action === 'pause' ? 'paused by the user' : 'resumed by the user';

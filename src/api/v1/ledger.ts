@@ -64,12 +64,12 @@ const reconcileJson = (r: ReconcileResult) => r;
 /** The copy ledger and the request records: what the service did, per trade, per account and per request. */
 export async function ledgerRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOpts): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const { auth, security, prefix, op, hide } = o;
+  const { auth, security, prefix, hide } = o;
   const tags = ['Ledger'];
 
   r.get(`${prefix}/trades/:trade_id`, {
     onRequest: auth,
-    schema: { operationId: op('getTrade'), hide, tags, security, ...OPEN, summary: "A trade: the Master's outcome and one ledger row per Slave", params: Type.Object({ trade_id: Type.String({ maxLength: 64 }) }), response: { 200: TradeSchema, ...stdErrors() } },
+    schema: { operationId: 'getTrade', hide, tags, security, ...OPEN, summary: "A trade: the Master's outcome and one ledger row per Slave", params: Type.Object({ trade_id: Type.String({ maxLength: 64 }) }), response: { 200: TradeSchema, ...stdErrors() } },
   }, async (req) => {
     const t = await deps.store.trades.ownedTrade(userOf(req), req.params.trade_id);
     if (!t) throw notFound('trade');
@@ -78,7 +78,7 @@ export async function ledgerRoutes(app: FastifyInstance, deps: ApiDeps, o: Route
 
   r.get(`${prefix}/trades`, {
     onRequest: auth,
-    schema: { operationId: op('listTrades'), hide, tags, security, ...OPEN, summary: 'Recent trades, newest first (accountId filters by Master)', querystring: Paging, response: { 200: Type.Object({ trades: Type.Array(TradeSchema) }), ...stdErrors() } },
+    schema: { operationId: 'listTrades', hide, tags, security, ...OPEN, summary: 'Recent trades, newest first (accountId filters by Master)', querystring: Paging, response: { 200: Type.Object({ trades: Type.Array(TradeSchema) }), ...stdErrors() } },
   }, async (req) => {
     const before = parseTimeParam(req.query.before, 'before');
     const rows = await deps.store.trades.listTrades(userOf(req), { limit: limitOf(req.query.limit), ...(before ? { before } : {}), ...(req.query.accountId ? { accountId: req.query.accountId } : {}) });
@@ -88,7 +88,7 @@ export async function ledgerRoutes(app: FastifyInstance, deps: ApiDeps, o: Route
 
   r.get(`${prefix}/accounts/:account_id/ledger`, {
     onRequest: auth,
-    schema: { operationId: op('listAccountLedger'), hide, tags, security, ...OPEN, summary: 'Ledger rows of one Slave account, newest first', params: Type.Object({ account_id: Type.String({ maxLength: 64 }) }), querystring: Type.Omit(Paging, ['accountId']), response: { 200: Type.Object({ entries: Type.Array(LedgerRow) }), ...stdErrors() } },
+    schema: { operationId: 'listAccountLedger', hide, tags, security, ...OPEN, summary: 'Ledger rows of one Slave account, newest first', params: Type.Object({ account_id: Type.String({ maxLength: 64 }) }), querystring: Type.Omit(Paging, ['accountId']), response: { 200: Type.Object({ entries: Type.Array(LedgerRow) }), ...stdErrors() } },
   }, async (req) => {
     const a = await deps.store.accounts.owned(userOf(req), req.params.account_id);
     if (!a) throw notFound('account');
@@ -109,7 +109,7 @@ export async function ledgerRoutes(app: FastifyInstance, deps: ApiDeps, o: Route
   r.get(`${prefix}/accounts/:account_id/reconcile`, {
     onRequest: auth,
     schema: {
-      operationId: op('reconcileDryRun'), hide, tags, security, ...OPEN, summary: 'What the reconciler would do now (dry run: nothing is changed)',
+      operationId: 'reconcileDryRun', hide, tags, security, ...OPEN, summary: 'What the reconciler would do now (dry run: nothing is changed)',
       description: "Compares the Master's positions, our links and the Slaves' positions: orphans, missing copies, volume mismatches, copies closed by hand. Each drift item says what a real run would do.",
       params: Type.Object({ account_id: Type.String({ maxLength: 64 }) }), response: { 200: ReconcileSchema, ...stdErrors(409, 503) },
     },
@@ -118,7 +118,7 @@ export async function ledgerRoutes(app: FastifyInstance, deps: ApiDeps, o: Route
   r.post(`${prefix}/accounts/:account_id/reconcile`, {
     onRequest: auth,
     schema: {
-      operationId: op('runReconcile'), hide, tags, security, ...OPEN, summary: 'Reconcile now and heal per policy (dryRun=true only reports)',
+      operationId: 'runReconcile', hide, tags, security, ...OPEN, summary: 'Reconcile now and heal per policy (dryRun=true only reports)',
       params: Type.Object({ account_id: Type.String({ maxLength: 64 }) }),
       querystring: Type.Object({ dryRun: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])) }, { additionalProperties: false }),
       response: { 200: ReconcileSchema, ...stdErrors(409, 503) },
@@ -128,7 +128,7 @@ export async function ledgerRoutes(app: FastifyInstance, deps: ApiDeps, o: Route
   r.get(`${prefix}/requests`, {
     onRequest: auth,
     schema: {
-      operationId: op('listRequestRecords'), hide, tags, security, ...OPEN, summary: "The caller's recorded requests, newest first", querystring: Type.Omit(Paging, ['accountId']),
+      operationId: 'listRequestRecords', hide, tags, security, ...OPEN, summary: "The caller's recorded requests, newest first", querystring: Type.Omit(Paging, ['accountId']),
       response: { 200: Type.Object({ requests: Type.Array(Type.Object({ requestId: Type.String(), method: Type.String(), route: Type.String(), path: Type.String(), status: Type.Integer(), credentialKind: NStr, bodyDigest: NStr, response: Type.Any(), durationMs: NNum, idempotencyKey: NStr, createdAt: Type.String() })) }), ...stdErrors() },
     },
   }, async (req) => {

@@ -37,7 +37,7 @@ export async function orderRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
   r.post(`${o.prefix}/accounts/:account_id/orders`, {
     onRequest: o.auth,
     schema: {
-      operationId: o.op('sendOrder'), hide: o.hide, tags: ['Orders'], security: o.security, ...OPEN,
+      operationId: 'sendOrder', hide: o.hide, tags: ['Orders'], security: o.security, ...OPEN,
       summary: 'Send an order to a Master account; copy rules distribute it to its eligible Slaves',
       description: 'The Master broker confirms first; then one copy intent per eligible Slave is recorded and dispatched. "accepted" is not "filled": read the trade (getTrade) for each copy\'s outcome. 409 write_outcome_unknown when the Master broker did not answer in time.',
       params: AccountIdParams, body: OrderRequest,

@@ -94,7 +94,7 @@ export async function panicRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
   r.post(`${o.prefix}/accounts/:account_id/panic-close`, {
     onRequest: o.auth,
     schema: {
-      operationId: o.op('panicCloseAccount'), hide: o.hide, tags, security: o.security, description,
+      operationId: 'panicCloseAccount', hide: o.hide, tags, security: o.security, description,
       summary: 'Close all open trades of the account (risk rule, drawdown limit or manual emergency)',
       params: AccountIdParams, body: Type.Optional(Body), response: { 200: FinalAccount, 202: JobSchema, ...stdErrors() },
     },
@@ -106,7 +106,7 @@ export async function panicRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
   r.post(`${o.prefix}/copier-groups/:group_id/panic-close`, {
     onRequest: o.auth,
     schema: {
-      operationId: o.op('panicCloseGroup'), hide: o.hide, tags, security: o.security, ...OPEN, description,
+      operationId: 'panicCloseGroup', hide: o.hide, tags, security: o.security, ...OPEN, description,
       summary: 'Close all open trades of every account in the copier group',
       params: Type.Object({ group_id: Type.String({ maxLength: 64 }) }), body: Type.Optional(Body),
       response: { 200: FinalGroup, 202: JobSchema, ...stdErrors() },
@@ -119,7 +119,7 @@ export async function panicRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
   r.get(`${o.prefix}/panic-close-jobs/:job_id`, {
     onRequest: o.auth,
     schema: {
-      operationId: o.op('getPanicCloseJob'), hide: o.hide, tags, security: o.security, ...OPEN,
+      operationId: 'getPanicCloseJob', hide: o.hide, tags, security: o.security, ...OPEN,
       summary: 'A panic-close job with its progress and per-position results (readable while it runs)',
       params: Type.Object({ job_id: Type.String({ maxLength: 64 }) }), response: { 200: JobSchema, ...stdErrors() },
     },

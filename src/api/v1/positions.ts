@@ -36,13 +36,13 @@ function answer(o: OrderOutcome) {
  */
 export async function positionRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOpts): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const { auth, security, prefix, op, hide } = o;
+  const { auth, security, prefix, hide } = o;
   const tags = ['Orders'];
 
   r.post(`${prefix}/accounts/:account_id/positions/:position_id/close`, {
     onRequest: auth,
     schema: {
-      operationId: op('closePosition'), hide, tags, security, ...OPEN, summary: 'Close a position, fully or partly (volume in lots)',
+      operationId: 'closePosition', hide, tags, security, ...OPEN, summary: 'Close a position, fully or partly (volume in lots)',
       params: PositionParams,
       body: Type.Optional(Type.Object({ volume: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000 })) }, { additionalProperties: false })),
       response: { 200: Outcome, ...stdErrors(409, 502, 503) },
@@ -60,7 +60,7 @@ export async function positionRoutes(app: FastifyInstance, deps: ApiDeps, o: Rou
   r.patch(`${prefix}/accounts/:account_id/positions/:position_id`, {
     onRequest: auth,
     schema: {
-      operationId: op('modifyPosition'), hide, tags, security, ...OPEN, summary: "Set a position's stop loss and take profit (null removes one; both are sent so neither is wiped by accident)",
+      operationId: 'modifyPosition', hide, tags, security, ...OPEN, summary: "Set a position's stop loss and take profit (null removes one; both are sent so neither is wiped by accident)",
       params: PositionParams,
       body: Type.Object({ stopLoss: Price, takeProfit: Price }, { additionalProperties: false }),
       response: { 200: Outcome, ...stdErrors(409, 502, 503) },
@@ -75,7 +75,7 @@ export async function positionRoutes(app: FastifyInstance, deps: ApiDeps, o: Rou
   r.delete(`${prefix}/accounts/:account_id/orders/:order_id`, {
     onRequest: auth,
     schema: {
-      operationId: op('cancelOrder'), hide, tags, security, ...OPEN, summary: 'Cancel a pending order',
+      operationId: 'cancelOrder', hide, tags, security, ...OPEN, summary: 'Cancel a pending order',
       params: Type.Object({ account_id: Type.String({ maxLength: 64 }), order_id: Type.String({ maxLength: 64 }) }),
       response: { 200: Outcome, ...stdErrors(409, 502, 503) },
     },

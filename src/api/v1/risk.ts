@@ -44,7 +44,7 @@ const view = (targetId: string, scope: string, row: RiskRow<RiskLimits, RiskStat
 
 export async function riskRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOpts): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const { auth, security, prefix, op, hide } = o;
+  const { auth, security, prefix, hide } = o;
   const tags = ['Risk'];
   const GroupParams = Type.Object({ group_id: Type.String({ maxLength: 64 }) });
   const toLimits = (b: Record<string, unknown>): RiskLimits => ({ ...NO_LIMITS, ...Object.fromEntries(Object.entries(b).filter(([k]) => k !== 'resetPeak')) });
@@ -53,7 +53,7 @@ export async function riskRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOp
 
   r.put(`${prefix}/accounts/:account_id/risk-limits`, {
     onRequest: auth,
-    schema: { operationId: op('setAccountRiskLimits'), hide, tags, security, ...OPEN, summary: "Set an account's risk limits", description, params: AccountIdParams, body: Body, response: { 200: RiskView, ...stdErrors() } },
+    schema: { operationId: 'setAccountRiskLimits', hide, tags, security, ...OPEN, summary: "Set an account's risk limits", description, params: AccountIdParams, body: Body, response: { 200: RiskView, ...stdErrors() } },
   }, async (req) => {
     const a = await ownedAccount(deps, userOf(req), req.params.account_id);
     const row = await deps.risk.setLimits(a.userId, 'account', a.id, toLimits(req.body), req.body.resetPeak ?? false);
@@ -62,7 +62,7 @@ export async function riskRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOp
 
   r.get(`${prefix}/accounts/:account_id/risk-limits`, {
     onRequest: auth,
-    schema: { operationId: op('getAccountRiskLimits'), hide, tags, security, ...OPEN, summary: "An account's risk limits and the monitor's last sample", params: AccountIdParams, response: { 200: RiskView, ...stdErrors() } },
+    schema: { operationId: 'getAccountRiskLimits', hide, tags, security, ...OPEN, summary: "An account's risk limits and the monitor's last sample", params: AccountIdParams, response: { 200: RiskView, ...stdErrors() } },
   }, async (req) => {
     const a = await ownedAccount(deps, userOf(req), req.params.account_id);
     return view(a.id, 'account', deps.risk.row(a.id) ?? (await deps.risk.repo.get(a.id)));
@@ -70,7 +70,7 @@ export async function riskRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOp
 
   r.put(`${prefix}/copier-groups/:group_id/risk-limits`, {
     onRequest: auth,
-    schema: { operationId: op('setGroupRiskLimits'), hide, tags, security, ...OPEN, summary: 'Set the risk limits every Slave of the group gets', description, params: GroupParams, body: Body, response: { 200: RiskView, ...stdErrors() } },
+    schema: { operationId: 'setGroupRiskLimits', hide, tags, security, ...OPEN, summary: 'Set the risk limits every Slave of the group gets', description, params: GroupParams, body: Body, response: { 200: RiskView, ...stdErrors() } },
   }, async (req) => {
     const userId = userOf(req);
     if (!(await deps.store.accounts.ownedGroup(userId, req.params.group_id))) throw notFound('copier group');
@@ -80,7 +80,7 @@ export async function riskRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOp
 
   r.get(`${prefix}/copier-groups/:group_id/risk-limits`, {
     onRequest: auth,
-    schema: { operationId: op('getGroupRiskLimits'), hide, tags, security, ...OPEN, summary: "A copier group's risk limits", params: GroupParams, response: { 200: RiskView, ...stdErrors() } },
+    schema: { operationId: 'getGroupRiskLimits', hide, tags, security, ...OPEN, summary: "A copier group's risk limits", params: GroupParams, response: { 200: RiskView, ...stdErrors() } },
   }, async (req) => {
     const userId = userOf(req);
     if (!(await deps.store.accounts.ownedGroup(userId, req.params.group_id))) throw notFound('copier group');

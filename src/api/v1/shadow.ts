@@ -19,13 +19,13 @@ const ShadowSchema = Type.Object({
 
 export async function shadowRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOpts): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const { auth, security, prefix, op, hide } = o;
+  const { auth, security, prefix, hide } = o;
   const tags = ['Shadow mode'];
 
   r.put(`${prefix}/accounts/:account_id/shadow`, {
     onRequest: auth,
     schema: {
-      operationId: op('setAccountShadow'), hide, tags, security, ...OPEN,
+      operationId: 'setAccountShadow', hide, tags, security, ...OPEN,
       summary: "Turn a Slave's shadow mode on or off",
       description: 'On: a simulated twin with the broker balance is created, and from then on copies (and reads, panic-close, risk sampling) go to the twin; the ledger shows the planned sizing, fills and slippage. Off: copies go to the broker again; the twin is kept for the record.',
       params: AccountIdParams, body: Type.Object({ enabled: Type.Boolean() }, { additionalProperties: false }), response: { 200: ShadowSchema, ...stdErrors() },
@@ -37,6 +37,6 @@ export async function shadowRoutes(app: FastifyInstance, deps: ApiDeps, o: Route
 
   r.get(`${prefix}/accounts/:account_id/shadow`, {
     onRequest: auth,
-    schema: { operationId: op('getAccountShadow'), hide, tags, security, ...OPEN, summary: "A Slave's shadow mode and its twin's balance", params: AccountIdParams, response: { 200: ShadowSchema, ...stdErrors() } },
+    schema: { operationId: 'getAccountShadow', hide, tags, security, ...OPEN, summary: "A Slave's shadow mode and its twin's balance", params: AccountIdParams, response: { 200: ShadowSchema, ...stdErrors() } },
   }, async (req) => deps.shadow.status(await ownedAccount(deps, userOf(req), req.params.account_id)));
 }

@@ -65,14 +65,14 @@ const toAttemptJson = (a: AttemptRow) => ({
 /** Webhook endpoints: the whole shape is our choice (the spec names webhooks only as a capability). */
 export async function webhookRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOpts): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const { auth, security, prefix, op, hide } = o;
+  const { auth, security, prefix, hide } = o;
   const tags = ['Webhooks'];
   const base = `${prefix}/webhook-endpoints`;
 
   r.post(base, {
     onRequest: auth,
     schema: {
-      operationId: op('createWebhookEndpoint'), hide, tags, security, ...OPEN, summary: 'Add a webhook endpoint; the answer carries its signing secret, shown this once',
+      operationId: 'createWebhookEndpoint', hide, tags, security, ...OPEN, summary: 'Add a webhook endpoint; the answer carries its signing secret, shown this once',
       body: Type.Object({
         url: Type.String({ minLength: 1, maxLength: 2048, description: 'http(s) URL; private, loopback and link-local targets are refused unless the deployment allows them' }),
         description: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
@@ -89,18 +89,18 @@ export async function webhookRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
 
   r.get(base, {
     onRequest: auth,
-    schema: { operationId: op('listWebhookEndpoints'), hide, tags, security, ...OPEN, summary: "The caller's webhook endpoints (without secrets)", response: { 200: Type.Object({ endpoints: Type.Array(EndpointSchema) }, OPEN), ...stdErrors() } },
+    schema: { operationId: 'listWebhookEndpoints', hide, tags, security, ...OPEN, summary: "The caller's webhook endpoints (without secrets)", response: { 200: Type.Object({ endpoints: Type.Array(EndpointSchema) }, OPEN), ...stdErrors() } },
   }, async (req) => ({ endpoints: (await deps.webhooks.list(userOf(req))).map(toEndpointJson) }));
 
   r.get(`${base}/:endpoint_id`, {
     onRequest: auth,
-    schema: { operationId: op('getWebhookEndpoint'), hide, tags, security, ...OPEN, params: Params, response: { 200: EndpointSchema, ...stdErrors() } },
+    schema: { operationId: 'getWebhookEndpoint', hide, tags, security, ...OPEN, params: Params, response: { 200: EndpointSchema, ...stdErrors() } },
   }, async (req) => toEndpointJson(await deps.webhooks.get(userOf(req), req.params.endpoint_id)));
 
   r.patch(`${base}/:endpoint_id`, {
     onRequest: auth,
     schema: {
-      operationId: op('updateWebhookEndpoint'), hide, tags, security, ...OPEN,
+      operationId: 'updateWebhookEndpoint', hide, tags, security, ...OPEN,
       summary: 'Change url, event filter, description, or enable/disable; re-enabling resumes delivery where it stopped',
       params: Params,
       body: Type.Object({
@@ -116,7 +116,7 @@ export async function webhookRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
   r.post(`${base}/:endpoint_id/rotate-secret`, {
     onRequest: auth,
     schema: {
-      operationId: op('rotateWebhookEndpointSecret'), hide, tags, security, ...OPEN,
+      operationId: 'rotateWebhookEndpointSecret', hide, tags, security, ...OPEN,
       summary: 'New signing secret (shown this once); the old one keeps signing beside it for the overlap',
       params: Params,
       body: RotateBody,
@@ -129,7 +129,7 @@ export async function webhookRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
 
   r.delete(`${base}/:endpoint_id`, {
     onRequest: auth,
-    schema: { operationId: op('deleteWebhookEndpoint'), hide, tags, security, ...OPEN, summary: 'Remove an endpoint and its attempt history', params: Params, response: { 204: Type.Null(), ...stdErrors() } },
+    schema: { operationId: 'deleteWebhookEndpoint', hide, tags, security, ...OPEN, summary: 'Remove an endpoint and its attempt history', params: Params, response: { 204: Type.Null(), ...stdErrors() } },
   }, async (req, reply) => {
     await deps.webhooks.remove(userOf(req), req.params.endpoint_id);
     return reply.code(204).send(null);
@@ -138,7 +138,7 @@ export async function webhookRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
   r.post(`${base}/:endpoint_id/test`, {
     onRequest: auth,
     schema: {
-      operationId: op('sendWebhookTestEvent'), hide, tags, security, ...OPEN,
+      operationId: 'sendWebhookTestEvent', hide, tags, security, ...OPEN,
       summary: 'Send a webhook.test event now (one attempt, also to a disabled endpoint) and return the attempt',
       params: Params, response: { 200: AttemptSchema, ...stdErrors() },
     },
@@ -147,7 +147,7 @@ export async function webhookRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
   r.post(`${base}/:endpoint_id/redeliver`, {
     onRequest: auth,
     schema: {
-      operationId: op('redeliverEvent'), hide, tags, security, ...OPEN,
+      operationId: 'redeliverEvent', hide, tags, security, ...OPEN,
       summary: 'Send one stored event to this endpoint again, now, with its original id; the scheduled delivery is not affected',
       params: Params, body: Type.Object({ eventId: Type.String({ maxLength: 64 }) }, { additionalProperties: false }),
       response: { 200: AttemptSchema, ...stdErrors() },
@@ -157,7 +157,7 @@ export async function webhookRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
   r.get(`${base}/:endpoint_id/attempts`, {
     onRequest: auth,
     schema: {
-      operationId: op('listWebhookAttempts'), hide, tags, security, ...OPEN, summary: 'Delivery attempts of an endpoint, newest first',
+      operationId: 'listWebhookAttempts', hide, tags, security, ...OPEN, summary: 'Delivery attempts of an endpoint, newest first',
       params: Params,
       querystring: Type.Object({ limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,3}$' })), before: Type.Optional(Type.String({ maxLength: 64, description: 'an attempt id from the previous page' })) }),
       response: { 200: Type.Object({ attempts: Type.Array(AttemptSchema), nextBefore: NStr }, OPEN), ...stdErrors() },
