@@ -4,6 +4,7 @@ import { AppError } from '../../src/domain/errors.js';
 import type { InstrumentSpec, Position, Side } from '../../src/domain/types.js';
 import type { BrokerAdapter, OrderOutcome, PlaceOrderRequest } from '../../src/platforms/adapter.js';
 import type { SimBrokerApi, SimInstrument } from '../../src/simulator/types.js';
+import { appError } from '../helpers/app-error.js';
 
 /**
  * The one execution spec every platform adapter passes for the capabilities it declares. The adapter talks to
@@ -80,15 +81,6 @@ export function runAdapterConformance(name: string, setup: () => Promise<Conform
       return (await h.adapter.listPositions()).find((p) => p.id === id);
     }
 
-    async function appError(p: Promise<unknown>): Promise<AppError> {
-      try {
-        await p;
-      } catch (err) {
-        expect(err).toBeInstanceOf(AppError);
-        return err as AppError;
-      }
-      throw new Error('expected the call to throw an AppError');
-    }
 
     it('account info matches the simulator', async () => {
       const info = await h.adapter.accountInfo();

@@ -10,6 +10,7 @@ import { PT } from '../../src/platforms/ctrader/proto/payload-types.js';
 import type { CTraderTokens } from '../../src/platforms/ctrader/tokens.js';
 import { SimBroker } from '../../src/simulator/broker.js';
 import { startCTraderSimServer, type CTraderSimServer, type CTraderSimServerOptions } from '../../src/simulator/ctrader/server.js';
+import { appError } from '../helpers/app-error.js';
 
 /**
  * Every injected fault through the real wire: what the adapter reports, and that the simulator's book shows
@@ -76,15 +77,6 @@ const buy = (t: string, withStops = false): PlaceOrderRequest => ({
 });
 const tagged = (w: World, t: string) => w.broker.positions(w.simAccountId).filter((p) => p.tag === t);
 
-async function appError(p: Promise<unknown>): Promise<AppError> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(AppError);
-    return err as AppError;
-  }
-  throw new Error('expected an AppError');
-}
 
 describe('cTrader faults over the wire', () => {
   it('timeout after apply: unresolved, then findByTag finds exactly one position', async () => {

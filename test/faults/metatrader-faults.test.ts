@@ -7,6 +7,7 @@ import { provisionMtAccount } from '../../src/platforms/metatrader/connect.js';
 import { MetaApiGateway } from '../../src/platforms/metatrader/gateway.js';
 import { SimBroker } from '../../src/simulator/broker.js';
 import { startMetaApiSimServer } from '../../src/simulator/metaapi/server.js';
+import { appError } from '../helpers/app-error.js';
 
 /**
  * Every fault the simulator can inject, seen through the MetaTrader adapter over MetaApi REST on loopback: the
@@ -34,15 +35,6 @@ let tagSeq = 0;
 const newTag = () => `ft${Date.now().toString(36)}${(++tagSeq).toString(36)}`;
 const market = (tag: string, volume = '0.10', side: 'buy' | 'sell' = 'buy'): PlaceOrderRequest => ({ symbol: 'EURUSD', side, type: 'market', volume: dec(volume), tag });
 
-async function appError(p: Promise<unknown>): Promise<AppError> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(AppError);
-    return err as AppError;
-  }
-  throw new Error('expected an AppError');
-}
 
 describe('MetaTrader (MetaApi) faults, MT5 hedging', () => {
   let t: Awaited<ReturnType<typeof setup>>;

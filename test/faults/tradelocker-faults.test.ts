@@ -6,6 +6,7 @@ import { TradeLockerAdapter } from '../../src/platforms/tradelocker/adapter.js';
 import { TradeLockerRawClient } from '../../src/platforms/tradelocker/raw-client.js';
 import { SimBroker } from '../../src/simulator/broker.js';
 import { startTradeLockerSimServer, type TradeLockerSimOptions } from '../../src/simulator/tradelocker/server.js';
+import { appError } from '../helpers/app-error.js';
 
 /**
  * Every fault the simulator can inject, seen through the TradeLocker adapter over loopback: the outcome kind
@@ -30,15 +31,6 @@ let tagSeq = 0;
 const newTag = () => `ft${Date.now().toString(36)}${(++tagSeq).toString(36)}`;
 const market = (tag: string, volume = '0.10'): PlaceOrderRequest => ({ symbol: 'EURUSD', side: 'buy', type: 'market', volume: dec(volume), tag });
 
-async function appError(p: Promise<unknown>): Promise<AppError> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(AppError);
-    return err as AppError;
-  }
-  throw new Error('expected an AppError');
-}
 
 describe('TradeLocker faults', () => {
   let t: Awaited<ReturnType<typeof setup>>;
