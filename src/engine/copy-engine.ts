@@ -80,6 +80,8 @@ export class CopyEngine {
   private readonly knownSpecs = new WeakMap<BrokerAdapter, Map<string, InstrumentSpec>>();
   /** Intents being sent by this process: the settle loop leaves them alone. */
   readonly inFlight = new Set<string>();
+  /** Order-route trades whose route is still running in this process: the settle loop leaves them alone. */
+  readonly ordering = new Set<string>();
   /** Trades recorded by this process whose move to accepted is still to be written. */
   readonly accepting = new Set<string>();
   /** Per Master account, copies still being dispatched: follow-ups of the same account wait for them. */
@@ -146,10 +148,18 @@ export class CopyEngine {
     let deferred: { trade: NewTrade & { id: string }; events: NewEvent[] } | null = null;
     if (opts.tradeId) {
       const events = [...(opts.events?.(sends.length) ?? []), ...actionEvents({ id: tradeId, userId: master.userId, masterAccountId: master.id, source: 'api', action: action.kind, symbol: action.symbol, side: action.side, volume: action.volume.toString(), masterPositionId: null, fillPrice: null, stopLoss: null, takeProfit: null, masterOutcome: null }, rows as IntentRow[])];
-      await this.store.trades.recordIntents(tradeId, {
+      const recorded = await this.store.trades.recordIntents(tradeId, {
         status: 'accepted', copiedTo: sends.length, masterPositionId: masterOutcome?.positionId ?? action.positionId, masterOrderId: masterOutcome?.brokerOrderId ?? action.orderId,
         fillPrice: str(refPrice), ...(masterOutcome ? { masterOutcome: outcomeFields(masterOutcome).outcome } : {}), actionAt: new Date(action.at),
-      }, rows, events);
+      }, rows, events, action.item.itemId ? [action.item] : []).catch((err: unknown) => {
+        for (const p of sends) this.inFlight.delete(p.row.id);
+        throw err;
+      });
+      if (!recorded) {
+        // Another pass (the route, or the settle loop after a crash) fanned this trade out already.
+        for (const p of sends) this.inFlight.delete(p.row.id);
+        return { tradeId, recorded: false, dispatched: 0, done: Promise.resolve() };
+      }
     } else {
       const trade: NewTrade & { id: string } = {
         id: tradeId, userId: master.userId, masterAccountId: master.id, groupId: master.groupId, source: opts.source ?? 'watcher', action: action.kind,

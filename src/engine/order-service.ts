@@ -7,18 +7,11 @@ import type { OrderType, Side } from '../domain/types.js';
 import type { BrokerAdapter, OrderOutcome } from '../platforms/adapter.js';
 import type { Store } from '../store/store.js';
 import type { AdapterRegistry } from './adapter-registry.js';
-import type { MasterAction } from './actions.js';
+import { fanOutApiOrder, type OrderInput } from './api-fanout.js';
+import { lookupMasterWrite, type MasterLookup } from './master-lookup.js';
 import type { CopyEngine } from './copy-engine.js';
 
-export interface OrderInput {
-  symbol: string;
-  side: Side;
-  volume: Decimal;
-  type: OrderType;
-  price: Decimal | null;
-  stopLoss: Decimal | null;
-  takeProfit: Decimal | null;
-}
+export type { OrderInput } from './api-fanout.js';
 
 export interface OrderResult {
   tradeId: string;
@@ -54,14 +47,26 @@ export class OrderService {
     const receivedAt = this.clock();
     const tradeId = newId('trd');
     const tag = correlationTag({ tradeId, accountId: master.id, action: 'open' });
-    await this.store.trades.insertTrade({
+    // From before the row exists until the route has answered, the settle loop leaves this trade alone.
+    this.engine.ordering.add(tradeId);
+    try {
+      await this.store.trades.insertTrade({
       id: tradeId, userId, masterAccountId: master.id, groupId: master.groupId, source: 'api', action: 'open',
       symbol: input.symbol, side: input.side, orderType: input.type, volume: input.volume.toString(),
       price: input.price?.toString() ?? null, stopLoss: input.stopLoss?.toString() ?? null, takeProfit: input.takeProfit?.toString() ?? null,
       tag, status: 'pending', requestId,
-    });
+      });
+      return await this.place(adapter, master, tradeId, tag, input, receivedAt, requestId);
+    } finally {
+      this.engine.ordering.delete(tradeId);
+    }
+  }
 
-    const outcome = await this.settle(adapter, tag, await adapter.placeOrder({ ...input, tag }));
+  private async place(adapter: BrokerAdapter, master: Account, tradeId: string, tag: string, input: OrderInput, receivedAt: number, requestId: string | null): Promise<OrderResult> {
+    const userId = master.userId;
+    const sent = await adapter.placeOrder({ ...input, tag });
+    // A timeout is settled by asking the broker for the tag, once, before anyone decides anything.
+    const outcome = sent.kind === 'unresolved' ? lookupAsOutcome(await lookupMasterWrite(adapter, tag), sent) : sent;
     if (outcome.kind !== 'confirmed') {
       const status = outcome.kind === 'unresolved' ? 'unresolved' : 'rejected';
       await this.store.trades.updateTrade(tradeId, { status, masterOutcome: { kind: outcome.kind, code: outcome.code, message: outcome.message } }, [
@@ -73,7 +78,7 @@ export class OrderService {
       throw new AppError('invalid_request', `the Master's broker refused the order: ${outcome.message}`, { details: { tradeId, brokerCode: outcome.code } });
     }
 
-    const copies = await this.fanOut(master, tradeId, input, outcome, receivedAt, requestId);
+    const copies = await fanOutApiOrder(this.engine, master, tradeId, tag, input, outcome, receivedAt, requestId);
     return {
       tradeId, status: 'accepted', copiedTo: copies.dispatched, masterPositionId: outcome.positionId, masterOrderId: outcome.brokerOrderId,
       fillPrice: outcome.fillPrice, copies: copies.done,
@@ -98,44 +103,8 @@ export class OrderService {
       if (v !== null && !isMultipleOf(v, spec.tickSize)) throw invalid(`${field} must be a multiple of the tick size ${spec.tickSize} for ${input.symbol}`, { field });
     }
   }
+}
 
-  /** A timeout is settled by asking the broker for the tag, once, before anyone decides anything. */
-  private async settle(adapter: BrokerAdapter, tag: string, outcome: OrderOutcome): Promise<OrderOutcome> {
-    if (outcome.kind !== 'unresolved') return outcome;
-    const found = await adapter.findByTag(tag).catch(() => null);
-    if (found?.position) {
-      return { kind: 'confirmed', brokerOrderId: found.order?.id ?? null, positionId: found.position.id, filledVolume: found.position.volume, fillPrice: found.position.openPrice, brokerTime: found.position.openedAt };
-    }
-    const order = found?.order;
-    if (!order) return outcome;
-    // Finding the order proves it arrived, not that it filled: only a fill (or a resting pending order) is a
-    // Master trade to copy. A market order the broker cancelled or rejected after the timeout copies nothing.
-    if (order.status === 'filled' || (order.status === 'pending' && order.type !== 'market')) {
-      return { kind: 'confirmed', brokerOrderId: order.id, positionId: order.positionId, filledVolume: order.filledVolume, fillPrice: order.price, brokerTime: order.createdAt };
-    }
-    if (order.status === 'cancelled' || order.status === 'rejected') {
-      return { kind: 'rejected', code: `order_${order.status}`, message: `the broker ${order.status} the order after the timeout` };
-    }
-    return outcome;
-  }
-
-  /** The fan-out is the copy engine's, shared with the watcher: one intent per Slave, recorded, then dispatched. */
-  private async fanOut(master: Account, tradeId: string, input: OrderInput, masterOutcome: OrderOutcome & { kind: 'confirmed' }, receivedAt: number, requestId: string | null) {
-    const positionId = masterOutcome.positionId;
-    const action: MasterAction = {
-      id: null, kind: input.type === 'market' ? 'open' : 'order_placed', masterAccountId: master.id, positionId: input.type === 'market' ? positionId : null,
-      orderId: masterOutcome.brokerOrderId, symbol: input.symbol, side: input.side, type: input.type, volume: input.volume, prevVolume: null,
-      price: input.type === 'market' ? masterOutcome.fillPrice : input.price, stopLoss: input.stopLoss, takeProfit: input.takeProfit, at: receivedAt,
-      item: { accountId: master.id, kind: 'position', itemId: positionId ?? '', symbol: input.symbol, side: input.side, orderType: input.type, volume: input.volume.toString() },
-    };
-    const userId = master.userId;
-    const res = await this.engine.copy(master, action, {
-      tradeId, source: 'api', masterOutcome, requestId,
-      events: (copiedTo) => [
-        { userId, accountId: master.id, type: 'order.accepted', payload: { tradeId, symbol: input.symbol, side: input.side, volume: input.volume.toString(), copiedTo, positionId, fillPrice: masterOutcome.fillPrice?.toString() ?? null } },
-        ...(positionId ? [{ userId, accountId: master.id, type: 'position.opened', payload: { role: 'master', tradeId, positionId, symbol: input.symbol, side: input.side, volume: (masterOutcome.filledVolume ?? input.volume).toString(), price: masterOutcome.fillPrice?.toString() ?? null } }] : []),
-      ],
-    });
-    return { dispatched: res.dispatched, done: res.done };
-  }
+function lookupAsOutcome(l: MasterLookup, sent: OrderOutcome): OrderOutcome {
+  return l.kind === 'confirmed' || l.kind === 'rejected' ? l.outcome : sent;
 }

@@ -86,9 +86,16 @@ export class Reconciler {
     if (!masterAdapter) return { ...result, unreachable: [master.id] };
     let slaves = await this.engine.slavesOf(master);
     if (opts.onlySlave) slaves = slaves.filter((s) => s.account.id === opts.onlySlave);
-    const [masterPositions, links, items, unsettled] = await Promise.all([
+    const [masterPositions, links, items, unsettled, awaiting] = await Promise.all([
       masterAdapter.listPositions(), this.store.trades.linksOfMasterAccount(master.id), this.store.trades.masterItems(master.id), this.store.trades.unsettledIntents(),
+      this.store.trades.apiTradesAwaitingMaster(),
     ]);
+    // A Master position of an order-route trade whose fan-out is still to come (the settle loop does it under the
+    // same trade id): not a missing copy, or the reconciler would copy it a second time under its own trades.
+    const awaitingIds = new Set(awaiting.filter((t) => t.masterAccountId === master.id).map((t) => t.id));
+    const awaitingTags = new Set(awaiting.filter((t) => t.masterAccountId === master.id).map((t) => t.tag));
+    const originOf = new Map(items.filter((i) => i.kind === 'position').map((i) => [i.itemId, i.originTradeId] as const));
+    const fanOutPending = (mp: Position) => (mp.tag !== null && awaitingTags.has(mp.tag)) || awaitingIds.has(originOf.get(mp.id) ?? '');
     const masterOpen = new Map(masterPositions.map((p) => [p.id, p] as const));
     const busy = new Set(unsettled.map((u) => `${u.intent.slaveAccountId}|${u.trade.masterPositionId ?? ''}`));
     const known = new Set(items.filter((i) => i.kind === 'position').map((i) => i.itemId));
@@ -117,7 +124,9 @@ export class Reconciler {
           else add({ kind: 'user_closed', masterPositionId: l.masterPositionId, slavePositionId: l.slavePositionId, detail: 'both the Master position and its copy are gone; the link is closed', action: 'mark_user_closed' });
           continue;
         }
-        if (!mp && known.has(l.masterPositionId)) {
+        // The Master's broker no longer holds the position our link copies: whatever closed it (a missed event,
+        // broker state lost or restored), the copy is exposure without a Master, so it is drift to close.
+        if (!mp) {
           add({ kind: 'orphan', masterPositionId: l.masterPositionId, slavePositionId: l.slavePositionId, detail: `the Master position ${l.masterPositionId} is closed but its copy ${l.slavePositionId} (${sp.volume.toString()} ${sp.symbol}) is open`, action: 'close_orphan' });
           continue;
         }
@@ -150,7 +159,7 @@ export class Reconciler {
 
       // Open Master positions without a copy and without a ledger row explaining why.
       for (const mp of masterPositions) {
-        if (!known.has(mp.id) || busy.has(`${sid}|${mp.id}`)) continue;
+        if (!known.has(mp.id) || busy.has(`${sid}|${mp.id}`) || fanOutPending(mp)) continue;
         if (mine.some((l) => l.masterPositionId === mp.id)) continue;
         if (result.drift.some((d) => d.slaveAccountId === sid && d.masterPositionId === mp.id)) continue;
         const history = await this.store.trades.intentsForMasterPosition(master.id, mp.id, sid);

@@ -8,11 +8,24 @@ import type { AdapterRegistry } from './adapter-registry.js';
 import type { CopyEngine, TradeLike } from './copy-engine.js';
 import { opOf, verifyOp } from './intent-ops.js';
 import { actionEvents } from './action-events.js';
+import { recoverOrderTrade, type RecoveryResult } from './order-recovery.js';
 
-export interface SettleReport { checked: number; confirmed: number; resent: number; rejected: number; unknown: number }
+export interface SettleReport {
+  checked: number; confirmed: number; resent: number; rejected: number; unknown: number;
+  /** Order-route trades whose Master outcome was settled this pass: fanned out, rejected, still unknown. */
+  orders: Record<RecoveryResult, number>;
+}
 
 /** Writes that add exposure go stale; closes, reductions, SL/TP and cancels never do (they only take risk away). */
 const STALES = new Set(['open', 'increase', 'order_placed', 'heal_open', 'heal_increase', 'order_modified', 'open_on_fill']);
+
+export interface SettlerOptions {
+  graceMs?: number;
+  everyMs?: number;
+  logger?: Logger | false;
+  /** A Master order looked up and not found is called absent only once its trade is this old (default 30 s). */
+  absentAfterMs?: number;
+}
 
 /**
  * Settles every write whose outcome is unknown: timed out (`unresolved`), or `planned`/`sent` when the
@@ -24,7 +37,7 @@ export class Settler {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<SettleReport> | null = null;
 
-  constructor(private readonly store: Store, private readonly adapters: AdapterRegistry, private readonly engine: CopyEngine, private readonly opts: { graceMs?: number; everyMs?: number; logger?: Logger | false } = {}) {}
+  constructor(private readonly store: Store, private readonly adapters: AdapterRegistry, private readonly engine: CopyEngine, private readonly opts: SettlerOptions = {}) {}
 
   start(): void {
     this.timer = setInterval(() => void this.runOnce().catch((err: unknown) => this.opts.logger && this.opts.logger.error({ err }, 'settle loop failed')), this.opts.everyMs ?? 2000);
@@ -44,8 +57,18 @@ export class Settler {
   }
 
   private async pass(graceMs: number): Promise<SettleReport> {
-    const report: SettleReport = { checked: 0, confirmed: 0, resent: 0, rejected: 0, unknown: 0 };
+    const report: SettleReport = { checked: 0, confirmed: 0, resent: 0, rejected: 0, unknown: 0, orders: { fanned_out: 0, rejected: 0, unknown: 0, skipped: 0 } };
     const now = this.engine.clock();
+    // Order-route trades first: their fan-out writes the intents the rest of this pass may settle.
+    for (const t of await this.store.trades.apiTradesAwaitingMaster()) {
+      if (this.engine.ordering.has(t.id) || now - t.updatedAt.getTime() < graceMs) continue;
+      try {
+        report.orders[await recoverOrderTrade(this.store, this.adapters, this.engine, t, { absentAfterMs: this.opts.absentAfterMs ?? 30_000 })]++;
+      } catch (err) {
+        report.orders.unknown++;
+        if (this.opts.logger) this.opts.logger.error({ err, tradeId: t.id }, 'settling an order-route trade failed');
+      }
+    }
     // A crash between recording an action and marking it accepted: write that move, and its events, now.
     for (const t of await this.store.trades.tradesInStatus('recorded')) {
       if (this.engine.accepting.has(t.id) || now - t.updatedAt.getTime() < graceMs) continue;

@@ -7,6 +7,7 @@ import type { MasterItemRow } from '../store/repos/trades.js';
 import type { AdapterRegistry } from './adapter-registry.js';
 import { diffOrder, diffPosition, orderItem, positionItem, type MasterAction } from './actions.js';
 import type { CopyEngine } from './copy-engine.js';
+import { reviveIfLate } from './order-recovery.js';
 
 export interface WatcherOptions {
   logger?: Logger | false;
@@ -180,8 +181,9 @@ class AccountWatch {
       if (ev.kind === 'order_placed' || ev.kind === 'order_modified') {
         if (!known && o.tag && (await this.store.trades.tradeByTag(o.tag))) {
           // Sent through our order route, which copies it itself; remember it for what follows.
-          const t = await this.store.trades.tradeByTag(o.tag);
-          return this.store.trades.upsertMasterItem(orderItem(master.id, o, 0, true, t!.id));
+          const t = (await this.store.trades.tradeByTag(o.tag))!;
+          await reviveIfLate(this.store, t);
+          return this.store.trades.upsertMasterItem(orderItem(master.id, o, 0, true, t.id));
         }
         return this.run(master, diffOrder(master.id, known, o, null, at));
       }
@@ -204,7 +206,8 @@ class AccountWatch {
       const t = await this.store.trades.tradeByTag(p.tag);
       if (t) {
         await this.store.trades.upsertMasterItem(positionItem(master.id, p, 0, true, t.id));
-        // An API order that timed out may still have been applied: the reconciler copies it if still fresh.
+        // An order-route trade: the route fans it out, or the settle loop does if the route never finished.
+        await reviveIfLate(this.store, t);
         return true;
       }
     }
@@ -240,8 +243,10 @@ class AccountWatch {
       if (!k) {
         const earlier = await this.store.trades.masterItem(master.id, 'order', o.id);
         if (earlier) continue;
-        if (o.tag && (await this.store.trades.tradeByTag(o.tag))) {
-          await this.store.trades.upsertMasterItem(orderItem(master.id, o, 0, true, (await this.store.trades.tradeByTag(o.tag))!.id));
+        const t = o.tag ? await this.store.trades.tradeByTag(o.tag) : null;
+        if (t) {
+          await reviveIfLate(this.store, t);
+          await this.store.trades.upsertMasterItem(orderItem(master.id, o, 0, true, t.id));
           continue;
         }
       }

@@ -16,14 +16,14 @@ import { Store } from '../../src/store/store.js';
  * against a simulated broker that lives outside it: stopping the engine does not stop the broker, exactly
  * like a real restart.
  */
-export async function startEngine(o: { broker: SimBroker; dataDir?: string; timeoutMs?: number; clock?: () => number }) {
-  const store = await Store.open({ dataDir: o.dataDir ?? ':memory:', embeddedFsync: false });
+export async function startEngine(o: { broker: SimBroker; dataDir?: string; databaseUrl?: string; timeoutMs?: number; clock?: () => number; absentAfterMs?: number }) {
+  const store = await Store.open({ dataDir: o.dataDir ?? ':memory:', databaseUrl: o.databaseUrl, embeddedFsync: false });
   const adapters = new AdapterRegistry({ open: async () => null });
   adapters.register(createSimAdapterFactory(o.broker, { timeoutMs: o.timeoutMs ?? 40 }));
   const dispatcher = new Dispatcher();
   const engine = new CopyEngine(store, adapters, dispatcher, o.clock ? { clock: o.clock } : {});
   const watcher = new Watcher(store, adapters, engine, { logger: false, resyncMs: 3_600_000, scanMs: 3_600_000 });
-  const settler = new Settler(store, adapters, engine, { graceMs: 0, everyMs: 3_600_000 });
+  const settler = new Settler(store, adapters, engine, { graceMs: 0, everyMs: 3_600_000, ...(o.absentAfterMs !== undefined ? { absentAfterMs: o.absentAfterMs } : {}) });
   const reconciler = new Reconciler(store, adapters, engine, { logger: false, everyMs: 3_600_000, beforeRun: () => watcher.idle() });
   const h = {
     store, adapters, dispatcher, engine, watcher, settler, reconciler,

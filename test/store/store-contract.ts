@@ -76,10 +76,15 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       const s = await store.accounts.create({ userId: u.id, platform: 'sim', role: 'slave', name: 'S', brokerAccountId: 'x2', brokerAccountNumber: '2' });
       const t = await store.trades.insertTrade({ id: newId('trd'), userId: u.id, masterAccountId: m.id, source: 'api', action: 'open', symbol: 'EURUSD', side: 'buy', orderType: 'market', volume: '0.10', tag: newId('act'), status: 'pending' });
       const intent = (tag: string) => ({ id: newId('int'), tradeId: t.id, slaveAccountId: s.id, tag, action: 'open', symbol: 'EURUSD', side: 'buy', plannedVolume: '0.2', state: 'planned' });
-      await store.trades.recordIntents(t.id, { status: 'accepted' }, [intent('tag-a'), intent('tag-b')]);
-      expect((await store.trades.intentsOfTrade(t.id)).map((i) => i.plannedVolume)).toEqual(['0.2', '0.2']);
+      const t2 = await store.trades.insertTrade({ id: newId('trd'), userId: u.id, masterAccountId: m.id, source: 'api', action: 'open', symbol: 'EURUSD', side: 'buy', orderType: 'market', volume: '0.10', tag: newId('act'), status: 'pending' });
       // A duplicate tag aborts the whole batch and the trade update with it.
-      await expect(store.trades.recordIntents(t.id, { status: 'changed' }, [intent('tag-c'), intent('tag-a')])).rejects.toThrow();
+      await store.trades.recordIntents(t2.id, { status: 'unresolved' }, []);
+      await expect(store.trades.recordIntents(t2.id, { status: 'accepted' }, [intent('tag-x'), intent('tag-x')])).rejects.toThrow();
+      expect((await store.trades.ownedTrade(u.id, t2.id))?.status).toBe('unresolved');
+      expect(await store.trades.recordIntents(t.id, { status: 'accepted' }, [intent('tag-a'), intent('tag-b')])).toBe(true);
+      expect((await store.trades.intentsOfTrade(t.id)).map((i) => i.plannedVolume)).toEqual(['0.2', '0.2']);
+      // A trade fanned out once is never fanned out again (the route and the settle loop after a crash race here).
+      expect(await store.trades.recordIntents(t.id, { status: 'changed' }, [intent('tag-c')])).toBe(false);
       expect((await store.trades.ownedTrade(u.id, t.id))?.status).toBe('accepted');
       expect(await store.trades.intentsOfTrade(t.id)).toHaveLength(2);
       expect(await store.trades.ownedTrade('usr_other', t.id)).toBeNull();

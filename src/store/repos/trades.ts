@@ -103,6 +103,24 @@ export class TradesRepo {
     });
   }
 
+  /** Updates the trade only while it is in one of `from`: returns false (and emits nothing) otherwise. */
+  async updateTradeIf(id: string, from: string[], set: Partial<NewTrade>, evs: NewEvent[] = []): Promise<boolean> {
+    const done = await this.db.transaction(async (tx) => {
+      const upd = await tx.update(trades).set({ ...set, updatedAt: new Date() })
+        .where(and(eq(trades.id, id), inArray(trades.status, from))).returning({ id: trades.id });
+      if (upd.length === 0) return false;
+      if (evs.length > 0) await this.events.append(tx, evs);
+      return true;
+    });
+    if (done) this.events.notify(evs.map((e) => e.userId));
+    return done;
+  }
+
+  /** Order-route trades still waiting for their Master's outcome (the route answered 409, or never finished). */
+  async apiTradesAwaitingMaster(): Promise<TradeRow[]> {
+    return this.db.select().from(trades).where(and(eq(trades.source, 'api'), inArray(trades.status, ['pending', 'unresolved']))).orderBy(asc(trades.createdAt));
+  }
+
   async ownedTrade(userId: string, id: string): Promise<TradeRow | null> {
     const [row] = await this.db.select().from(trades).where(and(eq(trades.id, id), eq(trades.userId, userId))).limit(1);
     return row ?? null;
@@ -133,13 +151,24 @@ export class TradesRepo {
    * All intents of one master action in ONE statement, in the same transaction as the trade's update:
    * they are durable before the first is sent, so a crash cannot lose or double a copy.
    */
-  async recordIntents(tradeId: string, tradeSet: Partial<NewTrade>, intents: NewIntent[], evs: NewEvent[] = []): Promise<void> {
-    await this.db.transaction(async (tx) => {
-      await tx.update(trades).set({ ...tradeSet, updatedAt: new Date() }).where(eq(trades.id, tradeId));
+  /**
+   * The fan-out of an order-route trade: the trade moves from pending/unresolved to accepted with every intent
+   * in one transaction. Returns false and writes nothing when the trade is no longer waiting for its fan-out
+   * (the route and the settle loop after a crash can both get here; only one records).
+   */
+  async recordIntents(tradeId: string, tradeSet: Partial<NewTrade>, intents: NewIntent[], evs: NewEvent[] = [], items: NewMasterItem[] = []): Promise<boolean> {
+    const recorded = await this.db.transaction(async (tx) => {
+      const upd = await tx.update(trades).set({ ...tradeSet, updatedAt: new Date() })
+        .where(and(eq(trades.id, tradeId), inArray(trades.status, ['pending', 'unresolved']))).returning({ id: trades.id });
+      if (upd.length === 0) return false;
       await insertIntents(tx, intents);
+      // The watcher may have seen the item first (and since): its view stays.
+      if (items.length > 0) await tx.insert(masterItems).values(items).onConflictDoNothing();
       if (evs.length > 0) await this.events.append(tx, evs);
+      return true;
     });
-    this.events.notify(evs.map((e) => e.userId));
+    if (recorded) this.events.notify(evs.map((e) => e.userId));
+    return recorded;
   }
 
   /**
