@@ -117,6 +117,7 @@ export async function startService(cfg: Config, logger: Logger | false): Promise
     const engine = new CopyEngine(store, adapters, dispatcher, { preTradeCheck: risk.check });
     const watcher = new Watcher(store, adapters, engine, { logger });
     const settler = new Settler(store, adapters, engine, { logger });
+    engine.onUnresolved = () => settler.nudge();
     const reconciler = new Reconciler(store, adapters, engine, { logger, beforeRun: () => watcher.idle() });
     const auth = new AuthService(store, { accessTokenTtlSec: cfg.accessTokenTtlSec, apiKeyOverlapSec: cfg.apiKeyOverlapSec });
     // Before the servers: events written from the first request on are delivered; stopped after the engine drains.
@@ -165,7 +166,7 @@ export async function startService(cfg: Config, logger: Logger | false): Promise
 
     // Health after the demo's accounts exist, so the first round already sees them.
     // A read may take longer than a write's answer (first sign-in, TLS handshake); only a hung broker is "down".
-    const health = new HealthMonitor(store, adapters, { intervalMs: cfg.healthIntervalMs, staleAfterMs: 3 * cfg.healthIntervalMs, checkTimeoutMs: Math.max(10_000, cfg.brokerTimeoutMs) });
+    const health = new HealthMonitor(store, adapters, { intervalMs: cfg.healthIntervalMs, staleAfterMs: 3 * cfg.healthIntervalMs, checkTimeoutMs: Math.max(10_000, cfg.brokerTimeoutMs), isBusy: (id) => dispatcher.busy(id) });
     cleanup.unshift(() => health.stop());
 
     const demo = cfg.demo ? await (await import('./demo/seed.js')).seedDemo({ store, auth, broker, cfg, baseUrl, v1BaseUrl, box, endpoints, simulated: simulated! }) : null;

@@ -84,6 +84,8 @@ export class CopyEngine {
   readonly ordering = new Set<string>();
   /** Trades recorded by this process whose move to accepted is still to be written. */
   readonly accepting = new Set<string>();
+  /** Called when a write's outcome stays unknown after its one lookup (main wires the settle loop's nudge). */
+  onUnresolved: (() => void) | undefined;
   /** Per Master account, copies still being dispatched: follow-ups of the same account wait for them. */
   private readonly pending = new Map<string, Set<Promise<void>>>();
 
@@ -115,7 +117,8 @@ export class CopyEngine {
     if (!m) this.specs.set(adapter, (m = new Map()));
     let p = m.get(symbol);
     if (!p) {
-      p = adapter.instrument(symbol).catch(() => null);
+      // A read refused under a burst is not "not listed": asked again twice before the copy is given up.
+      p = retry(() => adapter.instrument(symbol), [150, 500]).catch(() => null);
       m.set(symbol, p);
       void p.then((s) => {
         if (s) this.knownSpecs.get(adapter)?.set(symbol, s) ?? this.knownSpecs.set(adapter, new Map([[symbol, s]]));
@@ -388,6 +391,8 @@ export class CopyEngine {
       if (v.state === 'applied') outcome = v.outcome;
     }
     await this.writer.push(this.outcomeWrite(master, tradeId, trade, row, slave, op, outcome, { attempts: attempt, latency, prevTags }));
+    // Settled as soon as the broker can answer, before the action ages past the rule's staleness limit.
+    if (outcome.kind === 'unresolved') this.onUnresolved?.();
     return outcome;
   }
 
@@ -472,3 +477,14 @@ export type TradeLike = Pick<TradeRow, 'orderType' | 'masterPositionId' | 'maste
 
 export const isPlaceAction = (a: string) => PLACE_ACTIONS.has(a);
 export type { ActionKind };
+
+async function retry<T>(fn: () => Promise<T>, waitsMs: number[]): Promise<T> {
+  for (const ms of waitsMs) {
+    try {
+      return await fn();
+    } catch {
+      await new Promise((r) => setTimeout(r, ms));
+    }
+  }
+  return fn();
+}

@@ -12,6 +12,8 @@ const UNPACED = { take: () => Promise.resolve() };
 export class Dispatcher {
   private readonly buckets = new Map<string, TokenBucket>();
   private readonly inFlight = new Set<Promise<unknown>>();
+  /** Writes per account handed to the dispatcher and not yet answered (waiting for a token included). */
+  private readonly writing = new Map<string, number>();
 
   private bucket(accountId: string, adapter: BrokerAdapter): { take(): Promise<void> } {
     // An adapter that paces itself by the broker's served limits would only be slowed by a guess on top.
@@ -24,20 +26,30 @@ export class Dispatcher {
     return b;
   }
 
-  async place(accountId: string, adapter: BrokerAdapter, req: PlaceOrderRequest): Promise<OrderOutcome> {
-    await this.bucket(accountId, adapter).take();
-    return adapter.placeOrder(req);
+  place(accountId: string, adapter: BrokerAdapter, req: PlaceOrderRequest): Promise<OrderOutcome> {
+    return this.run(accountId, adapter, () => adapter.placeOrder(req));
   }
 
-  async close(accountId: string, adapter: BrokerAdapter, positionId: string, volume?: Decimal): Promise<OrderOutcome> {
-    await this.bucket(accountId, adapter).take();
-    return volume === undefined ? adapter.closePosition(positionId) : adapter.closePosition(positionId, volume);
+  close(accountId: string, adapter: BrokerAdapter, positionId: string, volume?: Decimal): Promise<OrderOutcome> {
+    return this.run(accountId, adapter, () => (volume === undefined ? adapter.closePosition(positionId) : adapter.closePosition(positionId, volume)));
   }
 
   /** Any other broker call (reads included) paced by the same bucket as the account's writes. */
   async run<T>(accountId: string, adapter: BrokerAdapter, call: () => Promise<T>): Promise<T> {
-    await this.bucket(accountId, adapter).take();
-    return call();
+    this.writing.set(accountId, (this.writing.get(accountId) ?? 0) + 1);
+    try {
+      await this.bucket(accountId, adapter).take();
+      return await call();
+    } finally {
+      const n = (this.writing.get(accountId) ?? 1) - 1;
+      if (n <= 0) this.writing.delete(accountId);
+      else this.writing.set(accountId, n);
+    }
+  }
+
+  /** True while copies to this account are queued or on the wire: its connection's budget belongs to them. */
+  busy(accountId: string): boolean {
+    return this.writing.has(accountId);
   }
 
   /** Keeps background work visible so shutdown can wait for it instead of cutting a write in half. */

@@ -36,6 +36,7 @@ export interface SettlerOptions {
 export class Settler {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<SettleReport> | null = null;
+  private nudged: NodeJS.Timeout | null = null;
 
   constructor(private readonly store: Store, private readonly adapters: AdapterRegistry, private readonly engine: CopyEngine, private readonly opts: SettlerOptions = {}) {}
 
@@ -44,9 +45,25 @@ export class Settler {
     this.timer.unref();
   }
 
+  /**
+   * A pass soon (once the grace has passed), not only on the schedule: a write that timed out under a burst is
+   * settled while its action is still fresh enough to resend. Calls while one is due or running coalesce.
+   */
+  nudge(): void {
+    if (this.nudged) return;
+    this.nudged = setTimeout(() => {
+      void (this.running ?? Promise.resolve()).catch(() => undefined)
+        .then(() => { this.nudged = null; return this.runOnce(); })
+        .catch((err: unknown) => this.opts.logger && this.opts.logger.error({ err }, 'settle pass failed'));
+    }, (this.opts.graceMs ?? 1000) + 50);
+    this.nudged.unref();
+  }
+
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    if (this.nudged) clearTimeout(this.nudged);
+    this.nudged = null;
     await this.running?.catch(() => undefined);
   }
 

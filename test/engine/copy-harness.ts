@@ -24,6 +24,7 @@ export async function startEngine(o: { broker: SimBroker; dataDir?: string; data
   const engine = new CopyEngine(store, adapters, dispatcher, o.clock ? { clock: o.clock } : {});
   const watcher = new Watcher(store, adapters, engine, { logger: false, resyncMs: 3_600_000, scanMs: 3_600_000 });
   const settler = new Settler(store, adapters, engine, { graceMs: 0, everyMs: 3_600_000, ...(o.absentAfterMs !== undefined ? { absentAfterMs: o.absentAfterMs } : {}) });
+  engine.onUnresolved = () => settler.nudge();
   const reconciler = new Reconciler(store, adapters, engine, { logger: false, everyMs: 3_600_000, beforeRun: () => watcher.idle() });
   const h = {
     store, adapters, dispatcher, engine, watcher, settler, reconciler,

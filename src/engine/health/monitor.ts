@@ -10,6 +10,18 @@ export interface HealthMonitorOptions {
   staleAfterMs: number;
   /** One check may not take longer than this (a hung broker must not stall the round). */
   checkTimeoutMs: number;
+  /**
+   * A broker that does not answer is called disconnected only once its checks have failed for this long
+   * (default `staleAfterMs`): one slow answer under a burst is pressure, not an outage. An OAuth refusal is
+   * acted on at once.
+   */
+  downAfterMs?: number;
+  /**
+   * True while the account's copies are queued or on the wire. Its health read then waits for a later round
+   * (writes come first on a shared rate limit), for at most `staleAfterMs` since the last good read.
+   */
+  isBusy?: (accountId: string) => boolean;
+  clock?: () => number;
 }
 
 /** Statuses the user or the risk guard chose: health never overrides them. */
@@ -24,6 +36,10 @@ export class HealthMonitor {
   private timer: NodeJS.Timeout | null = null;
   private round: Promise<void> | null = null;
   private readonly lastOk = new Map<string, number>();
+  /** When the current run of failed checks began, per account. */
+  private readonly failingSince = new Map<string, number>();
+  /** Rounds to sit out after a failed check: a busy broker is not asked again at once. */
+  private readonly backoff = new Map<string, number>();
 
   constructor(private readonly store: Store, private readonly adapters: AdapterRegistry, private readonly opts: HealthMonitorOptions) {}
 
@@ -46,17 +62,36 @@ export class HealthMonitor {
 
   async checkAll(): Promise<void> {
     const all = await this.store.accounts.all();
-    await Promise.all(all.map((a) => this.check(a)));
+    await Promise.all(all.map((a) => (this.deferred(a) ? null : this.check(a))));
+  }
+
+  /** Writes before reads: a busy or backing-off account is read in a later round, unless its data grows stale. */
+  private deferred(a: Account): boolean {
+    const now = this.now();
+    const since = this.lastOk.get(a.id);
+    const overdue = since !== undefined && now - since >= this.opts.staleAfterMs;
+    const skip = this.backoff.get(a.id) ?? 0;
+    if (skip > 0 && !overdue) {
+      this.backoff.set(a.id, skip - 1);
+      return true;
+    }
+    return !overdue && (this.opts.isBusy?.(a.id) ?? false);
+  }
+
+  private now(): number {
+    return (this.opts.clock ?? Date.now)();
   }
 
   async check(account: Account): Promise<Health> {
-    const now = Date.now();
+    const now = this.now();
     let health: Health;
     let status: AccountStatus = account.status;
     try {
       const adapter = await this.adapters.forAccount(account);
       const info = await withTimeout(adapter.accountInfo(), this.opts.checkTimeoutMs);
       this.lastOk.set(account.id, now);
+      this.failingSince.delete(account.id);
+      this.backoff.delete(account.id);
       await this.store.accounts.setFunds(account.id, info.balance, info.equity);
       health = { ...account.health, state: account.health.inSync ? 'ok' : 'degraded', connected: true, tradingAllowed: true, dataStale: false, reconnectRequired: false, checkedAt: new Date(now).toISOString(), lastError: null };
       if (status === 'disconnected' || status === 'reconnect_required') status = 'connected';
@@ -67,9 +102,11 @@ export class HealthMonitor {
       if (code === 'reconnect_required') {
         health = { ...account.health, state: 'down', connected: false, tradingAllowed: false, reconnectRequired: true, dataStale: stale, checkedAt: new Date(now).toISOString(), lastError: message };
         if (!CHOSEN.includes(status)) status = 'reconnect_required';
-      } else if (code === 'rate_limited') {
-        // The broker is there, only busy: keep what we know, say why the data may lag.
+      } else if (code === 'rate_limited' || now - this.failing(account.id, now) < (this.opts.downAfterMs ?? this.opts.staleAfterMs)) {
+        // The broker is there, only busy (or slow for less than downAfterMs): keep what we know, say why the data
+        // may lag, and ask it again less often.
         health = { ...account.health, state: 'degraded', dataStale: stale, checkedAt: new Date(now).toISOString(), lastError: message };
+        this.backoff.set(account.id, Math.min(4, 2 * (this.backoff.get(account.id) ?? 0) + 1));
       } else {
         health = { ...account.health, state: 'down', connected: false, tradingAllowed: false, dataStale: stale, checkedAt: new Date(now).toISOString(), lastError: message };
         if (!CHOSEN.includes(status)) status = 'disconnected';
@@ -77,6 +114,12 @@ export class HealthMonitor {
     }
     await this.record(account, health, status);
     return health;
+  }
+
+  private failing(accountId: string, now: number): number {
+    const since = this.failingSince.get(accountId) ?? now;
+    this.failingSince.set(accountId, since);
+    return since;
   }
 
   private async record(account: Account, health: Health, status: AccountStatus): Promise<void> {

@@ -1,0 +1,83 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { HealthMonitor } from '../../src/engine/health/monitor.js';
+import type { Account } from '../../src/domain/account.js';
+import { engineHarness, type EngineHarness } from './harness.js';
+
+/**
+ * Under a burst the copies and the health reads share a broker's limits. A broker that is slow to answer a
+ * health read while it takes copies is busy, not down: marking it disconnected would skip every copy to it.
+ */
+let h: EngineHarness;
+let now = 1_000_000;
+let busy = new Set<string>();
+let acc: Account;
+const monitor = (o: { downAfterMs?: number } = {}) => new HealthMonitor(h.store, h.adapters, {
+  intervalMs: 1000, staleAfterMs: 30_000, checkTimeoutMs: 500, clock: () => now, isBusy: (id) => busy.has(id), ...o,
+});
+const status = async () => (await h.store.accounts.byId(acc.id))!.status;
+const failReads = (times: number) => h.broker.faults.inject({ op: 'read', kind: 'reset', accountId: acc.brokerAccountId, times });
+
+beforeEach(async () => {
+  h = await engineHarness();
+  acc = await h.account({ role: 'slave' });
+  busy = new Set();
+});
+afterEach(async () => h.close());
+
+describe('health under pressure', () => {
+  it('failed reads are degraded, not disconnected, until they have failed for downAfterMs', async () => {
+    const m = monitor();
+    await m.check(acc);
+    failReads(100);
+    const first = await m.check((await h.store.accounts.byId(acc.id))!);
+    expect(first).toMatchObject({ state: 'degraded' });
+    expect(await status()).toBe('connected');
+    now += 20_000;
+    await m.check((await h.store.accounts.byId(acc.id))!);
+    expect(await status()).toBe('connected');
+    now += 10_000;
+    const down = await m.check((await h.store.accounts.byId(acc.id))!);
+    expect(down).toMatchObject({ state: 'down', connected: false });
+    expect(await status()).toBe('disconnected');
+    h.broker.faults.clear();
+    now += 1000;
+    await m.check((await h.store.accounts.byId(acc.id))!);
+    expect(await status()).toBe('connected');
+  });
+
+  it('an account with copies in flight is read in a later round, unless its data grew stale', async () => {
+    const m = monitor();
+    await m.checkAll();
+    const first = (await h.store.accounts.byId(acc.id))!.health.checkedAt;
+    busy.add(acc.id);
+    now += 5_000;
+    await m.checkAll();
+    expect((await h.store.accounts.byId(acc.id))!.health.checkedAt).toBe(first);
+    now += 30_000;
+    await m.checkAll();
+    expect((await h.store.accounts.byId(acc.id))!.health.checkedAt).toBe(new Date(now).toISOString());
+  });
+
+  it('a failed read backs off: the next round does not ask that broker again', async () => {
+    const m = monitor();
+    await m.checkAll();
+    failReads(1);
+    now += 1000;
+    await m.checkAll();
+    const failedAt = (await h.store.accounts.byId(acc.id))!.health.checkedAt;
+    expect((await h.store.accounts.byId(acc.id))!.health.state).toBe('degraded');
+    now += 1000;
+    await m.checkAll();
+    expect((await h.store.accounts.byId(acc.id))!.health.checkedAt).toBe(failedAt);
+    now += 1000;
+    await m.checkAll();
+    expect((await h.store.accounts.byId(acc.id))!.health).toMatchObject({ state: 'ok', checkedAt: new Date(now).toISOString() });
+  });
+
+  it('with downAfterMs 0 a failed read is acted on at once (the previous behaviour, kept for tests)', async () => {
+    const m = monitor({ downAfterMs: 0 });
+    failReads(1);
+    await m.check(acc);
+    expect(await status()).toBe('disconnected');
+  });
+});
