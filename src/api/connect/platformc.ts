@@ -100,7 +100,7 @@ export async function connectPlatformCRoutes(app: FastifyInstance, deps: ApiDeps
     onRequest: auth,
     schema: {
       operationId: 'getPlatformCConnection', tags, security, ...OPEN, summary: 'State of a platform C connection and the accounts the approval granted',
-      params: Type.Object({ connection_id: Type.String({ maxLength: 64 }) }),
+      params: Type.Object({ connection_id: Type.String({ minLength: 1, maxLength: 64 }) }),
       response: {
         200: Type.Object({
           status: Type.String({ description: 'pending, authorized or failed' }), error: Type.Union([Type.String(), Type.Null()]),
@@ -119,7 +119,7 @@ export async function connectPlatformCRoutes(app: FastifyInstance, deps: ApiDeps
     schema: {
       operationId: 'connectPlatformC', tags, security, ...OPEN, summary: 'Platform C last step: pick the account, verify account and environment, connect it to a group',
       body: Type.Object({
-        connectionId: Type.String({ maxLength: 64 }), ctidTraderAccountId: Type.String({ maxLength: 32 }), accountNumber: Type.String({ maxLength: 32 }),
+        connectionId: Type.String({ minLength: 1, maxLength: 64 }), ctidTraderAccountId: Type.String({ maxLength: 32 }), accountNumber: Type.String({ maxLength: 32 }),
         environment: Type.Union([Type.Literal('demo'), Type.Literal('live')]), ...AssignFields,
       }, { additionalProperties: false }),
       response: { 201: AccountSchema, ...stdErrors(409) },
