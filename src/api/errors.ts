@@ -14,6 +14,7 @@ export const STATUS: Record<ErrorCode, number> = {
   idempotency_key_in_flight: 409,
   payload_too_large: 413,
   idempotency_key_reused: 422,
+  broker_auth_failed: 422,
   rate_limited: 429,
   upstream_error: 502,
   upstream_unavailable: 503,

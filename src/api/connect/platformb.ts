@@ -38,7 +38,7 @@ export async function connectPlatformBRoutes(app: FastifyInstance, deps: ApiDeps
         email: Type.String({ minLength: 3, maxLength: 254 }),
         password: Type.String({ minLength: 1, maxLength: 256 }),
       }, { additionalProperties: false }),
-      response: { 200: Type.Object({ connectionId: Type.String(), accounts: Type.Array(Type.Object({ accountId: Type.String(), accNum: Type.Integer(), accountNumber: Type.String(), name: Type.String(), currency: Type.String(), balance: Type.Number() })) }), ...stdErrors(502, 503) },
+      response: { 200: Type.Object({ connectionId: Type.String(), accounts: Type.Array(Type.Object({ accountId: Type.String(), accNum: Type.Integer(), accountNumber: Type.String(), name: Type.String(), currency: Type.String(), balance: Type.Number() })) }), ...stdErrors(422, 502, 503) },
     },
   }, async (req) => {
     const b = req.body;
