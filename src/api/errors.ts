@@ -51,7 +51,6 @@ export function errorHandler(err: FastifyError | AppError | Error, req: FastifyR
   if (fe.validation) return sendError(req, reply, 400, 'invalid_request', describeValidation(fe.validationContext ?? 'request', fe.validation as AjvError[]));
   if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendError(req, reply, 413, 'payload_too_large', `request body is larger than the limit of ${req.routeOptions.bodyLimit ?? 'the server'} bytes`);
   if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return sendError(req, reply, 415, 'unsupported_media_type', 'send the body as application/json');
-  if (fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return sendError(req, reply, 400, 'invalid_request', 'the body is empty but the content type is application/json');
   if (fe.statusCode === 400 && (fe.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err instanceof SyntaxError)) {
     return sendError(req, reply, 400, 'invalid_request', `the body is not valid JSON: ${err.message}`);
   }
