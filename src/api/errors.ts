@@ -14,6 +14,7 @@ export const STATUS: Record<ErrorCode, number> = {
   idempotency_key_in_flight: 409,
   payload_too_large: 413,
   idempotency_key_reused: 422,
+  broker_auth_failed: 422,
   rate_limited: 429,
   upstream_error: 502,
   upstream_unavailable: 503,
@@ -44,10 +45,12 @@ export function errorHandler(err: FastifyError | AppError | Error, req: FastifyR
     return sendError(req, reply, STATUS[err.code], err.code, err.message, err.details);
   }
   const fe = err as FastifyError;
+  if (fe.validation && fe.validationContext === 'body' && req.body === undefined) {
+    return sendError(req, reply, 400, 'invalid_request', 'the body is required: send a JSON object');
+  }
   if (fe.validation) return sendError(req, reply, 400, 'invalid_request', describeValidation(fe.validationContext ?? 'request', fe.validation as AjvError[]));
   if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendError(req, reply, 413, 'payload_too_large', `request body is larger than the limit of ${req.routeOptions.bodyLimit ?? 'the server'} bytes`);
   if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return sendError(req, reply, 415, 'unsupported_media_type', 'send the body as application/json');
-  if (fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return sendError(req, reply, 400, 'invalid_request', 'the body is empty but the content type is application/json');
   if (fe.statusCode === 400 && (fe.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err instanceof SyntaxError)) {
     return sendError(req, reply, 400, 'invalid_request', `the body is not valid JSON: ${err.message}`);
   }

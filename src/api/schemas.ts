@@ -123,5 +123,5 @@ export const CapabilitiesSchema = Type.Object({
 
 export const toCapabilitiesJson = (c: Capabilities) => ({ ...c, has: { ...c.has } });
 
-export const AccountIdParams = Type.Object({ account_id: Type.String({ maxLength: 64 }) });
-export const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+export const AccountIdParams = Type.Object({ account_id: Type.String({ minLength: 1, maxLength: 64 }) });
+export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });

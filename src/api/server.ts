@@ -8,6 +8,8 @@ import { requireAuth } from './plugins/auth.js';
 import { isAppMirror, rewriteAppMirror } from './app/mirror.js';
 import { newRequestId, requestRecords } from './plugins/request-records.js';
 import { idempotency } from './plugins/idempotency.js';
+import { inputGuard } from './plugins/input-guard.js';
+import { clientErrorHandler, frameworkErrors } from './framework-errors.js';
 import { familyR } from './r/routes.js';
 import { sessionRoutes } from './app/session.js';
 import { connectPlatformBRoutes } from './connect/platformb.js';
@@ -38,6 +40,19 @@ export interface ServerOptions {
 
 /** Where a route's error response schemas wait for the OpenAPI document (see the onRoute hook). */
 const DOC_ERRORS = 'x-doc-error-responses';
+/** Marks an operation whose body may be left out, until transformObject turns it into requestBody.required: false. */
+const OPTIONAL_BODY = 'x-optional-body';
+
+function markOptionalBodies(doc: Record<string, unknown>): Record<string, unknown> {
+  for (const ops of Object.values((doc.paths ?? {}) as Record<string, Record<string, Record<string, unknown>>>)) {
+    for (const op of Object.values(ops)) {
+      if (!op || typeof op !== 'object' || !(OPTIONAL_BODY in op)) continue;
+      delete op[OPTIONAL_BODY];
+      if (op.requestBody) (op.requestBody as { required: boolean }).required = false;
+    }
+  }
+  return doc;
+}
 
 const V1_MODULES = [accountRoutes, orderRoutes, panicRoutes, groupRoutes, ledgerRoutes, webhookRoutes, eventRoutes, riskRoutes, shadowRoutes, positionRoutes];
 
@@ -54,6 +69,8 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
     // The dashboard's mirror of family V: /app/v1/x is served by the /v1/x route with access-token auth.
     ...(opts.families.includes('r') ? { rewriteUrl: rewriteAppMirror } : {}),
     requestIdHeader: false,
+    frameworkErrors,
+    clientErrorHandler,
     bodyLimit: opts.bodyLimit ?? 64 * 1024,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: true, strict: false } },
   }) as unknown as FastifyInstance;
@@ -64,6 +81,7 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
   });
+  inputGuard(app);
   requestRecords(app, deps.store, (err) => app.log.error({ err }, 'request record not written'));
   idempotency(app, deps.store, { prefixes: ['/v1/'], onError: (err) => app.log.error({ err }, 'idempotency record not written') });
 
@@ -81,9 +99,12 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
   await app.register(swagger, {
     transform: ({ schema, url }) => {
       const { [DOC_ERRORS]: errors, ...rest } = (schema ?? {}) as Record<string, unknown>;
-      if (!errors) return { schema: schema as never, url };
-      return { schema: { ...rest, response: { ...((rest.response as object) ?? {}), ...(errors as object) } } as never, url };
+      // @fastify/swagger marks every request body required; an optional one (Type.Optional) is flagged for transformObject.
+      const optionalBody = (rest.body as Record<string, unknown> | undefined)?.['~optional'] === true ? { [OPTIONAL_BODY]: true } : {};
+      if (!errors) return { schema: { ...rest, ...optionalBody } as never, url };
+      return { schema: { ...rest, ...optionalBody, response: { ...((rest.response as object) ?? {}), ...(errors as object) } } as never, url };
     },
+    transformObject: (doc) => markOptionalBodies((doc as { openapiObject: Record<string, unknown> }).openapiObject) as never,
     openapi: {
       openapi: '3.1.0',
       info: {

@@ -97,10 +97,10 @@ describe('platform A connection flow (MetaApi-style upstream)', () => {
     expect(pos.status).toBe(200);
   }, 30_000);
 
-  it('a wrong password or an unknown server is a clear 4xx, never a stuck account', async () => {
+  it('a wrong password or an unknown server is a clear 4xx (422 broker_auth_failed for the password), never a stuck account', async () => {
     const token = await userToken('a2@example.test');
     const wrong = await svc.call('POST', '/api/connect/platforma', { token, body: { platform: 'mt5', server: 'SimA-Live', login: '77001', password: 'wrong', role: 'slave' } });
-    expect(wrong.status).toBe(400);
+    expect(wrong.status).toBe(422);
     expect(wrong.text).not.toContain('wrong"');
     const unknown = await svc.call('POST', '/api/connect/platforma', { token, body: { platform: 'mt5', server: 'Nope-Server', login: '77001', password: 'mt-pass-1' } });
     expect(unknown.status).toBe(400);

@@ -163,11 +163,11 @@ describe('MetaTrader (MetaApi) faults, MT5 hedging', () => {
     expect(tagged(slow)).toHaveLength(1);
   });
 
-  it('revoked token: rejected unauthorized on a write, AppError unauthorized on a read', async () => {
+  it('revoked token: rejected broker_auth_failed on a write, AppError broker_auth_failed on a read', async () => {
     t.broker.faults.inject({ op: 'placeOrder', kind: 'token_invalidated', accountId: t.acc.id });
-    expect(await t.adapter.placeOrder(market(newTag()))).toMatchObject({ kind: 'rejected', code: 'unauthorized' });
+    expect(await t.adapter.placeOrder(market(newTag()))).toMatchObject({ kind: 'rejected', code: 'broker_auth_failed' });
     t.broker.faults.inject({ op: 'read', kind: 'token_invalidated', accountId: t.acc.id });
-    expect((await appError(t.adapter.accountInfo())).code).toBe('unauthorized');
+    expect((await appError(t.adapter.accountInfo())).code).toBe('broker_auth_failed');
   });
 
   it('faults on modify, cancel and close map the same way', async () => {

@@ -157,10 +157,10 @@ describe('TradeLocker faults', () => {
     await expect(t.adapter.accountInfo()).resolves.toMatchObject({ currency: 'USD' });
   });
 
-  it('token expiry on a write: not retried (rejected unauthorized, nothing applied), the next write works', async () => {
+  it('token expiry on a write: not retried (rejected broker_auth_failed, nothing applied), the next write works', async () => {
     const tag = newTag();
     t.broker.faults.inject({ op: 'placeOrder', kind: 'token_expired', accountId: t.acc.id });
-    expect(await t.adapter.placeOrder(market(tag))).toMatchObject({ kind: 'rejected', code: 'unauthorized' });
+    expect(await t.adapter.placeOrder(market(tag))).toMatchObject({ kind: 'rejected', code: 'broker_auth_failed' });
     expect(taggedOrders(tag)).toHaveLength(0);
     const tag2 = newTag();
     expect(await t.adapter.placeOrder(market(tag2))).toMatchObject({ kind: 'confirmed' });

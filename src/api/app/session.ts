@@ -18,7 +18,7 @@ const keyJson = (k: { id: string; name: string; displayPrefix: string; createdAt
   lastUsedAt: iso(k.lastUsedAt), replacedBy: k.replacedBy,
   state: k.revokedAt ? 'revoked' : k.expiresAt ? (k.expiresAt > new Date() ? 'expiring' : 'expired') : 'active',
 });
-const KeyParams = Type.Object({ key_id: Type.String({ maxLength: 64 }) });
+const KeyParams = Type.Object({ key_id: Type.String({ minLength: 1, maxLength: 64 }) });
 
 /**
  * The dashboard's own routes (/app): sign-in that issues family R access tokens, and API key management

@@ -46,7 +46,7 @@ export async function connectPlatformARoutes(app: FastifyInstance, deps: ApiDeps
         password: Type.String({ minLength: 1, maxLength: 100, description: 'the trading (master) password, not the investor password' }),
         ...AssignFields,
       }, { additionalProperties: false }),
-      response: { 201: AccountSchema, ...stdErrors(409, 502, 503) },
+      response: { 201: AccountSchema, ...stdErrors(409, 422, 502, 503) },
     },
   }, async (req, reply) => {
     const b = req.body;

@@ -12,7 +12,7 @@ import { storeConnectedAccount } from './assign.js';
 interface BSession { userId: string; environment: 'demo' | 'live'; server: string; email: string; password: string; accounts: TradeLockerAccountChoice[] }
 
 export const AssignFields = {
-  groupId: Type.Optional(Type.Union([Type.String({ maxLength: 64 }), Type.Null()])),
+  groupId: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()])),
   role: Type.Optional(Type.Union([Type.Literal('master'), Type.Literal('slave')])),
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
 };
@@ -38,7 +38,7 @@ export async function connectPlatformBRoutes(app: FastifyInstance, deps: ApiDeps
         email: Type.String({ minLength: 3, maxLength: 254 }),
         password: Type.String({ minLength: 1, maxLength: 256 }),
       }, { additionalProperties: false }),
-      response: { 200: Type.Object({ connectionId: Type.String(), accounts: Type.Array(Type.Object({ accountId: Type.String(), accNum: Type.Integer(), accountNumber: Type.String(), name: Type.String(), currency: Type.String(), balance: Type.Number() })) }), ...stdErrors(502, 503) },
+      response: { 200: Type.Object({ connectionId: Type.String(), accounts: Type.Array(Type.Object({ accountId: Type.String(), accNum: Type.Integer(), accountNumber: Type.String(), name: Type.String(), currency: Type.String(), balance: Type.Number() })) }), ...stdErrors(422, 502, 503) },
     },
   }, async (req) => {
     const b = req.body;
@@ -51,7 +51,7 @@ export async function connectPlatformBRoutes(app: FastifyInstance, deps: ApiDeps
     onRequest,
     schema: {
       operationId: 'connectPlatformB', tags, security, ...OPEN, summary: 'Platform B step 2: pick the account, verify its account number, connect it to a group',
-      body: Type.Object({ connectionId: Type.String({ maxLength: 64 }), accountId: Type.String({ maxLength: 32 }), accountNumber: Type.String({ maxLength: 32 }), ...AssignFields }, { additionalProperties: false }),
+      body: Type.Object({ connectionId: Type.String({ minLength: 1, maxLength: 64 }), accountId: Type.String({ maxLength: 32 }), accountNumber: Type.String({ maxLength: 32 }), ...AssignFields }, { additionalProperties: false }),
       response: { 201: AccountSchema, ...stdErrors(409) },
     },
   }, async (req, reply) => {

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { buildAuthorizationUrl, exchangeCode, listAccountsForToken, verifyCTraderAccount, type CTraderAccountListing } from '../../platforms/ctrader/oauth.js';
-import { AppError } from '../../domain/errors.js';
+import { AppError, type ErrorCode } from '../../domain/errors.js';
 import type { ApiDeps } from '../deps.js';
 import { requireAuth, userOf } from '../plugins/auth.js';
 import { AccountSchema, OPEN, stdErrors, toAccountJson } from '../schemas.js';
@@ -20,6 +20,8 @@ interface CSession {
   redirectUri: string;
   status: 'pending' | 'authorized' | 'failed';
   error: string | null;
+  /** Why a failed connection failed: the broker's refusal, or the broker not answering. */
+  failure?: ErrorCode;
   tokens: { accessToken: string; refreshToken: string } | null;
   accounts: CTraderAccountListing[];
 }
@@ -80,8 +82,8 @@ export async function connectPlatformCRoutes(app: FastifyInstance, deps: ApiDeps
     // Only a pending connection takes a callback, and only from the browser that started it.
     const nonceOk = !!s && s.status === 'pending' && same(nonce, s.nonce) && same(cookie, s.browserNonce);
     if (!s || !nonceOk) return reply.code(400).send(popupPage({ connectionId: null, ok: false, error: 'unknown or expired connection; start again' }));
-    const fail = (error: string) => {
-      sessions.update(connectionId!, { ...s, status: 'failed', error });
+    const fail = (error: string, failure: ErrorCode = 'broker_auth_failed') => {
+      sessions.update(connectionId!, { ...s, status: 'failed', error, failure });
       return reply.send(popupPage({ connectionId: connectionId!, ok: false, error }));
     };
     if (req.query.error || !req.query.code) return fail(req.query.error === 'access_denied' ? 'access was not approved' : `authorization failed: ${req.query.error ?? 'no code'}`);
@@ -92,7 +94,8 @@ export async function connectPlatformCRoutes(app: FastifyInstance, deps: ApiDeps
       sessions.update(connectionId!, { ...s, status: 'authorized', tokens: { accessToken: tokens.accessToken, refreshToken: tokens.refreshToken }, accounts: listed.accounts });
       return reply.send(popupPage({ connectionId: connectionId!, ok: true }));
     } catch (err) {
-      return fail(err instanceof AppError ? err.message : 'the broker did not answer; try again');
+      const unreachable = !(err instanceof AppError) || err.code === 'upstream_error' || err.code === 'upstream_unavailable';
+      return fail(err instanceof AppError ? err.message : 'the broker did not answer; try again', unreachable ? 'upstream_unavailable' : 'broker_auth_failed');
     }
   });
 
@@ -100,7 +103,7 @@ export async function connectPlatformCRoutes(app: FastifyInstance, deps: ApiDeps
     onRequest: auth,
     schema: {
       operationId: 'getPlatformCConnection', tags, security, ...OPEN, summary: 'State of a platform C connection and the accounts the approval granted',
-      params: Type.Object({ connection_id: Type.String({ maxLength: 64 }) }),
+      params: Type.Object({ connection_id: Type.String({ minLength: 1, maxLength: 64 }) }),
       response: {
         200: Type.Object({
           status: Type.String({ description: 'pending, authorized or failed' }), error: Type.Union([Type.String(), Type.Null()]),
@@ -119,15 +122,16 @@ export async function connectPlatformCRoutes(app: FastifyInstance, deps: ApiDeps
     schema: {
       operationId: 'connectPlatformC', tags, security, ...OPEN, summary: 'Platform C last step: pick the account, verify account and environment, connect it to a group',
       body: Type.Object({
-        connectionId: Type.String({ maxLength: 64 }), ctidTraderAccountId: Type.String({ maxLength: 32 }), accountNumber: Type.String({ maxLength: 32 }),
+        connectionId: Type.String({ minLength: 1, maxLength: 64 }), ctidTraderAccountId: Type.String({ maxLength: 32 }), accountNumber: Type.String({ maxLength: 32 }),
         environment: Type.Union([Type.Literal('demo'), Type.Literal('live')]), ...AssignFields,
       }, { additionalProperties: false }),
-      response: { 201: AccountSchema, ...stdErrors(409) },
+      response: { 201: AccountSchema, ...stdErrors(409, 422) },
     },
   }, async (req, reply) => {
     const userId = userOf(req);
     const s = sessions.get(userId, req.body.connectionId);
-    if (s.status !== 'authorized' || !s.tokens) throw new AppError('conflict', s.status === 'failed' ? `the authorization failed: ${s.error}` : 'the authorization window has not been approved yet');
+    if (s.status === 'failed') throw new AppError(s.failure ?? 'broker_auth_failed', `the broker did not authorize the connection: ${s.error}; start again`);
+    if (s.status !== 'authorized' || !s.tokens) throw new AppError('conflict', 'the authorization window has not been approved yet');
     const picked = verifyCTraderAccount(s.accounts, { ctidTraderAccountId: req.body.ctidTraderAccountId, accountNumber: req.body.accountNumber, environment: req.body.environment });
     const account = await storeConnectedAccount(deps, {
       userId, platform: 'platformc', role: req.body.role ?? 'slave', groupId: req.body.groupId ?? null,

@@ -1,9 +1,10 @@
 import { SECRET_RESPONSE_ROUTES } from './request-records.js';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { IdempotencyRepo } from '../../store/repos/idempotency.js';
 import type { Store } from '../../store/store.js';
 import { sendError } from '../errors.js';
+import { storableJson, storableText } from '../text-safety.js';
 
 const WRITE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const MAX_KEY_LENGTH = 255;
@@ -32,6 +33,18 @@ function canonical(v: unknown): string {
 }
 
 /**
+ * The input guard bounds a body's depth; should anything else get through, a marker beats a stack overflow
+ * (500). The marker is unique: two such bodies are never taken for the same request (no wrong replay).
+ */
+function canonicalOrMarker(v: unknown): string {
+  try {
+    return canonical(v);
+  } catch {
+    return `[unserialisable body ${randomUUID()}]`;
+  }
+}
+
+/**
  * Idempotency-Key on writes (draft-ietf-httpapi-idempotency-key-header): the first request with a key runs
  * and its answer is stored; the same key with the same method, path and body gets that answer again
  * (`Idempotent-Replayed: true`); with anything else 422; while the first still runs 409. Keys are per user.
@@ -54,7 +67,7 @@ export function idempotency(app: FastifyInstance, store: Store, opts: Idempotenc
     if (header.length === 0 || header.length > MAX_KEY_LENGTH) return sendError(req, reply, 400, 'invalid_request', `Idempotency-Key must be 1 to ${MAX_KEY_LENGTH} characters`);
     const userId = req.principal?.userId;
     if (!userId) return;
-    const digest = createHash('sha256').update(`${req.method} ${req.url}\n${canonical(req.body)}`).digest('hex');
+    const digest = createHash('sha256').update(`${req.method} ${req.url}\n${canonicalOrMarker(req.body)}`).digest('hex');
     const claim = await repo.claim(userId, header, route, digest);
     if (claim.claimed) {
       req.idempotency = { userId, key: header };
@@ -90,7 +103,8 @@ export function idempotency(app: FastifyInstance, store: Store, opts: Idempotenc
         // A secret is shown once and stored only sealed where it belongs; a replay says where it went.
         body = { code: 'secret_shown_once', error: 'this request already succeeded; its secret was shown in the first answer and is not stored again (rotate it to get a new one)' };
       } else if (typeof payload === 'string') {
-        try { body = JSON.parse(payload); } catch { body = payload; }
+        // Stored as jsonb: text PostgreSQL refuses would fail the write and leave the key in flight for good.
+        try { body = storableJson(JSON.parse(payload)); } catch { body = storableText(payload); }
       }
       const headers: Record<string, string> = {};
       for (const h of KEPT_HEADERS) {

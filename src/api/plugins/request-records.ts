@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { newId } from '../../domain/ids.js';
 import type { Store } from '../../store/store.js';
+import { storableJson, storableText } from '../text-safety.js';
 
 const WRITE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /** Responses holding a secret shown once: never stored (request records, idempotent replays). */
@@ -26,7 +27,7 @@ export function requestRecords(app: FastifyInstance, store: Store, onError: (err
   app.addHook('onSend', async (req, _reply, payload) => {
     if (WRITE.has(req.method) && typeof payload === 'string' && payload.length <= MAX_STORED_RESPONSE && !SECRET_RESPONSE_ROUTES.has(req.routeOptions.url ?? '')) {
       try {
-        req.recordedResponse = JSON.parse(payload);
+        req.recordedResponse = storableJson(JSON.parse(payload));
       } catch {
         req.recordedResponse = null;
       }
@@ -37,23 +38,38 @@ export function requestRecords(app: FastifyInstance, store: Store, onError: (err
     const route = req.routeOptions.url;
     // The API families and the dashboard's own routes; not the dashboard's files, the documents or health probes.
     if (!route || !/^\/(api|v1|app)(\/|$)/.test(route)) return;
-    const body = WRITE.has(req.method) && req.body !== undefined ? JSON.stringify(req.body) : null;
-    store.requests.enqueue({
-      id: req.id,
-      userId: req.principal?.userId ?? null,
-      credentialKind: req.principal?.credentialKind ?? null,
-      credentialId: req.principal?.credentialId ?? null,
-      method: req.method,
-      route,
-      path: req.originalUrl.split('?')[0]!,
-      status: reply.statusCode,
-      // No digest of a body that carries a password: with the other fields known, it would allow offline guessing.
-      bodyDigest: body && !route.startsWith('/app/sign-in') && !route.startsWith('/api/connect/') ? createHash('sha256').update(body).digest('hex') : null,
-      response: req.recordedResponse ?? null,
-      durationMs: reply.elapsedTime.toFixed(3),
-      idempotencyKey: (req.headers['idempotency-key'] as string | undefined) ?? null,
-    }, onError);
+    // Whatever the body was, the record is written: a write the service acted on must stay traceable.
+    try {
+      const body = WRITE.has(req.method) && req.body !== undefined ? serialised(req.body) : null;
+      const key = req.headers['idempotency-key'];
+      store.requests.enqueue({
+        id: req.id,
+        userId: req.principal?.userId ?? null,
+        credentialKind: req.principal?.credentialKind ?? null,
+        credentialId: req.principal?.credentialId ?? null,
+        method: req.method,
+        route,
+        path: storableText(req.originalUrl.split('?')[0]!),
+        status: reply.statusCode,
+        // No digest of a body that carries a password: with the other fields known, it would allow offline guessing.
+        bodyDigest: body && !route.startsWith('/app/sign-in') && !route.startsWith('/api/connect/') ? createHash('sha256').update(body).digest('hex') : null,
+        response: req.recordedResponse ?? null,
+        durationMs: reply.elapsedTime.toFixed(3),
+        idempotencyKey: typeof key === 'string' ? storableText(key) : null,
+      }, onError);
+    } catch (err) {
+      onError(err);
+    }
   });
+}
+
+/** The body as JSON for its digest; a body JSON cannot express (or too deep to walk) is digested as a marker. */
+function serialised(body: unknown): string {
+  try {
+    return JSON.stringify(body) ?? 'undefined';
+  } catch {
+    return '[unserialisable body]';
+  }
 }
 
 export const newRequestId = () => newId('req');

@@ -39,7 +39,7 @@ const GroupSchema = Type.Object({
   master: Type.Union([AccountSchema, Type.Null()]),
   slaves: Type.Array(Type.Intersect([AccountSchema, Type.Object({ rule: CopyRuleSchema })])),
 }, OPEN);
-const GroupParams = Type.Object({ group_id: Type.String({ maxLength: 64 }) });
+const GroupParams = Type.Object({ group_id: Type.String({ minLength: 1, maxLength: 64 }) });
 
 const toGroupJson = (g: GroupView) => ({
   id: g.id, name: g.name, createdAt: g.createdAt.toISOString(),
@@ -80,7 +80,7 @@ export async function groupRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
     schema: {
       operationId: 'assignAccount', hide, tags, security, ...OPEN, summary: 'Put an account in a copier group as its Master or a Slave (groupId null takes it out)',
       params: AccountIdParams,
-      body: Type.Object({ groupId: Type.Union([Type.String({ maxLength: 64 }), Type.Null()]), role: Type.Union([Type.Literal('master'), Type.Literal('slave')]) }, { additionalProperties: false }),
+      body: Type.Object({ groupId: Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()]), role: Type.Union([Type.Literal('master'), Type.Literal('slave')]) }, { additionalProperties: false }),
       response: { 200: AccountSchema, ...stdErrors(409) },
     },
   }, async (req) => {

@@ -46,7 +46,7 @@ const tradeJson = (t: TradeRow, copies: IntentRow[]) => ({
 const Paging = Type.Object({
   before: Type.Optional(Type.String({ maxLength: 40, description: 'ISO 8601 or epoch ms: only entries created before it' })),
   limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,3}$', description: '1..200, default 50' })),
-  accountId: Type.Optional(Type.String({ maxLength: 64 })),
+  accountId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
 }, { additionalProperties: false });
 const limitOf = (s?: string) => Math.min(200, Math.max(1, Number(s ?? 50)));
 
@@ -69,7 +69,7 @@ export async function ledgerRoutes(app: FastifyInstance, deps: ApiDeps, o: Route
 
   r.get(`${prefix}/trades/:trade_id`, {
     onRequest: auth,
-    schema: { operationId: 'getTrade', hide, tags, security, ...OPEN, summary: "A trade: the Master's outcome and one ledger row per Slave", params: Type.Object({ trade_id: Type.String({ maxLength: 64 }) }), response: { 200: TradeSchema, ...stdErrors() } },
+    schema: { operationId: 'getTrade', hide, tags, security, ...OPEN, summary: "A trade: the Master's outcome and one ledger row per Slave", params: Type.Object({ trade_id: Type.String({ minLength: 1, maxLength: 64 }) }), response: { 200: TradeSchema, ...stdErrors() } },
   }, async (req) => {
     const t = await deps.store.trades.ownedTrade(userOf(req), req.params.trade_id);
     if (!t) throw notFound('trade');
@@ -88,7 +88,7 @@ export async function ledgerRoutes(app: FastifyInstance, deps: ApiDeps, o: Route
 
   r.get(`${prefix}/accounts/:account_id/ledger`, {
     onRequest: auth,
-    schema: { operationId: 'listAccountLedger', hide, tags, security, ...OPEN, summary: 'Ledger rows of one Slave account, newest first', params: Type.Object({ account_id: Type.String({ maxLength: 64 }) }), querystring: Type.Omit(Paging, ['accountId']), response: { 200: Type.Object({ entries: Type.Array(LedgerRow) }), ...stdErrors() } },
+    schema: { operationId: 'listAccountLedger', hide, tags, security, ...OPEN, summary: 'Ledger rows of one Slave account, newest first', params: Type.Object({ account_id: Type.String({ minLength: 1, maxLength: 64 }) }), querystring: Type.Omit(Paging, ['accountId']), response: { 200: Type.Object({ entries: Type.Array(LedgerRow) }), ...stdErrors() } },
   }, async (req) => {
     const a = await deps.store.accounts.owned(userOf(req), req.params.account_id);
     if (!a) throw notFound('account');
@@ -111,7 +111,7 @@ export async function ledgerRoutes(app: FastifyInstance, deps: ApiDeps, o: Route
     schema: {
       operationId: 'reconcileDryRun', hide, tags, security, ...OPEN, summary: 'What the reconciler would do now (dry run: nothing is changed)',
       description: "Compares the Master's positions, our links and the Slaves' positions: orphans, missing copies, volume mismatches, copies closed by hand. Each drift item says what a real run would do.",
-      params: Type.Object({ account_id: Type.String({ maxLength: 64 }) }), response: { 200: ReconcileSchema, ...stdErrors(409, 503) },
+      params: Type.Object({ account_id: Type.String({ minLength: 1, maxLength: 64 }) }), response: { 200: ReconcileSchema, ...stdErrors(409, 503) },
     },
   }, async (req) => reconcile(userOf(req), req.params.account_id, true));
 
@@ -119,7 +119,7 @@ export async function ledgerRoutes(app: FastifyInstance, deps: ApiDeps, o: Route
     onRequest: auth,
     schema: {
       operationId: 'runReconcile', hide, tags, security, ...OPEN, summary: 'Reconcile now and heal per policy (dryRun=true only reports)',
-      params: Type.Object({ account_id: Type.String({ maxLength: 64 }) }),
+      params: Type.Object({ account_id: Type.String({ minLength: 1, maxLength: 64 }) }),
       querystring: Type.Object({ dryRun: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])) }, { additionalProperties: false }),
       response: { 200: ReconcileSchema, ...stdErrors(409, 503) },
     },

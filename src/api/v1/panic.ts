@@ -108,7 +108,7 @@ export async function panicRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
     schema: {
       operationId: 'panicCloseGroup', hide: o.hide, tags, security: o.security, ...OPEN, description,
       summary: 'Close all open trades of every account in the copier group',
-      params: Type.Object({ group_id: Type.String({ maxLength: 64 }) }), body: Type.Optional(Body),
+      params: Type.Object({ group_id: Type.String({ minLength: 1, maxLength: 64 }) }), body: Type.Optional(Body),
       response: { 200: FinalGroup, 202: JobSchema, ...stdErrors() },
     },
   }, async (req, reply) => {
@@ -121,7 +121,7 @@ export async function panicRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
     schema: {
       operationId: 'getPanicCloseJob', hide: o.hide, tags, security: o.security, ...OPEN,
       summary: 'A panic-close job with its progress and per-position results (readable while it runs)',
-      params: Type.Object({ job_id: Type.String({ maxLength: 64 }) }), response: { 200: JobSchema, ...stdErrors() },
+      params: Type.Object({ job_id: Type.String({ minLength: 1, maxLength: 64 }) }), response: { 200: JobSchema, ...stdErrors() },
     },
   }, async (req) => {
     const job = await deps.panic.job(userOf(req), req.params.job_id);

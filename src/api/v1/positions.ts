@@ -17,7 +17,7 @@ const Outcome = Type.Object({
   fillPrice: Type.Union([Type.Number(), Type.Null()]),
 }, OPEN);
 const Price = Type.Union([Type.Number({ exclusiveMinimum: 0 }), Type.Null()]);
-const PositionParams = Type.Object({ account_id: Type.String({ maxLength: 64 }), position_id: Type.String({ maxLength: 64 }) });
+const PositionParams = Type.Object({ account_id: Type.String({ minLength: 1, maxLength: 64 }), position_id: Type.String({ minLength: 1, maxLength: 64 }) });
 const d = (n: number | null | undefined) => (n === null || n === undefined ? null : new Decimal(String(n)));
 
 /** A broker answer as HTTP: confirmed is the body; rejected/denied a 400 with the reason; unknown a 409. */
@@ -76,7 +76,7 @@ export async function positionRoutes(app: FastifyInstance, deps: ApiDeps, o: Rou
     onRequest: auth,
     schema: {
       operationId: 'cancelOrder', hide, tags, security, ...OPEN, summary: 'Cancel a pending order',
-      params: Type.Object({ account_id: Type.String({ maxLength: 64 }), order_id: Type.String({ maxLength: 64 }) }),
+      params: Type.Object({ account_id: Type.String({ minLength: 1, maxLength: 64 }), order_id: Type.String({ minLength: 1, maxLength: 64 }) }),
       response: { 200: Outcome, ...stdErrors(409, 502, 503) },
     },
   }, async (req) => {

@@ -46,7 +46,7 @@ export async function riskRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOp
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const { auth, security, prefix, hide } = o;
   const tags = ['Risk'];
-  const GroupParams = Type.Object({ group_id: Type.String({ maxLength: 64 }) });
+  const GroupParams = Type.Object({ group_id: Type.String({ minLength: 1, maxLength: 64 }) });
   const toLimits = (b: Record<string, unknown>): RiskLimits => ({ ...NO_LIMITS, ...Object.fromEntries(Object.entries(b).filter(([k]) => k !== 'resetPeak')) });
   const description = 'Fields left out are no limit. A group limit applies to each Slave of the group on its own equity; where both set one, the stricter wins. '
     + 'On a breach the monitor pauses copying (status paused) or panic-closes and locks (status locked), and writes risk.triggered; the pre-trade check shrinks or skips copies that would break the daily loss allowance at their stop loss or the open-volume limit.';

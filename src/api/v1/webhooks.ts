@@ -8,7 +8,7 @@ import { OPEN, stdErrors } from '../schemas.js';
 import type { RouteOpts } from './route-opts.js';
 
 const NStr = Type.Union([Type.String(), Type.Null()]);
-const EventTypes = Type.Array(Type.String({ maxLength: 64 }), { maxItems: 100, description: 'event types delivered; empty = all (GET /v1/event-types)' });
+const EventTypes = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 100, description: 'event types delivered; empty = all (GET /v1/event-types)' });
 
 const EndpointSchema = Type.Object({
   id: Type.String(),
@@ -48,7 +48,7 @@ const RotateBody = {
   description: 'optional',
 } as const;
 
-const Params = Type.Object({ endpoint_id: Type.String({ maxLength: 64 }) });
+const Params = Type.Object({ endpoint_id: Type.String({ minLength: 1, maxLength: 64 }) });
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 const toEndpointJson = (e: EndpointRow) => ({
@@ -149,7 +149,7 @@ export async function webhookRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
     schema: {
       operationId: 'redeliverEvent', hide, tags, security, ...OPEN,
       summary: 'Send one stored event to this endpoint again, now, with its original id; the scheduled delivery is not affected',
-      params: Params, body: Type.Object({ eventId: Type.String({ maxLength: 64 }) }, { additionalProperties: false }),
+      params: Params, body: Type.Object({ eventId: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
       response: { 200: AttemptSchema, ...stdErrors() },
     },
   }, async (req) => toAttemptJson(await deps.webhooks.redeliver(userOf(req), req.params.endpoint_id, req.body.eventId)));

@@ -14,7 +14,7 @@ describe('cTrader error mapping', () => {
     expect(readError(res('CANT_ROUTE_REQUEST'), 'r')).toMatchObject({ code: 'upstream_unavailable', retryable: true });
     expect(readError(res('POSITION_NOT_FOUND'), 'r').code).toBe('not_found');
     expect(readError(res('TRADING_BAD_VOLUME'), 'r').code).toBe('invalid_request');
-    expect(readError(res('CH_CLIENT_AUTH_FAILURE'), 'r').code).toBe('unauthorized');
+    expect(readError(res('CH_CLIENT_AUTH_FAILURE'), 'r').code).toBe('broker_auth_failed');
     expect(readError(res('SOMETHING_NEW'), 'r').code).toBe('upstream_error');
     expect(readError(new RequestTimeoutError(10, []), 'r').code).toBe('upstream_unavailable');
     expect(readError(new ConnectionLostError('gone', []), 'r').code).toBe('upstream_unavailable');

@@ -117,7 +117,7 @@ export function mapOpenApiError(err: OpenApiError, what: string): AppError {
   if (UNAVAILABLE_CODES.has(err.errorCode)) return new AppError('upstream_unavailable', msg, { cause: err, details, retryable: true });
   if (NOT_FOUND_CODES.has(err.errorCode)) return new AppError('not_found', msg, { cause: err, details });
   if (INVALID_CODES.has(err.errorCode)) return new AppError('invalid_request', msg, { cause: err, details });
-  if (CONFIG_CODES.has(err.errorCode)) return new AppError('unauthorized', msg, { cause: err, details });
+  if (CONFIG_CODES.has(err.errorCode)) return new AppError('broker_auth_failed', `${msg} (cTrader refused the application credentials)`, { cause: err, details });
   return new AppError('upstream_error', msg, { cause: err, details });
 }
 

@@ -79,10 +79,10 @@ describe('cTrader OAuth connect flow against the simulator', () => {
     await expect(exchangeCode({ ...base(), clientSecret: 'wrong', code: code2, redirectUri })).rejects.toThrow(/client_secret/);
   });
 
-  it('wrong application credentials fail the account list as unauthorized', async () => {
+  it('wrong application credentials fail the account list as broker_auth_failed', async () => {
     const { accessToken } = server.issueTokenFor('alice');
     await expect(
       listAccountsForToken({ endpoint: endpoint(), clientId: server.clientId, clientSecret: 'nope', accessToken, timeoutMs: 1_000 }),
-    ).rejects.toMatchObject({ code: 'unauthorized' });
+    ).rejects.toMatchObject({ code: 'broker_auth_failed' });
   });
 });

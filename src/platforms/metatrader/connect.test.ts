@@ -45,24 +45,24 @@ describe('MetaTrader connection flow against the MetaApi simulator', () => {
     expect(sim.accounts()).toEqual([expect.objectContaining({ id: out.accountId, state: 'DEPLOYED', connectionStatus: 'CONNECTED' })]);
   });
 
-  it('a wrong password is a clear invalid_request, leaves nothing behind, and is not sent twice', async () => {
+  it('a wrong password is a clear broker_auth_failed, leaves nothing behind, and is not sent twice', async () => {
     const { ep, acc, sim } = await setup();
     const memo = new FailedCredentialMemo();
     const input = { ...ep, server: META.server, login: acc.login, password: 'wrong', platform: 'mt5' as const, waitMs: 3_000, pollMs: 10, failedCredentials: memo };
     const err = await appError(provisionMtAccount(input));
-    expect(err).toMatchObject({ code: 'invalid_request', details: { reason: 'E_AUTH' } });
+    expect(err).toMatchObject({ code: 'broker_auth_failed', details: { reason: 'E_AUTH' } });
     expect(err.message).not.toContain('wrong');
     expect(sim.accounts()).toEqual([]);
     // The memo answers now, without another (possibly billed) attempt at MetaApi.
     const started = Date.now();
-    expect((await appError(provisionMtAccount(input))).code).toBe('invalid_request');
+    expect((await appError(provisionMtAccount(input))).code).toBe('broker_auth_failed');
     expect(Date.now() - started).toBeLessThan(25);
   });
 
   it('a wrong password found only when the terminal connects: bounded wait, then undeployed and deleted', async () => {
     const { ep, acc, sim } = await setup({ credentialCheck: 'connect' });
     const err = await appError(provisionMtAccount({ ...ep, server: META.server, login: acc.login, password: 'wrong', platform: 'mt5', waitMs: 400, pollMs: 20 }));
-    expect(err).toMatchObject({ code: 'invalid_request' });
+    expect(err).toMatchObject({ code: 'broker_auth_failed' });
     expect(sim.accounts()).toEqual([]);
   });
 
@@ -73,11 +73,11 @@ describe('MetaTrader connection flow against the MetaApi simulator', () => {
     expect(sim.accounts()).toEqual([]);
   });
 
-  it('refuses bad input before calling MetaApi, and a bad token is unauthorized', async () => {
+  it('refuses bad input before calling MetaApi, and a bad token is broker_auth_failed', async () => {
     const { ep, acc } = await setup();
     expect((await appError(provisionMtAccount({ ...ep, server: META.server, login: 'abc', password: 'p', platform: 'mt5' }))).code).toBe('invalid_request');
-    expect((await appError(searchMtServers({ ...ep, token: 'nope', platform: 'mt5', query: '' }))).code).toBe('unauthorized');
-    expect((await appError(provisionMtAccount({ ...ep, token: 'nope', server: META.server, login: acc.login, password: META.password, platform: 'mt5' }))).code).toBe('unauthorized');
+    expect((await appError(searchMtServers({ ...ep, token: 'nope', platform: 'mt5', query: '' }))).code).toBe('broker_auth_failed');
+    expect((await appError(provisionMtAccount({ ...ep, token: 'nope', server: META.server, login: acc.login, password: META.password, platform: 'mt5' }))).code).toBe('broker_auth_failed');
   });
 
   it('gives up on a create that stays in detection past the bound, with a retryable error', async () => {

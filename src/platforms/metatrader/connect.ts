@@ -86,7 +86,7 @@ export interface ProvisionedMtAccount {
 
 const credentialsError = () =>
   // Never echo what was typed: the message may end up in logs.
-  new AppError('invalid_request', 'the broker refused the login: check the account number, password and server', { details: { reason: 'E_AUTH' } });
+  new AppError('broker_auth_failed', 'the broker refused the login: check the account number, password and server', { details: { reason: 'E_AUTH' } });
 
 export async function provisionMtAccount(input: ProvisionMtAccountInput): Promise<ProvisionedMtAccount> {
   for (const k of ['baseUrl', 'token', 'server', 'login', 'password'] as const) {

@@ -59,7 +59,7 @@ describe('transport and HTTP mapping', () => {
   });
 
   it('reads: HTTP statuses, error body shapes and transport failures', () => {
-    expect(readError(res(401, { id: 2, error: 'UnauthorizedError', message: 'no' }), 'r').code).toBe('unauthorized');
+    expect(readError(res(401, { id: 2, error: 'UnauthorizedError', message: 'no' }), 'r').code).toBe('broker_auth_failed');
     expect(readError(res(404, { error: 'NotFoundError', message: 'not deployed' }), 'r')).toMatchObject({ code: 'not_found', details: { upstreamMessage: 'not deployed' } });
     expect(readError(res(400, { error: 'ValidationError', message: 'v', details: 'E_AUTH' }), 'r')).toMatchObject({ code: 'invalid_request', details: { upstreamCode: 'E_AUTH' } });
     expect(readError(res(400, { error: 'ValidationError', message: 'v', details: { code: 'E_SRV_NOT_FOUND' } }), 'r')).toMatchObject({ details: { upstreamCode: 'E_SRV_NOT_FOUND' } });

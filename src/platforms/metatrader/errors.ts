@@ -87,7 +87,7 @@ export function httpStatusError(status: number, body: unknown, retryAfterHeader:
   const msg = e.message ?? e.name ?? `HTTP ${status}`;
   const details: Record<string, unknown> = { status, upstreamError: e.name, upstreamMessage: msg, ...(e.code ? { upstreamCode: e.code } : {}) };
   if (status === 400 || status === 422) return new AppError('invalid_request', `${what}: ${msg}`, { details });
-  if (status === 401 || status === 403) return new AppError('unauthorized', `${what}: ${msg}`, { details });
+  if (status === 401 || status === 403) return new AppError('broker_auth_failed', `${what}: MetaApi refused the credentials (${msg})`, { details });
   if (status === 404) return new AppError('not_found', `${what}: ${msg}`, { details });
   if (status === 409) return new AppError('conflict', `${what}: ${msg}`, { retryable: true, details });
   if (status === 429) {

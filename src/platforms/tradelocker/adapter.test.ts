@@ -34,9 +34,9 @@ describe('TradeLocker connect flow, factory and polling watcher', () => {
     expect(() => verifyTradeLockerAccount(accounts, { accountId: '1', accountNumber: '1' })).toThrow(AppError);
   });
 
-  it('reports bad credentials as unauthorized without echoing them', async () => {
+  it('reports bad credentials as broker_auth_failed (not the caller\'s credential) without echoing them', async () => {
     const err = await discoverTradeLockerAccounts({ baseUrl: srv.baseUrl, email: META.email, password: 'wrong-secret', server: META.server }).catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: 'unauthorized' });
+    expect(err).toMatchObject({ code: 'broker_auth_failed' });
     expect(String((err as Error).message)).not.toContain('wrong-secret');
   });
 

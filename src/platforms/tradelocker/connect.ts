@@ -36,7 +36,7 @@ export async function discoverTradeLockerAccounts(input: {
   const login = await raw.signIn({ email: input.email.trim(), password: input.password, server: input.server.trim() });
   if (login.kind === 'response' && (login.status === 400 || login.status === 401 || login.status === 403)) {
     // Never echo what was typed: the message may end up in logs.
-    throw new AppError('unauthorized', 'TradeLocker sign-in failed: check email, password, server and environment');
+    throw new AppError('broker_auth_failed', 'TradeLocker refused the sign-in: check email, password, server and environment');
   }
   if (login.kind !== 'response' || (login.status !== 200 && login.status !== 201)) throw readError(login, 'TradeLocker sign-in');
   const { accessToken } = parseTokenPair(login.body);

@@ -15,8 +15,8 @@ const refused: WireResult = { kind: 'network', method: 'POST', path: '/x', code:
 describe('TradeLocker error mapping (reads)', () => {
   it.each([
     [400, 'invalid_request'],
-    [401, 'unauthorized'],
-    [403, 'unauthorized'],
+    [401, 'broker_auth_failed'],
+    [403, 'broker_auth_failed'],
     [404, 'not_found'],
     [429, 'rate_limited'],
     [500, 'upstream_error'],

@@ -4,7 +4,7 @@ import type { WireResult } from './raw-client.js';
 
 /**
  * TradeLocker answers -> our error tree (reads) and outcome kinds (writes). The HTTP mapping is the spec's
- * platform B table: 400 invalid_request, 401 unauthorized, 404 not_found, 409 write_outcome_unknown,
+ * platform B table: 400 invalid_request, 401/403 broker_auth_failed (the broker's refusal, not the caller's credential), 404 not_found, 409 write_outcome_unknown,
  * 429 rate_limited (+Retry-After), other upstream 502 -> upstream_error, read timeout/network 503 ->
  * upstream_unavailable.
  */
@@ -28,7 +28,7 @@ export function httpStatusError(status: number, body: unknown, retryAfterSec: nu
   const msg = errmsgOf(body) ?? `HTTP ${status}`;
   const details = { status, upstreamMessage: msg };
   if (status === 400 || status === 422) return new AppError('invalid_request', `${what}: ${msg}`, { details });
-  if (status === 401 || status === 403) return new AppError('unauthorized', `${what}: ${msg}`, { details });
+  if (status === 401 || status === 403) return new AppError('broker_auth_failed', `${what}: TradeLocker refused the credentials (${msg})`, { details });
   if (status === 404) return new AppError('not_found', `${what}: ${msg}`, { details });
   if (status === 429) {
     return new AppError('rate_limited', `${what}: rate limited by TradeLocker`, {

@@ -62,7 +62,7 @@ export class TradeLockerSession {
     }
     this.pair = null;
     if (r.kind === 'response' && (r.status === 400 || r.status === 401 || r.status === 403)) {
-      throw new AppError('unauthorized', 'TradeLocker sign-in failed: check email, password and server', { details: { status: r.status } });
+      throw new AppError('broker_auth_failed', 'TradeLocker refused the sign-in: check email, password and server', { details: { status: r.status } });
     }
     throw readError(r, 'TradeLocker sign-in');
   }
