@@ -26,8 +26,8 @@ import { realEndpoints } from './platforms/endpoints.js';
 import { createCTraderAdapterFactory } from './platforms/ctrader/factory.js';
 import { createMetaTraderAdapterFactory } from './platforms/metatrader/factory.js';
 import { createTradeLockerAdapterFactory } from './platforms/tradelocker/factory.js';
-import type { SimulatedBrokers } from './demo/simulated-brokers.js';
-import type { DemoCredentials } from './demo/seed.js';
+import type { DemoBrokers } from './demo/demo-brokers.js';
+import type { DemoCredentials, SeedHooks } from './demo/seed.js';
 import { createWebhooks } from './webhooks/compose.js';
 
 export interface Service {
@@ -41,11 +41,21 @@ export interface Service {
   close(): Promise<void>;
 }
 
+export interface ServiceOptions {
+  /**
+   * Demo mode: the simulated brokers of a `copytrade simulator` process (see demo/simulator-client.ts). Without
+   * it, demo mode runs them in this process (tests), where they share the `sim` platform's market.
+   */
+  simulator?: DemoBrokers;
+  /** Test hook into the demo seeding (interrupt it after a step). */
+  seedHooks?: SeedHooks;
+}
+
 /**
  * Composition root: config -> one implementation per port -> servers. Every port has an embedded
  * implementation, so nothing here needs an external server unless DATABASE_URL asks for PostgreSQL.
  */
-export async function startService(cfg: Config, logger: Logger | false): Promise<Service> {
+export async function startService(cfg: Config, logger: Logger | false, opts: ServiceOptions = {}): Promise<Service> {
   const store = await Store.open({ dataDir: cfg.dataDir, databaseUrl: cfg.databaseUrl });
   const cleanup: Array<() => Promise<void>> = [() => store.close()];
   try {
@@ -75,16 +85,21 @@ export async function startService(cfg: Config, logger: Logger | false): Promise
     }
     adapters.register(createSimAdapterFactory(broker, { timeoutMs: cfg.brokerTimeoutMs }));
     let endpoints = realEndpoints();
-    let simulated: SimulatedBrokers | null = null;
+    let demoBrokers: DemoBrokers | null = null;
     if (cfg.demo) {
       broker.start(1000);
       cleanup.unshift(async () => broker.stop());
-      // Demo: every platform is served by the simulator's protocol front ends on loopback.
-      // Loaded only in demo mode: a production process carries no simulator front ends.
-      const { startSimulatedBrokers } = await import('./demo/simulated-brokers.js');
-      simulated = await startSimulatedBrokers(broker, '127.0.0.1');
-      cleanup.unshift(simulated.close);
-      endpoints = simulated.endpoints;
+      if (opts.simulator) demoBrokers = opts.simulator;
+      else {
+        // Demo: every platform is served by the simulator's protocol front ends on loopback.
+        // Loaded only in demo mode: a production process carries no simulator front ends.
+        const { startSimulatedBrokers } = await import('./demo/simulated-brokers.js');
+        const { inProcessBrokers } = await import('./demo/demo-brokers.js');
+        const simulated = await startSimulatedBrokers(broker, '127.0.0.1');
+        cleanup.unshift(simulated.close);
+        demoBrokers = inProcessBrokers(broker, simulated);
+      }
+      endpoints = demoBrokers.endpoints;
     }
     const envOf = (e: string | null): 'demo' | 'live' => (e === 'live' ? 'live' : 'demo');
     adapters.register(createTradeLockerAdapterFactory({ resolveBaseUrl: (e) => endpoints.platformb.baseUrl(envOf(e)), timeoutMs: cfg.brokerTimeoutMs }));
@@ -169,7 +184,7 @@ export async function startService(cfg: Config, logger: Logger | false): Promise
     const health = new HealthMonitor(store, adapters, { intervalMs: cfg.healthIntervalMs, staleAfterMs: 3 * cfg.healthIntervalMs, checkTimeoutMs: Math.max(10_000, cfg.brokerTimeoutMs), isBusy: (id) => dispatcher.busy(id) });
     cleanup.unshift(() => health.stop());
 
-    const demo = cfg.demo ? await (await import('./demo/seed.js')).seedDemo({ store, auth, broker, cfg, baseUrl, v1BaseUrl, box, endpoints, simulated: simulated! }) : null;
+    const demo = cfg.demo ? await (await import('./demo/seed.js')).seedDemo({ store, auth, cfg, baseUrl, v1BaseUrl, box, brokers: demoBrokers!, ...(opts.seedHooks ? { hooks: opts.seedHooks } : {}) }) : null;
 
     if (cfg.healthIntervalMs > 0) health.start();
 

@@ -1,3 +1,4 @@
+import { join, resolve } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { AuthService } from '../auth/auth-service.js';
 import { loadConfig, DEFAULT_DATA_DIR, type Config } from '../config/config.js';
@@ -5,6 +6,7 @@ import { createLogger } from '../config/logger.js';
 import { AppError } from '../domain/errors.js';
 import { Store } from '../store/store.js';
 import { startService } from '../main.js';
+import type { ExternalSimulator } from '../demo/simulator-client.js';
 
 interface Common { dataDir?: string; json?: boolean }
 
@@ -41,12 +43,27 @@ export function buildCli(): Command {
     .option('--v1-port <port>', 'serve family V on its own port')
     .option(...dataDirOpt)
     .option('--demo', 'seed a demo user, a copier group and simulated accounts')
+    .option('--simulator <where>', 'demo brokers: "auto" (a `copytrade simulator` process for the data dir, started unless running), '
+      + 'an endpoints file written by `copytrade simulator`, or "in-process"', process.env.COPYTRADE_SIMULATOR ?? 'auto')
     .option('--json', 'print the startup summary as JSON')
-    .action(async (o: Common & { host: string; port: string; v1Port?: string; demo?: boolean }) => {
+    .action(async (o: Common & { host: string; port: string; v1Port?: string; demo?: boolean; simulator: string }) => {
       const cfg = loadConfig({ host: o.host, port: o.port, ...(o.v1Port ? { v1Port: o.v1Port } : {}), ...(o.dataDir ? { dataDir: o.dataDir } : {}), demo: !!o.demo });
       const logger = createLogger(cfg.logLevel);
-      const svc = await startService(cfg, logger);
-      const summary = { baseUrl: svc.baseUrl, v1BaseUrl: svc.v1BaseUrl, store: svc.store.database.kind, dataDir: svc.store.database.location, demo: svc.demo };
+      let simulator: ExternalSimulator | null = null;
+      if (cfg.demo && o.simulator !== 'in-process' && !(o.simulator === 'auto' && cfg.dataDir === ':memory:')) {
+        // The brokers outlive the service (kill -9 included): what they confirmed is still there at the next start.
+        const { ensureSimulator, connectSimulator } = await import('../demo/simulator-client.js');
+        simulator = o.simulator === 'auto' ? await ensureSimulator(join(cfg.dataDir, 'simulator'), '127.0.0.1') : await connectSimulator(resolve(o.simulator));
+      }
+      let svc;
+      try {
+        svc = await startService(cfg, logger, simulator ? { simulator } : {});
+      } catch (err) {
+        if (simulator?.spawned) await simulator.stop();
+        throw err;
+      }
+      const simInfo = simulator ? { pid: simulator.pid, endpointsFile: simulator.endpointsFile, spawned: simulator.spawned } : null;
+      const summary = { baseUrl: svc.baseUrl, v1BaseUrl: svc.v1BaseUrl, store: svc.store.database.kind, dataDir: svc.store.database.location, demo: svc.demo, simulator: simInfo };
       if (o.json) out(true, summary, '');
       else {
         const lines = [
@@ -55,6 +72,7 @@ export function buildCli(): Command {
           `  family R  ${svc.baseUrl}/api      OpenAPI ${svc.baseUrl}/openapi.json   reference ${svc.baseUrl}/docs`,
           `  family V  ${svc.v1BaseUrl}/v1`,
         ];
+        if (simInfo) lines.push(`  simulated brokers: process ${simInfo.pid}${simInfo.spawned ? '' : ' (already running)'}, endpoints in ${simInfo.endpointsFile}`);
         if (svc.demo) {
           lines.push('', 'Demo credentials (also in ' + `${cfg.dataDir}/demo-credentials.json):`,
             `  email        ${svc.demo.email}`, `  password     ${svc.demo.password}`,
@@ -70,10 +88,40 @@ export function buildCli(): Command {
         stopping = true;
         logger.info({ signal }, 'shutting down');
         await svc.close();
+        // After the service: its last writes and drains still reach the brokers.
+        if (simulator && o.simulator === 'auto') await simulator.stop();
         process.exit(0);
       };
-      process.on('SIGINT', () => void stop('SIGINT'));
-      process.on('SIGTERM', () => void stop('SIGTERM'));
+      for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => void stop(sig));
+    });
+
+  program.command('simulator')
+    .description('run the simulated brokers (TradeLocker, cTrader and MetaApi front ends over one market) in their own process')
+    .option('--data-dir <dir>', 'where the simulator keeps its state', join(DEFAULT_DATA_DIR, 'simulator'))
+    .option('--host <host>', 'address to bind (loopback)', '127.0.0.1')
+    .option('--endpoints-file <file>', 'where to write the endpoints (default DATA_DIR/endpoints.json)')
+    .option('--json', 'print the endpoints as one JSON line when ready')
+    .action(async (o: { dataDir: string; host: string; endpointsFile?: string; json?: boolean }) => {
+      const { runSimulator } = await import('../demo/simulator-process.js');
+      const sim = await runSimulator({ dataDir: o.dataDir, host: o.host, ...(o.endpointsFile ? { endpointsFile: o.endpointsFile } : {}) });
+      const e = sim.endpoints;
+      out(o.json, { endpointsFile: sim.endpointsFile, pid: e.pid }, [
+        `copytrade simulator ${e.pid} is running (state in ${e.dataDir})`,
+        `  TradeLocker  ${e.platformb.demoUrl} (demo)  ${e.platformb.liveUrl} (live)`,
+        `  cTrader      ${e.platformc.demo.host}:${e.platformc.demo.port} (demo)  :${e.platformc.live.port} (live)  OAuth ${e.platformc.oauthBaseUrl}  CA ${e.platformc.caFile}`,
+        `  MetaApi      ${e.platforma.baseUrl}`,
+        `  endpoints and secrets in ${sim.endpointsFile}`,
+      ].join('\n'));
+      // Whoever started us may be gone (killed): a write to its closed pipe must not take the brokers down.
+      process.stdout.on('error', () => undefined);
+      let stopping = false;
+      const stop = async () => {
+        if (stopping) return;
+        stopping = true;
+        await sim.close();
+        process.exit(0);
+      };
+      for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => void stop());
     });
 
   program.command('migrate').description('apply pending database migrations').option(...dataDirOpt).option('--json')

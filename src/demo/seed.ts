@@ -1,17 +1,17 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import type { AuthService } from '../auth/auth-service.js';
 import { dataFile, type Config } from '../config/config.js';
 import { withDefaults, type CopyRule } from '../domain/copy-rule.js';
 import { Decimal } from '../domain/decimal.js';
-import type { SimBroker } from '../simulator/broker.js';
 import type { Store } from '../store/store.js';
 import type { CredentialBox } from '../auth/credential-box.js';
 import type { PlatformEndpoints } from '../platforms/endpoints.js';
 import { discoverTradeLockerAccounts } from '../platforms/tradelocker/connect.js';
 import { listAccountsForToken } from '../platforms/ctrader/oauth.js';
 import { provisionMtAccount } from '../platforms/metatrader/connect.js';
-import type { SimulatedBrokers } from './simulated-brokers.js';
+import type { DemoBrokers, DemoSimAccount } from './demo-brokers.js';
+import type { Account } from '../domain/account.js';
 import type { Role } from '../domain/types.js';
 
 export interface DemoCredentials {
@@ -32,21 +32,75 @@ const SLAVES: Array<{ name: string; balance: string; rule: Partial<CopyRule> }> 
   { name: 'Demo Slave 4 (balance ratio, reverse)', balance: '20000', rule: { sizing: { mode: 'balance_ratio' }, reverse: true } },
 ];
 
-/**
- * Demo mode: a demo user with a copier group of one Master, four Slaves on the simulated broker and two
- * platform B Slaves served by the simulator's TradeLocker front end. Runs once
- * per data dir; a restart keeps everything and only refreshes the access token if it has expired, so
- * demo-credentials.json always holds working credentials.
- */
-type SeedDeps = { store: Store; auth: AuthService; broker: SimBroker; cfg: Config; baseUrl: string; v1BaseUrl: string; box: CredentialBox; endpoints: PlatformEndpoints; simulated: SimulatedBrokers };
+/** Test hook: called after each seeding step, so a test can interrupt the seeding where a kill could. */
+export interface SeedHooks {
+  afterStep?(step: string): void | Promise<void>;
+}
 
+type SeedDeps = {
+  store: Store;
+  auth: AuthService;
+  cfg: Config;
+  baseUrl: string;
+  v1BaseUrl: string;
+  box: CredentialBox;
+  brokers: DemoBrokers;
+  hooks?: SeedHooks;
+};
+
+type Platform = 'sim' | 'platforma' | 'platformb' | 'platformc';
+type GroupName = 'Demo group' | 'MetaTrader master group';
+
+/** One demo account; `key` names it at the simulator (meta.demoKey) so a re-run finds it instead of adding one. */
+interface Spec {
+  key: string;
+  group: GroupName;
+  platform: Platform;
+  role: Role;
+  balance: string;
+  name?: string;
+  rule?: Partial<CopyRule>;
+}
+
+const SPECS: Spec[] = [
+  { key: 'master', group: 'Demo group', platform: 'sim', role: 'master', name: 'Demo Master', balance: '10000' },
+  ...SLAVES.map((s, i): Spec => ({ key: `slave-${i + 1}`, group: 'Demo group', platform: 'sim', role: 'slave', name: s.name, balance: s.balance, rule: s.rule })),
+  { key: 'b-1', group: 'Demo group', platform: 'platformb', role: 'slave', name: 'Demo B Slave 1 (x1)', balance: '8000', rule: { sizing: { mode: 'multiplier', multiplier: '1' } } },
+  { key: 'b-2', group: 'Demo group', platform: 'platformb', role: 'slave', name: 'Demo B Slave 2 (x2)', balance: '15000', rule: { sizing: { mode: 'multiplier', multiplier: '2' } } },
+  { key: 'c-slave', group: 'Demo group', platform: 'platformc', role: 'slave', balance: '6000', rule: { sizing: { mode: 'multiplier', multiplier: '1' } } },
+  { key: 'a-slave', group: 'Demo group', platform: 'platforma', role: 'slave', balance: '7000', rule: { sizing: { mode: 'multiplier', multiplier: '0.5' } } },
+  // A second group led by a platform A (MetaTrader) Master, copying to a simulator and a platform C Slave.
+  { key: 'a-master', group: 'MetaTrader master group', platform: 'platforma', role: 'master', balance: '25000' },
+  { key: 'a-group-slave', group: 'MetaTrader master group', platform: 'sim', role: 'slave', name: 'Demo Slave (A group)', balance: '5000', rule: { sizing: { mode: 'balance_ratio' } } },
+  { key: 'a-group-c', group: 'MetaTrader master group', platform: 'platformc', role: 'slave', balance: '4000', rule: { sizing: { mode: 'multiplier', multiplier: '1' } } },
+];
+
+const CTID_USER = 'demo-ctid-user';
+const B_LOGIN = { email: 'trader@broker-b.example', server: 'SIMB-Demo' };
+
+/** The accounts the demo seeds: with the simulator in its own process the `sim` platform is not on its market, so
+ * those accounts are served over the cTrader protocol instead (same names, roles, balances and rules). */
+export function demoSpecs(hostsSimPlatform: boolean): Spec[] {
+  return SPECS.map((s) => (s.platform === 'sim' && !hostsSimPlatform ? { ...s, platform: 'platformc' } : s));
+}
+
+/**
+ * Demo mode: a demo user with two copier groups over the simulated brokers. Seeding is a sequence of idempotent
+ * steps (each finds what a killed earlier run made, at the simulator by meta.demoKey and in the store by name),
+ * and the password is on disk (demo-seed.json) before the user exists, so a start killed anywhere in its first
+ * seeding completes the same demo next time. A start after a complete seeding keeps everything, re-attaches
+ * the simulated upstreams and only refreshes credentials that stopped working, so demo-credentials.json
+ * always holds working ones.
+ */
 export async function seedDemo(o: SeedDeps): Promise<DemoCredentials> {
   const file = dataFile(o.cfg, 'demo-credentials.json');
-  const previous = file && existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as DemoCredentials) : null;
+  const pendingFile = dataFile(o.cfg, 'demo-seed.json');
+  const previous = readJson<DemoCredentials>(file);
+  const pending = readJson<{ password: string }>(pendingFile);
   let user = await o.store.users.byEmail(DEMO_EMAIL);
   let creds: DemoCredentials;
 
-  if (user && previous) {
+  if (user && previous && !pending) {
     await reattachSimulatedUpstreams(o, user.id);
     const tokenOk = await o.auth.authenticateToken(previous.accessToken);
     const keyOk = await o.auth.authenticateApiKey(previous.apiKey);
@@ -58,8 +112,14 @@ export async function seedDemo(o: SeedDeps): Promise<DemoCredentials> {
       apiKey: keyOk ? previous.apiKey : (await o.auth.createApiKey(user.id, 'demo')).apiKey,
     };
   } else {
-    const password = previous?.password ?? randomBytes(9).toString('base64url');
-    if (!user) user = await o.store.users.byId((await o.auth.createUser(DEMO_EMAIL, password)).id);
+    const password = pending?.password ?? previous?.password ?? randomBytes(9).toString('base64url');
+    // Before the user: a start killed right after creating it must still know the password it was given.
+    if (pendingFile && !pending) writePrivate(pendingFile, { password });
+    if (!user) {
+      user = await o.store.users.byId((await o.auth.createUser(DEMO_EMAIL, password)).id);
+      await step(o, 'user');
+    }
+    await seedAccounts(o, user!.id);
     creds = {
       baseUrl: o.baseUrl,
       v1BaseUrl: o.v1BaseUrl,
@@ -68,106 +128,152 @@ export async function seedDemo(o: SeedDeps): Promise<DemoCredentials> {
       accessToken: (await o.auth.issueToken(user!.id)).accessToken,
       apiKey: (await o.auth.createApiKey(user!.id, 'demo')).apiKey,
     };
-    if ((await o.store.accounts.list(user!.id)).length === 0) await seedAccounts(o, user!.id);
   }
-  if (file) writeFileSync(file, JSON.stringify(creds, null, 2) + '\n', { mode: 0o600 });
+  if (file) writePrivate(file, creds);
+  if (pendingFile) rmSync(pendingFile, { force: true });
   return creds;
 }
 
-async function seedAccounts(o: SeedDeps, userId: string): Promise<void> {
-  const { store, broker } = o;
-  const group = await store.accounts.createGroup(userId, 'Demo group');
-  const sim = (name: string, balance: string) => {
-    const a = broker.createAccount({ balance, currency: 'USD', hedging: true, leverage: 100 });
-    return { a, name, balance: new Decimal(balance) };
-  };
-  const m = sim('Demo Master', '10000');
-  await store.accounts.create({ userId, platform: 'sim', role: 'master', name: m.name, groupId: group.id, brokerAccountId: m.a.id, brokerAccountNumber: m.a.login, brokerName: 'copytrade simulator', environment: 'demo', currency: 'USD', balance: m.balance, equity: m.balance });
-  for (const s of SLAVES) {
-    const x = sim(s.name, s.balance);
-    const acc = await store.accounts.create({ userId, platform: 'sim', role: 'slave', name: s.name, groupId: group.id, brokerAccountId: x.a.id, brokerAccountNumber: x.a.login, brokerName: 'copytrade simulator', environment: 'demo', currency: 'USD', balance: x.balance, equity: x.balance });
-    await store.accounts.setRule(acc.id, withDefaults(s.rule));
-  }
-  await seedPlatformB(o, userId, group.id);
-  await seedPlatformC(o, userId, group.id, 'slave', '6000');
-  await seedPlatformA(o, userId, group.id, 'slave', '7000');
+async function step(o: SeedDeps, name: string): Promise<void> {
+  await o.hooks?.afterStep?.(name);
+}
 
-  // A second group led by a platform A (MetaTrader) Master, copying to a simulator and a platform C Slave.
-  const crossGroup = await store.accounts.createGroup(userId, 'MetaTrader master group');
-  await seedPlatformA(o, userId, crossGroup.id, 'master', '25000');
-  const s = sim('Demo Slave (A group)', '5000');
-  const acc = await store.accounts.create({ userId, platform: 'sim', role: 'slave', name: s.name, groupId: crossGroup.id, brokerAccountId: s.a.id, brokerAccountNumber: s.a.login, brokerName: 'copytrade simulator', environment: 'demo', currency: 'USD', balance: s.balance, equity: s.balance });
-  await store.accounts.setRule(acc.id, withDefaults({ sizing: { mode: 'balance_ratio' } }));
-  await seedPlatformC(o, userId, crossGroup.id, 'slave', '4000');
+function readJson<T>(file: string | null): T | null {
+  return file && existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as T) : null;
+}
+
+function writePrivate(file: string, value: unknown): void {
+  const tmp = `${file}.tmp`;
+  writeFileSync(tmp, JSON.stringify(value, null, 2) + '\n', { mode: 0o600 });
+  renameSync(tmp, file);
+}
+
+async function seedAccounts(o: SeedDeps, userId: string): Promise<void> {
+  const groups = new Map((await o.store.accounts.listGroups(userId)).map((g) => [g.name, g.id]));
+  const existing = await o.store.accounts.list(userId);
+  const sims = await o.brokers.accounts();
+  for (const spec of demoSpecs(o.brokers.hostsSimPlatform)) {
+    let groupId = groups.get(spec.group);
+    if (!groupId) {
+      groupId = (await o.store.accounts.createGroup(userId, spec.group)).id;
+      groups.set(spec.group, groupId);
+      await step(o, `group:${spec.group}`);
+    }
+    let sim = sims.find((s) => s.meta.demoKey === spec.key);
+    if (!sim) {
+      sim = await o.brokers.createAccount(brokerInit(spec, sims));
+      sims.push(sim);
+      await step(o, `broker:${spec.key}`);
+    }
+    const { account, created } = await storeAccount(o, userId, groupId, spec, sim, existing);
+    if (created) {
+      existing.push(account);
+      await step(o, `store:${spec.key}`);
+    }
+    if (spec.role === 'slave') {
+      await o.store.accounts.setRule(account.id, withDefaults(spec.rule ?? {}));
+      await step(o, `rule:${spec.key}`);
+    }
+  }
+}
+
+function brokerInit(spec: Spec, sims: DemoSimAccount[]): { balance: string; currency: string; hedging: boolean; leverage: number; meta: Record<string, string> } {
+  const base = { balance: spec.balance, currency: 'USD', hedging: true, leverage: 100 };
+  const demoKey = spec.key;
+  switch (spec.platform) {
+    case 'sim':
+      return { ...base, meta: { demoKey } };
+    case 'platformc':
+      return { ...base, meta: { demoKey, ctidUserId: CTID_USER, environment: 'demo', brokerName: 'SIMC' } };
+    case 'platforma':
+      return { ...base, meta: { demoKey, server: 'SimA-Demo', password: randomBytes(9).toString('base64url'), platform: 'mt5', broker: 'SimA Markets' } };
+    case 'platformb': {
+      // Both platform B Slaves are accounts of one broker login, as a trader with two accounts has.
+      const sibling = sims.find((s) => s.meta.email === B_LOGIN.email && s.meta.demoKey?.startsWith('b-'));
+      const password = sibling?.meta.password ?? randomBytes(9).toString('base64url');
+      return { ...base, meta: { demoKey, ...B_LOGIN, password, environment: 'demo' } };
+    }
+  }
+}
+
+/** The store's account for a seeded simulator account: found (a re-run) by platform and number, else created. */
+async function storeAccount(o: SeedDeps, userId: string, groupId: string, spec: Spec, sim: DemoSimAccount, existing: Account[]): Promise<{ account: Account; created: boolean }> {
+  const found = (platform: Platform, number: string) => existing.find((a) => a.groupId === groupId && a.platform === platform && a.brokerAccountNumber === number);
+  const made = async (p: Promise<Account>) => ({ account: await p, created: true });
+  const common = { userId, role: spec.role, groupId, environment: 'demo' as const, balance: new Decimal(spec.balance), equity: new Decimal(spec.balance) };
+  const title = spec.role === 'master' ? 'Master' : 'Slave';
+  switch (spec.platform) {
+    case 'sim': {
+      const had = found('sim', sim.login);
+      if (had) return { account: had, created: false };
+      return made(o.store.accounts.create({ ...common, platform: 'sim', name: spec.name!, brokerAccountId: sim.id, brokerAccountNumber: sim.login, brokerName: 'copytrade simulator', currency: 'USD' }));
+    }
+    case 'platformc': {
+      const tokens = await o.brokers.issueCTraderToken(CTID_USER);
+      const c = o.brokers.endpoints.platformc;
+      const ctid = await o.brokers.ctidTraderAccountIdOf(sim.id);
+      const listed = (await listAccountsForToken({ endpoint: c.endpoint('demo'), clientId: c.clientId, clientSecret: c.clientSecret, accessToken: tokens.accessToken })).accounts.find((a) => a.ctidTraderAccountId === ctid)!;
+      const number = listed.traderLogin ?? sim.login;
+      const had = found('platformc', number);
+      if (had) return { account: had, created: false };
+      return made(o.store.accounts.create({
+        ...common, platform: 'platformc', name: spec.name ?? `Demo C ${title} #${listed.traderLogin}`, brokerAccountId: ctid, brokerAccountNumber: number, brokerName: listed.brokerName, currency: 'USD',
+        credentialsEnc: o.box.seal({ accessToken: tokens.accessToken, refreshToken: tokens.refreshToken, ctidTraderAccountId: ctid, traderLogin: listed.traderLogin }),
+      }));
+    }
+    case 'platforma': {
+      const had = found('platforma', sim.login);
+      if (had) return { account: had, created: false };
+      const a = o.brokers.endpoints.platforma;
+      const p = await provisionMtAccount({ baseUrl: a.baseUrl, token: a.token, server: sim.meta.server!, login: sim.login, password: sim.meta.password!, platform: 'mt5', pollMs: 100, waitMs: 30_000 });
+      return made(o.store.accounts.create({
+        ...common, platform: 'platforma', name: `Demo A ${title} (MT5 ${p.accountNumber})`, brokerAccountId: p.accountId, brokerAccountNumber: p.accountNumber, brokerName: p.broker, currency: p.currency,
+        credentialsEnc: o.box.seal({ metaApiAccountId: p.accountId, platform: p.platform, server: p.server, login: p.accountNumber, hedging: p.hedging }),
+      }));
+    }
+    case 'platformb': {
+      const login = { email: sim.meta.email!, password: sim.meta.password!, server: sim.meta.server! };
+      const a = (await discoverTradeLockerAccounts({ baseUrl: o.brokers.endpoints.platformb.baseUrl('demo'), ...login })).find((x) => x.id === sim.id || x.accountNumber === sim.login);
+      if (!a) throw new Error(`the simulator's TradeLocker front end does not list demo account ${sim.id}`);
+      const had = found('platformb', a.accountNumber);
+      if (had) return { account: had, created: false };
+      return made(o.store.accounts.create({
+        ...common, platform: 'platformb', name: spec.name!, brokerAccountId: a.id, brokerAccountNumber: a.accountNumber, brokerName: login.server, currency: a.currency,
+        credentialsEnc: o.box.seal({ ...login, accNum: a.accNum, accountId: a.id }),
+      }));
+    }
+  }
 }
 
 /**
- * The simulated upstreams keep OAuth tokens and MetaApi provisioning in memory, so after a restart the
- * demo's platform C accounts get fresh tokens and its platform A accounts are provisioned again (the
- * simulated accounts themselves, with their positions, persist in simulator.json).
+ * The simulated upstreams keep OAuth tokens and MetaApi provisioning in memory: an in-process simulator lost
+ * them with the last process, a separate one may still have them. Platform C accounts get fresh tokens (the old
+ * ones stay valid where they still exist); platform A accounts are provisioned again only when the MetaApi account
+ * is gone, so a service restarted against a running simulator keeps its bindings.
  */
 async function reattachSimulatedUpstreams(o: SeedDeps, userId: string): Promise<void> {
+  const sims = await o.brokers.accounts();
   for (const acc of await o.store.accounts.list(userId)) {
     if (acc.platform === 'platformc') {
-      const sim = o.broker.accounts().find((s) => s.meta.ctidUserId && o.simulated.ctrader.ctidTraderAccountIdOf(s.id) === acc.brokerAccountId);
+      let sim: DemoSimAccount | undefined;
+      for (const s of sims) if (s.meta.ctidUserId && (await o.brokers.ctidTraderAccountIdOf(s.id)) === acc.brokerAccountId) sim = s;
       if (!sim) continue;
-      const tokens = o.simulated.ctrader.issueTokenFor(sim.meta.ctidUserId!);
+      const tokens = await o.brokers.issueCTraderToken(sim.meta.ctidUserId!);
       const current = o.box.open((await o.store.accounts.credentialsEnc(acc.id)) ?? o.box.seal({}));
       await o.store.accounts.relink(acc.id, acc.brokerAccountId, o.box.seal({ ...current, accessToken: tokens.accessToken, refreshToken: tokens.refreshToken }));
     } else if (acc.platform === 'platforma') {
-      const sim = o.broker.accounts().find((s) => s.meta.server && s.login === acc.brokerAccountNumber);
+      const sim = sims.find((s) => s.meta.server && s.login === acc.brokerAccountNumber);
       if (!sim) continue;
-      const a = o.endpoints.platforma;
+      const a = o.brokers.endpoints.platforma;
+      if (await metaApiAccountExists(a, acc.brokerAccountId)) continue;
       const p = await provisionMtAccount({ baseUrl: a.baseUrl, token: a.token, server: sim.meta.server!, login: sim.login, password: sim.meta.password!, platform: 'mt5', pollMs: 100, waitMs: 30_000 });
       await o.store.accounts.relink(acc.id, p.accountId, o.box.seal({ metaApiAccountId: p.accountId, platform: p.platform, server: p.server, login: p.accountNumber, hedging: p.hedging }));
     }
   }
 }
 
-/** A platform C Slave reached over the cTrader Open API (protobuf over TLS), authorised by an OAuth token. */
-async function seedPlatformC(o: SeedDeps, userId: string, groupId: string, role: Role, balance: string): Promise<void> {
-  const ctidUser = 'demo-ctid-user';
-  const sim = o.broker.createAccount({ balance, currency: 'USD', hedging: true, leverage: 100, meta: { ctidUserId: ctidUser, environment: 'demo', brokerName: 'SIMC' } });
-  const tokens = o.simulated.ctrader.issueTokenFor(ctidUser);
-  const c = o.endpoints.platformc;
-  const ctid = o.simulated.ctrader.ctidTraderAccountIdOf(sim.id);
-  const listed = (await listAccountsForToken({ endpoint: c.endpoint('demo'), clientId: c.clientId, clientSecret: c.clientSecret, accessToken: tokens.accessToken })).accounts.find((a) => a.ctidTraderAccountId === ctid)!;
-  const acc = await o.store.accounts.create({
-    userId, platform: 'platformc', role, groupId, name: `Demo C ${role === 'master' ? 'Master' : 'Slave'} #${listed.traderLogin}`, brokerAccountId: ctid,
-    brokerAccountNumber: listed.traderLogin ?? sim.login, brokerName: listed.brokerName, environment: 'demo', currency: 'USD', balance: new Decimal(balance), equity: new Decimal(balance),
-    credentialsEnc: o.box.seal({ accessToken: tokens.accessToken, refreshToken: tokens.refreshToken, ctidTraderAccountId: ctid, traderLogin: listed.traderLogin }),
-  });
-  if (role === 'slave') await o.store.accounts.setRule(acc.id, withDefaults({ sizing: { mode: 'multiplier', multiplier: '1' } }));
-}
-
-/** A platform A (MetaTrader 5) account provisioned through the MetaApi-style upstream, as the connection flow does. */
-async function seedPlatformA(o: SeedDeps, userId: string, groupId: string, role: Role, balance: string): Promise<void> {
-  const password = randomBytes(9).toString('base64url');
-  const sim = o.broker.createAccount({ balance, currency: 'USD', hedging: true, leverage: 100, meta: { server: 'SimA-Demo', password, platform: 'mt5', broker: 'SimA Markets' } });
-  const a = o.endpoints.platforma;
-  const p = await provisionMtAccount({ baseUrl: a.baseUrl, token: a.token, server: 'SimA-Demo', login: sim.login, password, platform: 'mt5', pollMs: 100, waitMs: 30_000 });
-  const acc = await o.store.accounts.create({
-    userId, platform: 'platforma', role, groupId, name: `Demo A ${role === 'master' ? 'Master' : 'Slave'} (MT5 ${p.accountNumber})`, brokerAccountId: p.accountId,
-    brokerAccountNumber: p.accountNumber, brokerName: p.broker, environment: 'demo', currency: p.currency, balance: new Decimal(balance), equity: new Decimal(balance),
-    credentialsEnc: o.box.seal({ metaApiAccountId: p.accountId, platform: p.platform, server: p.server, login: p.accountNumber, hedging: p.hedging }),
-  });
-  if (role === 'slave') await o.store.accounts.setRule(acc.id, withDefaults({ sizing: { mode: 'multiplier', multiplier: '0.5' } }));
-}
-
-/**
- * Platform B Slaves reached through the TradeLocker protocol: the simulator holds a broker login with two
- * accounts, and the demo connects them the way the connection flow does (sign in, list, pick).
- */
-async function seedPlatformB(o: SeedDeps, userId: string, groupId: string): Promise<void> {
-  const login = { email: 'trader@broker-b.example', password: randomBytes(9).toString('base64url'), server: 'SIMB-Demo' };
-  for (const balance of ['8000', '15000']) o.broker.createAccount({ balance, currency: 'USD', hedging: true, leverage: 100, meta: { ...login, environment: 'demo' } });
-  const found = await discoverTradeLockerAccounts({ baseUrl: o.endpoints.platformb.baseUrl('demo'), ...login });
-  for (const [i, a] of found.entries()) {
-    const acc = await o.store.accounts.create({
-      userId, platform: 'platformb', role: 'slave', groupId, name: `Demo B Slave ${i + 1} (x${i + 1})`, brokerAccountId: a.id, brokerAccountNumber: a.accountNumber,
-      brokerName: login.server, environment: 'demo', currency: a.currency, balance: a.balance, equity: a.balance,
-      credentialsEnc: o.box.seal({ ...login, accNum: a.accNum, accountId: a.id }),
-    });
-    await o.store.accounts.setRule(acc.id, withDefaults({ sizing: { mode: 'multiplier', multiplier: String(i + 1) } }));
-  }
+async function metaApiAccountExists(a: { baseUrl: string; token: string }, id: string): Promise<boolean> {
+  const res = await fetch(`${a.baseUrl}/users/current/accounts/${encodeURIComponent(id)}`, { headers: { 'auth-token': a.token }, signal: AbortSignal.timeout(10_000) });
+  await res.arrayBuffer();
+  return res.ok;
 }

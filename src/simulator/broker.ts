@@ -79,6 +79,10 @@ export class SimBroker implements SimBrokerApi {
   private readonly market: Market;
   private readonly books = new Map<string, Book>();
   private readonly listeners = new Set<(accountId: string, ev: BrokerEvent) => void>();
+  private readonly commitListeners = new Set<(accountIds: string[]) => void>();
+  /** Accounts changed by the write in progress; told to commit listeners when the outermost write ends. */
+  private readonly touched = new Set<string>();
+  private depth = 0;
   private readonly now: () => Date;
   private seq = 0;
   private accountSeq = 0;
@@ -113,15 +117,19 @@ export class SimBroker implements SimBrokerApi {
 
   setPrice(symbol: string, mid: DecimalValue): void {
     this.def(symbol);
-    this.market.setMid(symbol, mid);
-    this.afterPriceChange(symbol);
+    this.write(null, () => {
+      this.market.setMid(symbol, mid);
+      this.afterPriceChange(symbol);
+    });
   }
 
   start(intervalMs = 1000): void {
     this.stop();
     this.timer = setInterval(() => {
-      this.market.step();
-      for (const s of this.defs.keys()) this.afterPriceChange(s);
+      this.write(null, () => {
+        this.market.step();
+        for (const s of this.defs.keys()) this.afterPriceChange(s);
+      });
     }, intervalMs);
     // The feed must never keep a process (or a test run) alive on its own.
     this.timer.unref();
@@ -135,21 +143,24 @@ export class SimBroker implements SimBrokerApi {
   // ---- accounts -----------------------------------------------------------------------------------
 
   createAccount(init: SimAccountInit): SimAccount {
-    const n = ++this.accountSeq;
-    const id = init.id ?? String(1_000_000 + n);
-    if (this.books.has(id)) throw new SimError('REJECTED', `account ${id} already exists`);
-    const account: SimAccount = {
-      id,
-      login: init.login ?? String(50_000_000 + n),
-      currency: init.currency ?? 'USD',
-      hedging: init.hedging ?? true,
-      leverage: init.leverage ?? 100,
-      balance: dec(init.balance),
-      meta: { ...(init.meta ?? {}) },
-      createdAt: this.now().toISOString(),
-    };
-    this.books.set(id, { account, positions: new Map(), pending: new Map(), history: [], deals: [] });
-    return { ...account, meta: { ...account.meta } };
+    return this.write(null, () => {
+      const n = ++this.accountSeq;
+      const id = init.id ?? String(1_000_000 + n);
+      if (this.books.has(id)) throw new SimError('REJECTED', `account ${id} already exists`);
+      const account: SimAccount = {
+        id,
+        login: init.login ?? String(50_000_000 + n),
+        currency: init.currency ?? 'USD',
+        hedging: init.hedging ?? true,
+        leverage: init.leverage ?? 100,
+        balance: dec(init.balance),
+        meta: { ...(init.meta ?? {}) },
+        createdAt: this.now().toISOString(),
+      };
+      this.books.set(id, { account, positions: new Map(), pending: new Map(), history: [], deals: [] });
+      this.touched.add(id);
+      return { ...account, meta: { ...account.meta } };
+    });
   }
 
   account(id: string): SimAccount | null {
@@ -209,98 +220,151 @@ export class SimBroker implements SimBrokerApi {
     return () => this.listeners.delete(listener);
   }
 
+  /**
+   * Called when a write (or a price tick that filled or closed something) is complete, synchronously and before
+   * the write returns, with the accounts it may have changed: a journal written here is on disk before any
+   * front end answers. Nested writes (close-by closes through closePosition) report once, at the outermost end.
+   */
+  onCommit(listener: (accountIds: string[]) => void): () => void {
+    this.commitListeners.add(listener);
+    return () => this.commitListeners.delete(listener);
+  }
+
+  /** One account's state for an append-only journal, with its history and deals from the given lengths on. */
+  journalRecord(accountId: string, from: { history: number; deals: number }): { record: Record<string, unknown>; lengths: { history: number; deals: number } } {
+    const b = this.book(accountId);
+    const record = encode({
+      seq: this.seq,
+      accountSeq: this.accountSeq,
+      account: b.account,
+      positions: [...b.positions.values()],
+      pending: [...b.pending.values()],
+      historyFrom: from.history,
+      history: b.history.slice(from.history),
+      dealsFrom: from.deals,
+      deals: b.deals.slice(from.deals),
+    }) as Record<string, unknown>;
+    return { record, lengths: { history: b.history.length, deals: b.deals.length } };
+  }
+
+  private write<T>(accountId: string | null, fn: () => T): T {
+    if (accountId !== null) this.touched.add(accountId);
+    this.depth++;
+    try {
+      return fn();
+    } finally {
+      this.depth--;
+      if (this.depth === 0 && this.touched.size > 0) {
+        const ids = [...this.touched].filter((id) => this.books.has(id));
+        this.touched.clear();
+        // A failing journal must fail the write's answer: the caller would otherwise confirm what is not durable.
+        if (ids.length > 0) for (const l of this.commitListeners) l(ids);
+      }
+    }
+  }
+
   // ---- writes -------------------------------------------------------------------------------------
 
   placeOrder(accountId: string, req: SimOrderRequest, opts: { partialRatio?: number } = {}): SimWriteResult {
-    const b = this.book(accountId);
-    const d = this.def(req.symbol);
-    this.checkVolume(d, req.volume);
-    if (req.tag.length > MAX_TAG_LENGTH) throw new SimError('REJECTED', `tag longer than ${MAX_TAG_LENGTH}`);
-    if (req.positionId !== undefined) return this.closeBy(b, req);
-    const price = req.type === 'market' ? null : this.checkPendingPrice(d, req.type, req.side, req.price ?? null);
-    const sl = req.stopLoss ?? null;
-    const tp = req.takeProfit ?? null;
-    this.checkStops(d, req.side, price ?? this.closePrice(d.symbol, req.side), sl, tp);
+    return this.write(accountId, () => {
+      const b = this.book(accountId);
+      const d = this.def(req.symbol);
+      this.checkVolume(d, req.volume);
+      if (req.tag.length > MAX_TAG_LENGTH) throw new SimError('REJECTED', `tag longer than ${MAX_TAG_LENGTH}`);
+      if (req.positionId !== undefined) return this.closeBy(b, req);
+      const price = req.type === 'market' ? null : this.checkPendingPrice(d, req.type, req.side, req.price ?? null);
+      const sl = req.stopLoss ?? null;
+      const tp = req.takeProfit ?? null;
+      this.checkStops(d, req.side, price ?? this.closePrice(d.symbol, req.side), sl, tp);
 
-    const at = this.now().toISOString();
-    const order: Order = {
-      id: this.nextId(),
-      symbol: d.symbol,
-      side: req.side,
-      type: req.type,
-      volume: req.volume,
-      filledVolume: dec(0),
-      price,
-      stopLoss: sl,
-      takeProfit: tp,
-      status: 'pending',
-      positionId: null,
-      createdAt: at,
-      updatedAt: at,
-      tag: req.tag,
-    };
-    if (req.type !== 'market') {
-      b.pending.set(order.id, order);
-      this.emit(b, { kind: 'order_placed', order: { ...order } });
-      return { order: { ...order }, position: null, deal: null };
-    }
-    let volume = req.volume;
-    if (opts.partialRatio !== undefined && opts.partialRatio < 1) {
-      volume = Decimal.max(floorToStep(req.volume.mul(opts.partialRatio), d.volumeStep), d.minVolume);
-    }
-    this.checkMargin(b, d, req.side, volume);
-    const { position, deal } = this.fill(b, order, volume);
-    b.history.push(order);
-    return { order: { ...order }, position, deal };
+      const at = this.now().toISOString();
+      const order: Order = {
+        id: this.nextId(),
+        symbol: d.symbol,
+        side: req.side,
+        type: req.type,
+        volume: req.volume,
+        filledVolume: dec(0),
+        price,
+        stopLoss: sl,
+        takeProfit: tp,
+        status: 'pending',
+        positionId: null,
+        createdAt: at,
+        updatedAt: at,
+        tag: req.tag,
+      };
+      if (req.type !== 'market') {
+        b.pending.set(order.id, order);
+        this.emit(b, { kind: 'order_placed', order: { ...order } });
+        return { order: { ...order }, position: null, deal: null };
+      }
+      let volume = req.volume;
+      if (opts.partialRatio !== undefined && opts.partialRatio < 1) {
+        volume = Decimal.max(floorToStep(req.volume.mul(opts.partialRatio), d.volumeStep), d.minVolume);
+      }
+      this.checkMargin(b, d, req.side, volume);
+      const { position, deal } = this.fill(b, order, volume);
+      b.history.push(order);
+      return { order: { ...order }, position, deal };
+    });
   }
 
   modifyPosition(accountId: string, positionId: string, change: { stopLoss: Decimal | null; takeProfit: Decimal | null }): Position {
-    const b = this.book(accountId);
-    const p = this.position(b, positionId);
-    this.checkStops(this.def(p.symbol), p.side, this.closePrice(p.symbol, p.side), change.stopLoss, change.takeProfit);
-    if (!sameDec(p.stopLoss, change.stopLoss) || !sameDec(p.takeProfit, change.takeProfit)) {
-      p.stopLoss = change.stopLoss;
-      p.takeProfit = change.takeProfit;
-      this.emit(b, { kind: 'position_modified', position: this.view(b, p) });
-    }
-    return this.view(b, p);
+    return this.write(accountId, () => {
+      const b = this.book(accountId);
+      const p = this.position(b, positionId);
+      this.checkStops(this.def(p.symbol), p.side, this.closePrice(p.symbol, p.side), change.stopLoss, change.takeProfit);
+      if (!sameDec(p.stopLoss, change.stopLoss) || !sameDec(p.takeProfit, change.takeProfit)) {
+        p.stopLoss = change.stopLoss;
+        p.takeProfit = change.takeProfit;
+        this.emit(b, { kind: 'position_modified', position: this.view(b, p) });
+      }
+      return this.view(b, p);
+    });
   }
 
   closePosition(accountId: string, positionId: string, volume?: Decimal): SimWriteResult {
-    const b = this.book(accountId);
-    const p = this.position(b, positionId);
-    const v = volume ?? p.volume;
-    const d = this.def(p.symbol);
-    const rest = p.volume.minus(v);
-    if (v.lte(0) || !isMultipleOf(v, d.volumeStep) || rest.lt(0) || (rest.gt(0) && rest.lt(d.minVolume))) {
-      throw new SimError('INVALID_VOLUME', `cannot close ${v} of ${p.volume}`);
-    }
-    return this.closeMarket(b, p, v, null);
+    return this.write(accountId, () => {
+      const b = this.book(accountId);
+      const p = this.position(b, positionId);
+      const v = volume ?? p.volume;
+      const d = this.def(p.symbol);
+      const rest = p.volume.minus(v);
+      if (v.lte(0) || !isMultipleOf(v, d.volumeStep) || rest.lt(0) || (rest.gt(0) && rest.lt(d.minVolume))) {
+        throw new SimError('INVALID_VOLUME', `cannot close ${v} of ${p.volume}`);
+      }
+      return this.closeMarket(b, p, v, null);
+    });
   }
 
   modifyOrder(accountId: string, orderId: string, change: { price?: Decimal; volume?: Decimal; stopLoss?: Decimal | null; takeProfit?: Decimal | null }): Order {
-    const b = this.book(accountId);
-    const o = b.pending.get(orderId);
-    if (!o) throw new SimError('ORDER_NOT_FOUND', `no pending order ${orderId}`);
-    const d = this.def(o.symbol);
-    const price = change.price === undefined ? o.price! : this.checkPendingPrice(d, o.type, o.side, change.price);
-    const volume = change.volume ?? o.volume;
-    this.checkVolume(d, volume);
-    const sl = change.stopLoss === undefined ? o.stopLoss : change.stopLoss;
-    const tp = change.takeProfit === undefined ? o.takeProfit : change.takeProfit;
-    this.checkStops(d, o.side, price, sl, tp);
-    Object.assign(o, { price, volume, stopLoss: sl, takeProfit: tp, updatedAt: this.now().toISOString() });
-    this.emit(b, { kind: 'order_modified', order: { ...o } });
-    return { ...o };
+    return this.write(accountId, () => {
+      const b = this.book(accountId);
+      const o = b.pending.get(orderId);
+      if (!o) throw new SimError('ORDER_NOT_FOUND', `no pending order ${orderId}`);
+      const d = this.def(o.symbol);
+      const price = change.price === undefined ? o.price! : this.checkPendingPrice(d, o.type, o.side, change.price);
+      const volume = change.volume ?? o.volume;
+      this.checkVolume(d, volume);
+      const sl = change.stopLoss === undefined ? o.stopLoss : change.stopLoss;
+      const tp = change.takeProfit === undefined ? o.takeProfit : change.takeProfit;
+      this.checkStops(d, o.side, price, sl, tp);
+      Object.assign(o, { price, volume, stopLoss: sl, takeProfit: tp, updatedAt: this.now().toISOString() });
+      this.emit(b, { kind: 'order_modified', order: { ...o } });
+      return { ...o };
+    });
   }
 
   cancelOrder(accountId: string, orderId: string): Order {
-    const b = this.book(accountId);
-    const o = b.pending.get(orderId);
-    if (!o) throw new SimError('ORDER_NOT_FOUND', `no pending order ${orderId}`);
-    this.finish(b, o, 'cancelled');
-    this.emit(b, { kind: 'order_cancelled', order: { ...o } });
-    return { ...o };
+    return this.write(accountId, () => {
+      const b = this.book(accountId);
+      const o = b.pending.get(orderId);
+      if (!o) throw new SimError('ORDER_NOT_FOUND', `no pending order ${orderId}`);
+      this.finish(b, o, 'cancelled');
+      this.emit(b, { kind: 'order_cancelled', order: { ...o } });
+      return { ...o };
+    });
   }
 
   snapshot(): unknown {
@@ -548,6 +612,7 @@ export class SimBroker implements SimBrokerApi {
   }
 
   private emit(b: Book, ev: Omit<BrokerEvent, 'at'>): void {
+    this.touched.add(b.account.id);
     const full: BrokerEvent = { ...ev, at: this.now().toISOString() };
     for (const l of this.listeners) {
       try {

@@ -1,0 +1,39 @@
+import type { PlatformEndpoints } from '../platforms/endpoints.js';
+import type { TokenPair } from '../simulator/ctrader/index.js';
+import type { SimAccountInit, SimBrokerApi } from '../simulator/types.js';
+import type { SimulatedBrokers } from './simulated-brokers.js';
+
+/** What the demo needs to know of a simulated account (balance omitted: it is a Decimal in-process, a string remote). */
+export interface DemoSimAccount {
+  id: string;
+  login: string;
+  meta: Record<string, string>;
+}
+
+/**
+ * The simulated brokers as the demo seeding sees them, wherever they run: in this process (tests, paper trading)
+ * or in a `copytrade simulator` process reached over its control API.
+ */
+export interface DemoBrokers {
+  endpoints: PlatformEndpoints;
+  /** True when the `sim` platform adapter trades on this same market (in-process only). */
+  hostsSimPlatform: boolean;
+  createAccount(init: SimAccountInit): Promise<DemoSimAccount>;
+  accounts(): Promise<DemoSimAccount[]>;
+  /** Tokens of a simulated cTrader ID user (the demo's stand-in for the OAuth consent page). */
+  issueCTraderToken(ctidUserId: string): Promise<TokenPair>;
+  ctidTraderAccountIdOf(simAccountId: string): Promise<string>;
+}
+
+const view = (a: { id: string; login: string; meta: Record<string, string> }): DemoSimAccount => ({ id: a.id, login: a.login, meta: { ...a.meta } });
+
+export function inProcessBrokers(broker: SimBrokerApi, simulated: SimulatedBrokers): DemoBrokers {
+  return {
+    endpoints: simulated.endpoints,
+    hostsSimPlatform: true,
+    createAccount: async (init) => view(broker.createAccount(init)),
+    accounts: async () => broker.accounts().map(view),
+    issueCTraderToken: async (user) => simulated.ctrader.issueTokenFor(user),
+    ctidTraderAccountIdOf: async (id) => simulated.ctrader.ctidTraderAccountIdOf(id),
+  };
+}

@@ -1,0 +1,152 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterAll, describe, expect, it } from 'vitest';
+
+// Plain node with the tsx loader, so the pid we kill is the service itself and not a tsx wrapper.
+const ENTRY = join(process.cwd(), 'test', 'helpers', 'cli-entry.ts');
+const started: number[] = [];
+const dirs: string[] = [];
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+afterAll(() => {
+  // Every process a test started (services and the simulators they spawned), by id.
+  for (const pid of started) if (alive(pid)) process.kill(pid, 'SIGKILL');
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+/** Resolves with the first JSON line of stdout that has `key`; rejects if the process exits first. */
+function firstJson<T>(child: ChildProcess, key: string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    let stderr = '';
+    child.stderr?.on('data', (c) => { stderr += String(c); });
+    const onExit = (code: number | null) => reject(new Error(`exited ${code} before printing ${key}: ${stderr.slice(-2000)}`));
+    child.once('exit', onExit);
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      try {
+        const v = JSON.parse(line) as Record<string, unknown>;
+        if (key in v) {
+          child.off('exit', onExit);
+          resolve(v as T);
+        }
+      } catch { /* a log line */ }
+    });
+  });
+}
+
+function cli(args: string[]): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], { env: { ...process.env, DATABASE_URL: '', COPYTRADE_HEALTH_INTERVAL_MS: '0', LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  started.push(child.pid!);
+  return child;
+}
+
+const exited = (child: ChildProcess) => new Promise<void>((r) => (child.exitCode !== null || child.signalCode !== null ? r() : child.once('exit', () => r())));
+
+async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+interface Summary {
+  baseUrl: string;
+  v1BaseUrl: string;
+  demo: { apiKey: string };
+  simulator: { pid: number; endpointsFile: string; spawned: boolean } | null;
+}
+
+async function serve(dir: string): Promise<{ child: ChildProcess; s: Summary }> {
+  const child = cli(['serve', '--demo', '--port', '0', '--data-dir', dir, '--json']);
+  const s = await firstJson<Summary>(child, 'baseUrl');
+  if (s.simulator) started.push(s.simulator.pid);
+  return { child, s };
+}
+
+async function api<T = any>(s: Summary, method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+  const res = await fetch(s.v1BaseUrl + path, {
+    method,
+    headers: { authorization: `Bearer ${s.demo.apiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  return { status: res.status, body: (await res.json()) as T };
+}
+
+describe('copytrade simulator in its own process', () => {
+  it('keeps the brokers, with what they confirmed, across a kill -9 of the service; a clean stop stops both', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ct-simproc-'));
+    dirs.push(dir);
+    const first = await serve(dir);
+    const simPid = first.s.simulator?.pid;
+    expect(first.s.simulator).toMatchObject({ spawned: true, endpointsFile: join(dir, 'simulator', 'endpoints.json') });
+
+    const accounts = (await api<{ accounts: Array<{ id: string; name: string; role: string; groupId: string }> }>(first.s, 'GET', '/v1/accounts')).body.accounts;
+    const master = accounts.find((a) => a.name === 'Demo Master')!;
+    const slaves = accounts.filter((a) => a.groupId === master.groupId && a.role === 'slave');
+    expect(slaves.length).toBeGreaterThanOrEqual(8);
+    const sent = await api(first.s, 'POST', `/v1/accounts/${master.id}/orders`, { symbol: 'EURUSD', side: 'buy', volume: 0.1 });
+    expect(sent.status, JSON.stringify(sent.body)).toBe(202);
+    const positionsOf = async (s: Summary, id: string) => (await api<{ positions: Array<{ id: string }> }>(s, 'GET', `/v1/accounts/${id}/positions`)).body.positions ?? [];
+    // Every copy confirmed by its broker...
+    await until('every Slave copy', async () => (await Promise.all(slaves.map((a) => positionsOf(first.s, a.id)))).every((p) => p.length === 1));
+    const before = new Map(await Promise.all([master, ...slaves].map(async (a) => [a.id, (await positionsOf(first.s, a.id)).map((p) => p.id)] as const)));
+
+    // ...then the service dies without any shutdown. The brokers do not.
+    first.child.kill('SIGKILL');
+    await exited(first.child);
+    expect(alive(simPid!)).toBe(true);
+
+    const second = await serve(dir);
+    expect(second.s.simulator).toMatchObject({ pid: simPid, spawned: false });
+    for (const [id, ids] of before) expect((await positionsOf(second.s, id)).map((p) => p.id)).toEqual(ids);
+
+    second.child.kill('SIGTERM');
+    await exited(second.child);
+    expect(second.child.exitCode).toBe(0);
+    await until('the simulator to stop with the service', async () => !alive(simPid!), 20_000);
+  }, 240_000);
+
+  it('keeps an account it confirmed across a kill -9 of the simulator itself', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ct-simproc-'));
+    dirs.push(dir);
+    const start = async () => {
+      const child = cli(['simulator', '--data-dir', dir, '--json']);
+      const { endpointsFile } = await firstJson<{ endpointsFile: string }>(child, 'endpointsFile');
+      const e = JSON.parse((await import('node:fs')).readFileSync(endpointsFile, 'utf8')) as { control: { url: string; token: string } };
+      const call = async (method: string, path: string, body?: unknown) => {
+        const res = await fetch(e.control.url + path, { method, headers: { authorization: `Bearer ${e.control.token}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+        return { status: res.status, body: (await res.json()) as any };
+      };
+      return { child, call };
+    };
+    const a = await start();
+    const made = await a.call('POST', '/accounts', { balance: '1234.5', meta: { demoKey: 'kept' } });
+    expect(made.status).toBe(200);
+    a.child.kill('SIGKILL');
+    await exited(a.child);
+
+    const b = await start();
+    try {
+      const list = (await b.call('GET', '/accounts')).body as Array<{ id: string; meta: Record<string, string> }>;
+      expect(list.find((x) => x.id === made.body.id)?.meta.demoKey).toBe('kept');
+      expect((await b.call('GET', '/accounts', undefined)).status).toBe(200);
+    } finally {
+      b.child.kill('SIGTERM');
+      await exited(b.child);
+    }
+    expect(b.child.exitCode).toBe(0);
+  }, 120_000);
+});
