@@ -118,6 +118,8 @@ export async function groupRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
       schema: { operationId: `${action}Account`, hide, tags, security, ...OPEN, summary: action === 'pause' ? 'Stop copying to/from this account' : 'Copy again (also lifts a panic-close lock)', params: AccountIdParams, response: { 200: AccountSchema, ...stdErrors() } },
     }, async (req) => {
       const account = await ownedAccount(deps, userOf(req), req.params.account_id);
+      // Copying again while a panic-close still flattens the account would reopen what it closes.
+      if (action === 'resume') await deps.panic.assertNoRunningJob(account.userId, account.id, 'resume');
       const reason = action === 'pause' ? 'paused by the user' : 'resumed by the user';
       await deps.store.accounts.setStatus(account.id, status, action === 'pause' ? reason : null);
       if (account.status !== status) {
