@@ -46,21 +46,17 @@ describe('group panic-close of 1,200 positions on one cTrader Slave limited to 5
     const t0 = performance.now();
     const r = await svc.call('POST', `/v1/copier-groups/${groupId}/panic-close`, { token: key });
     const answerMs = performance.now() - t0;
-    console.log(`answer ${answerMs.toFixed(0)} ms, created ${new Date(r.body.createdAt).getTime() - (Date.now() - answerMs)} ms after the call, max loop lag ${lag.toFixed(0)} ms`);
     clearInterval(lagTimer);
     expect(r.status).toBe(202);
     expect(r.body).toMatchObject({ id: expect.stringMatching(/^job_/), state: 'running' });
     expect(answerMs).toBeLessThan(3000);
 
-    let job: any = r.body;
-    const deadline = t0 + 90_000;
-    while (job.state === 'running' && performance.now() < deadline) {
-      await new Promise((res) => setTimeout(res, 500));
-      job = (await svc.call('GET', `/v1/panic-close-jobs/${r.body.id}`, { token: key })).body;
-    }
+    const stored = (await svc.deps.panic.jobs.owned((await svc.deps.store.accounts.byId(slave.id))!.userId, r.body.id))!;
+    await svc.deps.panic.wait(stored, 90_000);
+    const job = (await svc.call('GET', `/v1/panic-close-jobs/${r.body.id}`, { token: key })).body;
     const doneMs = performance.now() - t0;
     const resent = (job.progress.accounts as any[]).flatMap((a) => a.positions).filter((p: any) => p.attempts > 1).length;
-    console.log(`panic-close ${POSITIONS} positions: route answered in ${answerMs.toFixed(0)} ms, job ${job.state} after ${(doneMs / 1000).toFixed(1)} s, ${resent} close(s) sent more than once`);
+    console.log(`panic-close ${POSITIONS} positions: route answered in ${answerMs.toFixed(0)} ms (event loop lag up to ${lag.toFixed(0)} ms), job ${job.state} after ${(doneMs / 1000).toFixed(1)} s, ${resent} close(s) sent more than once`);
     expect(job.error).toBeNull();
     expect(job.state).toBe('succeeded');
     expect(svc.broker.positions(slave.sim)).toEqual([]);
