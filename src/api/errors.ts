@@ -11,6 +11,7 @@ export const STATUS: Record<ErrorCode, number> = {
   reconnect_required: 409,
   account_not_master: 409,
   account_not_connected: 409,
+  panic_close_running: 409,
   idempotency_key_in_flight: 409,
   payload_too_large: 413,
   idempotency_key_reused: 422,

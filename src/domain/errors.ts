@@ -18,6 +18,7 @@ export type ErrorCode =
   | 'idempotency_key_in_flight'
   | 'account_not_master'
   | 'account_not_connected'
+  | 'panic_close_running'
   | 'data_dir_in_use'
   | 'internal_error';
 

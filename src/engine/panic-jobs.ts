@@ -1,9 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { AccountPanicReport, PanicJob } from '../domain/panic-job.js';
+import type { Account } from '../domain/account.js';
+import type { AccountPanicReport, PanicJob, PanicProgress } from '../domain/panic-job.js';
 import type { NewEvent } from '../store/repos/events.js';
 import type { PanicJobsRepo } from '../store/repos/panic-jobs.js';
 import type { Store } from '../store/store.js';
 import type { AccountFlattener } from './panic-close.js';
+import { ProgressWriter } from './panic-progress.js';
 
 export interface PanicJobOptions {
   /** Close rounds per account before the job gives up with positions left (each round re-reads the broker). */
@@ -16,19 +18,27 @@ export interface PanicJobOptions {
    * applying it, and re-reading too early would re-send a close that was about to land.
    */
   settleMs: number;
+  /** Progress is saved at most this often while the job runs (and always at its end). */
+  saveEveryMs: number;
   onError?: (err: unknown) => void;
 }
 
-export const DEFAULT_PANIC_OPTIONS: PanicJobOptions = { maxRounds: 6, backoffMs: 250, maxBackoffMs: 4000, settleMs: 1000 };
+export const DEFAULT_PANIC_OPTIONS: PanicJobOptions = { maxRounds: 6, backoffMs: 250, maxBackoffMs: 4000, settleMs: 1000, saveEveryMs: 250 };
+
+interface LiveRun {
+  done: Promise<void>;
+  progress: PanicProgress;
+}
 
 /**
- * Runs panic-close jobs to their end. Progress is saved after every per-position answer (writes queued so
- * they land in order), a progress event after every round that left something open, and the finished events
- * in the same transaction as the job's final state.
+ * Runs panic-close jobs to their end. Progress is saved as it changes (at most every saveEveryMs), a progress
+ * event after every round that left something open, and the finished events in the same transaction as the
+ * job's final state. "Flat" is only ever concluded from a fresh read of every account taken after the last of
+ * them was flattened: an account flattened early could have taken a position while another was still closing.
  */
 export class PanicJobRunner {
   private readonly opts: PanicJobOptions;
-  private readonly runs = new Map<string, Promise<void>>();
+  private readonly runs = new Map<string, LiveRun>();
   /** Two jobs covering one account (its own and its group's) flatten it one after the other, never at once. */
   private readonly accountTurns = new Map<string, Promise<unknown>>();
   private stopping = false;
@@ -43,70 +53,90 @@ export class PanicJobRunner {
 
   run(job: PanicJob): Promise<void> {
     const existing = this.runs.get(job.id);
-    if (existing) return existing;
-    const p = this.execute(job).catch((err: unknown) => this.opts.onError?.(err)).finally(() => this.runs.delete(job.id));
-    this.runs.set(job.id, p);
-    return p;
+    if (existing) return existing.done;
+    const progress = structuredClone(job.progress);
+    const done = this.execute(job, progress).catch((err: unknown) => this.opts.onError?.(err)).finally(() => this.runs.delete(job.id));
+    this.runs.set(job.id, { done, progress });
+    return done;
   }
 
   done(jobId: string): Promise<void> | undefined {
-    return this.runs.get(jobId);
+    return this.runs.get(jobId)?.done;
+  }
+
+  /** The job with the progress this process holds for it while it runs here (else as given). */
+  current(job: PanicJob): PanicJob {
+    const live = this.runs.get(job.id);
+    return live ? { ...job, progress: structuredClone(live.progress), updatedAt: new Date() } : job;
   }
 
   async stop(): Promise<void> {
     this.stopping = true;
-    await Promise.allSettled([...this.runs.values()]);
+    await Promise.allSettled([...this.runs.values()].map((r) => r.done));
   }
 
-  private async execute(job: PanicJob): Promise<void> {
-    const progress = structuredClone(job.progress);
-    let writes: Promise<void> = Promise.resolve();
-    const save = (evs: NewEvent[] = []) => {
-      const snapshot = structuredClone(progress);
-      writes = writes.then(() => this.jobs.update(job.id, { progress: snapshot }, evs)).catch((err: unknown) => this.opts.onError?.(err));
-      return writes;
-    };
+  private async execute(job: PanicJob, progress: PanicProgress): Promise<void> {
+    const writer = new ProgressWriter(this.store, this.jobs, job.id, progress, this.opts.saveEveryMs, (err) => this.opts.onError?.(err));
     const event = (r: AccountPanicReport, type: string): NewEvent => ({
       userId: job.userId, accountId: r.accountId, type,
       payload: { scope: job.scope, targetId: job.targetId, jobId: job.id, round: r.round, closed: r.closed, failed: r.failed, remaining: r.remaining, cancelled: r.cancelled },
     });
+    const accounts = new Map<string, Account | null>();
+    const accountOf = async (id: string) => {
+      if (!accounts.has(id)) accounts.set(id, await this.store.accounts.byId(id));
+      return accounts.get(id)!;
+    };
+    const stopped = () => this.stopping;
 
-    await Promise.all(progress.accounts.map((r) => this.inTurn(r.accountId, () => this.flatten(job, r, save, event))));
-    await writes;
-    if (this.stopping && progress.accounts.some((r) => r.state === 'running')) return;
+    for (let pass = 1; ; pass++) {
+      await Promise.all(progress.accounts.map((r) => this.inTurn(r.accountId, async () => this.flatten(job, r, await accountOf(r.accountId), writer, event))));
+      if (this.stopping) break;
+      if (progress.accounts.some((r) => r.state !== 'flat')) break;
+      // Every account read flat once; read them all again, now that the last one is done, before saying so.
+      const again = await Promise.all(progress.accounts.map(async (r) => {
+        const account = await accountOf(r.accountId);
+        const snap = account ? await this.flattener.read(account, r, job.cancelPending, writer, stopped) : null;
+        const flat = snap !== null && snap.positions.length === 0 && snap.orders.length === 0;
+        if (!flat) r.state = r.round >= this.opts.maxRounds || pass >= this.opts.maxRounds ? 'failed' : 'running';
+        return flat;
+      }));
+      if (again.every(Boolean) || this.stopping || progress.accounts.some((r) => r.state === 'failed')) break;
+    }
+    if (this.stopping && progress.accounts.some((r) => r.state === 'running')) {
+      await writer.flush();
+      return;
+    }
     const flat = progress.accounts.every((r) => r.state === 'flat');
     const left = progress.accounts.filter((r) => r.state !== 'flat');
     const error = flat ? null : `not flat after ${this.opts.maxRounds} rounds: ${left.map((r) => `${r.accountId} has ${r.remaining} position(s)${r.remainingOrders ? ` and ${r.remainingOrders} pending order(s)` : ''} open${r.error ? ` (${r.error})` : ''}`).join('; ')}`;
-    await this.jobs.update(job.id, { state: flat ? 'succeeded' : 'failed', progress, error, finishedAt: new Date() }, progress.accounts.map((r) => event(r, 'panic_close.finished')));
+    await writer.flush({ state: flat ? 'succeeded' : 'failed', error, finishedAt: new Date() }, progress.accounts.map((r) => event(r, 'panic_close.finished')));
   }
 
-  private async flatten(job: PanicJob, r: AccountPanicReport, save: (evs?: NewEvent[]) => Promise<void>, event: (r: AccountPanicReport, type: string) => NewEvent): Promise<void> {
+  private async flatten(job: PanicJob, r: AccountPanicReport, account: Account | null, writer: ProgressWriter, event: (r: AccountPanicReport, type: string) => NewEvent): Promise<void> {
     if (r.state !== 'running') return;
-    const account = await this.store.accounts.byId(r.accountId);
     if (!account) {
       Object.assign(r, { state: 'failed', error: 'the account no longer exists' });
-      await save();
+      writer.changed();
       return;
     }
+    const stopped = () => this.stopping;
     for (;;) {
-      const snap = await this.flattener.read(account, r, job.cancelPending);
+      const snap = await this.flattener.read(account, r, job.cancelPending, writer, stopped);
       if (snap && snap.positions.length === 0 && snap.orders.length === 0) {
         r.state = 'flat';
-        await save();
+        writer.changed();
         return;
       }
       if (r.round >= this.opts.maxRounds) {
         r.state = 'failed';
-        await save();
+        writer.changed();
         return;
       }
-      if (this.stopping) {
-        await save();
-        return;
-      }
+      if (this.stopping) return;
       r.round += 1;
-      if (snap) await this.flattener.act(account, r, snap, () => void save());
-      await save([event(r, 'panic_close.progress')]);
+      if (snap) await this.flattener.act(account, r, snap, writer, stopped);
+      await writer.flush({}, [event(r, 'panic_close.progress')]);
+      if (this.stopping) return;
       const lost = r.positions.some((p) => p.outcome === 'unresolved') || r.orders.some((o) => o.outcome === 'unresolved');
       // Every write answered yes: the confirming read can follow at once.
       const allDone = r.positions.every((p) => p.outcome === 'closed') && r.orders.every((o) => o.outcome !== 'failed' && o.outcome !== 'unresolved');
@@ -115,7 +145,6 @@ export class PanicJobRunner {
       await sleep(lost ? Math.max(backoff, this.opts.settleMs) : backoff);
     }
   }
-
   private inTurn<T>(accountId: string, fn: () => Promise<T>): Promise<T> {
     const prev = this.accountTurns.get(accountId) ?? Promise.resolve();
     const next = prev.catch(() => undefined).then(fn);

@@ -189,6 +189,13 @@ export class SimBroker implements SimBrokerApi {
     return [...b.positions.values()].map((p) => this.view(b, p));
   }
 
+  /** One open position (null when closed or unknown): a single lookup, where positions() values every one. */
+  positionById(accountId: string, positionId: string): Position | null {
+    const b = this.book(accountId);
+    const p = b.positions.get(positionId);
+    return p ? this.view(b, p) : null;
+  }
+
   orders(accountId: string, q: { includeHistory?: boolean; from?: Date; to?: Date; symbol?: string } = {}): Order[] {
     const b = this.book(accountId);
     const all = [...b.pending.values(), ...(q.includeHistory ? b.history : [])];

@@ -160,6 +160,7 @@ export interface SimBrokerApi {
   accounts(): SimAccount[];
   state(accountId: string): SimAccountState;
   positions(accountId: string): Position[];
+  positionById(accountId: string, positionId: string): Position | null;
   /** Pending orders, plus final ones when includeHistory. Filters by creation time and symbol. */
   orders(accountId: string, q?: { includeHistory?: boolean; from?: Date; to?: Date; symbol?: string }): Order[];
   deals(accountId: string, q?: { from?: Date; to?: Date }): SimDeal[];

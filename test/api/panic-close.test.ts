@@ -48,6 +48,33 @@ describe('panic-close routes start a tracked job', () => {
     await svc.call('POST', `/v1/accounts/${slave.id}/resume`, { token: key });
   });
 
+  it('while a job runs, resume and orders to its account get 409 panic_close_running with the job id; a second start returns the running job', async () => {
+    const { body } = await svc.call('GET', '/v1/accounts', { token: key });
+    const master = body.accounts.find((a: any) => a.role === 'master' && a.platform === 'sim');
+    const sim = (await svc.deps.store.accounts.byId(master.id))!.brokerAccountId;
+    svc.broker.placeOrder(sim, { symbol: 'EURUSD', side: 'buy', type: 'market', volume: svc.broker.instrument('EURUSD')!.minVolume, tag: `pcm-${Date.now()}` });
+    const fault = svc.broker.faults.inject({ op: 'closePosition', kind: 'reject', accountId: sim, times: 1000 });
+    try {
+      const started = await svc.call('POST', `/v1/accounts/${master.id}/panic-close`, { token: key, headers: { prefer: 'respond-async' } });
+      expect(started.status).toBe(202);
+      const again = await svc.call('POST', `/v1/accounts/${master.id}/panic-close`, { token: key, headers: { prefer: 'respond-async' } });
+      expect(again.body.id).toBe(started.body.id);
+      const resume = await svc.call('POST', `/v1/accounts/${master.id}/resume`, { token: key });
+      expect(resume.status).toBe(409);
+      expect(resume.body).toMatchObject({ code: 'panic_close_running', jobId: started.body.id });
+      expect((await svc.deps.store.accounts.byId(master.id))!.status).toBe('locked');
+      const order = await svc.call('POST', `/v1/accounts/${master.id}/orders`, { token: key, body: { symbol: 'EURUSD', side: 'buy', volume: 0.01 } });
+      expect(order.status).toBe(409);
+      expect(order.body).toMatchObject({ code: 'panic_close_running', jobId: started.body.id });
+    } finally {
+      svc.broker.faults.remove(fault);
+    }
+    const jobs = await svc.deps.panic.jobs.runningOf((await svc.deps.store.accounts.byId(master.id))!.userId);
+    for (const j of jobs) await svc.deps.panic.wait(j, 20_000);
+    const resumed = await svc.call('POST', `/v1/accounts/${master.id}/resume`, { token: key });
+    expect(resumed.status).toBe(200);
+  }, 40_000);
+
   it('an unknown job id is 404; the job route is in the OpenAPI document', async () => {
     const r = await svc.call('GET', '/v1/panic-close-jobs/job_unknown', { token: key });
     expect(r.status).toBe(404);

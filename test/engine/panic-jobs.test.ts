@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { PanicJob } from '../../src/domain/panic-job.js';
 import { PanicCloseService } from '../../src/engine/panic-close.js';
 import { SimBroker } from '../../src/simulator/broker.js';
@@ -136,6 +136,64 @@ describe('panic-close job', () => {
       expect((await h.store.accounts.byId(m.id))!.status).toBe('locked');
     }
     expect(await eventsOf('panic_close.finished', done.id)).toHaveLength(3);
+  });
+
+  it('a rate-limit refusal is sent again after the broker\'s retry hint, within the same round', async () => {
+    const acc = await h.account();
+    h.open(acc, 3);
+    h.broker.faults.inject({ op: 'closePosition', kind: 'rate_limit', retryAfterSec: 0.05, accountId: acc.brokerAccountId, times: 4 });
+    const one = new PanicCloseService(h.store, h.adapters, h.dispatcher, { ...FAST, maxRounds: 1 });
+    const done = await one.wait(await one.start(h.userId, 'account', acc.id), 15_000);
+    await one.stop();
+    expect(done.error).toBeNull();
+    expect(done.state).toBe('succeeded');
+    const r = done.progress.accounts[0]!;
+    expect(r).toMatchObject({ state: 'flat', round: 1, closed: 3, remaining: 0 });
+    expect(r.positions.reduce((n, p) => n + p.attempts, 0)).toBe(3 + 4);
+    expect(h.broker.positions(acc.brokerAccountId)).toEqual([]);
+  });
+
+  it('a close refused for the rate limit again and again fails the round instead of waiting forever', async () => {
+    const acc = await h.account();
+    h.open(acc, 1);
+    const fault = h.broker.faults.inject({ op: 'closePosition', kind: 'rate_limit', retryAfterSec: 0.01, accountId: acc.brokerAccountId, times: 1000 });
+    const one = new PanicCloseService(h.store, h.adapters, h.dispatcher, { ...FAST, maxRounds: 1, rateLimitRetries: 3 });
+    const done = await one.wait(await one.start(h.userId, 'account', acc.id), 15_000);
+    await one.stop();
+    h.broker.faults.remove(fault);
+    expect(done.state).toBe('failed');
+    expect(done.progress.accounts[0]!.positions[0]).toMatchObject({ outcome: 'failed', attempts: 4, error: expect.stringContaining('rate_limited') });
+  });
+
+  it('"flat" needs a fresh read of every account after the last one is done: a position that appeared meanwhile is closed too', async () => {
+    const group = await h.store.accounts.createGroup(h.userId, 'late');
+    const quick = await h.account({ groupId: group.id });
+    const slow = await h.account({ groupId: group.id });
+    h.open(quick, 1);
+    h.open(slow, 1);
+    h.broker.faults.inject({ op: 'closePosition', kind: 'delay', delayMs: 300, accountId: slow.brokerAccountId, times: 1 });
+    const job = await panic.start(h.userId, 'group', group.id);
+    await expect.poll(async () => (await panic.wait(job, 0)).progress.accounts.find((r) => r.accountId === quick.id)?.state, { timeout: 5000, interval: 5 }).toBe('flat');
+    // Lands after the quick account read flat, while the slow one is still closing (a copy, a manual trade).
+    const late = h.open(quick, 1)[0]!;
+    const done = await finished(job);
+    expect(done.state).toBe('succeeded');
+    expect(h.broker.positions(quick.brokerAccountId)).toEqual([]);
+    expect(done.progress.accounts.find((r) => r.accountId === quick.id)!.positions.find((p) => p.positionId === late)).toMatchObject({ outcome: 'closed' });
+  });
+
+  it('saves progress a bounded number of times, not once per position answer', async () => {
+    const acc = await h.account({ balance: 1_000_000 });
+    h.open(acc, 200, 'EURUSD', '0.01');
+    const spy = vi.spyOn(panic.jobs, 'update');
+    const done = await finished(await panic.start(h.userId, 'account', acc.id));
+    const saves = spy.mock.calls.length;
+    spy.mockRestore();
+    expect(done.state).toBe('succeeded');
+    expect(done.progress.accounts[0]).toMatchObject({ closed: 200, remaining: 0 });
+    expect(saves).toBeLessThan(40);
+    const closedEvents = (await h.store.events.after(h.userId, 0, 10_000)).filter((e) => e.type === 'position.closed' && e.accountId === acc.id);
+    expect(closedEvents).toHaveLength(200);
   });
 
   it('unknown and foreign targets are not found', async () => {

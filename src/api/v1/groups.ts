@@ -115,9 +115,11 @@ export async function groupRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
   for (const [action, status] of [['pause', 'paused'], ['resume', 'connected']] as const) {
     r.post(`${prefix}/accounts/:account_id/${action}`, {
       onRequest: auth,
-      schema: { operationId: `${action}Account`, hide, tags, security, ...OPEN, summary: action === 'pause' ? 'Stop copying to/from this account' : 'Copy again (also lifts a panic-close lock)', params: AccountIdParams, response: { 200: AccountSchema, ...stdErrors() } },
+      schema: { operationId: `${action}Account`, hide, tags, security, ...OPEN, summary: action === 'pause' ? 'Stop copying to/from this account' : 'Copy again (also lifts a panic-close lock; 409 panic_close_running while the job runs)', params: AccountIdParams, response: { 200: AccountSchema, ...stdErrors(...(action === 'resume' ? [409] : [])) } },
     }, async (req) => {
       const account = await ownedAccount(deps, userOf(req), req.params.account_id);
+      // Copying again while a panic-close still flattens the account would reopen what it closes.
+      if (action === 'resume') await deps.panic.assertNoRunningJob(account.userId, account.id, 'resume');
       const reason = action === 'pause' ? 'paused by the user' : 'resumed by the user';
       await deps.store.accounts.setStatus(account.id, status, action === 'pause' ? reason : null);
       if (account.status !== status) {

@@ -39,12 +39,13 @@ export async function orderRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
     schema: {
       operationId: 'sendOrder', hide: o.hide, tags: ['Orders'], security: o.security, ...OPEN,
       summary: 'Send an order to a Master account; copy rules distribute it to its eligible Slaves',
-      description: 'The Master broker confirms first; then one copy intent per eligible Slave is recorded and dispatched. "accepted" is not "filled": read the trade (getTrade) for each copy\'s outcome. 409 write_outcome_unknown when the Master broker did not answer in time.',
+      description: 'The Master broker confirms first; then one copy intent per eligible Slave is recorded and dispatched. "accepted" is not "filled": read the trade (getTrade) for each copy\'s outcome. 409 write_outcome_unknown when the Master broker did not answer in time; 409 panic_close_running (with jobId) while a panic-close job covers the account.',
       params: AccountIdParams, body: OrderRequest,
       response: { 202: OrderResponse, ...stdErrors(409, 502, 503) },
     },
   }, async (req, reply) => {
     const b = req.body;
+    await deps.panic.assertNoRunningJob(userOf(req), req.params.account_id, 'an order');
     const res = await deps.orders.send(userOf(req), req.params.account_id, {
       symbol: b.symbol, side: b.side, volume: d(b.volume), type: b.type ?? 'market', price: dn(b.price), stopLoss: dn(b.stopLoss), takeProfit: dn(b.takeProfit),
     }, req.id);

@@ -82,14 +82,15 @@ export async function panicRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
   const jobPath = (id: string) => `${o.prefix}/panic-close-jobs/${id}`;
 
   /** The final report when the job ends within the wait (200), else the running job (202 + Location). */
-  const answer = async <T>(req: FastifyRequest, reply: FastifyReply, started: PanicJob, final: (j: PanicJob) => T): Promise<T | ReturnType<typeof jobJson>> => {
-    const job = await deps.panic.wait(started, waitMs(req, syncWaitMs));
+  const answer = async <T>(req: FastifyRequest, reply: FastifyReply, t0: number, started: PanicJob, final: (j: PanicJob) => T): Promise<T | ReturnType<typeof jobJson>> => {
+    // The wait counts from the request, not from the job: starting it (locking the accounts) is part of it.
+    const job = await deps.panic.wait(started, Math.max(0, waitMs(req, syncWaitMs) - (performance.now() - t0)));
     if (job.state !== 'running') return final(job);
     reply.code(202).header('location', jobPath(job.id));
     return jobJson(job);
   };
   const description = 'Starts a panic-close job: locks the account(s) (status locked until resumed), closes every position and cancels pending orders (unless cancelPendingOrders is false), retrying until flat. '
-    + 'Answers 200 with the final report when the job ends within a short wait (default 3 s; `Prefer: wait=N` changes it, `Prefer: respond-async` skips it), else 202 with the job and a Location to poll (getPanicCloseJob).';
+    + 'Answers 200 with the final report when the job ends within a short wait (by default the answer comes within 3 s: up to 2 s of waiting for the job to end; `Prefer: wait=N` changes it, `Prefer: respond-async` skips it), else 202 with the job and a Location to poll (getPanicCloseJob).';
 
   r.post(`${o.prefix}/accounts/:account_id/panic-close`, {
     onRequest: o.auth,
@@ -99,8 +100,9 @@ export async function panicRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
       params: AccountIdParams, body: Type.Optional(Body), response: { 200: FinalAccount, 202: JobSchema, ...stdErrors() },
     },
   }, async (req, reply) => {
+    const t0 = performance.now();
     const job = await deps.panic.start(userOf(req), 'account', req.params.account_id, { cancelPending: req.body?.cancelPendingOrders ?? true });
-    return answer(req, reply, job, (j) => ({ ...j.progress.accounts[0]!, jobId: j.id }));
+    return answer(req, reply, t0, job, (j) => ({ ...j.progress.accounts[0]!, jobId: j.id }));
   });
 
   r.post(`${o.prefix}/copier-groups/:group_id/panic-close`, {
@@ -112,8 +114,9 @@ export async function panicRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
       response: { 200: FinalGroup, 202: JobSchema, ...stdErrors() },
     },
   }, async (req, reply) => {
+    const t0 = performance.now();
     const job = await deps.panic.start(userOf(req), 'group', req.params.group_id, { cancelPending: req.body?.cancelPendingOrders ?? true });
-    return answer(req, reply, job, (j) => ({ groupId: j.targetId, jobId: j.id, state: j.state, accounts: j.progress.accounts }));
+    return answer(req, reply, t0, job, (j) => ({ groupId: j.targetId, jobId: j.id, state: j.state, accounts: j.progress.accounts }));
   });
 
   r.get(`${o.prefix}/panic-close-jobs/:job_id`, {

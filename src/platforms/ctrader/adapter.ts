@@ -343,8 +343,18 @@ export class CTraderAdapter implements BrokerAdapter {
     return out;
   }
 
+  /**
+   * Closes that need a position's symbol and volume while a lookup is already on its way share that lookup.
+   * One reconcile per close doubled the requests of a mass close (and each answer lists every position), so
+   * 1,200 closes behind 50 req/s took twice as long. A joiner's reading may predate its call by one round
+   * trip: the same race a lookup-then-close always had; a volume changed meanwhile is a partial close or a
+   * refusal, which the caller sees and handles.
+   */
+  private lookup: Promise<ReconcileResMsg> | null = null;
+
   private async positionTarget(positionId: string): Promise<{ symbolId: string; volume: string } | null> {
-    const p = ((await this.reconcile()).position ?? []).find((x) => String(x.positionId) === positionId);
+    this.lookup ??= this.reconcile().finally(() => { this.lookup = null; });
+    const p = ((await this.lookup).position ?? []).find((x) => String(x.positionId) === positionId);
     return p ? { symbolId: String(p.tradeData.symbolId), volume: String(p.tradeData.volume) } : null;
   }
 

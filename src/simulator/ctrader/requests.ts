@@ -424,7 +424,8 @@ function amendPositionSltp(s: SimSession, acc: AuthorisedAccount, body: Body): R
 function closePosition(s: SimSession, acc: AuthorisedAccount, body: Body): Reply[] {
   const { broker, wire } = s.ctx;
   const positionId = String(body.positionId);
-  const before = broker.positions(acc.simAccountId).find((p) => p.id === positionId);
+  // One lookup, not a valuation of every position: a mass close would otherwise cost the square of its size.
+  const before = broker.positionById(acc.simAccountId, positionId);
   if (!before) throw new Refusal('POSITION_NOT_FOUND', `no open position ${positionId}`, { positionId });
   const lots = wire.lots(before.symbol, String(body.volume));
   const result = broker.closePosition(acc.simAccountId, positionId, lots);
@@ -436,7 +437,7 @@ function closePosition(s: SimSession, acc: AuthorisedAccount, body: Body): Reply
   const filled = exec(acc, ExecutionType.ORDER_FILLED, {
     order: wire.order(result.order, { status: OrderStatus.FILLED, executionPrice: d.price, closing: true }),
     position,
-    deal: wire.deal(d, { entryPrice: before.openPrice, balance: broker.state(acc.simAccountId).balance }),
+    deal: wire.deal(d, { entryPrice: before.openPrice, balance: broker.account(acc.simAccountId)!.balance }),
   });
   return [accepted, filled];
 }

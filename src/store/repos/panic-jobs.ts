@@ -53,6 +53,11 @@ export class PanicJobsRepo {
     return (await this.db.select().from(panicJobs).where(eq(panicJobs.state, 'running')).orderBy(asc(panicJobs.createdAt))).map(toJob);
   }
 
+  /** A user's running jobs (few: one per target at most), to find the ones covering an account. */
+  async runningOf(userId: string): Promise<PanicJob[]> {
+    return (await this.db.select().from(panicJobs).where(and(eq(panicJobs.userId, userId), eq(panicJobs.state, 'running')))).map(toJob);
+  }
+
   async runningFor(userId: string, scope: PanicScope, targetId: string): Promise<PanicJob | null> {
     const [r] = await this.db.select().from(panicJobs)
       .where(and(eq(panicJobs.userId, userId), eq(panicJobs.scope, scope), eq(panicJobs.targetId, targetId), eq(panicJobs.state, 'running'))).limit(1);

@@ -454,7 +454,7 @@ export interface paths {
         put?: never;
         /**
          * Send an order to a Master account; copy rules distribute it to its eligible Slaves
-         * @description The Master broker confirms first; then one copy intent per eligible Slave is recorded and dispatched. "accepted" is not "filled": read the trade (getTrade) for each copy's outcome. 409 write_outcome_unknown when the Master broker did not answer in time.
+         * @description The Master broker confirms first; then one copy intent per eligible Slave is recorded and dispatched. "accepted" is not "filled": read the trade (getTrade) for each copy's outcome. 409 write_outcome_unknown when the Master broker did not answer in time; 409 panic_close_running (with jobId) while a panic-close job covers the account.
          */
         post: operations["sendOrder"];
         delete?: never;
@@ -491,7 +491,7 @@ export interface paths {
         put?: never;
         /**
          * Close all open trades of the account (risk rule, drawdown limit or manual emergency)
-         * @description Starts a panic-close job: locks the account(s) (status locked until resumed), closes every position and cancels pending orders (unless cancelPendingOrders is false), retrying until flat. Answers 200 with the final report when the job ends within a short wait (default 3 s; `Prefer: wait=N` changes it, `Prefer: respond-async` skips it), else 202 with the job and a Location to poll (getPanicCloseJob).
+         * @description Starts a panic-close job: locks the account(s) (status locked until resumed), closes every position and cancels pending orders (unless cancelPendingOrders is false), retrying until flat. Answers 200 with the final report when the job ends within a short wait (by default the answer comes within 3 s: up to 2 s of waiting for the job to end; `Prefer: wait=N` changes it, `Prefer: respond-async` skips it), else 202 with the job and a Location to poll (getPanicCloseJob).
          */
         post: operations["panicCloseAccount"];
         delete?: never;
@@ -598,7 +598,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Copy again (also lifts a panic-close lock) */
+        /** Copy again (also lifts a panic-close lock; 409 panic_close_running while the job runs) */
         post: operations["resumeAccount"];
         delete?: never;
         options?: never;
@@ -692,7 +692,7 @@ export interface paths {
         put?: never;
         /**
          * Close all open trades of every account in the copier group
-         * @description Starts a panic-close job: locks the account(s) (status locked until resumed), closes every position and cancels pending orders (unless cancelPendingOrders is false), retrying until flat. Answers 200 with the final report when the job ends within a short wait (default 3 s; `Prefer: wait=N` changes it, `Prefer: respond-async` skips it), else 202 with the job and a Location to poll (getPanicCloseJob).
+         * @description Starts a panic-close job: locks the account(s) (status locked until resumed), closes every position and cancels pending orders (unless cancelPendingOrders is false), retrying until flat. Answers 200 with the final report when the job ends within a short wait (by default the answer comes within 3 s: up to 2 s of waiting for the job to end; `Prefer: wait=N` changes it, `Prefer: respond-async` skips it), else 202 with the job and a Location to poll (getPanicCloseJob).
          */
         post: operations["panicCloseGroup"];
         delete?: never;
@@ -7878,6 +7878,24 @@ export interface operations {
             };
             /** @description Default Response */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
