@@ -56,7 +56,7 @@ const ACCOUNT = '/users/current/accounts';
 
 /**
  * MetaApi REST (provisioning + client API) served over a simulated broker on loopback, following the fact sheet
- * (../../../../shared/research/platform-a-metatrader.md). Faults come from `broker.faults`, keyed by the
+ * (docs/platforms/platform-a-metatrader.md). Faults come from `broker.faults`, keyed by the
  * simulated account, so a test scripts them the same way for every protocol. A `disconnect` fault on a trade
  * applies the write and answers -11 TRADE_RETCODE_DISCONNECTED_DURING_TRADE: MetaApi's "outcome unknown".
  */

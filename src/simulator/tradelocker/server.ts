@@ -67,7 +67,7 @@ const readJson = (req: IncomingMessage) => readJsonObject(req, (status, message)
 
 /**
  * TradeLocker public REST API served over a simulated broker on loopback. It follows the fact sheet
- * (../../../../shared/research/platform-b-tradelocker.md): JWT auth with 201, accNum header, column maps in
+ * (docs/platforms/platform-b-tradelocker-protocol.md): JWT auth with 201, accNum header, column maps in
  * /trade/config, `{s,d,errmsg}` envelopes, rejections as HTTP 200, 64-bit ids as strings, served rate limits.
  * Faults come from `broker.faults` so a test scripts them the same way for every protocol.
  */

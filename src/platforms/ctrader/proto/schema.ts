@@ -1,5 +1,5 @@
 /**
- * The Open API messages we use, written from the fact sheet (platform-c-ctrader-open-api.md §2-§5), not copied
+ * The Open API messages we use, written from the fact sheet (docs/platforms/platform-c-ctrader.md §2-§5), not copied
  * from Spotware's files: the HEAD protos do not compile strictly (§0) and we need only a subset. Field numbers,
  * labels and payload type numbers follow the fact sheet. Enums the fact sheet does not enumerate
  * (ProtoOADayOfWeek, commission types, ...) are declared int32: same varint on the wire, no invented values.
