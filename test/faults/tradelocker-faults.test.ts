@@ -196,7 +196,7 @@ describe('TradeLocker faults', () => {
   });
 
   it('a tag longer than strategyId allows is denied before sending', async () => {
-    const tag = 'x'.repeat(32);
+    const tag = 'x'.repeat(33);
     expect(await t.adapter.placeOrder(market(tag))).toMatchObject({ kind: 'denied', code: 'tag_too_long' });
     expect(taggedOrders(tag)).toHaveLength(0);
   });
