@@ -3,7 +3,7 @@ import type { Order, OrderType, Side } from '../../domain/types.js';
 import type { FaultOp, SimBrokerApi, SimInstrument } from '../types.js';
 import { type ColumnSet, panelConfig, toRow } from './columns.js';
 import type { TlAccount, TlDirectory } from './directory.js';
-import { type BarSide, bucketCount, type PriceHistory, RESOLUTIONS } from './price-history.js';
+import { type BarSide, bucketCount, bucketStart, type PriceHistory, RESOLUTIONS } from './price-history.js';
 import { LevelError, resolveLevel } from './protective-levels.js';
 import type { RateLimitEntry } from './rate-limits.js';
 import { SESSION_ID, SESSION_STATUS_ID, sessionDetails, sessionStatus } from './sessions.js';
@@ -286,7 +286,7 @@ export function buildRoutes(deps: RouteDeps): Route[] {
       const barType = query.get('barType') ?? 'BID';
       if (!['BID', 'ASK', 'TRADE'].includes(barType)) throw new HttpError(400, 'barType must be BID, ASK or TRADE');
       const now = Date.parse(broker.quote(inst.symbol).time);
-      const [bar] = deps.prices.series(inst.symbol, '1D', now, now, barType as BarSide);
+      const [bar] = deps.prices.series(inst.symbol, '1D', bucketStart('1D', now), now, barType as BarSide);
       if (!bar) return { status: 200, body: { s: 'no_data' } };
       return ok({ o: bar.o, h: bar.h, l: bar.l, c: bar.c, v: bar.v });
     },
