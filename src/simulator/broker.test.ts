@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { dec } from '../domain/decimal.js';
 import type { BrokerEvent } from '../platforms/adapter.js';
 import { SimBroker, SimError } from './broker.js';
@@ -125,6 +125,54 @@ describe('SimBroker pending orders', () => {
     expect(simCode(() => broker.placeOrder(id, sell('0.1', { type: 'limit', price: dec('1.07') })))).toBe('INVALID_PRICE');
     expect(simCode(() => broker.placeOrder(id, buy('0.1', { type: 'limit', price: null })))).toBe('INVALID_PRICE');
     expect(simCode(() => broker.placeOrder(id, buy('0.1', { type: 'limit', price: dec('1.070001') })))).toBe('INVALID_PRICE');
+  });
+
+  it('fills a marketable limit at once at the market price when asked to, as TradeLocker servers do', () => {
+    const { broker, id, kinds } = setup();
+    broker.setPrice('EURUSD', '1.08000');
+    const { bid, ask } = broker.quote('EURUSD');
+    const fill = { marketableLimit: 'fill' } as const;
+    // A sell limit below the bid: the buyer pays the bid, which is better than the limit.
+    const r = broker.placeOrder(id, sell('0.10', { type: 'limit', price: dec('1.07000'), tag: 'mk1' }), fill);
+    expect(r.order).toMatchObject({ type: 'limit', status: 'filled', positionId: r.position!.id });
+    expect(r.order.price?.toString()).toBe('1.07');
+    expect(r.order.filledVolume.toString()).toBe('0.1');
+    expect(r.position?.openPrice.toString()).toBe(bid.toString());
+    expect(r.deal?.price.toString()).toBe(bid.toString());
+    // At the market counts as marketable too; a buy limit above the ask fills at the ask.
+    const atBid = broker.placeOrder(id, sell('0.10', { type: 'limit', price: bid, tag: 'mk2' }), fill);
+    expect(atBid.order.status).toBe('filled');
+    const up = broker.placeOrder(id, buy('0.10', { type: 'limit', price: dec('1.09000'), tag: 'mk3' }), fill);
+    expect(up.position?.openPrice.toString()).toBe(ask.toString());
+    // Never pending: like a market order it shows as positions only, and the history holds the filled limits.
+    expect(kinds()).toEqual(['position_opened', 'position_opened', 'position_opened']);
+    expect(broker.orders(id)).toEqual([]);
+    expect(broker.orders(id, { includeHistory: true }).map((o) => [o.tag, o.type, o.status])).toEqual([
+      ['mk1', 'limit', 'filled'],
+      ['mk2', 'limit', 'filled'],
+      ['mk3', 'limit', 'filled'],
+    ]);
+    // A limit that is not marketable still rests; stops and the tick grid are still checked.
+    expect(broker.placeOrder(id, buy('0.10', { type: 'limit', price: dec('1.07000') }), fill).order.status).toBe('pending');
+    expect(simCode(() => broker.placeOrder(id, sell('0.1', { type: 'limit', price: dec('1.070001') }), fill))).toBe('INVALID_PRICE');
+    expect(simCode(() => broker.placeOrder(id, sell('0.1', { type: 'limit', price: dec('1.07'), stopLoss: dec('1.07') }), fill))).toBe('INVALID_STOPS');
+    // Stop orders on the wrong side are refused either way.
+    expect(simCode(() => broker.placeOrder(id, buy('0.1', { type: 'stop', price: dec('1.07') }), fill))).toBe('INVALID_PRICE');
+  });
+
+  it('keeps refusing a marketable limit by default (MetaTrader and cTrader front ends)', () => {
+    const { broker, id } = setup();
+    broker.setPrice('EURUSD', '1.08000');
+    expect(simCode(() => broker.placeOrder(id, sell('0.1', { type: 'limit', price: dec('1.07') })))).toBe('INVALID_PRICE');
+    expect(broker.orders(id, { includeHistory: true })).toEqual([]);
+  });
+
+  it('refuses a marketable limit that free margin cannot carry, leaving nothing behind', () => {
+    const { broker, id } = setup({ balance: 10 });
+    broker.setPrice('EURUSD', '1.08000');
+    expect(simCode(() => broker.placeOrder(id, sell('1', { type: 'limit', price: dec('1.07') }), { marketableLimit: 'fill' }))).toBe('NOT_ENOUGH_MONEY');
+    expect(broker.orders(id, { includeHistory: true })).toEqual([]);
+    expect(broker.positions(id)).toEqual([]);
   });
 
   it('modifies and cancels a pending order, keeping it in history', () => {
@@ -328,15 +376,21 @@ describe('SimBroker lookups, events and snapshots', () => {
     expect(() => new SimBroker({ snapshot: { version: 99 } })).toThrow(/snapshot/);
   });
 
-  it('moves prices on its own feed between start and stop', async () => {
-    const broker = new SimBroker({ seed: 5 });
-    const before = broker.quote('EURUSD').bid.toString();
-    broker.start(5);
-    await new Promise((r) => setTimeout(r, 60));
-    broker.stop();
-    const after = broker.quote('EURUSD').bid.toString();
-    expect(after).not.toBe(before);
-    await new Promise((r) => setTimeout(r, 30));
-    expect(broker.quote('EURUSD').bid.toString()).toBe(after);
+  it('moves prices on its own feed between start and stop', () => {
+    // Fake interval timers: the feed's steps are counted, not hoped for within a wall-clock window.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const broker = new SimBroker({ seed: 5 });
+      const before = broker.quote('EURUSD').bid.toString();
+      broker.start(5);
+      vi.advanceTimersByTime(60);
+      broker.stop();
+      const after = broker.quote('EURUSD').bid.toString();
+      expect(after).not.toBe(before);
+      vi.advanceTimersByTime(1000);
+      expect(broker.quote('EURUSD').bid.toString()).toBe(after);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -14,6 +14,7 @@ import type {
   SimErrorCode,
   SimInstrument,
   SimOrderRequest,
+  SimPlaceOptions,
   SimWriteResult,
 } from './types.js';
 
@@ -272,17 +273,20 @@ export class SimBroker implements SimBrokerApi {
 
   // ---- writes -------------------------------------------------------------------------------------
 
-  placeOrder(accountId: string, req: SimOrderRequest, opts: { partialRatio?: number } = {}): SimWriteResult {
+  placeOrder(accountId: string, req: SimOrderRequest, opts: SimPlaceOptions = {}): SimWriteResult {
     return this.write(accountId, () => {
       const b = this.book(accountId);
       const d = this.def(req.symbol);
       this.checkVolume(d, req.volume);
       if (req.tag.length > MAX_TAG_LENGTH) throw new SimError('REJECTED', `tag longer than ${MAX_TAG_LENGTH}`);
       if (req.positionId !== undefined) return this.closeBy(b, req);
-      const price = req.type === 'market' ? null : this.checkPendingPrice(d, req.type, req.side, req.price ?? null);
+      // A marketable limit executes like a market order, at the market price, which is the limit or better.
+      const fillsNow = req.type === 'limit' && opts.marketableLimit === 'fill' && this.marketable(d, req.side, req.price ?? null);
+      const price =
+        req.type === 'market' ? null : fillsNow ? this.checkPriceGrid(d, req.type, req.price ?? null) : this.checkPendingPrice(d, req.type, req.side, req.price ?? null);
       const sl = req.stopLoss ?? null;
       const tp = req.takeProfit ?? null;
-      this.checkStops(d, req.side, price ?? this.closePrice(d.symbol, req.side), sl, tp);
+      this.checkStops(d, req.side, price === null || fillsNow ? this.closePrice(d.symbol, req.side) : price, sl, tp);
 
       const at = this.now().toISOString();
       const order: Order = {
@@ -301,7 +305,7 @@ export class SimBroker implements SimBrokerApi {
         updatedAt: at,
         tag: req.tag,
       };
-      if (req.type !== 'market') {
+      if (req.type !== 'market' && !fillsNow) {
         b.pending.set(order.id, order);
         this.emit(b, { kind: 'order_placed', order: { ...order } });
         return { order: { ...order }, position: null, deal: null };
@@ -549,9 +553,22 @@ export class SimBroker implements SimBrokerApi {
     }
   }
 
+  private checkPriceGrid(d: SimInstrumentDef, type: OrderType, price: Decimal | null): Decimal {
+    if (price === null || price.lte(0) || !isMultipleOf(price, d.tickSize)) throw new SimError('INVALID_PRICE', `bad ${type} price ${price}`);
+    return price;
+  }
+
+  /** A buy limit at or above the ask, or a sell limit at or below the bid, can trade right now. */
+  private marketable(d: SimInstrumentDef, side: Side, price: Decimal | null): boolean {
+    if (price === null) return false;
+    const q = this.market.quote(d.symbol);
+    return side === 'buy' ? price.gte(q.ask) : price.lte(q.bid);
+  }
+
   private checkPendingPrice(d: SimInstrumentDef, type: OrderType, side: Side, price: Decimal | null): Decimal {
     if (type === 'market') throw new SimError('INVALID_PRICE', 'a market order has no price to change');
-    if (price === null || price.lte(0) || !isMultipleOf(price, d.tickSize)) throw new SimError('INVALID_PRICE', `bad ${type} price ${price}`);
+    this.checkPriceGrid(d, type, price);
+    price = price!;
     const q = this.market.quote(d.symbol);
     const px = side === 'buy' ? q.ask : q.bid;
     const belowMarket = price.lt(px);

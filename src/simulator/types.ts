@@ -80,6 +80,16 @@ export interface SimOrderRequest extends PlaceOrderRequest {
   positionId?: string;
 }
 
+export interface SimPlaceOptions {
+  /** Fill only part of the volume (ratio 0..1). */
+  partialRatio?: number;
+  /**
+   * A limit order already marketable at placement: 'reject' (default) refuses it as INVALID_PRICE, as MetaTrader
+   * does; 'fill' executes it at once at the market price (the limit or better), as TradeLocker servers do.
+   */
+  marketableLimit?: 'reject' | 'fill';
+}
+
 export interface SimWriteResult {
   order: Order;
   position: Position | null;
@@ -165,7 +175,7 @@ export interface SimBrokerApi {
   orders(accountId: string, q?: { includeHistory?: boolean; from?: Date; to?: Date; symbol?: string }): Order[];
   deals(accountId: string, q?: { from?: Date; to?: Date }): SimDeal[];
   /** Throws SimError on a business rejection. */
-  placeOrder(accountId: string, req: SimOrderRequest, opts?: { partialRatio?: number }): SimWriteResult;
+  placeOrder(accountId: string, req: SimOrderRequest, opts?: SimPlaceOptions): SimWriteResult;
   modifyPosition(accountId: string, positionId: string, change: { stopLoss: Decimal | null; takeProfit: Decimal | null }): Position;
   closePosition(accountId: string, positionId: string, volume?: Decimal): SimWriteResult;
   modifyOrder(accountId: string, orderId: string, change: { price?: Decimal; volume?: Decimal; stopLoss?: Decimal | null; takeProfit?: Decimal | null }): Order;

@@ -5,10 +5,18 @@ import { HealthMonitor } from '../../src/engine/health/monitor.js';
 let svc: TestService;
 let monitor: HealthMonitor;
 
+/**
+ * No test here is about a slow broker: every fault answers at once (reset, 401). So the broker timeout and the
+ * check's own time budget are far above what a busy machine needs, and an outcome can only come from the fault,
+ * never from a round that happened to take longer than a few hundred milliseconds.
+ */
+const GENEROUS_MS = 30_000;
+
 beforeAll(async () => {
-  svc = await startTestService({ env: { COPYTRADE_HEALTH_INTERVAL_MS: '0' } });
-  monitor = new HealthMonitor(svc.store, svc.deps.adapters, { intervalMs: 60_000, staleAfterMs: 0, checkTimeoutMs: 500 });
-});
+  svc = await startTestService({ env: { COPYTRADE_HEALTH_INTERVAL_MS: '0', COPYTRADE_BROKER_TIMEOUT_MS: String(GENEROUS_MS) } });
+  monitor = new HealthMonitor(svc.store, svc.deps.adapters, { intervalMs: 60_000, staleAfterMs: 0, checkTimeoutMs: GENEROUS_MS });
+  // Opening the in-memory store alone takes well over 15 s when the two cores are shared by several runs.
+}, 180_000);
 afterAll(async () => svc?.close());
 
 const slave = async (platform: string) => (await svc.store.accounts.all()).find((a) => a.platform === platform && a.role === 'slave')!;

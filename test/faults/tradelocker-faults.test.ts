@@ -195,8 +195,20 @@ describe('TradeLocker faults', () => {
     expect(tagged(tag)).toHaveLength(1);
   });
 
+  it('a marketable limit is filled at once by the server and settles as confirmed with its fill', async () => {
+    const tag = newTag();
+    t.broker.setPrice('EURUSD', '1.08000');
+    const bid = t.broker.quote('EURUSD').bid;
+    const out = await t.adapter.placeOrder({ symbol: 'EURUSD', side: 'sell', type: 'limit', volume: dec('0.10'), price: dec('1.07000'), tag });
+    expect(out).toMatchObject({ kind: 'confirmed', positionId: tagged(tag)[0]!.id });
+    if (out.kind !== 'confirmed') return;
+    expect(out.filledVolume?.toString()).toBe('0.1');
+    expect(out.fillPrice?.toString()).toBe(bid.toString());
+    expect(taggedOrders(tag)).toHaveLength(1);
+  });
+
   it('a tag longer than strategyId allows is denied before sending', async () => {
-    const tag = 'x'.repeat(32);
+    const tag = 'x'.repeat(33);
     expect(await t.adapter.placeOrder(market(tag))).toMatchObject({ kind: 'denied', code: 'tag_too_long' });
     expect(taggedOrders(tag)).toHaveLength(0);
   });

@@ -92,4 +92,51 @@ describe('TradeLocker connect flow, factory and polling watcher', () => {
     off();
     await adapter.close();
   });
+
+  it('sends what the official client sends: prices as numbers, ids and qty as strings, 32-character strategyId', async () => {
+    const acc = broker.accounts()[0]!;
+    const bodies: { method: string; path: string; body: Record<string, unknown> }[] = [];
+    const spy: typeof fetch = async (input, init) => {
+      if (init?.body && typeof init.body === 'string') {
+        bodies.push({ method: init.method ?? 'GET', path: new URL(String(input)).pathname, body: JSON.parse(init.body) as Record<string, unknown> });
+      }
+      return fetch(input, init);
+    };
+    const adapter = new TradeLockerAdapter({ baseUrl: srv.baseUrl, ...META, accountId: acc.login, accNum: 1, timeoutMs: 2000, fetch: spy });
+    broker.setPrice('EURUSD', '1.08000');
+    const tag = 'w'.repeat(32);
+    const placed = await adapter.placeOrder({
+      symbol: 'EURUSD', side: 'buy', type: 'limit', volume: dec('0.1'), price: dec('1.07250'), stopLoss: dec('1.0625'), takeProfit: dec('1.0911'), tag,
+    });
+    expect(placed.kind).toBe('confirmed');
+    const place = bodies.find((b) => b.method === 'POST' && b.path.endsWith('/orders'))!.body;
+    const eur = broker.instrument('EURUSD')!;
+    expect(place).toEqual({
+      tradableInstrumentId: String(eur.numericId),
+      routeId: String(eur.numericId * 100 + 1),
+      qty: '0.1',
+      side: 'buy',
+      type: 'limit',
+      validity: 'GTC',
+      price: 1.0725,
+      stopLoss: 1.0625,
+      stopLossType: 'absolute',
+      takeProfit: 1.0911,
+      takeProfitType: 'absolute',
+      strategyId: tag,
+    });
+    const orderId = placed.kind === 'confirmed' ? placed.brokerOrderId! : '';
+    expect(broker.orders(acc.id).find((o) => o.id === orderId)?.tag).toBe(tag);
+    expect(await adapter.modifyOrder(orderId, { price: dec('1.0731'), stopLoss: null })).toMatchObject({ kind: 'confirmed' });
+    expect(bodies.find((b) => b.method === 'PATCH')!.body).toEqual({ price: 1.0731, stopLoss: null });
+    await adapter.cancelOrder(orderId);
+
+    const opened = await adapter.placeOrder({ symbol: 'EURUSD', side: 'sell', type: 'market', volume: dec('0.1'), tag: 'wire-m' });
+    const positionId = opened.kind === 'confirmed' ? opened.positionId! : '';
+    expect(await adapter.modifyPosition(positionId, { stopLoss: dec('1.0912'), takeProfit: null })).toMatchObject({ kind: 'confirmed' });
+    expect(bodies.filter((b) => b.method === 'PATCH').at(-1)!.body).toEqual({ stopLoss: 1.0912, takeProfit: null });
+    expect(broker.positions(acc.id).find((p) => p.id === positionId)?.stopLoss?.toString()).toBe('1.0912');
+    await adapter.closePosition(positionId);
+    await adapter.close();
+  });
 });

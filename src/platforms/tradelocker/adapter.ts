@@ -29,7 +29,8 @@ import {
   type TradeConfig,
   unwrap,
 } from './parse.js';
-import { type AuthContext, type OrdersQuery, type PlaceOrderBody, TradeLockerRawClient, type WireResult } from './raw-client.js';
+import { type AuthContext, type ModifyOrderBody, type OrdersQuery, type PlaceOrderBody, TradeLockerRawClient, type WireResult } from './raw-client.js';
+import { wirePrices } from './wire-prices.js';
 import { TradeLockerSession } from './session.js';
 import { PollingWatcher } from '../polling-watcher.js';
 
@@ -186,19 +187,21 @@ export class TradeLockerAdapter implements BrokerAdapter {
     }
     const ref = this.bySymbol.get(req.symbol);
     if (!ref) return denied('unknown_symbol', `TradeLocker has no instrument ${req.symbol}`);
+    const levels = wirePrices({ price: req.price, stopLoss: req.stopLoss, takeProfit: req.takeProfit });
+    if ('denied' in levels) return levels.denied;
     const body: PlaceOrderBody = {
-      tradableInstrumentId: ref.tradableInstrumentId,
+      tradableInstrumentId: String(ref.tradableInstrumentId),
       qty: req.volume.toFixed(),
       side: req.side,
       type: req.type,
       validity: req.type === 'market' ? 'IOC' : 'GTC',
-      routeId: ref.tradeRouteId,
+      routeId: String(ref.tradeRouteId),
       strategyId: req.tag,
     };
-    if (req.type === 'limit') body.price = req.price!.toFixed();
-    if (req.type === 'stop') body.stopPrice = req.price!.toFixed();
-    if (req.stopLoss) Object.assign(body, { stopLoss: req.stopLoss.toFixed(), stopLossType: 'absolute' });
-    if (req.takeProfit) Object.assign(body, { takeProfit: req.takeProfit.toFixed(), takeProfitType: 'absolute' });
+    if (req.type === 'limit') body.price = levels.price!;
+    if (req.type === 'stop') body.stopPrice = levels.price!;
+    if (levels.stopLoss !== undefined) Object.assign(body, { stopLoss: levels.stopLoss, stopLossType: 'absolute' });
+    if (levels.takeProfit !== undefined) Object.assign(body, { takeProfit: levels.takeProfit, takeProfitType: 'absolute' });
 
     const sentAt = Date.now();
     const res = await this.write('PLACE_ORDER', 'place order', (a) => this.raw.placeOrder(a, this.opts.accountId, body));
@@ -252,8 +255,10 @@ export class TradeLockerAdapter implements BrokerAdapter {
     } catch (err) {
       return notSent(err);
     }
+    const levels = wirePrices({ stopLoss: change.stopLoss, takeProfit: change.takeProfit });
+    if ('denied' in levels) return levels.denied;
     const res = await this.write('MODIFY_POSITION', 'modify position', (a) =>
-      this.raw.modifyPosition(a, positionId, { stopLoss: change.stopLoss?.toFixed() ?? null, takeProfit: change.takeProfit?.toFixed() ?? null }),
+      this.raw.modifyPosition(a, positionId, { stopLoss: levels.stopLoss ?? null, takeProfit: levels.takeProfit ?? null }),
     );
     if (!res.ok) return res.outcome;
     return confirmed({ positionId, brokerTime: new Date().toISOString(), raw: res.body });
@@ -280,11 +285,13 @@ export class TradeLockerAdapter implements BrokerAdapter {
       return notSent(err);
     }
     if (!current) return { kind: 'rejected', code: 'not_found', message: `no pending order ${orderId}` };
-    const body: Record<string, string | null> = {};
-    if (change.price) body[current.order.type === 'stop' ? 'stopPrice' : 'price'] = change.price.toFixed();
+    const levels = wirePrices({ price: change.price, stopLoss: change.stopLoss, takeProfit: change.takeProfit });
+    if ('denied' in levels) return levels.denied;
+    const body: ModifyOrderBody = {};
+    if (levels.price !== undefined) body[current.order.type === 'stop' ? 'stopPrice' : 'price'] = levels.price;
     if (change.volume) body.qty = change.volume.toFixed();
-    if (change.stopLoss !== undefined) Object.assign(body, change.stopLoss ? { stopLoss: change.stopLoss.toFixed(), stopLossType: 'absolute' } : { stopLoss: null });
-    if (change.takeProfit !== undefined) Object.assign(body, change.takeProfit ? { takeProfit: change.takeProfit.toFixed(), takeProfitType: 'absolute' } : { takeProfit: null });
+    if (change.stopLoss !== undefined) Object.assign(body, levels.stopLoss !== undefined ? { stopLoss: levels.stopLoss, stopLossType: 'absolute' } : { stopLoss: null });
+    if (change.takeProfit !== undefined) Object.assign(body, levels.takeProfit !== undefined ? { takeProfit: levels.takeProfit, takeProfitType: 'absolute' } : { takeProfit: null });
     const res = await this.write('MODIFY_ORDER', 'modify order', (a) => this.raw.modifyOrder(a, orderId, body));
     if (!res.ok) return res.outcome;
     return confirmed({ brokerOrderId: orderId, brokerTime: new Date().toISOString(), raw: res.body });

@@ -1,7 +1,10 @@
 import type { Capabilities } from '../adapter.js';
 
-/** strategyId is documented as "up to 31 chars"; the official client once allowed 32, so we keep to 31. */
-export const TRADELOCKER_TAG_MAX = 31;
+/**
+ * strategyId: the docs say "up to 31 chars", but the servers take 32 and refuse 33, which is what the official
+ * client (since 826a553) and its tests hold to.
+ */
+export const TRADELOCKER_TAG_MAX = 32;
 
 /**
  * What the TradeLocker adapter can do. Pacing at runtime follows the limits the server publishes in

@@ -19,29 +19,33 @@ export interface TokenPair {
   expireDate: string;
 }
 
+/**
+ * Bodies as the official client (tradelocker-python) sends them: instrument and route ids as strings, prices and
+ * SL/TP as JSON numbers, qty as a string (decimal text, so lots never pick up binary noise).
+ */
 export interface PlaceOrderBody {
-  tradableInstrumentId: number;
+  tradableInstrumentId: string;
   qty: string;
   side: 'buy' | 'sell';
   type: 'market' | 'limit' | 'stop';
   validity: 'IOC' | 'GTC';
-  routeId: number;
-  price?: string;
-  stopPrice?: string;
-  stopLoss?: string;
+  routeId: string;
+  price?: number;
+  stopPrice?: number;
+  stopLoss?: number;
   stopLossType?: 'absolute';
-  takeProfit?: string;
+  takeProfit?: number;
   takeProfitType?: 'absolute';
   strategyId?: string;
 }
 
 export interface ModifyOrderBody {
-  price?: string;
-  stopPrice?: string;
+  price?: number;
+  stopPrice?: number;
   qty?: string;
-  stopLoss?: string | null;
+  stopLoss?: number | null;
   stopLossType?: 'absolute';
-  takeProfit?: string | null;
+  takeProfit?: number | null;
   takeProfitType?: 'absolute';
   validity?: 'IOC' | 'GTC';
 }
@@ -136,7 +140,7 @@ export class TradeLockerRawClient {
     return this.call('DELETE', `/trade/orders/${enc(orderId)}`, { auth });
   }
 
-  modifyPosition(auth: AuthContext, positionId: string, body: { stopLoss: string | null; takeProfit: string | null }): Promise<WireResult> {
+  modifyPosition(auth: AuthContext, positionId: string, body: { stopLoss: number | null; takeProfit: number | null }): Promise<WireResult> {
     return this.call('PATCH', `/trade/positions/${enc(positionId)}`, { auth, body });
   }
 

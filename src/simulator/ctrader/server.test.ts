@@ -1,9 +1,14 @@
+import { connect as tlsConnect } from 'node:tls';
+import protobuf from 'protobufjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dec } from '../../domain/decimal.js';
 import { CTraderConnection } from '../../platforms/ctrader/connection.js';
 import { OpenApiError } from '../../platforms/ctrader/errors.js';
 import { ExecutionType, OrderType, TradeSide } from '../../platforms/ctrader/proto/enums.js';
 import type { ExecutionEventMsg, SymbolMsg } from '../../platforms/ctrader/proto/messages.js';
+import { decodeEnvelope } from '../../platforms/ctrader/proto/codec.js';
+import { FrameReader, frame } from '../../platforms/ctrader/proto/framing.js';
+import type { Envelope } from '../../platforms/ctrader/proto/messages.js';
 import { PT } from '../../platforms/ctrader/proto/payload-types.js';
 import { SimBroker } from '../broker.js';
 import { startCTraderSimServer, type CTraderSimServer } from './server.js';
@@ -83,5 +88,49 @@ describe('cTrader simulator front end', () => {
 
   it('unknown payload types are UNSUPPORTED_MESSAGE; heartbeats are never answered with errors', async () => {
     expect((await refused(conn.request(PT.VERSION_REQ, {}).then(() => conn.request(PT.SPOT_EVENT, { ctidTraderAccountId: ctid, symbolId: '1' })))).errorCode).toBe('UNSUPPORTED_MESSAGE');
+  });
+
+  /** Sends raw bytes as one frame on a fresh connection and returns the first answer. */
+  const rawExchange = async (message: Uint8Array): Promise<Envelope> => {
+    const socket = tlsConnect({ host: server.host, port: server.endpoints.demo.port, ca: server.ca, servername: 'localhost' });
+    try {
+      await new Promise<void>((resolve, reject) => socket.once('secureConnect', resolve).once('error', reject));
+      const reader = new FrameReader();
+      const answer = new Promise<Envelope>((resolve, reject) => {
+        socket.on('data', (chunk: Buffer) => {
+          const [f] = reader.push(chunk);
+          if (f) resolve(decodeEnvelope(f));
+        });
+        socket.once('error', reject);
+      });
+      socket.write(frame(message));
+      return await answer;
+    } finally {
+      socket.destroy();
+    }
+  };
+
+  /** ProtoMessage{payloadType=1, payload=2, clientMsgId=3} written by hand, so the payload can be anything. */
+  const envelopeBytes = (payloadType: number, payload: Uint8Array, clientMsgId?: string) => {
+    const w = protobuf.Writer.create().uint32((1 << 3) | 0).uint32(payloadType).uint32((2 << 3) | 2).bytes(payload);
+    if (clientMsgId !== undefined) w.uint32((3 << 3) | 2).string(clientMsgId);
+    return w.finish();
+  };
+
+  it('a malformed request is answered with ProtoOAErrorRes carrying the clientMsgId the envelope had', async () => {
+    // ProtoOAApplicationAuthReq with its required clientSecret (field 3) missing.
+    const noSecret = protobuf.Writer.create().uint32((2 << 3) | 2).string(server.clientId).finish();
+    const answer = await rawExchange(envelopeBytes(PT.APPLICATION_AUTH_REQ, noSecret, 'cm-malformed-1'));
+    expect(answer).toMatchObject({ payloadType: PT.OA_ERROR_RES, clientMsgId: 'cm-malformed-1', payload: { errorCode: 'INVALID_REQUEST' } });
+    // A payload whose bytes are not protobuf at all (a length running past the end).
+    const garbage = await rawExchange(envelopeBytes(PT.NEW_ORDER_REQ, Uint8Array.from([0x0a, 0x7f, 0x01]), 'cm-malformed-2'));
+    expect(garbage).toMatchObject({ payloadType: PT.OA_ERROR_RES, clientMsgId: 'cm-malformed-2', payload: { errorCode: 'INVALID_REQUEST' } });
+  });
+
+  it('an envelope that cannot be read at all is refused without a clientMsgId', async () => {
+    const answer = await rawExchange(Uint8Array.from([0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]));
+    expect(answer.payloadType).toBe(PT.OA_ERROR_RES);
+    expect(answer.clientMsgId).toBeUndefined();
+    expect(answer.payload).toMatchObject({ errorCode: 'INVALID_REQUEST' });
   });
 });

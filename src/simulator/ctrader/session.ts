@@ -6,6 +6,7 @@ import type { Envelope } from '../../platforms/ctrader/proto/messages.js';
 import { HISTORICAL_REQUESTS, PT } from '../../platforms/ctrader/proto/payload-types.js';
 import { RELATIVE_PRICE_SCALE } from '../../platforms/ctrader/proto/units.js';
 import type { SimServerContext } from './context.js';
+import { peekClientMsgId } from './envelope-peek.js';
 import { handleRequest } from './requests.js';
 import { serverExecutionEvents, type Reply } from './server-events.js';
 import type { Scope } from './tokens.js';
@@ -141,7 +142,7 @@ export class SimSession {
       try {
         env = decodeEnvelope(f);
       } catch (err) {
-        this.sendError('INVALID_REQUEST', `malformed message: ${(err as Error).message}`);
+        this.sendError('INVALID_REQUEST', `malformed message: ${(err as Error).message}`, { clientMsgId: peekClientMsgId(f) });
         continue;
       }
       if (env.payloadType === PT.HEARTBEAT_EVENT) continue;

@@ -52,8 +52,8 @@ export function send(res: ServerResponse, reply: Reply): void {
 export const readJson = (req: IncomingMessage) => readJsonObject(req, (status, message) => new ApiError(status, message));
 
 /** 429 as both MetaApi APIs send it: Retry-After header plus metadata.recommendedRetryTime (an ISO time). */
-export function tooManyRequests(retryAfterSec: number, api: 'client' | 'provisioning', message?: string): ApiError {
-  const recommendedRetryTime = new Date(Date.now() + retryAfterSec * 1000).toISOString();
+export function tooManyRequests(retryAfterSec: number, api: 'client' | 'provisioning', message?: string, now = Date.now()): ApiError {
+  const recommendedRetryTime = new Date(now + retryAfterSec * 1000).toISOString();
   const metadata: Record<string, unknown> =
     api === 'client'
       ? { periodInSeconds: 1, creditsAvailable: 0, creditsUsed: 1000, creditsRequired: 50, exceededConfig: 'perAccount', exceededPeriod: '1s', recommendedRetryTime }

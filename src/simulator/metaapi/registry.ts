@@ -41,6 +41,8 @@ export interface RegistryOptions {
   connectMs: number;
   /** 'create': a wrong password fails the create call (E_AUTH); 'connect': create succeeds, the terminal never connects. */
   credentialCheck: 'create' | 'connect';
+  /** Clock in ms; tests drive it so provisioning phases never race the machine's speed. */
+  now?: () => number;
 }
 
 export const DEFAULT_BROKER = 'Simulated Markets Ltd';
@@ -76,11 +78,14 @@ interface NewAccountBody {
 export class AccountRegistry {
   private readonly accounts = new Map<string, MetaApiAccount>();
   private readonly creates = new Map<string, PendingCreate>();
+  readonly now: () => number;
 
   constructor(
     private readonly broker: SimBrokerApi,
     private readonly opts: RegistryOptions,
-  ) {}
+  ) {
+    this.now = opts.now ?? Date.now;
+  }
 
   /** Broker company -> server names, for `/known-mt-servers/{4|5}/search`. */
   searchServers(version: 4 | 5, query: string): Record<string, string[]> {
@@ -111,11 +116,11 @@ export class AccountRegistry {
           details: { code: 'E_SRV_NOT_FOUND', serversByBrokers: this.searchServers(version, body.server.slice(0, 3)) },
         });
       }
-      pending = { readyAt: Date.now() + this.opts.detectionMs, body };
+      pending = { readyAt: this.now() + this.opts.detectionMs, body };
       this.creates.set(transactionId, pending);
     }
     if (pending.final) return pending.final;
-    const waitMs = pending.readyAt - Date.now();
+    const waitMs = pending.readyAt - this.now();
     if (waitMs > 0) {
       return {
         status: 202,
@@ -145,7 +150,7 @@ export class AccountRegistry {
       platform: body.platform,
       magic: body.magic,
       region: body.region,
-      createdAt: new Date().toISOString(),
+      createdAt: new Date(this.now()).toISOString(),
       simId: sim?.id ?? null,
       credentialsOk,
       deployedAt: null,
@@ -167,7 +172,7 @@ export class AccountRegistry {
   deploy(id: string): void {
     const acc = this.get(id);
     // Deploy is idempotent: a second call does not restart the deployment.
-    acc.deployedAt ??= Date.now();
+    acc.deployedAt ??= this.now();
   }
 
   undeploy(id: string): void {
@@ -179,7 +184,7 @@ export class AccountRegistry {
     this.accounts.delete(id);
   }
 
-  view(acc: MetaApiAccount, now = Date.now()): AccountView {
+  view(acc: MetaApiAccount, now = this.now()): AccountView {
     const base = { id: acc.id, login: acc.login, server: acc.server, platform: acc.platform, simId: acc.simId };
     if (acc.deployedAt === null) return { ...base, state: 'UNDEPLOYED', connectionStatus: 'DISCONNECTED' };
     const age = now - acc.deployedAt;

@@ -14,7 +14,12 @@ const TX = 'A'.repeat(32);
 async function setup(opts: MetaApiSimOptions = {}) {
   const broker = new SimBroker({ seed: 4 });
   const acc = broker.createAccount({ balance: 1_000, meta: { server: 'Wire-Demo', password: 'pw', platform: 'mt5' } });
-  const sim = await startMetaApiSimServer(broker, { detectionMs: 40, deployMs: 10, connectMs: 10, ...opts });
+  // Provisioning phases follow this clock only: a test moves time itself, so a busy machine cannot skip a phase.
+  const clock = { ms: Date.parse('2026-01-05T10:00:00Z') };
+  const advance = (ms: number) => {
+    clock.ms += ms;
+  };
+  const sim = await startMetaApiSimServer(broker, { detectionMs: 40, deployMs: 10, connectMs: 10, now: () => clock.ms, ...opts });
   stops.push(() => sim.close());
   const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const res = await fetch(sim.baseUrl + path, {
@@ -26,18 +31,16 @@ async function setup(opts: MetaApiSimOptions = {}) {
     return { status: res.status, headers: res.headers, body: text ? (JSON.parse(text) as Record<string, unknown>) : null };
   };
   const newAccount = { name: 'n', server: 'Wire-Demo', login: acc.login, password: 'pw', platform: 'mt5', magic: 7 };
-  return { broker, acc, sim, call, newAccount };
+  return { broker, acc, sim, call, newAccount, clock, advance };
 }
 
 async function connected(t: Awaited<ReturnType<typeof setup>>): Promise<string> {
-  let r = await t.call('POST', '/users/current/accounts', t.newAccount, { 'transaction-id': TX });
-  while (r.status === 202) {
-    await new Promise((res) => setTimeout(res, 15));
-    r = await t.call('POST', '/users/current/accounts', t.newAccount, { 'transaction-id': TX });
-  }
+  expect((await t.call('POST', '/users/current/accounts', t.newAccount, { 'transaction-id': TX })).status).toBe(202);
+  t.advance(40);
+  const r = await t.call('POST', '/users/current/accounts', t.newAccount, { 'transaction-id': TX });
   const id = r.body!.id as string;
   await t.call('POST', `/users/current/accounts/${id}/deploy`);
-  await new Promise((res) => setTimeout(res, 30));
+  t.advance(20);
   return id;
 }
 
@@ -54,8 +57,10 @@ describe('MetaApi simulator front end', () => {
     const first = await t.call('POST', '/users/current/accounts', t.newAccount, { 'transaction-id': TX });
     expect(first.status).toBe(202);
     expect(first.headers.get('retry-after')).toBe('1');
-    expect(Date.parse((first.body!.metadata as { recommendedRetryTime: string }).recommendedRetryTime)).toBeGreaterThan(Date.now());
-    await new Promise((r) => setTimeout(r, 50));
+    expect(Date.parse((first.body!.metadata as { recommendedRetryTime: string }).recommendedRetryTime)).toBe(t.clock.ms + 40);
+    t.advance(39);
+    expect((await t.call('POST', '/users/current/accounts', t.newAccount, { 'transaction-id': TX })).status).toBe(202);
+    t.advance(1);
     const done = await t.call('POST', '/users/current/accounts', t.newAccount, { 'transaction-id': TX });
     expect(done).toMatchObject({ status: 201, body: { state: 'UNDEPLOYED' } });
     const again = await t.call('POST', '/users/current/accounts', t.newAccount, { 'transaction-id': TX });
@@ -70,9 +75,12 @@ describe('MetaApi simulator front end', () => {
     expect((await t.call('GET', `/users/current/accounts/${id}/positions`)).status).toBe(404);
     expect((await t.call('POST', `/users/current/accounts/${id}/deploy`)).status).toBe(204);
     expect((await t.call('GET', `/users/current/accounts/${id}`)).body).toMatchObject({ _id: id, state: 'DEPLOYING', connectionStatus: 'DISCONNECTED', version: 5 });
-    await new Promise((r) => setTimeout(r, 50));
+    t.advance(39);
+    expect((await t.call('GET', `/users/current/accounts/${id}`)).body).toMatchObject({ state: 'DEPLOYING' });
+    t.advance(1);
     expect((await t.call('GET', `/users/current/accounts/${id}`)).body).toMatchObject({ state: 'DEPLOYED', connectionStatus: 'DISCONNECTED' });
-    await new Promise((r) => setTimeout(r, 50));
+    expect((await t.call('GET', `/users/current/accounts/${id}/positions`)).status).toBe(404);
+    t.advance(40);
     expect((await t.call('GET', `/users/current/accounts/${id}`)).body).toMatchObject({ state: 'DEPLOYED', connectionStatus: 'CONNECTED' });
     expect((await t.call('GET', `/users/current/accounts/${id}/positions`)).status).toBe(200);
     expect((await t.call('POST', `/users/current/accounts/${id}/undeploy`)).status).toBe(204);
@@ -113,7 +121,7 @@ describe('MetaApi simulator front end', () => {
     const r = await t.call('GET', `/users/current/accounts/${id}/account-information`);
     expect(r.status).toBe(429);
     expect(r.headers.get('retry-after')).toBe('5');
-    expect(r.body).toMatchObject({ error: 'TooManyRequestsError', metadata: { recommendedRetryTime: expect.any(String), periodInSeconds: 1 } });
+    expect(r.body).toMatchObject({ error: 'TooManyRequestsError', metadata: { recommendedRetryTime: new Date(t.clock.ms + 5000).toISOString(), periodInSeconds: 1 } });
     expect((await t.call('GET', `/users/current/accounts/${id}/account-information`)).body).toMatchObject({ platform: 'mt5', login: Number(t.acc.login), balance: 1000 });
   });
 

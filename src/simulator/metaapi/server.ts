@@ -23,6 +23,8 @@ export interface MetaApiSimOptions {
   credentialCheck?: 'create' | 'connect';
   /** How long a "never answered" request is held before its socket is destroyed (fault delayMs wins). */
   holdMs?: number;
+  /** Clock in ms for provisioning phases and retry times; Date.now when omitted. */
+  now?: () => number;
 }
 
 export interface MetaApiSimServer {
@@ -67,6 +69,7 @@ export async function startMetaApiSimServer(broker: SimBrokerApi, opts: MetaApiS
     deployMs: opts.deployMs ?? 30,
     connectMs: opts.connectMs ?? 30,
     credentialCheck: opts.credentialCheck ?? 'create',
+    ...(opts.now ? { now: opts.now } : {}),
   });
   const holdMs = opts.holdMs ?? 30_000;
   const comments: CommentStore = new Map();
@@ -91,7 +94,7 @@ export async function startMetaApiSimServer(broker: SimBrokerApi, opts: MetaApiS
         hold(req, f);
         return true;
       case 'rate_limit':
-        send(res, tooManyRequests(f.retryAfterSec ?? 1, api, f.message).toReply());
+        send(res, tooManyRequests(f.retryAfterSec ?? 1, api, f.message, registry.now()).toReply());
         return true;
       case 'token_expired':
       case 'token_invalidated':

@@ -3,7 +3,10 @@ import type { Order, OrderType, Side } from '../../domain/types.js';
 import type { FaultOp, SimBrokerApi, SimInstrument } from '../types.js';
 import { type ColumnSet, panelConfig, toRow } from './columns.js';
 import type { TlAccount, TlDirectory } from './directory.js';
+import { type BarSide, bucketCount, bucketStart, type PriceHistory, RESOLUTIONS } from './price-history.js';
+import { LevelError, resolveLevel } from './protective-levels.js';
 import type { RateLimitEntry } from './rate-limits.js';
+import { SESSION_ID, SESSION_STATUS_ID, sessionDetails, sessionStatus } from './sessions.js';
 import {
   fillPrices,
   fillRow,
@@ -56,7 +59,13 @@ export interface RouteDeps {
   columns: ColumnSet;
   rateLimits: RateLimitEntry[];
   historyPageSize: number;
+  prices: PriceHistory;
+  /** limits.QUOTES_HISTORY_BARS: most bars one /trade/history request may span. */
+  historyBarsLimit: number;
 }
+
+/** strategyId: the docs say 31; the official client's tests accept 32 and refuse 33, as the servers do. */
+export const STRATEGY_ID_MAX = 32;
 
 const ok = (d?: unknown): Reply => ({ status: 200, body: d === undefined ? { s: 'ok' } : { s: 'ok', d } });
 
@@ -98,6 +107,27 @@ export function buildRoutes(deps: RouteDeps): Route[] {
     return t ? instById(t).symbol : undefined;
   };
 
+  /** Market-data routes address the instrument through its INFO route, as /trade/quotes does. */
+  const infoInstrument = (query: URLSearchParams): SimInstrument => {
+    const inst = instById(query.get('tradableInstrumentId'));
+    if (Number(query.get('routeId')) !== infoRouteId(inst)) throw new HttpError(400, 'routeId must be the instrument INFO route');
+    deps.prices.record(broker.quote(inst.symbol));
+    return inst;
+  };
+  const level = (inst: SimInstrument, side: Side, ref: () => Decimal, input: Parameters<typeof resolveLevel>[3]) => {
+    try {
+      return resolveLevel(inst, side, ref, input);
+    } catch (err) {
+      if (err instanceof LevelError) throw new HttpError(400, err.message);
+      throw err;
+    }
+  };
+  /** What a limit order would execute against right now: the ask for a buy, the bid for a sell. */
+  const marketSide = (inst: SimInstrument, side: Side) => {
+    const q = broker.quote(inst.symbol);
+    return side === 'buy' ? q.ask : q.bid;
+  };
+
   const orderRows = (cols: string[], simId: string, orders: Order[]) => {
     const prices = fillPrices(broker.deals(simId));
     return orders.map((o) => orderRow(cols, o, instOf(o.symbol), prices.get(o.id) ?? null));
@@ -114,14 +144,14 @@ export function buildRoutes(deps: RouteDeps): Route[] {
     op: 'read',
     handler: () =>
       ok({
-        customerAccess: { orders: true, ordersHistory: true, filledOrders: true, positions: true, symbolInfo: true, marketDepth: false },
+        customerAccess: { orders: true, ordersHistory: true, filledOrders: true, positions: true, symbolInfo: true, marketDepth: true },
         positionsConfig: panelConfig('positions', 'Positions', columns.positions),
         ordersConfig: panelConfig('orders', 'Orders', columns.orders),
         ordersHistoryConfig: panelConfig('ordersHistory', 'Orders History', columns.ordersHistory),
         filledOrdersConfig: panelConfig('filledOrders', 'Filled Orders', columns.filledOrders),
         accountDetailsConfig: panelConfig('accountDetails', 'Account Details', columns.accountDetails),
         rateLimits: deps.rateLimits,
-        limits: [{ limitType: 'QUOTES_HISTORY_BARS', limit: 5000 }],
+        limits: [{ limitType: 'QUOTES_HISTORY_BARS', limit: deps.historyBarsLimit }],
       }),
   });
 
@@ -243,10 +273,71 @@ export function buildRoutes(deps: RouteDeps): Route[] {
     op: 'read',
     rateType: 'QUOTES',
     handler: ({ query }) => {
-      const inst = instById(query.get('tradableInstrumentId'));
-      if (Number(query.get('routeId')) !== infoRouteId(inst)) throw new HttpError(400, 'routeId must be the instrument INFO route');
-      const q = broker.quote(inst.symbol);
+      const q = broker.quote(infoInstrument(query).symbol);
       return ok({ ap: q.ask.toNumber(), bp: q.bid.toNumber(), as: 0, bs: 0 });
+    },
+  });
+
+  add('GET', '/trade/dailyBar', {
+    op: 'read',
+    rateType: 'DAILY_BAR',
+    handler: ({ query }) => {
+      const inst = infoInstrument(query);
+      const barType = query.get('barType') ?? 'BID';
+      if (!['BID', 'ASK', 'TRADE'].includes(barType)) throw new HttpError(400, 'barType must be BID, ASK or TRADE');
+      const now = Date.parse(broker.quote(inst.symbol).time);
+      const [bar] = deps.prices.series(inst.symbol, '1D', bucketStart('1D', now), now, barType as BarSide);
+      if (!bar) return { status: 200, body: { s: 'no_data' } };
+      return ok({ o: bar.o, h: bar.h, l: bar.l, c: bar.c, v: bar.v });
+    },
+  });
+
+  add('GET', '/trade/depth', {
+    op: 'read',
+    rateType: 'DEPTH',
+    handler: ({ query }) => {
+      const inst = infoInstrument(query);
+      const q = broker.quote(inst.symbol);
+      // One level a side: the simulated market has a quote, not a book; the size is what one order may take.
+      const size = inst.maxVolume.toNumber();
+      return ok({ asks: [[q.ask.toNumber(), size]], bids: [[q.bid.toNumber(), size]] });
+    },
+  });
+
+  add('GET', '/trade/history', {
+    op: 'read',
+    rateType: 'QUOTES_HISTORY',
+    handler: ({ query }) => {
+      const inst = infoInstrument(query);
+      const resolution = query.get('resolution') ?? '';
+      if (!RESOLUTIONS.includes(resolution)) throw new HttpError(400, `resolution must be one of ${RESOLUTIONS.join(', ')}`);
+      const from = msParam(query, 'from');
+      const to = msParam(query, 'to');
+      if (!from || !to || +from > +to) throw new HttpError(400, 'from and to (ms) are required, from <= to');
+      if (bucketCount(resolution, +from, +to) > deps.historyBarsLimit) {
+        throw new HttpError(400, `the range holds more than ${deps.historyBarsLimit} bars (limits.QUOTES_HISTORY_BARS)`);
+      }
+      const bars = deps.prices.series(inst.symbol, resolution, +from, +to, 'BID');
+      if (bars.length === 0) return { status: 200, body: { s: 'no_data' } };
+      return ok({ barDetails: bars });
+    },
+  });
+
+  add('GET', '/trade/sessions/:sessionId', {
+    op: 'read',
+    rateType: 'GET_TRADE_SESSIONS',
+    handler: ({ params }) => {
+      if (params[0] !== String(SESSION_ID)) throw new HttpError(404, `no trade session ${params[0]}`);
+      return ok(sessionDetails());
+    },
+  });
+
+  add('GET', '/trade/sessionStatuses/:sessionStatusId', {
+    op: 'read',
+    rateType: 'GET_SESSION_STATUSES',
+    handler: ({ params }) => {
+      if (params[0] !== String(SESSION_STATUS_ID)) throw new HttpError(404, `no session status ${params[0]}`);
+      return ok(sessionStatus());
     },
   });
 
@@ -266,16 +357,17 @@ export function buildRoutes(deps: RouteDeps): Route[] {
       if (qty === null) throw new HttpError(400, 'qty is required');
       const price = type === 'limit' ? num(body.price) : type === 'stop' ? num(body.stopPrice) : null;
       if (type !== 'market' && (price === null || price.lte(0))) throw new HttpError(400, `${type === 'limit' ? 'price' : 'stopPrice'} is required`);
-      const stopLoss = num(body.stopLoss);
-      const takeProfit = num(body.takeProfit);
-      if (stopLoss && body.stopLossType !== 'absolute') throw new HttpError(400, 'the simulator supports stopLossType absolute only');
-      if (takeProfit && body.takeProfitType !== 'absolute') throw new HttpError(400, 'the simulator supports takeProfitType absolute only');
       const strategyId = body.strategyId === undefined || body.strategyId === null ? '' : String(body.strategyId);
-      if (strategyId.length > 31) throw new HttpError(400, 'strategyId must be at most 31 characters');
+      if (strategyId.length > STRATEGY_ID_MAX) throw new HttpError(400, `strategyId must be at most ${STRATEGY_ID_MAX} characters`);
+      // Offsets count from where the order executes: the market now, or its own price when it rests.
+      const fillsNow = type === 'market' || (type === 'limit' && (side === 'buy' ? price!.gte(marketSide(inst, side)) : price!.lte(marketSide(inst, side))));
+      const ref = () => (fillsNow ? marketSide(inst, side) : price!);
+      const stopLoss = level(inst, side, ref, { kind: 'stopLoss', value: num(body.stopLoss), type: body.stopLossType, trailing: num(body.trStopOffset) });
+      const takeProfit = level(inst, side, ref, { kind: 'takeProfit', value: num(body.takeProfit), type: body.takeProfitType });
       const res = broker.placeOrder(
         acct.sim.id,
         { symbol: inst.symbol, side, type, volume: qty, price, stopLoss, takeProfit, tag: strategyId },
-        partialRatio === undefined ? undefined : { partialRatio },
+        { marketableLimit: 'fill', ...(partialRatio === undefined ? {} : { partialRatio }) },
       );
       return ok({ orderId: res.order.id });
     },
@@ -329,8 +421,14 @@ export function buildRoutes(deps: RouteDeps): Route[] {
       const qty = num(body.qty);
       if (price) change.price = price;
       if (qty) change.volume = qty;
-      if ('stopLoss' in body) change.stopLoss = num(body.stopLoss);
-      if ('takeProfit' in body) change.takeProfit = num(body.takeProfit);
+      const inst = instOf(current.symbol);
+      const ref = () => price ?? current.price!;
+      // Only a level sent without its type keeps the old absolute meaning (null removes it).
+      const typed = (kind: 'stopLoss' | 'takeProfit') => body[`${kind}Type`] ?? (num(body[kind]) === null ? undefined : 'absolute');
+      if ('stopLoss' in body || 'trStopOffset' in body) {
+        change.stopLoss = level(inst, current.side, ref, { kind: 'stopLoss', value: num(body.stopLoss), type: typed('stopLoss'), trailing: num(body.trStopOffset) });
+      }
+      if ('takeProfit' in body) change.takeProfit = level(inst, current.side, ref, { kind: 'takeProfit', value: num(body.takeProfit), type: typed('takeProfit') });
       const o = broker.modifyOrder(acct.sim.id, id, change);
       return ok({ orders: orderRows(columns.orders, acct.sim.id, [o]) });
     },
@@ -362,8 +460,16 @@ export function buildRoutes(deps: RouteDeps): Route[] {
       const p = broker.positions(acct.sim.id).find((x) => x.id === params[0]);
       if (!p) throw new HttpError(404, 'position not found');
       // Absent means unchanged and null removes, as the docs describe; the simulator wants both explicitly.
+      // trailingOffset (pips) sets a stop that distance from the current close price; it does not trail.
+      const inst = instOf(p.symbol);
+      const trailing = num(body.trailingOffset);
+      const stopLoss = trailing
+        ? level(inst, p.side, () => p.currentPrice ?? marketSide(inst, p.side === 'buy' ? 'sell' : 'buy'), { kind: 'stopLoss', value: null, type: 'trailingOffset', trailing })
+        : 'stopLoss' in body
+          ? num(body.stopLoss)
+          : p.stopLoss;
       broker.modifyPosition(acct.sim.id, p.id, {
-        stopLoss: 'stopLoss' in body ? num(body.stopLoss) : p.stopLoss,
+        stopLoss,
         takeProfit: 'takeProfit' in body ? num(body.takeProfit) : p.takeProfit,
       });
       return ok();

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dec } from '../../domain/decimal.js';
 import { SimBroker } from '../broker.js';
 import { startTradeLockerSimServer, type TradeLockerSimServer } from './server.js';
 
@@ -112,5 +113,127 @@ describe('TradeLocker simulator front end (wire)', () => {
     const started = Date.now();
     await expect(get(`/trade/accounts/${login}/positions`, { accNum: '1' })).rejects.toThrow();
     expect(Date.now() - started).toBeGreaterThanOrEqual(90);
+  });
+
+  describe('as the official client speaks it', () => {
+    const eur = () => broker.instrument('EURUSD')!;
+    // What tradelocker-python sends: ids as strings, prices as numbers, qty as a string.
+    const order = (extra: Record<string, unknown>) => ({
+      tradableInstrumentId: String(eur().numericId),
+      routeId: String(eur().numericId * 100 + 1),
+      qty: '0.01',
+      side: 'buy',
+      type: 'market',
+      validity: 'IOC',
+      ...extra,
+    });
+    const place = async (extra: Record<string, unknown>) =>
+      (await (await send('POST', `/trade/accounts/${login}/orders`, order(extra))).json()) as { s: string; d?: { orderId: string }; errmsg?: string };
+    const acct = () => broker.accounts()[0]!.id;
+    const pip = dec('0.0001');
+
+    it('fills a marketable sell limit at once at the bid, as real servers do', async () => {
+      broker.setPrice('EURUSD', '1.08000');
+      const bid = broker.quote('EURUSD').bid;
+      const placed = await place({ side: 'sell', type: 'limit', validity: 'GTC', price: 1.07, strategyId: 'mk-limit' });
+      expect(placed).toMatchObject({ s: 'ok', d: { orderId: expect.any(String) } });
+      const pos = broker.positions(acct()).find((p) => p.tag === 'mk-limit');
+      expect(pos?.openPrice.toString()).toBe(bid.toString());
+      const o = broker.orders(acct(), { includeHistory: true }).find((x) => x.id === placed.d!.orderId);
+      expect(o).toMatchObject({ type: 'limit', status: 'filled', positionId: pos!.id });
+    });
+
+    it('takes stopLossType/takeProfitType offset (pips from the fill) and trailingOffset (fixed at placement)', async () => {
+      broker.setPrice('EURUSD', '1.08000');
+      const { ask } = broker.quote('EURUSD');
+      expect(await place({ stopLoss: 20, stopLossType: 'offset', takeProfit: 35, takeProfitType: 'offset', strategyId: 'off-1' })).toMatchObject({ s: 'ok' });
+      const p1 = broker.positions(acct()).find((p) => p.tag === 'off-1')!;
+      expect(p1.stopLoss?.toString()).toBe(ask.minus(pip.mul(20)).toString());
+      expect(p1.takeProfit?.toString()).toBe(ask.plus(pip.mul(35)).toString());
+      // A sell limit resting above the market: offsets count from its price.
+      expect(await place({ side: 'sell', type: 'limit', validity: 'GTC', price: 1.09, stopLoss: 10, stopLossType: 'offset', strategyId: 'off-2' })).toMatchObject({ s: 'ok' });
+      expect(broker.orders(acct()).find((o) => o.tag === 'off-2')?.stopLoss?.toString()).toBe('1.091');
+      expect(await place({ stopLoss: 15, stopLossType: 'trailingOffset', trStopOffset: 15, strategyId: 'trail-1' })).toMatchObject({ s: 'ok' });
+      const p3 = broker.positions(acct()).find((p) => p.tag === 'trail-1')!;
+      expect(p3.stopLoss?.toString()).toBe(p3.openPrice.minus(pip.mul(15)).toString());
+      const bad = await send('POST', `/trade/accounts/${login}/orders`, order({ takeProfit: 10, takeProfitType: 'trailingOffset' }));
+      expect(bad.status).toBe(400);
+      const missingType = await send('POST', `/trade/accounts/${login}/orders`, order({ stopLoss: 1.07 }));
+      expect(missingType.status).toBe(400);
+    });
+
+    it('accepts a 32-character strategyId and refuses 33', async () => {
+      const ok = await place({ strategyId: 'a'.repeat(32) });
+      expect(ok).toMatchObject({ s: 'ok' });
+      expect(broker.positions(acct()).some((p) => p.tag === 'a'.repeat(32))).toBe(true);
+      const r = await send('POST', `/trade/accounts/${login}/orders`, order({ strategyId: 'b'.repeat(33) }));
+      expect(r.status).toBe(400);
+      expect(await r.json()).toMatchObject({ s: 'error', errmsg: expect.stringContaining('strategyId') });
+      expect(broker.orders(acct(), { includeHistory: true }).some((o) => o.tag === 'b'.repeat(33))).toBe(false);
+    });
+
+    describe('the market-data and session routes /trade/config advertises', () => {
+      const info = () => ({ tradableInstrumentId: String(eur().numericId), routeId: String(eur().numericId * 100 + 2) });
+      const q = (extra: Record<string, string>) => new URLSearchParams({ ...info(), ...extra }).toString();
+      const json = async (path: string) => {
+        const r = await get(path, { accNum: '1' });
+        return { status: r.status, body: (await r.json()) as { s: string; d: any; errmsg?: string } };
+      };
+
+      it('dailyBar: o/h/l/c/v of today from the simulated market, by barType', async () => {
+        broker.setPrice('EURUSD', '1.08000');
+        await json(`/trade/quotes?${q({})}`);
+        broker.setPrice('EURUSD', '1.08100');
+        await json(`/trade/quotes?${q({})}`);
+        const bid = await json(`/trade/dailyBar?${q({ barType: 'BID' })}`);
+        expect(bid.status).toBe(200);
+        expect(bid.body.s).toBe('ok');
+        const now = broker.quote('EURUSD');
+        expect(bid.body.d).toMatchObject({ c: now.bid.toNumber() });
+        expect(bid.body.d.h).toBeGreaterThanOrEqual(now.bid.toNumber());
+        expect(bid.body.d.l).toBeLessThanOrEqual(dec('1.08').toNumber());
+        expect(bid.body.d.v).toBeGreaterThan(0);
+        expect((await json(`/trade/dailyBar?${q({ barType: 'ASK' })}`)).body.d.c).toBe(now.ask.toNumber());
+        expect((await json(`/trade/dailyBar?${q({ barType: 'NOPE' })}`)).status).toBe(400);
+      });
+
+      it('depth: one level each side at the simulated quote', async () => {
+        const r = await json(`/trade/depth?${q({})}`);
+        const quote = broker.quote('EURUSD');
+        expect(r.body).toMatchObject({ s: 'ok', d: { asks: [[quote.ask.toNumber(), expect.any(Number)]], bids: [[quote.bid.toNumber(), expect.any(Number)]] } });
+      });
+
+      it('history: bars of the requested resolution within from/to, no_data when empty', async () => {
+        const to = Date.now() + 60_000;
+        const from = to - 3_600_000;
+        broker.setPrice('EURUSD', '1.08200');
+        const r = await json(`/trade/history?${q({ resolution: '1m', from: String(from), to: String(to) })}`);
+        expect(r.body.s).toBe('ok');
+        const bars = r.body.d.barDetails as { t: number; o: number; h: number; l: number; c: number; v: number }[];
+        expect(bars.length).toBeGreaterThan(0);
+        for (const b of bars) {
+          expect(b.t % 60_000).toBe(0);
+          expect(b.t).toBeGreaterThanOrEqual(from - 60_000);
+          expect(b.h).toBeGreaterThanOrEqual(Math.max(b.o, b.c));
+          expect(b.l).toBeLessThanOrEqual(Math.min(b.o, b.c));
+        }
+        expect(bars.at(-1)!.c).toBe(broker.quote('EURUSD').bid.toNumber());
+        expect((await json(`/trade/history?${q({ resolution: '1m', from: '1000', to: '2000' })}`)).body.s).toBe('no_data');
+        expect((await json(`/trade/history?${q({ resolution: '7m', from: String(from), to: String(to) })}`)).status).toBe(400);
+        // More bars than /trade/config limits.QUOTES_HISTORY_BARS allows in one request.
+        expect((await json(`/trade/history?${q({ resolution: '1m', from: '0', to: String(to) })}`)).status).toBe(400);
+      });
+
+      it('sessions and session statuses: the simulated market is always open', async () => {
+        const details = await json(`/trade/instruments/${eur().numericId}?routeId=${eur().numericId * 100 + 2}`);
+        const session = await json(`/trade/sessions/${details.body.d.tradeSessionId}`);
+        expect(session.status).toBe(200);
+        expect(session.body.d).toMatchObject({ holidays: [], schedule: expect.any(Array) });
+        const status = await json(`/trade/sessionStatuses/${details.body.d.tradeSessionStatusId}`);
+        expect(status.body.d).toEqual({ allowedOperations: [1, 1, 1], allowedOrderTypes: [1, 1, 1, 1, 1, 1] });
+        expect((await json('/trade/sessions/999')).status).toBe(404);
+        expect((await json('/trade/sessionStatuses/999')).status).toBe(404);
+      });
+    });
   });
 });

@@ -5,6 +5,7 @@ import type { ActiveFault, FaultOp, SimBrokerApi, SimErrorCode } from '../types.
 import { columnSet } from './columns.js';
 import { TlDirectory, userKeyOf } from './directory.js';
 import { TokenIssuer, type TokenClaims } from './jwt.js';
+import { PriceHistory } from './price-history.js';
 import { mergeRateLimits, type RateLimitEntry, SlidingWindowLimiter } from './rate-limits.js';
 import { buildRoutes, HttpError, type Reply, type Route } from './routes.js';
 
@@ -23,6 +24,8 @@ export interface TradeLockerSimOptions {
   historyPageSize?: number;
   /** How long a "never answered" request is held before its socket is destroyed (fault delayMs wins). */
   holdMs?: number;
+  /** How often every instrument's quote is recorded for /trade/history and /trade/dailyBar; 0 = only on requests. */
+  priceSampleMs?: number;
 }
 
 export interface TradeLockerSimServer {
@@ -78,13 +81,24 @@ export async function startTradeLockerSimServer(broker: SimBrokerApi, opts: Trad
   const limiter = new SlidingWindowLimiter(rateLimits);
   const enforce = opts.enforceRateLimits ?? true;
   const holdMs = opts.holdMs ?? 30_000;
+  const prices = new PriceHistory();
+  const sampleAll = () => {
+    for (const inst of broker.instruments()) prices.record(broker.quote(inst.symbol));
+  };
+  sampleAll();
   const routes = buildRoutes({
     broker,
     directory,
     columns: columnSet(opts.shuffleColumnsSeed),
     rateLimits,
     historyPageSize: opts.historyPageSize ?? 500,
+    prices,
+    historyBarsLimit: 5000,
   });
+  const sampleMs = opts.priceSampleMs ?? 1000;
+  const sampler = sampleMs > 0 ? setInterval(() => sampleAll(), sampleMs) : null;
+  // The sampler must never keep a process (or a test run) alive on its own.
+  sampler?.unref();
   const held = new HeldSockets(holdMs);
   const hold = (req: IncomingMessage, fault: ActiveFault) => held.hold(req, fault);
 
@@ -290,6 +304,7 @@ export async function startTradeLockerSimServer(broker: SimBrokerApi, opts: Trad
   return {
     baseUrl: `http://${host}:${addr.port}${PREFIX}`,
     close: async () => {
+      if (sampler) clearInterval(sampler);
       held.releaseAll();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

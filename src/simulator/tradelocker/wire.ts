@@ -3,6 +3,7 @@ import type { Decimal } from '../../domain/decimal.js';
 import type { Order, Position } from '../../domain/types.js';
 import type { SimBrokerApi, SimDeal, SimInstrument } from '../types.js';
 import { toRow } from './columns.js';
+import { SESSION_ID, SESSION_STATUS_ID } from './sessions.js';
 
 /** How simulator objects look on the TradeLocker wire: positional string rows, ids as strings. */
 
@@ -170,8 +171,8 @@ export function instrumentDetails(inst: SimInstrument) {
     symbolStatus: 'FULLY_OPEN',
     type: instrumentType(inst.symbol),
     barSource: 'BID',
-    tradeSessionId: 1,
-    tradeSessionStatusId: 1,
+    tradeSessionId: SESSION_ID,
+    tradeSessionStatusId: SESSION_STATUS_ID,
     settlementSystem: 'Immediate',
     hasDaily: true,
     hasIntraday: true,
