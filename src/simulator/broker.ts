@@ -211,7 +211,7 @@ export class SimBroker implements SimBrokerApi {
 
   // ---- writes -------------------------------------------------------------------------------------
 
-  placeOrder(accountId: string, req: SimOrderRequest, opts: { partialRatio?: number } = {}): SimWriteResult {
+  placeOrder(accountId: string, req: SimOrderRequest, opts: { partialRatio?: number; refuseAs?: 'cancelled' | 'rejected' } = {}): SimWriteResult {
     const b = this.book(accountId);
     const d = this.def(req.symbol);
     this.checkVolume(d, req.volume);
@@ -239,9 +239,14 @@ export class SimBroker implements SimBrokerApi {
       updatedAt: at,
       tag: req.tag,
     };
-    if (req.type !== 'market') {
+    if (req.type !== 'market' || opts.refuseAs) {
       b.pending.set(order.id, order);
       this.emit(b, { kind: 'order_placed', order: { ...order } });
+      if (opts.refuseAs) {
+        // Taken, then refused by the dealing desk: it stays in history under its tag, nothing is filled.
+        this.finish(b, order, opts.refuseAs);
+        this.emit(b, { kind: 'order_cancelled', order: { ...order } });
+      }
       return { order: { ...order }, position: null, deal: null };
     }
     let volume = req.volume;

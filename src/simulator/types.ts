@@ -119,7 +119,12 @@ export type FaultKind =
   /** The streaming connection drops. */
   | 'disconnect'
   /** Fill only part of the volume (ratio 0..1). */
-  | 'partial_fill';
+  | 'partial_fill'
+  /**
+   * placeOrder only: the broker takes the order (it shows under its tag), the answer never arrives (client
+   * times out), and the broker then cancels or rejects it (`refuseAs`) instead of filling it.
+   */
+  | 'cancel_after_timeout';
 
 export interface FaultSpec {
   op: FaultOp;
@@ -132,6 +137,8 @@ export interface FaultSpec {
   retryAfterSec?: number;
   message?: string;
   partialRatio?: number;
+  /** cancel_after_timeout: the order's final status at the broker (default cancelled). */
+  refuseAs?: 'cancelled' | 'rejected';
 }
 
 export interface ActiveFault extends FaultSpec {
@@ -164,7 +171,8 @@ export interface SimBrokerApi {
   orders(accountId: string, q?: { includeHistory?: boolean; from?: Date; to?: Date; symbol?: string }): Order[];
   deals(accountId: string, q?: { from?: Date; to?: Date }): SimDeal[];
   /** Throws SimError on a business rejection. */
-  placeOrder(accountId: string, req: SimOrderRequest, opts?: { partialRatio?: number }): SimWriteResult;
+  /** refuseAs: the order is taken (order_placed) and then cancelled or rejected instead of filled. */
+  placeOrder(accountId: string, req: SimOrderRequest, opts?: { partialRatio?: number; refuseAs?: 'cancelled' | 'rejected' }): SimWriteResult;
   modifyPosition(accountId: string, positionId: string, change: { stopLoss: Decimal | null; takeProfit: Decimal | null }): Position;
   closePosition(accountId: string, positionId: string, volume?: Decimal): SimWriteResult;
   modifyOrder(accountId: string, orderId: string, change: { price?: Decimal; volume?: Decimal; stopLoss?: Decimal | null; takeProfit?: Decimal | null }): Order;

@@ -16,8 +16,8 @@ import { Store } from '../../src/store/store.js';
  * against a simulated broker that lives outside it: stopping the engine does not stop the broker, exactly
  * like a real restart.
  */
-export async function startEngine(o: { broker: SimBroker; dataDir?: string; timeoutMs?: number; clock?: () => number }) {
-  const store = await Store.open({ dataDir: o.dataDir ?? ':memory:', embeddedFsync: false });
+export async function startEngine(o: { broker: SimBroker; dataDir?: string; databaseUrl?: string; timeoutMs?: number; clock?: () => number }) {
+  const store = await Store.open({ dataDir: o.dataDir ?? ':memory:', databaseUrl: o.databaseUrl, embeddedFsync: false });
   const adapters = new AdapterRegistry({ open: async () => null });
   adapters.register(createSimAdapterFactory(o.broker, { timeoutMs: o.timeoutMs ?? 40 }));
   const dispatcher = new Dispatcher();

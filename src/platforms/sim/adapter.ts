@@ -76,8 +76,8 @@ export class SimAdapter implements BrokerAdapter {
   // ---- writes -------------------------------------------------------------------------------------
 
   placeOrder(req: PlaceOrderRequest): Promise<OrderOutcome> {
-    return this.write('placeOrder', (ratio) =>
-      fromResult(this.broker.placeOrder(this.simAccountId, req, ratio === undefined ? {} : { partialRatio: ratio })),
+    return this.write('placeOrder', (ratio, refuseAs) =>
+      fromResult(this.broker.placeOrder(this.simAccountId, req, { ...(ratio === undefined ? {} : { partialRatio: ratio }), ...(refuseAs ? { refuseAs } : {}) })),
     );
   }
 
@@ -159,11 +159,11 @@ export class SimAdapter implements BrokerAdapter {
     }
   }
 
-  private async write(op: WriteOp, run: (partialRatio?: number) => ConfirmedOutcome): Promise<OrderOutcome> {
+  private async write(op: WriteOp, run: (partialRatio?: number, refuseAs?: 'cancelled' | 'rejected') => ConfirmedOutcome): Promise<OrderOutcome> {
     const f = this.broker.faults.take(op, this.simAccountId);
-    const attempt = (ratio?: number): OrderOutcome => {
+    const attempt = (ratio?: number, refuseAs?: 'cancelled' | 'rejected'): OrderOutcome => {
       try {
-        return run(ratio);
+        return run(ratio, refuseAs);
       } catch (err) {
         if (isSimError(err)) return simErrorToRejected(err);
         throw err;
@@ -190,6 +190,9 @@ export class SimAdapter implements BrokerAdapter {
         attempt();
         return this.timedOut(f);
       case 'timeout_before_apply':
+        return this.timedOut(f);
+      case 'cancel_after_timeout':
+        attempt(undefined, f.refuseAs ?? 'cancelled');
         return this.timedOut(f);
       case 'reset':
       case 'disconnect':
