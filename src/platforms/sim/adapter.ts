@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Decimal, floorToStep } from '../../domain/decimal.js';
 import { AppError } from '../../domain/errors.js';
-import type { AccountInfo, InstrumentSpec, Order, Position } from '../../domain/types.js';
+import type { AccountInfo, InstrumentSpec, Order, Position, Quote } from '../../domain/types.js';
 import type { ActiveFault, FaultOp, SimBrokerApi, SimWriteResult } from '../../simulator/types.js';
 import type {
   BrokerAdapter,
@@ -55,6 +55,14 @@ export class SimAdapter implements BrokerAdapter {
       if (!i) return null;
       const { volumeStep, minVolume, maxVolume, contractSize, tickSize } = i;
       return { symbol: i.symbol, volumeStep, minVolume, maxVolume, contractSize, tickSize };
+    });
+  }
+
+  quote(symbol: string): Promise<Quote | null> {
+    return this.read(() => {
+      if (!this.broker.instrument(symbol)) return null;
+      const q = this.broker.quote(symbol);
+      return { bid: q.bid, ask: q.ask, time: q.time };
     });
   }
 
