@@ -3,8 +3,7 @@ import { dec } from '../../src/domain/decimal.js';
 import { OrderService } from '../../src/engine/order-service.js';
 import { SimBroker } from '../../src/simulator/broker.js';
 import { appError } from '../helpers/app-error.js';
-import { requirePostgres, tempDatabase } from '../helpers/postgres.js';
-import { seedGroup, startEngine, type EngineHarness } from './copy-harness.js';
+import { seedGroup, startEngine, storeCases, type EngineHarness } from './copy-harness.js';
 
 /**
  * A Master market order whose answer never arrives, and which the broker then cancels or rejects instead of
@@ -12,11 +11,7 @@ import { seedGroup, startEngine, type EngineHarness } from './copy-harness.js';
  * anything, neither now nor later through the watcher (which sees the order come and go), the settle loop
  * or the reconciler.
  */
-const pg = await requirePostgres();
-const stores: Array<[string, () => Promise<{ url?: string; drop(): Promise<void> }>]> = [
-  ['embedded', async () => ({ drop: async () => undefined })],
-  ...(pg ? [['postgres', tempDatabase] as [string, () => Promise<{ url?: string; drop(): Promise<void> }>]] : []),
-];
+const stores = await storeCases();
 
 describe.each(stores)('a Master order cancelled by the broker after a timeout is never copied (%s store)', (_name, db) => {
   const broker = new SimBroker({ seed: 7 });
@@ -26,7 +21,7 @@ describe.each(stores)('a Master order cancelled by the broker after a timeout is
   beforeAll(async () => {
     const d = await db();
     drop = d.drop;
-    h = await startEngine({ broker, ...(d.url ? { databaseUrl: d.url } : {}), timeoutMs: 30 });
+    h = await startEngine({ broker, ...(d.databaseUrl ? { databaseUrl: d.databaseUrl } : {}), timeoutMs: 30 });
   });
   afterAll(async () => {
     await h?.close();
