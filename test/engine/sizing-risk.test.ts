@@ -88,6 +88,19 @@ describe.each(stores)('risk_percent sizing (%s store)', (_name, db) => {
     expect(bySlave.get(g.slaves[3]!.account.id)?.state).toBe('confirmed');
   }, 30_000);
 
+  it('a pending order is sized from its price to its stop, and resized when the Master moves the stop', async () => {
+    const g = await group();
+    const id = broker.placeOrder(g.masterSim, { symbol: 'GBPUSD', side: 'buy', type: 'limit', volume: dec('1'), price: dec('1.26000'), stopLoss: dec('1.25500'), tag: newId('int') }).order.id;
+    await h.idle();
+    // 1% of 10000 over 50 pips = 0.2 lot.
+    expect(broker.orders(g.slaves[0]!.sim).map((o) => o.volume.toString())).toEqual(['0.2']);
+    broker.modifyOrder(g.masterSim, id, { stopLoss: dec('1.25000') });
+    await h.idle();
+    // 100 pips now: 0.1 lot, and the new stop.
+    expect(broker.orders(g.slaves[0]!.sim).map((o) => [o.volume.toString(), o.stopLoss?.toString()])).toEqual([['0.1', '1.25']]);
+    expect(broker.orders(g.slaves[3]!.sim).map((o) => o.volume.toString())).toEqual(['1']);
+  }, 30_000);
+
   it("order route: sized from the Master order's stop loss the same way", async () => {
     const g = await group();
     const orders = new OrderService(h.store, h.adapters, h.engine);
