@@ -38,6 +38,8 @@ export interface RouteCtx {
   body: Record<string, unknown>;
   acct: TlAccount;
   partialRatio?: number;
+  /** Fault cancel_after_timeout: the order is taken and then cancelled or rejected instead of filled. */
+  refuseAs?: 'cancelled' | 'rejected';
 }
 
 export interface Route {
@@ -253,7 +255,7 @@ export function buildRoutes(deps: RouteDeps): Route[] {
   add('POST', '/trade/accounts/:accountId/orders', {
     op: 'placeOrder',
     rateType: 'PLACE_ORDER',
-    handler: ({ acct, body, partialRatio }) => {
+    handler: ({ acct, body, partialRatio, refuseAs }) => {
       const inst = instById(body.tradableInstrumentId);
       const side = body.side as Side;
       const type = body.type as OrderType;
@@ -275,7 +277,7 @@ export function buildRoutes(deps: RouteDeps): Route[] {
       const res = broker.placeOrder(
         acct.sim.id,
         { symbol: inst.symbol, side, type, volume: qty, price, stopLoss, takeProfit, tag: strategyId },
-        partialRatio === undefined ? undefined : { partialRatio },
+        { ...(partialRatio === undefined ? {} : { partialRatio }), ...(refuseAs ? { refuseAs } : {}) },
       );
       return ok({ orderId: res.order.id });
     },
