@@ -11,7 +11,12 @@ export type Sizing =
   /** volume x (slave balance / master balance) x multiplier */
   | { mode: 'balance_ratio'; multiplier?: string }
   /** volume x (slave equity / master equity) x multiplier */
-  | { mode: 'equity_ratio'; multiplier?: string };
+  | { mode: 'equity_ratio'; multiplier?: string }
+  /**
+   * The volume whose loss at the copy's stop is riskPercent % of the Slave's equity. Needs a stop loss on the
+   * Master's trade and copyStopLoss on; without one the copy is skipped (no_stop_loss).
+   */
+  | { mode: 'risk_percent'; riskPercent: string };
 
 export interface CopyRule {
   sizing: Sizing;
@@ -28,6 +33,12 @@ export interface CopyRule {
   copyPendingOrders: boolean;
   /** A master action older than this is not copied (stale). */
   maxDelayMs: number;
+  /**
+   * Market copies only: the most the Slave's price for the copy's side (ask to buy, bid to sell) may be worse
+   * than the Master's fill, in price units of the Slave's symbol (e.g. "0.0005" = 5 pips on EURUSD). Past it
+   * the copy is skipped (slippage_exceeded). Null = no limit.
+   */
+  maxSlippage: string | null;
 }
 
 export const DEFAULT_RULE: CopyRule = {
@@ -42,12 +53,16 @@ export const DEFAULT_RULE: CopyRule = {
   copyTakeProfit: true,
   copyPendingOrders: true,
   maxDelayMs: 60_000,
+  maxSlippage: null,
 };
 
 /** Merges a partial rule onto the defaults (what the API accepts on create/update). */
 export function withDefaults(partial: Partial<CopyRule> | undefined): CopyRule {
   return { ...DEFAULT_RULE, ...(partial ?? {}), sizing: partial?.sizing ?? DEFAULT_RULE.sizing };
 }
+
+/** One copy may not be sized to lose more than this share of the Slave's equity at its stop. */
+export const MAX_RISK_PERCENT = 100;
 
 const positive = (v: string | undefined | null, name: string, problems: string[]) => {
   if (v === undefined || v === null) return;
@@ -71,7 +86,13 @@ export function validateRule(rule: CopyRule, caps: Capabilities | null): string[
   if (s.mode === 'multiplier') positive(s.multiplier, 'sizing.multiplier', problems);
   else if (s.mode === 'fixed') positive(s.volume, 'sizing.volume', problems);
   else if (s.mode === 'balance_ratio' || s.mode === 'equity_ratio') positive(s.multiplier, 'sizing.multiplier', problems);
-  else problems.push(`sizing.mode must be one of multiplier, fixed, balance_ratio, equity_ratio`);
+  else if (s.mode === 'risk_percent') {
+    const before = problems.length;
+    if (s.riskPercent === undefined) problems.push('sizing.riskPercent is required for risk_percent sizing');
+    else positive(s.riskPercent, 'sizing.riskPercent', problems);
+    if (problems.length === before && new Decimal(s.riskPercent).gt(MAX_RISK_PERCENT)) problems.push(`sizing.riskPercent must be at most ${MAX_RISK_PERCENT}`);
+    if (!rule.copyStopLoss) problems.push('risk_percent sizing needs copyStopLoss on: the copy\'s stop loss is what its risk is measured to');
+  } else problems.push(`sizing.mode must be one of multiplier, fixed, balance_ratio, equity_ratio, risk_percent`);
   positive(rule.minVolume, 'minVolume', problems);
   positive(rule.maxVolume, 'maxVolume', problems);
   if (rule.minVolume && rule.maxVolume && problems.length === 0 && new Decimal(rule.minVolume).gt(rule.maxVolume)) {
@@ -79,10 +100,12 @@ export function validateRule(rule: CopyRule, caps: Capabilities | null): string[
   }
   for (const sym of rule.includeSymbols) if (rule.excludeSymbols.includes(sym)) problems.push(`symbol ${sym} is both included and excluded`);
   if (!Number.isInteger(rule.maxDelayMs) || rule.maxDelayMs < 0) problems.push('maxDelayMs must be a non-negative integer');
+  positive(rule.maxSlippage, 'maxSlippage', problems);
   if (caps) {
     if (rule.copyPendingOrders && !caps.has.pendingOrders) problems.push(`copyPendingOrders is on, but ${caps.platform} accounts cannot take pending orders`);
     if (rule.copyStopLoss && !caps.has.stopLossOnOpen && !caps.has.modifyPositionSlTp) problems.push(`copyStopLoss is on, but ${caps.platform} accounts cannot carry a stop loss`);
     if (rule.copyTakeProfit && !caps.has.takeProfitOnOpen && !caps.has.modifyPositionSlTp) problems.push(`copyTakeProfit is on, but ${caps.platform} accounts cannot carry a take profit`);
+    if (rule.maxSlippage && !caps.has.quotes) problems.push(`maxSlippage is set, but ${caps.platform} accounts give no price quote to check it against`);
   }
   return problems;
 }

@@ -8,6 +8,12 @@ export interface SizingInput {
   masterEquity?: Decimal | null;
   slaveBalance?: Decimal | null;
   slaveEquity?: Decimal | null;
+  /** risk_percent: where the copy is expected to enter (the Slave's price for its side, else the Master's). */
+  entryPrice?: Decimal | null;
+  /** risk_percent: the stop loss the copy will carry (null when it carries none). */
+  stopLoss?: Decimal | null;
+  /** risk_percent: account-currency value of one unit of the symbol's quote currency (default 1). */
+  quoteToAccount?: Decimal | null;
 }
 
 export type SizingResult = { ok: true; volume: Decimal } | { ok: false; reason: SkipReason; detail: string };
@@ -24,7 +30,13 @@ export type SkipReason =
   | 'stale_action'
   | 'not_supported'
   | 'no_linked_position'
-  | 'broker_unavailable';
+  | 'broker_unavailable'
+  /** risk_percent sizing without a stop loss on the copy (none on the Master's trade, or copyStopLoss off). */
+  | 'no_stop_loss'
+  /** The Slave's price for the copy's side is worse than the Master's fill by more than the rule's maxSlippage. */
+  | 'slippage_exceeded'
+  /** maxSlippage is set but there is no Slave quote or no Master fill price to compare. */
+  | 'slippage_unknown';
 
 /**
  * Sizes a copy by the rule, then rounds DOWN to the broker's step (never more than the rule allows) and
@@ -48,6 +60,12 @@ export function sizeVolume(rule: CopyRule, input: SizingInput, spec: InstrumentS
       raw = input.masterVolume.mul(sl.div(m)).mul(s.multiplier ?? '1');
       break;
     }
+    case 'risk_percent': {
+      const r = riskVolume(s.riskPercent, input, spec);
+      if (!r.ok) return r;
+      raw = r.volume;
+      break;
+    }
   }
   let v = raw;
   if (rule.maxVolume) v = Decimal.min(v, rule.maxVolume);
@@ -63,6 +81,24 @@ export function sizeVolume(rule: CopyRule, input: SizingInput, spec: InstrumentS
     return { ok: false, reason: 'volume_below_minimum', detail: `sized volume ${raw.toString()} rounds to ${v.toString()}, below the minimum ${floor.toString()}` };
   }
   return { ok: true, volume: v };
+}
+
+/**
+ * risk_percent: the volume that loses riskPercent % of the Slave's equity if the copy's stop is hit:
+ * (riskPercent/100 x equity) / (|entry - stop| x contract size x quote-to-account rate), before rounding.
+ */
+function riskVolume(riskPercent: string, input: SizingInput, spec: InstrumentSpec): SizingResult {
+  const { stopLoss, entryPrice, slaveEquity } = input;
+  if (!stopLoss) return { ok: false, reason: 'no_stop_loss', detail: 'risk_percent sizing needs a stop loss on the copy; the Master\'s trade has none (or the rule does not copy it)' };
+  if (!entryPrice) return { ok: false, reason: 'missing_account_data', detail: 'risk_percent sizing needs an entry price (no Slave quote and no Master fill price)' };
+  if (!slaveEquity || slaveEquity.lte(0)) return { ok: false, reason: 'missing_account_data', detail: 'risk_percent sizing needs the Slave\'s equity' };
+  const distance = entryPrice.minus(stopLoss).abs();
+  if (distance.isZero()) return { ok: false, reason: 'no_stop_loss', detail: `the stop loss ${stopLoss} is at the entry price: the risk per lot is zero` };
+  const perLot = distance.mul(spec.contractSize).mul(input.quoteToAccount ?? 1);
+  if (!perLot.gt(0)) return { ok: false, reason: 'missing_account_data', detail: `no contract size for ${spec.symbol}: the loss per lot at the stop is unknown` };
+  const budget = slaveEquity.mul(riskPercent).div(100);
+  // A rate like 1/150 is inexact in 20 digits: without this, 0.3 lot computes as 0.2999... and floors to 0.29.
+  return { ok: true, volume: budget.div(perLot).toDecimalPlaces(10) };
 }
 
 /** Maps a master symbol to the Slave's, or says why it is not copied. */

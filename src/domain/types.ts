@@ -47,6 +47,14 @@ export interface InstrumentSpec {
   tickSize: Decimal;
 }
 
+/** A broker's current prices of a symbol: buy at the ask, sell at the bid. */
+export interface Quote {
+  bid: Decimal;
+  ask: Decimal;
+  /** When the broker priced it (ISO), when it says. */
+  time: string | null;
+}
+
 export interface Position {
   id: string;
   symbol: string;

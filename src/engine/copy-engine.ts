@@ -3,6 +3,7 @@ import { isEligibleSlave, type Account } from '../domain/account.js';
 import { withDefaults, type CopyRule } from '../domain/copy-rule.js';
 import { correlationTag } from '../domain/correlation.js';
 import { newId } from '../domain/ids.js';
+import { quoteToAccount } from '../domain/quote-currency.js';
 import { sizeVolume } from '../domain/sizing.js';
 import type { InstrumentSpec, Side } from '../domain/types.js';
 import type { BrokerAdapter, OrderOutcome } from '../platforms/adapter.js';
@@ -18,6 +19,7 @@ import { OutcomeWriter } from './outcome-writer.js';
 import { proportionalClose } from './partial-close.js';
 import { planOpen, type PreTradeCheck, type SlaveContext } from './planner.js';
 import { actionEvents } from './action-events.js';
+import { needsMarket, slaveMarket } from './slave-market.js';
 
 /** Skip codes beyond the domain's sizing ones; each appears in the ledger as `code: detail`. */
 export type EngineSkip = 'no_linked_position' | 'user_closed' | 'sltp_not_copied' | 'already_copied';
@@ -270,7 +272,11 @@ export class CopyEngine {
             break;
           case 'order_modified': {
             if (!spec) { out.push(skip('unknown_symbol', `the Slave's broker does not list ${mapped}`)); break; }
-            const sized = sizeVolume(rule, { masterVolume: action.volume, masterBalance: master.balance, masterEquity: master.equity, slaveBalance: account.balance, slaveEquity: account.equity }, spec);
+            const entry = onGrid(action.price);
+            const sized = sizeVolume(rule, {
+              masterVolume: action.volume, masterBalance: master.balance, masterEquity: master.equity, slaveBalance: account.balance, slaveEquity: account.equity,
+              entryPrice: entry, stopLoss: rule.copyStopLoss ? onGrid(sl) : null, quoteToAccount: quoteToAccount(mapped, account.currency, entry),
+            }, spec);
             out.push({ row: { ...row, plannedPrice: str(onGrid(action.price)), plannedVolume: sized.ok ? sized.volume.toString() : null, stopLoss: str(onGrid(sl)), takeProfit: str(onGrid(tp)), state: 'planned' }, slave, send: true, link });
             break;
           }
@@ -314,6 +320,7 @@ export class CopyEngine {
         const known = this.specNow(s.adapter, symbol);
         if (known) ctx.spec = known;
         else waits.push(this.spec(s.adapter, symbol).then((spec) => { ctx.spec = spec; }));
+        if (needsMarket(s.rule, action.type)) waits.push(slaveMarket(s.adapter, s.account, s.rule, symbol, action.type).then((m) => { Object.assign(ctx, m); }));
       }
       contexts.push(ctx);
     }
@@ -322,6 +329,7 @@ export class CopyEngine {
     const plan = planOpen({
       tradeId, masterAccount: master, symbol: action.symbol, side: action.side, type: action.type, volume: action.volume,
       price: action.type === 'market' ? null : action.price, stopLoss: action.stopLoss, takeProfit: action.takeProfit, at: action.at,
+      fillPrice: action.type === 'market' ? action.price : null,
     }, contexts, now);
     // Never copy a Master position again to a Slave whose copy of it was closed by hand.
     const userClosed = action.kind === 'increase' && action.positionId

@@ -4,7 +4,8 @@ import { isEligibleSlave } from '../domain/account.js';
 import type { CopyRule } from '../domain/copy-rule.js';
 import { correlationTag } from '../domain/correlation.js';
 import { mapSymbol, sizeVolume, type SkipReason } from '../domain/sizing.js';
-import type { InstrumentSpec, OrderType, Side } from '../domain/types.js';
+import { quoteToAccount } from '../domain/quote-currency.js';
+import type { InstrumentSpec, OrderType, Quote, Side } from '../domain/types.js';
 
 /** A master open, as the planner needs it. */
 export interface MasterOpen {
@@ -19,6 +20,8 @@ export interface MasterOpen {
   takeProfit: Decimal | null;
   /** When the master action happened; copies older than a rule's maxDelayMs are stale. */
   at: number;
+  /** The Master's fill price of a market open (the slippage reference), when known. */
+  fillPrice?: Decimal | null;
 }
 
 export interface SlaveContext {
@@ -26,6 +29,10 @@ export interface SlaveContext {
   rule: CopyRule;
   /** The Slave broker's spec of the mapped symbol, or null when its broker does not list it. */
   spec: InstrumentSpec | null;
+  /** The Slave broker's current bid/ask of the mapped symbol (fetched when the rule needs it), null = none. */
+  quote?: Quote | null;
+  /** Mid of the pair converting a cross's quote currency into the Slave's account currency, when known. */
+  crossRate?: Decimal | null;
 }
 
 export type PlannedCopy =
@@ -39,7 +46,7 @@ const opposite = (s: Side): Side => (s === 'buy' ? 'sell' : 'buy');
  * missing copy as well as a made one.
  */
 export function planOpen(action: MasterOpen, slaves: SlaveContext[], now: number): PlannedCopy[] {
-  return slaves.map(({ account, rule, spec }) => {
+  return slaves.map(({ account, rule, spec, quote, crossRate }) => {
     const tag = correlationTag({ tradeId: action.tradeId, accountId: account.id, action: 'open' });
     const side = rule.reverse ? opposite(action.side) : action.side;
     const skip = (reason: SkipReason, detail: string, symbol = action.symbol): PlannedCopy => ({ kind: 'skip', slave: account, tag, symbol, side, reason, detail });
@@ -49,18 +56,29 @@ export function planOpen(action: MasterOpen, slaves: SlaveContext[], now: number
     const mapped = mapSymbol(rule, action.symbol);
     if (!mapped.ok) return skip(mapped.reason, mapped.detail);
     if (!spec) return skip('unknown_symbol', `the Slave's broker does not list ${mapped.symbol}`, mapped.symbol);
+    // The price the Slave would get now for the copy's side: buy at the ask, sell at the bid.
+    const slavePrice = quote ? (side === 'buy' ? quote.ask : quote.bid) : null;
+    if (rule.maxSlippage && action.type === 'market') {
+      const slip = slippageCheck(side, slavePrice, action.fillPrice ?? null, new Decimal(rule.maxSlippage));
+      if (slip) return skip(slip.reason, slip.detail, mapped.symbol);
+    }
+    // Reversed copies swap the protective levels: the master's stop becomes the slave's target.
+    const [sl, tp] = rule.reverse ? [action.takeProfit, action.stopLoss] : [action.stopLoss, action.takeProfit];
+    // The Slave's broker may quote the (mapped) symbol on a different tick grid; off-grid levels are refused there.
+    const onGrid = (v: Decimal | null) => (v === null ? null : roundToStep(v, spec.tickSize));
+    // Risk is measured from where the copy enters to the stop it will carry.
+    const entry = action.type === 'market' ? slavePrice ?? action.fillPrice ?? null : onGrid(action.price);
     const sized = sizeVolume(rule, {
       masterVolume: action.volume,
       masterBalance: action.masterAccount.balance,
       masterEquity: action.masterAccount.equity,
       slaveBalance: account.balance,
       slaveEquity: account.equity,
+      entryPrice: entry,
+      stopLoss: rule.copyStopLoss ? onGrid(sl) : null,
+      quoteToAccount: quoteToAccount(mapped.symbol, account.currency, entry, crossRate ?? null),
     }, spec);
     if (!sized.ok) return skip(sized.reason, sized.detail, mapped.symbol);
-    // Reversed copies swap the protective levels: the master's stop becomes the slave's target.
-    const [sl, tp] = rule.reverse ? [action.takeProfit, action.stopLoss] : [action.stopLoss, action.takeProfit];
-    // The Slave's broker may quote the (mapped) symbol on a different tick grid; off-grid levels are refused there.
-    const onGrid = (v: Decimal | null) => (v === null ? null : roundToStep(v, spec.tickSize));
     return {
       kind: 'send',
       slave: account,
@@ -74,6 +92,22 @@ export function planOpen(action: MasterOpen, slaves: SlaveContext[], now: number
       takeProfit: rule.copyTakeProfit ? onGrid(tp) : null,
     };
   });
+}
+
+/**
+ * The slippage guard: how much worse than the Master's fill the Slave's price for the copy's side is
+ * (positive = worse: a higher ask to buy, a lower bid to sell). Past the limit, or not measurable, the copy
+ * is skipped: the user asked for a bound, and a copy we cannot check against it is not sent blind.
+ */
+export function slippageCheck(side: Side, slavePrice: Decimal | null, masterFill: Decimal | null, max: Decimal): { reason: SkipReason; detail: string } | null {
+  if (!slavePrice) return { reason: 'slippage_unknown', detail: `maxSlippage is ${max}, but the Slave's broker gave no price to check it against` };
+  if (!masterFill) return { reason: 'slippage_unknown', detail: `maxSlippage is ${max}, but the Master's fill price is not known` };
+  const worse = side === 'buy' ? slavePrice.minus(masterFill) : masterFill.minus(slavePrice);
+  if (worse.lte(max)) return null;
+  return {
+    reason: 'slippage_exceeded',
+    detail: `the Slave's ${side === 'buy' ? 'ask' : 'bid'} ${slavePrice} is ${worse} worse than the Master's fill ${masterFill} (maxSlippage ${max})`,
+  };
 }
 
 /**

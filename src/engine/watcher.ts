@@ -177,6 +177,9 @@ class AccountWatch {
     }
     if (ev.order) {
       const o = ev.order;
+      // A market order is not a pending order to copy: its fill shows as a position event, and a market order
+      // the broker takes and then cancels or rejects (after our timeout) must copy nothing at all.
+      if (o.type === 'market') return;
       const known = await this.store.trades.masterItem(master.id, 'order', o.id);
       if (ev.kind === 'order_placed' || ev.kind === 'order_modified') {
         if (!known && o.tag && (await this.store.trades.tradeByTag(o.tag))) {

@@ -1,5 +1,5 @@
 import type { Decimal } from 'decimal.js';
-import type { AccountInfo, InstrumentSpec, Order, OrderType, Platform, Position, Side } from '../domain/types.js';
+import type { AccountInfo, InstrumentSpec, Order, OrderType, Platform, Position, Quote, Side } from '../domain/types.js';
 
 /**
  * The port every broker platform implements. The engine and the API know only this file, never a concrete
@@ -29,6 +29,8 @@ export interface Capabilities {
     /** The broker pushes execution events (else the watcher polls and diffs snapshots). */
     streamingEvents: Support;
     orderHistory: Support;
+    /** quote() gives the current bid/ask (the slippage guard needs it); absent = false. */
+    quotes?: Support;
   };
   /** Where the correlation tag travels and how long it may be. */
   correlationTag: { field: string; maxLength: number };
@@ -126,6 +128,8 @@ export interface BrokerAdapter {
   readonly capabilities: Capabilities;
   accountInfo(): Promise<AccountInfo>;
   instrument(symbol: string): Promise<InstrumentSpec | null>;
+  /** Current bid/ask of a symbol, or null when the broker does not list it; present where `has.quotes`. */
+  quote?(symbol: string): Promise<Quote | null>;
   listPositions(): Promise<Position[]>;
   listOrders(query?: OrderQuery): Promise<Order[]>;
   placeOrder(req: PlaceOrderRequest): Promise<OrderOutcome>;

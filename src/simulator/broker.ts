@@ -305,9 +305,14 @@ export class SimBroker implements SimBrokerApi {
         updatedAt: at,
         tag: req.tag,
       };
-      if (req.type !== 'market' && !fillsNow) {
+      if ((req.type !== 'market' && !fillsNow) || opts.refuseAs) {
         b.pending.set(order.id, order);
         this.emit(b, { kind: 'order_placed', order: { ...order } });
+        if (opts.refuseAs) {
+          // Taken, then refused by the dealing desk: it stays in history under its tag, nothing is filled.
+          this.finish(b, order, opts.refuseAs);
+          this.emit(b, { kind: 'order_cancelled', order: { ...order } });
+        }
         return { order: { ...order }, position: null, deal: null };
       }
       let volume = req.volume;

@@ -38,3 +38,13 @@ describe('SimFaultInjector', () => {
     expect(() => f.inject({ op: 'placeOrder', kind: 'partial_fill', partialRatio: 1.5 })).toThrow(RangeError);
   });
 });
+
+describe('cancel_after_timeout', () => {
+  it('is a placeOrder fault only (a close or a read cannot be taken and then cancelled)', () => {
+    const f = new SimFaultInjector();
+    expect(() => f.inject({ op: 'closePosition', kind: 'cancel_after_timeout' })).toThrow(/placeOrder only/);
+    expect(() => f.inject({ op: '*', kind: 'cancel_after_timeout' })).toThrow(RangeError);
+    f.inject({ op: 'placeOrder', kind: 'cancel_after_timeout', refuseAs: 'rejected' });
+    expect(f.take('placeOrder', 'a')).toMatchObject({ kind: 'cancel_after_timeout', refuseAs: 'rejected' });
+  });
+});

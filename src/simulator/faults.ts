@@ -11,6 +11,9 @@ export class SimFaultInjector implements FaultInjector {
     if (spec.partialRatio !== undefined && !(spec.partialRatio > 0 && spec.partialRatio <= 1)) {
       throw new RangeError(`partialRatio must be in (0, 1], got ${spec.partialRatio}`);
     }
+    if (spec.kind === 'cancel_after_timeout' && spec.op !== 'placeOrder') {
+      throw new RangeError(`cancel_after_timeout applies to placeOrder only, got op ${spec.op}`);
+    }
     const id = `flt_${++this.counter}`;
     this.faults.push({ ...spec, id, remaining: times });
     return id;

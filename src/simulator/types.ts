@@ -88,6 +88,8 @@ export interface SimPlaceOptions {
    * does; 'fill' executes it at once at the market price (the limit or better), as TradeLocker servers do.
    */
   marketableLimit?: 'reject' | 'fill';
+  /** The order is taken (order_placed) and then cancelled or rejected instead of filled (a dealing desk's refusal). */
+  refuseAs?: 'cancelled' | 'rejected';
 }
 
 export interface SimWriteResult {
@@ -129,7 +131,12 @@ export type FaultKind =
   /** The streaming connection drops. */
   | 'disconnect'
   /** Fill only part of the volume (ratio 0..1). */
-  | 'partial_fill';
+  | 'partial_fill'
+  /**
+   * placeOrder only: the broker takes the order (it shows under its tag), the answer never arrives (client
+   * times out), and the broker then cancels or rejects it (`refuseAs`) instead of filling it.
+   */
+  | 'cancel_after_timeout';
 
 export interface FaultSpec {
   op: FaultOp;
@@ -142,6 +149,8 @@ export interface FaultSpec {
   retryAfterSec?: number;
   message?: string;
   partialRatio?: number;
+  /** cancel_after_timeout: the order's final status at the broker (default cancelled). */
+  refuseAs?: 'cancelled' | 'rejected';
 }
 
 export interface ActiveFault extends FaultSpec {

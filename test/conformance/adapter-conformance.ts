@@ -101,6 +101,16 @@ export function runAdapterConformance(name: string, setup: () => Promise<Conform
       expect(await h.adapter.instrument('NOSUCHSYMBOL')).toBeNull();
     });
 
+    it('quotes the simulator\'s bid and ask where it declares quotes; an unknown symbol gives null', async (ctx) => {
+      if (!caps().has.quotes) {
+        expect(h.adapter.quote, `${name} has quote() but does not declare has.quotes`).toBeUndefined();
+        return ctx.skip();
+      }
+      const q = await h.adapter.quote!(SYMBOL);
+      expect({ bid: str(q?.bid), ask: str(q?.ask) }).toEqual({ bid: str(quote().bid), ask: str(quote().ask) });
+      expect(await h.adapter.quote!('NOSUCHSYMBOL')).toBeNull();
+    });
+
     for (const side of ['buy', 'sell'] as const) {
       it(`market ${side} with SL/TP is confirmed and visible through the adapter and the simulator`, async (ctx) => {
         if (!caps().has.marketOrders) ctx.skip('no market orders');

@@ -10,6 +10,7 @@ import { Watcher } from '../../src/engine/watcher.js';
 import { createSimAdapterFactory } from '../../src/platforms/sim/factory.js';
 import type { SimBroker } from '../../src/simulator/broker.js';
 import { Store } from '../../src/store/store.js';
+import { requirePostgres, tempDatabase } from '../helpers/postgres.js';
 
 /**
  * The engine as main.ts composes it (settle what was left unknown, watch, reconcile), on its own store and
@@ -74,7 +75,7 @@ export interface SeededGroup {
 }
 
 /** A user with one copier group: a Master and Slaves on the simulated broker, each with its rule. */
-export async function seedGroup(store: Store, broker: SimBroker, o: { email?: string; masterHedging?: boolean; masterBalance?: string; slaves: Array<{ balance?: string; rule?: Partial<CopyRule>; hedging?: boolean }> }): Promise<SeededGroup> {
+export async function seedGroup(store: Store, broker: SimBroker, o: { email?: string; masterHedging?: boolean; masterBalance?: string; slaves: Array<{ balance?: string; rule?: Partial<CopyRule>; hedging?: boolean; currency?: string }> }): Promise<SeededGroup> {
   const email = o.email ?? `u${Math.random().toString(36).slice(2)}@example.test`;
   const user = await store.users.create(email, 'x');
   const group = await store.accounts.createGroup(user.id, 'g');
@@ -82,11 +83,24 @@ export async function seedGroup(store: Store, broker: SimBroker, o: { email?: st
   const master = await store.accounts.create({ userId: user.id, platform: 'sim', role: 'master', name: 'M', groupId: group.id, brokerAccountId: mSim.id, brokerAccountNumber: mSim.login, balance: new Decimal(o.masterBalance ?? '10000'), equity: new Decimal(o.masterBalance ?? '10000') });
   const slaves = [];
   for (const [i, s] of o.slaves.entries()) {
-    const sim = broker.createAccount({ balance: s.balance ?? '10000', hedging: s.hedging ?? true, leverage: 500 });
-    const account = await store.accounts.create({ userId: user.id, platform: 'sim', role: 'slave', name: `S${i + 1}`, groupId: group.id, brokerAccountId: sim.id, brokerAccountNumber: sim.login, balance: new Decimal(s.balance ?? '10000'), equity: new Decimal(s.balance ?? '10000') });
+    const currency = s.currency ?? 'USD';
+    const sim = broker.createAccount({ balance: s.balance ?? '10000', hedging: s.hedging ?? true, leverage: 500, currency });
+    const account = await store.accounts.create({ userId: user.id, platform: 'sim', role: 'slave', name: `S${i + 1}`, groupId: group.id, brokerAccountId: sim.id, brokerAccountNumber: sim.login, currency, balance: new Decimal(s.balance ?? '10000'), equity: new Decimal(s.balance ?? '10000') });
     const rule = withDefaults(s.rule);
     await store.accounts.setRule(account.id, rule);
     slaves.push({ account, sim: sim.id, rule });
   }
   return { userId: user.id, master, masterSim: mSim.id, slaves };
+}
+
+export type StoreCase = [name: string, open: () => Promise<{ databaseUrl?: string; drop(): Promise<void> }>];
+
+/** The stores an engine test runs on: the embedded one always, PostgreSQL when reachable (required in CI). */
+export async function storeCases(): Promise<StoreCase[]> {
+  const cases: StoreCase[] = [['embedded', async () => ({ drop: async () => undefined })]];
+  if (await requirePostgres()) cases.push(['postgres', async () => {
+    const db = await tempDatabase();
+    return { databaseUrl: db.url, drop: db.drop };
+  }]);
+  return cases;
 }

@@ -15,6 +15,10 @@ const Sizing = Type.Union([
   Type.Object({ mode: Type.Literal('fixed'), volume: Dec }, { additionalProperties: false }),
   Type.Object({ mode: Type.Literal('balance_ratio'), multiplier: Type.Optional(Dec) }, { additionalProperties: false }),
   Type.Object({ mode: Type.Literal('equity_ratio'), multiplier: Type.Optional(Dec) }, { additionalProperties: false }),
+  Type.Object({
+    mode: Type.Literal('risk_percent'),
+    riskPercent: Type.String({ pattern: '^[0-9]+(\\.[0-9]+)?$', maxLength: 24, description: "share of the Slave's equity (percent, at most 100) the copy may lose at its stop loss" }),
+  }, { additionalProperties: false, description: 'Volume chosen so the copy loses riskPercent % of the Slave equity at its stop; needs a stop loss (else skipped: no_stop_loss)', 'x-open-point': true }),
 ]);
 const Symbols = Type.Array(Type.String({ maxLength: 32 }), { maxItems: 500 });
 export const CopyRuleSchema = Type.Object({
@@ -29,6 +33,11 @@ export const CopyRuleSchema = Type.Object({
   copyTakeProfit: Type.Boolean(),
   copyPendingOrders: Type.Boolean(),
   maxDelayMs: Type.Integer({ minimum: 0, maximum: 86_400_000 }),
+  maxSlippage: Type.Union([Dec, Type.Null()], {
+    description: "Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, "
+      + 'in price units of the Slave symbol (e.g. "0.0005"); null = off. Needs a platform that gives quotes.',
+    'x-open-point': true,
+  }),
 }, { ...OPEN, additionalProperties: false });
 const CopyRulePatch = Type.Partial(CopyRuleSchema, { additionalProperties: false });
 

@@ -1,5 +1,6 @@
 import type { Account } from '../../domain/account.js';
 import { Decimal } from '../../domain/decimal.js';
+import { quoteToAccount } from '../../domain/quote-currency.js';
 import type { InstrumentSpec, OrderType, Side } from '../../domain/types.js';
 import { RiskLimitsRepo, type RiskRow } from '../../store/repos/risk-limits.js';
 import type { Store } from '../../store/store.js';
@@ -184,14 +185,5 @@ export class RiskGuard {
   };
 }
 
-/**
- * Value of one unit of the symbol's quote currency in the account's: 1 when the account is in the quote
- * currency (EURUSD on USD), 1/price when it is in the base (USDJPY on USD). Other crosses would need a
- * second quote; they count at 1, which the monitor's equity check still backs.
- */
-export function quoteToAccount(symbol: string, currency: string | null, price: Decimal | null): Decimal {
-  const s = symbol.toUpperCase().replace(/[^A-Z]/g, '');
-  const ccy = (currency ?? '').toUpperCase();
-  if (s.length >= 6 && ccy && s.slice(0, 3) === ccy && s.slice(3, 6) !== ccy && price && price.gt(0)) return new Decimal(1).div(price);
-  return new Decimal(1);
-}
+/** Moved to the domain: risk-percent sizing needs the same conversion (re-exported for the risk modules). */
+export { quoteToAccount };

@@ -1,5 +1,5 @@
 import { Decimal, dec, isMultipleOf } from '../../domain/decimal.js';
-import type { AccountInfo, InstrumentSpec, Order, Position } from '../../domain/types.js';
+import type { AccountInfo, InstrumentSpec, Order, Position, Quote } from '../../domain/types.js';
 import type {
   BrokerAdapter,
   BrokerEvent,
@@ -95,6 +95,16 @@ export class CTraderAdapter implements BrokerAdapter {
     return this.read('instrument', async () => {
       const s = await this.symbolByName(symbol);
       return s ? toInstrumentSpec(s) : null;
+    });
+  }
+
+  /** The spot subscription the market-order stops already use (pushed bid/ask, kept per connection). */
+  async quote(symbol: string): Promise<Quote | null> {
+    return this.read('quote', async () => {
+      const s = await this.symbolByName(symbol);
+      if (!s) return null;
+      const q = await this.spot(s);
+      return q ? { bid: q.bid, ask: q.ask, time: null } : null;
     });
   }
 

@@ -22,6 +22,7 @@ export const CTRADER_CAPABILITIES: Capabilities = {
     lookupByTag: true,
     streamingEvents: true,
     orderHistory: true,
+    quotes: true,
   },
   correlationTag: { field: 'clientOrderId', maxLength: CTRADER_TAG_MAX },
   rateLimitPerSecond: 40,

@@ -153,6 +153,21 @@ describe('SimAdapter fault playback on writes', () => {
     });
   }
 
+  it('cancel_after_timeout: times out, and the tag then shows a cancelled (or rejected) order with no position', async () => {
+    const { broker, id, adapter } = setup();
+    const events: string[] = [];
+    broker.onEvent((acc, ev) => acc === id && events.push(`${ev.kind}:${ev.order?.status}`));
+    broker.faults.inject({ op: 'placeOrder', kind: 'cancel_after_timeout', accountId: id });
+    broker.faults.inject({ op: 'placeOrder', kind: 'cancel_after_timeout', refuseAs: 'rejected', accountId: id });
+    expect(await adapter.placeOrder(order('cx'))).toMatchObject({ kind: 'unresolved', code: 'timeout' });
+    expect(await adapter.placeOrder(order('rj'))).toMatchObject({ kind: 'unresolved', code: 'timeout' });
+    expect(await adapter.findByTag('cx')).toMatchObject({ found: true, order: { status: 'cancelled', type: 'market', positionId: null } });
+    expect((await adapter.findByTag('rj')).order?.status).toBe('rejected');
+    expect((await adapter.findByTag('cx')).position).toBeUndefined();
+    expect(await adapter.listPositions()).toEqual([]);
+    expect(events).toEqual(['order_placed:pending', 'order_cancelled:cancelled', 'order_placed:pending', 'order_cancelled:rejected']);
+  });
+
   it('delay shorter than the timeout waits, then confirms', async () => {
     const { broker, id, adapter } = setup();
     broker.faults.inject({ op: 'placeOrder', kind: 'delay', delayMs: 15, accountId: id });

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Decimal, floorToStep } from '../../domain/decimal.js';
 import { AppError } from '../../domain/errors.js';
-import type { AccountInfo, InstrumentSpec, Order, Position } from '../../domain/types.js';
+import type { AccountInfo, InstrumentSpec, Order, Position, Quote } from '../../domain/types.js';
 import type { ActiveFault, FaultOp, SimBrokerApi, SimWriteResult } from '../../simulator/types.js';
 import type {
   BrokerAdapter,
@@ -58,6 +58,14 @@ export class SimAdapter implements BrokerAdapter {
     });
   }
 
+  quote(symbol: string): Promise<Quote | null> {
+    return this.read(() => {
+      if (!this.broker.instrument(symbol)) return null;
+      const q = this.broker.quote(symbol);
+      return { bid: q.bid, ask: q.ask, time: q.time };
+    });
+  }
+
   listPositions(): Promise<Position[]> {
     return this.read(() => this.broker.positions(this.simAccountId));
   }
@@ -76,8 +84,8 @@ export class SimAdapter implements BrokerAdapter {
   // ---- writes -------------------------------------------------------------------------------------
 
   placeOrder(req: PlaceOrderRequest): Promise<OrderOutcome> {
-    return this.write('placeOrder', (ratio) =>
-      fromResult(this.broker.placeOrder(this.simAccountId, req, ratio === undefined ? {} : { partialRatio: ratio })),
+    return this.write('placeOrder', (ratio, refuseAs) =>
+      fromResult(this.broker.placeOrder(this.simAccountId, req, { ...(ratio === undefined ? {} : { partialRatio: ratio }), ...(refuseAs ? { refuseAs } : {}) })),
     );
   }
 
@@ -159,11 +167,11 @@ export class SimAdapter implements BrokerAdapter {
     }
   }
 
-  private async write(op: WriteOp, run: (partialRatio?: number) => ConfirmedOutcome): Promise<OrderOutcome> {
+  private async write(op: WriteOp, run: (partialRatio?: number, refuseAs?: 'cancelled' | 'rejected') => ConfirmedOutcome): Promise<OrderOutcome> {
     const f = this.broker.faults.take(op, this.simAccountId);
-    const attempt = (ratio?: number): OrderOutcome => {
+    const attempt = (ratio?: number, refuseAs?: 'cancelled' | 'rejected'): OrderOutcome => {
       try {
-        return run(ratio);
+        return run(ratio, refuseAs);
       } catch (err) {
         if (isSimError(err)) return simErrorToRejected(err);
         throw err;
@@ -190,6 +198,9 @@ export class SimAdapter implements BrokerAdapter {
         attempt();
         return this.timedOut(f);
       case 'timeout_before_apply':
+        return this.timedOut(f);
+      case 'cancel_after_timeout':
+        attempt(undefined, f.refuseAs ?? 'cancelled');
         return this.timedOut(f);
       case 'reset':
       case 'disconnect':

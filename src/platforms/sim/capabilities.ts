@@ -18,6 +18,7 @@ export const SIM_CAPABILITIES: Capabilities = {
     lookupByTag: true,
     streamingEvents: true,
     orderHistory: true,
+    quotes: true,
   },
   correlationTag: { field: 'tag', maxLength: 64 },
   rateLimitPerSecond: 1000,

@@ -37,7 +37,8 @@ const READS: Record<number, (s: SimSession, acc: AuthorisedAccount, body: Body) 
   [PT.UNSUBSCRIBE_SPOTS_REQ]: unsubscribeSpots,
 };
 
-const WRITES: Record<number, { op: Exclude<FaultOp, '*'>; run: (s: SimSession, acc: AuthorisedAccount, body: Body, partialRatio?: number) => Reply[] }> = {
+type RefuseAs = 'cancelled' | 'rejected';
+const WRITES: Record<number, { op: Exclude<FaultOp, '*'>; run: (s: SimSession, acc: AuthorisedAccount, body: Body, partialRatio?: number, refuseAs?: RefuseAs) => Reply[] }> = {
   [PT.NEW_ORDER_REQ]: { op: 'placeOrder', run: newOrder },
   [PT.AMEND_POSITION_SLTP_REQ]: { op: 'modifyPosition', run: amendPositionSltp },
   [PT.CLOSE_POSITION_REQ]: { op: 'closePosition', run: closePosition },
@@ -79,7 +80,7 @@ export async function handleRequest(s: SimSession, env: Envelope): Promise<void>
   if (acc.scope !== 'trading') {
     return s.send(PT.ORDER_ERROR_EVENT, { ctidTraderAccountId: ctid, errorCode: 'TRADING_NOT_ALLOWED', description: 'token has view-only scope' }, id);
   }
-  return withFaults(s, acc, w.op, id, true, (ratio) => w.run(s, acc, body, ratio));
+  return withFaults(s, acc, w.op, id, true, (ratio, refuseAs) => w.run(s, acc, body, ratio, refuseAs));
 }
 
 async function withFaults(
@@ -88,12 +89,12 @@ async function withFaults(
   op: Exclude<FaultOp, '*'>,
   clientMsgId: string | undefined,
   isWrite: boolean,
-  apply: (partialRatio?: number) => Reply[],
+  apply: (partialRatio?: number, refuseAs?: RefuseAs) => Reply[],
 ): Promise<void> {
   const fault: ActiveFault | null = s.ctx.broker.faults.take(op, acc.simAccountId);
-  const run = (ratio?: number): Reply[] | null => {
+  const run = (ratio?: number, refuseAs?: RefuseAs): Reply[] | null => {
     try {
-      return s.applying(acc.simAccountId, () => apply(ratio));
+      return s.applying(acc.simAccountId, () => apply(ratio, refuseAs));
     } catch (err) {
       refuse(s, acc, clientMsgId, isWrite, err);
       return null;
@@ -107,6 +108,10 @@ async function withFaults(
       return;
     case 'timeout_after_apply':
       run();
+      return;
+    case 'cancel_after_timeout':
+      // Taken, then refused by the broker; the answer (and its execution events) never reach the client.
+      run(undefined, fault.refuseAs ?? 'cancelled');
       return;
     case 'rate_limit':
       return s.sendError('BLOCKED_PAYLOAD_TYPE', desc('request frequency exceeded'), { clientMsgId, ctid: acc.ctid, retryAfter: fault.retryAfterSec ?? 1 });
@@ -340,7 +345,7 @@ function instrumentOf(s: SimSession, symbolId: unknown): SimInstrument {
 
 const onTick = (v: Decimal, i: SimInstrument): Decimal => v.toDecimalPlaces(i.digits, Decimal.ROUND_HALF_UP);
 
-function newOrder(s: SimSession, acc: AuthorisedAccount, body: Body, partialRatio?: number): Reply[] {
+function newOrder(s: SimSession, acc: AuthorisedAccount, body: Body, partialRatio?: number, refuseAs?: RefuseAs): Reply[] {
   const { broker, wire } = s.ctx;
   const i = instrumentOf(s, body.symbolId);
   const side: Side = body.tradeSide === TradeSide.SELL ? 'sell' : 'buy';
@@ -369,7 +374,7 @@ function newOrder(s: SimSession, acc: AuthorisedAccount, body: Body, partialRati
   const result = broker.placeOrder(
     acc.simAccountId,
     { symbol: i.symbol, side, type, volume: lots, price: price === undefined ? null : dec(price), stopLoss, takeProfit, tag: clientOrderId || label },
-    partialRatio === undefined ? {} : { partialRatio },
+    { ...(partialRatio === undefined ? {} : { partialRatio }), ...(refuseAs ? { refuseAs } : {}) },
   );
   const accepted = exec(acc, ExecutionType.ORDER_ACCEPTED, {
     order: wire.order({ ...result.order, status: 'pending', filledVolume: dec(0) }, { status: OrderStatus.ACCEPTED }),

@@ -122,6 +122,9 @@ export async function startMetaApiSimServer(broker: SimBrokerApi, opts: MetaApiS
     const ctx: TradeCtx = { broker, simId, platform, comments };
     if (f && shortCircuit(req, res, f, 'client', true)) return;
     switch (f?.kind) {
+      case 'cancel_after_timeout':
+        ctx.refuseAs = f.refuseAs ?? 'cancelled';
+      // falls through: taken (then refused), and the answer never arrives
       case 'timeout_after_apply':
         try {
           runTrade(ctx, body);

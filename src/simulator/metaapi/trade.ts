@@ -128,6 +128,8 @@ export interface TradeCtx {
   platform: MtPlatform;
   comments: CommentStore;
   partialRatio?: number;
+  /** Fault cancel_after_timeout: the order is taken and then cancelled or rejected instead of filled. */
+  refuseAs?: 'cancelled' | 'rejected';
 }
 
 /** Runs one MetaApi trade request against the simulator; business refusals come back as result codes. */
@@ -165,9 +167,9 @@ function dispatch(ctx: TradeCtx, action: string, body: Record<string, unknown>, 
     const r = broker.placeOrder(
       simId,
       { symbol: body.symbol, side: place.side, type: place.type, volume, price, stopLoss: level(body, 'stopLoss', null), takeProfit: level(body, 'takeProfit', null), tag },
-      ctx.partialRatio === undefined ? {} : { partialRatio: ctx.partialRatio },
+      { ...(ctx.partialRatio === undefined ? {} : { partialRatio: ctx.partialRatio }), ...(ctx.refuseAs ? { refuseAs: ctx.refuseAs } : {}) },
     );
-    if (place.type !== 'market') return resultOf(platform, 'placed', { orderId: r.order.id });
+    if (place.type !== 'market' || !r.deal) return resultOf(platform, 'placed', { orderId: r.order.id });
     return filled(platform, r, volume);
   }
   switch (action) {

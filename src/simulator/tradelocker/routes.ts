@@ -41,6 +41,8 @@ export interface RouteCtx {
   body: Record<string, unknown>;
   acct: TlAccount;
   partialRatio?: number;
+  /** Fault cancel_after_timeout: the order is taken and then cancelled or rejected instead of filled. */
+  refuseAs?: 'cancelled' | 'rejected';
 }
 
 export interface Route {
@@ -344,7 +346,7 @@ export function buildRoutes(deps: RouteDeps): Route[] {
   add('POST', '/trade/accounts/:accountId/orders', {
     op: 'placeOrder',
     rateType: 'PLACE_ORDER',
-    handler: ({ acct, body, partialRatio }) => {
+    handler: ({ acct, body, partialRatio, refuseAs }) => {
       const inst = instById(body.tradableInstrumentId);
       const side = body.side as Side;
       const type = body.type as OrderType;
@@ -367,7 +369,7 @@ export function buildRoutes(deps: RouteDeps): Route[] {
       const res = broker.placeOrder(
         acct.sim.id,
         { symbol: inst.symbol, side, type, volume: qty, price, stopLoss, takeProfit, tag: strategyId },
-        { marketableLimit: 'fill', ...(partialRatio === undefined ? {} : { partialRatio }) },
+        { marketableLimit: 'fill', ...(partialRatio === undefined ? {} : { partialRatio }), ...(refuseAs ? { refuseAs } : {}) },
       );
       return ok({ orderId: res.order.id });
     },

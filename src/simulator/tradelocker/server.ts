@@ -250,7 +250,9 @@ export async function startTradeLockerSimServer(broker: SimBrokerApi, opts: Trad
     const fault = takeFault(route.op, acct.sim.id);
     const ctx = { params, query: url.searchParams, body, acct } as Parameters<Route['handler']>[0];
     if (fault) {
-      if (fault.kind === 'timeout_after_apply') {
+      if (fault.kind === 'timeout_after_apply' || fault.kind === 'cancel_after_timeout') {
+        // cancel_after_timeout: taken, then refused by the broker; either way the answer never arrives.
+        if (fault.kind === 'cancel_after_timeout') ctx.refuseAs = fault.refuseAs ?? 'cancelled';
         try {
           route.handler(ctx);
         } catch {

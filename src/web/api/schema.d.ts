@@ -5449,6 +5449,8 @@ export interface operations {
                     excludeSymbols?: string[];
                     includeSymbols?: string[];
                     maxDelayMs?: number;
+                    /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. "0.0005"); null = off. Needs a platform that gives quotes. */
+                    maxSlippage?: string | null;
                     maxVolume?: string | null;
                     minVolume?: string | null;
                     reverse?: boolean;
@@ -5472,6 +5474,11 @@ export interface operations {
                         mode: "equity_ratio";
                         /** @description decimal as a string, e.g. "0.5" */
                         multiplier?: string;
+                    } | {
+                        /** @enum {string} */
+                        mode: "risk_percent";
+                        /** @description share of the Slave's equity (percent, at most 100) the copy may lose at its stop loss */
+                        riskPercent: string;
                     };
                     symbolMap?: {
                         [key: string]: string;
@@ -5493,6 +5500,8 @@ export interface operations {
                         excludeSymbols: string[];
                         includeSymbols: string[];
                         maxDelayMs: number;
+                        /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. "0.0005"); null = off. Needs a platform that gives quotes. */
+                        maxSlippage: string | null;
                         maxVolume: string | null;
                         minVolume: string | null;
                         reverse: boolean;
@@ -5516,6 +5525,11 @@ export interface operations {
                             mode: "equity_ratio";
                             /** @description decimal as a string, e.g. "0.5" */
                             multiplier?: string;
+                        } | {
+                            /** @enum {string} */
+                            mode: "risk_percent";
+                            /** @description share of the Slave's equity (percent, at most 100) the copy may lose at its stop loss */
+                            riskPercent: string;
                         };
                         symbolMap: {
                             [key: string]: string;
@@ -8664,6 +8678,8 @@ export interface operations {
                                     excludeSymbols: string[];
                                     includeSymbols: string[];
                                     maxDelayMs: number;
+                                    /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. "0.0005"); null = off. Needs a platform that gives quotes. */
+                                    maxSlippage: string | null;
                                     maxVolume: string | null;
                                     minVolume: string | null;
                                     reverse: boolean;
@@ -8687,6 +8703,11 @@ export interface operations {
                                         mode: "equity_ratio";
                                         /** @description decimal as a string, e.g. "0.5" */
                                         multiplier?: string;
+                                    } | {
+                                        /** @enum {string} */
+                                        mode: "risk_percent";
+                                        /** @description share of the Slave's equity (percent, at most 100) the copy may lose at its stop loss */
+                                        riskPercent: string;
                                     };
                                     symbolMap: {
                                         [key: string]: string;
@@ -8897,6 +8918,8 @@ export interface operations {
                                 excludeSymbols: string[];
                                 includeSymbols: string[];
                                 maxDelayMs: number;
+                                /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. "0.0005"); null = off. Needs a platform that gives quotes. */
+                                maxSlippage: string | null;
                                 maxVolume: string | null;
                                 minVolume: string | null;
                                 reverse: boolean;
@@ -8920,6 +8943,11 @@ export interface operations {
                                     mode: "equity_ratio";
                                     /** @description decimal as a string, e.g. "0.5" */
                                     multiplier?: string;
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "risk_percent";
+                                    /** @description share of the Slave's equity (percent, at most 100) the copy may lose at its stop loss */
+                                    riskPercent: string;
                                 };
                                 symbolMap: {
                                     [key: string]: string;
@@ -9125,6 +9153,8 @@ export interface operations {
                                 excludeSymbols: string[];
                                 includeSymbols: string[];
                                 maxDelayMs: number;
+                                /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. "0.0005"); null = off. Needs a platform that gives quotes. */
+                                maxSlippage: string | null;
                                 maxVolume: string | null;
                                 minVolume: string | null;
                                 reverse: boolean;
@@ -9148,6 +9178,11 @@ export interface operations {
                                     mode: "equity_ratio";
                                     /** @description decimal as a string, e.g. "0.5" */
                                     multiplier?: string;
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "risk_percent";
+                                    /** @description share of the Slave's equity (percent, at most 100) the copy may lose at its stop loss */
+                                    riskPercent: string;
                                 };
                                 symbolMap: {
                                     [key: string]: string;

@@ -40,11 +40,15 @@ export function CopyRuleForm({ accountId, rule, onSaved }: { accountId: string; 
       {errors[k] && <div className="bad small" id={`${id}-${k}-err`} role="alert">{errors[k]}</div>}
     </div>
   );
-  const text = (k: 'multiplier' | 'volume' | 'minVolume' | 'maxVolume' | 'maxDelayMs' | 'includeSymbols' | 'excludeSymbols', placeholder = '') => (
+  type TextField = 'multiplier' | 'volume' | 'riskPercent' | 'minVolume' | 'maxVolume' | 'maxDelayMs' | 'maxSlippage' | 'includeSymbols' | 'excludeSymbols';
+  const text = (k: TextField, placeholder = '') => (
     <input id={`${id}-${k}`} name={k} value={f[k]} placeholder={placeholder} onChange={(e) => set(k, e.target.value)} aria-invalid={!!errors[k]} aria-describedby={errors[k] ? `${id}-${k}-err` : undefined} />
   );
   const check = (k: 'reverse' | 'copyStopLoss' | 'copyTakeProfit' | 'copyPendingOrders', label: string) => (
-    <label className="inline"><input type="checkbox" name={k} checked={f[k]} onChange={(e) => set(k, e.target.checked)} /> {label}</label>
+    <label className="inline">
+      <input type="checkbox" name={k} checked={f[k]} onChange={(e) => set(k, e.target.checked)} aria-invalid={!!errors[k]} /> {label}
+      {errors[k] && <span className="bad small" role="alert"> {errors[k]}</span>}
+    </label>
   );
 
   return (
@@ -56,10 +60,13 @@ export function CopyRuleForm({ accountId, rule, onSaved }: { accountId: string; 
             <option value="fixed">Fixed volume</option>
             <option value="balance_ratio">Balance ratio</option>
             <option value="equity_ratio">Equity ratio</option>
+            <option value="risk_percent">Risk % of equity at the stop loss</option>
           </select>
         ))}
         {f.mode === 'fixed'
           ? field('volume', 'Volume (lots)', text('volume', '0.01'))
+          : f.mode === 'risk_percent'
+          ? field('riskPercent', 'Risk (% of equity)', text('riskPercent', '1'), 'sized so the stop loss loses this share; a trade without a stop loss is not copied')
           : field('multiplier', f.mode === 'multiplier' ? 'Multiplier' : 'Extra multiplier', text('multiplier', f.mode === 'multiplier' ? '1' : 'optional'))}
         {field('minVolume', 'Minimum volume', text('minVolume', 'none'))}
         {field('maxVolume', 'Maximum volume', text('maxVolume', 'none'))}
@@ -69,6 +76,7 @@ export function CopyRuleForm({ accountId, rule, onSaved }: { accountId: string; 
           <textarea id={`${id}-symbolMap`} name="symbolMap" rows={2} value={f.symbolMap} placeholder="EURUSD=EURUSD.m" onChange={(e) => set('symbolMap', e.target.value)} aria-invalid={!!errors.symbolMap} />
         ), 'one MASTER=SLAVE per line')}
         {field('maxDelayMs', 'Max delay (ms)', text('maxDelayMs'), 'skip a copy older than this')}
+        {field('maxSlippage', 'Max slippage (price)', text('maxSlippage', 'none'), "skip a market copy whose price is worse than the Master's fill by more, e.g. 0.0005")}
       </div>
       <div className="checks">
         {check('reverse', 'Reverse (buy becomes sell)')}

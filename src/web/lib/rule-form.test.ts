@@ -4,7 +4,7 @@ import { describeRule, formToRule, ruleToForm } from './rule-form';
 
 const base: CopyRule = {
   sizing: { mode: 'multiplier', multiplier: '0.5' }, minVolume: null, maxVolume: null, symbolMap: { EURUSD: 'EURUSD.m' },
-  includeSymbols: [], excludeSymbols: ['XAUUSD'], reverse: false, copyStopLoss: true, copyTakeProfit: true, copyPendingOrders: true, maxDelayMs: 30000,
+  includeSymbols: [], excludeSymbols: ['XAUUSD'], reverse: false, copyStopLoss: true, copyTakeProfit: true, copyPendingOrders: true, maxDelayMs: 30000, maxSlippage: null,
 };
 
 describe('rule form', () => {
@@ -38,5 +38,24 @@ describe('rule form', () => {
   });
   it('describes a rule in one line', () => {
     expect(describeRule(base)).toBe('x0.5 · 1 mapped · not XAUUSD');
+  });
+});
+
+describe('rule form: risk sizing and max slippage', () => {
+  it('round-trips a risk_percent rule with a slippage bound, and describes it', () => {
+    const r: CopyRule = { ...base, sizing: { mode: 'risk_percent', riskPercent: '1.5' }, maxSlippage: '0.0005' };
+    const { rule, errors } = formToRule(ruleToForm(r));
+    expect(errors).toEqual({});
+    expect(rule).toEqual(r);
+    expect(describeRule(r)).toBe('risk 1.5% at the stop · slippage ≤ 0.0005 · 1 mapped · not XAUUSD');
+  });
+  it('risk sizing needs a percent in (0, 100] and the stop loss copied; slippage is a positive decimal or empty', () => {
+    const f = { ...ruleToForm(base), mode: 'risk_percent' as const, riskPercent: '' };
+    expect(formToRule(f).errors.riskPercent).toBe('required');
+    expect(formToRule({ ...f, riskPercent: '0' }).errors.riskPercent).toBe('must be more than 0');
+    expect(formToRule({ ...f, riskPercent: '101' }).errors.riskPercent).toBe('at most 100');
+    expect(formToRule({ ...f, riskPercent: '1', copyStopLoss: false }).errors.copyStopLoss).toMatch(/stop loss/);
+    expect(formToRule({ ...f, riskPercent: '1', maxSlippage: '0' }).errors.maxSlippage).toBe('must be more than 0');
+    expect(formToRule({ ...f, riskPercent: '1', maxSlippage: '' }).rule?.maxSlippage).toBeNull();
   });
 });

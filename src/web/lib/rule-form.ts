@@ -4,11 +4,13 @@ import type { CopyRule } from '../api/types';
  * The copy-rule form's fields as text, and the checks the dashboard makes before sending; the server checks
  * again against the Slave adapter's capabilities and its 400 reasons are shown as they come.
  */
-export type SizingMode = 'multiplier' | 'fixed' | 'balance_ratio' | 'equity_ratio';
+export type SizingMode = 'multiplier' | 'fixed' | 'balance_ratio' | 'equity_ratio' | 'risk_percent';
 export interface RuleForm {
   mode: SizingMode;
   multiplier: string;
   volume: string;
+  /** risk_percent: % of the Slave equity the copy may lose at its stop. */
+  riskPercent: string;
   minVolume: string;
   maxVolume: string;
   symbolMap: string;
@@ -19,6 +21,8 @@ export interface RuleForm {
   copyTakeProfit: boolean;
   copyPendingOrders: boolean;
   maxDelayMs: string;
+  /** Price units; empty = no limit. */
+  maxSlippage: string;
 }
 export type RuleErrors = Partial<Record<keyof RuleForm, string>>;
 
@@ -26,11 +30,12 @@ const DEC = /^[0-9]+(\.[0-9]+)?$/;
 const SYMBOL = /^[A-Za-z0-9._/#-]{1,32}$/;
 
 export function ruleToForm(r: CopyRule): RuleForm {
-  const s = r.sizing as { mode: SizingMode; multiplier?: string; volume?: string };
+  const s = r.sizing as { mode: SizingMode; multiplier?: string; volume?: string; riskPercent?: string };
   return {
     mode: s.mode,
     multiplier: s.multiplier ?? (s.mode === 'multiplier' ? '1' : ''),
     volume: s.volume ?? '',
+    riskPercent: s.riskPercent ?? '',
     minVolume: r.minVolume ?? '',
     maxVolume: r.maxVolume ?? '',
     symbolMap: Object.entries(r.symbolMap).map(([k, v]) => `${k}=${v}`).join('\n'),
@@ -41,6 +46,7 @@ export function ruleToForm(r: CopyRule): RuleForm {
     copyTakeProfit: r.copyTakeProfit,
     copyPendingOrders: r.copyPendingOrders,
     maxDelayMs: String(r.maxDelayMs),
+    maxSlippage: r.maxSlippage ?? '',
   };
 }
 
@@ -66,11 +72,17 @@ export function formToRule(f: RuleForm): { rule: CopyRule | null; errors: RuleEr
   let sizing: CopyRule['sizing'];
   if (f.mode === 'fixed') sizing = { mode: 'fixed', volume: dec('volume', f.volume, { required: true, positive: true }) ?? '' };
   else if (f.mode === 'multiplier') sizing = { mode: 'multiplier', multiplier: dec('multiplier', f.multiplier, { required: true, positive: true }) ?? '' };
-  else {
+  else if (f.mode === 'risk_percent') {
+    const pct = dec('riskPercent', f.riskPercent, { required: true, positive: true });
+    if (pct && !errors.riskPercent && Number(pct) > 100) errors.riskPercent = 'at most 100';
+    if (!f.copyStopLoss) errors.copyStopLoss = 'risk sizing measures the risk to the copied stop loss: keep it on';
+    sizing = { mode: 'risk_percent', riskPercent: pct ?? '' };
+  } else {
     const m = dec('multiplier', f.multiplier, { positive: true });
     sizing = m ? { mode: f.mode, multiplier: m } : { mode: f.mode };
   }
   const minVolume = dec('minVolume', f.minVolume, { positive: true });
+  const maxSlippage = dec('maxSlippage', f.maxSlippage, { positive: true });
   const maxVolume = dec('maxVolume', f.maxVolume, { positive: true });
   if (minVolume && maxVolume && !errors.minVolume && !errors.maxVolume && Number(minVolume) > Number(maxVolume)) errors.maxVolume = 'must not be below the minimum volume';
 
@@ -102,7 +114,7 @@ export function formToRule(f: RuleForm): { rule: CopyRule | null; errors: RuleEr
     rule: {
       sizing, minVolume, maxVolume, symbolMap, includeSymbols, excludeSymbols,
       reverse: f.reverse, copyStopLoss: f.copyStopLoss, copyTakeProfit: f.copyTakeProfit, copyPendingOrders: f.copyPendingOrders,
-      maxDelayMs: Number(delay),
+      maxDelayMs: Number(delay), maxSlippage,
     },
     errors,
   };
@@ -110,10 +122,12 @@ export function formToRule(f: RuleForm): { rule: CopyRule | null; errors: RuleEr
 
 /** One line about a rule, for the groups table. */
 export function describeRule(r: CopyRule): string {
-  const s = r.sizing as { mode: SizingMode; multiplier?: string; volume?: string };
-  const size = s.mode === 'multiplier' ? `x${s.multiplier}` : s.mode === 'fixed' ? `fixed ${s.volume}` : `${s.mode.replace('_', ' ')}${s.multiplier ? ` x${s.multiplier}` : ''}`;
+  const s = r.sizing as { mode: SizingMode; multiplier?: string; volume?: string; riskPercent?: string };
+  const size = s.mode === 'multiplier' ? `x${s.multiplier}` : s.mode === 'fixed' ? `fixed ${s.volume}`
+    : s.mode === 'risk_percent' ? `risk ${s.riskPercent}% at the stop` : `${s.mode.replace('_', ' ')}${s.multiplier ? ` x${s.multiplier}` : ''}`;
   const parts = [size];
   if (r.reverse) parts.push('reverse');
+  if (r.maxSlippage) parts.push(`slippage ≤ ${r.maxSlippage}`);
   if (r.minVolume || r.maxVolume) parts.push(`volume ${r.minVolume ?? '0'}..${r.maxVolume ?? '∞'}`);
   if (Object.keys(r.symbolMap).length) parts.push(`${Object.keys(r.symbolMap).length} mapped`);
   if (r.includeSymbols.length) parts.push(`only ${r.includeSymbols.join(', ')}`);
