@@ -11,6 +11,7 @@ import type { PlatformEndpoints } from '../platforms/endpoints.js';
 import { discoverTradeLockerAccounts } from '../platforms/tradelocker/connect.js';
 import { listAccountsForToken } from '../platforms/ctrader/oauth.js';
 import { provisionMtAccount } from '../platforms/metatrader/connect.js';
+import { brokerIdentity } from '../domain/broker-identity.js';
 import type { SimulatedBrokers } from './simulated-brokers.js';
 import type { Role } from '../domain/types.js';
 
@@ -149,6 +150,7 @@ async function seedPlatformA(o: SeedDeps, userId: string, groupId: string, role:
   const acc = await o.store.accounts.create({
     userId, platform: 'platforma', role, groupId, name: `Demo A ${role === 'master' ? 'Master' : 'Slave'} (MT5 ${p.accountNumber})`, brokerAccountId: p.accountId,
     brokerAccountNumber: p.accountNumber, brokerName: p.broker, environment: 'demo', currency: p.currency, balance: new Decimal(balance), equity: new Decimal(balance),
+    brokerIdentity: brokerIdentity({ platform: 'platforma', server: 'SimA-Demo', accountId: p.accountNumber }),
     credentialsEnc: o.box.seal({ metaApiAccountId: p.accountId, platform: p.platform, server: p.server, login: p.accountNumber, hedging: p.hedging }),
   });
   if (role === 'slave') await o.store.accounts.setRule(acc.id, withDefaults({ sizing: { mode: 'multiplier', multiplier: '0.5' } }));

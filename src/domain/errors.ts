@@ -16,6 +16,8 @@ export type ErrorCode =
   | 'idempotency_key_in_flight'
   | 'account_not_master'
   | 'account_not_connected'
+  | 'account_already_connected'
+  | 'copy_cycle'
   | 'data_dir_in_use'
   | 'internal_error';
 

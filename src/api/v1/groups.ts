@@ -115,9 +115,11 @@ export async function groupRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
   for (const [action, status] of [['pause', 'paused'], ['resume', 'connected']] as const) {
     r.post(`${prefix}/accounts/:account_id/${action}`, {
       onRequest: auth,
-      schema: { operationId: `${action}Account`, hide, tags, security, ...OPEN, summary: action === 'pause' ? 'Stop copying to/from this account' : 'Copy again (also lifts a panic-close lock)', params: AccountIdParams, response: { 200: AccountSchema, ...stdErrors() } },
+      schema: { operationId: `${action}Account`, hide, tags, security, ...OPEN, summary: action === 'pause' ? 'Stop copying to/from this account' : 'Copy again (also lifts a panic-close lock)', params: AccountIdParams, response: { 200: AccountSchema, ...stdErrors(409) } },
     }, async (req) => {
       const account = await ownedAccount(deps, userOf(req), req.params.account_id);
+      // A duplicate connection stays off: resuming it would copy the broker account onto itself again.
+      if (action === 'resume' && account.status === 'disabled') throw new AppError('account_already_connected', `${account.statusReason ?? 'duplicate connection'}; remove it`);
       const reason = action === 'pause' ? 'paused by the user' : 'resumed by the user';
       await deps.store.accounts.setStatus(account.id, status, action === 'pause' ? reason : null);
       if (account.status !== status) {
