@@ -7,6 +7,7 @@ import type { MasterItemRow } from '../store/repos/trades.js';
 import type { AdapterRegistry } from './adapter-registry.js';
 import { diffOrder, diffPosition, orderItem, positionItem, type MasterAction } from './actions.js';
 import type { CopyEngine } from './copy-engine.js';
+import { ownCopyOf } from './copy-loop.js';
 
 export interface WatcherOptions {
   logger?: Logger | false;
@@ -183,6 +184,7 @@ class AccountWatch {
           const t = await this.store.trades.tradeByTag(o.tag);
           return this.store.trades.upsertMasterItem(orderItem(master.id, o, 0, true, t!.id));
         }
+        if (!known && (await this.ignoredOwnCopy(master, 'order', o))) return;
         return this.run(master, diffOrder(master.id, known, o, null, at));
       }
       return this.run(master, diffOrder(master.id, known, null, o, at));
@@ -208,7 +210,22 @@ class AccountWatch {
         return true;
       }
     }
-    return false;
+    return this.ignoredOwnCopy(master, 'position', p);
+  }
+
+  /**
+   * A new Master item carrying the tag of one of our copies made from this Master's group (the same broker
+   * account connected twice, or a cycle of groups): copying it would feed on itself. It is remembered as a
+   * closed item, so neither the watcher nor the reconciler ever copies it or what happens to it.
+   */
+  private async ignoredOwnCopy(master: Account, kind: 'position' | 'order', it: Position | Order): Promise<boolean> {
+    if (!it.tag) return false;
+    const own = await ownCopyOf(this.store, master, it.tag);
+    if (!own) return false;
+    await this.store.trades.upsertMasterItem(kind === 'position' ? positionItem(master.id, it as Position, 0, false, null) : orderItem(master.id, it as Order, 0, false, null));
+    await this.store.events.emit([{ userId: master.userId, accountId: master.id, type: 'copy.loop_ignored', payload: { kind, itemId: it.id, tag: it.tag, ...own } }]);
+    this.log(`master ${master.id} ${kind} ${it.id} carries the tag of our copy ${own.intentId}: not copied (copy loop)`, null);
+    return true;
   }
 
   private fillQueuedFor(positionId: string): boolean {
@@ -244,6 +261,7 @@ class AccountWatch {
           await this.store.trades.upsertMasterItem(orderItem(master.id, o, 0, true, (await this.store.trades.tradeByTag(o.tag))!.id));
           continue;
         }
+        if (await this.ignoredOwnCopy(master, 'order', o)) continue;
       }
       await this.run(master, diffOrder(master.id, k, o, null, k ? now : Date.parse(o.createdAt) || now));
     }
