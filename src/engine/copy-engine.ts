@@ -18,6 +18,7 @@ import { OutcomeWriter } from './outcome-writer.js';
 import { proportionalClose } from './partial-close.js';
 import { planOpen, type PreTradeCheck, type SlaveContext } from './planner.js';
 import { actionEvents } from './action-events.js';
+import { MasterBreaker, type BreakerOptions } from './circuit-breaker.js';
 
 /** Skip codes beyond the domain's sizing ones; each appears in the ledger as `code: detail`. */
 export type EngineSkip = 'no_linked_position' | 'user_closed' | 'sltp_not_copied' | 'already_copied';
@@ -64,6 +65,8 @@ const opposite = (s: Side): Side => (s === 'buy' ? 'sell' : 'buy');
 export interface CopyEngineOptions {
   clock?: () => number;
   preTradeCheck?: PreTradeCheck;
+  /** Per-Master ceiling on actions in a window (circuit-breaker.ts); off when absent. */
+  breaker?: BreakerOptions;
 }
 
 /**
@@ -84,11 +87,30 @@ export class CopyEngine {
   readonly accepting = new Set<string>();
   /** Per Master account, copies still being dispatched: follow-ups of the same account wait for them. */
   private readonly pending = new Map<string, Set<Promise<void>>>();
+  private readonly breaker: MasterBreaker | null;
 
   constructor(private readonly store: Store, private readonly adapters: AdapterRegistry, private readonly dispatcher: Dispatcher, opts: CopyEngineOptions = {}) {
     this.clock = opts.clock ?? Date.now;
     this.preTradeCheck = opts.preTradeCheck;
     this.writer = new OutcomeWriter(store);
+    this.breaker = opts.breaker ? new MasterBreaker(opts.breaker, this.clock) : null;
+  }
+
+  /**
+   * Counts the action against the Master's ceiling; over it, the Master is paused (status, reason, events)
+   * and this action is planned as from a paused Master: nothing that adds exposure is copied.
+   */
+  private async guard(master: Account): Promise<Account> {
+    const trip = this.breaker?.hit(master);
+    if (!trip) return master;
+    const { reason } = trip;
+    if (await this.store.accounts.setStatusIf(master.id, master.status, 'paused', reason)) {
+      await this.store.events.emit([
+        { userId: master.userId, accountId: master.id, type: 'account.circuit_breaker_tripped', payload: { actions: trip.actions, windowMs: trip.windowMs, ceiling: trip.ceiling, reason } },
+        { userId: master.userId, accountId: master.id, type: 'account.status_changed', payload: { before: master.status, after: 'paused', reason } },
+      ]);
+    }
+    return { ...master, status: 'paused', statusReason: reason };
   }
 
   /** Waits until every copy of this Master account dispatched so far has its outcome (links exist for what follows). */
@@ -128,8 +150,9 @@ export class CopyEngine {
     return this.knownSpecs.get(adapter)?.get(symbol);
   }
 
-  async copy(master: Account, action: MasterAction, opts: CopyOptions = {}): Promise<CopyResult> {
+  async copy(from: Account, action: MasterAction, opts: CopyOptions = {}): Promise<CopyResult> {
     const t0 = performance.now();
+    const master = await this.guard(from);
     const tradeId = opts.tradeId ?? newId('trd');
     let slaves = await this.slavesOf(master);
     if (opts.onlySlaves) slaves = slaves.filter((s) => opts.onlySlaves!.has(s.account.id));

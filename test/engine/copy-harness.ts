@@ -3,6 +3,7 @@ import type { Account } from '../../src/domain/account.js';
 import { withDefaults, type CopyRule } from '../../src/domain/copy-rule.js';
 import { AdapterRegistry } from '../../src/engine/adapter-registry.js';
 import { CopyEngine } from '../../src/engine/copy-engine.js';
+import type { BreakerOptions } from '../../src/engine/circuit-breaker.js';
 import { Dispatcher } from '../../src/engine/dispatcher.js';
 import { Reconciler } from '../../src/engine/reconciler.js';
 import { Settler } from '../../src/engine/settler.js';
@@ -16,12 +17,12 @@ import { Store } from '../../src/store/store.js';
  * against a simulated broker that lives outside it: stopping the engine does not stop the broker, exactly
  * like a real restart.
  */
-export async function startEngine(o: { broker: SimBroker; dataDir?: string; timeoutMs?: number; clock?: () => number }) {
+export async function startEngine(o: { broker: SimBroker; dataDir?: string; timeoutMs?: number; clock?: () => number; breaker?: BreakerOptions }) {
   const store = await Store.open({ dataDir: o.dataDir ?? ':memory:', embeddedFsync: false });
   const adapters = new AdapterRegistry({ open: async () => null });
   adapters.register(createSimAdapterFactory(o.broker, { timeoutMs: o.timeoutMs ?? 40 }));
   const dispatcher = new Dispatcher();
-  const engine = new CopyEngine(store, adapters, dispatcher, o.clock ? { clock: o.clock } : {});
+  const engine = new CopyEngine(store, adapters, dispatcher, { ...(o.clock ? { clock: o.clock } : {}), ...(o.breaker ? { breaker: o.breaker } : {}) });
   const watcher = new Watcher(store, adapters, engine, { logger: false, resyncMs: 3_600_000, scanMs: 3_600_000 });
   const settler = new Settler(store, adapters, engine, { graceMs: 0, everyMs: 3_600_000 });
   const reconciler = new Reconciler(store, adapters, engine, { logger: false, everyMs: 3_600_000, beforeRun: () => watcher.idle() });
