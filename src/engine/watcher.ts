@@ -192,10 +192,13 @@ class AccountWatch {
   }
 
   /**
-   * A new Master position that is not a new trade to copy: opened by our order route (its tag is a trade of
-   * ours), or the fill of a pending order we know (order_filled follows and links the Slaves' fills).
+   * A new Master position that is not a new trade to copy: one of our own copies (a loop), opened by our order
+   * route (its tag is a trade of ours), or the fill of a pending order we know (order_filled follows and links
+   * the Slaves' fills).
    */
   private async registeredElsewhere(master: Account, p: Position, fills: Order[] = []): Promise<boolean> {
+    // First: the fill of an ignored pending copy must not become an open Master item either.
+    if (p.tag && !(await this.store.trades.tradeByTag(p.tag)) && (await this.ignoredOwnCopy(master, 'position', p))) return true;
     const fromFill = fills.find((o) => o.positionId === p.id);
     if (fromFill || this.fillQueuedFor(p.id)) {
       const origin = (await this.store.trades.masterItems(master.id, { openOnly: true })).find((i) => i.kind === 'order' && (i.itemId === fromFill?.id || (p.tag !== null && i.tag === p.tag)));
@@ -210,7 +213,7 @@ class AccountWatch {
         return true;
       }
     }
-    return this.ignoredOwnCopy(master, 'position', p);
+    return false;
   }
 
   /**

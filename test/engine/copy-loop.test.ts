@@ -62,6 +62,24 @@ describe('copy loop guard', () => {
     expect(broker.positions(g1.slaves[0]!.sim)).toHaveLength(1);
   });
 
+  it('a pending order carrying it is not copied either, nor is its fill', async () => {
+    const before = broker.orders(g1.slaves[0]!.sim).length;
+    const limit = broker.placeOrder(g1.masterSim, { symbol: 'EURUSD', side: 'buy', type: 'limit', price: dec('1.05000'), volume: dec('0.1'), tag: g1CopyTag }).order!;
+    await h.idle();
+    expect(broker.orders(g1.slaves[0]!.sim)).toHaveLength(before);
+    expect((await loopEvents(g1)).at(-1)!.payload).toMatchObject({ kind: 'order', itemId: limit.id });
+    broker.setPrice('EURUSD', '1.04000');
+    // Filled at the Master: the order is gone and a position carries the tag.
+    expect(broker.orders(g1.masterSim).map((o) => o.id)).not.toContain(limit.id);
+    expect(broker.positions(g1.masterSim).filter((p) => p.tag === g1CopyTag).length).toBeGreaterThanOrEqual(3);
+    await h.idle();
+    h.watcher.resync(g1.master.id);
+    await h.idle();
+    broker.setPrice('EURUSD', '1.10000');
+    expect(broker.positions(g1.slaves[0]!.sim)).toHaveLength(1);
+    expect(await h.store.trades.listTrades(g1.userId, { accountId: g1.master.id, limit: 100 })).toHaveLength(1);
+  });
+
   it("another group's copy seen on this Master is chained copying: copied", async () => {
     // G1's Slave is the same broker account as G2's Master: G2 copies what G1 copied there.
     const chained = open(g2.masterSim, g1CopyTag);
