@@ -36,6 +36,8 @@ export interface CopyOptions {
   intentAction?: string;
   /** Targets for heals of follow-up kind, per Slave. */
   targets?: Map<string, LinkRow[]>;
+  /** Watcher: actions its start diff found missed while the service was down (the circuit breaker skips them). */
+  catchUp?: boolean;
   /** Extra events recorded with the intents (the order route's order.accepted), given the number of sends. */
   events?: (copiedTo: number) => NewEvent[];
 }
@@ -100,7 +102,9 @@ export class CopyEngine {
    * Counts the action against the Master's ceiling; over it, the Master is paused (status, reason, events)
    * and this action is planned as from a paused Master: nothing that adds exposure is copied.
    */
-  private async guard(master: Account): Promise<Account> {
+  private async guard(master: Account, opts: CopyOptions): Promise<Account> {
+    // Not the Master's activity now: the reconciler's repairs, and what a watch start found missed while down.
+    if (opts.source === 'reconciler' || opts.catchUp) return master;
     const trip = this.breaker?.hit(master);
     if (!trip) return master;
     const { reason } = trip;
@@ -152,7 +156,7 @@ export class CopyEngine {
 
   async copy(from: Account, action: MasterAction, opts: CopyOptions = {}): Promise<CopyResult> {
     const t0 = performance.now();
-    const master = await this.guard(from);
+    const master = await this.guard(from, opts);
     const tradeId = opts.tradeId ?? newId('trd');
     let slaves = await this.slavesOf(master);
     if (opts.onlySlaves) slaves = slaves.filter((s) => opts.onlySlaves!.has(s.account.id));

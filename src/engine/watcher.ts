@@ -145,16 +145,16 @@ class AccountWatch {
         const master = await this.store.accounts.byId(this.accountId);
         if (!master || master.role !== 'master') continue;
         if (job.kind === 'event') await this.onEvent(master, job.ev);
-        else await this.diff(master);
+        else await this.diff(master, job.reason === 'start');
       } catch (err) {
         this.log(`watcher job failed on ${this.accountId}`, err);
       }
     }
   }
 
-  private async run(master: Account, actions: MasterAction[]): Promise<void> {
+  private async run(master: Account, actions: MasterAction[], catchUp = false): Promise<void> {
     for (const a of actions) {
-      const r = await this.engine.copy(master, a, { source: 'watcher' });
+      const r = await this.engine.copy(master, a, { source: 'watcher', catchUp });
       // In order: the next action of this Master plans only after this one's copies have outcomes.
       await r.done;
     }
@@ -236,7 +236,7 @@ class AccountWatch {
   }
 
   /** Broker state now vs what the store knows: the actions that were missed (restart, reconnect, polling). */
-  private async diff(master: Account): Promise<void> {
+  private async diff(master: Account, catchUp = false): Promise<void> {
     const [positions, pending, known] = await Promise.all([this.adapter.listPositions(), this.adapter.listOrders(), this.store.trades.masterItems(master.id, { openOnly: true })]);
     const now = this.engine.clock();
     const knownOrders = known.filter((k) => k.kind === 'order');
@@ -252,9 +252,9 @@ class AccountWatch {
       const earlier = await this.store.trades.masterItem(master.id, 'position', p.id);
       if (earlier) continue;
       if (await this.registeredElsewhere(master, p, fills)) continue;
-      await this.run(master, diffPosition(master.id, null, p, Date.parse(p.openedAt) || now));
+      await this.run(master, diffPosition(master.id, null, p, Date.parse(p.openedAt) || now), catchUp);
     }
-    for (const k of gone) await this.run(master, diffOrder(master.id, k, null, history.find((o) => o.id === k.itemId) ?? null, now));
+    for (const k of gone) await this.run(master, diffOrder(master.id, k, null, history.find((o) => o.id === k.itemId) ?? null, now), catchUp);
     for (const o of pending) {
       const k = knownOrders.find((x) => x.itemId === o.id) ?? null;
       if (!k) {
@@ -266,10 +266,10 @@ class AccountWatch {
         }
         if (await this.ignoredOwnCopy(master, 'order', o)) continue;
       }
-      await this.run(master, diffOrder(master.id, k, o, null, k ? now : Date.parse(o.createdAt) || now));
+      await this.run(master, diffOrder(master.id, k, o, null, k ? now : Date.parse(o.createdAt) || now), catchUp);
     }
     const byId = new Map(positions.map((p) => [p.id, p] as const));
-    for (const k of knownPositions.values()) await this.run(master, diffPosition(master.id, k, byId.get(k.itemId) ?? null, now));
+    for (const k of knownPositions.values()) await this.run(master, diffPosition(master.id, k, byId.get(k.itemId) ?? null, now), catchUp);
   }
 }
 

@@ -68,6 +68,16 @@ describe('per-Master circuit breaker', () => {
     expect(copies(quiet)).toBe(2 * CEILING + 1);
   });
 
+  it('actions found missed on a watch start and reconciler heals do not count', async () => {
+    const m = (await h.store.accounts.byId(quiet.master.id))!;
+    const old = { id: null, kind: 'close' as const, masterAccountId: m.id, positionId: 'gone-1', orderId: null, symbol: 'EURUSD', side: 'buy' as const, type: 'market' as const,
+      volume: dec('0.1'), prevVolume: dec('0.1'), price: null, stopLoss: null, takeProfit: null, at: Date.now() + offset,
+      item: { accountId: m.id, kind: 'position', itemId: 'gone-1', symbol: 'EURUSD', side: 'buy', orderType: 'market', volume: '0.1' } };
+    for (let i = 0; i < 2 * CEILING; i++) await (await h.engine.copy(m, { ...old, id: `old-${i}`, positionId: `gone-${i}` }, { source: 'watcher', catchUp: true })).done;
+    for (let i = 0; i < 2 * CEILING; i++) await (await h.engine.copy(m, { ...old, positionId: `heal-${i}`, at: Date.now() + offset }, { source: 'reconciler', intentAction: 'heal_close' })).done;
+    expect((await h.store.accounts.byId(quiet.master.id))!.status).toBe('connected');
+  });
+
   it('resuming clears it: copying starts again with a fresh window', async () => {
     // Back in the window of the trip: without the reset, the next action would trip it again.
     offset -= 61_000;
