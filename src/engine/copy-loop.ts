@@ -17,6 +17,9 @@ export async function ownCopyOf(store: Store, master: Account, tag: string | nul
   let first: OwnCopy | null = null;
   let current = tag;
   for (let hop = 0; current && hop < MAX_HOPS; hop++) {
+    // A trade's own tag (an order sent through our API) is where provenance starts; and it spares the
+    // unindexed search of earlier attempts' tags.
+    if (await store.trades.tradeByTag(current)) return null;
     const intent = await store.trades.intentByAnyTag(current);
     if (!intent) return null;
     const trade = await store.trades.tradeById(intent.tradeId);
