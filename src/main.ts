@@ -19,6 +19,7 @@ import { createSimAdapterFactory } from './platforms/sim/factory.js';
 import { SimBroker } from './simulator/broker.js';
 import { SimPersistence } from './simulator/persistence.js';
 import { Store } from './store/store.js';
+import { backfillIdentities } from './store/identity-backfill.js';
 import { LocalBus } from './bus/local-bus.js';
 import { NatsBus } from './bus/nats-bus.js';
 import { HealthMonitor } from './engine/health/monitor.js';
@@ -67,6 +68,9 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
       await bus.close();
     });
     const box = new CredentialBox(loadCredentialKey({ configured: cfg.secretKey, keyFile: dataFile(cfg, 'secret.key') }));
+    // Before any request: platform A rows from before migration 0004 get their identity (or are disabled as duplicates).
+    const backfilled = await backfillIdentities(store, (sealed) => box.open(sealed));
+    if (logger && (backfilled.disabled.length > 0 || backfilled.unreadable.length > 0)) logger.warn(backfilled, 'broker identities backfilled: duplicates disabled');
     const adapters = new AdapterRegistry({
       open: async (accountId) => {
         const sealed = await store.accounts.credentialsEnc(accountId);
@@ -129,7 +133,7 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
     const risk = new RiskGuard(store, adapters, panic, { onError: (err) => logger && logger.warn({ err }, 'risk sample failed') });
     await risk.load();
     // Every planned copy passes the risk guard's pre-trade check (daily loss at the stop, max open volume).
-    const engine = new CopyEngine(store, adapters, dispatcher, { preTradeCheck: risk.check });
+    const engine = new CopyEngine(store, adapters, dispatcher, { preTradeCheck: risk.check, breaker: { maxActions: cfg.masterMaxActionsPerMin, windowMs: 60_000 } });
     const watcher = new Watcher(store, adapters, engine, { logger });
     const settler = new Settler(store, adapters, engine, { logger });
     engine.onUnresolved = () => settler.nudge();

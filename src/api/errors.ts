@@ -12,6 +12,8 @@ export const STATUS: Record<ErrorCode, number> = {
   account_not_master: 409,
   account_not_connected: 409,
   panic_close_running: 409,
+  account_already_connected: 409,
+  copy_cycle: 409,
   idempotency_key_in_flight: 409,
   payload_too_large: 413,
   idempotency_key_reused: 422,

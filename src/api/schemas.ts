@@ -36,7 +36,7 @@ export const AccountSchema = Type.Object({
   id: Type.String(),
   platform: Type.String({ description: 'sim, platforma, platformb or platformc' }),
   role: Type.Union([Type.Literal('master'), Type.Literal('slave')]),
-  status: Type.String({ description: 'connected, paused, locked, disconnected or reconnect_required (values beyond connected: open point)' }),
+  status: Type.String({ description: 'connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point)' }),
   statusReason: NullableStr,
   health: HealthSchema,
   name: Type.String(),

@@ -19,6 +19,8 @@ export interface Config {
   healthIntervalMs: number;
   /** NATS server for cross-process signals (e.g. nats://127.0.0.1:4222); unset = in-process only. */
   natsUrl: string | undefined;
+  /** Circuit breaker: most actions a Master may produce per minute before copying from it pauses (0 = off). */
+  masterMaxActionsPerMin: number;
   webhooks: WebhookConfig;
 }
 
@@ -51,6 +53,7 @@ export function loadConfig(flags: { host?: string; port?: string; v1Port?: strin
     brokerTimeoutMs: int(env.COPYTRADE_BROKER_TIMEOUT_MS, 'COPYTRADE_BROKER_TIMEOUT_MS', 5000),
     healthIntervalMs: int(env.COPYTRADE_HEALTH_INTERVAL_MS, 'COPYTRADE_HEALTH_INTERVAL_MS', 15_000),
     natsUrl: env.NATS_URL || undefined,
+    masterMaxActionsPerMin: int(env.COPYTRADE_MASTER_MAX_ACTIONS_PER_MIN, 'COPYTRADE_MASTER_MAX_ACTIONS_PER_MIN', 60),
     webhooks: loadWebhookConfig(env, flags.demo ?? env.COPYTRADE_DEMO === '1'),
   };
 }

@@ -12,6 +12,7 @@ import { listAccountsForToken } from '../platforms/ctrader/oauth.js';
 import { provisionMtAccount } from '../platforms/metatrader/connect.js';
 import type { DemoBrokers, DemoSimAccount } from './demo-brokers.js';
 import type { Account } from '../domain/account.js';
+import { brokerIdentity } from '../domain/broker-identity.js';
 import type { Role } from '../domain/types.js';
 
 export interface DemoCredentials {
@@ -228,6 +229,7 @@ async function storeAccount(o: SeedDeps, userId: string, groupId: string, spec: 
       const p = await provisionMtAccount({ baseUrl: a.baseUrl, token: a.token, server: sim.meta.server!, login: sim.login, password: sim.meta.password!, platform: 'mt5', pollMs: 100, waitMs: 30_000 });
       return made(o.store.accounts.create({
         ...common, platform: 'platforma', name: `Demo A ${title} (MT5 ${p.accountNumber})`, brokerAccountId: p.accountId, brokerAccountNumber: p.accountNumber, brokerName: p.broker, currency: p.currency,
+        brokerIdentity: brokerIdentity({ platform: 'platforma', server: sim.meta.server!, accountId: p.accountNumber }),
         credentialsEnc: o.box.seal({ metaApiAccountId: p.accountId, platform: p.platform, server: p.server, login: p.accountNumber, hedging: p.hedging }),
       }));
     }

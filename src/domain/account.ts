@@ -15,6 +15,8 @@ export interface Account {
   brokerName: string | null;
   environment: string | null;
   currency: string | null;
+  /** Deployment-wide identity of the broker account (domain/broker-identity.ts); null on a disabled duplicate. */
+  brokerIdentity: string | null;
   health: Health;
   balance: Decimal | null;
   equity: Decimal | null;

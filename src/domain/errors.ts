@@ -19,6 +19,8 @@ export type ErrorCode =
   | 'account_not_master'
   | 'account_not_connected'
   | 'panic_close_running'
+  | 'account_already_connected'
+  | 'copy_cycle'
   | 'data_dir_in_use'
   | 'internal_error';
 

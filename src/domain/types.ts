@@ -14,8 +14,9 @@ export type Role = (typeof ROLES)[number];
  * - locked: a panic-close locked copying until resumed
  * - disconnected: the broker connection is down
  * - reconnect_required: the broker needs the user to sign in again (OAuth)
+ * - disabled: a duplicate connection of a broker account connected elsewhere (migration 0004); never copies
  */
-export const ACCOUNT_STATUSES = ['connected', 'paused', 'locked', 'disconnected', 'reconnect_required'] as const;
+export const ACCOUNT_STATUSES = ['connected', 'paused', 'locked', 'disconnected', 'reconnect_required', 'disabled'] as const;
 export type AccountStatus = (typeof ACCOUNT_STATUSES)[number];
 
 export const SIDES = ['buy', 'sell'] as const;

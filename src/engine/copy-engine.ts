@@ -20,6 +20,7 @@ import { proportionalClose } from './partial-close.js';
 import { planOpen, type PreTradeCheck, type SlaveContext } from './planner.js';
 import { actionEvents } from './action-events.js';
 import { needsMarket, slaveMarket } from './slave-market.js';
+import { MasterBreaker, type BreakerOptions } from './circuit-breaker.js';
 
 /** Skip codes beyond the domain's sizing ones; each appears in the ledger as `code: detail`. */
 export type EngineSkip = 'no_linked_position' | 'user_closed' | 'sltp_not_copied' | 'already_copied';
@@ -37,6 +38,8 @@ export interface CopyOptions {
   intentAction?: string;
   /** Targets for heals of follow-up kind, per Slave. */
   targets?: Map<string, LinkRow[]>;
+  /** Watcher: actions its start diff found missed while the service was down (the circuit breaker skips them). */
+  catchUp?: boolean;
   /** Extra events recorded with the intents (the order route's order.accepted), given the number of sends. */
   events?: (copiedTo: number) => NewEvent[];
 }
@@ -66,6 +69,8 @@ const opposite = (s: Side): Side => (s === 'buy' ? 'sell' : 'buy');
 export interface CopyEngineOptions {
   clock?: () => number;
   preTradeCheck?: PreTradeCheck;
+  /** Per-Master ceiling on actions in a window (circuit-breaker.ts); off when absent. */
+  breaker?: BreakerOptions;
 }
 
 /**
@@ -90,11 +95,34 @@ export class CopyEngine {
   onUnresolved: (() => void) | undefined;
   /** Per Master account, copies still being dispatched: follow-ups of the same account wait for them. */
   private readonly pending = new Map<string, Set<Promise<void>>>();
+  private readonly breaker: MasterBreaker | null;
 
   constructor(private readonly store: Store, private readonly adapters: AdapterRegistry, private readonly dispatcher: Dispatcher, opts: CopyEngineOptions = {}) {
     this.clock = opts.clock ?? Date.now;
     this.preTradeCheck = opts.preTradeCheck;
     this.writer = new OutcomeWriter(store);
+    this.breaker = opts.breaker ? new MasterBreaker(opts.breaker, this.clock) : null;
+  }
+
+  /**
+   * Counts the action against the Master's ceiling; over it, the Master is paused (status, reason, events)
+   * and this action is planned as from a paused Master: nothing that adds exposure is copied.
+   */
+  private async guard(master: Account, opts: CopyOptions): Promise<Account> {
+    // Not the Master's activity now: the reconciler's repairs, and what a watch start found missed while down.
+    // Nor orders sent through our API: the user's own commands (a burst of them is not a loop; a loop shows as
+    // Master activity at the broker, which the watcher brings here), limited by family V's own limits.
+    if (opts.source === 'reconciler' || opts.source === 'api' || opts.catchUp) return master;
+    const trip = this.breaker?.hit(master);
+    if (!trip) return master;
+    const { reason } = trip;
+    if (await this.store.accounts.setStatusIf(master.id, master.status, 'paused', reason)) {
+      await this.store.events.emit([
+        { userId: master.userId, accountId: master.id, type: 'account.circuit_breaker_tripped', payload: { actions: trip.actions, windowMs: trip.windowMs, ceiling: trip.ceiling, reason } },
+        { userId: master.userId, accountId: master.id, type: 'account.status_changed', payload: { before: master.status, after: 'paused', reason } },
+      ]);
+    }
+    return { ...master, status: 'paused', statusReason: reason };
   }
 
   /** Waits until every copy of this Master account dispatched so far has its outcome (links exist for what follows). */
@@ -135,8 +163,9 @@ export class CopyEngine {
     return this.knownSpecs.get(adapter)?.get(symbol);
   }
 
-  async copy(master: Account, action: MasterAction, opts: CopyOptions = {}): Promise<CopyResult> {
+  async copy(from: Account, action: MasterAction, opts: CopyOptions = {}): Promise<CopyResult> {
     const t0 = performance.now();
+    const master = await this.guard(from, opts);
     const tradeId = opts.tradeId ?? newId('trd');
     let slaves = await this.slavesOf(master);
     if (opts.onlySlaves) slaves = slaves.filter((s) => opts.onlySlaves!.has(s.account.id));

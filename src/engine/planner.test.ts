@@ -7,7 +7,7 @@ import { planOpen, type MasterOpen, type PlannedCopy, type SlaveContext } from '
 
 const acct = (id: string, o: Partial<Account> = {}): Account => ({
   id, userId: 'u', platform: 'sim', role: 'slave', status: 'connected', statusReason: null, name: id, groupId: 'g', brokerAccountId: id, brokerAccountNumber: id,
-  brokerName: null, environment: null, currency: 'USD', health: initialHealth(), balance: dec(10_000), equity: dec(10_000), createdAt: new Date(0), updatedAt: new Date(0), ...o,
+  brokerName: null, environment: null, brokerIdentity: `sim:${id}`, currency: 'USD', health: initialHealth(), balance: dec(10_000), equity: dec(10_000), createdAt: new Date(0), updatedAt: new Date(0), ...o,
 });
 const spec: InstrumentSpec = { symbol: 'EURUSD', volumeStep: dec('0.01'), minVolume: dec('0.01'), maxVolume: dec('100'), contractSize: dec(100_000), tickSize: dec('0.00001') };
 const master = acct('m', { role: 'master' });

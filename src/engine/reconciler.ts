@@ -9,6 +9,7 @@ import type { NewEvent } from '../store/repos/events.js';
 import type { AdapterRegistry } from './adapter-registry.js';
 import type { MasterAction } from './actions.js';
 import type { CopyEngine } from './copy-engine.js';
+import { ownCopyOf } from './copy-loop.js';
 
 export type DriftKind = 'orphan' | 'missing_copy' | 'volume_mismatch' | 'user_closed' | 'unlinked_copy' | 'duplicate_copy';
 export type HealAction = 'close_orphan' | 'open_missing' | 'reduce_volume' | 'accept_volume' | 'mark_user_closed' | 'adopt_copy' | 'close_duplicate' | 'none';
@@ -165,6 +166,8 @@ export class Reconciler {
         const history = await this.store.trades.intentsForMasterPosition(master.id, mp.id, sid);
         const explained = history.some((i) => ['open', 'heal_open', 'order_filled', 'order_placed', 'open_on_fill'].includes(i.action) && ['skipped', 'denied', 'rejected'].includes(i.state));
         if (explained) continue;
+        // One of our own copies seen on this Master (the watcher ignores it): healing it open would be the loop.
+        if (mp.tag && (await ownCopyOf(this.store, master, mp.tag))) continue;
         add({ kind: 'missing_copy', masterPositionId: mp.id, slavePositionId: null, detail: `the Master position ${mp.id} (${mp.volume.toString()} ${mp.symbol}) has no copy and no ledger row saying why: opened now if still fresh by the rule (else recorded as stale)`, action: 'open_missing' });
       }
     }

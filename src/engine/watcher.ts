@@ -8,6 +8,7 @@ import type { AdapterRegistry } from './adapter-registry.js';
 import { diffOrder, diffPosition, orderItem, positionItem, type MasterAction } from './actions.js';
 import type { CopyEngine } from './copy-engine.js';
 import { reviveIfLate } from './order-recovery.js';
+import { ownCopyOf } from './copy-loop.js';
 
 export interface WatcherOptions {
   logger?: Logger | false;
@@ -145,16 +146,16 @@ class AccountWatch {
         const master = await this.store.accounts.byId(this.accountId);
         if (!master || master.role !== 'master') continue;
         if (job.kind === 'event') await this.onEvent(master, job.ev);
-        else await this.diff(master);
+        else await this.diff(master, job.reason === 'start');
       } catch (err) {
         this.log(`watcher job failed on ${this.accountId}`, err);
       }
     }
   }
 
-  private async run(master: Account, actions: MasterAction[]): Promise<void> {
+  private async run(master: Account, actions: MasterAction[], catchUp = false): Promise<void> {
     for (const a of actions) {
-      const r = await this.engine.copy(master, a, { source: 'watcher' });
+      const r = await this.engine.copy(master, a, { source: 'watcher', catchUp });
       // In order: the next action of this Master plans only after this one's copies have outcomes.
       await r.done;
     }
@@ -188,6 +189,7 @@ class AccountWatch {
           await reviveIfLate(this.store, t);
           return this.store.trades.upsertMasterItem(orderItem(master.id, o, 0, true, t.id));
         }
+        if (!known && (await this.ignoredOwnCopy(master, 'order', o))) return;
         return this.run(master, diffOrder(master.id, known, o, null, at));
       }
       return this.run(master, diffOrder(master.id, known, null, o, at));
@@ -195,10 +197,13 @@ class AccountWatch {
   }
 
   /**
-   * A new Master position that is not a new trade to copy: opened by our order route (its tag is a trade of
-   * ours), or the fill of a pending order we know (order_filled follows and links the Slaves' fills).
+   * A new Master position that is not a new trade to copy: one of our own copies (a loop), opened by our order
+   * route (its tag is a trade of ours), or the fill of a pending order we know (order_filled follows and links
+   * the Slaves' fills).
    */
   private async registeredElsewhere(master: Account, p: Position, fills: Order[] = []): Promise<boolean> {
+    // First: the fill of an ignored pending copy must not become an open Master item either.
+    if (p.tag && !(await this.store.trades.tradeByTag(p.tag)) && (await this.ignoredOwnCopy(master, 'position', p))) return true;
     const fromFill = fills.find((o) => o.positionId === p.id);
     if (fromFill || this.fillQueuedFor(p.id)) {
       const origin = (await this.store.trades.masterItems(master.id, { openOnly: true })).find((i) => i.kind === 'order' && (i.itemId === fromFill?.id || (p.tag !== null && i.tag === p.tag)));
@@ -217,12 +222,27 @@ class AccountWatch {
     return false;
   }
 
+  /**
+   * A new Master item carrying the tag of one of our copies made from this Master's group (the same broker
+   * account connected twice, or a cycle of groups): copying it would feed on itself. It is remembered as a
+   * closed item, so neither the watcher nor the reconciler ever copies it or what happens to it.
+   */
+  private async ignoredOwnCopy(master: Account, kind: 'position' | 'order', it: Position | Order): Promise<boolean> {
+    if (!it.tag) return false;
+    const own = await ownCopyOf(this.store, master, it.tag);
+    if (!own) return false;
+    await this.store.trades.upsertMasterItem(kind === 'position' ? positionItem(master.id, it as Position, 0, false, null) : orderItem(master.id, it as Order, 0, false, null));
+    await this.store.events.emit([{ userId: master.userId, accountId: master.id, type: 'copy.loop_ignored', payload: { kind, itemId: it.id, tag: it.tag, ...own } }]);
+    this.log(`master ${master.id} ${kind} ${it.id} carries the tag of our copy ${own.intentId}: not copied (copy loop)`, null);
+    return true;
+  }
+
   private fillQueuedFor(positionId: string): boolean {
     return this.queue.some((j) => j.kind === 'event' && j.ev.kind === 'order_filled' && j.ev.order?.positionId === positionId);
   }
 
   /** Broker state now vs what the store knows: the actions that were missed (restart, reconnect, polling). */
-  private async diff(master: Account): Promise<void> {
+  private async diff(master: Account, catchUp = false): Promise<void> {
     const [positions, pending, known] = await Promise.all([this.adapter.listPositions(), this.adapter.listOrders(), this.store.trades.masterItems(master.id, { openOnly: true })]);
     const now = this.engine.clock();
     const knownOrders = known.filter((k) => k.kind === 'order');
@@ -238,9 +258,9 @@ class AccountWatch {
       const earlier = await this.store.trades.masterItem(master.id, 'position', p.id);
       if (earlier) continue;
       if (await this.registeredElsewhere(master, p, fills)) continue;
-      await this.run(master, diffPosition(master.id, null, p, Date.parse(p.openedAt) || now));
+      await this.run(master, diffPosition(master.id, null, p, Date.parse(p.openedAt) || now), catchUp);
     }
-    for (const k of gone) await this.run(master, diffOrder(master.id, k, null, history.find((o) => o.id === k.itemId) ?? null, now));
+    for (const k of gone) await this.run(master, diffOrder(master.id, k, null, history.find((o) => o.id === k.itemId) ?? null, now), catchUp);
     for (const o of pending) {
       const k = knownOrders.find((x) => x.itemId === o.id) ?? null;
       if (!k) {
@@ -252,11 +272,12 @@ class AccountWatch {
           await this.store.trades.upsertMasterItem(orderItem(master.id, o, 0, true, t.id));
           continue;
         }
+        if (await this.ignoredOwnCopy(master, 'order', o)) continue;
       }
-      await this.run(master, diffOrder(master.id, k, o, null, k ? now : Date.parse(o.createdAt) || now));
+      await this.run(master, diffOrder(master.id, k, o, null, k ? now : Date.parse(o.createdAt) || now), catchUp);
     }
     const byId = new Map(positions.map((p) => [p.id, p] as const));
-    for (const k of knownPositions.values()) await this.run(master, diffPosition(master.id, k, byId.get(k.itemId) ?? null, now));
+    for (const k of knownPositions.values()) await this.run(master, diffPosition(master.id, k, byId.get(k.itemId) ?? null, now), catchUp);
   }
 }
 

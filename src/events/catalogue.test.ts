@@ -6,7 +6,7 @@ const envelope = (type: string, data: Record<string, unknown>) => ({ id: 'evt_1'
 
 describe('event catalogue', () => {
   it('has exactly the types the engine and the deliverer emit, each with a versioned schema', () => {
-    expect(EVENT_TYPES).toHaveLength(21);
+    expect(EVENT_TYPES).toHaveLength(23);
     for (const item of catalogue()) {
       expect(item.schemaVersion).toBeGreaterThanOrEqual(1);
       expect((item.schema as { $id: string }).$id).toBe(`Event.${item.type}`);
@@ -29,6 +29,8 @@ describe('event catalogue', () => {
       ['panic_close.finished', { scope: 'account', targetId: 'acc_1', closed: 2, failed: 0, remaining: 0 }],
       ['account.health_changed', { before: { state: 'ok', connected: true, tradingAllowed: true, inSync: true, dataStale: false, reconnectRequired: false }, after: { state: 'down', connected: false, tradingAllowed: false, inSync: true, dataStale: true, reconnectRequired: false }, lastError: 'timeout' }],
       ['account.status_changed', { before: 'connected', after: 'disconnected', reason: 'timeout' }],
+      ['copy.loop_ignored', { kind: 'position', itemId: 'p', tag: 'ctabc', intentId: 'i', tradeId: 't', groupId: 'grp_1' }],
+      ['account.circuit_breaker_tripped', { actions: 61, windowMs: 60000, ceiling: 60, reason: 'r' }],
       ['webhook_endpoint.disabled', { endpointId: 'whe_1', url: 'https://x.test/h', reason: 'r', failingSince: null }],
     ];
     for (const [type, data] of samples) expect(Value.Check(envelopeSchema(type as never), envelope(type, data)), type).toBe(true);

@@ -72,7 +72,7 @@ const entries = {
   },
   'account.status_changed': {
     version: 1,
-    description: "An account's copy/connection status changed (connected, paused, locked, disconnected, reconnect_required).",
+    description: "An account's copy/connection status changed (connected, paused, locked, disconnected, reconnect_required, disabled).",
     data: obj({ before: Str, after: Str, reason: Type.Optional(NStr) }, 'status changed'),
   },
   'risk.triggered': {
@@ -102,6 +102,16 @@ const entries = {
     version: 1,
     description: 'Sent on request to one endpoint to check it receives and verifies deliveries; never stored or streamed.',
     data: obj({ endpointId: Str, message: Str }, 'test event'),
+  },
+  'copy.loop_ignored': {
+    version: 1,
+    description: "A Master position or order carries the correlation tag of one of our own copies made from this Master's group (the same broker account connected twice, or a cycle of groups): it is not copied again.",
+    data: obj({ kind: Type.Union([Type.Literal('position'), Type.Literal('order')]), itemId: Str, tag: Str, intentId: Str, tradeId: Str, groupId: NStr }, 'copy loop ignored'),
+  },
+  'account.circuit_breaker_tripped': {
+    version: 1,
+    description: 'A Master produced more actions than the ceiling in the window: copying from it is paused (status paused, reason recorded) until resumed.',
+    data: obj({ actions: Type.Integer(), windowMs: Type.Integer(), ceiling: Type.Integer(), reason: Str }, 'circuit breaker tripped'),
   },
 } as const satisfies Record<string, Entry>;
 

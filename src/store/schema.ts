@@ -70,10 +70,16 @@ export const accounts = pgTable('accounts', {
   balance: numeric('balance'),
   equity: numeric('equity'),
   statusReason: text('status_reason'),
+  /**
+   * Platform + environment/server + account number, normalised (domain/broker-identity.ts): unique in the
+   * deployment, so one broker account is connected once. Null only for a duplicate disabled by migration 0004.
+   */
+  brokerIdentity: text('broker_identity'),
   createdAt: createdAt(),
   updatedAt: ts('updated_at').notNull().defaultNow(),
 }, (t) => [
   index('accounts_user_idx').on(t.userId),
+  uniqueIndex('accounts_broker_identity_uq').on(t.brokerIdentity),
   index('accounts_group_idx').on(t.groupId),
   uniqueIndex('accounts_broker_uq').on(t.userId, t.platform, t.brokerAccountId, t.environment),
 ]);

@@ -8,6 +8,7 @@ beforeAll(async () => {
   svc.broker.createAccount({ balance: '3000', currency: 'USD', hedging: true, meta: { ctidUserId: 'ctid-alice', environment: 'demo' } });
   svc.broker.createAccount({ balance: '9000', currency: 'USD', hedging: true, meta: { ctidUserId: 'ctid-alice', environment: 'live' } });
   svc.broker.createAccount({ login: '77001', balance: '4000', currency: 'USD', hedging: true, meta: { server: 'SimA-Live', password: 'mt-pass-1', platform: 'mt5' } });
+  svc.broker.createAccount({ login: '77002', balance: '4000', currency: 'USD', hedging: true, meta: { server: 'SimA-Live', password: 'mt-pass-2', platform: 'mt5' } });
 });
 afterAll(async () => svc?.close());
 
@@ -99,10 +100,11 @@ describe('platform A connection flow (MetaApi-style upstream)', () => {
 
   it('a wrong password or an unknown server is a clear 4xx (422 broker_auth_failed for the password), never a stuck account', async () => {
     const token = await userToken('a2@example.test');
-    const wrong = await svc.call('POST', '/api/connect/platforma', { token, body: { platform: 'mt5', server: 'SimA-Live', login: '77001', password: 'wrong', role: 'slave' } });
+    // 77001 is connected by the test above (a second connection would be 409 before any check of the password).
+    const wrong = await svc.call('POST', '/api/connect/platforma', { token, body: { platform: 'mt5', server: 'SimA-Live', login: '77002', password: 'wrong', role: 'slave' } });
     expect(wrong.status).toBe(422);
     expect(wrong.text).not.toContain('wrong"');
-    const unknown = await svc.call('POST', '/api/connect/platforma', { token, body: { platform: 'mt5', server: 'Nope-Server', login: '77001', password: 'mt-pass-1' } });
+    const unknown = await svc.call('POST', '/api/connect/platforma', { token, body: { platform: 'mt5', server: 'Nope-Server', login: '77002', password: 'mt-pass-2' } });
     expect(unknown.status).toBe(400);
     expect((await svc.call('GET', '/app/v1/accounts', { token })).body.accounts).toEqual([]);
   }, 30_000);

@@ -3,6 +3,7 @@ import type { Account } from '../../src/domain/account.js';
 import { withDefaults, type CopyRule } from '../../src/domain/copy-rule.js';
 import { AdapterRegistry } from '../../src/engine/adapter-registry.js';
 import { CopyEngine } from '../../src/engine/copy-engine.js';
+import type { BreakerOptions } from '../../src/engine/circuit-breaker.js';
 import { Dispatcher } from '../../src/engine/dispatcher.js';
 import { Reconciler } from '../../src/engine/reconciler.js';
 import { Settler } from '../../src/engine/settler.js';
@@ -17,12 +18,12 @@ import { requirePostgres, tempDatabase } from '../helpers/postgres.js';
  * against a simulated broker that lives outside it: stopping the engine does not stop the broker, exactly
  * like a real restart.
  */
-export async function startEngine(o: { broker: SimBroker; dataDir?: string; databaseUrl?: string; timeoutMs?: number; clock?: () => number; absentAfterMs?: number }) {
+export async function startEngine(o: { broker: SimBroker; dataDir?: string; databaseUrl?: string; timeoutMs?: number; clock?: () => number; absentAfterMs?: number; breaker?: BreakerOptions }) {
   const store = await Store.open({ dataDir: o.dataDir ?? ':memory:', databaseUrl: o.databaseUrl, embeddedFsync: false });
   const adapters = new AdapterRegistry({ open: async () => null });
   adapters.register(createSimAdapterFactory(o.broker, { timeoutMs: o.timeoutMs ?? 40 }));
   const dispatcher = new Dispatcher();
-  const engine = new CopyEngine(store, adapters, dispatcher, o.clock ? { clock: o.clock } : {});
+  const engine = new CopyEngine(store, adapters, dispatcher, { ...(o.clock ? { clock: o.clock } : {}), ...(o.breaker ? { breaker: o.breaker } : {}) });
   const watcher = new Watcher(store, adapters, engine, { logger: false, resyncMs: 3_600_000, scanMs: 3_600_000 });
   const settler = new Settler(store, adapters, engine, { graceMs: 0, everyMs: 3_600_000, ...(o.absentAfterMs !== undefined ? { absentAfterMs: o.absentAfterMs } : {}) });
   engine.onUnresolved = () => settler.nudge();

@@ -27,7 +27,8 @@ const alive = (pid: number) => {
 };
 afterAll(() => {
   for (const pid of pids) if (alive(pid)) process.kill(pid, 'SIGKILL');
-  rmSync(dir, { recursive: true, force: true });
+  if (process.env.KILL9_KEEP) console.log(`kill -9: data kept in ${dir}`);
+  else rmSync(dir, { recursive: true, force: true });
 });
 
 interface Summary { baseUrl: string; v1BaseUrl: string; demo: { apiKey: string }; simulator: { pid: number } | null }
@@ -89,13 +90,14 @@ describe('kill -9 while orders are on their way', () => {
     }
 
     // The last life settles everything the kills left: no trade waits for its Master's outcome any more.
-    type Trade = { tradeId: string; status: string; source: string; master: { positionId: string | null } };
+    type Trade = { tradeId: string; status: string; source: string; action: string; master: { positionId: string | null } };
     const trades = async () => (await api<{ trades: Trade[] }>(cur.s, 'GET', '/v1/trades?limit=200')).body.trades;
     const end = Date.now() + 90_000;
     while ((await trades()).some((t) => t.status === 'pending' || (t.status === 'unresolved' && t.master.positionId)) && Date.now() < end) await new Promise((r) => setTimeout(r, 500));
 
     const all = await trades();
-    expect(all.filter((t) => t.source !== 'api')).toEqual([]);
+    const extra = all.filter((t) => t.source !== 'api');
+    expect(extra.map((t) => `${t.source} ${t.action} ${t.master.positionId}: ${(t as any).copies.map((c: any) => `${c.action} ${c.outcome}`).join(', ')}`)).toEqual([]);
     const positionsOf = async (id: string) => (await api<{ positions: Array<{ id: string }> }>(cur.s, 'GET', `/v1/accounts/${id}/positions`)).body.positions;
     const masterPositions = await positionsOf(master.id);
     const accepted = all.filter((t) => t.status === 'accepted');

@@ -52,6 +52,26 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       expect((await store.credentials.listApiKeys(u.id)).map((k) => k.id).sort()).toEqual([k1.id, k2!.id].sort());
     });
 
+    it('holds one connection per broker identity deployment-wide; a reconnect updates that connection', async () => {
+      const u = await user();
+      const other = await user();
+      const id = `bid-${newId('acc')}`;
+      const a = await store.accounts.create({ userId: u.id, platform: 'platformc', role: 'slave', name: 'C', brokerAccountId: id, brokerAccountNumber: '7', environment: 'live' });
+      expect(a.brokerIdentity).toBe(`platformc:live:${id}`);
+      expect((await store.accounts.byIdentity(`platformc:live:${id}`))?.id).toBe(a.id);
+      // Another user, or the same user under another name of the same environment: the unique index refuses it.
+      await expect(store.accounts.create({ userId: other.id, platform: 'platformc', role: 'slave', name: 'C2', brokerAccountId: id, brokerAccountNumber: '7', environment: 'LIVE' }))
+        .rejects.toMatchObject({ code: 'account_already_connected' });
+      await store.accounts.setStatus(a.id, 'reconnect_required', 'token revoked');
+      await store.accounts.reconnect(a.id, { brokerAccountId: id, credentialsEnc: 'sealed-2' });
+      expect(await store.accounts.byId(a.id)).toMatchObject({ status: 'connected', statusReason: null, brokerIdentity: `platformc:live:${id}` });
+      expect(await store.accounts.credentialsEnc(a.id)).toBe('sealed-2');
+      // A chosen status (a pause) survives a reconnect.
+      await store.accounts.setStatus(a.id, 'paused', 'paused by the user');
+      await store.accounts.reconnect(a.id, { brokerAccountId: id, credentialsEnc: 'sealed-3' });
+      expect(await store.accounts.byId(a.id)).toMatchObject({ status: 'paused', statusReason: 'paused by the user' });
+    });
+
     it('returns an account only to its owner, and groups with master, slaves and rules', async () => {
       const u = await user();
       const other = await user();

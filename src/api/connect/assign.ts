@@ -1,22 +1,43 @@
 import { AppError, notFound } from '../../domain/errors.js';
 import type { Role } from '../../domain/types.js';
 import type { ApiDeps } from '../deps.js';
-import type { NewAccount } from '../../store/repos/accounts.js';
+import { alreadyConnected, type NewAccount } from '../../store/repos/accounts.js';
 import type { Account } from '../../domain/account.js';
 
 /**
- * Last step of every connection flow: store the account with its sealed credentials and put it in the
- * chosen copier group. Refuses a second Master in a group, and an account already connected by this user.
+ * Who holds this broker identity already. Another user: 409 `account_already_connected` (before anything is
+ * provisioned upstream). The caller: their connection, which a connect of the same account updates (reconnect).
  */
-export async function storeConnectedAccount(deps: ApiDeps, a: Omit<NewAccount, 'role' | 'groupId' | 'credentialsEnc'> & { role?: Role; groupId?: string | null; credentials: Record<string, unknown> }): Promise<Account> {
+export async function connectionOf(deps: ApiDeps, userId: string, identity: string): Promise<Account | null> {
+  const holder = await deps.store.accounts.byIdentity(identity);
+  if (!holder) return null;
+  if (holder.userId !== userId) throw alreadyConnected('by another user');
+  return holder;
+}
+
+export interface Connected { account: Account; reconnected: boolean }
+
+/**
+ * Last step of every connection flow: store the account with its sealed credentials and put it in the
+ * chosen copier group. Refuses a second Master in a group. The same broker account connected again by its
+ * owner is a reconnect: the existing connection gets the new broker link and credentials (its group, role
+ * and rules stay); by anyone else it is refused, and the unique index refuses it too if two race.
+ */
+export async function storeConnectedAccount(deps: ApiDeps, a: Omit<NewAccount, 'role' | 'groupId' | 'credentialsEnc' | 'brokerIdentity'> & { brokerIdentity: string; role?: Role; groupId?: string | null; credentials: Record<string, unknown> }): Promise<Connected> {
+  const existing = await connectionOf(deps, a.userId, a.brokerIdentity);
+  if (existing) {
+    await deps.store.accounts.reconnect(existing.id, { brokerAccountId: a.brokerAccountId, credentialsEnc: deps.box.seal(a.credentials), brokerName: a.brokerName ?? null, currency: a.currency ?? null });
+    // The cached adapter holds the old link and credentials.
+    await deps.adapters.evict(existing.id);
+    return { account: (await deps.store.accounts.byId(existing.id))!, reconnected: true };
+  }
   const role = a.role ?? 'slave';
   if (a.groupId) {
     const g = await deps.store.accounts.groupView(a.userId, a.groupId);
     if (!g) throw notFound('copier group');
     if (role === 'master' && g.master) throw new AppError('conflict', `group ${a.groupId} already has a Master (${g.master.id})`);
   }
-  const existing = (await deps.store.accounts.list(a.userId, { platform: a.platform })).find((x) => x.brokerAccountId === a.brokerAccountId && x.environment === (a.environment ?? null));
-  if (existing) throw new AppError('conflict', `this broker account is already connected as ${existing.id}`);
   const { credentials, ...rest } = a;
-  return deps.store.accounts.create({ ...rest, role, groupId: a.groupId ?? null, credentialsEnc: deps.box.seal(credentials) });
+  const account = await deps.store.accounts.create({ ...rest, role, groupId: a.groupId ?? null, credentialsEnc: deps.box.seal(credentials) });
+  return { account, reconnected: false };
 }

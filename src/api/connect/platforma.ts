@@ -1,12 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { FailedCredentialMemo, provisionMtAccount, searchMtServers } from '../../platforms/metatrader/connect.js';
+import { FailedCredentialMemo, provisionMtAccount, removeMtAccount, searchMtServers } from '../../platforms/metatrader/connect.js';
+import { brokerIdentity as brokerIdentityOf } from '../../domain/broker-identity.js';
 import type { ApiDeps } from '../deps.js';
 import { requireAuth, userOf } from '../plugins/auth.js';
 import { AccountSchema, OPEN, stdErrors, toAccountJson } from '../schemas.js';
 import { connectLimit } from './limit.js';
-import { storeConnectedAccount } from './assign.js';
+import { connectionOf, storeConnectedAccount } from './assign.js';
 import { AssignFields } from './platformb.js';
 import { refreshFunds } from './platformc.js';
 
@@ -38,7 +39,7 @@ export async function connectPlatformARoutes(app: FastifyInstance, deps: ApiDeps
   r.post('/api/connect/platforma', {
     onRequest: [auth, connectLimit(deps)],
     schema: {
-      operationId: 'connectPlatformA', tags, security, ...OPEN, summary: 'Platform A: connect an MT4/MT5 login (waits until the upstream is connected to the broker)',
+      operationId: 'connectPlatformA', tags, security, ...OPEN, summary: 'Platform A: connect an MT4/MT5 login (waits until the upstream is connected to the broker); 200 when it reconnects a login the caller had connected, 409 account_already_connected when another user has',
       body: Type.Object({
         platform: Platform,
         server: Type.String({ minLength: 1, maxLength: 100 }),
@@ -46,18 +47,33 @@ export async function connectPlatformARoutes(app: FastifyInstance, deps: ApiDeps
         password: Type.String({ minLength: 1, maxLength: 100, description: 'the trading (master) password, not the investor password' }),
         ...AssignFields,
       }, { additionalProperties: false }),
-      response: { 201: AccountSchema, ...stdErrors(409, 422, 502, 503) },
+      response: { 200: AccountSchema, 201: AccountSchema, ...stdErrors(409, 422, 502, 503) },
     },
   }, async (req, reply) => {
     const b = req.body;
+    const userId = userOf(req);
+    const brokerIdentity = brokerIdentityOf({ platform: 'platforma', server: b.server, accountId: b.login });
+    // Before provisioning: a MetaApi account is created (and billed) for nobody's duplicate.
+    const before = await connectionOf(deps, userId, brokerIdentity);
     const p = await provisionMtAccount({ baseUrl: a().baseUrl, token: a().token, server: b.server, login: b.login, password: b.password, platform: b.platform, failedCredentials: failed, waitMs: 120_000, pollMs: 500 });
-    const account = await storeConnectedAccount(deps, {
-      userId: userOf(req), platform: 'platforma', role: b.role ?? 'slave', groupId: b.groupId ?? null, name: b.name ?? `${p.platform.toUpperCase()} ${p.accountNumber} @ ${p.server}`,
-      brokerAccountId: p.accountId, brokerAccountNumber: p.accountNumber, brokerName: p.broker, environment: null, currency: p.currency,
-      credentials: { metaApiAccountId: p.accountId, platform: p.platform, server: p.server, login: p.accountNumber, hedging: p.hedging },
-    });
-    await refreshFunds(deps, account.id);
-    reply.code(201);
-    return toAccountJson((await deps.store.accounts.byId(account.id))!);
+    let connected;
+    try {
+      connected = await storeConnectedAccount(deps, {
+        userId, platform: 'platforma', role: b.role ?? 'slave', groupId: b.groupId ?? null, name: b.name ?? `${p.platform.toUpperCase()} ${p.accountNumber} @ ${p.server}`,
+        brokerAccountId: p.accountId, brokerAccountNumber: p.accountNumber, brokerName: p.broker, environment: null, currency: p.currency, brokerIdentity,
+        credentials: { metaApiAccountId: p.accountId, platform: p.platform, server: p.server, login: p.accountNumber, hedging: p.hedging },
+      });
+    } catch (err) {
+      // Lost a race to another connect of the same login (the unique index), or the group check failed: nothing stays upstream.
+      await removeMtAccount({ baseUrl: a().baseUrl, token: a().token, accountId: p.accountId }).catch(() => undefined);
+      throw err;
+    }
+    // A reconnect re-provisioned the login: the MetaApi account the connection used before is removed.
+    if (connected.reconnected && before && before.brokerAccountId !== p.accountId) {
+      await removeMtAccount({ baseUrl: a().baseUrl, token: a().token, accountId: before.brokerAccountId }).catch(() => undefined);
+    }
+    await refreshFunds(deps, connected.account.id);
+    reply.code(connected.reconnected ? 200 : 201);
+    return toAccountJson((await deps.store.accounts.byId(connected.account.id))!);
   });
 }

@@ -8,6 +8,7 @@ import { AccountSchema, OPEN, stdErrors, toAccountJson } from '../schemas.js';
 import { ConnectionSessions } from './sessions.js';
 import { connectLimit } from './limit.js';
 import { storeConnectedAccount } from './assign.js';
+import { brokerIdentity as brokerIdentityOf } from '../../domain/broker-identity.js';
 
 interface BSession { userId: string; environment: 'demo' | 'live'; server: string; email: string; password: string; accounts: TradeLockerAccountChoice[] }
 
@@ -50,22 +51,24 @@ export async function connectPlatformBRoutes(app: FastifyInstance, deps: ApiDeps
   r.post('/api/connect/platformb/confirm', {
     onRequest,
     schema: {
-      operationId: 'connectPlatformB', tags, security, ...OPEN, summary: 'Platform B step 2: pick the account, verify its account number, connect it to a group',
+      operationId: 'connectPlatformB', tags, security, ...OPEN, summary: 'Platform B step 2: pick the account, verify its account number, connect it to a group (200: a reconnect of the caller\'s connection; 409 account_already_connected: connected by another user)',
       body: Type.Object({ connectionId: Type.String({ minLength: 1, maxLength: 64 }), accountId: Type.String({ maxLength: 32 }), accountNumber: Type.String({ maxLength: 32 }), ...AssignFields }, { additionalProperties: false }),
-      response: { 201: AccountSchema, ...stdErrors(409) },
+      response: { 200: AccountSchema, 201: AccountSchema, ...stdErrors(409) },
     },
   }, async (req, reply) => {
     const userId = userOf(req);
     const s = sessions.get(userId, req.body.connectionId);
     const picked = verifyTradeLockerAccount(s.accounts, { accountId: req.body.accountId, accountNumber: req.body.accountNumber });
-    const account = await storeConnectedAccount(deps, {
+    const brokerIdentity = brokerIdentityOf({ platform: 'platformb', environment: s.environment, server: s.server, accountId: picked.id });
+    const { account, reconnected } = await storeConnectedAccount(deps, {
+      brokerIdentity,
       userId, platform: 'platformb', role: req.body.role ?? 'slave', groupId: req.body.groupId ?? null, name: req.body.name ?? `${s.server} #${picked.accountNumber}`,
       brokerAccountId: picked.id, brokerAccountNumber: picked.accountNumber, brokerName: s.server, environment: s.environment, currency: picked.currency,
       balance: picked.balance, equity: picked.balance,
       credentials: { email: s.email, password: s.password, server: s.server, accNum: picked.accNum, accountId: picked.id },
     });
     sessions.delete(req.body.connectionId);
-    reply.code(201);
+    reply.code(reconnected ? 200 : 201);
     return toAccountJson(account);
   });
 }

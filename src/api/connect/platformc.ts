@@ -10,6 +10,7 @@ import { AccountSchema, OPEN, stdErrors, toAccountJson } from '../schemas.js';
 import { ConnectionSessions } from './sessions.js';
 import { connectLimit } from './limit.js';
 import { storeConnectedAccount } from './assign.js';
+import { brokerIdentity as brokerIdentityOf } from '../../domain/broker-identity.js';
 import { AssignFields } from './platformb.js';
 
 interface CSession {
@@ -120,12 +121,12 @@ export async function connectPlatformCRoutes(app: FastifyInstance, deps: ApiDeps
   r.post('/api/connect/platformc/confirm', {
     onRequest: [auth, connectLimit(deps)],
     schema: {
-      operationId: 'connectPlatformC', tags, security, ...OPEN, summary: 'Platform C last step: pick the account, verify account and environment, connect it to a group',
+      operationId: 'connectPlatformC', tags, security, ...OPEN, summary: 'Platform C last step: pick the account, verify account and environment, connect it to a group (200: a reconnect of the caller\'s connection; 409 account_already_connected: connected by another user)',
       body: Type.Object({
         connectionId: Type.String({ minLength: 1, maxLength: 64 }), ctidTraderAccountId: Type.String({ maxLength: 32 }), accountNumber: Type.String({ maxLength: 32 }),
         environment: Type.Union([Type.Literal('demo'), Type.Literal('live')]), ...AssignFields,
       }, { additionalProperties: false }),
-      response: { 201: AccountSchema, ...stdErrors(409, 422) },
+      response: { 200: AccountSchema, 201: AccountSchema, ...stdErrors(409, 422) },
     },
   }, async (req, reply) => {
     const userId = userOf(req);
@@ -133,15 +134,16 @@ export async function connectPlatformCRoutes(app: FastifyInstance, deps: ApiDeps
     if (s.status === 'failed') throw new AppError(s.failure ?? 'broker_auth_failed', `the broker did not authorize the connection: ${s.error}; start again`);
     if (s.status !== 'authorized' || !s.tokens) throw new AppError('conflict', 'the authorization window has not been approved yet');
     const picked = verifyCTraderAccount(s.accounts, { ctidTraderAccountId: req.body.ctidTraderAccountId, accountNumber: req.body.accountNumber, environment: req.body.environment });
-    const account = await storeConnectedAccount(deps, {
-      userId, platform: 'platformc', role: req.body.role ?? 'slave', groupId: req.body.groupId ?? null,
+    const brokerIdentity = brokerIdentityOf({ platform: 'platformc', environment: picked.environment, accountId: picked.ctidTraderAccountId });
+    const { account, reconnected } = await storeConnectedAccount(deps, {
+      brokerIdentity, userId, platform: 'platformc', role: req.body.role ?? 'slave', groupId: req.body.groupId ?? null,
       name: req.body.name ?? `${picked.brokerName ?? 'cTrader'} #${picked.traderLogin ?? picked.ctidTraderAccountId}`,
       brokerAccountId: picked.ctidTraderAccountId, brokerAccountNumber: picked.traderLogin ?? picked.ctidTraderAccountId, brokerName: picked.brokerName, environment: picked.environment,
       credentials: { ...s.tokens, ctidTraderAccountId: picked.ctidTraderAccountId, isLive: picked.isLive, ...(picked.traderLogin ? { traderLogin: picked.traderLogin } : {}) },
     });
     await refreshFunds(deps, account.id);
     sessions.delete(req.body.connectionId);
-    reply.code(201);
+    reply.code(reconnected ? 200 : 201);
     return toAccountJson((await deps.store.accounts.byId(account.id))!);
   });
 }

@@ -8,6 +8,7 @@ import { ownedAccount, type ApiDeps } from '../deps.js';
 import { userOf } from '../plugins/auth.js';
 import { AccountIdParams, AccountSchema, OPEN, stdErrors, toAccountJson } from '../schemas.js';
 import type { RouteOpts } from './route-opts.js';
+import { refuseCopyCycle } from './copy-cycle.js';
 
 const Dec = Type.String({ pattern: '^[0-9]+(\\.[0-9]+)?$', maxLength: 24, description: 'decimal as a string, e.g. "0.5"' });
 const Sizing = Type.Union([
@@ -87,7 +88,7 @@ export async function groupRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
   r.put(`${prefix}/accounts/:account_id/assignment`, {
     onRequest: auth,
     schema: {
-      operationId: 'assignAccount', hide, tags, security, ...OPEN, summary: 'Put an account in a copier group as its Master or a Slave (groupId null takes it out)',
+      operationId: 'assignAccount', hide, tags, security, ...OPEN, summary: 'Put an account in a copier group as its Master or a Slave (groupId null takes it out); 409 copy_cycle when copying would feed on itself',
       params: AccountIdParams,
       body: Type.Object({ groupId: Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()]), role: Type.Union([Type.Literal('master'), Type.Literal('slave')]) }, { additionalProperties: false }),
       response: { 200: AccountSchema, ...stdErrors(409) },
@@ -100,6 +101,7 @@ export async function groupRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
       const g = await deps.store.accounts.groupView(userId, groupId);
       if (!g) throw notFound('copier group');
       if (role === 'master' && g.master && g.master.id !== account.id) throw new AppError('conflict', `group ${groupId} already has a Master (${g.master.id}); move it out first`);
+      await refuseCopyCycle(deps, account, role, groupId);
     }
     await deps.store.accounts.setRoleAndGroup(account.id, role, groupId);
     return toAccountJson((await deps.store.accounts.byId(account.id))!);
@@ -129,6 +131,8 @@ export async function groupRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
       const account = await ownedAccount(deps, userOf(req), req.params.account_id);
       // Copying again while a panic-close still flattens the account would reopen what it closes.
       if (action === 'resume') await deps.panic.assertNoRunningJob(account.userId, account.id, 'resume');
+      // A duplicate connection stays off: resuming it would copy the broker account onto itself again.
+      if (action === 'resume' && account.status === 'disabled') throw new AppError('account_already_connected', `${account.statusReason ?? 'duplicate connection'}; remove it`);
       const reason = action === 'pause' ? 'paused by the user' : 'resumed by the user';
       await deps.store.accounts.setStatus(account.id, status, action === 'pause' ? reason : null);
       if (account.status !== status) {

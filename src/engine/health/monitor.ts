@@ -25,7 +25,7 @@ export interface HealthMonitorOptions {
 }
 
 /** Statuses the user or the risk guard chose: health never overrides them. */
-const CHOSEN: AccountStatus[] = ['paused', 'locked'];
+const CHOSEN: AccountStatus[] = ['paused', 'locked', 'disabled'];
 
 /**
  * Reads every account at its broker on a schedule: connected, trading allowed, data stale, reconnect

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, ne, sql } from 'drizzle-orm';
 import type { Db } from '../db.js';
 import { accounts, copierGroups, copyRules } from '../schema.js';
 import { newId } from '../../domain/ids.js';
@@ -6,6 +6,8 @@ import { Decimal, decOrNull } from '../../domain/decimal.js';
 import { initialHealth, type Account, type CopierGroup } from '../../domain/account.js';
 import type { AccountStatus, Health, Platform, Role } from '../../domain/types.js';
 import { withDefaults, type CopyRule } from '../../domain/copy-rule.js';
+import { brokerIdentity } from '../../domain/broker-identity.js';
+import { AppError } from '../../domain/errors.js';
 
 type AccountRow = typeof accounts.$inferSelect;
 
@@ -23,6 +25,7 @@ const toAccount = (r: AccountRow): Account => ({
   brokerName: r.brokerName,
   environment: r.environment,
   currency: r.currency,
+  brokerIdentity: r.brokerIdentity,
   health: r.health as Health,
   balance: decOrNull(r.balance),
   equity: decOrNull(r.equity),
@@ -44,7 +47,29 @@ export interface NewAccount {
   credentialsEnc?: string | null;
   balance?: Decimal | null;
   equity?: Decimal | null;
+  /** Required for platform A (its server is not a column); derived from the other fields elsewhere. */
+  brokerIdentity?: string;
 }
+
+/** The identity a new row gets: given, or derived from the columns that hold it for sim, B and C. */
+export function identityOf(a: Pick<NewAccount, 'platform' | 'environment' | 'brokerName' | 'brokerAccountId' | 'brokerIdentity'>): string {
+  if (a.brokerIdentity) return a.brokerIdentity;
+  if (a.platform === 'platforma') throw new Error('a platform A account needs its broker identity (server + login)');
+  return brokerIdentity({ platform: a.platform, environment: a.environment ?? null, server: a.brokerName ?? null, accountId: a.brokerAccountId });
+}
+
+/** The unique index on broker_identity refused the row: a second connection of a connected broker account. */
+export function isDuplicateIdentity(err: unknown): boolean {
+  for (let e: unknown = err, i = 0; e && i < 4; e = (e as { cause?: unknown }).cause, i++) {
+    const x = e as { code?: unknown; constraint?: unknown; message?: unknown };
+    // accounts_broker_uq (per user, older) can only fire for a row of the same broker account too.
+    if (x.code === '23505' && /accounts_broker(_identity)?_uq/.test(`${String(x.constraint ?? '')} ${String(x.message ?? '')}`)) return true;
+  }
+  return false;
+}
+
+export const alreadyConnected = (detail?: string) =>
+  new AppError('account_already_connected', `this broker account is already connected${detail ? ` ${detail}` : ''}; a broker account can be connected once in this deployment`);
 
 export interface GroupView extends CopierGroup {
   master: Account | null;
@@ -77,6 +102,7 @@ export class AccountsRepo {
   async create(a: NewAccount): Promise<Account> {
     this.invalidate();
     const [row] = await this.db.insert(accounts).values({
+      brokerIdentity: identityOf(a),
       id: newId('acc'),
       userId: a.userId,
       platform: a.platform,
@@ -93,8 +119,59 @@ export class AccountsRepo {
       health: initialHealth(),
       balance: a.balance?.toString() ?? null,
       equity: a.equity?.toString() ?? null,
-    }).returning();
+    }).returning().catch((err: unknown) => {
+      throw isDuplicateIdentity(err) ? alreadyConnected() : err;
+    });
     return toAccount(row!);
+  }
+
+  /** The connection holding this broker identity, whoever owns it (connect flows check before provisioning). */
+  async byIdentity(identity: string): Promise<Account | null> {
+    const [row] = await this.db.select().from(accounts).where(eq(accounts.brokerIdentity, identity)).limit(1);
+    return row ? toAccount(row) : null;
+  }
+
+  /**
+   * A reconnect of a connected broker account by its owner: new broker link and credentials on the same row
+   * (its group, role, rules, ledger and links stay); a connection that was down is connected again.
+   */
+  async reconnect(id: string, link: { brokerAccountId: string; credentialsEnc: string; brokerName?: string | null; currency?: string | null }): Promise<void> {
+    this.invalidate();
+    await this.db.update(accounts).set({
+      brokerAccountId: link.brokerAccountId, credentialsEnc: link.credentialsEnc, health: initialHealth(), updatedAt: new Date(),
+      ...(link.brokerName !== undefined ? { brokerName: link.brokerName } : {}), ...(link.currency ? { currency: link.currency } : {}),
+      status: sql`case when ${accounts.status} in ('disconnected', 'reconnect_required') then 'connected' else ${accounts.status} end`,
+      statusReason: sql`case when ${accounts.status} in ('disconnected', 'reconnect_required') then null else ${accounts.statusReason} end`,
+    }).where(eq(accounts.id, id));
+  }
+
+  /** Rows without an identity that are not disabled duplicates: platform A rows from before migration 0004. */
+  async withoutIdentity(): Promise<Account[]> {
+    return (await this.db.select().from(accounts).where(and(isNull(accounts.brokerIdentity), ne(accounts.status, 'disabled'))).orderBy(asc(accounts.createdAt), asc(accounts.id))).map(toAccount);
+  }
+
+  /**
+   * Gives a row its identity; when another row holds it already (the older connection), this one is disabled
+   * as a duplicate instead. True when the identity was taken.
+   */
+  async claimIdentity(id: string, identity: string): Promise<boolean> {
+    this.invalidate();
+    const holder = await this.byIdentity(identity);
+    if (!holder) {
+      try {
+        await this.db.update(accounts).set({ brokerIdentity: identity, updatedAt: new Date() }).where(eq(accounts.id, id));
+        return true;
+      } catch (err) {
+        if (!isDuplicateIdentity(err)) throw err;
+      }
+    }
+    const self = await this.byId(id);
+    const keeper = holder ?? (await this.byIdentity(identity));
+    const reason = keeper && self && keeper.userId === self.userId
+      ? `duplicate connection: this broker account is already connected as ${keeper.id}`
+      : 'duplicate connection: this broker account is already connected by another user';
+    await this.setStatus(id, 'disabled', reason);
+    return false;
   }
 
   async list(userId: string, filter: { platform?: Platform; groupId?: string } = {}): Promise<Account[]> {

@@ -268,6 +268,17 @@ export class TradesRepo {
     return this.db.select().from(copyIntents).where(and(eq(copyIntents.slaveAccountId, slaveAccountId), or(inArray(copyIntents.tag, tags), ...inPrev)));
   }
 
+  /**
+   * The intent that carries (or carried, in an earlier attempt) this tag, in any account. The current tag is
+   * indexed; earlier tags are searched only for strings shaped like our correlation tags.
+   */
+  async intentByAnyTag(tag: string): Promise<IntentRow | null> {
+    const [row] = await this.db.select().from(copyIntents).where(eq(copyIntents.tag, tag)).limit(1);
+    if (row || !/^ct[a-z2-7]{16}$/.test(tag)) return row ?? null;
+    const [prev] = await this.db.select().from(copyIntents).where(sql`${copyIntents.prevTags} @> ${JSON.stringify([tag])}::jsonb`).limit(1);
+    return prev ?? null;
+  }
+
   // ---- links --------------------------------------------------------------------------------------
 
   async insertLink(l: NewLink): Promise<void> {

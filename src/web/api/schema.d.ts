@@ -12,7 +12,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Platform A: connect an MT4/MT5 login (waits until the upstream is connected to the broker) */
+        /** Platform A: connect an MT4/MT5 login (waits until the upstream is connected to the broker); 200 when it reconnects a login the caller had connected, 409 account_already_connected when another user has */
         post: operations["connectPlatformA"];
         delete?: never;
         options?: never;
@@ -46,7 +46,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Platform B step 2: pick the account, verify its account number, connect it to a group */
+        /** Platform B step 2: pick the account, verify its account number, connect it to a group (200: a reconnect of the caller's connection; 409 account_already_connected: connected by another user) */
         post: operations["connectPlatformB"];
         delete?: never;
         options?: never;
@@ -97,7 +97,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Platform C last step: pick the account, verify account and environment, connect it to a group */
+        /** Platform C last step: pick the account, verify account and environment, connect it to a group (200: a reconnect of the caller's connection; 409 account_already_connected: connected by another user) */
         post: operations["connectPlatformC"];
         delete?: never;
         options?: never;
@@ -383,7 +383,7 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Put an account in a copier group as its Master or a Slave (groupId null takes it out) */
+        /** Put an account in a copier group as its Master or a Slave (groupId null takes it out); 409 copy_cycle when copying would feed on itself */
         put: operations["assignAccount"];
         post?: never;
         delete?: never;
@@ -1357,7 +1357,7 @@ export interface components {
         };
         /**
          * Event.account.status_changed
-         * @description An account's copy/connection status changed (connected, paused, locked, disconnected, reconnect_required).
+         * @description An account's copy/connection status changed (connected, paused, locked, disconnected, reconnect_required, disabled).
          */
         "def-12": {
             /** @description the account the event is about; null for user-level events */
@@ -1593,6 +1593,62 @@ export interface components {
             /** @enum {string} */
             type: "webhook.test";
         };
+        /**
+         * Event.copy.loop_ignored
+         * @description A Master position or order carries the correlation tag of one of our own copies made from this Master's group (the same broker account connected twice, or a cycle of groups): it is not copied again.
+         */
+        "def-21": {
+            /** @description the account the event is about; null for user-level events */
+            accountId: string | null;
+            /** @description copy loop ignored */
+            data: {
+                groupId: string | null;
+                intentId: string;
+                itemId: string;
+                kind: "position" | "order";
+                tag: string;
+                tradeId: string;
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description event id (evt_...); also the webhook-id header: deduplicate on it */
+            id: string;
+            /** @enum {number} */
+            schemaVersion: 1;
+            /** @description dense per account (per user when accountId is null), from 1; 0 for webhook.test */
+            sequence: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @enum {string} */
+            type: "copy.loop_ignored";
+        };
+        /**
+         * Event.account.circuit_breaker_tripped
+         * @description A Master produced more actions than the ceiling in the window: copying from it is paused (status paused, reason recorded) until resumed.
+         */
+        "def-22": {
+            /** @description the account the event is about; null for user-level events */
+            accountId: string | null;
+            /** @description circuit breaker tripped */
+            data: {
+                actions: number;
+                ceiling: number;
+                reason: string;
+                windowMs: number;
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description event id (evt_...); also the webhook-id header: deduplicate on it */
+            id: string;
+            /** @enum {number} */
+            schemaVersion: 1;
+            /** @description dense per account (per user when accountId is null), from 1; 0 for webhook.test */
+            sequence: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @enum {string} */
+            type: "account.circuit_breaker_tripped";
+        };
     };
     responses: never;
     parameters: never;
@@ -1626,6 +1682,43 @@ export interface operations {
         };
         responses: {
             /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        accountNumber: string;
+                        balance: number | null;
+                        brokerName: string | null;
+                        createdAt: string;
+                        currency: string | null;
+                        environment: string | null;
+                        equity: number | null;
+                        groupId: string | null;
+                        /** @description account health (the field name and shape are our choice: open point) */
+                        health: {
+                            checkedAt: string | null;
+                            connected: boolean;
+                            dataStale: boolean;
+                            inSync: boolean;
+                            lastError: string | null;
+                            reconnectRequired: boolean;
+                            state: "ok" | "degraded" | "down";
+                            tradingAllowed: boolean;
+                        };
+                        id: string;
+                        name: string;
+                        /** @description sim, platforma, platformb or platformc */
+                        platform: string;
+                        role: "master" | "slave";
+                        /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                        status: string;
+                        statusReason: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -1656,7 +1749,7 @@ export interface operations {
                         /** @description sim, platforma, platformb or platformc */
                         platform: string;
                         role: "master" | "slave";
-                        /** @description connected, paused, locked, disconnected or reconnect_required (values beyond connected: open point) */
+                        /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
                         status: string;
                         statusReason: string | null;
                     };
@@ -2019,6 +2112,43 @@ export interface operations {
         };
         responses: {
             /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        accountNumber: string;
+                        balance: number | null;
+                        brokerName: string | null;
+                        createdAt: string;
+                        currency: string | null;
+                        environment: string | null;
+                        equity: number | null;
+                        groupId: string | null;
+                        /** @description account health (the field name and shape are our choice: open point) */
+                        health: {
+                            checkedAt: string | null;
+                            connected: boolean;
+                            dataStale: boolean;
+                            inSync: boolean;
+                            lastError: string | null;
+                            reconnectRequired: boolean;
+                            state: "ok" | "degraded" | "down";
+                            tradingAllowed: boolean;
+                        };
+                        id: string;
+                        name: string;
+                        /** @description sim, platforma, platformb or platformc */
+                        platform: string;
+                        role: "master" | "slave";
+                        /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                        status: string;
+                        statusReason: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -2049,7 +2179,7 @@ export interface operations {
                         /** @description sim, platforma, platformb or platformc */
                         platform: string;
                         role: "master" | "slave";
-                        /** @description connected, paused, locked, disconnected or reconnect_required (values beyond connected: open point) */
+                        /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
                         status: string;
                         statusReason: string | null;
                     };
@@ -2411,6 +2541,43 @@ export interface operations {
         };
         responses: {
             /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        accountNumber: string;
+                        balance: number | null;
+                        brokerName: string | null;
+                        createdAt: string;
+                        currency: string | null;
+                        environment: string | null;
+                        equity: number | null;
+                        groupId: string | null;
+                        /** @description account health (the field name and shape are our choice: open point) */
+                        health: {
+                            checkedAt: string | null;
+                            connected: boolean;
+                            dataStale: boolean;
+                            inSync: boolean;
+                            lastError: string | null;
+                            reconnectRequired: boolean;
+                            state: "ok" | "degraded" | "down";
+                            tradingAllowed: boolean;
+                        };
+                        id: string;
+                        name: string;
+                        /** @description sim, platforma, platformb or platformc */
+                        platform: string;
+                        role: "master" | "slave";
+                        /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                        status: string;
+                        statusReason: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -2441,7 +2608,7 @@ export interface operations {
                         /** @description sim, platforma, platformb or platformc */
                         platform: string;
                         role: "master" | "slave";
-                        /** @description connected, paused, locked, disconnected or reconnect_required (values beyond connected: open point) */
+                        /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
                         status: string;
                         statusReason: string | null;
                     };
@@ -2891,7 +3058,7 @@ export interface operations {
                             /** @description sim, platforma, platformb or platformc */
                             platform: string;
                             role: "master" | "slave";
-                            /** @description connected, paused, locked, disconnected or reconnect_required (values beyond connected: open point) */
+                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
                             status: string;
                             statusReason: string | null;
                         }[];
@@ -3251,7 +3418,7 @@ export interface operations {
                             /** @description sim, platforma, platformb or platformc */
                             platform: string;
                             role: "master" | "slave";
-                            /** @description connected, paused, locked, disconnected or reconnect_required (values beyond connected: open point) */
+                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
                             status: string;
                             statusReason: string | null;
                         }[];
@@ -4828,7 +4995,7 @@ export interface operations {
                             /** @description sim, platforma, platformb or platformc */
                             platform: string;
                             role: "master" | "slave";
-                            /** @description connected, paused, locked, disconnected or reconnect_required (values beyond connected: open point) */
+                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
                             status: string;
                             statusReason: string | null;
                         }[];
@@ -4987,7 +5154,7 @@ export interface operations {
                         /** @description sim, platforma, platformb or platformc */
                         platform: string;
                         role: "master" | "slave";
-                        /** @description connected, paused, locked, disconnected or reconnect_required (values beyond connected: open point) */
+                        /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
                         status: string;
                         statusReason: string | null;
                     };
@@ -5152,7 +5319,7 @@ export interface operations {
                         /** @description sim, platforma, platformb or platformc */
                         platform: string;
                         role: "master" | "slave";
-                        /** @description connected, paused, locked, disconnected or reconnect_required (values beyond connected: open point) */
+                        /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
                         status: string;
                         statusReason: string | null;
                     };
@@ -6705,7 +6872,7 @@ export interface operations {
                         /** @description sim, platforma, platformb or platformc */
                         platform: string;
                         role: "master" | "slave";
-                        /** @description connected, paused, locked, disconnected or reconnect_required (values beyond connected: open point) */
+                        /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
                         status: string;
                         statusReason: string | null;
                     };
@@ -6749,6 +6916,24 @@ export interface operations {
             };
             /** @description Default Response */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7848,7 +8033,7 @@ export interface operations {
                         /** @description sim, platforma, platformb or platformc */
                         platform: string;
                         role: "master" | "slave";
-                        /** @description connected, paused, locked, disconnected or reconnect_required (values beyond connected: open point) */
+                        /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
                         status: string;
                         statusReason: string | null;
                     };
@@ -8637,7 +8822,7 @@ export interface operations {
                                 /** @description sim, platforma, platformb or platformc */
                                 platform: string;
                                 role: "master" | "slave";
-                                /** @description connected, paused, locked, disconnected or reconnect_required (values beyond connected: open point) */
+                                /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
                                 status: string;
                                 statusReason: string | null;
                             } | null;
@@ -8667,7 +8852,7 @@ export interface operations {
                                 /** @description sim, platforma, platformb or platformc */
                                 platform: string;
                                 role: "master" | "slave";
-                                /** @description connected, paused, locked, disconnected or reconnect_required (values beyond connected: open point) */
+                                /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
                                 status: string;
                                 statusReason: string | null;
                             } & {
@@ -8877,7 +9062,7 @@ export interface operations {
                             /** @description sim, platforma, platformb or platformc */
                             platform: string;
                             role: "master" | "slave";
-                            /** @description connected, paused, locked, disconnected or reconnect_required (values beyond connected: open point) */
+                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
                             status: string;
                             statusReason: string | null;
                         } | null;
@@ -8907,7 +9092,7 @@ export interface operations {
                             /** @description sim, platforma, platformb or platformc */
                             platform: string;
                             role: "master" | "slave";
-                            /** @description connected, paused, locked, disconnected or reconnect_required (values beyond connected: open point) */
+                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
                             status: string;
                             statusReason: string | null;
                         } & {
@@ -9112,7 +9297,7 @@ export interface operations {
                             /** @description sim, platforma, platformb or platformc */
                             platform: string;
                             role: "master" | "slave";
-                            /** @description connected, paused, locked, disconnected or reconnect_required (values beyond connected: open point) */
+                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
                             status: string;
                             statusReason: string | null;
                         } | null;
@@ -9142,7 +9327,7 @@ export interface operations {
                             /** @description sim, platforma, platformb or platformc */
                             platform: string;
                             role: "master" | "slave";
-                            /** @description connected, paused, locked, disconnected or reconnect_required (values beyond connected: open point) */
+                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
                             status: string;
                             statusReason: string | null;
                         } & {

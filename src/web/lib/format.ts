@@ -65,7 +65,7 @@ export function tone(s: string | null | undefined): 'good' | 'warn' | 'bad' | 'm
   switch (s) {
     case 'ok': case 'connected': case 'confirmed': case 'accepted': case 'closed': case 'active': return 'good';
     case 'degraded': case 'paused': case 'planned': case 'sent': case 'pending': case 'expiring': case 'skipped': case 'unresolved': return 'warn';
-    case 'down': case 'disconnected': case 'reconnect_required': case 'locked': case 'rejected': case 'denied': case 'failed': case 'revoked': case 'expired': return 'bad';
+    case 'down': case 'disconnected': case 'reconnect_required': case 'disabled': case 'locked': case 'rejected': case 'denied': case 'failed': case 'revoked': case 'expired': return 'bad';
     case 'master': return 'info';
     default: return 'muted';
   }

@@ -1,0 +1,36 @@
+import type { Account } from '../domain/account.js';
+import type { Store } from '../store/store.js';
+
+export interface OwnCopy { intentId: string; tradeId: string; groupId: string | null }
+
+/** Deeper chains than this are not followed (a chain of groups longer than this is refused at assignment). */
+const MAX_HOPS = 16;
+
+/**
+ * Whether a tagged Master position or order is one of our own copies made from this Master: its tag is a copy
+ * intent's (current or earlier attempt) whose trade came from this Master, its group, or the same broker
+ * account connected elsewhere; or, up the chain, the Master position that trade copied was itself such a
+ * copy. Copying it would feed the group on itself. A copy made from another group whose provenance never
+ * passes through this Master is a chained copy, and is copied.
+ */
+export async function ownCopyOf(store: Store, master: Account, tag: string | null): Promise<OwnCopy | null> {
+  let first: OwnCopy | null = null;
+  let current = tag;
+  for (let hop = 0; current && hop < MAX_HOPS; hop++) {
+    // A trade's own tag (an order sent through our API) is where provenance starts; and it spares the
+    // unindexed search of earlier attempts' tags.
+    if (await store.trades.tradeByTag(current)) return null;
+    const intent = await store.trades.intentByAnyTag(current);
+    if (!intent) return null;
+    const trade = await store.trades.tradeById(intent.tradeId);
+    if (!trade) return null;
+    first ??= { intentId: intent.id, tradeId: trade.id, groupId: trade.groupId };
+    if (trade.masterAccountId === master.id || (master.groupId !== null && trade.groupId === master.groupId)) return first;
+    const source = await store.accounts.byId(trade.masterAccountId);
+    if (source && master.brokerIdentity !== null && source.brokerIdentity === master.brokerIdentity) return first;
+    const item = (trade.masterPositionId ? await store.trades.masterItem(trade.masterAccountId, 'position', trade.masterPositionId) : null)
+      ?? (trade.masterOrderId ? await store.trades.masterItem(trade.masterAccountId, 'order', trade.masterOrderId) : null);
+    current = item?.tag ?? null;
+  }
+  return null;
+}
