@@ -41,6 +41,9 @@ export interface ReconcileResult {
  * of a timed-out write. A copy that disappeared while its Master position is still open was closed outside
  * the service: its link becomes `user_closed` and that Master position is never copied to that Slave again.
  */
+/** Links and intents younger than this at the start of a pass are left to the next pass (see pass()). */
+const YOUNG_MS = 5_000;
+
 export class Reconciler {
   private timer: NodeJS.Timeout | null = null;
   private readonly running = new Map<string, Promise<ReconcileResult>>();
@@ -49,7 +52,7 @@ export class Reconciler {
     private readonly store: Store,
     private readonly adapters: AdapterRegistry,
     private readonly engine: CopyEngine,
-    private readonly opts: { everyMs?: number; logger?: Logger | false; beforeRun?: (masterId: string) => Promise<void> } = {},
+    private readonly opts: { everyMs?: number; logger?: Logger | false; beforeRun?: (masterId: string) => Promise<void>; youngMs?: number } = {},
   ) {}
 
   start(): void {
@@ -87,6 +90,10 @@ export class Reconciler {
     if (!masterAdapter) return { ...result, unreachable: [master.id] };
     let slaves = await this.engine.slavesOf(master);
     if (opts.onlySlave) slaves = slaves.filter((s) => s.account.id === opts.onlySlave);
+    // Reads are not one snapshot: a copy made while this pass reads can show at the Slave (and in the store)
+    // though the Master's read came before its fill. What is younger than the pass is judged on the next one.
+    const passStart = Date.now();
+    const young = (at: Date) => at.getTime() > passStart - (this.opts.youngMs ?? YOUNG_MS);
     const [masterPositions, links, items, unsettled, awaiting] = await Promise.all([
       masterAdapter.listPositions(), this.store.trades.linksOfMasterAccount(master.id), this.store.trades.masterItems(master.id), this.store.trades.unsettledIntents(),
       this.store.trades.apiTradesAwaitingMaster(),
@@ -128,6 +135,7 @@ export class Reconciler {
         // The Master's broker no longer holds the position our link copies: whatever closed it (a missed event,
         // broker state lost or restored), the copy is exposure without a Master, so it is drift to close.
         if (!mp) {
+          if (young(l.createdAt)) continue;
           add({ kind: 'orphan', masterPositionId: l.masterPositionId, slavePositionId: l.slavePositionId, detail: `the Master position ${l.masterPositionId} is closed but its copy ${l.slavePositionId} (${sp.volume.toString()} ${sp.symbol}) is open`, action: 'close_orphan' });
           continue;
         }
@@ -145,7 +153,7 @@ export class Reconciler {
         const intents = await this.store.trades.intentsByTags(sid, tagged.map((p) => p.tag!));
         for (const p of tagged) {
           const intent = intents.find((i) => i.tag === p.tag || (Array.isArray(i.prevTags) && (i.prevTags as string[]).includes(p.tag!)));
-          if (!intent) continue;
+          if (!intent || young(intent.createdAt)) continue;
           const trade = await this.store.trades.tradeById(intent.tradeId);
           const mpId = trade?.masterPositionId ?? null;
           if (!trade || trade.masterAccountId !== master.id || busy.has(`${sid}|${mpId ?? ''}`)) continue;
@@ -164,8 +172,10 @@ export class Reconciler {
         if (mine.some((l) => l.masterPositionId === mp.id)) continue;
         if (result.drift.some((d) => d.slaveAccountId === sid && d.masterPositionId === mp.id)) continue;
         const history = await this.store.trades.intentsForMasterPosition(master.id, mp.id, sid);
-        const explained = history.some((i) => ['open', 'heal_open', 'order_filled', 'order_placed', 'open_on_fill'].includes(i.action) && ['skipped', 'denied', 'rejected'].includes(i.state));
-        if (explained) continue;
+        // A ledger row for this copy, whatever its state, means it is not missing: refused or skipped (explained),
+        // or on its way (planned, sent, unresolved: the settle loop's), or confirmed (linked, or adopted above).
+        const rowed = history.some((i) => ['open', 'heal_open', 'order_filled', 'order_placed', 'open_on_fill'].includes(i.action));
+        if (rowed) continue;
         // One of our own copies seen on this Master (the watcher ignores it): healing it open would be the loop.
         if (mp.tag && (await ownCopyOf(this.store, master, mp.tag))) continue;
         add({ kind: 'missing_copy', masterPositionId: mp.id, slavePositionId: null, detail: `the Master position ${mp.id} (${mp.volume.toString()} ${mp.symbol}) has no copy and no ledger row saying why: opened now if still fresh by the rule (else recorded as stale)`, action: 'open_missing' });

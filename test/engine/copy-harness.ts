@@ -18,7 +18,7 @@ import { requirePostgres, tempDatabase } from '../helpers/postgres.js';
  * against a simulated broker that lives outside it: stopping the engine does not stop the broker, exactly
  * like a real restart.
  */
-export async function startEngine(o: { broker: SimBroker; dataDir?: string; databaseUrl?: string; timeoutMs?: number; clock?: () => number; absentAfterMs?: number; breaker?: BreakerOptions }) {
+export async function startEngine(o: { broker: SimBroker; dataDir?: string; databaseUrl?: string; timeoutMs?: number; clock?: () => number; absentAfterMs?: number; breaker?: BreakerOptions; reconcileYoungMs?: number }) {
   const store = await Store.open({ dataDir: o.dataDir ?? ':memory:', databaseUrl: o.databaseUrl, embeddedFsync: false });
   const adapters = new AdapterRegistry({ open: async () => null });
   adapters.register(createSimAdapterFactory(o.broker, { timeoutMs: o.timeoutMs ?? 40 }));
@@ -27,7 +27,7 @@ export async function startEngine(o: { broker: SimBroker; dataDir?: string; data
   const watcher = new Watcher(store, adapters, engine, { logger: false, resyncMs: 3_600_000, scanMs: 3_600_000 });
   const settler = new Settler(store, adapters, engine, { graceMs: 0, everyMs: 3_600_000, ...(o.absentAfterMs !== undefined ? { absentAfterMs: o.absentAfterMs } : {}) });
   engine.onUnresolved = () => settler.nudge();
-  const reconciler = new Reconciler(store, adapters, engine, { logger: false, everyMs: 3_600_000, beforeRun: () => watcher.idle() });
+  const reconciler = new Reconciler(store, adapters, engine, { logger: false, everyMs: 3_600_000, beforeRun: () => watcher.idle(), youngMs: o.reconcileYoungMs ?? 0 });
   const h = {
     store, adapters, dispatcher, engine, watcher, settler, reconciler,
     started: false,

@@ -72,3 +72,34 @@ describe.each(stores)('an orphan whose Master position is gone ($name)', (kind) 
     expect(trades.find((t) => t.source === 'api')!.id).toBe(tradeId);
   });
 });
+
+describe('a reconcile pass that reads while an order is copied', () => {
+  it('does not take the fresh copy for an orphan or a missing copy: nothing is closed or opened twice', { timeout: 90_000 }, async () => {
+    const broker = new SimBroker({ seed: 9 });
+    broker.setPrice('EURUSD', '1.10000');
+    const h = await startEngine({ broker, reconcileYoungMs: 5_000 });
+    try {
+      const g = await seedGroup(h.store, broker, { slaves: [{ rule: {} }, { rule: {} }] });
+      await h.start();
+      // The Master's read is taken before the order fills and answered after its copies exist (reads of one pass
+      // are not one snapshot): played by answering the pass's Master read with a list read before the order.
+      const ma = await h.adapters.forAccount(g.master);
+      const list = ma.listPositions.bind(ma);
+      const stale = await list();
+      const res = await new OrderService(h.store, h.adapters, h.engine).send(g.userId, g.master.id, { symbol: 'EURUSD', side: 'buy', volume: dec('0.2'), type: 'market', price: null, stopLoss: null, takeProfit: null }, null);
+      await res.copies;
+      await h.idle();
+      ma.listPositions = async () => {
+        ma.listPositions = list;
+        return stale;
+      };
+      const r = await h.reconciler.run((await h.store.accounts.byId(g.master.id))!, { dryRun: false });
+      expect(r.drift).toEqual([]);
+      await h.idle();
+      expect(g.slaves.map((s) => broker.positions(s.sim).length)).toEqual([1, 1]);
+      expect((await h.store.trades.listTrades(g.userId, { limit: 10 })).map((t) => t.source)).toEqual(['api']);
+    } finally {
+      await h.close();
+    }
+  });
+});
