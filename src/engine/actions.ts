@@ -8,6 +8,9 @@ export type ActionKind = 'open' | 'increase' | 'reduce' | 'close' | 'modify' | '
 /** Actions that add exposure: subject to staleness, sizing and the pre-trade check. Closing never is. */
 export const RISK_ADDING: ReadonlySet<ActionKind> = new Set(['open', 'increase', 'order_placed']);
 
+/** Ledger actions that add exposure go stale; closes, reductions, SL/TP and cancels never do (they only take risk away). */
+export const STALE_ACTIONS: ReadonlySet<string> = new Set(['open', 'increase', 'order_placed', 'heal_open', 'heal_increase', 'order_modified', 'open_on_fill']);
+
 export interface MasterAction {
   /**
    * Stable id: account + broker position/order id + kind + sequence of the item's actions. Seeing the same

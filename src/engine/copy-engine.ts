@@ -13,7 +13,8 @@ import type { NewEvent } from '../store/repos/events.js';
 import type { AdapterRegistry } from './adapter-registry.js';
 import type { Dispatcher } from './dispatcher.js';
 import { outcomeFields } from './dispatcher.js';
-import { RISK_ADDING, type ActionKind, type MasterAction } from './actions.js';
+import { RISK_ADDING, STALE_ACTIONS, type ActionKind, type MasterAction } from './actions.js';
+import { rateLimitWaitMs } from './rate-limit.js';
 import { executeOp, opOf, PLACE_ACTIONS, verifyOp, type IntentOp } from './intent-ops.js';
 import { OutcomeWriter } from './outcome-writer.js';
 import { proportionalClose } from './partial-close.js';
@@ -62,6 +63,9 @@ interface Planned {
   send: boolean;
   link: LinkRow | null;
 }
+
+/** Sends of one copy refused for the broker's rate limit before the refusal is its outcome. */
+const RATE_LIMIT_RETRIES = 4;
 
 const str = (d: Decimal | null | undefined) => (d === null || d === undefined ? null : d.toString());
 const opposite = (s: Side): Side => (s === 'buy' ? 'sell' : 'buy');
@@ -416,11 +420,20 @@ export class CopyEngine {
     const sendAt = performance.now();
     latency.send = sendAt - queuedAt;
     let outcome: OrderOutcome;
-    try {
-      outcome = await executeOp(adapter, op, (fn) => this.dispatcher.run(slave.account.id, adapter, fn));
-    } catch (err) {
-      // An adapter that throws on a write broke its contract; we cannot know if it applied: unresolved.
-      outcome = { kind: 'unresolved', code: 'adapter_error', message: err instanceof Error ? err.message : String(err) };
+    for (let retry = 0; ; retry++) {
+      try {
+        outcome = await executeOp(adapter, op, (fn) => this.dispatcher.run(slave.account.id, adapter, fn));
+      } catch (err) {
+        // An adapter that throws on a write broke its contract; we cannot know if it applied: unresolved.
+        outcome = { kind: 'unresolved', code: 'adapter_error', message: err instanceof Error ? err.message : String(err) };
+      }
+      // Refused for going too fast proves nothing was applied: the same write again after the broker's hint,
+      // a few times, while the copy is still fresh (a burst shared by several connections of one broker login).
+      const wait = rateLimitWaitMs(outcome, 1000);
+      if (wait === null || retry >= RATE_LIMIT_RETRIES) break;
+      const waitMs = Math.min(wait, 30_000);
+      if (STALE_ACTIONS.has(row.action) && this.clock() + waitMs - trade.actionAt.getTime() > slave.rule.maxDelayMs) break;
+      await new Promise((r) => setTimeout(r, waitMs));
     }
     latency.ack = performance.now() - sendAt;
     if (outcome.kind === 'unresolved') {

@@ -8,6 +8,7 @@ import type { AdapterRegistry } from './adapter-registry.js';
 import type { CopyEngine, TradeLike } from './copy-engine.js';
 import { opOf, verifyOp } from './intent-ops.js';
 import { actionEvents } from './action-events.js';
+import { STALE_ACTIONS } from './actions.js';
 import { recoverOrderTrade, type RecoveryResult } from './order-recovery.js';
 
 export interface SettleReport {
@@ -16,8 +17,6 @@ export interface SettleReport {
   orders: Record<RecoveryResult, number>;
 }
 
-/** Writes that add exposure go stale; closes, reductions, SL/TP and cancels never do (they only take risk away). */
-const STALES = new Set(['open', 'increase', 'order_placed', 'heal_open', 'heal_increase', 'order_modified', 'open_on_fill']);
 
 export interface SettlerOptions {
   graceMs?: number;
@@ -134,7 +133,7 @@ export class Settler {
       await this.store.trades.applyOutcomes([this.engine.outcomeWrite(master, trade.id, t, intent, slave, op, v.outcome, { prevTags })]);
       return v.outcome.kind === 'confirmed' ? 'confirmed' : 'rejected';
     }
-    if (!fresh && STALES.has(intent.action)) {
+    if (!fresh && STALE_ACTIONS.has(intent.action)) {
       const outcome = { kind: 'rejected' as const, code: 'stale_unresolved', message: `not at the broker, and the action is ${this.engine.clock() - actionAt.getTime()} ms old (rule allows ${rule.maxDelayMs} ms): not resent` };
       await this.store.trades.applyOutcomes([this.engine.outcomeWrite(master, trade.id, t, intent, slave, op, outcome, { prevTags })]);
       return 'rejected';

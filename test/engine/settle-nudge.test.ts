@@ -32,3 +32,37 @@ describe('an unresolved copy is settled at once, not on the schedule', () => {
     expect(broker.positions(slave.sim)).toHaveLength(2);
   });
 });
+
+describe('a copy refused for the broker rate limit', () => {
+  it('is sent again after the broker\'s hint while fresh, and confirmed once', async () => {
+    const broker = new SimBroker({ seed: 4 });
+    broker.setPrice('EURUSD', '1.10000');
+    h = await startEngine({ broker });
+    const g = await seedGroup(h.store, broker, { slaves: [{ rule: {} }] });
+    await h.start();
+    const slave = g.slaves[0]!;
+    broker.faults.inject({ op: 'placeOrder', kind: 'rate_limit', retryAfterSec: 0.05, accountId: slave.sim, times: 2 });
+    broker.placeOrder(g.masterSim, { symbol: 'EURUSD', side: 'buy', type: 'market', volume: dec('0.1'), tag: 'by-hand' });
+    await h.idle();
+    const [trade] = await h.store.trades.listTrades(g.userId, { limit: 5 });
+    const [row] = await h.store.trades.intentsOfTrade(trade!.id);
+    expect(row).toMatchObject({ state: 'confirmed' });
+    expect(broker.positions(slave.sim)).toHaveLength(1);
+  });
+
+  it('a stale copy is not sent again: the refusal is its outcome', async () => {
+    const broker = new SimBroker({ seed: 4 });
+    broker.setPrice('EURUSD', '1.10000');
+    h = await startEngine({ broker });
+    const g = await seedGroup(h.store, broker, { slaves: [{ rule: { maxDelayMs: 1000 } }] });
+    await h.start();
+    const slave = g.slaves[0]!;
+    broker.faults.inject({ op: 'placeOrder', kind: 'rate_limit', retryAfterSec: 5, accountId: slave.sim });
+    broker.placeOrder(g.masterSim, { symbol: 'EURUSD', side: 'buy', type: 'market', volume: dec('0.1'), tag: 'by-hand' });
+    await h.idle();
+    const [trade] = await h.store.trades.listTrades(g.userId, { limit: 5 });
+    const [row] = await h.store.trades.intentsOfTrade(trade!.id);
+    expect(row).toMatchObject({ state: 'rejected' });
+    expect(broker.positions(slave.sim)).toHaveLength(0);
+  });
+});
