@@ -82,7 +82,7 @@ describe('family R (spec 4R, 5, 7)', () => {
   it('R6: capabilities of the account adapter', async () => {
     const r = await svc.call('GET', `/api/trading-accounts/${bAccount}/capabilities`, { token });
     expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ success: true, data: { platform: 'platformb', correlationTag: { field: 'strategyId', maxLength: 31 }, has: { marketOrders: true } } });
+    expect(r.body).toMatchObject({ success: true, data: { platform: 'platformb', correlationTag: { field: 'strategyId', maxLength: 32 }, has: { marketOrders: true } } });
   });
 
   it('R7/R8: positions and orders of a platform B account, read through the TradeLocker protocol', async () => {
