@@ -1,56 +1,16 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
+import { alive, cli, exited, firstJson, killStarted, startedPids } from '../helpers/cli-process.js';
 
-// Plain node with the tsx loader, so the pid we kill is the service itself and not a tsx wrapper.
-const ENTRY = join(process.cwd(), 'test', 'helpers', 'cli-entry.ts');
-const started: number[] = [];
 const dirs: string[] = [];
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 afterAll(() => {
-  // Every process a test started (services and the simulators they spawned), by id.
-  for (const pid of started) if (alive(pid)) process.kill(pid, 'SIGKILL');
+  killStarted();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
-
-/** Resolves with the first JSON line of stdout that has `key`; rejects if the process exits first. */
-function firstJson<T>(child: ChildProcess, key: string): Promise<T> {
-  return new Promise((resolve, reject) => {
-    let stderr = '';
-    child.stderr?.on('data', (c) => { stderr += String(c); });
-    const onExit = (code: number | null) => reject(new Error(`exited ${code} before printing ${key}: ${stderr.slice(-2000)}`));
-    child.once('exit', onExit);
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      try {
-        const v = JSON.parse(line) as Record<string, unknown>;
-        if (key in v) {
-          child.off('exit', onExit);
-          resolve(v as T);
-        }
-      } catch { /* a log line */ }
-    });
-  });
-}
-
-function cli(args: string[]): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], { env: { ...process.env, DATABASE_URL: '', COPYTRADE_HEALTH_INTERVAL_MS: '0', LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
-  started.push(child.pid!);
-  return child;
-}
-
-const exited = (child: ChildProcess) => new Promise<void>((r) => (child.exitCode !== null || child.signalCode !== null ? r() : child.once('exit', () => r())));
 
 async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
   const end = Date.now() + timeoutMs;
@@ -72,7 +32,7 @@ interface Summary {
 async function serve(dir: string): Promise<{ child: ChildProcess; s: Summary }> {
   const child = cli(['serve', '--demo', '--port', '0', '--data-dir', dir, '--json']);
   const s = await firstJson<Summary>(child, 'baseUrl');
-  if (s.simulator) started.push(s.simulator.pid);
+  if (s.simulator) startedPids.push(s.simulator.pid);
   return { child, s };
 }
 

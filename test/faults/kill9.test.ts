@@ -1,58 +1,33 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
+import { cli, firstJson, killStarted, startedPids } from '../helpers/cli-process.js';
 
 /**
  * kill -9 of the real service at random instants while orders are on their way, against the simulated
  * brokers in their own process (they outlive the service, as a real broker does). After the last restart has
  * settled: every Master position at the broker belongs to exactly one order-route trade, every Slave holds
  * exactly the copies its ledger confirms, and no copy was made twice or outside the order's own trade.
- * `KILL_ROUNDS` sets the number of kills (default 4; the figure in the notes comes from 48).
+ * `KILL_ROUNDS` sets the number of kills (default 4, to keep CI bounded; run it with more for a figure).
  */
 const ROUNDS = Number(process.env.KILL_ROUNDS ?? 4);
-const ENTRY = join(process.cwd(), 'test', 'helpers', 'cli-entry.ts');
-const pids: number[] = [];
 const dir = mkdtempSync(join(tmpdir(), 'ct-kill9-'));
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 afterAll(() => {
-  for (const pid of pids) if (alive(pid)) process.kill(pid, 'SIGKILL');
+  killStarted();
   if (process.env.KILL9_KEEP) console.log(`kill -9: data kept in ${dir}`);
   else rmSync(dir, { recursive: true, force: true });
 });
 
 interface Summary { baseUrl: string; v1BaseUrl: string; demo: { apiKey: string }; simulator: { pid: number } | null }
 
-function serve(): Promise<{ child: ChildProcess; s: Summary }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, 'serve', '--demo', '--port', '0', '--data-dir', dir, '--json'], {
-    env: { ...process.env, DATABASE_URL: '', COPYTRADE_HEALTH_INTERVAL_MS: '0', LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  pids.push(child.pid!);
-  return new Promise((resolve, reject) => {
-    let err = '';
-    child.stderr!.on('data', (c) => { err += String(c); });
-    child.once('exit', (code) => reject(new Error(`service exited ${code}: ${err.slice(-2000)}`)));
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      try {
-        const v = JSON.parse(line) as Summary;
-        if ('baseUrl' in v) {
-          if (v.simulator) pids.push(v.simulator.pid);
-          child.removeAllListeners('exit');
-          resolve({ child, s: v });
-        }
-      } catch { /* a log line */ }
-    });
-  });
+async function serve(): Promise<{ child: ChildProcess; s: Summary }> {
+  const child = cli(['serve', '--demo', '--port', '0', '--data-dir', dir, '--json']);
+  const s = await firstJson<Summary>(child, 'baseUrl');
+  if (s.simulator) startedPids.push(s.simulator.pid);
+  return { child, s };
 }
 
 const kill = (child: ChildProcess) => new Promise<void>((r) => {

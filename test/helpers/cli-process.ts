@@ -1,0 +1,52 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+// Plain node with the tsx loader, so the pid a test kills is the CLI itself and not a tsx wrapper.
+const ENTRY = join(process.cwd(), 'test', 'helpers', 'cli-entry.ts');
+
+/** Every process a test file started (CLIs and the simulators they spawned), to kill by id at the end. */
+export const startedPids: number[] = [];
+
+export const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+export function killStarted(): void {
+  for (const pid of startedPids) if (alive(pid)) process.kill(pid, 'SIGKILL');
+}
+
+/** The `copytrade` CLI from source, on the embedded store, health rounds off, quiet logs. */
+export function cli(args: string[], env: Record<string, string> = {}): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
+    env: { ...process.env, DATABASE_URL: '', COPYTRADE_HEALTH_INTERVAL_MS: '0', LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  startedPids.push(child.pid!);
+  return child;
+}
+
+/** Resolves with the first JSON line of stdout that has `key`; rejects if the process exits first. */
+export function firstJson<T>(child: ChildProcess, key: string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    let stderr = '';
+    child.stderr?.on('data', (c) => { stderr += String(c); });
+    const onExit = (code: number | null) => reject(new Error(`exited ${code} before printing ${key}: ${stderr.slice(-2000)}`));
+    child.once('exit', onExit);
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      try {
+        const v = JSON.parse(line) as Record<string, unknown>;
+        if (key in v) {
+          child.off('exit', onExit);
+          resolve(v as T);
+        }
+      } catch { /* a log line */ }
+    });
+  });
+}
+
+export const exited = (child: ChildProcess) => new Promise<void>((r) => (child.exitCode !== null || child.signalCode !== null ? r() : child.once('exit', () => r())));
