@@ -38,16 +38,17 @@ export function buildCli(): Command {
 
   program.command('serve')
     .description('run the service (both route families, the copy engine and the embedded store)')
-    .option('--host <host>', 'address to bind', '127.0.0.1')
-    .option('--port <port>', 'port of family R (and of family V unless --v1-port is given)', '8080')
+    // No commander defaults: HOST and PORT from the environment apply unless a flag is given (config's defaults last).
+    .option('--host <host>', 'address to bind (default $HOST or 127.0.0.1)')
+    .option('--port <port>', 'port of family R, and of family V unless --v1-port is given (default $PORT or 8080)')
     .option('--v1-port <port>', 'serve family V on its own port')
     .option(...dataDirOpt)
     .option('--demo', 'seed a demo user, a copier group and simulated accounts')
     .option('--simulator <where>', 'demo brokers: "auto" (a `copytrade simulator` process for the data dir, started unless running), '
       + 'an endpoints file written by `copytrade simulator`, or "in-process"', process.env.COPYTRADE_SIMULATOR ?? 'auto')
     .option('--json', 'print the startup summary as JSON')
-    .action(async (o: Common & { host: string; port: string; v1Port?: string; demo?: boolean; simulator: string }) => {
-      const cfg = loadConfig({ host: o.host, port: o.port, ...(o.v1Port ? { v1Port: o.v1Port } : {}), ...(o.dataDir ? { dataDir: o.dataDir } : {}), demo: !!o.demo });
+    .action(async (o: Common & { host?: string; port?: string; v1Port?: string; demo?: boolean; simulator: string }) => {
+      const cfg = loadConfig({ ...(o.host ? { host: o.host } : {}), ...(o.port ? { port: o.port } : {}), ...(o.v1Port ? { v1Port: o.v1Port } : {}), ...(o.dataDir ? { dataDir: o.dataDir } : {}), demo: !!o.demo });
       const logger = createLogger(cfg.logLevel);
       let simulator: ExternalSimulator | null = null;
       if (cfg.demo && o.simulator !== 'in-process' && !(o.simulator === 'auto' && cfg.dataDir === ':memory:')) {
