@@ -1,4 +1,6 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { npmChromium, resolveChromium, SYSTEM_CHROMIUM } from './chromium.js';
@@ -30,6 +32,20 @@ describe('the Chromium the browser tests drive', { timeout: 120_000 }, () => {
     expect(missing.args).not.toContain('--disable-web-security');
     expect(missing.args).not.toContain('--single-process');
     expect(missing.args).toContain('--no-sandbox');
+  });
+
+  it('a damaged unpacked copy (binary gone, dir left) is unpacked again', () => {
+    const cacheRoot = mkdtempSync(join(tmpdir(), 'ct-chromium-cache-'));
+    try {
+      const first = npmChromium(cacheRoot);
+      expect(first.path.startsWith(cacheRoot)).toBe(true);
+      rmSync(first.path);
+      expect(npmChromium(cacheRoot).path).toBe(first.path);
+      expect(statSync(first.path).size).toBeGreaterThan(50_000_000);
+      expect(readdirSync(cacheRoot)).toEqual([basename(dirname(first.path))]); // no staging dir left behind
+    } finally {
+      rmSync(cacheRoot, { recursive: true, force: true });
+    }
   });
 
   it('the npm-shipped one launches headless here and runs a page', async () => {

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import npm from '@sparticuz/chromium';
 
@@ -45,10 +45,10 @@ export function resolveChromium(env: ChromiumEnv = process.env, exists: (p: stri
   return npmChromium();
 }
 
-/** The npm-shipped Chromium, unpacked if needed; always this one, whatever the machine has. */
-export function npmChromium(): ChromiumChoice {
+/** The npm-shipped Chromium, unpacked under cacheRoot if needed; always this one, whatever the machine has. */
+export function npmChromium(cacheRoot = tmpdir()): ChromiumChoice {
   const version = (JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8')) as { version: string }).version;
-  const dir = join(tmpdir(), `copytrade-chromium-${version}-${process.getuid?.() ?? 0}`);
+  const dir = join(cacheRoot, `copytrade-chromium-${version}-${process.getuid?.() ?? 0}`);
   const path = join(dir, 'chromium');
   if (!existsSync(path)) unpack(dir);
   return { path, source: 'npm', args: [...BASE_ARGS, ...npmArgs()] };
@@ -59,7 +59,11 @@ export function npmChromium(): ChromiumChoice {
  * of one machine; so a child process unpacks it into a private staging dir (TMPDIR), renamed into place whole.
  */
 function unpack(dir: string): void {
-  const staging = mkdtempSync(join(tmpdir(), 'copytrade-chromium-staging-'));
+  // Only a whole copy is ever renamed into place, so a dir without the binary was damaged since (a temp cleaner).
+  // Checked again here: another process may have put its copy in place since the caller looked.
+  if (existsSync(join(dir, 'chromium'))) return;
+  if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
+  const staging = mkdtempSync(join(dirname(dir), 'copytrade-chromium-staging-'));
   try {
     const script = "import c from '@sparticuz/chromium'; c.setGraphicsMode = false; process.stdout.write(await c.executablePath());";
     const out = execFileSync(process.execPath, ['--input-type=module', '-e', script],
