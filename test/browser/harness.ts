@@ -5,10 +5,10 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { loadConfig } from '../../src/config/config.js';
 import { startService, type Service } from '../../src/main.js';
+import { resolveChromium, type ChromiumChoice } from './chromium.js';
 
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-/** The flags this machine needs (node-svc.md): no sandbox as root, and no background networking (closed network). */
-export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+/** Chosen once per test process: CHROMIUM_PATH, else Debian's, else the npm-shipped one (see chromium.ts). */
+export const CHROMIUM: ChromiumChoice = resolveChromium();
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 /** Screenshots go to docs/screenshots with SCREENSHOTS=1 (to refresh the README's), else to test-results/. */
@@ -22,11 +22,11 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-/** The service in demo mode on port 0 with a temp data dir, in process, and a headless Debian Chromium. */
+/** The service in demo mode on port 0 with a temp data dir, in process, and a headless Chromium. */
 export async function startHarness(): Promise<Harness> {
   const dataDir = mkdtempSync(join(tmpdir(), 'ct-browser-'));
   const svc = await startService(loadConfig({ dataDir, port: '0', demo: true }, {}), false);
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  const browser = await chromium.launch({ executablePath: CHROMIUM.path, headless: true, args: CHROMIUM.args });
   const contexts: BrowserContext[] = [];
   return {
     svc, browser, dataDir,
