@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'vitest';
 import { Decimal } from '../../src/domain/decimal.js';
 import type { Account } from '../../src/domain/account.js';
 import { withDefaults, type CopyRule } from '../../src/domain/copy-rule.js';
@@ -97,6 +98,25 @@ export async function seedGroup(store: Store, broker: SimBroker, o: { email?: st
 export type StoreCase = [name: string, open: () => Promise<{ databaseUrl?: string; drop(): Promise<void> }>];
 
 /** The stores an engine test runs on: the embedded one always, PostgreSQL when reachable (required in CI). */
+/**
+ * The engine on one of storeCases()' stores for a whole describe block: started before its tests, closed and
+ * its database dropped after. The harness is read through the returned getter once beforeAll has run.
+ */
+export function engineOnStore(db: StoreCase[1], broker: SimBroker): () => EngineHarness {
+  let h: EngineHarness | undefined;
+  let drop: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    const d = await db();
+    drop = d.drop;
+    h = await startEngine({ broker, ...(d.databaseUrl ? { databaseUrl: d.databaseUrl } : {}) });
+  });
+  afterAll(async () => {
+    await h?.close();
+    await drop?.();
+  });
+  return () => h!;
+}
+
 export async function storeCases(): Promise<StoreCase[]> {
   const cases: StoreCase[] = [['embedded', async () => ({ drop: async () => undefined })]];
   if (await requirePostgres()) cases.push(['postgres', async () => {

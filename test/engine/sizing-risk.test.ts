@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { dec, floorToStep } from '../../src/domain/decimal.js';
 import { newId } from '../../src/domain/ids.js';
 import { OrderService } from '../../src/engine/order-service.js';
 import { SimBroker } from '../../src/simulator/broker.js';
-import { seedGroup, startEngine, storeCases, type EngineHarness } from './copy-harness.js';
+import { engineOnStore, seedGroup, storeCases } from './copy-harness.js';
 
 /**
  * Sizing by risk % of the Slave's equity, end to end: the copy's volume is what loses the given share of the
@@ -19,20 +19,10 @@ describe.each(stores)('risk_percent sizing (%s store)', (_name, db) => {
   const broker = new SimBroker({ seed: 11 });
   broker.setPrice('EURUSD', '1.25000');
   broker.setPrice('GBPUSD', '1.27000');
-  let h: EngineHarness;
-  let drop: () => Promise<void>;
-  beforeAll(async () => {
-    const d = await db();
-    drop = d.drop;
-    h = await startEngine({ broker, ...(d.databaseUrl ? { databaseUrl: d.databaseUrl } : {}) });
-  });
-  afterAll(async () => {
-    await h?.close();
-    await drop?.();
-  });
+  const engine = engineOnStore(db, broker);
 
   const group = async () => {
-    const g = await seedGroup(h.store, broker, {
+    const g = await seedGroup(engine().store, broker, {
       slaves: [
         { balance: '10000', rule: risk('1') },
         { balance: '20000', rule: { ...risk('0.5'), reverse: true } },
@@ -40,8 +30,8 @@ describe.each(stores)('risk_percent sizing (%s store)', (_name, db) => {
         { balance: '10000', rule: {} },
       ],
     });
-    await h.watcher.stop();
-    await h.start();
+    await engine().watcher.stop();
+    await engine().start();
     return g;
   };
   const volumes = (sims: string[]) => sims.map((s) => broker.positions(s).map((p) => p.volume.toString()));
@@ -53,7 +43,7 @@ describe.each(stores)('risk_percent sizing (%s store)', (_name, db) => {
     broker.placeOrder(g.masterSim, { symbol: 'GBPUSD', side: 'buy', type: 'market', volume: dec('3'), stopLoss: sl, takeProfit: tp, tag: newId('int') });
     // Prices are still (no feed running): what the Slaves got is what the planner saw.
     const { bid, ask } = broker.quote('GBPUSD');
-    await h.idle();
+    await engine().idle();
     // S1: 1% of 10000 USD over (ask - SL).
     const s1 = floorToStep(dec(100).div(ask.minus(sl).mul(LOT)), dec('0.01'));
     // S2 reversed: sells at the bid with the Master's TP as its stop; 0.5% of 20000.
@@ -77,10 +67,10 @@ describe.each(stores)('risk_percent sizing (%s store)', (_name, db) => {
   it('no stop loss on the Master trade: the risk Slaves are skipped with no_stop_loss, the plain one copies', async () => {
     const g = await group();
     broker.placeOrder(g.masterSim, { symbol: 'GBPUSD', side: 'buy', type: 'market', volume: dec('1'), tag: newId('int') });
-    await h.idle();
+    await engine().idle();
     expect(volumes(g.slaves.map((s) => s.sim))).toEqual([[], [], [], ['1']]);
-    const [trade] = await h.store.trades.listTrades(g.userId, { limit: 5 });
-    const rows = await h.store.trades.intentsOfTrade(trade!.id);
+    const [trade] = await engine().store.trades.listTrades(g.userId, { limit: 5 });
+    const rows = await engine().store.trades.intentsOfTrade(trade!.id);
     const bySlave = new Map(rows.map((r) => [r.slaveAccountId, r]));
     for (const s of g.slaves.slice(0, 3)) {
       expect(bySlave.get(s.account.id)).toMatchObject({ state: 'skipped', skipReason: expect.stringMatching(/^no_stop_loss: /) });
@@ -91,11 +81,11 @@ describe.each(stores)('risk_percent sizing (%s store)', (_name, db) => {
   it('a pending order is sized from its price to its stop, and resized when the Master moves the stop', async () => {
     const g = await group();
     const id = broker.placeOrder(g.masterSim, { symbol: 'GBPUSD', side: 'buy', type: 'limit', volume: dec('1'), price: dec('1.26000'), stopLoss: dec('1.25500'), tag: newId('int') }).order.id;
-    await h.idle();
+    await engine().idle();
     // 1% of 10000 over 50 pips = 0.2 lot.
     expect(broker.orders(g.slaves[0]!.sim).map((o) => o.volume.toString())).toEqual(['0.2']);
     broker.modifyOrder(g.masterSim, id, { stopLoss: dec('1.25000') });
-    await h.idle();
+    await engine().idle();
     // 100 pips now: 0.1 lot, and the new stop.
     expect(broker.orders(g.slaves[0]!.sim).map((o) => [o.volume.toString(), o.stopLoss?.toString()])).toEqual([['0.1', '1.25']]);
     expect(broker.orders(g.slaves[3]!.sim).map((o) => o.volume.toString())).toEqual(['1']);
@@ -103,11 +93,11 @@ describe.each(stores)('risk_percent sizing (%s store)', (_name, db) => {
 
   it("order route: sized from the Master order's stop loss the same way", async () => {
     const g = await group();
-    const orders = new OrderService(h.store, h.adapters, h.engine);
+    const orders = new OrderService(engine().store, engine().adapters, engine().engine);
     const sl = dec('1.26000');
     const r = await orders.send(g.userId, g.master.id, { symbol: 'GBPUSD', side: 'buy', volume: dec('2'), type: 'market', price: null, stopLoss: sl, takeProfit: dec('1.29000') }, null);
     await r.copies;
-    await h.idle();
+    await engine().idle();
     const { ask } = broker.quote('GBPUSD');
     expect(broker.positions(g.slaves[0]!.sim).map((p) => p.volume.toString())).toEqual([floorToStep(dec(100).div(ask.minus(sl).mul(LOT)), dec('0.01')).toString()]);
     expect(broker.positions(g.slaves[3]!.sim).map((p) => p.volume.toString())).toEqual(['2']);

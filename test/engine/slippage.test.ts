@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { dec } from '../../src/domain/decimal.js';
 import { newId } from '../../src/domain/ids.js';
 import { OrderService } from '../../src/engine/order-service.js';
 import { SimBroker } from '../../src/simulator/broker.js';
-import { seedGroup, startEngine, storeCases, type EngineHarness } from './copy-harness.js';
+import { engineOnStore, seedGroup, storeCases } from './copy-harness.js';
 
 /**
  * The max slippage guard, end to end: the price moves between the Master's fill and the copy's planning; a
@@ -15,29 +15,19 @@ const stores = await storeCases();
 
 describe.each(stores)('maxSlippage (%s store)', (_name, db) => {
   const broker = new SimBroker({ seed: 5 });
-  let h: EngineHarness;
-  let drop: () => Promise<void>;
-  beforeAll(async () => {
-    const d = await db();
-    drop = d.drop;
-    h = await startEngine({ broker, ...(d.databaseUrl ? { databaseUrl: d.databaseUrl } : {}) });
-  });
-  afterAll(async () => {
-    await h?.close();
-    await drop?.();
-  });
+  const engine = engineOnStore(db, broker);
 
   const group = async () => {
-    const g = await seedGroup(h.store, broker, {
+    const g = await seedGroup(engine().store, broker, {
       slaves: [{ rule: { maxSlippage: '0.0005' } }, { rule: { maxSlippage: '0.002' } }, { rule: {} }, { rule: { maxSlippage: '0.0005', reverse: true } }],
     });
-    await h.watcher.stop();
-    await h.start();
+    await engine().watcher.stop();
+    await engine().start();
     return g;
   };
   const rowsOf = async (userId: string) => {
-    const [trade] = await h.store.trades.listTrades(userId, { limit: 5 });
-    return new Map((await h.store.trades.intentsOfTrade(trade!.id)).map((r) => [r.slaveAccountId, r]));
+    const [trade] = await engine().store.trades.listTrades(userId, { limit: 5 });
+    return new Map((await engine().store.trades.intentsOfTrade(trade!.id)).map((r) => [r.slaveAccountId, r]));
   };
 
   it('a buy: the ask rose 10 pips after the Master filled; the 5-pip Slave is skipped with the figures, the rest copy', async () => {
@@ -47,7 +37,7 @@ describe.each(stores)('maxSlippage (%s store)', (_name, db) => {
     // Synchronously after the fill, before the watcher plans the copies.
     broker.setPrice('EURUSD', '1.10100');
     const ask = broker.quote('EURUSD').ask;
-    await h.idle();
+    await engine().idle();
     const rows = await rowsOf(g.userId);
     const [tight, loose, free, reversed] = g.slaves;
     expect(rows.get(tight!.account.id)).toMatchObject({
@@ -67,7 +57,7 @@ describe.each(stores)('maxSlippage (%s store)', (_name, db) => {
     const g = await group();
     broker.placeOrder(g.masterSim, { symbol: 'EURUSD', side: 'sell', type: 'market', volume: dec('1'), tag: newId('int') });
     broker.setPrice('EURUSD', '1.09900');
-    await h.idle();
+    await engine().idle();
     const rows = await rowsOf(g.userId);
     expect(rows.get(g.slaves[0]!.account.id)).toMatchObject({ state: 'skipped', skipReason: expect.stringMatching(/^slippage_exceeded: the Slave's bid 1\.0989/) });
     expect([1, 2, 3].map((i) => rows.get(g.slaves[i]!.account.id)?.state)).toEqual(['confirmed', 'confirmed', 'confirmed']);
@@ -76,7 +66,7 @@ describe.each(stores)('maxSlippage (%s store)', (_name, db) => {
   it('order route, price unmoved: every Slave copies (the spread alone is no slippage for a same-side copy)', async () => {
     broker.setPrice('EURUSD', '1.10000');
     const g = await group();
-    const orders = new OrderService(h.store, h.adapters, h.engine);
+    const orders = new OrderService(engine().store, engine().adapters, engine().engine);
     const r = await orders.send(g.userId, g.master.id, { symbol: 'EURUSD', side: 'buy', volume: dec('1'), type: 'market', price: null, stopLoss: null, takeProfit: null }, null);
     await r.copies;
     const rows = await rowsOf(g.userId);
@@ -88,11 +78,11 @@ describe.each(stores)('maxSlippage (%s store)', (_name, db) => {
     const g = await group();
     // A first copy caches the instrument specs: from then on the quote is the only read while planning.
     broker.placeOrder(g.masterSim, { symbol: 'EURUSD', side: 'buy', type: 'market', volume: dec('1'), tag: newId('int') });
-    await h.idle();
+    await engine().idle();
     expect(broker.positions(g.slaves[0]!.sim)).toHaveLength(1);
     broker.faults.inject({ op: 'read', kind: 'reset', accountId: g.slaves[0]!.sim });
     broker.placeOrder(g.masterSim, { symbol: 'EURUSD', side: 'buy', type: 'market', volume: dec('1'), tag: newId('int') });
-    await h.idle();
+    await engine().idle();
     const rows = await rowsOf(g.userId);
     expect(rows.get(g.slaves[0]!.account.id)).toMatchObject({ state: 'skipped', skipReason: expect.stringMatching(/^slippage_unknown: /) });
     expect(rows.get(g.slaves[2]!.account.id)?.state).toBe('confirmed');
