@@ -233,6 +233,18 @@ export function runAdapterConformance(name: string, setup: () => Promise<Conform
       expect(h.broker.findByTag(h.simAccountId, tag)).toEqual({});
     });
 
+    it('a market order the broker takes and then cancels or rejects after the timeout: unresolved, and the tag shows it refused with no position', async () => {
+      for (const refuseAs of ['cancelled', 'rejected'] as const) {
+        const tag = newTag();
+        h.broker.faults.inject({ op: 'placeOrder', kind: 'cancel_after_timeout', refuseAs, accountId: h.simAccountId });
+        expect(await h.adapter.placeOrder(market('buy', tag, 1, false))).toMatchObject({ kind: 'unresolved' });
+        const found = await h.adapter.findByTag(tag);
+        expect(found).toMatchObject({ found: true, order: { status: refuseAs, type: 'market' } });
+        expect(found.position).toBeUndefined();
+        expect(simPosition(tag)).toBeUndefined();
+      }
+    });
+
     it('a broker rejection is rejected and opens nothing', async () => {
       const tag = newTag();
       h.broker.faults.inject({ op: 'placeOrder', kind: 'reject', accountId: h.simAccountId });

@@ -103,19 +103,6 @@ describe('cTrader faults over the wire', () => {
     expect(w.broker.positions(w.simAccountId)).toHaveLength(0);
   });
 
-  it('cancel after timeout: unresolved, and the tag shows the market order cancelled or rejected, with no position', async () => {
-    const w = await world();
-    for (const refuseAs of ['cancelled', 'rejected'] as const) {
-      const t = tag();
-      w.broker.faults.inject({ op: 'placeOrder', kind: 'cancel_after_timeout', refuseAs, accountId: w.simAccountId });
-      expect(await w.adapter.placeOrder(buy(t))).toMatchObject({ kind: 'unresolved' });
-      const found = await w.adapter.findByTag(t);
-      expect(found).toMatchObject({ found: true, order: { status: refuseAs, type: 'market' } });
-      expect(found.position).toBeUndefined();
-    }
-    expect(w.broker.positions(w.simAccountId)).toHaveLength(0);
-  });
-
   it('BLOCKED_PAYLOAD_TYPE: reads throw rate_limited with retryAfter, writes are rejected as rate_limited', async () => {
     const w = await world();
     w.broker.faults.inject({ op: 'read', kind: 'rate_limit', retryAfterSec: 3, accountId: w.simAccountId });

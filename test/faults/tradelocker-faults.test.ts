@@ -60,18 +60,6 @@ describe('TradeLocker faults', () => {
     expect(taggedOrders(tag)).toHaveLength(1);
   });
 
-  it('cancel after timeout: unresolved, and the tag shows the market order cancelled or rejected, with no position', async () => {
-    for (const refuseAs of ['cancelled', 'rejected'] as const) {
-      const tag = newTag();
-      t.broker.faults.inject({ op: 'placeOrder', kind: 'cancel_after_timeout', refuseAs, accountId: t.acc.id });
-      expect(await t.adapter.placeOrder(market(tag))).toMatchObject({ kind: 'unresolved' });
-      const found = await t.adapter.findByTag(tag);
-      expect(found).toMatchObject({ found: true, order: { status: refuseAs, type: 'market' } });
-      expect(found.position).toBeUndefined();
-      expect(tagged(tag)).toHaveLength(0);
-    }
-  });
-
   it('timeout before apply on place: unresolved, and the lookup proves it absent', async () => {
     const tag = newTag();
     t.broker.faults.inject({ op: 'placeOrder', kind: 'timeout_before_apply', accountId: t.acc.id });
