@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { Decimal } from '../../src/domain/decimal.js';
 import type { Account } from '../../src/domain/account.js';
@@ -95,9 +98,8 @@ export async function seedGroup(store: Store, broker: SimBroker, o: { email?: st
   return { userId: user.id, master, masterSim: mSim.id, slaves };
 }
 
-export type StoreCase = [name: string, open: () => Promise<{ databaseUrl?: string; drop(): Promise<void> }>];
+export type StoreCase = [name: string, open: () => Promise<{ databaseUrl?: string; dataDir?: string; drop(): Promise<void> }>];
 
-/** The stores an engine test runs on: the embedded one always, PostgreSQL when reachable (required in CI). */
 /**
  * The engine on one of storeCases()' stores for a whole describe block: started before its tests, closed and
  * its database dropped after. The harness is read through the returned getter once beforeAll has run.
@@ -117,8 +119,18 @@ export function engineOnStore(db: StoreCase[1], broker: SimBroker): () => Engine
   return () => h!;
 }
 
-export async function storeCases(): Promise<StoreCase[]> {
-  const cases: StoreCase[] = [['embedded', async () => ({ drop: async () => undefined })]];
+/**
+ * The stores an engine test runs on: the embedded one always, PostgreSQL when reachable (required in CI).
+ * `durable`: the embedded store lives in a temp data dir, so a test can stop the engine and start another on it.
+ */
+export async function storeCases(o: { durable?: boolean } = {}): Promise<StoreCase[]> {
+  const embedded: StoreCase[1] = o.durable
+    ? async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'ct-store-'));
+      return { dataDir: dir, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+    }
+    : async () => ({ drop: async () => undefined });
+  const cases: StoreCase[] = [['embedded', embedded]];
   if (await requirePostgres()) cases.push(['postgres', async () => {
     const db = await tempDatabase();
     return { databaseUrl: db.url, drop: db.drop };

@@ -3,8 +3,7 @@ import { dec } from '../../src/domain/decimal.js';
 import { OrderService } from '../../src/engine/order-service.js';
 import type { BrokerAdapter } from '../../src/platforms/adapter.js';
 import { SimBroker } from '../../src/simulator/broker.js';
-import { durableStores } from '../helpers/durable-stores.js';
-import { seedGroup, startEngine, type EngineHarness, type SeededGroup } from './copy-harness.js';
+import { seedGroup, startEngine, storeCases, type EngineHarness, type SeededGroup } from './copy-harness.js';
 
 /**
  * The process dies while the order route is at work (kill -9: nothing after the kill point is written), and a
@@ -37,9 +36,9 @@ function dieAt(point: KillPoint, master: BrokerAdapter, slaves: BrokerAdapter[])
   if (point === 'with every Slave send applied, no outcome recorded') slaves.forEach((s) => hang(s, true));
 }
 
-const stores = await durableStores();
+const stores = await storeCases({ durable: true });
 
-describe.each(stores)('the crash window of the order route ($name)', (storeKind) => {
+describe.each(stores)('the crash window of the order route (%s store)', (_name, openStore) => {
   let offset = 0;
   const clock = () => Date.now() + offset;
   const open: Array<{ h: EngineHarness; crashed: boolean }> = [];
@@ -56,8 +55,9 @@ describe.each(stores)('the crash window of the order route ($name)', (storeKind)
   async function setUp() {
     const broker = new SimBroker({ seed: 11 });
     broker.setPrice('EURUSD', '1.10000');
-    const db = await storeKind.open();
-    drops.push(db.drop);
+    const { drop, ...where } = await openStore();
+    drops.push(drop);
+    const db = { where };
     const h1 = await startEngine({ broker, ...db.where, clock, timeoutMs: 60_000 });
     open.push({ h: h1, crashed: false });
     const g = await seedGroup(h1.store, broker, { slaves: [{ rule: {} }, { rule: { sizing: { mode: 'multiplier', multiplier: '0.5' } } }, { rule: {} }, { rule: {} }] });

@@ -2,31 +2,31 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { dec } from '../../src/domain/decimal.js';
 import { OrderService } from '../../src/engine/order-service.js';
 import { SimBroker } from '../../src/simulator/broker.js';
-import { durableStores, type DurableStore } from '../helpers/durable-stores.js';
-import { seedGroup, startEngine, type EngineHarness } from './copy-harness.js';
+import { seedGroup, startEngine, storeCases, type EngineHarness } from './copy-harness.js';
 
 /**
  * Copies of an order-route trade stand open at the Slaves; the service stops before its watcher saw the
  * Master's position, and the Master's position is gone when it starts again (closed while down, or broker
  * state lost). The copies are exposure without a Master: drift to report and close, never `drift: []`.
  */
-const stores = await durableStores();
+const stores = await storeCases({ durable: true });
 
-describe.each(stores)('an orphan whose Master position is gone ($name)', (kind) => {
+describe.each(stores)('an orphan whose Master position is gone (%s store)', (_name, openStore) => {
   const live: EngineHarness[] = [];
-  const drops: DurableStore[] = [];
+  const drops: Array<() => Promise<void>> = [];
   afterEach(async () => {
     for (const h of live.splice(0)) await h.close();
   });
   afterAll(async () => {
-    for (const d of drops.splice(0)) await d.drop();
+    for (const d of drops.splice(0)) await d();
   });
 
   async function copiesThenMasterGone() {
     const broker = new SimBroker({ seed: 5 });
     broker.setPrice('EURUSD', '1.10000');
-    const db = await kind.open();
-    drops.push(db);
+    const { drop, ...where } = await openStore();
+    drops.push(drop);
+    const db = { where };
     // No watcher in the first life: it stops before it ever sees the Master's position.
     const h1 = await startEngine({ broker, ...db.where });
     const g = await seedGroup(h1.store, broker, { slaves: [{ rule: {} }, { rule: {} }, { rule: { sizing: { mode: 'fixed', volume: '0.05' } } }] });
