@@ -128,6 +128,9 @@ export const trades = pgTable('trades', {
   uniqueIndex('trades_tag_uq').on(t.tag),
   uniqueIndex('trades_action_uq').on(t.actionId),
   index('trades_master_pos_idx').on(t.masterAccountId, t.masterPositionId),
+  // The settle loop (every 2 s) and each reconcile pass look for the few trades still waiting: recorded, pending,
+  // unresolved. Partial, so the index stays as small as that set.
+  index('trades_waiting_idx').on(t.status).where(sql`${t.status} in ('recorded', 'pending', 'unresolved')`),
 ]);
 
 /**

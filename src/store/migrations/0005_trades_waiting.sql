@@ -1,0 +1,1 @@
+CREATE INDEX "trades_waiting_idx" ON "trades" USING btree ("status") WHERE "trades"."status" in ('recorded', 'pending', 'unresolved');
