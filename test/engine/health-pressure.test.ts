@@ -58,6 +58,17 @@ describe('health under pressure', () => {
     expect((await h.store.accounts.byId(acc.id))!.health.checkedAt).toBe(new Date(now).toISOString());
   });
 
+  it('an account busy from the start is read once the staleness limit has passed since the monitor started', async () => {
+    const m = monitor();
+    busy.add(acc.id);
+    const before = (await h.store.accounts.byId(acc.id))!.health.checkedAt;
+    await m.checkAll();
+    expect((await h.store.accounts.byId(acc.id))!.health.checkedAt).toBe(before);
+    now += 30_000;
+    await m.checkAll();
+    expect((await h.store.accounts.byId(acc.id))!.health.checkedAt).toBe(new Date(now).toISOString());
+  });
+
   it('a failed read backs off: the next round does not ask that broker again', async () => {
     const m = monitor();
     await m.checkAll();

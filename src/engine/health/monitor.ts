@@ -40,8 +40,11 @@ export class HealthMonitor {
   private readonly failingSince = new Map<string, number>();
   /** Rounds to sit out after a failed check: a busy broker is not asked again at once. */
   private readonly backoff = new Map<string, number>();
+  private readonly startedAt: number;
 
-  constructor(private readonly store: Store, private readonly adapters: AdapterRegistry, private readonly opts: HealthMonitorOptions) {}
+  constructor(private readonly store: Store, private readonly adapters: AdapterRegistry, private readonly opts: HealthMonitorOptions) {
+    this.startedAt = this.now();
+  }
 
   /** The first round waits `firstDelayMs`, so start-up (and the first requests) are not competing with it. */
   start(firstDelayMs = 1500): void {
@@ -68,8 +71,9 @@ export class HealthMonitor {
   /** Writes before reads: a busy or backing-off account is read in a later round, unless its data grows stale. */
   private deferred(a: Account): boolean {
     const now = this.now();
-    const since = this.lastOk.get(a.id);
-    const overdue = since !== undefined && now - since >= this.opts.staleAfterMs;
+    // An account never read well by this process counts from the monitor's start, so it is not put off for ever.
+    const since = this.lastOk.get(a.id) ?? this.startedAt;
+    const overdue = now - since >= this.opts.staleAfterMs;
     const skip = this.backoff.get(a.id) ?? 0;
     if (skip > 0 && !overdue) {
       this.backoff.set(a.id, skip - 1);
