@@ -266,6 +266,17 @@ export const events = pgTable('events', {
   index('events_user_cursor_idx').on(t.userId, t.cursor),
 ]);
 
+/**
+ * The last sequence number handed out per event scope (user + account, '' for user-wide events): an append
+ * bumps it with one upsert instead of reading max(seq) over the user's history, and the row lock it takes
+ * serialises writers of one scope until commit.
+ */
+export const eventSeqs = pgTable('event_seqs', {
+  userId: text('user_id').notNull(),
+  scope: text('scope').notNull(),
+  lastSeq: integer('last_seq').notNull(),
+}, (t) => [primaryKey({ columns: [t.userId, t.scope] })]);
+
 export const webhookEndpoints = pgTable('webhook_endpoints', {
   id: text('id').primaryKey(),
   userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),

@@ -106,7 +106,7 @@ export class HealthMonitor {
       if (code === 'reconnect_required') {
         health = { ...account.health, state: 'down', connected: false, tradingAllowed: false, reconnectRequired: true, dataStale: stale, checkedAt: new Date(now).toISOString(), lastError: message };
         if (!CHOSEN.includes(status)) status = 'reconnect_required';
-      } else if (code === 'rate_limited' || now - this.failing(account.id, now) < (this.opts.downAfterMs ?? this.opts.staleAfterMs)) {
+      } else if (code === 'rate_limited' || this.underPressure(account.id, now)) {
         // The broker is there, only busy (or slow for less than downAfterMs): keep what we know, say why the data
         // may lag, and ask it again less often.
         health = { ...account.health, state: 'degraded', dataStale: stale, checkedAt: new Date(now).toISOString(), lastError: message };
@@ -118,6 +118,21 @@ export class HealthMonitor {
     }
     await this.record(account, health, status);
     return health;
+  }
+
+  /**
+   * A failed read is pressure, not an outage, while copies to the account are still queued or on the wire (their
+   * own outcomes say whether the broker is down; marking it disconnected would skip every copy behind them), or
+   * while reads have failed for less than downAfterMs.
+   */
+  private underPressure(accountId: string, now: number): boolean {
+    const since = this.failing(accountId, now);
+    if (this.opts.isBusy?.(accountId)) {
+      // The outage clock starts once the account is idle, so a burst does not use it up.
+      this.failingSince.set(accountId, now);
+      return true;
+    }
+    return now - since < (this.opts.downAfterMs ?? this.opts.staleAfterMs);
   }
 
   private failing(accountId: string, now: number): number {
