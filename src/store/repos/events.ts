@@ -42,14 +42,14 @@ export class EventsRepo {
       counts.set(key, c);
     }
     const scopes = [...counts.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, c]) => c);
-    const bumped = await tx.execute<{ user_id: string; scope: string; last_seq: number }>(sql`
+    const bumped = await tx.execute(sql`
       insert into ${eventSeqs} (user_id, scope, last_seq)
       select u, s, n from unnest(${toPgArray(scopes.map((c) => c.userId))}::text[], ${toPgArray(scopes.map((c) => c.scope))}::text[],
         ${toPgArray(scopes.map((c) => String(c.n)))}::int[]) with ordinality as t(u, s, n, o) order by o
       on conflict (user_id, scope) do update set last_seq = ${eventSeqs}.last_seq + excluded.last_seq
       returning user_id, scope, last_seq`);
     // The first number of each scope's range: its new last minus what this batch takes.
-    const next = new Map(rowsOf(bumped).map((r) => [`${r.user_id}|${r.scope}`, Number(r.last_seq) - counts.get(`${r.user_id}|${r.scope}`)!.n]));
+    const next = new Map(rowsOf<{ user_id: string; scope: string; last_seq: number }>(bumped).map((r) => [`${r.user_id}|${r.scope}`, Number(r.last_seq) - counts.get(`${r.user_id}|${r.scope}`)!.n]));
     const rows = evs.map((e) => {
       const scope = `${e.userId}|${e.accountId ?? ''}`;
       const seq = next.get(scope)! + 1;
@@ -112,7 +112,7 @@ function toPgArray(values: string[]): string {
   return `{${values.map((v) => `"${v.replace(/["\\]/g, (c) => `\\${c}`)}"`).join(',')}}`;
 }
 
-/** Both drivers' `execute` results: node-postgres gives `{rows}`, PGlite gives `{rows}` too; some wrappers give an array. */
+/** `execute` gives `{rows}` on both drivers; guard the shape rather than trust a cast. */
 function rowsOf<T>(r: unknown): T[] {
   return Array.isArray(r) ? (r as T[]) : ((r as { rows: T[] }).rows ?? []);
 }
