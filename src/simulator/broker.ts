@@ -218,7 +218,7 @@ export class SimBroker implements SimBrokerApi {
     const p = [...b.positions.values()].find((x) => x.tag === tag);
     if (p) out.position = this.view(b, p);
     // A filled or cancelled order still proves the request reached us, so history counts too.
-    const o = [...b.pending.values()].find((x) => x.tag === tag) ?? [...b.history].reverse().find((x) => x.tag === tag);
+    const o = [...b.pending.values()].find((x) => x.tag === tag) ?? lastWithTag(b.history, tag);
     if (o) out.order = { ...o };
     return out;
   }
@@ -733,4 +733,10 @@ function inWindow(iso: string, from?: Date, to?: Date): boolean {
 
 function sameDec(a: Decimal | null, b: Decimal | null): boolean {
   return a === null || b === null ? a === b : a.eq(b);
+}
+
+/** The newest history entry under a tag, read from the end without copying a history that only grows. */
+function lastWithTag(history: Order[], tag: string): Order | undefined {
+  for (let i = history.length - 1; i >= 0; i--) if (history[i]!.tag === tag) return history[i];
+  return undefined;
 }
