@@ -117,7 +117,7 @@ export class CopyEngine {
     if (!master.groupId) return [];
     const accounts = (await this.store.accounts.list(master.userId, { groupId: master.groupId })).filter((a) => a.role === 'slave');
     const rules = await this.store.accounts.rulesFor(accounts.map((a) => a.id));
-    // Always through forAccount: the shadow mode decorates it to hand out a Slave's simulated twin.
+    // Always through forAccount: its resolver hands out a shadowed Slave's simulated twin.
     return Promise.all(accounts.map(async (account) => ({
       account, rule: rules.get(account.id) ?? withDefaults(undefined), adapter: await this.adapters.forAccount(account).catch(() => null),
     })));
