@@ -133,7 +133,7 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
     const risk = new RiskGuard(store, adapters, panic, { onError: (err) => logger && logger.warn({ err }, 'risk sample failed') });
     await risk.load();
     // Every planned copy passes the risk guard's pre-trade check (daily loss at the stop, max open volume).
-    const engine = new CopyEngine(store, adapters, dispatcher, { preTradeCheck: risk.check, breaker: { maxActions: cfg.masterMaxActionsPerMin, windowMs: 60_000 } });
+    const engine = new CopyEngine(store, adapters, dispatcher, { preTradeCheck: risk.check, breaker: { maxActions: cfg.masterMaxActionsPerMin, windowMs: 60_000 }, logger });
     const watcher = new Watcher(store, adapters, engine, { logger });
     const settler = new Settler(store, adapters, engine, { logger });
     engine.onUnresolved = () => settler.nudge();

@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import { Decimal } from '../domain/decimal.js';
 import type { Account } from '../domain/account.js';
 import { withDefaults, type CopyRule } from '../domain/copy-rule.js';
@@ -61,6 +62,8 @@ export interface CopyEngineOptions {
   preTradeCheck?: PreTradeCheck;
   /** Per-Master ceiling on actions in a window (circuit-breaker.ts); off when absent. */
   breaker?: BreakerOptions;
+  /** Where a ledger write the store refuses is reported. */
+  logger?: Logger | false;
 }
 
 /**
@@ -90,7 +93,7 @@ export class CopyEngine {
   constructor(private readonly store: Store, private readonly adapters: AdapterRegistry, private readonly dispatcher: Dispatcher, opts: CopyEngineOptions = {}) {
     this.clock = opts.clock ?? Date.now;
     this.preTradeCheck = opts.preTradeCheck;
-    this.writer = new OutcomeWriter(store);
+    this.writer = new OutcomeWriter(store, opts.logger ?? false);
     this.breaker = opts.breaker ? new MasterBreaker(opts.breaker, this.clock) : null;
   }
 
