@@ -11,7 +11,7 @@ import type { IntentRow, LinkRow, TradeRow } from '../store/repos/trades.js';
 import type { NewEvent } from '../store/repos/events.js';
 import type { AdapterRegistry } from './adapter-registry.js';
 import type { Dispatcher } from './dispatcher.js';
-import type { ActionKind, MasterAction } from './actions.js';
+import type { MasterAction } from './actions.js';
 import { sendPaced } from './rate-limit.js';
 import { executeOp, opOf, verifyOp, type IntentOp } from './intent-ops.js';
 import { OutcomeWriter } from './outcome-writer.js';
@@ -22,8 +22,6 @@ import { actionEvents } from './action-events.js';
 import { needsMarket, slaveMarket } from './slave-market.js';
 import { MasterBreaker, pauseTripped, type BreakerOptions } from './circuit-breaker.js';
 import { SpecCache } from './spec-cache.js';
-
-export type { EngineSkip } from './action-planner.js';
 
 export interface CopyOptions {
   /** API path: the trade row already exists (recorded before the Master broker was called). */
@@ -296,5 +294,3 @@ export class CopyEngine {
     await this.writer.idle();
   }
 }
-
-export type { TradeLike };
