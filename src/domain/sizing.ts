@@ -1,6 +1,7 @@
 import { Decimal, floorToStep } from './decimal.js';
 import type { CopyRule } from './copy-rule.js';
 import type { InstrumentSpec } from './types.js';
+import { slaveSymbol } from './copy-mapping.js';
 
 export interface SizingInput {
   masterVolume: Decimal;
@@ -107,5 +108,5 @@ export function mapSymbol(rule: CopyRule, masterSymbol: string): { ok: true; sym
   if (rule.includeSymbols.length > 0 && !rule.includeSymbols.includes(masterSymbol)) {
     return { ok: false, reason: 'symbol_not_included', detail: `${masterSymbol} is not in the rule's include list` };
   }
-  return { ok: true, symbol: rule.symbolMap[masterSymbol] ?? masterSymbol };
+  return { ok: true, symbol: slaveSymbol(rule, masterSymbol) };
 }

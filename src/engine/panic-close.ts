@@ -6,7 +6,7 @@ import { emptyReport, tally, type AccountPanicReport, type PanicJob, type PanicS
 import type { Order, Position } from '../domain/types.js';
 import type { BrokerAdapter, OrderOutcome } from '../platforms/adapter.js';
 import type { NewEvent } from '../store/repos/events.js';
-import { PanicJobsRepo } from '../store/repos/panic-jobs.js';
+import type { PanicJobsRepo } from '../store/repos/panic-jobs.js';
 import type { Store } from '../store/store.js';
 import type { AdapterRegistry } from './adapter-registry.js';
 import type { FlattenSink } from './panic-progress.js';
@@ -195,7 +195,7 @@ export class PanicCloseService {
 
   constructor(private readonly store: Store, adapters: AdapterRegistry, dispatcher: Dispatcher, opts: PanicCloseOptions = {}) {
     this.syncWaitMs = opts.syncWaitMs ?? 2000;
-    this.jobs = new PanicJobsRepo(store.database.db, store.events);
+    this.jobs = store.panicJobs;
     this.runner = new PanicJobRunner(store, this.jobs, new AccountFlattener(adapters, dispatcher, opts), opts);
   }
 

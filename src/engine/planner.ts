@@ -6,6 +6,7 @@ import { correlationTag } from '../domain/correlation.js';
 import { mapSymbol, sizeVolume, type SkipReason } from '../domain/sizing.js';
 import { quoteToAccount } from '../domain/quote-currency.js';
 import type { InstrumentSpec, OrderType, Quote, Side } from '../domain/types.js';
+import type { IntentAction } from '../domain/intent-action.js';
 
 /** A master open, as the planner needs it. */
 export interface MasterOpen {
@@ -121,7 +122,8 @@ export interface PreTradeContext {
   master: Account;
   slave: Account;
   rule: CopyRule;
-  action: 'open' | 'increase' | 'order_placed' | 'heal_open' | 'heal_increase' | 'open_on_fill';
+  /** A row that places an order, or `order_filled` (a Slave's pending copy filled at market). */
+  action: IntentAction;
   symbol: string;
   side: Side;
   type: OrderType;

@@ -12,7 +12,7 @@ describe('shadow mode: the registry decorator', () => {
     h = await engineHarness();
     shadow = new ShadowService(h.store, h.adapters, h.broker, createSimAdapterFactory(h.broker));
     await shadow.load();
-    shadow.install();
+    h.adapters.resolveWith(shadow.resolve);
   });
   afterAll(async () => h?.close());
 
@@ -47,7 +47,7 @@ describe('shadow mode: the registry decorator', () => {
     const again = await engineHarness({ store: h.store, userId: h.userId });
     const restarted = new ShadowService(h.store, again.adapters, again.broker, createSimAdapterFactory(again.broker));
     await restarted.load();
-    restarted.install();
+    again.adapters.resolveWith(restarted.resolve);
     expect(restarted.isShadowed(slave.id)).toBe(true);
     expect((await (await again.adapters.forAccount(slave)).accountInfo()).balance.toString()).toBe('3000');
     await again.adapters.closeAll();

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { AttemptRow, EndpointRow } from '../../webhooks/webhook-repo.js';
+import type { AttemptRow, EndpointRow } from '../../store/repos/webhooks.js';
 import type { ApiDeps } from '../deps.js';
 import { userOf } from '../plugins/auth.js';
 import { OPEN, stdErrors } from '../schemas.js';

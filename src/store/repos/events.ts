@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, lte, sql } from 'drizzle-orm';
 import type { Db } from '../db.js';
 import { eventSeqs, events } from '../schema.js';
 import { newId } from '../../domain/ids.js';
@@ -99,6 +99,24 @@ export class EventsRepo {
 
   async allAfter(cursor: number, limit: number): Promise<EventRow[]> {
     return this.db.select().from(events).where(gt(events.cursor, cursor)).orderBy(asc(events.cursor)).limit(limit);
+  }
+
+  /** A user's events in (after, upTo], in cursor order: the gap-free feed reads only up to its horizon. */
+  async between(userId: string, after: number, upTo: number, limit: number): Promise<EventRow[]> {
+    return this.db.select().from(events)
+      .where(and(eq(events.userId, userId), gt(events.cursor, after), lte(events.cursor, upTo)))
+      .orderBy(asc(events.cursor)).limit(limit);
+  }
+
+  /** The highest cursor taken by a committed event (0 when none). */
+  async topCursor(): Promise<number> {
+    const [top] = await this.db.select({ c: events.cursor }).from(events).orderBy(desc(events.cursor)).limit(1);
+    return top?.c ?? 0;
+  }
+
+  /** Cursors and their users after `cursor`, in order: what the feed scans for gaps. */
+  async cursorsAfter(cursor: number, limit: number): Promise<Array<{ c: number; u: string }>> {
+    return this.db.select({ c: events.cursor, u: events.userId }).from(events).where(gt(events.cursor, cursor)).orderBy(asc(events.cursor)).limit(limit);
   }
 
   async byId(userId: string, id: string): Promise<EventRow | null> {
