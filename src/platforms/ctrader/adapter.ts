@@ -32,6 +32,7 @@ import type {
 } from './proto/messages.js';
 import { PT } from './proto/payload-types.js';
 import { fromMoney, lotsToWireVolume, msToIso, priceFromDouble, RELATIVE_PRICE_SCALE, toRelative } from './proto/units.js';
+import { confirmed } from '../adapter.js';
 
 export interface CTraderAdapterOptions {
   connection: CTraderConnection;
@@ -52,7 +53,8 @@ const WEEK_MS = 7 * 24 * 3600 * 1000;
  * and history requests; nothing is polled.
  */
 export class CTraderAdapter implements BrokerAdapter {
-  readonly capabilities: Capabilities = ctraderCapabilities(true);
+  /** HEDGED until the trader is read (cTrader's default account type); a NETTED account says so in every read. */
+  private hedging = true;
   private readonly conn: CTraderConnection;
   private readonly ctid: string;
   private readonly timeoutMs: number;
@@ -68,6 +70,10 @@ export class CTraderAdapter implements BrokerAdapter {
   private readonly offEvents: () => void;
   private closed = false;
 
+  get capabilities(): Capabilities {
+    return ctraderCapabilities({ hedging: this.hedging });
+  }
+
   constructor(private readonly opts: CTraderAdapterOptions) {
     this.conn = opts.connection;
     this.ctid = opts.ctidTraderAccountId;
@@ -82,7 +88,7 @@ export class CTraderAdapter implements BrokerAdapter {
     return this.read('account info', async () => {
       const [traderEnv, pnlEnv] = await Promise.all([this.call(PT.TRADER_REQ, {}), this.call(PT.GET_POSITION_UNREALIZED_PNL_REQ, {})]);
       const t = (traderEnv.payload as { trader: TraderMsg }).trader;
-      this.capabilities.hedging = (t.accountType ?? 0) !== 1;
+      this.hedging = (t.accountType ?? 0) !== 1;
       const balance = fromMoney(t.balance, t.moneyDigits ?? 2);
       const pnl = pnlEnv.payload as unknown as UnrealizedPnLResMsg;
       const unrealized = (pnl.positionUnrealizedPnL ?? []).reduce((sum, p) => sum.plus(fromMoney(p.netUnrealizedPnL, pnl.moneyDigits)), dec(0));
@@ -550,8 +556,4 @@ export class CTraderAdapter implements BrokerAdapter {
 }
 
 const exec = (env: Envelope): ExecutionEventMsg => env.payload as unknown as ExecutionEventMsg;
-
-function confirmed(o: Partial<ConfirmedOutcome>): ConfirmedOutcome {
-  return { kind: 'confirmed', brokerOrderId: null, positionId: null, filledVolume: null, fillPrice: null, brokerTime: null, ...o };
-}
 

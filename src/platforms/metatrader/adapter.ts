@@ -5,7 +5,6 @@ import type {
   BrokerAdapter,
   BrokerEvent,
   Capabilities,
-  ConfirmedOutcome,
   ModifyOrderChange,
   OrderOutcome,
   OrderQuery,
@@ -18,6 +17,7 @@ import { tradeResultFailure } from './errors.js';
 import type { MetaTraderGateway, MtTradeRequest } from './gateway.js';
 import type { MtDeal, MtTradeResult } from './parse.js';
 import { PollingWatcher } from '../polling-watcher.js';
+import { confirmed, denied } from '../adapter.js';
 
 export interface MetaTraderAdapterOptions {
   gateway: MetaTraderGateway;
@@ -48,16 +48,6 @@ const PLACE_ACTION = {
   'sell:stop': 'ORDER_TYPE_SELL_STOP',
 } as const;
 
-const confirmed = (o: Partial<ConfirmedOutcome>): ConfirmedOutcome => ({
-  kind: 'confirmed',
-  brokerOrderId: null,
-  positionId: null,
-  filledVolume: null,
-  fillPrice: null,
-  brokerTime: null,
-  ...o,
-});
-const denied = (code: string, message: string): OrderOutcome => ({ kind: 'denied', code, message });
 /** MetaApi's trade model takes JSON numbers; toFixed() keeps the decimal's own digits. */
 const num = (d: Decimal) => Number(d.toFixed());
 

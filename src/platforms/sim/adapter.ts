@@ -16,6 +16,7 @@ import type {
 } from '../adapter.js';
 import { simCapabilities } from './capabilities.js';
 import { isSimError, simErrorToRejected, toAppError } from './errors.js';
+import { confirmed } from '../adapter.js';
 
 type WriteOp = Exclude<FaultOp, '*' | 'read' | 'auth'>;
 
@@ -36,7 +37,7 @@ export class SimAdapter implements BrokerAdapter {
     opts: { timeoutMs?: number } = {},
   ) {
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.capabilities = simCapabilities(broker.account(simAccountId)?.hedging ?? true);
+    this.capabilities = simCapabilities({ hedging: broker.account(simAccountId)?.hedging ?? true });
   }
 
   // ---- reads --------------------------------------------------------------------------------------
@@ -228,10 +229,6 @@ export class SimAdapter implements BrokerAdapter {
     if (!p || !spec) return volume;
     return Decimal.max(floorToStep((volume ?? p.volume).mul(ratio), spec.volumeStep), spec.minVolume);
   }
-}
-
-function confirmed(o: Partial<ConfirmedOutcome>): ConfirmedOutcome {
-  return { kind: 'confirmed', brokerOrderId: null, positionId: null, filledVolume: null, fillPrice: null, brokerTime: null, ...o };
 }
 
 function fromResult(r: SimWriteResult): ConfirmedOutcome {
