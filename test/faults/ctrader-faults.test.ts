@@ -6,7 +6,7 @@ import type { BrokerAdapter, BrokerEvent, PlaceOrderRequest } from '../../src/pl
 import { CTraderConnection } from '../../src/platforms/ctrader/connection.js';
 import { OpenApiError } from '../../src/platforms/ctrader/errors.js';
 import { createCTraderAdapterFactory, type CTraderAdapterFactory } from '../../src/platforms/ctrader/factory.js';
-import { PT } from '../../src/platforms/ctrader/proto/payload-types.js';
+import { PT } from '../../src/protocols/ctrader/payload-types.js';
 import type { CTraderTokens } from '../../src/platforms/ctrader/tokens.js';
 import { SimBroker } from '../../src/simulator/broker.js';
 import { startCTraderSimServer, type CTraderSimServer, type CTraderSimServerOptions } from '../../src/simulator/ctrader/server.js';

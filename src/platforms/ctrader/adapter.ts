@@ -15,7 +15,7 @@ import { CTRADER_TAG_MAX, ctraderCapabilities } from './capabilities.js';
 import type { CTraderConnection } from './connection.js';
 import { RequestTimeoutError, readError, writeFailure } from './errors.js';
 import { parseExecutionEvent, parseOrder, parsePosition, parseSymbol, toInstrumentSpec, closedVolume, type SymbolInfo } from './parse.js';
-import { ExecutionType, OrderStatus, OrderType, TradeSide } from './proto/enums.js';
+import { ExecutionType, OrderStatus, OrderType, TradeSide } from '../../protocols/ctrader/enums.js';
 import type {
   AssetMsg,
   DealMsg,
@@ -29,9 +29,9 @@ import type {
   SymbolMsg,
   TraderMsg,
   UnrealizedPnLResMsg,
-} from './proto/messages.js';
-import { PT } from './proto/payload-types.js';
-import { fromMoney, lotsToWireVolume, msToIso, priceFromDouble, RELATIVE_PRICE_SCALE, toRelative } from './proto/units.js';
+} from '../../protocols/ctrader/messages.js';
+import { PT } from '../../protocols/ctrader/payload-types.js';
+import { fromMoney, lotsToWireVolume, msToIso, priceFromDouble, RELATIVE_PRICE_SCALE, toRelative } from '../../protocols/ctrader/units.js';
 import { confirmed } from '../adapter.js';
 
 export interface CTraderAdapterOptions {

@@ -1,6 +1,6 @@
 import { AppError } from '../../domain/errors.js';
 import type { OrderOutcome } from '../adapter.js';
-import type { Envelope } from './proto/messages.js';
+import type { Envelope } from '../../protocols/ctrader/messages.js';
 
 /**
  * Open API failures -> our error tree (reads) and outcome kinds (writes). Error codes arrive as enum names in

@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Decimal, dec } from '../../domain/decimal.js';
 import type { OrderType, Side } from '../../domain/types.js';
-import { ExecutionType, OrderStatus, OrderType as OT, PositionStatus, TradeSide } from '../../platforms/ctrader/proto/enums.js';
-import type { Envelope } from '../../platforms/ctrader/proto/messages.js';
-import { PT } from '../../platforms/ctrader/proto/payload-types.js';
-import { fromRelative } from '../../platforms/ctrader/proto/units.js';
+import { ExecutionType, OrderStatus, OrderType as OT, PositionStatus, TradeSide } from '../../protocols/ctrader/enums.js';
+import type { Envelope } from '../../protocols/ctrader/messages.js';
+import { PT } from '../../protocols/ctrader/payload-types.js';
+import { fromRelative } from '../../protocols/ctrader/units.js';
 import type { ActiveFault, FaultOp, SimInstrument } from '../types.js';
 import { accountByCtid, assetIdOf, assetsOfSymbol, ctidOf, environmentOf, traderLoginOf } from './ids.js';
 import type { Reply } from './server-events.js';

@@ -1,6 +1,6 @@
 import type { BrokerEvent } from '../../platforms/adapter.js';
-import { ExecutionType, OrderStatus, PositionStatus } from '../../platforms/ctrader/proto/enums.js';
-import { PT } from '../../platforms/ctrader/proto/payload-types.js';
+import { ExecutionType, OrderStatus, PositionStatus } from '../../protocols/ctrader/enums.js';
+import { PT } from '../../protocols/ctrader/payload-types.js';
 import type { SimBrokerApi, SimDeal } from '../types.js';
 import type { SimWire } from './wire.js';
 

@@ -1,10 +1,10 @@
 import type { TLSSocket } from 'node:tls';
 import type { BrokerEvent } from '../../platforms/adapter.js';
-import { decodeEnvelope, encodeEnvelope } from '../../platforms/ctrader/proto/codec.js';
-import { FrameReader, frame } from '../../platforms/ctrader/proto/framing.js';
-import type { Envelope } from '../../platforms/ctrader/proto/messages.js';
-import { HISTORICAL_REQUESTS, PT } from '../../platforms/ctrader/proto/payload-types.js';
-import { RELATIVE_PRICE_SCALE } from '../../platforms/ctrader/proto/units.js';
+import { decodeEnvelope, encodeEnvelope } from '../../protocols/ctrader/codec.js';
+import { FrameReader, frame } from '../../protocols/ctrader/framing.js';
+import type { Envelope } from '../../protocols/ctrader/messages.js';
+import { HISTORICAL_REQUESTS, PT } from '../../protocols/ctrader/payload-types.js';
+import { RELATIVE_PRICE_SCALE } from '../../protocols/ctrader/units.js';
 import type { SimServerContext } from './context.js';
 import { peekClientMsgId } from './envelope-peek.js';
 import { handleRequest } from './requests.js';
