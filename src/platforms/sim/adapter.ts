@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Decimal, floorToStep } from '../../domain/decimal.js';
 import { AppError } from '../../domain/errors.js';
 import type { AccountInfo, InstrumentSpec, Order, Position, Quote } from '../../domain/types.js';
-import type { ActiveFault, FaultOp, SimBrokerApi, SimWriteResult } from '../../simulator/types.js';
+import type { ActiveFault, FaultOp, SimBrokerApi, SimWriteResult } from '../../simulator/contract.js';
 import type {
   BrokerAdapter,
   BrokerEvent,

@@ -1,6 +1,5 @@
 import { AppError } from '../../domain/errors.js';
-import { SimError } from '../../simulator/broker.js';
-import type { SimErrorCode } from '../../simulator/types.js';
+import { SimError, type SimErrorCode } from '../../simulator/contract.js';
 import type { RejectedOutcome } from '../adapter.js';
 
 /** Rejection codes the sim adapter reports; the ledger stores them as the broker's answer. */

@@ -5,10 +5,11 @@ import { ExecutionType, OrderStatus, OrderType as OT, PositionStatus, TradeSide 
 import type { Envelope } from '../../protocols/ctrader/messages.js';
 import { PT } from '../../protocols/ctrader/payload-types.js';
 import { fromRelative } from '../../protocols/ctrader/units.js';
-import type { ActiveFault, FaultOp, SimInstrument } from '../types.js';
+import type { ActiveFault, FaultOp, SimInstrument } from '../contract.js';
 import { accountByCtid, assetIdOf, assetsOfSymbol, ctidOf, environmentOf, traderLoginOf } from './ids.js';
 import type { Reply } from './server-events.js';
-import { spotBody, type AuthorisedAccount, type SimSession } from './session.js';
+import type { AuthorisedAccount, ClientSession as SimSession } from './context.js';
+import { spotBody } from './spots.js';
 import { simErrorCode } from './sim-errors.js';
 
 type Body = Record<string, any>;
