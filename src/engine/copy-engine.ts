@@ -18,7 +18,7 @@ import { rateLimitWaitMs } from './rate-limit.js';
 import { executeOp, opOf, PLACE_ACTIONS, verifyOp, type IntentOp } from './intent-ops.js';
 import { OutcomeWriter } from './outcome-writer.js';
 import { proportionalClose } from './partial-close.js';
-import { planOpen, type PreTradeCheck, type SlaveContext } from './planner.js';
+import { deniedByCapability, planOpen, type PreTradeCheck, type SlaveContext } from './planner.js';
 import { actionEvents } from './action-events.js';
 import { needsMarket, slaveMarket } from './slave-market.js';
 import { MasterBreaker, type BreakerOptions } from './circuit-breaker.js';
@@ -245,6 +245,14 @@ export class CopyEngine {
   // ---- planning -----------------------------------------------------------------------------------
 
   private async plan(master: Account, action: MasterAction, tradeId: string, slaves: Slave[], opts: CopyOptions): Promise<Planned[]> {
+    // The last word before a row is recorded: a send the Slave's platform cannot do is skipped with the reason.
+    return (await this.planActions(master, action, tradeId, slaves, opts)).map((p) => {
+      const denied = p.send && p.slave.adapter ? deniedByCapability({ ...p.row, type: action.type }, p.slave.adapter.capabilities) : null;
+      return denied ? { ...p, row: { ...p.row, state: 'skipped', skipReason: `${denied.reason}: ${denied.detail}` }, send: false } : p;
+    });
+  }
+
+  private async planActions(master: Account, action: MasterAction, tradeId: string, slaves: Slave[], opts: CopyOptions): Promise<Planned[]> {
     const rowAction = opts.intentAction ?? action.kind;
     if (RISK_ADDING.has(action.kind)) return this.planAdding(master, action, tradeId, slaves, rowAction);
     if (action.kind === 'order_filled' && !opts.targets) {

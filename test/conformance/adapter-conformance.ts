@@ -3,7 +3,7 @@ import { type Decimal, dec } from '../../src/domain/decimal.js';
 import { AppError } from '../../src/domain/errors.js';
 import type { InstrumentSpec, Position, Side } from '../../src/domain/types.js';
 import type { BrokerAdapter, OrderOutcome, PlaceOrderRequest } from '../../src/platforms/adapter.js';
-import type { SimBrokerApi, SimInstrument } from '../../src/simulator/types.js';
+import type { SimBrokerApi, SimInstrument } from '../../src/simulator/contract.js';
 import { appError } from '../helpers/app-error.js';
 
 /**
