@@ -29,6 +29,7 @@ async function harness() {
     broker,
     simAccountId: acc.id,
     adapter,
+    timeoutMs: 400,
     teardown: async () => {
       await adapter.close();
       await factory.closeAll();
