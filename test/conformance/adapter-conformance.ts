@@ -328,6 +328,8 @@ export function runAdapterConformance(name: string, setup: () => Promise<Conform
       const out = await h.adapter.closePosition(pos.id, vol(1));
       expect(out.kind).toBe('unresolved');
       expect(str(h.broker.positions(h.simAccountId).find((p) => p.id === pos.id)?.volume)).toBe(str(toLots(vol(2))));
+      // One opening deal and one closing deal: the close was not sent twice.
+      expect(h.broker.deals(h.simAccountId).filter((d) => d.positionId === pos.id)).toHaveLength(2);
     });
 
     it('a connection reset on a write is unresolved (the client cannot know), and nothing was applied', async () => {
@@ -351,7 +353,8 @@ export function runAdapterConformance(name: string, setup: () => Promise<Conform
       const out = await h.adapter.placeOrder(market('buy', tag, 4, false));
       expect(out, JSON.stringify(out)).toMatchObject({ kind: 'confirmed' });
       expect(str(simPosition(tag)?.volume)).toBe(str(toLots(vol(2))));
-      if (out.kind === 'confirmed' && out.filledVolume !== null) expect(str(out.filledVolume)).toBe(str(vol(2)));
+      expect(out.kind === 'confirmed' && str(out.filledVolume)).toBe(str(vol(2)));
+      if (out.kind === 'confirmed' && out.positionId !== null) expect(out.positionId).toBe(simPosition(tag)!.id);
     });
 
     it('an answer later than the timeout is unresolved, and the write applied exactly once', async () => {

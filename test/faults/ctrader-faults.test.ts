@@ -79,30 +79,6 @@ const tagged = (w: World, t: string) => w.broker.positions(w.simAccountId).filte
 
 
 describe('cTrader faults over the wire', () => {
-  it('timeout after apply: unresolved, then findByTag finds exactly one position', async () => {
-    const w = await world();
-    const t = tag();
-    w.broker.faults.inject({ op: 'placeOrder', kind: 'timeout_after_apply', accountId: w.simAccountId });
-    const out = await w.adapter.placeOrder(buy(t));
-    expect(out).toMatchObject({ kind: 'unresolved', code: 'write_outcome_unknown' });
-    expect(tagged(w, t)).toHaveLength(1);
-    const found = await w.adapter.findByTag(t);
-    expect(found.found).toBe(true);
-    expect(found.position?.id).toBe(tagged(w, t)[0]!.id);
-    expect(w.broker.positions(w.simAccountId)).toHaveLength(1);
-  });
-
-  it('timeout before apply and connection reset: unresolved, and the tag proves nothing was placed', async () => {
-    const w = await world();
-    for (const kind of ['timeout_before_apply', 'reset'] as const) {
-      const t = tag();
-      w.broker.faults.inject({ op: 'placeOrder', kind, accountId: w.simAccountId });
-      expect(await w.adapter.placeOrder(buy(t))).toMatchObject({ kind: 'unresolved' });
-      expect(await w.adapter.findByTag(t)).toEqual({ found: false });
-    }
-    expect(w.broker.positions(w.simAccountId)).toHaveLength(0);
-  });
-
   it('BLOCKED_PAYLOAD_TYPE: reads throw rate_limited with retryAfter, writes are rejected as rate_limited', async () => {
     const w = await world();
     w.broker.faults.inject({ op: 'read', kind: 'rate_limit', retryAfterSec: 3, accountId: w.simAccountId });
@@ -199,19 +175,6 @@ describe('cTrader faults over the wire', () => {
     expect(out).toMatchObject({ kind: 'rejected', raw: { errorCode: 'TRADING_DISABLED' } });
     expect(out.kind === 'rejected' && out.message).toMatch(/desk closed/);
     expect(tagged(w, t)).toHaveLength(0);
-  });
-
-  it('partial fill: confirmed with the filled part; one position of that size', async () => {
-    const w = await world();
-    const t = tag();
-    w.broker.faults.inject({ op: 'placeOrder', kind: 'partial_fill', partialRatio: 0.5, accountId: w.simAccountId });
-    const out = await w.adapter.placeOrder({ ...buy(t), volume: dec('0.40') });
-    expect(out.kind).toBe('confirmed');
-    if (out.kind !== 'confirmed') return;
-    expect(out.filledVolume?.toString()).toBe('0.2');
-    expect(tagged(w, t)).toHaveLength(1);
-    expect(tagged(w, t)[0]!.volume.toString()).toBe('0.2');
-    expect(out.positionId).toBe(tagged(w, t)[0]!.id);
   });
 
   it('delay: under the timeout confirmed; over it unresolved but applied exactly once', async () => {
