@@ -398,6 +398,8 @@ export function runAdapterConformance(name: string, setup: () => Promise<Conform
     }, 60_000);
 
     it('hedging or netting as declared: a second buy opens a second position, or adds to the one', async () => {
+      // After a read the adapter knows its account (cTrader learns NETTED from the trader it reads).
+      await h.adapter.accountInfo();
       expect(caps().hedging).toBe(h.broker.account(h.simAccountId)!.hedging);
       const a = await open('buy');
       const b = await h.adapter.placeOrder(market('buy', newTag(), 2, false));
