@@ -17,7 +17,7 @@ import { tradeResultFailure } from './errors.js';
 import type { MetaTraderGateway, MtTradeRequest } from './gateway.js';
 import type { MtDeal, MtTradeResult } from './parse.js';
 import { PollingWatcher } from '../polling-watcher.js';
-import { confirmed, denied } from '../adapter.js';
+import { confirmed, denied, rejected } from '../adapter.js';
 
 export interface MetaTraderAdapterOptions {
   gateway: MetaTraderGateway;
@@ -195,7 +195,7 @@ export class MetaTraderAdapter implements BrokerAdapter {
       } catch (err) {
         return denied(err instanceof AppError ? err.code : 'internal_error', `not sent: ${(err as Error).message}`);
       }
-      if (!current?.price) return { kind: 'rejected', code: 'not_found', message: `no pending order ${orderId}` };
+      if (!current?.price) return rejected('not_found', `no pending order ${orderId}`);
       price = current.price;
     }
     const body: MtTradeRequest = { actionType: 'ORDER_MODIFY', orderId, openPrice: num(price) };

@@ -16,7 +16,7 @@ import type {
 } from '../adapter.js';
 import { simCapabilities } from './capabilities.js';
 import { isSimError, simErrorToRejected, toAppError } from './errors.js';
-import { confirmed } from '../adapter.js';
+import { confirmed, rejected, unresolved } from '../adapter.js';
 
 type WriteOp = Exclude<FaultOp, '*' | 'read' | 'auth'>;
 
@@ -205,21 +205,21 @@ export class SimAdapter implements BrokerAdapter {
         return this.timedOut(f);
       case 'reset':
       case 'disconnect':
-        return { kind: 'unresolved', code: 'connection_reset', message: f.message ?? 'connection reset before the answer' };
+        return unresolved('connection_reset', f.message ?? 'connection reset before the answer');
       case 'reject':
-        return { kind: 'rejected', code: 'rejected', message: f.message ?? 'rejected by the broker' };
+        return rejected('rejected', f.message ?? 'rejected by the broker');
       case 'rate_limit': {
         const retryAfterSec = f.retryAfterSec ?? 1;
-        return { kind: 'rejected', code: 'rate_limited', message: f.message ?? `rate limited, retry after ${retryAfterSec}s`, raw: { retryAfterSec } };
+        return rejected('rate_limited', f.message ?? `rate limited, retry after ${retryAfterSec}s`, { retryAfterSec });
       }
       case 'token_invalidated':
-        return { kind: 'rejected', code: 'reconnect_required', message: f.message ?? 'broker access revoked' };
+        return rejected('reconnect_required', f.message ?? 'broker access revoked');
     }
   }
 
   private async timedOut(f: ActiveFault): Promise<OrderOutcome> {
     await sleep(this.timeoutMs);
-    return { kind: 'unresolved', code: 'timeout', message: f.message ?? `no answer within ${this.timeoutMs} ms` };
+    return unresolved('timeout', f.message ?? `no answer within ${this.timeoutMs} ms`);
   }
 
   /** The part of a close a partial fill gets: ratio of the asked volume, down to the lot step, at least the minimum. */

@@ -32,7 +32,7 @@ import { type AuthContext, type ModifyOrderBody, type OrdersQuery, type PlaceOrd
 import { wirePrices } from './wire-prices.js';
 import { TradeLockerSession } from './session.js';
 import { PollingWatcher } from '../polling-watcher.js';
-import { confirmed, denied } from '../adapter.js';
+import { confirmed, denied, rejected } from '../adapter.js';
 
 export interface TradeLockerAdapterOptions {
   /** Ends with /backend-api. */
@@ -205,7 +205,7 @@ export class TradeLockerAdapter implements BrokerAdapter {
       }
     })();
     // The official client's rule: a 2xx without d.orderId is a broker rejection.
-    if (!orderId) return { kind: 'rejected', code: 'broker_rejected', message: errmsgOf(res.body) ?? 'no orderId in the answer', raw: res.body };
+    if (!orderId) return rejected('broker_rejected', errmsgOf(res.body) ?? 'no orderId in the answer', res.body);
     return this.settlePlaced(orderId, ref, req.type === 'market', sentAt);
   }
 
@@ -274,7 +274,7 @@ export class TradeLockerAdapter implements BrokerAdapter {
     } catch (err) {
       return notSent(err);
     }
-    if (!current) return { kind: 'rejected', code: 'not_found', message: `no pending order ${orderId}` };
+    if (!current) return rejected('not_found', `no pending order ${orderId}`);
     const levels = wirePrices({ price: change.price, stopLoss: change.stopLoss, takeProfit: change.takeProfit });
     if ('denied' in levels) return levels.denied;
     const body: ModifyOrderBody = {};
@@ -463,7 +463,7 @@ export class TradeLockerAdapter implements BrokerAdapter {
     if (!found) return confirmed({ brokerOrderId: orderId, brokerTime: new Date().toISOString() });
     const o = found.order;
     if (o.status === 'rejected' || (o.status === 'cancelled' && o.filledVolume.isZero())) {
-      return { kind: 'rejected', code: 'broker_refused', message: `order ${orderId} ended ${found.rawStatus}`, raw: { orderId, status: found.rawStatus } };
+      return rejected('broker_refused', `order ${orderId} ended ${found.rawStatus}`, { orderId, status: found.rawStatus });
     }
     const filled = o.filledVolume.gt(0);
     return confirmed({
