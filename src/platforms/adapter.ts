@@ -1,4 +1,5 @@
 import type { Decimal } from 'decimal.js';
+import type { Capabilities } from '../domain/capabilities.js';
 import type { AccountInfo, InstrumentSpec, Order, OrderType, Platform, Position, Quote, Side } from '../domain/types.js';
 
 /**
@@ -7,8 +8,8 @@ import type { AccountInfo, InstrumentSpec, Order, OrderType, Platform, Position,
  * answer: they return an OrderOutcome so the caller must handle the unknown case explicitly.
  */
 
+/** What an account can do belongs to the domain (the planner and copy rules read it); re-exported for adapters. */
 export type { Capabilities, CapabilityFlag, Support } from '../domain/capabilities.js';
-import type { Capabilities } from '../domain/capabilities.js';
 
 export interface PlaceOrderRequest {
   symbol: string;
