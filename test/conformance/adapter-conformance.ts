@@ -392,8 +392,19 @@ export function runAdapterConformance(name: string, setup: () => Promise<Conform
         await expect.poll(() => saw('position_reduced', pos.id), { timeout: 10_000 }).toBe(true);
         h.broker.closePosition(h.simAccountId, pos.id);
         await expect.poll(() => saw('position_closed', pos.id), { timeout: 10_000 }).toBe(true);
+        // The adapter's own trade is reported too, once (flat again, so a new position on a netting account too).
+        const own = await open('buy');
+        await expect.poll(() => saw('position_opened', own.pos.id), { timeout: 10_000 }).toBe(true);
+        // A stop loss hit at the broker closes the position server-side: reported as closed, in full.
+        h.broker.modifyPosition(h.simAccountId, own.pos.id, { stopLoss: quote().bid.minus(ticks(50)), takeProfit: null });
+        h.broker.setPrice(SYMBOL, dec(MID).minus(ticks(500)));
+        await expect.poll(() => saw('position_closed', own.pos.id), { timeout: 10_000 }).toBe(true);
+        const closed = seen.find((e) => e.kind === 'position_closed' && e.position?.id === own.pos.id)!;
+        if (closed.closedVolume !== undefined) expect(str(closed.closedVolume)).toBe(str(vol(1)));
+        expect(seen.filter((e) => e.kind === 'position_opened' && e.position?.id === own.pos.id)).toHaveLength(1);
       } finally {
         off();
+        h.broker.setPrice(SYMBOL, MID);
       }
     }, 60_000);
 

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dec } from '../../src/domain/decimal.js';
 import { AppError } from '../../src/domain/errors.js';
-import type { BrokerAdapter, BrokerEvent, PlaceOrderRequest } from '../../src/platforms/adapter.js';
+import type { BrokerAdapter, PlaceOrderRequest } from '../../src/platforms/adapter.js';
 import { CTraderConnection } from '../../src/platforms/ctrader/connection.js';
 import { OpenApiError } from '../../src/platforms/ctrader/errors.js';
 import { createCTraderAdapterFactory, type CTraderAdapterFactory } from '../../src/platforms/ctrader/factory.js';
@@ -188,25 +188,6 @@ describe('cTrader faults over the wire', () => {
     await sleep(400);
     expect(tagged(w, t2)).toHaveLength(1);
     expect((await w.adapter.findByTag(t2)).position?.id).toBe(tagged(w, t2)[0]!.id);
-  });
-
-  it('streams execution events: own trades, server-side fills (SL hit) and trades from elsewhere', async () => {
-    const w = await world();
-    const events: BrokerEvent[] = [];
-    w.adapter.subscribe!((ev) => events.push(ev));
-    await sleep(50);
-    const t = tag();
-    const out = await w.adapter.placeOrder(buy(t, true));
-    expect(out.kind).toBe('confirmed');
-    // Placed through another front end (directly in the simulator): pushed as a server event.
-    w.broker.placeOrder(w.simAccountId, { symbol: 'EURUSD', side: 'sell', type: 'market', volume: dec('0.01'), tag: 'elsewhere' });
-    // Stop loss of the first position is hit.
-    w.broker.setPrice('EURUSD', '1.07400');
-    await sleep(150);
-    const kinds = events.map((e) => `${e.kind}:${e.position?.tag ?? e.order?.tag}`);
-    expect(kinds).toEqual([`position_opened:${t}`, 'position_opened:elsewhere', `position_closed:${t}`]);
-    const closed = events[2]!;
-    expect(closed.closedVolume?.toString()).toBe('0.1');
   });
 
   it('heartbeats keep an idle connection alive', async () => {
