@@ -104,7 +104,7 @@ export interface CopyNeeds {
 }
 
 /** The capability flag a copy action needs on the Slave's platform; closing a whole position needs none. */
-export function neededFlags(n: CopyNeeds): CapabilityFlag[] {
+function neededFlags(n: CopyNeeds): CapabilityFlag[] {
   const opening = (type: OrderType): CapabilityFlag[] => [
     type === 'market' ? 'marketOrders' : 'pendingOrders',
     ...(n.stopLoss != null ? (['stopLossOnOpen'] as const) : []),
