@@ -32,6 +32,8 @@ export type SkipReason =
   | 'not_supported'
   | 'no_linked_position'
   | 'broker_unavailable'
+  /** The Slave's platform cannot do what the copy needs (a `has` flag of its capabilities is false). */
+  | 'capability_missing'
   /** risk_percent sizing without a stop loss on the copy (none on the Master's trade, or copyStopLoss off). */
   | 'no_stop_loss'
   /** The Slave's price for the copy's side is worse than the Master's fill by more than the rule's maxSlippage. */

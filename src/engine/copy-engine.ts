@@ -15,7 +15,7 @@ import type { MasterAction } from './actions.js';
 import { sendPaced } from './rate-limit.js';
 import { executeOp, opOf, verifyOp, type IntentOp } from './intent-ops.js';
 import { OutcomeWriter } from './outcome-writer.js';
-import { planOpen, type PreTradeCheck, type SlaveContext } from './planner.js';
+import { deniedByCapability, planOpen, type PreTradeCheck, type SlaveContext } from './planner.js';
 import { linkKindOf, planAddingRows, planFollowRows, planMasterRefusal, type ActionPlanInput, type FollowSlave, type Planned as PlannedRow } from './action-planner.js';
 import { actionTrade, fanoutTradeSet, outcomeWrite, type TradeLike } from './ledger.js';
 import { actionEvents } from './action-events.js';
@@ -188,6 +188,14 @@ export class CopyEngine {
   // ---- planning: the engine reads what the planner needs (links, specs, quotes), the planner decides -----
 
   private async plan(master: Account, action: MasterAction, tradeId: string, slaves: Slave[], opts: CopyOptions): Promise<Planned[]> {
+    // The last word before a row is recorded: a send the Slave's platform cannot do is skipped with the reason.
+    return (await this.planActions(master, action, tradeId, slaves, opts)).map((p) => {
+      const denied = p.send && p.slave.adapter ? deniedByCapability({ ...p.row, type: action.type }, p.slave.adapter.capabilities) : null;
+      return denied ? { ...p, row: { ...p.row, state: 'skipped', skipReason: `${denied.reason}: ${denied.detail}` }, send: false } : p;
+    });
+  }
+
+  private async planActions(master: Account, action: MasterAction, tradeId: string, slaves: Slave[], opts: CopyOptions): Promise<Planned[]> {
     const input = { master, action, tradeId, rowAction: opts.intentAction ?? action.kind, newIntentId: () => newId('int') };
     if (addsRisk(action.kind)) return this.planAdding(input, slaves);
     if (action.kind === 'order_filled' && !opts.targets) {

@@ -2,7 +2,7 @@ import { Decimal, decOrNull } from '../domain/decimal.js';
 import type { CopyRule } from '../domain/copy-rule.js';
 import type { OrderType, Side } from '../domain/types.js';
 import { intentAction } from '../domain/intent-action.js';
-import type { BrokerAdapter, ConfirmedOutcome, ModifyOrderChange, OrderOutcome, PlaceOrderRequest } from '../platforms/adapter.js';
+import { confirmed, type BrokerAdapter, type ConfirmedOutcome, type ModifyOrderChange, type OrderOutcome, type PlaceOrderRequest } from '../platforms/adapter.js';
 import type { IntentRow, TradeRow } from '../store/repos/trades.js';
 
 /**
@@ -60,7 +60,6 @@ export function opOf(i: Pick<IntentRow, 'action' | 'symbol' | 'side' | 'plannedV
   }
 }
 
-const confirmed = (o: Partial<ConfirmedOutcome>): ConfirmedOutcome => ({ kind: 'confirmed', brokerOrderId: null, positionId: null, filledVolume: null, fillPrice: null, brokerTime: null, ...o });
 const eqDec = (a: Decimal | null | undefined, b: Decimal | null | undefined) => ((a ?? null) === null || (b ?? null) === null ? (a ?? null) === (b ?? null) : a!.eq(b!));
 
 /** Sends the op. `call` wraps every broker call in the account's rate bucket. */

@@ -1,6 +1,5 @@
 import { Decimal, type DecimalValue, dec, floorToStep, isMultipleOf } from '../domain/decimal.js';
 import type { Order, OrderType, Position, Side } from '../domain/types.js';
-import type { BrokerEvent } from '../platforms/adapter.js';
 import { SimFaultInjector } from './faults.js';
 import { defaultInstruments, type SimInstrumentDef } from './instruments.js';
 import { Market, type MarketSnapshot } from './market.js';
@@ -12,21 +11,16 @@ import type {
   SimBrokerApi,
   SimDeal,
   SimErrorCode,
+  SimEvent,
   SimInstrument,
   SimOrderRequest,
   SimPlaceOptions,
   SimWriteResult,
-} from './types.js';
+} from './contract.js';
+import { SimError } from './contract.js';
 
-export class SimError extends Error {
-  constructor(
-    readonly code: SimErrorCode,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'SimError';
-  }
-}
+/** Re-exported for tests that throw or match it; clients import it from the contract. */
+export { SimError };
 
 export interface SimBrokerOptions {
   seed?: number;
@@ -79,7 +73,7 @@ export class SimBroker implements SimBrokerApi {
   private readonly defs = new Map<string, SimInstrumentDef>();
   private readonly market: Market;
   private readonly books = new Map<string, Book>();
-  private readonly listeners = new Set<(accountId: string, ev: BrokerEvent) => void>();
+  private readonly listeners = new Set<(accountId: string, ev: SimEvent) => void>();
   private readonly commitListeners = new Set<(accountIds: string[]) => void>();
   /** Accounts changed by the write in progress; told to commit listeners when the outermost write ends. */
   private readonly touched = new Set<string>();
@@ -223,7 +217,7 @@ export class SimBroker implements SimBrokerApi {
     return out;
   }
 
-  onEvent(listener: (accountId: string, ev: BrokerEvent) => void): () => void {
+  onEvent(listener: (accountId: string, ev: SimEvent) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
@@ -640,9 +634,9 @@ export class SimBroker implements SimBrokerApi {
     return { ...p, currentPrice, profit: this.pnl(b, p, currentPrice) };
   }
 
-  private emit(b: Book, ev: Omit<BrokerEvent, 'at'>): void {
+  private emit(b: Book, ev: Omit<SimEvent, 'at'>): void {
     this.touched.add(b.account.id);
-    const full: BrokerEvent = { ...ev, at: this.now().toISOString() };
+    const full: SimEvent = { ...ev, at: this.now().toISOString() };
     for (const l of this.listeners) {
       try {
         l(b.account.id, full);

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { SimBrokerApi } from '../types.js';
+import type { SimBrokerApi } from '../contract.js';
 import type { Scope, SimTokenStore } from './tokens.js';
 
 /**

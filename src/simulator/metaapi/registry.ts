@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { SimAccount, SimBrokerApi } from '../types.js';
+import type { SimAccount, SimBrokerApi } from '../contract.js';
 import { ApiError, type Reply } from './http.js';
 
 export type MtPlatform = 'mt4' | 'mt5';

@@ -2,7 +2,7 @@ import { HeldSockets } from '../http-common.js';
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ActiveFault, FaultOp, SimBrokerApi } from '../types.js';
+import type { ActiveFault, FaultOp, SimBrokerApi } from '../contract.js';
 import { ApiError, type Reply, readJson, send, tooManyRequests } from './http.js';
 import { AccountRegistry, type AccountView, mtPlatformOf } from './registry.js';
 import { resultOf, runTrade, type TradeCtx, tradeOp } from './trade.js';

@@ -1,4 +1,4 @@
-import { Decimal, type DecimalValue, dec } from '../../../domain/decimal.js';
+import { Decimal, type DecimalValue, dec } from '../../domain/decimal.js';
 
 /**
  * Wire units of the Open API (fact sheet §6): volumes in cents of units, relative SL/TP and spot prices in
