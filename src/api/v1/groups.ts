@@ -69,7 +69,7 @@ export async function groupRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
 
   r.post(`${prefix}/copier-groups`, {
     onRequest: auth,
-    schema: { operationId: 'createCopierGroup', hide, tags, security, ...OPEN, body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }), response: { 201: GroupSchema, ...stdErrors() } },
+    schema: { operationId: 'createCopierGroup', hide, tags, security, ...OPEN, summary: 'Create an empty copier group', body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }), response: { 201: GroupSchema, ...stdErrors() } },
   }, async (req, reply) => {
     const g = await deps.store.accounts.createGroup(userOf(req), req.body.name);
     reply.code(201);
@@ -78,7 +78,7 @@ export async function groupRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
 
   r.get(`${prefix}/copier-groups/:group_id`, {
     onRequest: auth,
-    schema: { operationId: 'getCopierGroup', hide, tags, security, ...OPEN, params: GroupParams, response: { 200: GroupSchema, ...stdErrors() } },
+    schema: { operationId: 'getCopierGroup', hide, tags, security, ...OPEN, summary: 'One owned copier group with its Master, Slaves and copy rules', params: GroupParams, response: { 200: GroupSchema, ...stdErrors() } },
   }, async (req) => {
     const g = await deps.store.accounts.groupView(userOf(req), req.params.group_id);
     if (!g) throw notFound('copier group');
