@@ -116,7 +116,7 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
       info: {
         title: 'copytrade',
         version: '0.1.0',
-        description: 'Copy-trading service. Family R (/api, signed-in user access token; reference revision 2 October 2026) and family V (/v1, API key). Parts marked x-open-point are our choices where the specification leaves the detail open; see docs/open-points.md.',
+        description: 'Copy-trading service. Family R (/api, signed-in user access token; reference revision 2 October 2026) and family V (/v1, API key). Parts marked x-open-point are our choices where the specification leaves the detail open; see docs/open-points.md. Numbers in family V: answers carry amounts, prices, volumes and percentages as JSON numbers; requests may send our own decimal fields as a number or a decimal string (the order request\'s volume, stopLoss and takeProfit are numbers, as the specification types them).',
       },
       // Paths carry their family's prefix (/api, /app, /v1), so the server is the origin the document came from.
       servers: [{ url: opts.baseUrl ?? '/', description: opts.baseUrl ? 'this service' : 'the origin serving this document' }],

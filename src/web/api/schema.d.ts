@@ -6138,36 +6138,36 @@ export interface operations {
                     excludeSymbols?: string[];
                     includeSymbols?: string[];
                     maxDelayMs?: number;
-                    /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. "0.0005"); null = off. Needs a platform that gives quotes. */
-                    maxSlippage?: string | null;
-                    maxVolume?: string | null;
-                    minVolume?: string | null;
+                    /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
+                    maxSlippage?: (number | string) | null;
+                    maxVolume?: (number | string) | null;
+                    minVolume?: (number | string) | null;
                     reverse?: boolean;
                     sizing?: {
                         /** @enum {string} */
                         mode: "multiplier";
-                        /** @description decimal as a string, e.g. "0.5" */
-                        multiplier: string;
+                        /** @description a non-negative number or decimal string, e.g. 0.5 or "0.5" */
+                        multiplier: number | string;
                     } | {
                         /** @enum {string} */
                         mode: "fixed";
-                        /** @description decimal as a string, e.g. "0.5" */
-                        volume: string;
+                        /** @description a non-negative number or decimal string, e.g. 0.5 or "0.5" */
+                        volume: number | string;
                     } | {
                         /** @enum {string} */
                         mode: "balance_ratio";
-                        /** @description decimal as a string, e.g. "0.5" */
-                        multiplier?: string;
+                        /** @description a non-negative number or decimal string, e.g. 0.5 or "0.5" */
+                        multiplier?: number | string;
                     } | {
                         /** @enum {string} */
                         mode: "equity_ratio";
-                        /** @description decimal as a string, e.g. "0.5" */
-                        multiplier?: string;
+                        /** @description a non-negative number or decimal string, e.g. 0.5 or "0.5" */
+                        multiplier?: number | string;
                     } | {
                         /** @enum {string} */
                         mode: "risk_percent";
-                        /** @description share of the Slave's equity (percent, at most 100) the copy may lose at its stop loss */
-                        riskPercent: string;
+                        /** @description a non-negative number or decimal string, e.g. 0.5 or "0.5" */
+                        riskPercent: number | string;
                     };
                     symbolMap?: {
                         [key: string]: string;
@@ -6189,36 +6189,31 @@ export interface operations {
                         excludeSymbols: string[];
                         includeSymbols: string[];
                         maxDelayMs: number;
-                        /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. "0.0005"); null = off. Needs a platform that gives quotes. */
-                        maxSlippage: string | null;
-                        maxVolume: string | null;
-                        minVolume: string | null;
+                        /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
+                        maxSlippage: number | null;
+                        maxVolume: number | null;
+                        minVolume: number | null;
                         reverse: boolean;
                         sizing: {
                             /** @enum {string} */
                             mode: "multiplier";
-                            /** @description decimal as a string, e.g. "0.5" */
-                            multiplier: string;
+                            multiplier: number;
                         } | {
                             /** @enum {string} */
                             mode: "fixed";
-                            /** @description decimal as a string, e.g. "0.5" */
-                            volume: string;
+                            volume: number;
                         } | {
                             /** @enum {string} */
                             mode: "balance_ratio";
-                            /** @description decimal as a string, e.g. "0.5" */
-                            multiplier?: string;
+                            multiplier?: number;
                         } | {
                             /** @enum {string} */
                             mode: "equity_ratio";
-                            /** @description decimal as a string, e.g. "0.5" */
-                            multiplier?: string;
+                            multiplier?: number;
                         } | {
                             /** @enum {string} */
                             mode: "risk_percent";
-                            /** @description share of the Slave's equity (percent, at most 100) the copy may lose at its stop loss */
-                            riskPercent: string;
+                            riskPercent: number;
                         };
                         symbolMap: {
                             [key: string]: string;
@@ -6714,7 +6709,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    price?: number | null;
+                    price?: (number | string) | null;
                     /** @description buy or sell (values beyond buy: open point) */
                     side: "buy" | "sell";
                     stopLoss?: number | null;
@@ -7142,11 +7137,11 @@ export interface operations {
                             side: string;
                             symbol: string;
                             type: string;
-                            volume: string;
+                            volume: number;
                         }[];
                         positions: {
                             attempts: number;
-                            closePrice: string | null;
+                            closePrice: number | null;
                             error: string | null;
                             /** @description closing, closed, failed or unresolved */
                             outcome: string;
@@ -7155,7 +7150,7 @@ export interface operations {
                             settledBy: "answer" | "read" | null;
                             side: string;
                             symbol: string;
-                            volume: string;
+                            volume: number;
                         }[];
                         /** @description open positions left; 0 means the account is flat */
                         remaining: number;
@@ -7199,11 +7194,11 @@ export interface operations {
                                     side: string;
                                     symbol: string;
                                     type: string;
-                                    volume: string;
+                                    volume: number;
                                 }[];
                                 positions: {
                                     attempts: number;
-                                    closePrice: string | null;
+                                    closePrice: number | null;
                                     error: string | null;
                                     /** @description closing, closed, failed or unresolved */
                                     outcome: string;
@@ -7212,7 +7207,7 @@ export interface operations {
                                     settledBy: "answer" | "read" | null;
                                     side: string;
                                     symbol: string;
-                                    volume: string;
+                                    volume: number;
                                 }[];
                                 /** @description open positions left; 0 means the account is flat */
                                 remaining: number;
@@ -7721,8 +7716,8 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    stopLoss: number | null;
-                    takeProfit: number | null;
+                    stopLoss: (number | string) | null;
+                    takeProfit: (number | string) | null;
                 };
             };
         };
@@ -7920,7 +7915,8 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
-                    volume?: number;
+                    /** @description lots to close; all when left out: a positive number or decimal string, e.g. 0.5 or "0.5", at most 1000000 */
+                    volume?: number | string;
                 };
             };
         };
@@ -8690,10 +8686,10 @@ export interface operations {
                 content: {
                     "application/json": {
                         limits: {
-                            dailyLossLimit: string | null;
+                            dailyLossLimit: number | null;
                             dayResetHourUtc: number | null;
-                            maxDrawdownPercent: string | null;
-                            maxOpenVolume: string | null;
+                            maxDrawdownPercent: number | null;
+                            maxOpenVolume: number | null;
                             onBreach: string | null;
                             requireStopLoss: boolean | null;
                         };
@@ -8701,16 +8697,16 @@ export interface operations {
                         /** @description the monitor's last sample of an account (null for a group) */
                         state: {
                             dayKey: string | null;
-                            dayStartEquity: string | null;
+                            dayStartEquity: number | null;
                             lastBreach: {
                                 action: string;
                                 at: string;
                                 detail: string;
                                 rule: string;
                             } | null;
-                            lastEquity: string | null;
-                            lastOpenVolume: string | null;
-                            peakEquity: string | null;
+                            lastEquity: number | null;
+                            lastOpenVolume: number | null;
+                            peakEquity: number | null;
                             sampledAt: string | null;
                         } | null;
                         targetId: string;
@@ -8839,11 +8835,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description largest loss since the start of the trading day, in account currency */
-                    dailyLossLimit?: string | null;
+                    dailyLossLimit?: (number | string) | null;
                     dayResetHourUtc?: number | null;
-                    maxDrawdownPercent?: string | null;
-                    maxOpenVolume?: string | null;
+                    maxDrawdownPercent?: (number | string) | null;
+                    maxOpenVolume?: (number | string) | null;
                     /** @description pause copying, or panic-close and lock (default pause) */
                     onBreach?: "pause" | "close_and_pause" | null;
                     requireStopLoss?: boolean | null;
@@ -8861,10 +8856,10 @@ export interface operations {
                 content: {
                     "application/json": {
                         limits: {
-                            dailyLossLimit: string | null;
+                            dailyLossLimit: number | null;
                             dayResetHourUtc: number | null;
-                            maxDrawdownPercent: string | null;
-                            maxOpenVolume: string | null;
+                            maxDrawdownPercent: number | null;
+                            maxOpenVolume: number | null;
                             onBreach: string | null;
                             requireStopLoss: boolean | null;
                         };
@@ -8872,16 +8867,16 @@ export interface operations {
                         /** @description the monitor's last sample of an account (null for a group) */
                         state: {
                             dayKey: string | null;
-                            dayStartEquity: string | null;
+                            dayStartEquity: number | null;
                             lastBreach: {
                                 action: string;
                                 at: string;
                                 detail: string;
                                 rule: string;
                             } | null;
-                            lastEquity: string | null;
-                            lastOpenVolume: string | null;
-                            peakEquity: string | null;
+                            lastEquity: number | null;
+                            lastOpenVolume: number | null;
+                            peakEquity: number | null;
                             sampledAt: string | null;
                         } | null;
                         targetId: string;
@@ -9017,11 +9012,11 @@ export interface operations {
                 content: {
                     "application/json": {
                         accountId: string;
-                        balance: string | null;
+                        balance: number | null;
                         enabled: boolean;
-                        equity: string | null;
+                        equity: number | null;
                         /** @description the broker balance the twin started from */
-                        startBalance: string | null;
+                        startBalance: number | null;
                         twinAccountId: string | null;
                         twinAccountNumber: string | null;
                     };
@@ -9162,11 +9157,11 @@ export interface operations {
                 content: {
                     "application/json": {
                         accountId: string;
-                        balance: string | null;
+                        balance: number | null;
                         enabled: boolean;
-                        equity: string | null;
+                        equity: number | null;
                         /** @description the broker balance the twin started from */
-                        startBalance: string | null;
+                        startBalance: number | null;
                         twinAccountId: string | null;
                         twinAccountNumber: string | null;
                     };
@@ -9367,36 +9362,31 @@ export interface operations {
                                     excludeSymbols: string[];
                                     includeSymbols: string[];
                                     maxDelayMs: number;
-                                    /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. "0.0005"); null = off. Needs a platform that gives quotes. */
-                                    maxSlippage: string | null;
-                                    maxVolume: string | null;
-                                    minVolume: string | null;
+                                    /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
+                                    maxSlippage: number | null;
+                                    maxVolume: number | null;
+                                    minVolume: number | null;
                                     reverse: boolean;
                                     sizing: {
                                         /** @enum {string} */
                                         mode: "multiplier";
-                                        /** @description decimal as a string, e.g. "0.5" */
-                                        multiplier: string;
+                                        multiplier: number;
                                     } | {
                                         /** @enum {string} */
                                         mode: "fixed";
-                                        /** @description decimal as a string, e.g. "0.5" */
-                                        volume: string;
+                                        volume: number;
                                     } | {
                                         /** @enum {string} */
                                         mode: "balance_ratio";
-                                        /** @description decimal as a string, e.g. "0.5" */
-                                        multiplier?: string;
+                                        multiplier?: number;
                                     } | {
                                         /** @enum {string} */
                                         mode: "equity_ratio";
-                                        /** @description decimal as a string, e.g. "0.5" */
-                                        multiplier?: string;
+                                        multiplier?: number;
                                     } | {
                                         /** @enum {string} */
                                         mode: "risk_percent";
-                                        /** @description share of the Slave's equity (percent, at most 100) the copy may lose at its stop loss */
-                                        riskPercent: string;
+                                        riskPercent: number;
                                     };
                                     symbolMap: {
                                         [key: string]: string;
@@ -9607,36 +9597,31 @@ export interface operations {
                                 excludeSymbols: string[];
                                 includeSymbols: string[];
                                 maxDelayMs: number;
-                                /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. "0.0005"); null = off. Needs a platform that gives quotes. */
-                                maxSlippage: string | null;
-                                maxVolume: string | null;
-                                minVolume: string | null;
+                                /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
+                                maxSlippage: number | null;
+                                maxVolume: number | null;
+                                minVolume: number | null;
                                 reverse: boolean;
                                 sizing: {
                                     /** @enum {string} */
                                     mode: "multiplier";
-                                    /** @description decimal as a string, e.g. "0.5" */
-                                    multiplier: string;
+                                    multiplier: number;
                                 } | {
                                     /** @enum {string} */
                                     mode: "fixed";
-                                    /** @description decimal as a string, e.g. "0.5" */
-                                    volume: string;
+                                    volume: number;
                                 } | {
                                     /** @enum {string} */
                                     mode: "balance_ratio";
-                                    /** @description decimal as a string, e.g. "0.5" */
-                                    multiplier?: string;
+                                    multiplier?: number;
                                 } | {
                                     /** @enum {string} */
                                     mode: "equity_ratio";
-                                    /** @description decimal as a string, e.g. "0.5" */
-                                    multiplier?: string;
+                                    multiplier?: number;
                                 } | {
                                     /** @enum {string} */
                                     mode: "risk_percent";
-                                    /** @description share of the Slave's equity (percent, at most 100) the copy may lose at its stop loss */
-                                    riskPercent: string;
+                                    riskPercent: number;
                                 };
                                 symbolMap: {
                                     [key: string]: string;
@@ -9842,36 +9827,31 @@ export interface operations {
                                 excludeSymbols: string[];
                                 includeSymbols: string[];
                                 maxDelayMs: number;
-                                /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. "0.0005"); null = off. Needs a platform that gives quotes. */
-                                maxSlippage: string | null;
-                                maxVolume: string | null;
-                                minVolume: string | null;
+                                /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
+                                maxSlippage: number | null;
+                                maxVolume: number | null;
+                                minVolume: number | null;
                                 reverse: boolean;
                                 sizing: {
                                     /** @enum {string} */
                                     mode: "multiplier";
-                                    /** @description decimal as a string, e.g. "0.5" */
-                                    multiplier: string;
+                                    multiplier: number;
                                 } | {
                                     /** @enum {string} */
                                     mode: "fixed";
-                                    /** @description decimal as a string, e.g. "0.5" */
-                                    volume: string;
+                                    volume: number;
                                 } | {
                                     /** @enum {string} */
                                     mode: "balance_ratio";
-                                    /** @description decimal as a string, e.g. "0.5" */
-                                    multiplier?: string;
+                                    multiplier?: number;
                                 } | {
                                     /** @enum {string} */
                                     mode: "equity_ratio";
-                                    /** @description decimal as a string, e.g. "0.5" */
-                                    multiplier?: string;
+                                    multiplier?: number;
                                 } | {
                                     /** @enum {string} */
                                     mode: "risk_percent";
-                                    /** @description share of the Slave's equity (percent, at most 100) the copy may lose at its stop loss */
-                                    riskPercent: string;
+                                    riskPercent: number;
                                 };
                                 symbolMap: {
                                     [key: string]: string;
@@ -10033,11 +10013,11 @@ export interface operations {
                                 side: string;
                                 symbol: string;
                                 type: string;
-                                volume: string;
+                                volume: number;
                             }[];
                             positions: {
                                 attempts: number;
-                                closePrice: string | null;
+                                closePrice: number | null;
                                 error: string | null;
                                 /** @description closing, closed, failed or unresolved */
                                 outcome: string;
@@ -10046,7 +10026,7 @@ export interface operations {
                                 settledBy: "answer" | "read" | null;
                                 side: string;
                                 symbol: string;
-                                volume: string;
+                                volume: number;
                             }[];
                             /** @description open positions left; 0 means the account is flat */
                             remaining: number;
@@ -10093,11 +10073,11 @@ export interface operations {
                                     side: string;
                                     symbol: string;
                                     type: string;
-                                    volume: string;
+                                    volume: number;
                                 }[];
                                 positions: {
                                     attempts: number;
-                                    closePrice: string | null;
+                                    closePrice: number | null;
                                     error: string | null;
                                     /** @description closing, closed, failed or unresolved */
                                     outcome: string;
@@ -10106,7 +10086,7 @@ export interface operations {
                                     settledBy: "answer" | "read" | null;
                                     side: string;
                                     symbol: string;
-                                    volume: string;
+                                    volume: number;
                                 }[];
                                 /** @description open positions left; 0 means the account is flat */
                                 remaining: number;
@@ -10265,10 +10245,10 @@ export interface operations {
                 content: {
                     "application/json": {
                         limits: {
-                            dailyLossLimit: string | null;
+                            dailyLossLimit: number | null;
                             dayResetHourUtc: number | null;
-                            maxDrawdownPercent: string | null;
-                            maxOpenVolume: string | null;
+                            maxDrawdownPercent: number | null;
+                            maxOpenVolume: number | null;
                             onBreach: string | null;
                             requireStopLoss: boolean | null;
                         };
@@ -10276,16 +10256,16 @@ export interface operations {
                         /** @description the monitor's last sample of an account (null for a group) */
                         state: {
                             dayKey: string | null;
-                            dayStartEquity: string | null;
+                            dayStartEquity: number | null;
                             lastBreach: {
                                 action: string;
                                 at: string;
                                 detail: string;
                                 rule: string;
                             } | null;
-                            lastEquity: string | null;
-                            lastOpenVolume: string | null;
-                            peakEquity: string | null;
+                            lastEquity: number | null;
+                            lastOpenVolume: number | null;
+                            peakEquity: number | null;
                             sampledAt: string | null;
                         } | null;
                         targetId: string;
@@ -10414,11 +10394,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description largest loss since the start of the trading day, in account currency */
-                    dailyLossLimit?: string | null;
+                    dailyLossLimit?: (number | string) | null;
                     dayResetHourUtc?: number | null;
-                    maxDrawdownPercent?: string | null;
-                    maxOpenVolume?: string | null;
+                    maxDrawdownPercent?: (number | string) | null;
+                    maxOpenVolume?: (number | string) | null;
                     /** @description pause copying, or panic-close and lock (default pause) */
                     onBreach?: "pause" | "close_and_pause" | null;
                     requireStopLoss?: boolean | null;
@@ -10436,10 +10415,10 @@ export interface operations {
                 content: {
                     "application/json": {
                         limits: {
-                            dailyLossLimit: string | null;
+                            dailyLossLimit: number | null;
                             dayResetHourUtc: number | null;
-                            maxDrawdownPercent: string | null;
-                            maxOpenVolume: string | null;
+                            maxDrawdownPercent: number | null;
+                            maxOpenVolume: number | null;
                             onBreach: string | null;
                             requireStopLoss: boolean | null;
                         };
@@ -10447,16 +10426,16 @@ export interface operations {
                         /** @description the monitor's last sample of an account (null for a group) */
                         state: {
                             dayKey: string | null;
-                            dayStartEquity: string | null;
+                            dayStartEquity: number | null;
                             lastBreach: {
                                 action: string;
                                 at: string;
                                 detail: string;
                                 rule: string;
                             } | null;
-                            lastEquity: string | null;
-                            lastOpenVolume: string | null;
-                            peakEquity: string | null;
+                            lastEquity: number | null;
+                            lastOpenVolume: number | null;
+                            peakEquity: number | null;
                             sampledAt: string | null;
                         } | null;
                         targetId: string;
@@ -11171,11 +11150,11 @@ export interface operations {
                                     side: string;
                                     symbol: string;
                                     type: string;
-                                    volume: string;
+                                    volume: number;
                                 }[];
                                 positions: {
                                     attempts: number;
-                                    closePrice: string | null;
+                                    closePrice: number | null;
                                     error: string | null;
                                     /** @description closing, closed, failed or unresolved */
                                     outcome: string;
@@ -11184,7 +11163,7 @@ export interface operations {
                                     settledBy: "answer" | "read" | null;
                                     side: string;
                                     symbol: string;
-                                    volume: string;
+                                    volume: number;
                                 }[];
                                 /** @description open positions left; 0 means the account is flat */
                                 remaining: number;
