@@ -23,7 +23,3 @@ export function canTransition(from: IntentState, to: IntentState): boolean {
 export function isTerminal(s: IntentState): boolean {
   return NEXT[s].length === 0;
 }
-
-export function assertTransition(from: IntentState, to: IntentState): void {
-  if (!canTransition(from, to)) throw new Error(`intent cannot go from ${from} to ${to}`);
-}

@@ -13,18 +13,15 @@ import type { NewEvent } from '../store/repos/events.js';
 import type { AdapterRegistry } from './adapter-registry.js';
 import type { Dispatcher } from './dispatcher.js';
 import { outcomeFields } from './dispatcher.js';
-import { RISK_ADDING, STALE_ACTIONS, type ActionKind, type MasterAction } from './actions.js';
+import { RISK_ADDING, STALE_ACTIONS, type MasterAction } from './actions.js';
 import { rateLimitWaitMs } from './rate-limit.js';
-import { executeOp, opOf, PLACE_ACTIONS, verifyOp, type IntentOp } from './intent-ops.js';
+import { executeOp, opOf, verifyOp, type IntentOp } from './intent-ops.js';
 import { OutcomeWriter } from './outcome-writer.js';
 import { proportionalClose } from './partial-close.js';
 import { planOpen, type PreTradeCheck, type SlaveContext } from './planner.js';
 import { actionEvents } from './action-events.js';
 import { needsMarket, slaveMarket } from './slave-market.js';
 import { MasterBreaker, type BreakerOptions } from './circuit-breaker.js';
-
-/** Skip codes beyond the domain's sizing ones; each appears in the ledger as `code: detail`. */
-export type EngineSkip = 'no_linked_position' | 'user_closed' | 'sltp_not_copied' | 'already_copied';
 
 export interface CopyOptions {
   /** API path: the trade row already exists (recorded before the Master broker was called). */
@@ -524,9 +521,6 @@ export class CopyEngine {
 }
 
 export type TradeLike = Pick<TradeRow, 'orderType' | 'masterPositionId' | 'masterOrderId' | 'fillPrice' | 'side'> & { actionAt: Date };
-
-export const isPlaceAction = (a: string) => PLACE_ACTIONS.has(a);
-export type { ActionKind };
 
 async function retry<T>(fn: () => Promise<T>, waitsMs: number[]): Promise<T> {
   for (const ms of waitsMs) {

@@ -156,5 +156,3 @@ export interface CatalogueItem { type: EventType; schemaVersion: number; descrip
 export function catalogue(): CatalogueItem[] {
   return EVENT_TYPES.map((type) => ({ type, schemaVersion: entries[type].version, description: entries[type].description, schema: envelopeSchema(type) }));
 }
-
-export const schemaVersionOf = (type: string): number => (isEventType(type) ? entries[type].version : 1);

@@ -90,7 +90,6 @@ export interface UnresolvedOutcome {
 }
 
 export type OrderOutcome = ConfirmedOutcome | RejectedOutcome | DeniedOutcome | UnresolvedOutcome;
-export type OutcomeKind = OrderOutcome['kind'];
 
 /** Fields of a pending order to change; omitted fields stay as they are, null removes SL/TP. */
 export interface ModifyOrderChange {

@@ -2,7 +2,6 @@ import { and, asc, desc, eq, inArray, lt, or, sql } from 'drizzle-orm';
 import type { Db } from '../db.js';
 import { copyIntents, masterItems, positionLinks, trades } from '../schema.js';
 import type { IntentState } from '../../domain/intent.js';
-import type { Side } from '../../domain/types.js';
 import type { EventsRepo, NewEvent, Tx } from './events.js';
 
 export type TradeRow = typeof trades.$inferSelect;
@@ -372,5 +371,3 @@ async function applyLink(db: Db, l: LinkChange): Promise<void> {
       return;
   }
 }
-
-export const sideOf = (s: string): Side => (s === 'sell' ? 'sell' : 'buy');
