@@ -18,8 +18,6 @@ export type IntentOp =
   /** The Master's pending order filled: link the Slave's filled copy, or replace a still-pending one at market. */
   | { kind: 'fill'; orderId: string; origTag: string | null; req: PlaceOrderRequest; masterPositionId: string | null; fresh: boolean };
 
-const PLACE_ACTIONS = new Set(['open', 'increase', 'order_placed', 'heal_open', 'heal_increase', 'open_on_fill']);
-
 export function opOf(i: Pick<IntentRow, 'action' | 'symbol' | 'side' | 'plannedVolume' | 'plannedPrice' | 'stopLoss' | 'takeProfit' | 'targetId' | 'tag'>, t: Pick<TradeRow, 'orderType' | 'masterPositionId' | 'masterOrderId'>, rule: CopyRule, extra: { origTag?: string | null; fresh?: boolean; linkVolume?: Decimal | null } = {}): IntentOp {
   const vol = decOrNull(i.plannedVolume);
   const sl = decOrNull(i.stopLoss);
