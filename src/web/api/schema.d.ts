@@ -10854,7 +10854,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description text/event-stream of `id: <cursor>`, `event: <type>`, `data: <event JSON>` messages */
+            /** @description text/event-stream of `id: <cursor>`, `event: <type>`, `data: <event JSON>` messages. The data of a message is the envelope of its type, named after it among the components (`event: account.status_changed` carries an AccountStatusChangedEvent), as the webhooks section of this document posts it. */
             200: {
                 headers: {
                     [name: string]: unknown;
