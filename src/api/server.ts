@@ -26,6 +26,7 @@ import { shadowRoutes } from './v1/shadow.js';
 import { webhookRoutes } from './v1/webhooks.js';
 import { eventRoutes } from './v1/events.js';
 import type { RouteOpts } from './v1/route-opts.js';
+import { eventWebhooks, refResolver } from './openapi-events.js';
 
 export type Family = 'r' | 'v1';
 
@@ -104,15 +105,21 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
       if (!errors) return { schema: { ...rest, ...optionalBody } as never, url };
       return { schema: { ...rest, ...optionalBody, response: { ...((rest.response as object) ?? {}), ...(errors as object) } } as never, url };
     },
-    transformObject: (doc) => markOptionalBodies((doc as { openapiObject: Record<string, unknown> }).openapiObject) as never,
+    transformObject: (doc) => {
+      const openapi = markOptionalBodies((doc as { openapiObject: Record<string, unknown> }).openapiObject);
+      if (opts.families.includes('v1')) openapi.webhooks = eventWebhooks();
+      return openapi as never;
+    },
+    refResolver,
     openapi: {
       openapi: '3.1.0',
       info: {
         title: 'copytrade',
         version: '0.1.0',
-        description: 'Copy-trading service. Family R (/api, signed-in user access token; reference revision 2 October 2026) and family V (/v1, API key). Parts marked x-open-point are our choices where the specification leaves the detail open; see docs/open-points.md.',
+        description: 'Copy-trading service. Family R (/api, signed-in user access token; reference revision 2 October 2026) and family V (/v1, API key). Parts marked x-open-point are our choices where the specification leaves the detail open; see docs/open-points.md. Numbers in family V: answers carry amounts, prices, volumes and percentages as JSON numbers; requests may send our own decimal fields as a number or a decimal string (the order request\'s volume, stopLoss and takeProfit are numbers, as the specification types them).',
       },
-      ...(opts.baseUrl ? { servers: [{ url: opts.baseUrl }] } : {}),
+      // Paths carry their family's prefix (/api, /app, /v1), so the server is the origin the document came from.
+      servers: [{ url: opts.baseUrl ?? '/', description: opts.baseUrl ? 'this service' : 'the origin serving this document' }],
       components: {
         securitySchemes: {
           accessToken: { type: 'http', scheme: 'bearer', description: 'signed-in user access token (POST /app/sign-in)' },
@@ -123,7 +130,7 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  app.get('/healthz', { schema: { operationId: 'getHealth', tags: ['Service'], 'x-open-point': true, summary: 'Liveness of the service' } as never }, async () => ({ ok: true }));
+  app.get('/healthz', { schema: { operationId: 'getHealth', tags: ['Service'], security: [], 'x-open-point': true, summary: 'Liveness of the service' } as never }, async () => ({ ok: true }));
 
   // Family V's route modules are registered once. The dashboard reaches the same routes under /app/v1 with
   // its access token: the URL is rewritten to /v1 (see rewriteUrl above) and the request is marked, so the

@@ -3,7 +3,6 @@ import type { Account } from '../domain/account.js';
 import type { Order, Position } from '../domain/types.js';
 import type { BrokerAdapter, BrokerEvent } from '../platforms/adapter.js';
 import type { Store } from '../store/store.js';
-import type { MasterItemRow } from '../store/repos/trades.js';
 import type { AdapterRegistry } from './adapter-registry.js';
 import { diffOrder, diffPosition, orderItem, positionItem, type MasterAction } from './actions.js';
 import type { CopyEngine } from './copy-engine.js';
@@ -281,4 +280,3 @@ class AccountWatch {
   }
 }
 
-export type { MasterItemRow };

@@ -57,7 +57,6 @@ export interface UnresolvedOutcome {
 }
 
 export type OrderOutcome = ConfirmedOutcome | RejectedOutcome | DeniedOutcome | UnresolvedOutcome;
-export type OutcomeKind = OrderOutcome['kind'];
 
 /** The outcome constructors every adapter (and the engine's own verdicts) use, so an outcome has one shape. */
 export function confirmed(o: Partial<Omit<ConfirmedOutcome, 'kind'>> = {}): ConfirmedOutcome {

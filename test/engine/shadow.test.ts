@@ -95,13 +95,13 @@ describe('shadow mode through the service: the ledger previews sizing, fills and
   it('risk limits are set and read through the routes', async () => {
     const put = await svc.call('PUT', `/v1/accounts/${slave.id}/risk-limits`, { token: key, body: { dailyLossLimit: '250', maxDrawdownPercent: '8', onBreach: 'close_and_pause' } });
     expect(put.status).toBe(200);
-    expect(put.body).toMatchObject({ targetId: slave.id, scope: 'account', limits: { dailyLossLimit: '250', maxDrawdownPercent: '8', maxOpenVolume: null, onBreach: 'close_and_pause' } });
+    expect(put.body).toMatchObject({ targetId: slave.id, scope: 'account', limits: { dailyLossLimit: 250, maxDrawdownPercent: 8, maxOpenVolume: null, onBreach: 'close_and_pause' } });
     const bad = await svc.call('PUT', `/v1/accounts/${slave.id}/risk-limits`, { token: key, body: { maxDrawdownPercent: '150' } });
     expect(bad.status).toBe(400);
     const groupId = (await svc.call('GET', `/v1/accounts/${slave.id}`, { token: key })).body.groupId;
     const g = await svc.call('PUT', `/v1/copier-groups/${groupId}/risk-limits`, { token: key, body: { maxOpenVolume: '5' } });
-    expect(g.body).toMatchObject({ scope: 'group', limits: { maxOpenVolume: '5' }, state: null });
+    expect(g.body).toMatchObject({ scope: 'group', limits: { maxOpenVolume: 5 }, state: null });
     expect((await svc.call('PUT', '/v1/copier-groups/grp_nope/risk-limits', { token: key, body: {} })).status).toBe(404);
-    expect((await svc.call('GET', `/v1/accounts/${slave.id}/risk-limits`, { token: key })).body.limits.dailyLossLimit).toBe('250');
+    expect((await svc.call('GET', `/v1/accounts/${slave.id}/risk-limits`, { token: key })).body.limits.dailyLossLimit).toBe(250);
   });
 });

@@ -28,12 +28,12 @@ export async function accountRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
 
   r.get(`${prefix}/accounts/:account_id`, {
     onRequest: auth,
-    schema: { operationId: 'getAccount', hide, tags, security, ...OPEN, params: AccountIdParams, response: { 200: AccountSchema, ...stdErrors() } },
+    schema: { operationId: 'getAccount', hide, tags, security, ...OPEN, summary: 'One owned account with its status and health', params: AccountIdParams, response: { 200: AccountSchema, ...stdErrors() } },
   }, async (req) => toAccountJson(await ownedAccount(deps, userOf(req), req.params.account_id)));
 
   r.get(`${prefix}/accounts/:account_id/capabilities`, {
     onRequest: auth,
-    schema: { operationId: 'getAccountCapabilities', hide, tags, security, ...OPEN, params: AccountIdParams, response: { 200: CapabilitiesSchema, ...stdErrors() } },
+    schema: { operationId: 'getAccountCapabilities', hide, tags, security, ...OPEN, summary: "The capabilities of the account's adapter; read them before choosing an action", params: AccountIdParams, response: { 200: CapabilitiesSchema, ...stdErrors() } },
   }, async (req) => {
     const a = await ownedAccount(deps, userOf(req), req.params.account_id);
     return toCapabilitiesJson(deps.adapters.capabilities(a.platform) ?? (await deps.adapters.forAccount(a)).capabilities);

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
+import { Type, type Static, type TSchema } from 'typebox';
 import { validateRule, withDefaults, type CopyRule } from '../../domain/copy-rule.js';
 import { AppError, invalid, notFound } from '../../domain/errors.js';
 import type { GroupView } from '../../store/repos/accounts.js';
@@ -8,39 +8,64 @@ import { ownedAccount, type ApiDeps } from '../deps.js';
 import { userOf } from '../plugins/auth.js';
 import { AccountIdParams, AccountSchema, OPEN, stdErrors, toAccountJson } from '../schemas.js';
 import type { RouteOpts } from './route-opts.js';
+import { DecimalIn, decimalIn, decimalInOrNull, numberOut } from '../decimal-json.js';
 import { refuseCopyCycle } from './copy-cycle.js';
 
-const Dec = Type.String({ pattern: '^[0-9]+(\\.[0-9]+)?$', maxLength: 24, description: 'decimal as a string, e.g. "0.5"' });
-const Sizing = Type.Union([
-  Type.Object({ mode: Type.Literal('multiplier'), multiplier: Dec }, { additionalProperties: false }),
-  Type.Object({ mode: Type.Literal('fixed'), volume: Dec }, { additionalProperties: false }),
-  Type.Object({ mode: Type.Literal('balance_ratio'), multiplier: Type.Optional(Dec) }, { additionalProperties: false }),
-  Type.Object({ mode: Type.Literal('equity_ratio'), multiplier: Type.Optional(Dec) }, { additionalProperties: false }),
-  Type.Object({
-    mode: Type.Literal('risk_percent'),
-    riskPercent: Type.String({ pattern: '^[0-9]+(\\.[0-9]+)?$', maxLength: 24, description: "share of the Slave's equity (percent, at most 100) the copy may lose at its stop loss" }),
-  }, { additionalProperties: false, description: 'Volume chosen so the copy loses riskPercent % of the Slave equity at its stop; needs a stop loss (else skipped: no_stop_loss)', 'x-open-point': true }),
-]);
 const Symbols = Type.Array(Type.String({ maxLength: 32 }), { maxItems: 500 });
-export const CopyRuleSchema = Type.Object({
-  sizing: Sizing,
-  minVolume: Type.Union([Dec, Type.Null()]),
-  maxVolume: Type.Union([Dec, Type.Null()]),
-  symbolMap: Type.Record(Type.String({ maxLength: 32 }), Type.String({ maxLength: 32 })),
-  includeSymbols: Symbols,
-  excludeSymbols: Symbols,
-  reverse: Type.Boolean(),
-  copyStopLoss: Type.Boolean(),
-  copyTakeProfit: Type.Boolean(),
-  copyPendingOrders: Type.Boolean(),
-  maxDelayMs: Type.Integer({ minimum: 0, maximum: 86_400_000 }),
-  maxSlippage: Type.Union([Dec, Type.Null()], {
-    description: "Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, "
-      + 'in price units of the Slave symbol (e.g. "0.0005"); null = off. Needs a platform that gives quotes.',
-    'x-open-point': true,
-  }),
-}, { ...OPEN, additionalProperties: false });
-const CopyRulePatch = Type.Partial(CopyRuleSchema, { additionalProperties: false });
+
+/** The copy rule's shape, with its decimals as `D` (answers: numbers; requests: number or decimal string). */
+function copyRuleSchema(D: TSchema) {
+  const ND = Type.Union([D, Type.Null()]);
+  const Sizing = Type.Union([
+    Type.Object({ mode: Type.Literal('multiplier'), multiplier: D }, { additionalProperties: false }),
+    Type.Object({ mode: Type.Literal('fixed'), volume: D }, { additionalProperties: false }),
+    Type.Object({ mode: Type.Literal('balance_ratio'), multiplier: Type.Optional(D) }, { additionalProperties: false }),
+    Type.Object({ mode: Type.Literal('equity_ratio'), multiplier: Type.Optional(D) }, { additionalProperties: false }),
+    Type.Object({
+      mode: Type.Literal('risk_percent'),
+      riskPercent: D,
+    }, { additionalProperties: false, description: "Volume chosen so the copy loses riskPercent % (at most 100) of the Slave's equity at its stop; needs a stop loss (else skipped: no_stop_loss)", 'x-open-point': true }),
+  ]);
+  return Type.Object({
+    sizing: Sizing,
+    minVolume: ND,
+    maxVolume: ND,
+    symbolMap: Type.Record(Type.String({ maxLength: 32 }), Type.String({ maxLength: 32 })),
+    includeSymbols: Symbols,
+    excludeSymbols: Symbols,
+    reverse: Type.Boolean(),
+    copyStopLoss: Type.Boolean(),
+    copyTakeProfit: Type.Boolean(),
+    copyPendingOrders: Type.Boolean(),
+    maxDelayMs: Type.Integer({ minimum: 0, maximum: 86_400_000 }),
+    maxSlippage: Type.Union([D, Type.Null()], {
+      description: "Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, "
+        + 'in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes.',
+      'x-open-point': true,
+    }),
+  }, { ...OPEN, additionalProperties: false });
+}
+const CopyRuleSchema = copyRuleSchema(Type.Number());
+const CopyRulePatch = Type.Partial(copyRuleSchema(DecimalIn()), { additionalProperties: false });
+type CopyRuleJson = Static<typeof CopyRuleSchema>;
+
+/** A stored rule as an answer carries it: its decimals as JSON numbers. */
+function toCopyRuleJson(r: CopyRule): CopyRuleJson {
+  const s = r.sizing as { mode: string; multiplier?: string; volume?: string; riskPercent?: string };
+  const sizing = Object.fromEntries(Object.entries(s).map(([k, v]) => [k, k === 'mode' ? v : numberOut(v)]));
+  return { ...r, sizing, minVolume: numberOut(r.minVolume), maxVolume: numberOut(r.maxVolume), maxSlippage: numberOut(r.maxSlippage) } as CopyRuleJson;
+}
+
+/** A request's partial rule with its numbers turned into the exact decimal strings the domain keeps. */
+function copyRuleIn(body: Record<string, unknown>): Partial<CopyRule> {
+  const out: Record<string, unknown> = { ...body };
+  if (body.sizing) {
+    const s = body.sizing as Record<string, unknown>;
+    out.sizing = Object.fromEntries(Object.entries(s).map(([k, v]) => [k, k === 'mode' ? v : decimalIn(v as number | string)]));
+  }
+  for (const k of ['minVolume', 'maxVolume', 'maxSlippage'] as const) if (k in body) out[k] = decimalInOrNull(body[k] as number | string | null);
+  return out as Partial<CopyRule>;
+}
 
 const GroupSchema = Type.Object({
   id: Type.String(),
@@ -54,7 +79,7 @@ const GroupParams = Type.Object({ group_id: Type.String({ minLength: 1, maxLengt
 const toGroupJson = (g: GroupView) => ({
   id: g.id, name: g.name, createdAt: g.createdAt.toISOString(),
   master: g.master ? toAccountJson(g.master) : null,
-  slaves: g.slaves.map((s) => ({ ...toAccountJson(s), rule: s.rule })),
+  slaves: g.slaves.map((s) => ({ ...toAccountJson(s), rule: toCopyRuleJson(s.rule) })),
 });
 
 export async function groupRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOpts): Promise<void> {
@@ -69,7 +94,7 @@ export async function groupRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
 
   r.post(`${prefix}/copier-groups`, {
     onRequest: auth,
-    schema: { operationId: 'createCopierGroup', hide, tags, security, ...OPEN, body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }), response: { 201: GroupSchema, ...stdErrors() } },
+    schema: { operationId: 'createCopierGroup', hide, tags, security, ...OPEN, summary: 'Create an empty copier group', body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }), response: { 201: GroupSchema, ...stdErrors() } },
   }, async (req, reply) => {
     const g = await deps.store.accounts.createGroup(userOf(req), req.body.name);
     reply.code(201);
@@ -78,7 +103,7 @@ export async function groupRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
 
   r.get(`${prefix}/copier-groups/:group_id`, {
     onRequest: auth,
-    schema: { operationId: 'getCopierGroup', hide, tags, security, ...OPEN, params: GroupParams, response: { 200: GroupSchema, ...stdErrors() } },
+    schema: { operationId: 'getCopierGroup', hide, tags, security, ...OPEN, summary: 'One owned copier group with its Master, Slaves and copy rules', params: GroupParams, response: { 200: GroupSchema, ...stdErrors() } },
   }, async (req) => {
     const g = await deps.store.accounts.groupView(userOf(req), req.params.group_id);
     if (!g) throw notFound('copier group');
@@ -116,11 +141,11 @@ export async function groupRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
   }, async (req) => {
     const account = await ownedAccount(deps, userOf(req), req.params.account_id);
     if (account.role !== 'slave') throw invalid(`account ${account.id} is a ${account.role}; copy rules belong to Slaves`);
-    const rule: CopyRule = withDefaults(req.body as Partial<CopyRule>);
+    const rule: CopyRule = withDefaults(copyRuleIn(req.body as Record<string, unknown>));
     const problems = validateRule(rule, deps.adapters.capabilities(account.platform));
     if (problems.length > 0) throw invalid(`the copy rule cannot work: ${problems.join('; ')}`, { problems });
     await deps.store.accounts.setRule(account.id, rule);
-    return rule;
+    return toCopyRuleJson(rule);
   });
 
   for (const [action, status] of [['pause', 'paused'], ['resume', 'connected']] as const) {

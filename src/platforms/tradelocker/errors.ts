@@ -76,9 +76,3 @@ export function writeFailure(r: WireResult, what: string): Exclude<OrderOutcome,
   const err = httpStatusError(r.status, r.body, r.retryAfterSec, what);
   return rejected(err.code, err.message, { status: r.status, body: r.body, ...(err.retryAfter !== undefined ? { retryAfterSec: err.retryAfter } : {}) });
 }
-
-/** Write outcomes the API edge shows as an error: unresolved becomes the spec's 409 write_outcome_unknown. */
-export function outcomeError(o: OrderOutcome): AppError | null {
-  if (o.kind === 'unresolved') return new AppError('write_outcome_unknown', o.message, { retryable: false });
-  return null;
-}

@@ -122,6 +122,7 @@ export async function startMetaApiSimServer(broker: SimBrokerApi, opts: MetaApiS
     const ctx: TradeCtx = { broker, simId, platform, comments };
     if (f && shortCircuit(req, res, f, 'client', true)) return;
     switch (f?.kind) {
+      // biome-ignore lint/suspicious/noFallthroughSwitchClause: the timeout case below is the rest of this one
       case 'cancel_after_timeout':
         ctx.refuseAs = f.refuseAs ?? 'cancelled';
       // falls through: taken (then refused), and the answer never arrives

@@ -386,5 +386,3 @@ async function applyLink(db: Db, l: LinkChange): Promise<void> {
       return;
   }
 }
-
-export const sideOf = (s: string): Side => (s === 'sell' ? 'sell' : 'buy');

@@ -1,6 +1,6 @@
 import createClient, { type Middleware } from 'openapi-fetch';
 import type { paths } from './schema';
-import { ApiError, toApiError } from './errors';
+import { toApiError } from './errors';
 import { accessToken, saveSession } from '../lib/session';
 
 /**
@@ -71,16 +71,3 @@ export function documentedRoutes(): Promise<Set<string>> {
   return routesPromise;
 }
 
-/** Whether a route exists: in the document, or (for undocumented ones) answering something other than "no route". */
-export async function routeExists(documentedPath: string, probe?: string): Promise<boolean> {
-  if ((await documentedRoutes()).has(documentedPath)) return true;
-  if (!probe) return false;
-  try {
-    await http('GET', probe);
-    return true;
-  } catch (err) {
-    return !(err instanceof ApiError && err.status === 404 && /^no route /.test(err.message));
-  }
-}
-
-export { ApiError };

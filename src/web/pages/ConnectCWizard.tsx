@@ -49,6 +49,7 @@ export function ConnectCWizard() {
   };
 
   // The callback page's message, and a popup the user closed before approving.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: loadAccounts is a new function each render; the listeners belong to the waiting phase only
   useEffect(() => {
     if (phase !== 'waiting') return;
     let done = false;
