@@ -9,12 +9,9 @@ export type ActionKind = (typeof ACTION_KINDS)[number];
 export const INTENT_ACTIONS = [...ACTION_KINDS, 'heal_open', 'heal_increase', 'heal_close', 'heal_reduce', 'open_on_fill'] as const;
 export type IntentAction = (typeof INTENT_ACTIONS)[number];
 
-/** The rows that place an order at the Slave's broker (sized, subject to the risk guard's pre-trade check). */
-export type PlaceAction = 'open' | 'increase' | 'order_placed' | 'heal_open' | 'heal_increase' | 'open_on_fill';
 export type HealAction = 'heal_open' | 'heal_increase' | 'heal_close' | 'heal_reduce';
 
 const ACTIONS: ReadonlySet<string> = new Set(INTENT_ACTIONS);
-const PLACES: ReadonlySet<IntentAction> = new Set<PlaceAction>(['open', 'increase', 'order_placed', 'heal_open', 'heal_increase', 'open_on_fill']);
 const ADDS_RISK: ReadonlySet<ActionKind> = new Set<ActionKind>(['open', 'increase', 'order_placed']);
 const STALE: ReadonlySet<IntentAction> = new Set<IntentAction>(['open', 'increase', 'order_placed', 'heal_open', 'heal_increase', 'order_modified', 'open_on_fill']);
 const OPENS_COPY: ReadonlySet<IntentAction> = new Set<IntentAction>(['open', 'heal_open', 'order_filled', 'order_placed', 'open_on_fill']);
@@ -26,8 +23,6 @@ export function intentAction(s: string): IntentAction {
   if (!isIntentAction(s)) throw new Error(`unknown intent action ${s}`);
   return s;
 }
-
-export const isPlaceAction = (a: IntentAction): a is PlaceAction => PLACES.has(a);
 
 /** Master actions that add exposure: subject to staleness, sizing and the pre-trade check. Closing never is. */
 export const addsRisk = (k: ActionKind): boolean => ADDS_RISK.has(k);

@@ -9,7 +9,7 @@ import type { AccountInfo, InstrumentSpec, Order, OrderType, Platform, Position,
  */
 
 /** What an account can do belongs to the domain (the planner and copy rules read it); re-exported for adapters. */
-export type { Capabilities, CapabilityFlag, Support } from '../domain/capabilities.js';
+export type { Capabilities } from '../domain/capabilities.js';
 
 export interface PlaceOrderRequest {
   symbol: string;
