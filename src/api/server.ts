@@ -25,6 +25,7 @@ import { riskRoutes } from './v1/risk.js';
 import { shadowRoutes } from './v1/shadow.js';
 import { webhookRoutes } from './v1/webhooks.js';
 import { eventRoutes } from './v1/events.js';
+import { equityRoutes } from './v1/equity.js';
 import type { RouteOpts } from './v1/route-opts.js';
 
 export type Family = 'r' | 'v1';
@@ -54,7 +55,7 @@ function markOptionalBodies(doc: Record<string, unknown>): Record<string, unknow
   return doc;
 }
 
-const V1_MODULES = [accountRoutes, orderRoutes, panicRoutes, groupRoutes, ledgerRoutes, webhookRoutes, eventRoutes, riskRoutes, shadowRoutes, positionRoutes];
+const V1_MODULES = [accountRoutes, orderRoutes, panicRoutes, groupRoutes, ledgerRoutes, webhookRoutes, eventRoutes, riskRoutes, shadowRoutes, positionRoutes, equityRoutes];
 
 /**
  * One Fastify instance serving the given families. With one port (default) it serves both; with two, main.ts

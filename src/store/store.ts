@@ -1,6 +1,7 @@
 import { openDatabase, type Database, type OpenOptions } from './db.js';
 import { AccountsRepo } from './repos/accounts.js';
 import { CredentialsRepo } from './repos/credentials.js';
+import { EquityRepo } from './repos/equity.js';
 import { EventsRepo } from './repos/events.js';
 import { RequestsRepo } from './repos/requests.js';
 import { TradesRepo } from './repos/trades.js';
@@ -14,6 +15,7 @@ export class Store {
   readonly trades: TradesRepo;
   readonly requests: RequestsRepo;
   readonly events: EventsRepo;
+  readonly equity: EquityRepo;
 
   constructor(readonly database: Database) {
     const db = database.db;
@@ -25,6 +27,7 @@ export class Store {
     this.events = new EventsRepo(db);
     this.trades = new TradesRepo(db, this.events);
     this.requests = new RequestsRepo(db);
+    this.equity = new EquityRepo(db);
   }
 
   static async open(opts: OpenOptions): Promise<Store> {
