@@ -12,8 +12,8 @@ export function DemoLogins<P extends Platform>({ platform, onUse }: { platform: 
   const list = (logins.data?.[platform] ?? []) as Array<Logins[P][number]>;
   if (list.length === 0) return null;
   return (
-    <aside className="alert alert-info demo-logins" aria-labelledby={`demo-${platform}`} data-testid="demo-logins">
-      <strong id={`demo-${platform}`}>Demo mode: simulated broker accounts you can connect</strong>
+    <aside className="alert alert-info demo-logins" aria-label="Simulated accounts you can connect" data-testid="demo-logins">
+      <strong>Demo mode: simulated broker accounts you can connect</strong>
       <ul>
         {list.map((l) => {
           const x = l as Record<string, string>;

@@ -24,7 +24,7 @@ export function EquityChart({ accounts }: { accounts: Account[] }) {
       </fieldset>
       <Alert error={history.error} />
       {history.loading && !history.data ? <p aria-busy="true" className="muted">Loading equity…</p> : (
-        <LineChart series={series} label={`Equity over the last ${RANGES.find((r) => r.value === range)!.label} of ${accounts.length === 1 ? accounts[0]!.name : `${accounts.length} accounts`}`}
+        <LineChart series={series} label={`Equity over time (last ${RANGES.find((r) => r.value === range)!.label}) of ${accounts.length === 1 ? accounts[0]!.name : `${accounts.length} accounts`}`}
           empty="No equity snapshots in this range yet: the service records one a minute per account while it runs." />
       )}
     </div>
