@@ -294,6 +294,8 @@ const SPARES: Array<{ key: string; platform: 'platforma' | 'platformb' | 'platfo
   { key: 'spare-c-1', platform: 'platformc', balance: '5000' },
   { key: 'spare-c-2', platform: 'platformc', balance: '11000' },
 ];
+/** Demo keys of the spare accounts (each is made once at the simulator, like the seeded ones). */
+export const SPARE_KEYS = SPARES.map((s) => s.key);
 const SPARE_CTID_USER = 'demo-ctid-spare';
 const SPARE_B_LOGIN = { email: 'spare@broker-b.example', server: 'SIMB-Demo' };
 
