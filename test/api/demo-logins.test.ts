@@ -21,6 +21,7 @@ describe('demo broker logins', () => {
     expect(r.body.platforma).toHaveLength(2);
     expect(r.body.platformb).toHaveLength(2);
     expect(r.body.platformc).toHaveLength(2);
+    expect((await svc.call('GET', '/openapi.json')).body.paths['/app/demo/broker-logins'].get['x-open-point']).toBe(true);
     const connected = (await svc.store.accounts.all()).map((a) => a.brokerAccountNumber);
     for (const x of [...r.body.platforma.map((a: any) => a.login), ...r.body.platformb.map((b: any) => b.accountNumber), ...r.body.platformc.map((c: any) => c.accountNumber)]) {
       expect(connected).not.toContain(x);

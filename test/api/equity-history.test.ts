@@ -88,6 +88,8 @@ describe.each(stores)('equity history ($name)', { timeout: 90_000 }, ({ pg }) =>
     const other = await svc.deps.auth.createUser(`eq-${Date.now()}@example.test`, 'other-password');
     const foreign = await svc.store.accounts.create({ userId: other.id, platform: 'sim', role: 'slave', name: 'theirs', brokerAccountId: `x-${Date.now()}`, brokerAccountNumber: '1' });
     expect((await svc.call('GET', `/v1/accounts/${foreign.id}/equity-history`, { token: key })).status).toBe(404);
+    const doc = (await svc.call('GET', '/openapi.json')).body;
+    expect(doc.paths['/v1/accounts/{account_id}/equity-history'].get['x-open-point']).toBe(true);
     // The dashboard's mirror serves it with the access token.
     expect((await svc.call('GET', `/app/v1/accounts/${acc.id}/equity-history?range=7d`, { token: svc.demo!.accessToken })).status).toBe(200);
   });
