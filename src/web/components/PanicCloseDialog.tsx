@@ -141,7 +141,7 @@ function PanicResult({ reports, names, onClose, onRetry }: { reports: AccountPan
           <tbody>
             {reports.map((r) => (
               <tr key={r.accountId}>
-                <td>{names.get(r.accountId) ?? <code>{r.accountId}</code>}{r.error && <div className="bad small">{r.error}</div>}</td>
+                <td>{names.get(r.accountId) ?? <span className="muted" title={r.accountId}>an account no longer listed</span>}{r.error && <div className="bad small">{r.error}</div>}</td>
                 <td>{r.closed}</td><td>{r.failed}</td><td>{r.remaining}</td>
                 <td>{r.positions.map((p) => (
                   <div key={p.positionId} className="small">{p.symbol} {p.side} {num(Number(p.volume))} <Badge value={p.outcome} />{p.closePrice ? ` @ ${p.closePrice}` : ''}{p.error ? ` — ${p.error}` : ''}</div>

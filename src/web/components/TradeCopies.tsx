@@ -1,10 +1,11 @@
 import type { Account, Trade } from '../api/types';
 import { latencyPhases, latencyTotal, ms, num, signed } from '../lib/format';
 import { Badge } from './Badge';
+import { describeReason } from '../lib/reasons';
 
 /** A trade's ledger: per Slave the outcome, volumes, fill, slippage, latency, or the reason it was skipped. */
 export function TradeCopies({ trade, accounts }: { trade: Trade; accounts: Account[] }) {
-  const name = (id: string) => accounts.find((a) => a.id === id)?.name ?? id;
+  const name = (id: string) => accounts.find((a) => a.id === id)?.name ?? 'a removed account';
   if (trade.copies.length === 0) return <p className="muted" data-testid="no-copies">{whyNoCopies(trade)}</p>;
   return (
     <div className="table-wrap">
@@ -27,7 +28,7 @@ export function TradeCopies({ trade, accounts }: { trade: Trade; accounts: Accou
                 <td className="num">{num(c.fillPrice)}</td>
                 <td className={`num ${(c.slippage ?? 0) > 0 ? 'bad' : ''}`}>{signed(c.slippage)}</td>
                 <td className="num" title={latencyPhases(c.latencyMs)}>{ms(lat)}</td>
-                <td className="small">{c.skipReason ?? (answer && (answer.code || answer.message) ? `${answer.code ?? ''} ${answer.message ?? ''}` : '')}</td>
+                <td className="small" title={c.skipReason ?? answer?.code ?? undefined}>{c.skipReason ? describeReason(c.skipReason).text : answer && (answer.code || answer.message) ? describeReason(answer.message ? `${answer.code ?? 'refused'}: ${answer.message}` : answer.code!).text : ''}</td>
               </tr>
             );
           })}
