@@ -158,6 +158,7 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
       streamHeartbeatMs: cfg.webhooks.streamHeartbeatMs,
       box,
       endpoints,
+      ...(cfg.demo && demoBrokers ? { demoBrokerLogins: async () => (await import('./demo/seed.js')).demoBrokerLogins(demoBrokers!) } : {}),
     };
     cleanup.unshift(() => adapters.closeAll());
     cleanup.unshift(() => dispatcher.drain());

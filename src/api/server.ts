@@ -15,6 +15,7 @@ import { sessionRoutes } from './app/session.js';
 import { connectPlatformBRoutes } from './connect/platformb.js';
 import { connectPlatformCRoutes } from './connect/platformc.js';
 import { connectPlatformARoutes } from './connect/platforma.js';
+import { demoRoutes } from './app/demo.js';
 import { accountRoutes } from './v1/accounts.js';
 import { groupRoutes } from './v1/groups.js';
 import { ledgerRoutes } from './v1/ledger.js';
@@ -25,6 +26,7 @@ import { riskRoutes } from './v1/risk.js';
 import { shadowRoutes } from './v1/shadow.js';
 import { webhookRoutes } from './v1/webhooks.js';
 import { eventRoutes } from './v1/events.js';
+import { equityRoutes } from './v1/equity.js';
 import type { RouteOpts } from './v1/route-opts.js';
 import { eventWebhooks, refResolver } from './openapi-events.js';
 
@@ -55,7 +57,7 @@ function markOptionalBodies(doc: Record<string, unknown>): Record<string, unknow
   return doc;
 }
 
-const V1_MODULES = [accountRoutes, orderRoutes, panicRoutes, groupRoutes, ledgerRoutes, webhookRoutes, eventRoutes, riskRoutes, shadowRoutes, positionRoutes];
+const V1_MODULES = [accountRoutes, orderRoutes, panicRoutes, groupRoutes, ledgerRoutes, webhookRoutes, eventRoutes, riskRoutes, shadowRoutes, positionRoutes, equityRoutes];
 
 /**
  * One Fastify instance serving the given families. With one port (default) it serves both; with two, main.ts
@@ -153,6 +155,7 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
     await connectPlatformBRoutes(app, deps);
     await connectPlatformCRoutes(app, deps);
     await connectPlatformARoutes(app, deps);
+    await demoRoutes(app, deps);
     await (await import('./web.js')).webDashboard(app);
   }
   for (const m of V1_MODULES) await m(app, deps, v1);

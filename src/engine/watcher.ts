@@ -50,6 +50,13 @@ export class Watcher {
   async scan(): Promise<void> {
     if (this.stopped) return;
     const masters = (await this.store.accounts.all()).filter((a) => a.role === 'master');
+    // A Master removed (or made a Slave) since: its watch stops, so nothing reads a connection that is gone.
+    const current = new Set(masters.map((m) => m.id));
+    for (const [id, w] of this.watches) {
+      if (current.has(id)) continue;
+      this.watches.delete(id);
+      await w.stop();
+    }
     await Promise.all(masters.filter((m) => !this.watches.has(m.id)).map(async (m) => {
       const adapter = await this.adapters.forAccount(m).catch(() => null);
       if (!adapter || this.stopped || this.watches.has(m.id)) return;

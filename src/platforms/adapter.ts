@@ -108,6 +108,8 @@ export interface BrokerAdapter {
   readonly capabilities: Capabilities;
   accountInfo(): Promise<AccountInfo>;
   instrument(symbol: string): Promise<InstrumentSpec | null>;
+  /** The symbol of the broker's own instrument id (TradeLocker `tradableInstrumentId`), where the broker has one. */
+  symbolOfInstrumentId?(instrumentId: string): Promise<string | null>;
   /** Current bid/ask of a symbol, or null when the broker does not list it; present where `has.quotes`. */
   quote?(symbol: string): Promise<Quote | null>;
   listPositions(): Promise<Position[]>;

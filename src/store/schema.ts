@@ -362,3 +362,14 @@ export const shadowTwins = pgTable('shadow_twins', {
   createdAt: createdAt(),
   updatedAt: ts('updated_at').notNull().defaultNow(),
 });
+
+/**
+ * Balance and equity of an account over time, from the health monitor's reads: at most one row per account per
+ * minute, written in one statement per round, and pruned past the retention (see the monitor).
+ */
+export const equitySnapshots = pgTable('equity_snapshots', {
+  accountId: text('account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
+  at: ts('at').notNull(),
+  balance: numeric('balance').notNull(),
+  equity: numeric('equity').notNull(),
+}, (t) => [primaryKey({ columns: [t.accountId, t.at] }), index('equity_snapshots_at_idx').on(t.at)]);

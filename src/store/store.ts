@@ -1,6 +1,7 @@
 import { openDatabase, type Database, type OpenOptions } from './db.js';
 import { AccountsRepo } from './repos/accounts.js';
 import { CredentialsRepo } from './repos/credentials.js';
+import { EquityRepo } from './repos/equity.js';
 import { EventsRepo } from './repos/events.js';
 import { IdempotencyRepo } from './repos/idempotency.js';
 import { PanicJobsRepo } from './repos/panic-jobs.js';
@@ -26,6 +27,7 @@ export class Store {
   readonly panicJobs: PanicJobsRepo;
   readonly riskLimits: RiskLimitsRepo;
   readonly shadowTwins: ShadowTwinsRepo;
+  readonly equity: EquityRepo;
 
   constructor(readonly database: Database) {
     const db = database.db;
@@ -41,6 +43,7 @@ export class Store {
     this.panicJobs = new PanicJobsRepo(db, this.events);
     this.riskLimits = new RiskLimitsRepo(db);
     this.shadowTwins = new ShadowTwinsRepo(db);
+    this.equity = new EquityRepo(db);
   }
 
   /** Idempotency-Key records, remembered for `ttlMs` (the API's choice, so a repository per caller). */

@@ -4,12 +4,14 @@ import { Type, type Static, type TSchema } from 'typebox';
 import { validateRule, withDefaults, type CopyRule } from '../../domain/copy-rule.js';
 import { AppError, invalid, notFound } from '../../domain/errors.js';
 import type { GroupView } from '../../store/repos/accounts.js';
+import type { Account } from '../../domain/account.js';
 import { ownedAccount, type ApiDeps } from '../deps.js';
 import { userOf } from '../plugins/auth.js';
 import { AccountIdParams, AccountSchema, OPEN, stdErrors, toAccountJson } from '../schemas.js';
 import type { RouteOpts } from './route-opts.js';
 import { DecimalIn, decimalIn, decimalInOrNull, numberOut } from '../decimal-json.js';
 import { refuseCopyCycle } from './copy-cycle.js';
+import { openCopies } from './open-copies.js';
 
 const Symbols = Type.Array(Type.String({ maxLength: 32 }), { maxItems: 500 });
 
@@ -148,22 +150,87 @@ export async function groupRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
     return toCopyRuleJson(rule);
   });
 
-  for (const [action, status] of [['pause', 'paused'], ['resume', 'connected']] as const) {
+  for (const action of ['pause', 'resume'] as const) {
     r.post(`${prefix}/accounts/:account_id/${action}`, {
       onRequest: auth,
       schema: { operationId: `${action}Account`, hide, tags, security, ...OPEN, summary: action === 'pause' ? 'Stop copying to/from this account' : 'Copy again (also lifts a panic-close lock; 409 panic_close_running while the job runs)', params: AccountIdParams, response: { 200: AccountSchema, ...stdErrors(...(action === 'resume' ? [409] : [])) } },
     }, async (req) => {
       const account = await ownedAccount(deps, userOf(req), req.params.account_id);
-      // Copying again while a panic-close still flattens the account would reopen what it closes.
-      if (action === 'resume') await deps.panic.assertNoRunningJob(account.userId, account.id, 'resume');
-      // A duplicate connection stays off: resuming it would copy the broker account onto itself again.
-      if (action === 'resume' && account.status === 'disabled') throw new AppError('account_already_connected', `${account.statusReason ?? 'duplicate connection'}; remove it`);
-      const reason = action === 'pause' ? 'paused by the user' : 'resumed by the user';
-      await deps.store.accounts.setStatus(account.id, status, action === 'pause' ? reason : null);
-      if (account.status !== status) {
-        await deps.store.events.emit([{ userId: account.userId, accountId: account.id, type: 'account.status_changed', payload: { before: account.status, after: status, reason } }]);
-      }
+      if (action === 'resume') await assertResumable(deps, account);
+      await setCopying(deps, account, action);
       return toAccountJson((await deps.store.accounts.byId(account.id))!);
     });
+  }
+
+  r.patch(`${prefix}/copier-groups/:group_id`, {
+    onRequest: auth,
+    schema: {
+      operationId: 'renameCopierGroup', hide, tags, security, ...OPEN, summary: 'Rename a copier group',
+      params: GroupParams, body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }),
+      response: { 200: GroupSchema, ...stdErrors() },
+    },
+  }, async (req) => {
+    const userId = userOf(req);
+    if (!(await deps.store.accounts.renameGroup(userId, req.params.group_id, req.body.name))) throw notFound('copier group');
+    return toGroupJson((await deps.store.accounts.groupView(userId, req.params.group_id))!);
+  });
+
+  r.delete(`${prefix}/copier-groups/:group_id`, {
+    onRequest: auth,
+    schema: {
+      operationId: 'deleteCopierGroup', hide, tags, security, ...OPEN,
+      summary: 'Delete a copier group; its accounts stay, out of any group. 409 open_copies while copies of its Master are open, unless force=true (they are then left open at the brokers and no longer follow the Master)',
+      params: GroupParams, querystring: ForceQuery, response: { 204: Type.Null(), ...stdErrors(409) },
+    },
+  }, async (req, reply) => {
+    const userId = userOf(req);
+    const g = await deps.store.accounts.groupView(userId, req.params.group_id);
+    if (!g) throw notFound('copier group');
+    if (g.master && req.query.force !== 'true') {
+      const open = await deps.store.accounts.openCopies(g.master.id);
+      if (open.asMaster > 0) throw openCopies(`copier group ${g.id} has ${open.asMaster} open ${open.asMaster === 1 ? 'copy' : 'copies'} of its Master's trades; close them first (panic-close the group) or delete with force=true to leave them open at the brokers`, { asMaster: open.asMaster, asSlave: 0 });
+    }
+    await deps.store.accounts.deleteGroup(userId, g.id);
+    reply.code(204);
+    return null;
+  });
+
+  for (const action of ['pause', 'resume'] as const) {
+    r.post(`${prefix}/copier-groups/:group_id/${action}`, {
+      onRequest: auth,
+      schema: {
+        operationId: `${action}CopierGroup`, hide, tags, security, ...OPEN,
+        summary: action === 'pause' ? 'Pause every account of the group' : 'Resume every account of the group (lifts panic-close locks; 409 panic_close_running while a job runs on one of them; disabled duplicates stay off)',
+        params: GroupParams, response: { 200: GroupSchema, ...stdErrors(...(action === 'resume' ? [409] : [])) },
+      },
+    }, async (req) => {
+      const userId = userOf(req);
+      const g = await deps.store.accounts.groupView(userId, req.params.group_id);
+      if (!g) throw notFound('copier group');
+      const members = [...(g.master ? [g.master] : []), ...g.slaves];
+      // All or nothing: a resume refused for one account changes none.
+      if (action === 'resume') for (const m of members) await deps.panic.assertNoRunningJob(m.userId, m.id, 'resume');
+      for (const m of members) if (action === 'pause' || m.status !== 'disabled') await setCopying(deps, m, action);
+      return toGroupJson((await deps.store.accounts.groupView(userId, g.id))!);
+    });
+  }
+}
+
+const ForceQuery = Type.Object({ force: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])) }, { additionalProperties: false });
+
+async function assertResumable(deps: ApiDeps, account: Account): Promise<void> {
+  // Copying again while a panic-close still flattens the account would reopen what it closes.
+  await deps.panic.assertNoRunningJob(account.userId, account.id, 'resume');
+  // A duplicate connection stays off: resuming it would copy the broker account onto itself again.
+  if (account.status === 'disabled') throw new AppError('account_already_connected', `${account.statusReason ?? 'duplicate connection'}; remove it`);
+}
+
+/** Pause or resume one account, with its status event. */
+async function setCopying(deps: ApiDeps, account: Account, action: 'pause' | 'resume'): Promise<void> {
+  const status = action === 'pause' ? 'paused' : 'connected';
+  const reason = action === 'pause' ? 'paused by the user' : 'resumed by the user';
+  await deps.store.accounts.setStatus(account.id, status, action === 'pause' ? reason : null);
+  if (account.status !== status) {
+    await deps.store.events.emit([{ userId: account.userId, accountId: account.id, type: 'account.status_changed', payload: { before: account.status, after: status, reason } }]);
   }
 }

@@ -125,6 +125,12 @@ export class TradeLockerAdapter implements BrokerAdapter {
     return spec;
   }
 
+  async symbolOfInstrumentId(instrumentId: string): Promise<string | null> {
+    if (!/^\d{1,15}$/.test(instrumentId)) return null;
+    await this.ensureReady();
+    return this.byTid.get(Number(instrumentId))?.symbol ?? null;
+  }
+
   async listPositions(): Promise<Position[]> {
     return (await this.snapshot(false)).positions;
   }

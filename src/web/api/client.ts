@@ -47,7 +47,7 @@ export async function must<D>(p: Promise<{ data?: D; error?: unknown; response: 
  * A small typed fetch for routes that are not (yet) in the OpenAPI document: the connection wizards' routes,
  * webhook endpoints, panic-close jobs. Same auth and error handling as the typed clients.
  */
-export async function http<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown, init?: { signal?: AbortSignal }): Promise<T> {
+export async function http<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown, init?: { signal?: AbortSignal }): Promise<T> {
   const headers: Record<string, string> = { Accept: 'application/json' };
   const t = accessToken();
   if (t) headers.Authorization = `Bearer ${t}`;

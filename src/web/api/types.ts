@@ -9,6 +9,7 @@ export type Body<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] 
 /** Shapes of the service's answers, taken from the generated OpenAPI types. */
 export type Account = Ok<'/v1/accounts', 'get'>['accounts'][number];
 export type Health = Account['health'];
+export type Position = Ok<'/v1/accounts/{account_id}/positions', 'get'>['positions'][number];
 export type Group = Ok<'/v1/copier-groups', 'get'>['groups'][number];
 export type CopyRule = Ok<'/v1/accounts/{account_id}/copy-rule', 'put'>;
 export type CopyRulePatch = Body<'/v1/accounts/{account_id}/copy-rule', 'put'>;

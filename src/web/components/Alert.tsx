@@ -16,3 +16,7 @@ export function Alert({ error, title }: { error: unknown; title?: string }) {
     </div>
   );
 }
+
+export function Notice({ children, tone = 'info' }: { children: React.ReactNode; tone?: 'info' | 'good' | 'warn' }) {
+  return <div className={`alert alert-${tone}`} role="status">{children}</div>;
+}
