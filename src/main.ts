@@ -153,6 +153,7 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
       shadow,
       reconciler,
       connectLimit: { max: 3, windowMs: 5 * 60_000 },
+      quotas: cfg.quotas,
       webhooks: hooks.service,
       eventFeed: hooks.feed,
       streamHeartbeatMs: cfg.webhooks.streamHeartbeatMs,

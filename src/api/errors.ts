@@ -14,6 +14,8 @@ export const STATUS: Record<ErrorCode, number> = {
   panic_close_running: 409,
   account_already_connected: 409,
   copy_cycle: 409,
+  quota_exceeded: 409,
+  stream_quota_exceeded: 429,
   idempotency_key_in_flight: 409,
   payload_too_large: 413,
   idempotency_key_reused: 422,

@@ -1,5 +1,6 @@
 import { join, resolve } from 'node:path';
 import { loadWebhookConfig, type WebhookConfig } from './webhooks-config.js';
+import { loadQuotaConfig, type QuotaConfig } from './quotas-config.js';
 
 export interface Config {
   host: string;
@@ -22,6 +23,7 @@ export interface Config {
   /** Circuit breaker: most actions a Master may produce per minute before copying from it pauses (0 = off). */
   masterMaxActionsPerMin: number;
   webhooks: WebhookConfig;
+  quotas: QuotaConfig;
 }
 
 const int = (v: string | undefined, name: string, dflt: number): number => {
@@ -55,6 +57,7 @@ export function loadConfig(flags: { host?: string; port?: string; v1Port?: strin
     natsUrl: env.NATS_URL || undefined,
     masterMaxActionsPerMin: int(env.COPYTRADE_MASTER_MAX_ACTIONS_PER_MIN, 'COPYTRADE_MASTER_MAX_ACTIONS_PER_MIN', 60),
     webhooks: loadWebhookConfig(env, flags.demo ?? env.COPYTRADE_DEMO === '1'),
+    quotas: loadQuotaConfig(env),
   };
 }
 

@@ -21,6 +21,10 @@ export type ErrorCode =
   | 'panic_close_running'
   | 'account_already_connected'
   | 'copy_cycle'
+  /** A per-user quota (groups, keys, endpoints, accounts) is full; `quota` in the body names it. */
+  | 'quota_exceeded'
+  /** Too many event streams open on one credential at once. */
+  | 'stream_quota_exceeded'
   | 'data_dir_in_use'
   | 'internal_error';
 

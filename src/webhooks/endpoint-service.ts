@@ -37,6 +37,10 @@ export class WebhookService {
     private readonly opts: ServiceOptions,
   ) {}
 
+  count(userId: string): Promise<number> {
+    return this.repo.count(userId);
+  }
+
   async create(userId: string, input: EndpointInput): Promise<{ endpoint: EndpointRow; secret: string }> {
     const url = await this.checkUrl(input.url);
     const secret = generateSecret();

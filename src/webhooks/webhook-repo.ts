@@ -24,6 +24,11 @@ export class WebhookRepo {
     return this.db.select().from(webhookEndpoints).where(eq(webhookEndpoints.userId, userId)).orderBy(webhookEndpoints.createdAt, webhookEndpoints.id);
   }
 
+  async count(userId: string): Promise<number> {
+    const [r] = await this.db.select({ n: sql<number>`count(*)::int` }).from(webhookEndpoints).where(eq(webhookEndpoints.userId, userId));
+    return Number(r?.n ?? 0);
+  }
+
   async owned(userId: string, id: string): Promise<EndpointRow | null> {
     const [r] = await this.db.select().from(webhookEndpoints).where(and(eq(webhookEndpoints.userId, userId), eq(webhookEndpoints.id, id))).limit(1);
     return r ?? null;

@@ -5,6 +5,7 @@ import { notFound } from '../../domain/errors.js';
 import type { ApiDeps } from '../deps.js';
 import { requireAuth, userOf } from '../plugins/auth.js';
 import { OPEN, stdErrors } from '../schemas.js';
+import { enforceQuota, QUOTA_NOTE } from '../quotas.js';
 
 const ApiKeySchema = Type.Object({
   id: Type.String(), name: Type.String(), prefix: Type.String({ description: 'first characters, to tell keys apart' }),
@@ -57,11 +58,12 @@ export async function sessionRoutes(app: FastifyInstance, deps: ApiDeps): Promis
   r.post('/app/api-keys', {
     onRequest: auth,
     schema: {
-      operationId: 'createApiKey', tags, security, ...OPEN, summary: 'Create an API key for family V; the key is shown once',
+      operationId: 'createApiKey', tags, security, ...OPEN, summary: 'Create an API key for family V; the key is shown once', description: QUOTA_NOTE('apiKeys', 'API_KEYS', 'a rotation does not count: the old key is replaced'),
       body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }),
-      response: { 201: Type.Object({ key: ApiKeySchema, apiKey: Type.String({ description: 'shown once' }) }), ...stdErrors() },
+      response: { 201: Type.Object({ key: ApiKeySchema, apiKey: Type.String({ description: 'shown once' }) }), ...stdErrors(409) },
     },
   }, async (req, reply) => {
+    enforceQuota(deps.quotas, 'apiKeys', await deps.store.credentials.countActiveApiKeys(userOf(req)));
     const { key, apiKey } = await deps.auth.createApiKey(userOf(req), req.body.name);
     reply.code(201);
     return { key: keyJson(key), apiKey };

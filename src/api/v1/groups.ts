@@ -9,6 +9,7 @@ import { userOf } from '../plugins/auth.js';
 import { AccountIdParams, AccountSchema, OPEN, stdErrors, toAccountJson } from '../schemas.js';
 import type { RouteOpts } from './route-opts.js';
 import { refuseCopyCycle } from './copy-cycle.js';
+import { enforceQuota, QUOTA_NOTE } from '../quotas.js';
 
 const Dec = Type.String({ pattern: '^[0-9]+(\\.[0-9]+)?$', maxLength: 24, description: 'decimal as a string, e.g. "0.5"' });
 const Sizing = Type.Union([
@@ -69,8 +70,9 @@ export async function groupRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
 
   r.post(`${prefix}/copier-groups`, {
     onRequest: auth,
-    schema: { operationId: 'createCopierGroup', hide, tags, security, ...OPEN, body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }), response: { 201: GroupSchema, ...stdErrors() } },
+    schema: { operationId: 'createCopierGroup', hide, tags, security, ...OPEN, description: QUOTA_NOTE('copierGroups', 'COPIER_GROUPS'), body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }), response: { 201: GroupSchema, ...stdErrors(409) } },
   }, async (req, reply) => {
+    enforceQuota(deps.quotas, 'copierGroups', await deps.store.accounts.countGroups(userOf(req)));
     const g = await deps.store.accounts.createGroup(userOf(req), req.body.name);
     reply.code(201);
     return toGroupJson((await deps.store.accounts.groupView(userOf(req), g.id))!);

@@ -6,6 +6,7 @@ import type { ApiDeps } from '../deps.js';
 import { userOf } from '../plugins/auth.js';
 import { OPEN, stdErrors } from '../schemas.js';
 import type { RouteOpts } from './route-opts.js';
+import { enforceQuota, QUOTA_NOTE } from '../quotas.js';
 
 const NStr = Type.Union([Type.String(), Type.Null()]);
 const EventTypes = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 100, description: 'event types delivered; empty = all (GET /v1/event-types)' });
@@ -72,16 +73,17 @@ export async function webhookRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
   r.post(base, {
     onRequest: auth,
     schema: {
-      operationId: 'createWebhookEndpoint', hide, tags, security, ...OPEN, summary: 'Add a webhook endpoint; the answer carries its signing secret, shown this once',
+      operationId: 'createWebhookEndpoint', hide, tags, security, ...OPEN, summary: 'Add a webhook endpoint; the answer carries its signing secret, shown this once', description: QUOTA_NOTE('webhookEndpoints', 'WEBHOOK_ENDPOINTS'),
       body: Type.Object({
         url: Type.String({ minLength: 1, maxLength: 2048, description: 'http(s) URL; private, loopback and link-local targets are refused unless the deployment allows them' }),
         description: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
         eventTypes: Type.Optional(EventTypes),
         enabled: Type.Optional(Type.Boolean()),
       }, { additionalProperties: false }),
-      response: { 201: WithSecret, ...stdErrors() },
+      response: { 201: WithSecret, ...stdErrors(409) },
     },
   }, async (req, reply) => {
+    enforceQuota(deps.quotas, 'webhookEndpoints', await deps.webhooks.count(userOf(req)));
     const { endpoint, secret } = await deps.webhooks.create(userOf(req), req.body);
     reply.code(201);
     return { ...toEndpointJson(endpoint), secret };

@@ -253,11 +253,22 @@ export class AccountsRepo {
     await this.db.update(accounts).set({ role, groupId, updatedAt: new Date() }).where(eq(accounts.id, id));
   }
 
+  /** Connections that count toward the user's quota (a disabled duplicate does not). */
+  async countActive(userId: string): Promise<number> {
+    const [r] = await this.db.select({ n: sql<number>`count(*)::int` }).from(accounts).where(and(eq(accounts.userId, userId), ne(accounts.status, 'disabled')));
+    return Number(r?.n ?? 0);
+  }
+
   // --- copier groups -------------------------------------------------------------------------------
 
   async createGroup(userId: string, name: string): Promise<CopierGroup> {
     const [row] = await this.db.insert(copierGroups).values({ id: newId('grp'), userId, name }).returning();
     return row!;
+  }
+
+  async countGroups(userId: string): Promise<number> {
+    const [r] = await this.db.select({ n: sql<number>`count(*)::int` }).from(copierGroups).where(eq(copierGroups.userId, userId));
+    return Number(r?.n ?? 0);
   }
 
   async ownedGroup(userId: string, id: string): Promise<CopierGroup | null> {

@@ -74,6 +74,13 @@ export class CredentialsRepo {
     return this.db.select(keyColumns).from(apiKeys).where(eq(apiKeys.userId, userId)).orderBy(desc(apiKeys.createdAt));
   }
 
+  /** Keys that count toward the quota: not revoked, not replaced by a rotation, not expired. */
+  async countActiveApiKeys(userId: string, now = new Date()): Promise<number> {
+    const [r] = await this.db.select({ n: sql<number>`count(*)::int` }).from(apiKeys)
+      .where(and(eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt), isNull(apiKeys.replacedBy), or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, now))));
+    return Number(r?.n ?? 0);
+  }
+
   async apiKey(userId: string, id: string): Promise<ApiKeyRow | null> {
     const [row] = await this.db.select(keyColumns).from(apiKeys).where(and(eq(apiKeys.id, id), eq(apiKeys.userId, userId))).limit(1);
     return row ?? null;
