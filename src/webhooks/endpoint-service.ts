@@ -54,8 +54,8 @@ export class WebhookService {
     return { endpoint, secret };
   }
 
-  list(userId: string): Promise<EndpointRow[]> {
-    return this.repo.list(userId);
+  list(userId: string, page: { after?: string | undefined; limit?: number } = {}): Promise<EndpointRow[]> {
+    return this.repo.list(userId, page);
   }
 
   async get(userId: string, id: string): Promise<EndpointRow> {

@@ -6,6 +6,8 @@ import type { ApiDeps } from '../deps.js';
 import { requireAuth, userOf } from '../plugins/auth.js';
 import { OPEN, stdErrors } from '../schemas.js';
 import { enforceQuota, QUOTA_NOTE } from '../quotas.js';
+import { finishPage, NextCursor, pageQuery, readPage } from '../paging.js';
+import { API_KEYS_PAGE } from '../page-specs.js';
 
 const ApiKeySchema = Type.Object({
   id: Type.String(), name: Type.String(), prefix: Type.String({ description: 'first characters, to tell keys apart' }),
@@ -52,8 +54,13 @@ export async function sessionRoutes(app: FastifyInstance, deps: ApiDeps): Promis
 
   r.get('/app/api-keys', {
     onRequest: auth,
-    schema: { operationId: 'listApiKeys', tags, security, ...OPEN, response: { 200: Type.Object({ keys: Type.Array(ApiKeySchema) }), ...stdErrors() } },
-  }, async (req) => ({ keys: (await deps.auth.listApiKeys(userOf(req))).map(keyJson) }));
+    schema: { operationId: 'listApiKeys', tags, security, ...OPEN, summary: 'API keys, newest first (revoked and expired ones too)', querystring: Type.Object(pageQuery(API_KEYS_PAGE), { additionalProperties: false }), response: { 200: Type.Object({ keys: Type.Array(ApiKeySchema), nextCursor: NextCursor }), ...stdErrors() } },
+  }, async (req, reply) => {
+    const page = readPage(req.query, API_KEYS_PAGE);
+    const rows = await deps.auth.listApiKeys(userOf(req), { after: page.after, limit: page.limit + 1 });
+    const { items, nextCursor } = finishPage(req, reply, rows, page, API_KEYS_PAGE, (k) => k.id);
+    return { keys: items.map(keyJson), nextCursor };
+  });
 
   r.post('/app/api-keys', {
     onRequest: auth,

@@ -42,12 +42,13 @@ export async function eventRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
     schema: {
       operationId: 'listEvents', hide, tags, security, ...OPEN,
       summary: "The caller's events after a cursor, oldest first (replay); page on with nextCursor",
-      querystring: Type.Object({ cursor: Type.Optional(Cursor), limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,4}$', description: '1..1000, default 100' })) }),
+      querystring: Type.Object({ cursor: Type.Optional(Cursor), limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,4}$', description: '1..1000, default 100; outside that a 400', 'x-open-point': true })) }),
       response: { 200: Type.Object({ events: Type.Array(ListedEvent), nextCursor: Type.Integer(), hasMore: Type.Boolean() }, OPEN), ...stdErrors() },
     },
   }, async (req) => {
     const after = Number(req.query.cursor ?? 0);
-    const limit = Math.min(Math.max(Number(req.query.limit ?? 100), 1), 1000);
+    const limit = Number(req.query.limit ?? 100);
+    if (limit < 1 || limit > 1000) throw invalid(`limit must be from 1 to 1000, got ${req.query.limit}; page on with nextCursor`);
     const rows = await deps.eventFeed.read(userOf(req), after, limit + 1);
     const page = rows.slice(0, limit);
     return { events: page.map((e) => ({ ...toWireEvent(e), cursor: e.cursor })), nextCursor: page.length > 0 ? page[page.length - 1]!.cursor : after, hasMore: rows.length > limit };

@@ -10,6 +10,8 @@ import { AccountIdParams, AccountSchema, OPEN, stdErrors, toAccountJson } from '
 import type { RouteOpts } from './route-opts.js';
 import { refuseCopyCycle } from './copy-cycle.js';
 import { enforceQuota, QUOTA_NOTE } from '../quotas.js';
+import { finishPage, NextCursor, pageQuery, readPage } from '../paging.js';
+import { GROUPS_PAGE } from '../page-specs.js';
 
 const Dec = Type.String({ pattern: '^[0-9]+(\\.[0-9]+)?$', maxLength: 24, description: 'decimal as a string, e.g. "0.5"' });
 const Sizing = Type.Union([
@@ -65,8 +67,13 @@ export async function groupRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
 
   r.get(`${prefix}/copier-groups`, {
     onRequest: auth,
-    schema: { operationId: 'listCopierGroups', hide, tags, security, ...OPEN, summary: "The caller's copier groups with their Master and Slaves", response: { 200: Type.Object({ groups: Type.Array(GroupSchema) }), ...stdErrors() } },
-  }, async (req) => ({ groups: (await deps.store.accounts.listGroups(userOf(req))).map(toGroupJson) }));
+    schema: { operationId: 'listCopierGroups', hide, tags, security, ...OPEN, summary: "The caller's copier groups with their Master and Slaves", querystring: Type.Object(pageQuery(GROUPS_PAGE), { additionalProperties: false }), response: { 200: Type.Object({ groups: Type.Array(GroupSchema), nextCursor: NextCursor }), ...stdErrors() } },
+  }, async (req, reply) => {
+    const page = readPage(req.query, GROUPS_PAGE);
+    const rows = await deps.store.accounts.listGroups(userOf(req), { after: page.after, limit: page.limit + 1 });
+    const { items, nextCursor } = finishPage(req, reply, rows, page, GROUPS_PAGE, (g) => g.id);
+    return { groups: items.map(toGroupJson), nextCursor };
+  });
 
   r.post(`${prefix}/copier-groups`, {
     onRequest: auth,

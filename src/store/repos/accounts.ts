@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, isNull, ne, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, isNull, ne, sql } from 'drizzle-orm';
 import type { Db } from '../db.js';
 import { accounts, copierGroups, copyRules } from '../schema.js';
 import { newId } from '../../domain/ids.js';
@@ -276,8 +276,10 @@ export class AccountsRepo {
     return row ?? null;
   }
 
-  async listGroups(userId: string): Promise<GroupView[]> {
-    const groups = await this.db.select().from(copierGroups).where(eq(copierGroups.userId, userId)).orderBy(asc(copierGroups.createdAt));
+  /** Oldest first, by id (its leading time part); `after` = the last id of the previous page. */
+  async listGroups(userId: string, page: { after?: string | undefined; limit?: number } = {}): Promise<GroupView[]> {
+    const q = this.db.select().from(copierGroups).where(and(eq(copierGroups.userId, userId), page.after ? gt(copierGroups.id, page.after) : undefined)).orderBy(asc(copierGroups.id));
+    const groups = await (page.limit ? q.limit(page.limit) : q);
     if (groups.length === 0) return [];
     const members = await this.list(userId);
     const rules = await this.rulesFor(members.filter((m) => m.role === 'slave').map((m) => m.id));

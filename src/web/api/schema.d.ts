@@ -146,7 +146,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The signed-in user's connected platform C accounts */
+        /**
+         * The signed-in user's connected platform C accounts
+         * @description Without limit: every account (envelope unchanged). With limit: a page, oldest first, and a Link rel="next" header while more follow (open point).
+         */
         get: operations["listPlatformCAccounts"];
         put?: never;
         post?: never;
@@ -180,7 +183,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The signed-in user's platform B accounts */
+        /**
+         * The signed-in user's platform B accounts
+         * @description Without limit: every account (envelope unchanged). With limit: a page, oldest first, and a Link rel="next" header while more follow (open point).
+         */
         get: operations["listTradingAccounts"];
         put?: never;
         post?: never;
@@ -248,9 +254,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /** API keys, newest first (revoked and expired ones too) */
         get: operations["listApiKeys"];
         put?: never;
-        /** Create an API key for family V; the key is shown once */
+        /**
+         * Create an API key for family V; the key is shown once
+         * @description Quota (our choice, x-open-point): at most 20 active API keys by default (COPYTRADE_QUOTA_API_KEYS; 0 = none); one more is refused with 409 quota_exceeded naming the quota in the message and in `quota`; a rotation does not count: the old key is replaced.
+         */
         post: operations["createApiKey"];
         delete?: never;
         options?: never;
@@ -349,7 +359,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's accounts on every platform, with role, status and health */
+        /**
+         * The caller's accounts on every platform, with role, status and health
+         * @description Without limit: every account (the spec's envelope, unchanged; the accounts quota bounds it). With limit: a page, oldest first, and a Link rel="next" header while more follow (open point).
+         */
         get: operations["listAccounts"];
         put?: never;
         post?: never;
@@ -658,6 +671,7 @@ export interface paths {
         /** The caller's copier groups with their Master and Slaves */
         get: operations["listCopierGroups"];
         put?: never;
+        /** @description Quota (our choice, x-open-point): at most 50 copier groups by default (COPYTRADE_QUOTA_COPIER_GROUPS; 0 = none); one more is refused with 409 quota_exceeded naming the quota in the message and in `quota`. */
         post: operations["createCopierGroup"];
         delete?: never;
         options?: never;
@@ -763,7 +777,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Live stream of the caller's events (text/event-stream): backfill after the cursor, then live; id = cursor, so Last-Event-ID resumes without gap or duplicate. Without a cursor: from now. */
+        /**
+         * Live stream of the caller's events (text/event-stream): backfill after the cursor, then live; id = cursor, so Last-Event-ID resumes without gap or duplicate. Without a cursor: from now.
+         * @description Quota (our choice, x-open-point): at most 5 open event streams per credential by default (COPYTRADE_QUOTA_EVENT_STREAMS_PER_KEY; 0 = none); one more is refused with 429 stream_quota_exceeded naming the quota in the message and in `quota`.
+         */
         get: operations["streamEvents"];
         put?: never;
         post?: never;
@@ -868,7 +885,10 @@ export interface paths {
         /** The caller's webhook endpoints (without secrets) */
         get: operations["listWebhookEndpoints"];
         put?: never;
-        /** Add a webhook endpoint; the answer carries its signing secret, shown this once */
+        /**
+         * Add a webhook endpoint; the answer carries its signing secret, shown this once
+         * @description Quota (our choice, x-open-point): at most 20 webhook endpoints by default (COPYTRADE_QUOTA_WEBHOOK_ENDPOINTS; 0 = none); one more is refused with 409 quota_exceeded naming the quota in the message and in `quota`.
+         */
         post: operations["createWebhookEndpoint"];
         delete?: never;
         options?: never;
@@ -1846,6 +1866,24 @@ export interface operations {
                 };
             };
             /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2424,6 +2462,24 @@ export interface operations {
                 };
             };
             /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2705,6 +2761,24 @@ export interface operations {
                 };
             };
             /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2889,7 +2963,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": Record<string, never>;
             };
@@ -3019,7 +3093,12 @@ export interface operations {
     };
     listPlatformCAccounts: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description opaque: the nextCursor (or Link rel="next") of the previous page */
+                cursor?: string;
+                /** @description page size, 1..500 (default the whole list); above 500 is a 400 */
+                limit?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -3379,7 +3458,12 @@ export interface operations {
     };
     listTradingAccounts: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description opaque: the nextCursor (or Link rel="next") of the previous page */
+                cursor?: string;
+                /** @description page size, 1..500 (default the whole list); above 500 is a 400 */
+                limit?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -3689,10 +3773,14 @@ export interface operations {
     listTradingAccountOrders: {
         parameters: {
             query?: {
+                /** @description opaque: the nextCursor (or Link rel="next") of the previous page */
+                cursor?: string;
                 /** @description ISO 8601 date-time or Unix epoch milliseconds (format: open point) */
                 from?: string;
                 /** @description the broker's instrument id or the symbol (format: open point) */
                 instrumentId?: string;
+                /** @description page size, 1..500 (default 100); above 500 is a 400 */
+                limit?: string;
                 /** @description ISO 8601 date-time or Unix epoch milliseconds (format: open point) */
                 to?: string;
             };
@@ -3727,6 +3815,8 @@ export interface operations {
                             updatedAt: string;
                             volume: number;
                         }[];
+                        /** @description pass as cursor for the next page; null on the last page */
+                        nextCursor: string | null;
                         /** @enum {boolean} */
                         success: true;
                     };
@@ -4098,7 +4188,12 @@ export interface operations {
     };
     listApiKeys: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description opaque: the nextCursor (or Link rel="next") of the previous page */
+                cursor?: string;
+                /** @description page size, 1..200 (default 50); above 200 is a 400 */
+                limit?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -4125,6 +4220,8 @@ export interface operations {
                             /** @description active, expiring (rotated, inside its overlap window), expired or revoked */
                             state: string;
                         }[];
+                        /** @description pass as cursor for the next page; null on the last page */
+                        nextCursor: string | null;
                     };
                 };
             };
@@ -4316,6 +4413,24 @@ export interface operations {
             };
             /** @description Default Response */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4525,7 +4640,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     overlapSeconds?: number;
@@ -4956,7 +5071,12 @@ export interface operations {
     };
     listAccounts: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description opaque: the nextCursor (or Link rel="next") of the previous page */
+                cursor?: string;
+                /** @description page size, 1..500 (default the whole list); above 500 is a 400 */
+                limit?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -5819,7 +5939,9 @@ export interface operations {
             query?: {
                 /** @description ISO 8601 or epoch ms: only entries created before it */
                 before?: string;
-                /** @description 1..200, default 50 */
+                /** @description opaque: the nextCursor (or Link rel="next") of the previous page */
+                cursor?: string;
+                /** @description page size, 1..200 (default 50); above 200 is a 400 */
                 limit?: string;
             };
             header?: never;
@@ -5861,6 +5983,8 @@ export interface operations {
                             takeProfit: number | null;
                             updatedAt: string;
                         }[];
+                        /** @description pass as cursor for the next page; null on the last page */
+                        nextCursor: string | null;
                     };
                 };
             };
@@ -5977,8 +6101,12 @@ export interface operations {
     listAccountOrders: {
         parameters: {
             query?: {
+                /** @description opaque: the nextCursor (or Link rel="next") of the previous page */
+                cursor?: string;
                 from?: string;
                 history?: "true" | "false";
+                /** @description page size, 1..500 (default 100); above 500 is a 400 */
+                limit?: string;
                 symbol?: string;
                 to?: string;
             };
@@ -5997,6 +6125,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description pass as cursor for the next page; null on the last page */
+                        nextCursor: string | null;
                         orders: {
                             createdAt: string;
                             filledVolume: number;
@@ -6588,7 +6718,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     /** @description also cancel pending orders (default true) */
@@ -6916,24 +7046,6 @@ export interface operations {
             };
             /** @description Default Response */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description machine-readable error code */
-                        code: string;
-                        /** @description what went wrong, for a person */
-                        error: string;
-                        /** @description id of this request; also in the x-request-id header */
-                        requestId: string;
-                    } & {
-                        [key: string]: unknown;
-                    };
-                };
-            };
-            /** @description Default Response */
-            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7413,7 +7525,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     volume?: number;
@@ -8780,7 +8892,12 @@ export interface operations {
     };
     listCopierGroups: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description opaque: the nextCursor (or Link rel="next") of the previous page */
+                cursor?: string;
+                /** @description page size, 1..200 (default 50); above 200 is a 400 */
+                limit?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -8900,6 +9017,8 @@ export interface operations {
                                 };
                             })[];
                         }[];
+                        /** @description pass as cursor for the next page; null on the last page */
+                        nextCursor: string | null;
                     };
                 };
             };
@@ -9180,6 +9299,24 @@ export interface operations {
             };
             /** @description Default Response */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9496,7 +9633,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     /** @description also cancel pending orders (default true) */
@@ -10209,7 +10346,7 @@ export interface operations {
             query?: {
                 /** @description a cursor from a previous answer or stream message id */
                 cursor?: string;
-                /** @description 1..1000, default 100 */
+                /** @description 1..1000, default 100; outside that a 400 */
                 limit?: string;
             };
             header?: never;
@@ -10825,7 +10962,9 @@ export interface operations {
             query?: {
                 /** @description ISO 8601 or epoch ms: only entries created before it */
                 before?: string;
-                /** @description 1..200, default 50 */
+                /** @description opaque: the nextCursor (or Link rel="next") of the previous page */
+                cursor?: string;
+                /** @description page size, 1..200 (default 50); above 200 is a 400 */
                 limit?: string;
             };
             header?: never;
@@ -10841,6 +10980,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description pass as cursor for the next page; null on the last page */
+                        nextCursor: string | null;
                         requests: {
                             bodyDigest: string | null;
                             createdAt: string;
@@ -10973,7 +11114,9 @@ export interface operations {
                 accountId?: string;
                 /** @description ISO 8601 or epoch ms: only entries created before it */
                 before?: string;
-                /** @description 1..200, default 50 */
+                /** @description opaque: the nextCursor (or Link rel="next") of the previous page */
+                cursor?: string;
+                /** @description page size, 1..200 (default 50); above 200 is a 400 */
                 limit?: string;
             };
             header?: never;
@@ -10989,6 +11132,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description pass as cursor for the next page; null on the last page */
+                        nextCursor: string | null;
                         trades: {
                             action: string;
                             copiedTo: number;
@@ -11331,7 +11476,12 @@ export interface operations {
     };
     listWebhookEndpoints: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description opaque: the nextCursor (or Link rel="next") of the previous page */
+                cursor?: string;
+                /** @description page size, 1..200 (default 50); above 200 is a 400 */
+                limit?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -11361,6 +11511,8 @@ export interface operations {
                             updatedAt: string;
                             url: string;
                         }[];
+                        /** @description pass as cursor for the next page; null on the last page */
+                        nextCursor: string | null;
                     };
                 };
             };
@@ -11559,6 +11711,24 @@ export interface operations {
             };
             /** @description Default Response */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

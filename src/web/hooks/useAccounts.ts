@@ -1,4 +1,4 @@
-import { app, must } from '../api/client';
+import { allPages, app, must } from '../api/client';
 import type { Account } from '../api/types';
 import { recordEquity } from '../lib/equity-history';
 import { useQuery } from './useQuery';
@@ -12,4 +12,7 @@ export function useAccounts() {
   }, [], { live: true });
 }
 
-export const useGroups = () => useQuery(async () => (await must(app.GET('/v1/copier-groups'))).groups, [], { live: true });
+export const useGroups = () => useQuery(() => allPages(async (cursor) => {
+  const r = await must(app.GET('/v1/copier-groups', { params: { query: { limit: '200', ...(cursor ? { cursor } : {}) } } }));
+  return { items: r.groups, nextCursor: r.nextCursor };
+}), [], { live: true });
