@@ -5,6 +5,7 @@ import { EventsRepo } from './repos/events.js';
 import { RequestsRepo } from './repos/requests.js';
 import { TradesRepo } from './repos/trades.js';
 import { UsersRepo } from './repos/users.js';
+import { SealedRepo } from './repos/sealed.js';
 
 /** The store port: one object with a repository per concern, on PGlite or PostgreSQL alike. */
 export class Store {
@@ -14,6 +15,8 @@ export class Store {
   readonly trades: TradesRepo;
   readonly requests: RequestsRepo;
   readonly events: EventsRepo;
+  /** Every value sealed by the credential box, for key rotation. */
+  readonly sealed: SealedRepo;
 
   constructor(readonly database: Database) {
     const db = database.db;
@@ -25,6 +28,7 @@ export class Store {
     this.events = new EventsRepo(db);
     this.trades = new TradesRepo(db, this.events);
     this.requests = new RequestsRepo(db);
+    this.sealed = new SealedRepo(db);
   }
 
   static async open(opts: OpenOptions): Promise<Store> {
