@@ -44,12 +44,13 @@ export function isPrivateAddress(addr: string): boolean {
   const family = isIP(addr);
   if (family === 4) return privateV4(addr);
   if (family !== 6) return true;
-  const v6 = ipaddr.IPv6.parse(addr.replace(/%.*$/, ''));
+  const bare = addr.replace(/%.*$/, ''); // a zone id (fe80::1%eth0) names an interface, not part of the address
+  const v6 = ipaddr.IPv6.parse(bare);
   // NAT64 local-use prefix (RFC 8215): translated by a network's own gateway, never a public host.
   if (v6.parts[0] === 0x64 && v6.parts[1] === 0xff9b && v6.parts[2] === 1) return true;
   const inner = embeddedV4(v6);
   if (inner.length > 0) return inner.some(privateV4);
-  if (blocked.check(addr, 'ipv6')) return true;
+  if (blocked.check(bare, 'ipv6')) return true;
   const range = v6.range();
   return range !== 'unicast' && !EMBEDDING.has(range);
 }

@@ -35,7 +35,8 @@ export async function familyR(app: FastifyInstance, deps: ApiDeps): Promise<void
     const rows = pageOf(await deps.store.accounts.list(userOf(req), { platform }), page, (a) => a.id, 'asc');
     return finishPage(req, reply, rows, page, ACCOUNTS_PAGE, (a) => a.id).items.map(toAccountJson);
   };
-  const AccountsQuery = Type.Object(pageQuery(ACCOUNTS_PAGE), { additionalProperties: false });
+  // Other query parameters stay ignored, as before paging: the spec's routes take none and must not start refusing them.
+  const AccountsQuery = Type.Object(pageQuery(ACCOUNTS_PAGE));
   const pagedNote = 'Without limit: every account (envelope unchanged). With limit: a page, oldest first, and a Link rel="next" header while more follow (open point).';
   const positions = async (userId: string, id: string, platform: Platform) => {
     const account = await ownedAccount(deps, userId, id, platform);

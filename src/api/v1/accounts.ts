@@ -28,7 +28,8 @@ export async function accountRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
     schema: {
       operationId: 'listAccounts', hide, tags, security, summary: "The caller's accounts on every platform, with role, status and health",
       description: 'Without limit: every account (the spec\'s envelope, unchanged; the accounts quota bounds it). With limit: a page, oldest first, and a Link rel="next" header while more follow (open point).',
-      querystring: Type.Object(pageQuery(ACCOUNTS_PAGE), { additionalProperties: false }),
+      // Other query parameters stay ignored, as before paging: the spec's route takes none and must not start refusing them.
+      querystring: Type.Object(pageQuery(ACCOUNTS_PAGE)),
       response: { 200: Type.Object({ accounts: Type.Array(AccountSchema) }), ...stdErrors() },
     },
   }, async (req, reply) => {
