@@ -12,7 +12,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Platform A: connect an MT4/MT5 login (waits until the upstream is connected to the broker); 200 when it reconnects a login the caller had connected, 409 account_already_connected when another user has */
+        /**
+         * Platform A: connect an MT4/MT5 login (waits until the upstream is connected to the broker); 200 when it reconnects a login the caller had connected, 409 account_already_connected when another user has
+         * @description Quota (our choice, x-open-point): at most 100 connected accounts by default (COPYTRADE_QUOTA_ACCOUNTS; 0 = none); one more is refused with 409 quota_exceeded naming the quota in the message and in `quota`; a reconnect does not count.
+         */
         post: operations["connectPlatformA"];
         delete?: never;
         options?: never;
@@ -46,7 +49,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Platform B step 2: pick the account, verify its account number, connect it to a group (200: a reconnect of the caller's connection; 409 account_already_connected: connected by another user) */
+        /**
+         * Platform B step 2: pick the account, verify its account number, connect it to a group (200: a reconnect of the caller's connection; 409 account_already_connected: connected by another user)
+         * @description Quota (our choice, x-open-point): at most 100 connected accounts by default (COPYTRADE_QUOTA_ACCOUNTS; 0 = none); one more is refused with 409 quota_exceeded naming the quota in the message and in `quota`; a reconnect does not count.
+         */
         post: operations["connectPlatformB"];
         delete?: never;
         options?: never;
@@ -97,7 +103,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Platform C last step: pick the account, verify account and environment, connect it to a group (200: a reconnect of the caller's connection; 409 account_already_connected: connected by another user) */
+        /**
+         * Platform C last step: pick the account, verify account and environment, connect it to a group (200: a reconnect of the caller's connection; 409 account_already_connected: connected by another user)
+         * @description Quota (our choice, x-open-point): at most 100 connected accounts by default (COPYTRADE_QUOTA_ACCOUNTS; 0 = none); one more is refused with 409 quota_exceeded naming the quota in the message and in `quota`; a reconnect does not count.
+         */
         post: operations["connectPlatformC"];
         delete?: never;
         options?: never;
