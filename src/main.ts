@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { AuthService } from './auth/auth-service.js';
-import { CredentialBox, loadCredentialKey } from './auth/credential-box.js';
+import { CredentialBox, insideDir, loadCredentialKeys } from './auth/credential-box.js';
 import { dataFile, type Config } from './config/config.js';
 import { AdapterRegistry } from './engine/adapter-registry.js';
 import { Dispatcher } from './engine/dispatcher.js';
@@ -67,7 +67,13 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
       detachBus();
       await bus.close();
     });
-    const box = new CredentialBox(loadCredentialKey({ configured: cfg.secretKey, keyFile: dataFile(cfg, 'secret.key') }));
+    const ring = loadCredentialKeys({ configured: cfg.secretKey, previous: cfg.secretKeyPrevious, keyFile: cfg.secretKeyFile });
+    const box = new CredentialBox(ring.current, ring.previous);
+    if (logger && ring.file && !cfg.databaseUrl && insideDir(ring.file, cfg.dataDir)) {
+      logger.warn({ keyFile: ring.file }, 'the key that encrypts broker credentials sits in the data dir beside what it encrypts: a copy of the dir holds both; '
+        + 'move it outside (COPYTRADE_SECRET_KEY_FILE or --secret-key-file) or set COPYTRADE_SECRET_KEY');
+    }
+    if (logger && ring.previous.length > 0) logger.warn({ previousKeys: ring.previous.length }, 'a credential key rotation is not finished: run `copytrade secrets rotate`');
     // Before any request: platform A rows from before migration 0004 get their identity (or are disabled as duplicates).
     const backfilled = await backfillIdentities(store, (sealed) => box.open(sealed));
     if (logger && (backfilled.disabled.length > 0 || backfilled.unreadable.length > 0)) logger.warn(backfilled, 'broker identities backfilled: duplicates disabled');
@@ -153,6 +159,7 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
       shadow,
       reconciler,
       connectLimit: { max: 3, windowMs: 5 * 60_000 },
+      quotas: cfg.quotas,
       webhooks: hooks.service,
       eventFeed: hooks.feed,
       streamHeartbeatMs: cfg.webhooks.streamHeartbeatMs,

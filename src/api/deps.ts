@@ -13,6 +13,7 @@ import { notFound } from '../domain/errors.js';
 import type { Platform } from '../domain/types.js';
 import type { CredentialBox } from '../auth/credential-box.js';
 import type { PlatformEndpoints } from '../platforms/endpoints.js';
+import type { QuotaConfig } from '../config/quotas-config.js';
 
 /** What the HTTP layer needs from the rest of the service (built in main.ts). */
 export interface ApiDeps {
@@ -27,6 +28,8 @@ export interface ApiDeps {
   reconciler?: Reconciler;
   /** Per-user limit of account-connection requests. */
   connectLimit: { max: number; windowMs: number };
+  /** Per-user quotas; 0 = no limit. */
+  quotas: QuotaConfig;
   /** Seals broker credentials before they reach the store. */
   box: CredentialBox;
   /** Where each platform's servers are (the simulator's front ends in demo mode). */

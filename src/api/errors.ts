@@ -15,6 +15,8 @@ export const STATUS: Record<ErrorCode, number> = {
   account_already_connected: 409,
   copy_cycle: 409,
   open_copies: 409,
+  quota_exceeded: 409,
+  stream_quota_exceeded: 429,
   idempotency_key_in_flight: 409,
   payload_too_large: 413,
   idempotency_key_reused: 422,

@@ -76,8 +76,8 @@ export class AuthService {
     return { key, apiKey };
   }
 
-  listApiKeys(userId: string): Promise<ApiKeyRow[]> {
-    return this.store.credentials.listApiKeys(userId);
+  listApiKeys(userId: string, page: { after?: string | undefined; limit?: number } = {}): Promise<ApiKeyRow[]> {
+    return this.store.credentials.listApiKeys(userId, page);
   }
 
   /** The new key is shown once; the old one keeps working for the overlap window (0 = stops now). */

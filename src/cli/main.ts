@@ -8,7 +8,7 @@ import { Store } from '../store/store.js';
 import { startService } from '../main.js';
 import type { ExternalSimulator } from '../demo/simulator-client.js';
 
-interface Common { dataDir?: string; json?: boolean }
+interface Common { dataDir?: string; json?: boolean; secretKeyFile?: string }
 
 /** Prints for people or, with --json, one JSON document for scripts. */
 function out(json: boolean | undefined, value: unknown, human: string): void {
@@ -16,7 +16,7 @@ function out(json: boolean | undefined, value: unknown, human: string): void {
 }
 
 async function withStore<T>(o: Common, fn: (store: Store, auth: AuthService, cfg: Config) => Promise<T>): Promise<T> {
-  const cfg = loadConfig(o.dataDir ? { dataDir: o.dataDir } : {});
+  const cfg = loadConfig({ ...(o.dataDir ? { dataDir: o.dataDir } : {}), ...(o.secretKeyFile ? { secretKeyFile: o.secretKeyFile } : {}) });
   const store = await Store.open({ dataDir: cfg.dataDir, databaseUrl: cfg.databaseUrl });
   try {
     return await fn(store, new AuthService(store, { accessTokenTtlSec: cfg.accessTokenTtlSec, apiKeyOverlapSec: cfg.apiKeyOverlapSec }), cfg);
@@ -31,6 +31,7 @@ async function userId(store: Store, email: string): Promise<string> {
   return u.id;
 }
 
+const keyFileOpt = ['--secret-key-file <file>', 'the key that encrypts broker credentials, when COPYTRADE_SECRET_KEY is not set (default $COPYTRADE_SECRET_KEY_FILE or DATA_DIR/secret.key; keep it outside the data dir)'] as const;
 const dataDirOpt = ['--data-dir <dir>', `embedded store folder, or :memory: (default ${DEFAULT_DATA_DIR}; ignored when DATABASE_URL is set)`] as const;
 
 export function buildCli(): Command {
@@ -43,12 +44,13 @@ export function buildCli(): Command {
     .option('--port <port>', 'port of family R, and of family V unless --v1-port is given (default $PORT or 8080)')
     .option('--v1-port <port>', 'serve family V on its own port')
     .option(...dataDirOpt)
+    .option(...keyFileOpt)
     .option('--demo', 'seed a demo user, a copier group and simulated accounts')
     .option('--simulator <where>', 'demo brokers: "auto" (a `copytrade simulator` process for the data dir, started unless running), '
       + 'an endpoints file written by `copytrade simulator`, or "in-process"', process.env.COPYTRADE_SIMULATOR ?? 'auto')
     .option('--json', 'print the startup summary as JSON')
     .action(async (o: Common & { host?: string; port?: string; v1Port?: string; demo?: boolean; simulator: string }) => {
-      const cfg = loadConfig({ ...(o.host ? { host: o.host } : {}), ...(o.port ? { port: o.port } : {}), ...(o.v1Port ? { v1Port: o.v1Port } : {}), ...(o.dataDir ? { dataDir: o.dataDir } : {}), demo: !!o.demo });
+      const cfg = loadConfig({ ...(o.host ? { host: o.host } : {}), ...(o.port ? { port: o.port } : {}), ...(o.v1Port ? { v1Port: o.v1Port } : {}), ...(o.dataDir ? { dataDir: o.dataDir } : {}), ...(o.secretKeyFile ? { secretKeyFile: o.secretKeyFile } : {}), demo: !!o.demo });
       const logger = createLogger(cfg.logLevel);
       let simulator: ExternalSimulator | null = null;
       if (cfg.demo && o.simulator !== 'in-process' && !(o.simulator === 'auto' && cfg.dataDir === ':memory:')) {
@@ -165,6 +167,20 @@ export function buildCli(): Command {
     .action(async (o: Common & { email: string; id: string }) => withStore(o, async (store, auth) => {
       if (!(await auth.revokeApiKey(await userId(store, o.email), o.id))) throw new AppError('not_found', `no active API key ${o.id} for ${o.email}`);
       out(o.json, { id: o.id, revoked: true }, `revoked ${o.id}`);
+    }));
+  const secrets = program.command('secrets').description('the key that encrypts broker credentials and webhook secrets at rest');
+  secrets.command('rotate')
+    .description('re-encrypt every sealed credential under a new key; resumable: run it again after an interruption. '
+      + 'With a key file a new key is generated; with COPYTRADE_SECRET_KEY set the new key there and the old one in COPYTRADE_SECRET_KEY_PREVIOUS first. '
+      + 'Stop the service first (the embedded store allows one process; other processes keep only the key they started with)')
+    .option(...dataDirOpt).option(...keyFileOpt).option('--json')
+    .action(async (o: Common) => withStore(o, async (store, _auth, cfg) => {
+      const { loadCredentialKeys } = await import('../auth/credential-box.js');
+      const { rotateKeys } = await import('../auth/key-rotation.js');
+      const ring = loadCredentialKeys({ configured: cfg.secretKey, previous: cfg.secretKeyPrevious, keyFile: cfg.secretKeyFile });
+      const r = await rotateKeys(store.sealed, ring);
+      out(o.json, r, `${r.resealed} sealed value(s) re-encrypted, ${r.alreadyCurrent} already under key ${r.keyId}. `
+        + (ring.source === 'file' ? `${ring.file} now holds only the new key.` : 'Remove COPYTRADE_SECRET_KEY_PREVIOUS from the environment now.'));
     }));
   return program;
 }

@@ -1,5 +1,6 @@
 import { join, resolve } from 'node:path';
 import { loadWebhookConfig, type WebhookConfig } from './webhooks-config.js';
+import { loadQuotaConfig, type QuotaConfig } from './quotas-config.js';
 
 export interface Config {
   host: string;
@@ -10,6 +11,10 @@ export interface Config {
   databaseUrl: string | undefined;
   demo: boolean;
   secretKey: string | undefined;
+  /** Keys still accepted while a rotation with COPYTRADE_SECRET_KEY runs (comma-separated, base64). */
+  secretKeyPrevious: string | undefined;
+  /** The credential key file when COPYTRADE_SECRET_KEY is not set (default <data dir>/secret.key); null for :memory:. */
+  secretKeyFile: string | null;
   accessTokenTtlSec: number;
   apiKeyOverlapSec: number;
   logLevel: string;
@@ -22,6 +27,7 @@ export interface Config {
   /** Circuit breaker: most actions a Master may produce per minute before copying from it pauses (0 = off). */
   masterMaxActionsPerMin: number;
   webhooks: WebhookConfig;
+  quotas: QuotaConfig;
 }
 
 const int = (v: string | undefined, name: string, dflt: number): number => {
@@ -34,7 +40,7 @@ const int = (v: string | undefined, name: string, dflt: number): number => {
 export const DEFAULT_DATA_DIR = './.copytrade';
 
 /** Flags win over environment variables, which win over defaults. */
-export function loadConfig(flags: { host?: string; port?: string; v1Port?: string; dataDir?: string; demo?: boolean } = {}, env = process.env): Config {
+export function loadConfig(flags: { host?: string; port?: string; v1Port?: string; dataDir?: string; demo?: boolean; secretKeyFile?: string } = {}, env = process.env): Config {
   const port = int(flags.port ?? env.PORT, 'port', 8080);
   if (port > 65535) throw new Error(`port must be at most 65535, got ${port}`);
   const v1 = flags.v1Port ?? env.COPYTRADE_V1_PORT;
@@ -47,6 +53,11 @@ export function loadConfig(flags: { host?: string; port?: string; v1Port?: strin
     databaseUrl: env.DATABASE_URL || undefined,
     demo: flags.demo ?? env.COPYTRADE_DEMO === '1',
     secretKey: env.COPYTRADE_SECRET_KEY || undefined,
+    secretKeyPrevious: env.COPYTRADE_SECRET_KEY_PREVIOUS || undefined,
+    secretKeyFile: (() => {
+      const f = flags.secretKeyFile ?? env.COPYTRADE_SECRET_KEY_FILE;
+      return f ? resolve(f) : dataDir === ':memory:' ? null : join(resolve(dataDir), 'secret.key');
+    })(),
     accessTokenTtlSec: int(env.COPYTRADE_ACCESS_TOKEN_TTL_SEC, 'COPYTRADE_ACCESS_TOKEN_TTL_SEC', 12 * 3600),
     apiKeyOverlapSec: int(env.COPYTRADE_API_KEY_OVERLAP_SEC, 'COPYTRADE_API_KEY_OVERLAP_SEC', 24 * 3600),
     logLevel: env.LOG_LEVEL ?? 'info',
@@ -55,6 +66,7 @@ export function loadConfig(flags: { host?: string; port?: string; v1Port?: strin
     natsUrl: env.NATS_URL || undefined,
     masterMaxActionsPerMin: int(env.COPYTRADE_MASTER_MAX_ACTIONS_PER_MIN, 'COPYTRADE_MASTER_MAX_ACTIONS_PER_MIN', 60),
     webhooks: loadWebhookConfig(env, flags.demo ?? env.COPYTRADE_DEMO === '1'),
+    quotas: loadQuotaConfig(env),
   };
 }
 

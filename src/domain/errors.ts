@@ -23,6 +23,10 @@ export type ErrorCode =
   | 'copy_cycle'
   /** Removing an account or a group while copies it leads or holds are open; `?force=true` overrides. */
   | 'open_copies'
+  /** A per-user quota (groups, keys, endpoints, accounts) is full; `quota` in the body names it. */
+  | 'quota_exceeded'
+  /** Too many event streams open on one credential at once. */
+  | 'stream_quota_exceeded'
   | 'data_dir_in_use'
   | 'internal_error';
 

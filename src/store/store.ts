@@ -11,6 +11,7 @@ import { ShadowTwinsRepo } from './repos/shadow-twins.js';
 import { TradesRepo } from './repos/trades.js';
 import { UsersRepo } from './repos/users.js';
 import { WebhookRepo } from './repos/webhooks.js';
+import { SealedRepo } from './repos/sealed.js';
 
 /**
  * The store: one object with a repository per concern, on PGlite or PostgreSQL alike. Nothing outside
@@ -28,6 +29,8 @@ export class Store {
   readonly riskLimits: RiskLimitsRepo;
   readonly shadowTwins: ShadowTwinsRepo;
   readonly equity: EquityRepo;
+  /** Every value sealed by the credential box, for key rotation. */
+  readonly sealed: SealedRepo;
 
   constructor(readonly database: Database) {
     const db = database.db;
@@ -44,6 +47,7 @@ export class Store {
     this.riskLimits = new RiskLimitsRepo(db);
     this.shadowTwins = new ShadowTwinsRepo(db);
     this.equity = new EquityRepo(db);
+    this.sealed = new SealedRepo(db);
   }
 
   /** Idempotency-Key records, remembered for `ttlMs` (the API's choice, so a repository per caller). */

@@ -37,6 +37,10 @@ export class WebhookService {
     private readonly opts: ServiceOptions,
   ) {}
 
+  count(userId: string): Promise<number> {
+    return this.repo.count(userId);
+  }
+
   async create(userId: string, input: EndpointInput): Promise<{ endpoint: EndpointRow; secret: string }> {
     const url = await this.checkUrl(input.url);
     const secret = generateSecret();
@@ -50,8 +54,8 @@ export class WebhookService {
     return { endpoint, secret };
   }
 
-  list(userId: string): Promise<EndpointRow[]> {
-    return this.repo.list(userId);
+  list(userId: string, page: { after?: string | undefined; limit?: number } = {}): Promise<EndpointRow[]> {
+    return this.repo.list(userId, page);
   }
 
   async get(userId: string, id: string): Promise<EndpointRow> {

@@ -23,6 +23,8 @@ export interface PostOptions {
   allowPrivate: boolean;
   signal?: AbortSignal;
   now?: () => number;
+  /** Name resolution for the connection (tests stand in a rebinding resolver); the guarded one by default. */
+  lookup?: typeof guardedLookup;
 }
 
 /**
@@ -58,7 +60,7 @@ export function postWebhook(rawUrl: string, body: string, headers: Record<string
       method: 'POST',
       agent: false,
       headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': 'copytrade-webhooks/1' },
-      ...(opts.allowPrivate ? {} : { lookup: guardedLookup as never }),
+      ...(opts.allowPrivate ? {} : { lookup: (opts.lookup ?? guardedLookup) as never }),
     }, (res: IncomingMessage) => {
       const decoder = new StringDecoder('utf8');
       let taken = 0;
@@ -89,6 +91,14 @@ export function postWebhook(rawUrl: string, body: string, headers: Record<string
       req.destroy();
     }, opts.timeoutMs);
     opts.signal?.addEventListener('abort', onAbort);
+    // The address actually connected to is checked before a byte is written (first 'connect' listener, ahead
+    // of the socket's queued writes): whatever answered a lookup, a private peer never gets the request.
+    if (!opts.allowPrivate) {
+      req.on('socket', (socket) => socket.prependOnceListener('connect', () => {
+        const peer = socket.remoteAddress;
+        if (!peer || isPrivateAddress(peer)) req.destroy(new TargetRefused(`connected to ${peer ?? 'an unknown address'}, a private address`));
+      }));
+    }
     req.on('error', (err: NodeJS.ErrnoException) => done(fail(err instanceof TargetRefused ? `refused: ${err.message}` : `${err.code ?? 'error'}: ${err.message}`)));
     req.end(body);
   });

@@ -1,5 +1,6 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 /**
  * Outbound webhook targets must not reach the service's own network (SSRF): loopback, private, link-local,
@@ -17,26 +18,41 @@ for (const [net, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::'
   blocked.addSubnet(net, prefix, 'ipv6');
 }
 
-/** The IPv4 address inside an IPv4-mapped, IPv4-compatible or NAT64 IPv6 address, if any. */
-function embeddedV4(addr: string): string | null {
-  const m = /^(?:::ffff:|::|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/i.exec(addr);
-  if (m) return m[1]!;
-  const h = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(addr);
-  if (!h) return null;
-  const hi = parseInt(h[1]!, 16);
-  const lo = parseInt(h[2]!, 16);
-  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+/**
+ * The IPv4 addresses an IPv6 address carries inside it: a packet to it reaches (or is translated to) that
+ * IPv4 host, so it is judged as that host. IPv4-compatible ::/96, IPv4-mapped ::ffff:0:0/96, IPv4-translated
+ * ::ffff:0:0:0/96, NAT64 64:ff9b::/96, 6to4 2002::/16 (bits 16-47), Teredo 2001::/32 (server in bits 32-63,
+ * client in the last 32 bits, inverted).
+ */
+function embeddedV4(v6: ipaddr.IPv6): string[] {
+  const p = v6.parts;
+  const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  const zero = (from: number, to: number) => p.slice(from, to).every((x) => x === 0);
+  if (zero(0, 6) || (zero(0, 5) && p[5] === 0xffff) || (zero(0, 4) && p[4] === 0xffff && p[5] === 0)) return [v4(p[6]!, p[7]!)];
+  if (p[0] === 0x64 && p[1] === 0xff9b && zero(2, 6)) return [v4(p[6]!, p[7]!)];
+  if (p[0] === 0x2002) return [v4(p[1]!, p[2]!)];
+  if (p[0] === 0x2001 && p[1] === 0) return [v4(p[2]!, p[3]!), v4(p[6]! ^ 0xffff, p[7]! ^ 0xffff)];
+  return [];
 }
+
+/** Ranges ipaddr.js names that embed an IPv4 address handled above; any other named range is not public. */
+const EMBEDDING = new Set(['ipv4Mapped', 'rfc6145', 'rfc6052', '6to4', 'teredo']);
+
+const privateV4 = (addr: string): boolean => blocked.check(addr, 'ipv4') || ipaddr.IPv4.parse(addr).range() !== 'unicast';
 
 export function isPrivateAddress(addr: string): boolean {
   const family = isIP(addr);
-  if (family === 4) return blocked.check(addr, 'ipv4');
-  if (family === 6) {
-    const v4 = embeddedV4(addr);
-    if (v4) return blocked.check(v4, 'ipv4');
-    return blocked.check(addr, 'ipv6');
-  }
-  return true;
+  if (family === 4) return privateV4(addr);
+  if (family !== 6) return true;
+  const bare = addr.replace(/%.*$/, ''); // a zone id (fe80::1%eth0) names an interface, not part of the address
+  const v6 = ipaddr.IPv6.parse(bare);
+  // NAT64 local-use prefix (RFC 8215): translated by a network's own gateway, never a public host.
+  if (v6.parts[0] === 0x64 && v6.parts[1] === 0xff9b && v6.parts[2] === 1) return true;
+  const inner = embeddedV4(v6);
+  if (inner.length > 0) return inner.some(privateV4);
+  if (blocked.check(bare, 'ipv6')) return true;
+  const range = v6.range();
+  return range !== 'unicast' && !EMBEDDING.has(range);
 }
 
 export class TargetRefused extends Error {

@@ -5,6 +5,9 @@ import { notFound } from '../../domain/errors.js';
 import type { ApiDeps } from '../deps.js';
 import { requireAuth, userOf } from '../plugins/auth.js';
 import { OPEN, stdErrors } from '../schemas.js';
+import { enforceQuota, QUOTA_NOTE } from '../quotas.js';
+import { finishPage, NextCursor, pageQuery, readPage } from '../paging.js';
+import { API_KEYS_PAGE } from '../page-specs.js';
 
 const ApiKeySchema = Type.Object({
   id: Type.String(), name: Type.String(), prefix: Type.String({ description: 'first characters, to tell keys apart' }),
@@ -51,17 +54,23 @@ export async function sessionRoutes(app: FastifyInstance, deps: ApiDeps): Promis
 
   r.get('/app/api-keys', {
     onRequest: auth,
-    schema: { operationId: 'listApiKeys', tags, security, ...OPEN, summary: "The caller's API keys (prefix, state, dates; never the key itself)", response: { 200: Type.Object({ keys: Type.Array(ApiKeySchema) }), ...stdErrors() } },
-  }, async (req) => ({ keys: (await deps.auth.listApiKeys(userOf(req))).map(keyJson) }));
+    schema: { operationId: 'listApiKeys', tags, security, ...OPEN, summary: 'API keys, newest first (revoked and expired ones too)', querystring: Type.Object(pageQuery(API_KEYS_PAGE), { additionalProperties: false }), response: { 200: Type.Object({ keys: Type.Array(ApiKeySchema), nextCursor: NextCursor }), ...stdErrors() } },
+  }, async (req, reply) => {
+    const page = readPage(req.query, API_KEYS_PAGE);
+    const rows = await deps.auth.listApiKeys(userOf(req), { after: page.after, limit: page.limit + 1 });
+    const { items, nextCursor } = finishPage(req, reply, rows, page, API_KEYS_PAGE, (k) => k.id);
+    return { keys: items.map(keyJson), nextCursor };
+  });
 
   r.post('/app/api-keys', {
     onRequest: auth,
     schema: {
-      operationId: 'createApiKey', tags, security, ...OPEN, summary: 'Create an API key for family V; the key is shown once',
+      operationId: 'createApiKey', tags, security, ...OPEN, summary: 'Create an API key for family V; the key is shown once', description: QUOTA_NOTE('apiKeys', 'API_KEYS', 'a rotation does not count: the old key is replaced'),
       body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }),
-      response: { 201: Type.Object({ key: ApiKeySchema, apiKey: Type.String({ description: 'shown once' }) }), ...stdErrors() },
+      response: { 201: Type.Object({ key: ApiKeySchema, apiKey: Type.String({ description: 'shown once' }) }), ...stdErrors(409) },
     },
   }, async (req, reply) => {
+    enforceQuota(deps.quotas, 'apiKeys', await deps.store.credentials.countActiveApiKeys(userOf(req)));
     const { key, apiKey } = await deps.auth.createApiKey(userOf(req), req.body.name);
     reply.code(201);
     return { key: keyJson(key), apiKey };

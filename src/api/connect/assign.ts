@@ -3,6 +3,7 @@ import type { Role } from '../../domain/types.js';
 import type { ApiDeps } from '../deps.js';
 import { alreadyConnected, type NewAccount } from '../../store/repos/accounts.js';
 import type { Account } from '../../domain/account.js';
+import { enforceQuota } from '../quotas.js';
 
 /**
  * Who holds this broker identity already. Another user: 409 `account_already_connected` (before anything is
@@ -10,7 +11,11 @@ import type { Account } from '../../domain/account.js';
  */
 export async function connectionOf(deps: ApiDeps, userId: string, identity: string): Promise<Account | null> {
   const holder = await deps.store.accounts.byIdentity(identity);
-  if (!holder) return null;
+  // A new connection must fit the quota: checked here, before platform A provisions anything upstream.
+  if (!holder) {
+    enforceQuota(deps.quotas, 'accounts', await deps.store.accounts.countActive(userId));
+    return null;
+  }
   if (holder.userId !== userId) throw alreadyConnected('by another user');
   return holder;
 }

@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import { FailedCredentialMemo, provisionMtAccount, removeMtAccount, searchMtServers } from '../../platforms/metatrader/connect.js';
 import { brokerIdentity as brokerIdentityOf } from '../../domain/broker-identity.js';
 import type { ApiDeps } from '../deps.js';
+import { QUOTA_NOTE } from '../quotas.js';
 import { requireAuth, userOf } from '../plugins/auth.js';
 import { AccountSchema, OPEN, stdErrors, toAccountJson } from '../schemas.js';
 import { connectLimit } from './limit.js';
@@ -39,7 +40,7 @@ export async function connectPlatformARoutes(app: FastifyInstance, deps: ApiDeps
   r.post('/api/connect/platforma', {
     onRequest: [auth, connectLimit(deps)],
     schema: {
-      operationId: 'connectPlatformA', tags, security, ...OPEN, summary: 'Platform A: connect an MT4/MT5 login (waits until the upstream is connected to the broker); 200 when it reconnects a login the caller had connected, 409 account_already_connected when another user has',
+      operationId: 'connectPlatformA', tags, security, ...OPEN, description: QUOTA_NOTE('accounts', 'ACCOUNTS', 'a reconnect does not count'), summary: 'Platform A: connect an MT4/MT5 login (waits until the upstream is connected to the broker); 200 when it reconnects a login the caller had connected, 409 account_already_connected when another user has',
       body: Type.Object({
         platform: Platform,
         server: Type.String({ minLength: 1, maxLength: 100 }),

@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { discoverTradeLockerAccounts, verifyTradeLockerAccount, type TradeLockerAccountChoice } from '../../platforms/tradelocker/connect.js';
 import type { ApiDeps } from '../deps.js';
+import { QUOTA_NOTE } from '../quotas.js';
 import { requireAuth, userOf } from '../plugins/auth.js';
 import { AccountSchema, OPEN, stdErrors, toAccountJson } from '../schemas.js';
 import { ConnectionSessions } from './sessions.js';
@@ -51,7 +52,7 @@ export async function connectPlatformBRoutes(app: FastifyInstance, deps: ApiDeps
   r.post('/api/connect/platformb/confirm', {
     onRequest,
     schema: {
-      operationId: 'connectPlatformB', tags, security, ...OPEN, summary: 'Platform B step 2: pick the account, verify its account number, connect it to a group (200: a reconnect of the caller\'s connection; 409 account_already_connected: connected by another user)',
+      operationId: 'connectPlatformB', tags, security, ...OPEN, description: QUOTA_NOTE('accounts', 'ACCOUNTS', 'a reconnect does not count'), summary: 'Platform B step 2: pick the account, verify its account number, connect it to a group (200: a reconnect of the caller\'s connection; 409 account_already_connected: connected by another user)',
       body: Type.Object({ connectionId: Type.String({ minLength: 1, maxLength: 64 }), accountId: Type.String({ maxLength: 32 }), accountNumber: Type.String({ maxLength: 32 }), ...AssignFields }, { additionalProperties: false }),
       response: { 200: AccountSchema, 201: AccountSchema, ...stdErrors(409) },
     },

@@ -5,6 +5,7 @@ import { Type } from 'typebox';
 import { buildAuthorizationUrl, exchangeCode, listAccountsForToken, verifyCTraderAccount, type CTraderAccountListing } from '../../platforms/ctrader/oauth.js';
 import { AppError, type ErrorCode } from '../../domain/errors.js';
 import type { ApiDeps } from '../deps.js';
+import { QUOTA_NOTE } from '../quotas.js';
 import { requireAuth, userOf } from '../plugins/auth.js';
 import { AccountSchema, OPEN, stdErrors, toAccountJson } from '../schemas.js';
 import { ConnectionSessions } from './sessions.js';
@@ -121,7 +122,7 @@ export async function connectPlatformCRoutes(app: FastifyInstance, deps: ApiDeps
   r.post('/api/connect/platformc/confirm', {
     onRequest: [auth, connectLimit(deps)],
     schema: {
-      operationId: 'connectPlatformC', tags, security, ...OPEN, summary: 'Platform C last step: pick the account, verify account and environment, connect it to a group (200: a reconnect of the caller\'s connection; 409 account_already_connected: connected by another user)',
+      operationId: 'connectPlatformC', tags, security, ...OPEN, description: QUOTA_NOTE('accounts', 'ACCOUNTS', 'a reconnect does not count'), summary: 'Platform C last step: pick the account, verify account and environment, connect it to a group (200: a reconnect of the caller\'s connection; 409 account_already_connected: connected by another user)',
       body: Type.Object({
         connectionId: Type.String({ minLength: 1, maxLength: 64 }), ctidTraderAccountId: Type.String({ maxLength: 32 }), accountNumber: Type.String({ maxLength: 32 }),
         environment: Type.Union([Type.Literal('demo'), Type.Literal('live')]), ...AssignFields,

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { invalid } from '../../domain/errors.js';
@@ -7,6 +7,8 @@ import { ownedAccount, type ApiDeps } from '../deps.js';
 import { requireAuth, userOf } from '../plugins/auth.js';
 import { AccountSchema, CapabilitiesSchema, IdParams, OPEN, OrderSchema, PositionSchema, stdErrors, toAccountJson, toCapabilitiesJson, toOrderJson, toPositionJson } from '../schemas.js';
 import { parseTimeParam } from '../time-params.js';
+import { finishPage, NextCursor, pageOf, pageQuery, readPage } from '../paging.js';
+import { ACCOUNTS_PAGE, ORDERS_PAGE, orderKey } from '../page-specs.js';
 
 const envelope = <T extends Parameters<typeof Type.Array>[0]>(item: T) => Type.Object({ success: Type.Literal(true), data: Type.Array(item) });
 
@@ -14,6 +16,7 @@ const OrdersQuery = Type.Object({
   from: Type.Optional(Type.String({ maxLength: 40, description: 'ISO 8601 date-time or Unix epoch milliseconds (format: open point)' })),
   to: Type.Optional(Type.String({ maxLength: 40, description: 'ISO 8601 date-time or Unix epoch milliseconds (format: open point)' })),
   instrumentId: Type.Optional(Type.String({ maxLength: 64, description: "the broker's instrument id or the symbol (format: open point)" })),
+  ...pageQuery(ORDERS_PAGE),
 }, { additionalProperties: false });
 
 /**
@@ -27,7 +30,14 @@ export async function familyR(app: FastifyInstance, deps: ApiDeps): Promise<void
   const security = [{ accessToken: [] }];
   const tags = ['Family R'];
 
-  const list = async (userId: string, platform: Platform) => (await deps.store.accounts.list(userId, { platform })).map(toAccountJson);
+  const list = async (req: FastifyRequest, reply: FastifyReply, q: { limit?: string; cursor?: string }, platform: Platform) => {
+    const page = readPage(q, ACCOUNTS_PAGE);
+    const rows = pageOf(await deps.store.accounts.list(userOf(req), { platform }), page, (a) => a.id, 'asc');
+    return finishPage(req, reply, rows, page, ACCOUNTS_PAGE, (a) => a.id).items.map(toAccountJson);
+  };
+  // Other query parameters stay ignored, as before paging: the spec's routes take none and must not start refusing them.
+  const AccountsQuery = Type.Object(pageQuery(ACCOUNTS_PAGE));
+  const pagedNote = 'Without limit: every account (envelope unchanged). With limit: a page, oldest first, and a Link rel="next" header while more follow (open point).';
   const positions = async (userId: string, id: string, platform: Platform) => {
     const account = await ownedAccount(deps, userId, id, platform);
     const adapter = await deps.adapters.forAccount(account);
@@ -36,8 +46,8 @@ export async function familyR(app: FastifyInstance, deps: ApiDeps): Promise<void
 
   r.get('/api/trading-accounts', {
     onRequest: auth,
-    schema: { operationId: 'listTradingAccounts', tags, security, summary: "The signed-in user's platform B accounts", response: { 200: envelope(AccountSchema), ...stdErrors() } },
-  }, async (req) => ({ success: true as const, data: await list(userOf(req), 'platformb') }));
+    schema: { operationId: 'listTradingAccounts', tags, security, summary: "The signed-in user's platform B accounts", description: pagedNote, querystring: AccountsQuery, response: { 200: envelope(AccountSchema), ...stdErrors() } },
+  }, async (req, reply) => ({ success: true as const, data: await list(req, reply, req.query, 'platformb') }));
 
   r.get('/api/trading-accounts/:id/capabilities', {
     onRequest: auth,
@@ -55,8 +65,9 @@ export async function familyR(app: FastifyInstance, deps: ApiDeps): Promise<void
 
   r.get('/api/trading-accounts/:id/orders', {
     onRequest: auth,
-    schema: { operationId: 'listTradingAccountOrders', tags, security, ...OPEN, summary: 'Orders of an owned platform B account', params: IdParams, querystring: OrdersQuery, response: { 200: envelope(OrderSchema), ...stdErrors(409, 502, 503) } },
-  }, async (req) => {
+    schema: { operationId: 'listTradingAccountOrders', tags, security, ...OPEN, summary: 'Orders of an owned platform B account', params: IdParams, querystring: OrdersQuery, response: { 200: Type.Object({ success: Type.Literal(true), data: Type.Array(OrderSchema), nextCursor: NextCursor }), ...stdErrors(409, 502, 503) } },
+  }, async (req, reply) => {
+    const page = readPage(req.query, ORDERS_PAGE);
     const account = await ownedAccount(deps, userOf(req), req.params.id, 'platformb');
     const from = parseTimeParam(req.query.from, 'from');
     const to = parseTimeParam(req.query.to, 'to');
@@ -66,13 +77,15 @@ export async function familyR(app: FastifyInstance, deps: ApiDeps): Promise<void
     // The broker's instrument id first (what platform B calls tradableInstrumentId), else the symbol as typed.
     if (req.query.instrumentId) symbol = (await adapter.symbolOfInstrumentId?.(req.query.instrumentId)) ?? req.query.instrumentId;
     const orders = await adapter.listOrders({ includeHistory: true, ...(from ? { from } : {}), ...(to ? { to } : {}), ...(symbol ? { symbol } : {}) });
-    return { success: true as const, data: orders.filter((o) => !symbol || o.symbol === symbol).map(toOrderJson) };
+    const matching = orders.filter((o) => !symbol || o.symbol === symbol);
+    const { items, nextCursor } = finishPage(req, reply, pageOf(matching, page, orderKey, 'desc'), page, ORDERS_PAGE, orderKey);
+    return { success: true as const, data: items.map(toOrderJson), nextCursor };
   });
 
   r.get('/api/platformc/accounts', {
     onRequest: auth,
-    schema: { operationId: 'listPlatformCAccounts', tags, security, ...OPEN, summary: "The signed-in user's connected platform C accounts", response: { 200: envelope(AccountSchema), ...stdErrors() } },
-  }, async (req) => ({ success: true as const, data: await list(userOf(req), 'platformc') }));
+    schema: { operationId: 'listPlatformCAccounts', tags, security, ...OPEN, summary: "The signed-in user's connected platform C accounts", description: pagedNote, querystring: AccountsQuery, response: { 200: envelope(AccountSchema), ...stdErrors() } },
+  }, async (req, reply) => ({ success: true as const, data: await list(req, reply, req.query, 'platformc') }));
 
   r.get('/api/platformc/accounts/:id/positions', {
     onRequest: auth,

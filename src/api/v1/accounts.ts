@@ -8,6 +8,8 @@ import { AccountIdParams, AccountSchema, CapabilitiesSchema, OPEN, OrderSchema, 
 import { parseTimeParam } from '../time-params.js';
 import type { RouteOpts } from './route-opts.js';
 import { openCopies } from './open-copies.js';
+import { finishPage, NextCursor, pageOf, pageQuery, readPage } from '../paging.js';
+import { ACCOUNTS_PAGE, ORDERS_PAGE, orderKey } from '../page-specs.js';
 
 export async function accountRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOpts): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -24,8 +26,18 @@ export async function accountRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
 
   r.get(`${prefix}/accounts`, {
     onRequest: auth,
-    schema: { operationId: 'listAccounts', hide, tags, security, summary: "The caller's accounts on every platform, with role, status and health", response: { 200: Type.Object({ accounts: Type.Array(AccountSchema) }), ...stdErrors() } },
-  }, async (req) => ({ accounts: (await deps.store.accounts.list(userOf(req))).map(toAccountJson) }));
+    schema: {
+      operationId: 'listAccounts', hide, tags, security, summary: "The caller's accounts on every platform, with role, status and health",
+      description: 'Without limit: every account (the spec\'s envelope, unchanged; the accounts quota bounds it). With limit: a page, oldest first, and a Link rel="next" header while more follow (open point).',
+      // Other query parameters stay ignored, as before paging: the spec's route takes none and must not start refusing them.
+      querystring: Type.Object(pageQuery(ACCOUNTS_PAGE)),
+      response: { 200: Type.Object({ accounts: Type.Array(AccountSchema) }), ...stdErrors() },
+    },
+  }, async (req, reply) => {
+    const page = readPage(req.query, ACCOUNTS_PAGE);
+    const rows = pageOf(await deps.store.accounts.list(userOf(req)), page, (a) => a.id, 'asc');
+    return { accounts: finishPage(req, reply, rows, page, ACCOUNTS_PAGE, (a) => a.id).items.map(toAccountJson) };
+  });
 
   r.get(`${prefix}/accounts/:account_id`, {
     onRequest: auth,
@@ -79,15 +91,17 @@ export async function accountRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
     schema: {
       operationId: 'listAccountOrders', hide, tags, security, ...OPEN, summary: 'Pending orders (and with history=true final ones) of any account of the caller',
       params: AccountIdParams,
-      querystring: Type.Object({ from: Type.Optional(Type.String({ maxLength: 40 })), to: Type.Optional(Type.String({ maxLength: 40 })), symbol: Type.Optional(Type.String({ maxLength: 32 })), history: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])) }, { additionalProperties: false }),
-      response: { 200: Type.Object({ orders: Type.Array(OrderSchema) }), ...stdErrors(409, 502, 503) },
+      querystring: Type.Object({ from: Type.Optional(Type.String({ maxLength: 40 })), to: Type.Optional(Type.String({ maxLength: 40 })), symbol: Type.Optional(Type.String({ maxLength: 32 })), history: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])), ...pageQuery(ORDERS_PAGE) }, { additionalProperties: false }),
+      response: { 200: Type.Object({ orders: Type.Array(OrderSchema), nextCursor: NextCursor }), ...stdErrors(409, 502, 503) },
     },
-  }, async (req) => {
+  }, async (req, reply) => {
+    const page = readPage(req.query, ORDERS_PAGE);
     const a = await ownedAccount(deps, userOf(req), req.params.account_id);
     const from = parseTimeParam(req.query.from, 'from');
     const to = parseTimeParam(req.query.to, 'to');
     if (from && to && from > to) throw invalid('from must not be after to');
     const orders = await (await deps.adapters.forAccount(a)).listOrders({ includeHistory: req.query.history === 'true', ...(from ? { from } : {}), ...(to ? { to } : {}), ...(req.query.symbol ? { symbol: req.query.symbol } : {}) });
-    return { orders: orders.map(toOrderJson) };
+    const { items, nextCursor } = finishPage(req, reply, pageOf(orders, page, orderKey, 'desc'), page, ORDERS_PAGE, orderKey);
+    return { orders: items.map(toOrderJson), nextCursor };
   });
 }

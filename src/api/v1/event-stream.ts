@@ -27,7 +27,7 @@ export const prepareEventStreams = (app: FastifyInstance): void => void registry
  * starts from the last cursor written, so an event becoming visible during the backfill is neither lost nor
  * sent twice: the subscription only says "read again".
  */
-export function openEventStream(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply, o: { feed: EventFeed; userId: string; cursor: number; heartbeatMs: number }): void {
+export function openEventStream(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply, o: { feed: EventFeed; userId: string; cursor: number; heartbeatMs: number; onEnd?: () => void }): void {
   const streams = registry(app);
   reply.hijack();
   const res = reply.raw;
@@ -51,6 +51,7 @@ export function openEventStream(app: FastifyInstance, req: FastifyRequest, reply
     unsubscribe();
     clearInterval(heartbeat);
     streams.delete(end);
+    o.onEnd?.();
     res.end();
   };
   const drained = () => new Promise<void>((resolve) => {

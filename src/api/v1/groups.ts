@@ -12,6 +12,9 @@ import type { RouteOpts } from './route-opts.js';
 import { DecimalIn, decimalIn, decimalInOrNull, numberOut } from '../decimal-json.js';
 import { refuseCopyCycle } from './copy-cycle.js';
 import { openCopies } from './open-copies.js';
+import { enforceQuota, QUOTA_NOTE } from '../quotas.js';
+import { finishPage, NextCursor, pageQuery, readPage } from '../paging.js';
+import { GROUPS_PAGE } from '../page-specs.js';
 
 const Symbols = Type.Array(Type.String({ maxLength: 32 }), { maxItems: 500 });
 
@@ -91,13 +94,19 @@ export async function groupRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
 
   r.get(`${prefix}/copier-groups`, {
     onRequest: auth,
-    schema: { operationId: 'listCopierGroups', hide, tags, security, ...OPEN, summary: "The caller's copier groups with their Master and Slaves", response: { 200: Type.Object({ groups: Type.Array(GroupSchema) }), ...stdErrors() } },
-  }, async (req) => ({ groups: (await deps.store.accounts.listGroups(userOf(req))).map(toGroupJson) }));
+    schema: { operationId: 'listCopierGroups', hide, tags, security, ...OPEN, summary: "The caller's copier groups with their Master and Slaves", querystring: Type.Object(pageQuery(GROUPS_PAGE), { additionalProperties: false }), response: { 200: Type.Object({ groups: Type.Array(GroupSchema), nextCursor: NextCursor }), ...stdErrors() } },
+  }, async (req, reply) => {
+    const page = readPage(req.query, GROUPS_PAGE);
+    const rows = await deps.store.accounts.listGroups(userOf(req), { after: page.after, limit: page.limit + 1 });
+    const { items, nextCursor } = finishPage(req, reply, rows, page, GROUPS_PAGE, (g) => g.id);
+    return { groups: items.map(toGroupJson), nextCursor };
+  });
 
   r.post(`${prefix}/copier-groups`, {
     onRequest: auth,
-    schema: { operationId: 'createCopierGroup', hide, tags, security, ...OPEN, summary: 'Create an empty copier group', body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }), response: { 201: GroupSchema, ...stdErrors() } },
+    schema: { operationId: 'createCopierGroup', hide, tags, security, ...OPEN, summary: 'Create an empty copier group', description: QUOTA_NOTE('copierGroups', 'COPIER_GROUPS'), body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }), response: { 201: GroupSchema, ...stdErrors(409) } },
   }, async (req, reply) => {
+    enforceQuota(deps.quotas, 'copierGroups', await deps.store.accounts.countGroups(userOf(req)));
     const g = await deps.store.accounts.createGroup(userOf(req), req.body.name);
     reply.code(201);
     return toGroupJson((await deps.store.accounts.groupView(userOf(req), g.id))!);

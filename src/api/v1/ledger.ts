@@ -9,6 +9,8 @@ import { userOf } from '../plugins/auth.js';
 import { OPEN, stdErrors } from '../schemas.js';
 import { parseTimeParam } from '../time-params.js';
 import type { RouteOpts } from './route-opts.js';
+import { finishPage, NextCursor, pageQuery, readPage } from '../paging.js';
+import { LEDGER_PAGE, REQUESTS_PAGE, TRADES_PAGE } from '../page-specs.js';
 
 const num = (v: string | null) => (v === null ? null : Number(v));
 const NNum = Type.Union([Type.Number(), Type.Null()]);
@@ -45,10 +47,10 @@ const tradeJson = (t: TradeRow, copies: IntentRow[]) => ({
 
 const Paging = Type.Object({
   before: Type.Optional(Type.String({ maxLength: 40, description: 'ISO 8601 or epoch ms: only entries created before it' })),
-  limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,3}$', description: '1..200, default 50' })),
+  ...pageQuery(TRADES_PAGE),
   accountId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
 }, { additionalProperties: false });
-const limitOf = (s?: string) => Math.min(200, Math.max(1, Number(s ?? 50)));
+const position = (r: { position: string }) => r.position;
 
 const DriftSchema = Type.Object({
   kind: Type.String({ description: 'orphan, missing_copy, volume_mismatch, user_closed, unlinked_copy or duplicate_copy' }),
@@ -78,22 +80,27 @@ export async function ledgerRoutes(app: FastifyInstance, deps: ApiDeps, o: Route
 
   r.get(`${prefix}/trades`, {
     onRequest: auth,
-    schema: { operationId: 'listTrades', hide, tags, security, ...OPEN, summary: 'Recent trades, newest first (accountId filters by Master)', querystring: Paging, response: { 200: Type.Object({ trades: Type.Array(TradeSchema) }), ...stdErrors() } },
-  }, async (req) => {
+    schema: { operationId: 'listTrades', hide, tags, security, ...OPEN, summary: 'Recent trades, newest first (accountId filters by Master)', querystring: Paging, response: { 200: Type.Object({ trades: Type.Array(TradeSchema), nextCursor: NextCursor }), ...stdErrors() } },
+  }, async (req, reply) => {
     const before = parseTimeParam(req.query.before, 'before');
-    const rows = await deps.store.trades.listTrades(userOf(req), { limit: limitOf(req.query.limit), ...(before ? { before } : {}), ...(req.query.accountId ? { accountId: req.query.accountId } : {}) });
-    const intents = await deps.store.trades.intentsOfTrades(rows.map((t) => t.id));
-    return { trades: rows.map((t) => tradeJson(t, intents.filter((i) => i.tradeId === t.id))) };
+    const page = readPage(req.query, TRADES_PAGE);
+    const rows = await deps.store.trades.listTrades(userOf(req), { limit: page.limit + 1, after: page.after, ...(before ? { before } : {}), ...(req.query.accountId ? { accountId: req.query.accountId } : {}) });
+    const { items, nextCursor } = finishPage(req, reply, rows, page, TRADES_PAGE, position);
+    const intents = await deps.store.trades.intentsOfTrades(items.map((t) => t.id));
+    return { trades: items.map((t) => tradeJson(t, intents.filter((i) => i.tradeId === t.id))), nextCursor };
   });
 
   r.get(`${prefix}/accounts/:account_id/ledger`, {
     onRequest: auth,
-    schema: { operationId: 'listAccountLedger', hide, tags, security, ...OPEN, summary: 'Ledger rows of one Slave account, newest first', params: Type.Object({ account_id: Type.String({ minLength: 1, maxLength: 64 }) }), querystring: Type.Omit(Paging, ['accountId']), response: { 200: Type.Object({ entries: Type.Array(LedgerRow) }), ...stdErrors() } },
-  }, async (req) => {
+    schema: { operationId: 'listAccountLedger', hide, tags, security, ...OPEN, summary: 'Ledger rows of one Slave account, newest first', params: Type.Object({ account_id: Type.String({ minLength: 1, maxLength: 64 }) }), querystring: Type.Omit(Paging, ['accountId']), response: { 200: Type.Object({ entries: Type.Array(LedgerRow), nextCursor: NextCursor }), ...stdErrors() } },
+  }, async (req, reply) => {
     const a = await deps.store.accounts.owned(userOf(req), req.params.account_id);
     if (!a) throw notFound('account');
     const before = parseTimeParam(req.query.before, 'before');
-    return { entries: (await deps.store.trades.intentsOfAccount(a.id, { limit: limitOf(req.query.limit), ...(before ? { before } : {}) })).map(ledgerJson) };
+    const page = readPage(req.query, LEDGER_PAGE);
+    const rows = await deps.store.trades.intentsOfAccount(a.id, { limit: page.limit + 1, after: page.after, ...(before ? { before } : {}) });
+    const { items, nextCursor } = finishPage(req, reply, rows, page, LEDGER_PAGE, position);
+    return { entries: items.map(ledgerJson), nextCursor };
   });
 
   /** A Slave reconciles against its group's Master; a Master reconciles its whole group. */
@@ -129,11 +136,13 @@ export async function ledgerRoutes(app: FastifyInstance, deps: ApiDeps, o: Route
     onRequest: auth,
     schema: {
       operationId: 'listRequestRecords', hide, tags, security, ...OPEN, summary: "The caller's recorded requests, newest first", querystring: Type.Omit(Paging, ['accountId']),
-      response: { 200: Type.Object({ requests: Type.Array(Type.Object({ requestId: Type.String(), method: Type.String(), route: Type.String(), path: Type.String(), status: Type.Integer(), credentialKind: NStr, bodyDigest: NStr, response: Type.Any(), durationMs: NNum, idempotencyKey: NStr, createdAt: Type.String() })) }), ...stdErrors() },
+      response: { 200: Type.Object({ requests: Type.Array(Type.Object({ requestId: Type.String(), method: Type.String(), route: Type.String(), path: Type.String(), status: Type.Integer(), credentialKind: NStr, bodyDigest: NStr, response: Type.Any(), durationMs: NNum, idempotencyKey: NStr, createdAt: Type.String() })), nextCursor: NextCursor }), ...stdErrors() },
     },
-  }, async (req) => {
+  }, async (req, reply) => {
     const before = parseTimeParam(req.query.before, 'before');
-    const rows = await deps.store.requests.list(userOf(req), { limit: limitOf(req.query.limit), ...(before ? { before } : {}) });
-    return { requests: rows.map((x) => ({ requestId: x.id, method: x.method, route: x.route, path: x.path, status: x.status, credentialKind: x.credentialKind, bodyDigest: x.bodyDigest, response: x.response ?? null, durationMs: num(x.durationMs), idempotencyKey: x.idempotencyKey, createdAt: x.createdAt.toISOString() })) };
+    const page = readPage(req.query, REQUESTS_PAGE);
+    const rows = await deps.store.requests.list(userOf(req), { limit: page.limit + 1, after: page.after, ...(before ? { before } : {}) });
+    const { items, nextCursor } = finishPage(req, reply, rows, page, REQUESTS_PAGE, position);
+    return { nextCursor, requests: items.map((x) => ({ requestId: x.id, method: x.method, route: x.route, path: x.path, status: x.status, credentialKind: x.credentialKind, bodyDigest: x.bodyDigest, response: x.response ?? null, durationMs: num(x.durationMs), idempotencyKey: x.idempotencyKey, createdAt: x.createdAt.toISOString() })) };
   });
 }

@@ -3,9 +3,13 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AttemptRow, EndpointRow } from '../../store/repos/webhooks.js';
 import type { ApiDeps } from '../deps.js';
+import { invalid } from '../../domain/errors.js';
 import { userOf } from '../plugins/auth.js';
 import { OPEN, stdErrors } from '../schemas.js';
 import type { RouteOpts } from './route-opts.js';
+import { enforceQuota, QUOTA_NOTE } from '../quotas.js';
+import { finishPage, NextCursor, pageQuery, readPage } from '../paging.js';
+import { WEBHOOKS_PAGE } from '../page-specs.js';
 
 const NStr = Type.Union([Type.String(), Type.Null()]);
 const EventTypes = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 100, description: 'event types delivered; empty = all (GET /v1/event-types)' });
@@ -72,16 +76,17 @@ export async function webhookRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
   r.post(base, {
     onRequest: auth,
     schema: {
-      operationId: 'createWebhookEndpoint', hide, tags, security, ...OPEN, summary: 'Add a webhook endpoint; the answer carries its signing secret, shown this once',
+      operationId: 'createWebhookEndpoint', hide, tags, security, ...OPEN, summary: 'Add a webhook endpoint; the answer carries its signing secret, shown this once', description: QUOTA_NOTE('webhookEndpoints', 'WEBHOOK_ENDPOINTS'),
       body: Type.Object({
         url: Type.String({ minLength: 1, maxLength: 2048, description: 'http(s) URL; private, loopback and link-local targets are refused unless the deployment allows them' }),
         description: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
         eventTypes: Type.Optional(EventTypes),
         enabled: Type.Optional(Type.Boolean()),
       }, { additionalProperties: false }),
-      response: { 201: WithSecret, ...stdErrors() },
+      response: { 201: WithSecret, ...stdErrors(409) },
     },
   }, async (req, reply) => {
+    enforceQuota(deps.quotas, 'webhookEndpoints', await deps.webhooks.count(userOf(req)));
     const { endpoint, secret } = await deps.webhooks.create(userOf(req), req.body);
     reply.code(201);
     return { ...toEndpointJson(endpoint), secret };
@@ -89,8 +94,13 @@ export async function webhookRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
 
   r.get(base, {
     onRequest: auth,
-    schema: { operationId: 'listWebhookEndpoints', hide, tags, security, ...OPEN, summary: "The caller's webhook endpoints (without secrets)", response: { 200: Type.Object({ endpoints: Type.Array(EndpointSchema) }, OPEN), ...stdErrors() } },
-  }, async (req) => ({ endpoints: (await deps.webhooks.list(userOf(req))).map(toEndpointJson) }));
+    schema: { operationId: 'listWebhookEndpoints', hide, tags, security, ...OPEN, summary: "The caller's webhook endpoints (without secrets)", querystring: Type.Object(pageQuery(WEBHOOKS_PAGE), { additionalProperties: false }), response: { 200: Type.Object({ endpoints: Type.Array(EndpointSchema), nextCursor: NextCursor }, OPEN), ...stdErrors() } },
+  }, async (req, reply) => {
+    const page = readPage(req.query, WEBHOOKS_PAGE);
+    const rows = await deps.webhooks.list(userOf(req), { after: page.after, limit: page.limit + 1 });
+    const { items, nextCursor } = finishPage(req, reply, rows, page, WEBHOOKS_PAGE, (e) => e.id);
+    return { endpoints: items.map(toEndpointJson), nextCursor };
+  });
 
   r.get(`${base}/:endpoint_id`, {
     onRequest: auth,
@@ -163,7 +173,8 @@ export async function webhookRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
       response: { 200: Type.Object({ attempts: Type.Array(AttemptSchema), nextBefore: NStr }, OPEN), ...stdErrors() },
     },
   }, async (req) => {
-    const limit = Math.min(Math.max(Number(req.query.limit ?? 50), 1), 200);
+    const limit = Number(req.query.limit ?? 50);
+    if (limit < 1 || limit > 200) throw invalid(`limit must be from 1 to 200, got ${req.query.limit}; page on with nextBefore`);
     const rows = await deps.webhooks.attempts(userOf(req), req.params.endpoint_id, limit, req.query.before);
     return { attempts: rows.map(toAttemptJson), nextBefore: rows.length === limit ? rows[rows.length - 1]!.id : null };
   });

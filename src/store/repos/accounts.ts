@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, isNull, ne, or, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, isNull, ne, or, sql } from 'drizzle-orm';
 import type { Db } from '../db.js';
 import { accounts, copierGroups, copyRules, positionLinks, riskLimits } from '../schema.js';
 import { newId } from '../../domain/ids.js';
@@ -278,6 +278,12 @@ export class AccountsRepo {
     });
   }
 
+  /** Connections that count toward the user's quota (a disabled duplicate does not). */
+  async countActive(userId: string): Promise<number> {
+    const [r] = await this.db.select({ n: sql<number>`count(*)::int` }).from(accounts).where(and(eq(accounts.userId, userId), ne(accounts.status, 'disabled')));
+    return Number(r?.n ?? 0);
+  }
+
   // --- copier groups -------------------------------------------------------------------------------
 
   async renameGroup(userId: string, id: string, name: string): Promise<boolean> {
@@ -302,13 +308,20 @@ export class AccountsRepo {
     return row!;
   }
 
+  async countGroups(userId: string): Promise<number> {
+    const [r] = await this.db.select({ n: sql<number>`count(*)::int` }).from(copierGroups).where(eq(copierGroups.userId, userId));
+    return Number(r?.n ?? 0);
+  }
+
   async ownedGroup(userId: string, id: string): Promise<CopierGroup | null> {
     const [row] = await this.db.select().from(copierGroups).where(and(eq(copierGroups.id, id), eq(copierGroups.userId, userId))).limit(1);
     return row ?? null;
   }
 
-  async listGroups(userId: string): Promise<GroupView[]> {
-    const groups = await this.db.select().from(copierGroups).where(eq(copierGroups.userId, userId)).orderBy(asc(copierGroups.createdAt));
+  /** Oldest first, by id (its leading time part); `after` = the last id of the previous page. */
+  async listGroups(userId: string, page: { after?: string | undefined; limit?: number } = {}): Promise<GroupView[]> {
+    const q = this.db.select().from(copierGroups).where(and(eq(copierGroups.userId, userId), page.after ? gt(copierGroups.id, page.after) : undefined)).orderBy(asc(copierGroups.id));
+    const groups = await (page.limit ? q.limit(page.limit) : q);
     if (groups.length === 0) return [];
     const members = await this.list(userId);
     const rules = await this.rulesFor(members.filter((m) => m.role === 'slave').map((m) => m.id));

@@ -1,4 +1,4 @@
-import { and, desc, eq, gt, isNull, or, sql } from 'drizzle-orm';
+import { and, desc, eq, gt, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Db } from '../db.js';
 import { accessTokens, apiKeys } from '../schema.js';
 import { newId } from '../../domain/ids.js';
@@ -70,8 +70,17 @@ export class CredentialsRepo {
     return { id: row.id, userId: row.userId };
   }
 
-  async listApiKeys(userId: string): Promise<ApiKeyRow[]> {
-    return this.db.select(keyColumns).from(apiKeys).where(eq(apiKeys.userId, userId)).orderBy(desc(apiKeys.createdAt));
+  /** Newest first, by id (its leading time part); `after` = the last id of the previous page. */
+  async listApiKeys(userId: string, page: { after?: string | undefined; limit?: number } = {}): Promise<ApiKeyRow[]> {
+    const q = this.db.select(keyColumns).from(apiKeys).where(and(eq(apiKeys.userId, userId), page.after ? lt(apiKeys.id, page.after) : undefined)).orderBy(desc(apiKeys.id));
+    return page.limit ? q.limit(page.limit) : q;
+  }
+
+  /** Keys that count toward the quota: not revoked, not replaced by a rotation, not expired. */
+  async countActiveApiKeys(userId: string, now = new Date()): Promise<number> {
+    const [r] = await this.db.select({ n: sql<number>`count(*)::int` }).from(apiKeys)
+      .where(and(eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt), isNull(apiKeys.replacedBy), or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, now))));
+    return Number(r?.n ?? 0);
   }
 
   async apiKey(userId: string, id: string): Promise<ApiKeyRow | null> {

@@ -1,4 +1,5 @@
-import { and, desc, eq, gte, lt, sql } from 'drizzle-orm';
+import { and, desc, eq, getTableColumns, gte, lt, sql } from 'drizzle-orm';
+import { olderThan, positionOf } from './keyset.js';
 import type { Db } from '../db.js';
 import { rateLimitHits, requestRecords } from '../schema.js';
 import { newId } from '../../domain/ids.js';
@@ -40,11 +41,12 @@ export class RequestsRepo {
     return run;
   }
 
-  async list(userId: string, opts: { before?: Date; limit: number }): Promise<RequestRecordRow[]> {
+  async list(userId: string, opts: { before?: Date; after?: string | undefined; limit: number }): Promise<Array<RequestRecordRow & { position: string }>> {
     await this.flush();
     const conds = [eq(requestRecords.userId, userId)];
     if (opts.before) conds.push(lt(requestRecords.createdAt, opts.before));
-    return this.db.select().from(requestRecords).where(and(...conds)).orderBy(desc(requestRecords.createdAt)).limit(opts.limit);
+    if (opts.after) conds.push(olderThan(requestRecords.createdAt, requestRecords.id, opts.after));
+    return this.db.select({ ...getTableColumns(requestRecords), position: positionOf(requestRecords.createdAt, requestRecords.id) }).from(requestRecords).where(and(...conds)).orderBy(desc(requestRecords.createdAt), desc(requestRecords.id)).limit(opts.limit);
   }
 
   async byId(userId: string, id: string): Promise<RequestRecordRow | null> {

@@ -1,4 +1,5 @@
-import { and, asc, desc, eq, inArray, lt, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, inArray, lt, or, sql } from 'drizzle-orm';
+import { olderThan, positionOf } from './keyset.js';
 import type { Db } from '../db.js';
 import { copyIntents, masterItems, positionLinks, trades } from '../schema.js';
 import { allowedFrom, INITIAL_STATES, IntentTransitionError, type IntentState } from '../../domain/intent.js';
@@ -142,11 +143,13 @@ export class TradesRepo {
     return this.db.select().from(trades).where(and(eq(trades.masterAccountId, masterAccountId), eq(trades.masterPositionId, masterPositionId))).orderBy(asc(trades.createdAt));
   }
 
-  async listTrades(userId: string, opts: { accountId?: string; before?: Date; limit: number }): Promise<TradeRow[]> {
+  /** Newest first; `after` = the position (see keyset.ts) of the last row of the previous page. */
+  async listTrades(userId: string, opts: { accountId?: string; before?: Date; after?: string | undefined; limit: number }): Promise<Array<TradeRow & { position: string }>> {
     const conds = [eq(trades.userId, userId)];
     if (opts.accountId) conds.push(eq(trades.masterAccountId, opts.accountId));
     if (opts.before) conds.push(lt(trades.createdAt, opts.before));
-    return this.db.select().from(trades).where(and(...conds)).orderBy(desc(trades.createdAt)).limit(opts.limit);
+    if (opts.after) conds.push(olderThan(trades.createdAt, trades.id, opts.after));
+    return this.db.select({ ...getTableColumns(trades), position: positionOf(trades.createdAt, trades.id) }).from(trades).where(and(...conds)).orderBy(desc(trades.createdAt), desc(trades.id)).limit(opts.limit);
   }
 
   /**
@@ -249,10 +252,11 @@ export class TradesRepo {
     return rows.map((r) => ({ intent: r.copy_intents, trade: r.trades }));
   }
 
-  async intentsOfAccount(slaveAccountId: string, opts: { before?: Date; limit: number }): Promise<IntentRow[]> {
+  async intentsOfAccount(slaveAccountId: string, opts: { before?: Date; after?: string | undefined; limit: number }): Promise<Array<IntentRow & { position: string }>> {
     const conds = [eq(copyIntents.slaveAccountId, slaveAccountId)];
     if (opts.before) conds.push(lt(copyIntents.createdAt, opts.before));
-    return this.db.select().from(copyIntents).where(and(...conds)).orderBy(desc(copyIntents.createdAt)).limit(opts.limit);
+    if (opts.after) conds.push(olderThan(copyIntents.createdAt, copyIntents.id, opts.after));
+    return this.db.select({ ...getTableColumns(copyIntents), position: positionOf(copyIntents.createdAt, copyIntents.id) }).from(copyIntents).where(and(...conds)).orderBy(desc(copyIntents.createdAt), desc(copyIntents.id)).limit(opts.limit);
   }
 
   /** Every intent of one Slave for one Master position (opens, follow-ups, heals), oldest first. */

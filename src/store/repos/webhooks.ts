@@ -20,8 +20,15 @@ export class WebhookRepo {
     return r!;
   }
 
-  list(userId: string): Promise<EndpointRow[]> {
-    return this.db.select().from(webhookEndpoints).where(eq(webhookEndpoints.userId, userId)).orderBy(webhookEndpoints.createdAt, webhookEndpoints.id);
+  /** Oldest first, by id (its leading time part); `after` = the last id of the previous page. */
+  async list(userId: string, page: { after?: string | undefined; limit?: number } = {}): Promise<EndpointRow[]> {
+    const q = this.db.select().from(webhookEndpoints).where(and(eq(webhookEndpoints.userId, userId), page.after ? gt(webhookEndpoints.id, page.after) : undefined)).orderBy(webhookEndpoints.id);
+    return page.limit ? q.limit(page.limit) : q;
+  }
+
+  async count(userId: string): Promise<number> {
+    const [r] = await this.db.select({ n: sql<number>`count(*)::int` }).from(webhookEndpoints).where(eq(webhookEndpoints.userId, userId));
+    return Number(r?.n ?? 0);
   }
 
   async owned(userId: string, id: string): Promise<EndpointRow | null> {

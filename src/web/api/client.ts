@@ -60,6 +60,18 @@ export async function http<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE
   return (text ? JSON.parse(text) : undefined) as T;
 }
 
+/** Every item of a paged list, following nextCursor to the last page (such lists are bounded by quotas). */
+export async function allPages<T>(page: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor: string | null }>): Promise<T[]> {
+  const out: T[] = [];
+  let cursor: string | undefined;
+  do {
+    const p = await page(cursor);
+    out.push(...p.items);
+    cursor = p.nextCursor ?? undefined;
+  } while (cursor);
+  return out;
+}
+
 let routesPromise: Promise<Set<string>> | null = null;
 
 /** The paths the running service documents (family V paths also stand for their /app/v1 mirror). */

@@ -12,7 +12,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Platform A: connect an MT4/MT5 login (waits until the upstream is connected to the broker); 200 when it reconnects a login the caller had connected, 409 account_already_connected when another user has */
+        /**
+         * Platform A: connect an MT4/MT5 login (waits until the upstream is connected to the broker); 200 when it reconnects a login the caller had connected, 409 account_already_connected when another user has
+         * @description Quota (our choice, x-open-point): at most 100 connected accounts by default (COPYTRADE_QUOTA_ACCOUNTS; 0 = none); one more is refused with 409 quota_exceeded naming the quota in the message and in `quota`; a reconnect does not count.
+         */
         post: operations["connectPlatformA"];
         delete?: never;
         options?: never;
@@ -46,7 +49,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Platform B step 2: pick the account, verify its account number, connect it to a group (200: a reconnect of the caller's connection; 409 account_already_connected: connected by another user) */
+        /**
+         * Platform B step 2: pick the account, verify its account number, connect it to a group (200: a reconnect of the caller's connection; 409 account_already_connected: connected by another user)
+         * @description Quota (our choice, x-open-point): at most 100 connected accounts by default (COPYTRADE_QUOTA_ACCOUNTS; 0 = none); one more is refused with 409 quota_exceeded naming the quota in the message and in `quota`; a reconnect does not count.
+         */
         post: operations["connectPlatformB"];
         delete?: never;
         options?: never;
@@ -97,7 +103,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Platform C last step: pick the account, verify account and environment, connect it to a group (200: a reconnect of the caller's connection; 409 account_already_connected: connected by another user) */
+        /**
+         * Platform C last step: pick the account, verify account and environment, connect it to a group (200: a reconnect of the caller's connection; 409 account_already_connected: connected by another user)
+         * @description Quota (our choice, x-open-point): at most 100 connected accounts by default (COPYTRADE_QUOTA_ACCOUNTS; 0 = none); one more is refused with 409 quota_exceeded naming the quota in the message and in `quota`; a reconnect does not count.
+         */
         post: operations["connectPlatformC"];
         delete?: never;
         options?: never;
@@ -146,7 +155,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The signed-in user's connected platform C accounts */
+        /**
+         * The signed-in user's connected platform C accounts
+         * @description Without limit: every account (envelope unchanged). With limit: a page, oldest first, and a Link rel="next" header while more follow (open point).
+         */
         get: operations["listPlatformCAccounts"];
         put?: never;
         post?: never;
@@ -180,7 +192,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The signed-in user's platform B accounts */
+        /**
+         * The signed-in user's platform B accounts
+         * @description Without limit: every account (envelope unchanged). With limit: a page, oldest first, and a Link rel="next" header while more follow (open point).
+         */
         get: operations["listTradingAccounts"];
         put?: never;
         post?: never;
@@ -248,10 +263,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's API keys (prefix, state, dates; never the key itself) */
+        /** API keys, newest first (revoked and expired ones too) */
         get: operations["listApiKeys"];
         put?: never;
-        /** Create an API key for family V; the key is shown once */
+        /**
+         * Create an API key for family V; the key is shown once
+         * @description Quota (our choice, x-open-point): at most 20 active API keys by default (COPYTRADE_QUOTA_API_KEYS; 0 = none); one more is refused with 409 quota_exceeded naming the quota in the message and in `quota`; a rotation does not count: the old key is replaced.
+         */
         post: operations["createApiKey"];
         delete?: never;
         options?: never;
@@ -287,6 +305,23 @@ export interface paths {
         put?: never;
         /** Replace a key; the old one keeps working for the overlap window */
         post: operations["rotateApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/demo/broker-logins": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Demo mode only: broker logins of the simulated accounts left free for the connection wizards (simulated brokers, no real credentials) */
+        get: operations["getDemoBrokerLogins"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -351,7 +386,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's accounts on every platform, with role, status and health */
+        /**
+         * The caller's accounts on every platform, with role, status and health
+         * @description Without limit: every account (the spec's envelope, unchanged; the accounts quota bounds it). With limit: a page, oldest first, and a Link rel="next" header while more follow (open point).
+         */
         get: operations["listAccounts"];
         put?: never;
         post?: never;
@@ -372,7 +410,8 @@ export interface paths {
         get: operations["getAccount"];
         put?: never;
         post?: never;
-        delete?: never;
+        /** Remove an account with its sealed broker credentials, copy rule and links (a Master takes its trades and their ledger with it). 409 open_copies while it holds copies (as a Slave) or leads them (as a Master), unless force=true, which leaves those copies open at the brokers, no longer followed; 409 panic_close_running while a panic-close runs on it */
+        delete: operations["removeAccount"];
         options?: never;
         head?: never;
         patch?: never;
@@ -422,6 +461,23 @@ export interface paths {
         get?: never;
         /** Set a Slave's copy rule (fields left out keep their defaults); checked against the Slave adapter's capabilities */
         put: operations["updateCopyRule"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/accounts/{account_id}/equity-history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Balance and equity over time from the health monitor's reads (at most one snapshot a minute, kept 30 days), downsampled to at most `points` points (the last snapshot of each bucket). Window: `range` (1h, 24h, 7d; default 24h) ending now, or `from`/`to`. */
+        get: operations["getEquityHistory"];
+        put?: never;
         post?: never;
         delete?: never;
         options?: never;
@@ -662,7 +718,10 @@ export interface paths {
         /** The caller's copier groups with their Master and Slaves */
         get: operations["listCopierGroups"];
         put?: never;
-        /** Create an empty copier group */
+        /**
+         * Create an empty copier group
+         * @description Quota (our choice, x-open-point): at most 50 copier groups by default (COPYTRADE_QUOTA_COPIER_GROUPS; 0 = none); one more is refused with 409 quota_exceeded naming the quota in the message and in `quota`.
+         */
         post: operations["createCopierGroup"];
         delete?: never;
         options?: never;
@@ -681,10 +740,12 @@ export interface paths {
         get: operations["getCopierGroup"];
         put?: never;
         post?: never;
-        delete?: never;
+        /** Delete a copier group; its accounts stay, out of any group. 409 open_copies while copies of its Master are open, unless force=true (they are then left open at the brokers and no longer follow the Master) */
+        delete: operations["deleteCopierGroup"];
         options?: never;
         head?: never;
-        patch?: never;
+        /** Rename a copier group */
+        patch: operations["renameCopierGroup"];
         trace?: never;
     };
     "/v1/copier-groups/{group_id}/panic-close": {
@@ -701,6 +762,40 @@ export interface paths {
          * @description Starts a panic-close job: locks the account(s) (status locked until resumed), closes every position and cancels pending orders (unless cancelPendingOrders is false), retrying until flat. Answers 200 with the final report when the job ends within a short wait (by default the answer comes within 3 s: up to 2 s of waiting for the job to end; `Prefer: wait=N` changes it, `Prefer: respond-async` skips it), else 202 with the job and a Location to poll (getPanicCloseJob).
          */
         post: operations["panicCloseGroup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/copier-groups/{group_id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Pause every account of the group */
+        post: operations["pauseCopierGroup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/copier-groups/{group_id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Resume every account of the group (lifts panic-close locks; 409 panic_close_running while a job runs on one of them; disabled duplicates stay off) */
+        post: operations["resumeCopierGroup"];
         delete?: never;
         options?: never;
         head?: never;
@@ -769,7 +864,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Live stream of the caller's events (text/event-stream): backfill after the cursor, then live; id = cursor, so Last-Event-ID resumes without gap or duplicate. Without a cursor: from now. */
+        /**
+         * Live stream of the caller's events (text/event-stream): backfill after the cursor, then live; id = cursor, so Last-Event-ID resumes without gap or duplicate. Without a cursor: from now.
+         * @description Quota (our choice, x-open-point): at most 5 open event streams per credential by default (COPYTRADE_QUOTA_EVENT_STREAMS_PER_KEY; 0 = none); one more is refused with 429 stream_quota_exceeded naming the quota in the message and in `quota`.
+         */
         get: operations["streamEvents"];
         put?: never;
         post?: never;
@@ -874,7 +972,10 @@ export interface paths {
         /** The caller's webhook endpoints (without secrets) */
         get: operations["listWebhookEndpoints"];
         put?: never;
-        /** Add a webhook endpoint; the answer carries its signing secret, shown this once */
+        /**
+         * Add a webhook endpoint; the answer carries its signing secret, shown this once
+         * @description Quota (our choice, x-open-point): at most 20 webhook endpoints by default (COPYTRADE_QUOTA_WEBHOOK_ENDPOINTS; 0 = none); one more is refused with 409 quota_exceeded naming the quota in the message and in `quota`.
+         */
         post: operations["createWebhookEndpoint"];
         delete?: never;
         options?: never;
@@ -3541,7 +3642,12 @@ export interface operations {
     };
     listPlatformCAccounts: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description opaque: the nextCursor (or Link rel="next") of the previous page */
+                cursor?: string;
+                /** @description page size, 1..500 (default the whole list); above 500 is a 400 */
+                limit?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -3901,7 +4007,12 @@ export interface operations {
     };
     listTradingAccounts: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description opaque: the nextCursor (or Link rel="next") of the previous page */
+                cursor?: string;
+                /** @description page size, 1..500 (default the whole list); above 500 is a 400 */
+                limit?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -4211,10 +4322,14 @@ export interface operations {
     listTradingAccountOrders: {
         parameters: {
             query?: {
+                /** @description opaque: the nextCursor (or Link rel="next") of the previous page */
+                cursor?: string;
                 /** @description ISO 8601 date-time or Unix epoch milliseconds (format: open point) */
                 from?: string;
                 /** @description the broker's instrument id or the symbol (format: open point) */
                 instrumentId?: string;
+                /** @description page size, 1..500 (default 100); above 500 is a 400 */
+                limit?: string;
                 /** @description ISO 8601 date-time or Unix epoch milliseconds (format: open point) */
                 to?: string;
             };
@@ -4249,6 +4364,8 @@ export interface operations {
                             updatedAt: string;
                             volume: number;
                         }[];
+                        /** @description pass as cursor for the next page; null on the last page */
+                        nextCursor: string | null;
                         /** @enum {boolean} */
                         success: true;
                     };
@@ -4620,7 +4737,12 @@ export interface operations {
     };
     listApiKeys: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description opaque: the nextCursor (or Link rel="next") of the previous page */
+                cursor?: string;
+                /** @description page size, 1..200 (default 50); above 200 is a 400 */
+                limit?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -4647,6 +4769,8 @@ export interface operations {
                             /** @description active, expiring (rotated, inside its overlap window), expired or revoked */
                             state: string;
                         }[];
+                        /** @description pass as cursor for the next page; null on the last page */
+                        nextCursor: string | null;
                     };
                 };
             };
@@ -4838,6 +4962,24 @@ export interface operations {
             };
             /** @description Default Response */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5077,6 +5219,156 @@ export interface operations {
                             state: string;
                         };
                         previousKeyExpiresAt: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    getDemoBrokerLogins: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        platforma: {
+                            balance: string;
+                            login: string;
+                            password: string;
+                            platform: string;
+                            server: string;
+                        }[];
+                        platformb: {
+                            accountNumber: string;
+                            balance: string;
+                            email: string;
+                            environment: string;
+                            password: string;
+                            server: string;
+                        }[];
+                        platformc: {
+                            accountNumber: string;
+                            balance: string;
+                            ctidUser: string;
+                            environment: string;
+                        }[];
                     };
                 };
             };
@@ -5478,7 +5770,12 @@ export interface operations {
     };
     listAccounts: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description opaque: the nextCursor (or Link rel="next") of the previous page */
+                cursor?: string;
+                /** @description page size, 1..500 (default the whole list); above 500 is a 400 */
+                limit?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -5720,6 +6017,154 @@ export interface operations {
             };
             /** @description Default Response */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    removeAccount: {
+        parameters: {
+            query?: {
+                force?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                account_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6331,12 +6776,161 @@ export interface operations {
             };
         };
     };
+    getEquityHistory: {
+        parameters: {
+            query?: {
+                from?: string;
+                /** @description 2..1000, default 300 */
+                points?: string;
+                range?: "1h" | "24h" | "7d";
+                to?: string;
+            };
+            header?: never;
+            path: {
+                account_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        accountId: string;
+                        bucketSeconds: number;
+                        from: string;
+                        points: {
+                            balance: number;
+                            equity: number;
+                            /** @description time of the snapshot (ISO 8601) */
+                            t: string;
+                        }[];
+                        to: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
     listAccountLedger: {
         parameters: {
             query?: {
                 /** @description ISO 8601 or epoch ms: only entries created before it */
                 before?: string;
-                /** @description 1..200, default 50 */
+                /** @description opaque: the nextCursor (or Link rel="next") of the previous page */
+                cursor?: string;
+                /** @description page size, 1..200 (default 50); above 200 is a 400 */
                 limit?: string;
             };
             header?: never;
@@ -6378,6 +6972,8 @@ export interface operations {
                             takeProfit: number | null;
                             updatedAt: string;
                         }[];
+                        /** @description pass as cursor for the next page; null on the last page */
+                        nextCursor: string | null;
                     };
                 };
             };
@@ -6494,8 +7090,12 @@ export interface operations {
     listAccountOrders: {
         parameters: {
             query?: {
+                /** @description opaque: the nextCursor (or Link rel="next") of the previous page */
+                cursor?: string;
                 from?: string;
                 history?: "true" | "false";
+                /** @description page size, 1..500 (default 100); above 500 is a 400 */
+                limit?: string;
                 symbol?: string;
                 to?: string;
             };
@@ -6514,6 +7114,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description pass as cursor for the next page; null on the last page */
+                        nextCursor: string | null;
                         orders: {
                             createdAt: string;
                             filledVolume: number;
@@ -9279,7 +9881,12 @@ export interface operations {
     };
     listCopierGroups: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description opaque: the nextCursor (or Link rel="next") of the previous page */
+                cursor?: string;
+                /** @description page size, 1..200 (default 50); above 200 is a 400 */
+                limit?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -9394,6 +10001,8 @@ export interface operations {
                                 };
                             })[];
                         }[];
+                        /** @description pass as cursor for the next page; null on the last page */
+                        nextCursor: string | null;
                     };
                 };
             };
@@ -9686,6 +10295,24 @@ export interface operations {
                 };
             };
             /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -9751,6 +10378,390 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        createdAt: string;
+                        id: string;
+                        master: {
+                            accountNumber: string;
+                            balance: number | null;
+                            brokerName: string | null;
+                            createdAt: string;
+                            currency: string | null;
+                            environment: string | null;
+                            equity: number | null;
+                            groupId: string | null;
+                            /** @description account health (the field name and shape are our choice: open point) */
+                            health: {
+                                checkedAt: string | null;
+                                connected: boolean;
+                                dataStale: boolean;
+                                inSync: boolean;
+                                lastError: string | null;
+                                reconnectRequired: boolean;
+                                state: "ok" | "degraded" | "down";
+                                tradingAllowed: boolean;
+                            };
+                            id: string;
+                            name: string;
+                            /** @description sim, platforma, platformb or platformc */
+                            platform: string;
+                            role: "master" | "slave";
+                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                            status: string;
+                            statusReason: string | null;
+                        } | null;
+                        name: string;
+                        slaves: ({
+                            accountNumber: string;
+                            balance: number | null;
+                            brokerName: string | null;
+                            createdAt: string;
+                            currency: string | null;
+                            environment: string | null;
+                            equity: number | null;
+                            groupId: string | null;
+                            /** @description account health (the field name and shape are our choice: open point) */
+                            health: {
+                                checkedAt: string | null;
+                                connected: boolean;
+                                dataStale: boolean;
+                                inSync: boolean;
+                                lastError: string | null;
+                                reconnectRequired: boolean;
+                                state: "ok" | "degraded" | "down";
+                                tradingAllowed: boolean;
+                            };
+                            id: string;
+                            name: string;
+                            /** @description sim, platforma, platformb or platformc */
+                            platform: string;
+                            role: "master" | "slave";
+                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                            status: string;
+                            statusReason: string | null;
+                        } & {
+                            rule: {
+                                copyPendingOrders: boolean;
+                                copyStopLoss: boolean;
+                                copyTakeProfit: boolean;
+                                excludeSymbols: string[];
+                                includeSymbols: string[];
+                                maxDelayMs: number;
+                                /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
+                                maxSlippage: number | null;
+                                maxVolume: number | null;
+                                minVolume: number | null;
+                                reverse: boolean;
+                                sizing: {
+                                    /** @enum {string} */
+                                    mode: "multiplier";
+                                    multiplier: number;
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "fixed";
+                                    volume: number;
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "balance_ratio";
+                                    multiplier?: number;
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "equity_ratio";
+                                    multiplier?: number;
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "risk_percent";
+                                    riskPercent: number;
+                                };
+                                symbolMap: {
+                                    [key: string]: string;
+                                };
+                            };
+                        })[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    deleteCopierGroup: {
+        parameters: {
+            query?: {
+                force?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                group_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    renameCopierGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                group_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                };
+            };
+        };
         responses: {
             /** @description Default Response */
             200: {
@@ -10154,6 +11165,484 @@ export interface operations {
             };
             /** @description Default Response */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    pauseCopierGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                group_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        createdAt: string;
+                        id: string;
+                        master: {
+                            accountNumber: string;
+                            balance: number | null;
+                            brokerName: string | null;
+                            createdAt: string;
+                            currency: string | null;
+                            environment: string | null;
+                            equity: number | null;
+                            groupId: string | null;
+                            /** @description account health (the field name and shape are our choice: open point) */
+                            health: {
+                                checkedAt: string | null;
+                                connected: boolean;
+                                dataStale: boolean;
+                                inSync: boolean;
+                                lastError: string | null;
+                                reconnectRequired: boolean;
+                                state: "ok" | "degraded" | "down";
+                                tradingAllowed: boolean;
+                            };
+                            id: string;
+                            name: string;
+                            /** @description sim, platforma, platformb or platformc */
+                            platform: string;
+                            role: "master" | "slave";
+                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                            status: string;
+                            statusReason: string | null;
+                        } | null;
+                        name: string;
+                        slaves: ({
+                            accountNumber: string;
+                            balance: number | null;
+                            brokerName: string | null;
+                            createdAt: string;
+                            currency: string | null;
+                            environment: string | null;
+                            equity: number | null;
+                            groupId: string | null;
+                            /** @description account health (the field name and shape are our choice: open point) */
+                            health: {
+                                checkedAt: string | null;
+                                connected: boolean;
+                                dataStale: boolean;
+                                inSync: boolean;
+                                lastError: string | null;
+                                reconnectRequired: boolean;
+                                state: "ok" | "degraded" | "down";
+                                tradingAllowed: boolean;
+                            };
+                            id: string;
+                            name: string;
+                            /** @description sim, platforma, platformb or platformc */
+                            platform: string;
+                            role: "master" | "slave";
+                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                            status: string;
+                            statusReason: string | null;
+                        } & {
+                            rule: {
+                                copyPendingOrders: boolean;
+                                copyStopLoss: boolean;
+                                copyTakeProfit: boolean;
+                                excludeSymbols: string[];
+                                includeSymbols: string[];
+                                maxDelayMs: number;
+                                /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
+                                maxSlippage: number | null;
+                                maxVolume: number | null;
+                                minVolume: number | null;
+                                reverse: boolean;
+                                sizing: {
+                                    /** @enum {string} */
+                                    mode: "multiplier";
+                                    multiplier: number;
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "fixed";
+                                    volume: number;
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "balance_ratio";
+                                    multiplier?: number;
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "equity_ratio";
+                                    multiplier?: number;
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "risk_percent";
+                                    riskPercent: number;
+                                };
+                                symbolMap: {
+                                    [key: string]: string;
+                                };
+                            };
+                        })[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    resumeCopierGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                group_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        createdAt: string;
+                        id: string;
+                        master: {
+                            accountNumber: string;
+                            balance: number | null;
+                            brokerName: string | null;
+                            createdAt: string;
+                            currency: string | null;
+                            environment: string | null;
+                            equity: number | null;
+                            groupId: string | null;
+                            /** @description account health (the field name and shape are our choice: open point) */
+                            health: {
+                                checkedAt: string | null;
+                                connected: boolean;
+                                dataStale: boolean;
+                                inSync: boolean;
+                                lastError: string | null;
+                                reconnectRequired: boolean;
+                                state: "ok" | "degraded" | "down";
+                                tradingAllowed: boolean;
+                            };
+                            id: string;
+                            name: string;
+                            /** @description sim, platforma, platformb or platformc */
+                            platform: string;
+                            role: "master" | "slave";
+                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                            status: string;
+                            statusReason: string | null;
+                        } | null;
+                        name: string;
+                        slaves: ({
+                            accountNumber: string;
+                            balance: number | null;
+                            brokerName: string | null;
+                            createdAt: string;
+                            currency: string | null;
+                            environment: string | null;
+                            equity: number | null;
+                            groupId: string | null;
+                            /** @description account health (the field name and shape are our choice: open point) */
+                            health: {
+                                checkedAt: string | null;
+                                connected: boolean;
+                                dataStale: boolean;
+                                inSync: boolean;
+                                lastError: string | null;
+                                reconnectRequired: boolean;
+                                state: "ok" | "degraded" | "down";
+                                tradingAllowed: boolean;
+                            };
+                            id: string;
+                            name: string;
+                            /** @description sim, platforma, platformb or platformc */
+                            platform: string;
+                            role: "master" | "slave";
+                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                            status: string;
+                            statusReason: string | null;
+                        } & {
+                            rule: {
+                                copyPendingOrders: boolean;
+                                copyStopLoss: boolean;
+                                copyTakeProfit: boolean;
+                                excludeSymbols: string[];
+                                includeSymbols: string[];
+                                maxDelayMs: number;
+                                /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
+                                maxSlippage: number | null;
+                                maxVolume: number | null;
+                                minVolume: number | null;
+                                reverse: boolean;
+                                sizing: {
+                                    /** @enum {string} */
+                                    mode: "multiplier";
+                                    multiplier: number;
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "fixed";
+                                    volume: number;
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "balance_ratio";
+                                    multiplier?: number;
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "equity_ratio";
+                                    multiplier?: number;
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "risk_percent";
+                                    riskPercent: number;
+                                };
+                                symbolMap: {
+                                    [key: string]: string;
+                                };
+                            };
+                        })[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10692,7 +12181,7 @@ export interface operations {
             query?: {
                 /** @description a cursor from a previous answer or stream message id */
                 cursor?: string;
-                /** @description 1..1000, default 100 */
+                /** @description 1..1000, default 100; outside that a 400 */
                 limit?: string;
             };
             header?: never;
@@ -11308,7 +12797,9 @@ export interface operations {
             query?: {
                 /** @description ISO 8601 or epoch ms: only entries created before it */
                 before?: string;
-                /** @description 1..200, default 50 */
+                /** @description opaque: the nextCursor (or Link rel="next") of the previous page */
+                cursor?: string;
+                /** @description page size, 1..200 (default 50); above 200 is a 400 */
                 limit?: string;
             };
             header?: never;
@@ -11324,6 +12815,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description pass as cursor for the next page; null on the last page */
+                        nextCursor: string | null;
                         requests: {
                             bodyDigest: string | null;
                             createdAt: string;
@@ -11456,7 +12949,9 @@ export interface operations {
                 accountId?: string;
                 /** @description ISO 8601 or epoch ms: only entries created before it */
                 before?: string;
-                /** @description 1..200, default 50 */
+                /** @description opaque: the nextCursor (or Link rel="next") of the previous page */
+                cursor?: string;
+                /** @description page size, 1..200 (default 50); above 200 is a 400 */
                 limit?: string;
             };
             header?: never;
@@ -11472,6 +12967,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description pass as cursor for the next page; null on the last page */
+                        nextCursor: string | null;
                         trades: {
                             action: string;
                             copiedTo: number;
@@ -11814,7 +13311,12 @@ export interface operations {
     };
     listWebhookEndpoints: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description opaque: the nextCursor (or Link rel="next") of the previous page */
+                cursor?: string;
+                /** @description page size, 1..200 (default 50); above 200 is a 400 */
+                limit?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -11844,6 +13346,8 @@ export interface operations {
                             updatedAt: string;
                             url: string;
                         }[];
+                        /** @description pass as cursor for the next page; null on the last page */
+                        nextCursor: string | null;
                     };
                 };
             };
@@ -12042,6 +13546,24 @@ export interface operations {
             };
             /** @description Default Response */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,5 +1,5 @@
 import { useState, type FormEvent } from 'react';
-import { api, must } from '../api/client';
+import { allPages, api, must } from '../api/client';
 import type { ApiKey } from '../api/types';
 import { useQuery } from '../hooks/useQuery';
 import { ago, time } from '../lib/format';
@@ -9,7 +9,10 @@ import { CopyButton } from './CopyButton';
 
 /** API keys for family V: create (the key is shown once), rotate (the old key keeps working for the overlap), revoke. */
 export function ApiKeys() {
-  const keys = useQuery(async () => (await must(api.GET('/app/api-keys'))).keys, []);
+  const keys = useQuery(() => allPages(async (cursor) => {
+    const r = await must(api.GET('/app/api-keys', { params: { query: { limit: '200', ...(cursor ? { cursor } : {}) } } }));
+    return { items: r.keys, nextCursor: r.nextCursor };
+  }), []);
   const [name, setName] = useState('');
   const [shown, setShown] = useState<{ apiKey: string; key: ApiKey; note: string } | null>(null);
   const [error, setError] = useState<unknown>(null);

@@ -1,5 +1,5 @@
 import { useState, type FormEvent } from 'react';
-import { app, documentedRoutes, must } from '../api/client';
+import { allPages, app, documentedRoutes, must } from '../api/client';
 import type { WebhookEndpoint } from '../api/types';
 import { useQuery } from '../hooks/useQuery';
 import { ago, time } from '../lib/format';
@@ -10,7 +10,10 @@ import { CopyButton } from './CopyButton';
 /** Webhook endpoints (when the service offers them): add (the signing secret is shown once), test, rotate the secret, enable/disable, delete. */
 export function WebhookEndpoints() {
   const available = useQuery(async () => (await documentedRoutes()).has('/v1/webhook-endpoints'), []);
-  const list = useQuery(async () => (await must(app.GET('/v1/webhook-endpoints'))).endpoints, [available.data], { enabled: available.data === true });
+  const list = useQuery(() => allPages(async (cursor) => {
+    const r = await must(app.GET('/v1/webhook-endpoints', { params: { query: { limit: '200', ...(cursor ? { cursor } : {}) } } }));
+    return { items: r.endpoints, nextCursor: r.nextCursor };
+  }), [available.data], { enabled: available.data === true });
   const [url, setUrl] = useState('');
   const [description, setDescription] = useState('');
   const [events, setEvents] = useState('');

@@ -1,4 +1,4 @@
-import { app, must } from '../api/client';
+import { allPages, app, must } from '../api/client';
 import type { Account } from '../api/types';
 import { rememberNames } from '../lib/names';
 import { useQuery } from './useQuery';
@@ -13,7 +13,10 @@ export function useAccounts() {
 }
 
 export const useGroups = () => useQuery(async () => {
-  const { groups } = await must(app.GET('/v1/copier-groups'));
+  const groups = await allPages(async (cursor) => {
+    const r = await must(app.GET('/v1/copier-groups', { params: { query: { limit: '200', ...(cursor ? { cursor } : {}) } } }));
+    return { items: r.groups, nextCursor: r.nextCursor };
+  });
   rememberNames(groups);
   return groups;
 }, [], { live: true });

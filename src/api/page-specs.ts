@@ -1,0 +1,15 @@
+import type { Order } from '../domain/types.js';
+import type { PageSpec } from './paging.js';
+
+/** Page sizes of every list route (our numbers: docs/open-points.md, "Paging"). */
+export const ACCOUNTS_PAGE: PageSpec = { kind: 'acc', max: 500, dflt: null };
+export const ORDERS_PAGE: PageSpec = { kind: 'ord', max: 500, dflt: 100 };
+export const GROUPS_PAGE: PageSpec = { kind: 'grp', max: 200, dflt: 50 };
+export const API_KEYS_PAGE: PageSpec = { kind: 'key', max: 200, dflt: 50 };
+export const WEBHOOKS_PAGE: PageSpec = { kind: 'whe', max: 200, dflt: 50 };
+export const TRADES_PAGE: PageSpec = { kind: 'trd', max: 200, dflt: 50 };
+export const LEDGER_PAGE: PageSpec = { kind: 'int', max: 200, dflt: 50 };
+export const REQUESTS_PAGE: PageSpec = { kind: 'req', max: 200, dflt: 50 };
+
+/** Broker orders, newest first: by creation time, then id (unique per account). */
+export const orderKey = (o: Order): string => `${o.createdAt}|${o.id}`;
