@@ -152,6 +152,7 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
       risk,
       shadow,
       reconciler,
+      v1Limits: cfg.v1Limits,
       connectLimit: { max: 3, windowMs: 5 * 60_000 },
       webhooks: hooks.service,
       eventFeed: hooks.feed,

@@ -13,6 +13,7 @@ import { notFound } from '../domain/errors.js';
 import type { Platform } from '../domain/types.js';
 import type { CredentialBox } from '../auth/credential-box.js';
 import type { PlatformEndpoints } from '../platforms/endpoints.js';
+import type { V1Limits } from './plugins/rate-limit.js';
 
 /** What the HTTP layer needs from the rest of the service (built in main.ts). */
 export interface ApiDeps {
@@ -25,6 +26,8 @@ export interface ApiDeps {
   shadow: ShadowService;
   /** Drift between Master, links and Slaves; absent where the engine does not run (route answers 503). */
   reconciler?: Reconciler;
+  /** Family V's default rate limits (an API key may have dedicated ones). */
+  v1Limits: V1Limits;
   /** Per-user limit of account-connection requests. */
   connectLimit: { max: number; windowMs: number };
   /** Seals broker credentials before they reach the store. */

@@ -9,6 +9,7 @@ import { isAppMirror, rewriteAppMirror } from './app/mirror.js';
 import { newRequestId, requestRecords } from './plugins/request-records.js';
 import { idempotency } from './plugins/idempotency.js';
 import { inputGuard } from './plugins/input-guard.js';
+import { documentRateLimits, rateLimiter } from './plugins/rate-limit.js';
 import { clientErrorHandler, frameworkErrors } from './framework-errors.js';
 import { familyR } from './r/routes.js';
 import { sessionRoutes } from './app/session.js';
@@ -104,7 +105,11 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
       if (!errors) return { schema: { ...rest, ...optionalBody } as never, url };
       return { schema: { ...rest, ...optionalBody, response: { ...((rest.response as object) ?? {}), ...(errors as object) } } as never, url };
     },
-    transformObject: (doc) => markOptionalBodies((doc as { openapiObject: Record<string, unknown> }).openapiObject) as never,
+    transformObject: (doc) => {
+      const openapi = markOptionalBodies((doc as { openapiObject: Record<string, unknown> }).openapiObject);
+      documentRateLimits(openapi);
+      return openapi as never;
+    },
     openapi: {
       openapi: '3.1.0',
       info: {
@@ -131,9 +136,14 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
   const apiKeyAuth = requireAuth(deps.auth, 'api_key');
   const tokenAuth = requireAuth(deps.auth, 'access_token');
   const servesV1 = opts.families.includes('v1');
+  // Spec 8.3: family V's rate limits, checked once the caller is known and before the body is even parsed.
+  const limit = rateLimiter(app, deps.store, deps.v1Limits);
   const v1Auth: onRequestAsyncHookHandler = async function (req, reply) {
-    if (isAppMirror(req.raw)) return tokenAuth.call(this, req, reply);
-    if (servesV1) return apiKeyAuth.call(this, req, reply);
+    if (isAppMirror(req.raw) || servesV1) {
+      await (isAppMirror(req.raw) ? tokenAuth : apiKeyAuth).call(this, req, reply);
+      if (reply.sent || (await limit(req, reply))) return reply;
+      return;
+    }
     // Family V lives on its own port: here its paths exist only through the dashboard's mirror.
     await sendError(req, reply, 404, 'not_found', `no route ${req.method} ${req.url.split('?')[0]}`);
     return reply;

@@ -15,6 +15,8 @@ export interface Principal {
   userId: string;
   credentialKind: 'access_token' | 'api_key';
   credentialId: string;
+  /** An API key's dedicated family V limits (null = the default); absent for access tokens. */
+  limits?: { writes: number | null; reads: number | null };
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -67,7 +69,7 @@ export class AuthService {
       this.touched.set(k.id, now);
       void this.store.credentials.touchApiKey(k.id).catch(() => undefined);
     }
-    return { userId: k.userId, credentialKind: 'api_key', credentialId: k.id };
+    return { userId: k.userId, credentialKind: 'api_key', credentialId: k.id, limits: k.limits };
   }
 
   async createApiKey(userId: string, name: string): Promise<{ key: ApiKeyRow; apiKey: string }> {

@@ -4,19 +4,23 @@ import { Type } from 'typebox';
 import { notFound } from '../../domain/errors.js';
 import type { ApiDeps } from '../deps.js';
 import { requireAuth, userOf } from '../plugins/auth.js';
-import { OPEN, stdErrors } from '../schemas.js';
+import { OPEN, RateLimitsSchema, stdErrors } from '../schemas.js';
+import { limitsJson, type V1Limits } from '../plugins/rate-limit.js';
+import type { ApiKeyRow } from '../../store/repos/credentials.js';
 
 const ApiKeySchema = Type.Object({
   id: Type.String(), name: Type.String(), prefix: Type.String({ description: 'first characters, to tell keys apart' }),
   createdAt: Type.String(), expiresAt: Type.Union([Type.String(), Type.Null()]), revokedAt: Type.Union([Type.String(), Type.Null()]),
   lastUsedAt: Type.Union([Type.String(), Type.Null()]), replacedBy: Type.Union([Type.String(), Type.Null()]),
   state: Type.String({ description: 'active, expiring (rotated, inside its overlap window), expired or revoked' }),
+  rateLimits: RateLimitsSchema,
 });
 const iso = (d: Date | null) => d?.toISOString() ?? null;
-const keyJson = (k: { id: string; name: string; displayPrefix: string; createdAt: Date; expiresAt: Date | null; revokedAt: Date | null; lastUsedAt: Date | null; replacedBy: string | null }) => ({
+const keyJson = (limits: V1Limits) => (k: ApiKeyRow) => ({
   id: k.id, name: k.name, prefix: k.displayPrefix, createdAt: k.createdAt.toISOString(), expiresAt: iso(k.expiresAt), revokedAt: iso(k.revokedAt),
   lastUsedAt: iso(k.lastUsedAt), replacedBy: k.replacedBy,
   state: k.revokedAt ? 'revoked' : k.expiresAt ? (k.expiresAt > new Date() ? 'expiring' : 'expired') : 'active',
+  rateLimits: limitsJson(limits, { writes: k.rateLimitWrites, reads: k.rateLimitReads }),
 });
 const KeyParams = Type.Object({ key_id: Type.String({ minLength: 1, maxLength: 64 }) });
 
@@ -29,6 +33,7 @@ export async function sessionRoutes(app: FastifyInstance, deps: ApiDeps): Promis
   const auth = requireAuth(deps.auth, 'access_token');
   const security = [{ accessToken: [] }];
   const tags = ['Session and API keys'];
+  const keyOut = keyJson(deps.v1Limits);
 
   r.post('/app/sign-in', {
     schema: {
@@ -52,7 +57,7 @@ export async function sessionRoutes(app: FastifyInstance, deps: ApiDeps): Promis
   r.get('/app/api-keys', {
     onRequest: auth,
     schema: { operationId: 'listApiKeys', tags, security, ...OPEN, response: { 200: Type.Object({ keys: Type.Array(ApiKeySchema) }), ...stdErrors() } },
-  }, async (req) => ({ keys: (await deps.auth.listApiKeys(userOf(req))).map(keyJson) }));
+  }, async (req) => ({ keys: (await deps.auth.listApiKeys(userOf(req))).map(keyOut) }));
 
   r.post('/app/api-keys', {
     onRequest: auth,
@@ -64,7 +69,7 @@ export async function sessionRoutes(app: FastifyInstance, deps: ApiDeps): Promis
   }, async (req, reply) => {
     const { key, apiKey } = await deps.auth.createApiKey(userOf(req), req.body.name);
     reply.code(201);
-    return { key: keyJson(key), apiKey };
+    return { key: keyOut(key), apiKey };
   });
 
   r.post('/app/api-keys/:key_id/rotate', {
@@ -79,7 +84,7 @@ export async function sessionRoutes(app: FastifyInstance, deps: ApiDeps): Promis
     const res = await deps.auth.rotateApiKey(userOf(req), req.params.key_id, req.body?.overlapSeconds);
     if (!res) throw notFound('API key');
     reply.code(201);
-    return { key: keyJson(res.key), apiKey: res.apiKey, previousKeyExpiresAt: res.previousExpiresAt.toISOString() };
+    return { key: keyOut(res.key), apiKey: res.apiKey, previousKeyExpiresAt: res.previousExpiresAt.toISOString() };
   });
 
   r.delete('/app/api-keys/:key_id', {
