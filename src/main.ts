@@ -138,7 +138,7 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
     const settler = new Settler(store, adapters, engine, { logger });
     engine.onUnresolved = () => settler.nudge();
     const reconciler = new Reconciler(store, adapters, engine, { logger, beforeRun: () => watcher.idle() });
-    const auth = new AuthService(store, { accessTokenTtlSec: cfg.accessTokenTtlSec, apiKeyOverlapSec: cfg.apiKeyOverlapSec });
+    const auth = new AuthService(store, { accessTokenTtlSec: cfg.accessTokenTtlSec, apiKeyOverlapSec: cfg.apiKeyOverlapSec, signIn: cfg.signIn });
     // Before the servers: events written from the first request on are delivered; stopped after the engine drains.
     const hooks = createWebhooks(store, box, cfg.webhooks, logger);
     hooks.start();

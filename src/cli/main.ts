@@ -135,6 +135,13 @@ export function buildCli(): Command {
       out(o.json, u, `created user ${u.email} (${u.id})`);
     }));
 
+  users.command('reset-password').description("set a user's password; every access token of the user is revoked and any sign-in wait lifted")
+    .requiredOption('--email <email>').requiredOption('--password <password>').option(...dataDirOpt).option('--json')
+    .action(async (o: Common & { email: string; password: string }) => withStore(o, async (_s, auth) => {
+      const r = await auth.resetPassword(o.email, o.password);
+      out(o.json, { id: r.userId, email: o.email, tokensRevoked: r.tokensRevoked }, `password of ${o.email} reset; ${r.tokensRevoked} access token(s) revoked`);
+    }));
+
   const tokens = program.command('tokens').description('issue signed-in user access tokens (family R)');
   tokens.command('create').requiredOption('--email <email>').option(...dataDirOpt).option('--json')
     .action(async (o: Common & { email: string }) => withStore(o, async (store, auth) => {

@@ -1,4 +1,5 @@
 import { join, resolve } from 'node:path';
+import type { SignInLimits } from '../auth/sign-in-throttle.js';
 import { loadWebhookConfig, type WebhookConfig } from './webhooks-config.js';
 
 export interface Config {
@@ -28,17 +29,6 @@ export interface Config {
   signIn: SignInLimits;
 }
 
-export interface SignInLimits {
-  /** Failed sign-ins of one account (email) answered at once before the delays start. */
-  accountFreeFailures: number;
-  /** The same for one client address (many accounts tried from one place). */
-  addressFreeFailures: number;
-  /** The first delay; each further failure doubles it, up to maxDelayMs. */
-  baseDelayMs: number;
-  maxDelayMs: number;
-  /** Failures older than this are forgotten (the counter starts again). */
-  windowMs: number;
-}
 
 const int = (v: string | undefined, name: string, dflt: number): number => {
   if (v === undefined || v === '') return dflt;

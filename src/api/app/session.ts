@@ -42,8 +42,23 @@ export async function sessionRoutes(app: FastifyInstance, deps: ApiDeps): Promis
       response: { 200: Type.Object({ accessToken: Type.String({ description: 'shown once; store it safely' }), tokenType: Type.Literal('Bearer'), expiresAt: Type.String(), userId: Type.String() }), ...stdErrors() },
     },
   }, async (req) => {
-    const t = await deps.auth.signIn(req.body.email, req.body.password);
+    // req.ip is the peer's address: behind a reverse proxy every client shares the proxy's (see open-points.md).
+    const t = await deps.auth.signIn(req.body.email, req.body.password, req.ip);
     return { accessToken: t.accessToken, tokenType: 'Bearer' as const, expiresAt: t.expiresAt.toISOString(), userId: t.userId };
+  });
+
+  r.post('/app/password', {
+    onRequest: auth,
+    schema: {
+      operationId: 'changePassword', tags, security, ...OPEN,
+      summary: "Change the signed-in user's password; every access token of the user is revoked and a new one returned",
+      description: 'Wrong current passwords count like failed sign-ins (the same growing waits, 429 with Retry-After, a user.sign_in_failed event). API keys are not revoked: revoke or rotate them separately.',
+      body: Type.Object({ currentPassword: Type.String({ minLength: 1, maxLength: 1024 }), newPassword: Type.String({ minLength: 8, maxLength: 1024 }) }, { additionalProperties: false }),
+      response: { 200: Type.Object({ accessToken: Type.String({ description: 'shown once; the one this request carried no longer works' }), tokenType: Type.Literal('Bearer'), expiresAt: Type.String(), tokensRevoked: Type.Integer() }), ...stdErrors() },
+    },
+  }, async (req) => {
+    const t = await deps.auth.changePassword(userOf(req), req.body.currentPassword, req.body.newPassword, req.ip);
+    return { accessToken: t.accessToken, tokenType: 'Bearer' as const, expiresAt: t.expiresAt.toISOString(), tokensRevoked: t.tokensRevoked };
   });
 
   r.post('/app/sign-out', {

@@ -93,13 +93,6 @@ export class CredentialsRepo {
     return row ?? null;
   }
 
-  /** Every live access token of the user stops working (password changed or reset). */
-  async revokeAllAccessTokens(userId: string): Promise<number> {
-    const rows = await this.db.update(accessTokens).set({ revokedAt: new Date() })
-      .where(and(eq(accessTokens.userId, userId), isNull(accessTokens.revokedAt))).returning({ id: accessTokens.id });
-    return rows.length;
-  }
-
   async listApiKeys(userId: string): Promise<ApiKeyRow[]> {
     return this.db.select(keyColumns).from(apiKeys).where(eq(apiKeys.userId, userId)).orderBy(desc(apiKeys.createdAt));
   }
