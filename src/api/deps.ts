@@ -26,6 +26,8 @@ export interface ApiDeps {
   shadow: ShadowService;
   /** Drift between Master, links and Slaves; absent where the engine does not run (route answers 503). */
   reconciler?: Reconciler;
+  /** This process among those sharing the store (idempotency claims carry it). */
+  instanceId: string;
   /** Family V's default rate limits (an API key may have dedicated ones). */
   v1Limits: V1Limits;
   /** Per-user limit of account-connection requests. */

@@ -84,7 +84,7 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
   });
   inputGuard(app);
   requestRecords(app, deps.store, (err) => app.log.error({ err }, 'request record not written'));
-  idempotency(app, deps.store, { prefixes: ['/v1/'], onError: (err) => app.log.error({ err }, 'idempotency record not written') });
+  idempotency(app, deps.store, { prefixes: ['/v1/'], instanceId: deps.instanceId, onError: (err) => app.log.error({ err }, 'idempotency record not written') });
 
   // Error bodies are built by sendError and need no compiled serializer: keep 4xx/5xx response schemas for the
   // document only. Dozens of routes x ~8 error codes of fast-json-stringify compilation was most of start-up.
