@@ -291,6 +291,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/app/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the signed-in user's password; every access token of the user is revoked and a new one returned
+         * @description Wrong current passwords count like failed sign-ins (the same growing waits, 429 with Retry-After, a user.sign_in_failed event). API keys are not revoked: revoke or rotate them separately.
+         */
+        post: operations["changePassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/app/sign-in": {
         parameters: {
             query?: never;
@@ -1649,6 +1669,58 @@ export interface components {
             /** @enum {string} */
             type: "account.circuit_breaker_tripped";
         };
+        /**
+         * Event.user.sign_in_failed
+         * @description A wrong password was given for the user's account (sign-in, or the current password of a password change). retryAfterSec: how long the account's next try must now wait (null = no wait yet).
+         */
+        "def-23": {
+            /** @description the account the event is about; null for user-level events */
+            accountId: string | null;
+            /** @description sign-in failed */
+            data: {
+                attempt: "sign_in" | "password_change";
+                clientAddress: string | null;
+                failures: number | null;
+                retryAfterSec: number | null;
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description event id (evt_...); also the webhook-id header: deduplicate on it */
+            id: string;
+            /** @enum {number} */
+            schemaVersion: 1;
+            /** @description dense per account (per user when accountId is null), from 1; 0 for webhook.test */
+            sequence: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @enum {string} */
+            type: "user.sign_in_failed";
+        };
+        /**
+         * Event.user.password_changed
+         * @description The user's password was changed (by the user, or reset by the operator); every access token was revoked.
+         */
+        "def-24": {
+            /** @description the account the event is about; null for user-level events */
+            accountId: string | null;
+            /** @description password changed */
+            data: {
+                by: "user" | "operator";
+                tokensRevoked: number;
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description event id (evt_...); also the webhook-id header: deduplicate on it */
+            id: string;
+            /** @enum {number} */
+            schemaVersion: 1;
+            /** @description dense per account (per user when accountId is null), from 1; 0 for webhook.test */
+            sequence: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @enum {string} */
+            type: "user.password_changed";
+        };
     };
     responses: never;
     parameters: never;
@@ -1829,6 +1901,24 @@ export interface operations {
             };
             /** @description Default Response */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2424,6 +2514,24 @@ export interface operations {
                 };
             };
             /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2705,6 +2813,24 @@ export interface operations {
                 };
             };
             /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2889,7 +3015,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": Record<string, never>;
             };
@@ -4120,6 +4246,23 @@ export interface operations {
                             name: string;
                             /** @description first characters, to tell keys apart */
                             prefix: string;
+                            /** @description family V rate limits of this credential; null = not limited */
+                            rateLimits: {
+                                reads: {
+                                    /** @description true when the operator set this limit for the key (spec 8.3: higher dedicated limits); false = the default */
+                                    dedicated: boolean;
+                                    /** @description requests per window (the bucket holds this many; it refills evenly over the window) */
+                                    quota: number;
+                                    windowSec: number;
+                                } | null;
+                                writes: {
+                                    /** @description true when the operator set this limit for the key (spec 8.3: higher dedicated limits); false = the default */
+                                    dedicated: boolean;
+                                    /** @description requests per window (the bucket holds this many; it refills evenly over the window) */
+                                    quota: number;
+                                    windowSec: number;
+                                } | null;
+                            };
                             replacedBy: string | null;
                             revokedAt: string | null;
                             /** @description active, expiring (rotated, inside its overlap window), expired or revoked */
@@ -4270,6 +4413,23 @@ export interface operations {
                             name: string;
                             /** @description first characters, to tell keys apart */
                             prefix: string;
+                            /** @description family V rate limits of this credential; null = not limited */
+                            rateLimits: {
+                                reads: {
+                                    /** @description true when the operator set this limit for the key (spec 8.3: higher dedicated limits); false = the default */
+                                    dedicated: boolean;
+                                    /** @description requests per window (the bucket holds this many; it refills evenly over the window) */
+                                    quota: number;
+                                    windowSec: number;
+                                } | null;
+                                writes: {
+                                    /** @description true when the operator set this limit for the key (spec 8.3: higher dedicated limits); false = the default */
+                                    dedicated: boolean;
+                                    /** @description requests per window (the bucket holds this many; it refills evenly over the window) */
+                                    quota: number;
+                                    windowSec: number;
+                                } | null;
+                            };
                             replacedBy: string | null;
                             revokedAt: string | null;
                             /** @description active, expiring (rotated, inside its overlap window), expired or revoked */
@@ -4525,7 +4685,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     overlapSeconds?: number;
@@ -4549,12 +4709,171 @@ export interface operations {
                             name: string;
                             /** @description first characters, to tell keys apart */
                             prefix: string;
+                            /** @description family V rate limits of this credential; null = not limited */
+                            rateLimits: {
+                                reads: {
+                                    /** @description true when the operator set this limit for the key (spec 8.3: higher dedicated limits); false = the default */
+                                    dedicated: boolean;
+                                    /** @description requests per window (the bucket holds this many; it refills evenly over the window) */
+                                    quota: number;
+                                    windowSec: number;
+                                } | null;
+                                writes: {
+                                    /** @description true when the operator set this limit for the key (spec 8.3: higher dedicated limits); false = the default */
+                                    dedicated: boolean;
+                                    /** @description requests per window (the bucket holds this many; it refills evenly over the window) */
+                                    quota: number;
+                                    windowSec: number;
+                                } | null;
+                            };
                             replacedBy: string | null;
                             revokedAt: string | null;
                             /** @description active, expiring (rotated, inside its overlap window), expired or revoked */
                             state: string;
                         };
                         previousKeyExpiresAt: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    changePassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    currentPassword: string;
+                    newPassword: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description shown once; the one this request carried no longer works */
+                        accessToken: string;
+                        expiresAt: string;
+                        tokensRevoked: number;
+                        /** @enum {string} */
+                        tokenType: "Bearer";
                     };
                 };
             };
@@ -4966,6 +5285,16 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5005,6 +5334,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5041,6 +5380,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5059,6 +5408,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5074,9 +5433,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5095,6 +5466,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5126,6 +5507,16 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5163,6 +5554,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5199,6 +5600,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5217,6 +5628,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5232,9 +5653,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5253,6 +5686,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5291,6 +5734,16 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5328,6 +5781,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5364,6 +5827,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5382,6 +5855,16 @@ export interface operations {
             /** @description Default Response */
             409: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5400,6 +5883,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5415,9 +5908,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5436,6 +5941,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5467,6 +5982,16 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5491,6 +6016,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5527,6 +6062,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5545,6 +6090,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5560,9 +6115,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5581,6 +6148,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5657,6 +6234,16 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5707,6 +6294,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5743,6 +6340,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5761,6 +6368,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5776,9 +6393,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5797,6 +6426,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5833,6 +6472,16 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5867,6 +6516,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5903,6 +6562,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5921,6 +6590,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5936,9 +6615,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5957,6 +6648,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5993,6 +6694,16 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6019,6 +6730,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6055,6 +6776,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6073,6 +6804,16 @@ export interface operations {
             /** @description Default Response */
             409: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6091,6 +6832,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6106,9 +6857,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6127,6 +6890,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6145,6 +6918,16 @@ export interface operations {
             /** @description Default Response */
             502: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6163,6 +6946,16 @@ export interface operations {
             /** @description Default Response */
             503: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6209,6 +7002,16 @@ export interface operations {
             /** @description Default Response */
             202: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6226,6 +7029,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6262,6 +7075,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6280,6 +7103,16 @@ export interface operations {
             /** @description Default Response */
             409: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6298,6 +7131,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6313,9 +7156,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6334,6 +7189,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6352,6 +7217,16 @@ export interface operations {
             /** @description Default Response */
             502: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6370,6 +7245,16 @@ export interface operations {
             /** @description Default Response */
             503: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6402,6 +7287,16 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6418,6 +7313,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6454,6 +7359,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6472,6 +7387,16 @@ export interface operations {
             /** @description Default Response */
             409: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6490,6 +7415,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6505,9 +7440,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6526,6 +7473,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6544,6 +7501,16 @@ export interface operations {
             /** @description Default Response */
             502: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6562,6 +7529,16 @@ export interface operations {
             /** @description Default Response */
             503: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6588,7 +7565,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     /** @description also cancel pending orders (default true) */
@@ -6600,6 +7577,16 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6650,6 +7637,16 @@ export interface operations {
             /** @description A panic-close job: per account and per position, readable while it runs */
             202: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6723,6 +7720,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6759,6 +7766,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6777,6 +7794,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6792,9 +7819,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6813,6 +7852,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6844,6 +7893,16 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6881,6 +7940,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6917,24 +7986,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description machine-readable error code */
-                        code: string;
-                        /** @description what went wrong, for a person */
-                        error: string;
-                        /** @description id of this request; also in the x-request-id header */
-                        requestId: string;
-                    } & {
-                        [key: string]: unknown;
-                    };
-                };
-            };
-            /** @description Default Response */
-            409: {
-                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6953,6 +8014,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6968,9 +8039,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6989,6 +8072,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7020,6 +8113,16 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7043,6 +8146,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7079,6 +8192,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7097,6 +8220,16 @@ export interface operations {
             /** @description Default Response */
             409: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7115,6 +8248,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7130,9 +8273,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7151,6 +8306,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7169,6 +8334,16 @@ export interface operations {
             /** @description Default Response */
             502: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7187,6 +8362,16 @@ export interface operations {
             /** @description Default Response */
             503: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7226,6 +8411,16 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7242,6 +8437,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7278,6 +8483,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7296,6 +8511,16 @@ export interface operations {
             /** @description Default Response */
             409: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7314,6 +8539,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7329,9 +8564,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7350,6 +8597,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7368,6 +8625,16 @@ export interface operations {
             /** @description Default Response */
             502: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7386,6 +8653,16 @@ export interface operations {
             /** @description Default Response */
             503: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7413,7 +8690,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     volume?: number;
@@ -7424,6 +8701,16 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7440,6 +8727,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7476,6 +8773,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7494,6 +8801,16 @@ export interface operations {
             /** @description Default Response */
             409: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7512,6 +8829,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7527,9 +8854,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7548,6 +8887,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7566,6 +8915,16 @@ export interface operations {
             /** @description Default Response */
             502: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7584,6 +8943,16 @@ export interface operations {
             /** @description Default Response */
             503: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7615,6 +8984,16 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7652,6 +9031,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7688,6 +9077,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7706,6 +9105,16 @@ export interface operations {
             /** @description Default Response */
             409: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7724,6 +9133,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7739,9 +9158,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7760,6 +9191,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7778,6 +9219,16 @@ export interface operations {
             /** @description Default Response */
             503: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7811,6 +9262,16 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7848,6 +9309,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7884,6 +9355,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7902,6 +9383,16 @@ export interface operations {
             /** @description Default Response */
             409: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7920,6 +9411,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7935,9 +9436,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7956,6 +9469,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7974,6 +9497,16 @@ export interface operations {
             /** @description Default Response */
             503: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8005,6 +9538,16 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8042,6 +9585,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8078,6 +9631,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8096,6 +9659,16 @@ export interface operations {
             /** @description Default Response */
             409: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8114,6 +9687,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8129,9 +9712,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8150,6 +9745,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8181,6 +9786,16 @@ export interface operations {
             /** @description Risk limits and, for an account, what the monitor last saw */
             200: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8216,6 +9831,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8252,6 +9877,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8270,6 +9905,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8285,9 +9930,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8306,6 +9963,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8352,6 +10019,16 @@ export interface operations {
             /** @description Risk limits and, for an account, what the monitor last saw */
             200: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8387,6 +10064,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8423,6 +10110,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8441,6 +10138,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8456,9 +10163,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8477,6 +10196,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8508,6 +10237,16 @@ export interface operations {
             /** @description A Slave's shadow mode: while enabled its copies go to a simulated twin, never to its broker */
             200: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8526,6 +10265,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8562,6 +10311,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8580,6 +10339,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8595,9 +10364,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8616,6 +10397,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8653,6 +10444,16 @@ export interface operations {
             /** @description A Slave's shadow mode: while enabled its copies go to a simulated twin, never to its broker */
             200: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8671,6 +10472,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8707,6 +10518,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8725,6 +10546,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8740,9 +10571,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8761,6 +10604,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8790,6 +10643,16 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8906,6 +10769,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8942,6 +10815,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8960,6 +10843,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8975,9 +10868,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8996,6 +10901,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9031,6 +10946,16 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9145,6 +11070,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9181,6 +11116,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9199,6 +11144,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9214,9 +11169,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9235,6 +11202,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9266,6 +11243,16 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9380,6 +11367,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9416,6 +11413,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9434,6 +11441,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9449,9 +11466,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9470,6 +11499,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9496,7 +11535,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     /** @description also cancel pending orders (default true) */
@@ -9508,6 +11547,16 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9562,6 +11611,16 @@ export interface operations {
             /** @description A panic-close job: per account and per position, readable while it runs */
             202: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9635,6 +11694,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9671,6 +11740,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9689,6 +11768,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9704,9 +11793,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9725,6 +11826,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9756,6 +11867,16 @@ export interface operations {
             /** @description Risk limits and, for an account, what the monitor last saw */
             200: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9791,6 +11912,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9827,6 +11958,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9845,6 +11986,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9860,9 +12011,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9881,6 +12044,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9927,6 +12100,16 @@ export interface operations {
             /** @description Risk limits and, for an account, what the monitor last saw */
             200: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9962,6 +12145,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9998,6 +12191,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10016,6 +12219,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10031,9 +12244,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10052,6 +12277,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10081,6 +12316,16 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10097,6 +12342,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10133,6 +12388,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10151,6 +12416,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10166,9 +12441,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10187,6 +12474,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10221,6 +12518,16 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10249,6 +12556,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10285,6 +12602,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10303,6 +12630,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10318,9 +12655,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10339,6 +12688,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10374,6 +12733,16 @@ export interface operations {
             /** @description text/event-stream of `id: <cursor>`, `event: <type>`, `data: <event JSON>` messages */
             200: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10383,6 +12752,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10419,6 +12798,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10437,6 +12826,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10452,9 +12851,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10473,6 +12884,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10502,6 +12923,16 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10510,6 +12941,23 @@ export interface operations {
                         credential: {
                             id: string;
                             kind: string;
+                            /** @description family V rate limits of this credential; null = not limited */
+                            rateLimits: {
+                                reads: {
+                                    /** @description true when the operator set this limit for the key (spec 8.3: higher dedicated limits); false = the default */
+                                    dedicated: boolean;
+                                    /** @description requests per window (the bucket holds this many; it refills evenly over the window) */
+                                    quota: number;
+                                    windowSec: number;
+                                } | null;
+                                writes: {
+                                    /** @description true when the operator set this limit for the key (spec 8.3: higher dedicated limits); false = the default */
+                                    dedicated: boolean;
+                                    /** @description requests per window (the bucket holds this many; it refills evenly over the window) */
+                                    quota: number;
+                                    windowSec: number;
+                                } | null;
+                            };
                         };
                         email: string;
                         id: string;
@@ -10519,6 +12967,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10555,6 +13013,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10573,6 +13041,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10588,9 +13066,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10609,6 +13099,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10640,6 +13140,16 @@ export interface operations {
             /** @description A panic-close job: per account and per position, readable while it runs */
             200: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10713,6 +13223,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10749,6 +13269,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10767,6 +13297,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10782,9 +13322,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10803,6 +13355,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10837,6 +13399,16 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10860,6 +13432,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10896,6 +13478,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10914,6 +13506,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10929,9 +13531,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10950,6 +13564,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10985,6 +13609,16 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11044,6 +13678,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11080,6 +13724,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11098,6 +13752,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11113,9 +13777,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11134,6 +13810,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11165,6 +13851,16 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11222,6 +13918,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11258,6 +13964,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11276,6 +13992,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11291,9 +14017,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11312,6 +14050,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11341,6 +14089,16 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11367,6 +14125,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11403,6 +14171,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11421,6 +14199,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11436,9 +14224,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11457,6 +14257,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11497,6 +14307,16 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11524,6 +14344,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11560,6 +14390,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11578,6 +14418,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11593,9 +14443,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11614,6 +14476,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11645,6 +14517,16 @@ export interface operations {
             /** @description a webhook endpoint; its secret is never shown again after create or rotate */
             200: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11669,6 +14551,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11705,6 +14597,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11723,6 +14625,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11738,9 +14650,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11759,6 +14683,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11790,6 +14724,16 @@ export interface operations {
             /** @description Default Response */
             204: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -11797,6 +14741,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11833,6 +14787,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11851,6 +14815,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11866,9 +14840,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11887,6 +14873,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11928,6 +14924,16 @@ export interface operations {
             /** @description a webhook endpoint; its secret is never shown again after create or rotate */
             200: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11952,6 +14958,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11988,6 +15004,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12006,6 +15032,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12021,9 +15057,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12042,6 +15090,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12077,6 +15135,16 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12105,6 +15173,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12141,6 +15219,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12159,6 +15247,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12174,9 +15272,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12195,6 +15305,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12232,6 +15352,16 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12257,6 +15387,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12293,6 +15433,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12311,6 +15461,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12326,9 +15486,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12347,6 +15519,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12386,6 +15568,16 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12413,6 +15605,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12449,6 +15651,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12467,6 +15679,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12482,9 +15704,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12503,6 +15737,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12534,6 +15778,16 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12559,6 +15813,16 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12595,6 +15859,16 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12613,6 +15887,16 @@ export interface operations {
             /** @description Default Response */
             413: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12628,9 +15912,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12649,6 +15945,16 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
