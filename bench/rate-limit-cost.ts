@@ -5,6 +5,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { Store } from '../src/store/store.js';
 import { AuthService } from '../src/auth/auth-service.js';
+import { RateBucketsRepo } from '../src/store/repos/rate-buckets.js';
 import { report, spawnNode, stop, waitFor200, type Row } from './lib.js';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
@@ -44,6 +45,24 @@ async function measure(at: { dataDir: string; databaseUrl?: string }, apiKey: st
   }
 }
 
+/** The bucket statement alone next to a primary-key read of the same store, in ms per call (sequential). */
+async function statementCost(at: { dataDir: string; databaseUrl?: string }): Promise<{ take: number; read: number }> {
+  const store = await Store.open(at);
+  try {
+    const repo = new RateBucketsRepo(store.database.db);
+    const u = (await store.users.byEmail('bench@example.test'))!;
+    const time = async (fn: () => Promise<unknown>) => {
+      const t0 = performance.now();
+      for (let i = 0; i < 500; i++) await fn();
+      return (performance.now() - t0) / 500;
+    };
+    await time(() => repo.take('bench:reads', { quota: 1e9, windowSec: 60 })); // warm-up
+    return { take: await time(() => repo.take('bench:reads', { quota: 1e9, windowSec: 60 })), read: await time(() => store.users.byId(u.id)) };
+  } finally {
+    await store.close();
+  }
+}
+
 /**
  * The limiter's cost per request: the same read route with and without it, on both stores, alternating
  * (off, on, off, on) so drift in the machine's load falls on both alike.
@@ -68,6 +87,8 @@ export async function benchRateLimitCost(): Promise<void> {
     if (pgUrl) stores.push(['PostgreSQL', { dataDir: join(dir, 'pg'), databaseUrl: pgUrl }]);
     for (const [name, at] of stores) {
       const apiKey = await seed(at);
+      const c = await statementCost(at);
+      rows.push({ store: name, route: 'bucket upsert vs primary-key read, in process', 'without limiter (req/s)': `read ${c.read.toFixed(3)} ms`, 'with limiter (req/s)': `upsert ${c.take.toFixed(3)} ms`, 'with / without': '' });
       for (const path of ['/v1/me', '/v1/accounts']) {
         const off: number[] = [];
         const on: number[] = [];

@@ -11,10 +11,10 @@ export interface V1Limits {
   windowSec: number;
 }
 
-export type LimitClass = 'writes' | 'reads';
+type LimitClass = 'writes' | 'reads';
 
 /** The limits that apply to one caller: its key's dedicated ones where the operator set them, else the defaults. */
-export function effectiveLimits(defaults: V1Limits, principal: Pick<Principal, 'limits'>): Record<LimitClass, BucketPolicy | null> {
+function effectiveLimits(defaults: V1Limits, principal: Pick<Principal, 'limits'>): Record<LimitClass, BucketPolicy | null> {
   const of = (n: number | null | undefined, dflt: number) => {
     const quota = n ?? dflt;
     return quota > 0 ? { quota, windowSec: defaults.windowSec } : null;
