@@ -3,6 +3,7 @@ import type { Principal } from '../../auth/auth-service.js';
 import { RateBucketsRepo, type BucketPolicy } from '../../store/repos/rate-buckets.js';
 import type { Store } from '../../store/store.js';
 import { sendError } from '../errors.js';
+import { MemoryBuckets } from './memory-buckets.js';
 
 /** Family V's default limits: requests per window for writes and for reads (0 = that class is not limited). */
 export interface V1Limits {
@@ -47,7 +48,8 @@ const classOf = (method: string): LimitClass => (method === 'GET' || method === 
  * (seconds until one token is back).
  */
 export function rateLimiter(app: FastifyInstance, store: Store, defaults: V1Limits) {
-  const repo = new RateBucketsRepo(store.database.db);
+  // Embedded store: one process by its lock file, so memory is exact; PostgreSQL: processes share the store's buckets.
+  const repo = store.database.kind === 'pglite' ? new MemoryBuckets() : new RateBucketsRepo(store.database.db);
   const idleMs = Math.max(defaults.windowSec * 1000 * 2, 3600_000);
   const purge = setInterval(() => void repo.purgeIdle(new Date(Date.now() - idleMs)).catch((err: unknown) => app.log.error({ err }, 'rate buckets not purged')), idleMs);
   purge.unref();
@@ -89,6 +91,14 @@ const RETRY_AFTER = { description: 'seconds until the next request of this class
 export function documentRateLimits(doc: Record<string, unknown>): void {
   const paths = (doc.paths ?? {}) as Record<string, Record<string, { responses?: Record<string, { headers?: Record<string, unknown>; description?: string; content?: unknown }> }>>;
   for (const [path, ops] of Object.entries(paths)) {
+    // Sign-in and password change answer 429 with Retry-After while an account or address must wait.
+    if (path === '/app/sign-in' || path === '/app/password') {
+      for (const op of Object.values(ops)) {
+        const r429 = op?.responses?.['429'];
+        if (r429) Object.assign(r429, { description: 'too many failed sign-ins for this account or from this address (code rate_limited): wait Retry-After seconds', headers: { 'Retry-After': RETRY_AFTER } });
+      }
+      continue;
+    }
     if (!path.startsWith('/v1/')) continue;
     for (const op of Object.values(ops)) {
       if (!op || typeof op !== 'object' || !op.responses) continue;
