@@ -4949,9 +4949,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description too many failed sign-ins for this account or from this address (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5091,9 +5093,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description too many failed sign-ins for this account or from this address (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
