@@ -2,11 +2,13 @@
 import { benchCrossPlatformLatency, benchCrossPlatformScaleB, benchCrossPlatformScaleC } from './cross-platform.js';
 import { benchService } from './service.js';
 import { benchCopyOverhead } from './copy-overhead.js';
+import { benchRateLimitCost } from './rate-limit-cost.js';
 
 const only = process.argv[2];
 const benches: Record<string, () => Promise<void>> = {
   service: benchService,
   'copy-overhead': benchCopyOverhead,
+  'rate-limit-cost': benchRateLimitCost,
   'cross-platform-latency': benchCrossPlatformLatency,
   'cross-platform-500c': benchCrossPlatformScaleC,
   'cross-platform-500b': benchCrossPlatformScaleB,

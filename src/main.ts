@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { AuthService } from './auth/auth-service.js';
@@ -14,6 +15,7 @@ import { PanicCloseService } from './engine/panic-close.js';
 import { RiskGuard } from './engine/risk/guard.js';
 import { ShadowService } from './engine/shadow.js';
 import { buildServer } from './api/server.js';
+import { settleInFlightKeys } from './api/idempotency-settle.js';
 import type { ApiDeps } from './api/deps.js';
 import { createSimAdapterFactory } from './platforms/sim/factory.js';
 import { SimBroker } from './simulator/broker.js';
@@ -56,7 +58,15 @@ export interface ServiceOptions {
  * Composition root: config -> one implementation per port -> servers. Every port has an embedded
  * implementation, so nothing here needs an external server unless DATABASE_URL asks for PostgreSQL.
  */
+/**
+ * On a store shared by several processes, a key in flight for this long belongs to a process that stopped:
+ * no request of ours runs for 2 minutes (a panic-close waits at most 30 s, broker calls time out in seconds).
+ */
+const IN_FLIGHT_STALE_MS = 120_000;
+
 export async function startService(cfg: Config, logger: Logger | false, opts: ServiceOptions = {}): Promise<Service> {
+  const startedAt = new Date();
+  const instanceId = randomUUID();
   const store = await Store.open({ dataDir: cfg.dataDir, databaseUrl: cfg.databaseUrl });
   const cleanup: Array<() => Promise<void>> = [() => store.close()];
   try {
@@ -144,7 +154,7 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
     const settler = new Settler(store, adapters, engine, { logger });
     engine.onUnresolved = () => settler.nudge();
     const reconciler = new Reconciler(store, adapters, engine, { logger, beforeRun: () => watcher.idle() });
-    const auth = new AuthService(store, { accessTokenTtlSec: cfg.accessTokenTtlSec, apiKeyOverlapSec: cfg.apiKeyOverlapSec });
+    const auth = new AuthService(store, { accessTokenTtlSec: cfg.accessTokenTtlSec, apiKeyOverlapSec: cfg.apiKeyOverlapSec, signIn: cfg.signIn });
     // Before the servers: events written from the first request on are delivered; stopped after the engine drains.
     const hooks = createWebhooks(store, box, cfg.webhooks, logger);
     hooks.start();
@@ -158,6 +168,8 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
       risk,
       shadow,
       reconciler,
+      instanceId,
+      v1Limits: cfg.v1Limits,
       connectLimit: { max: 3, windowMs: 5 * 60_000 },
       quotas: cfg.quotas,
       webhooks: hooks.service,
@@ -209,6 +221,14 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
       await engine.flush();
     });
     await settler.runOnce({ graceMs: 0 });
+    // After the settle pass, so an order whose outcome it just learnt is answered with that outcome.
+    await settleKeys(store, instanceId, store.database.kind === 'pglite' ? startedAt : new Date(Date.now() - IN_FLIGHT_STALE_MS), logger);
+    if (store.database.kind === 'postgres') {
+      // A sibling process may stop at any time: its keys are settled once they are older than any request.
+      const sweep = setInterval(() => void settleKeys(store, instanceId, new Date(Date.now() - IN_FLIGHT_STALE_MS), logger), 30_000);
+      sweep.unref();
+      cleanup.unshift(async () => clearInterval(sweep));
+    }
     await watcher.start();
     settler.start();
     reconciler.start();
@@ -225,5 +245,15 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
   } catch (err) {
     for (const step of cleanup) await step().catch(() => undefined);
     throw err;
+  }
+}
+
+async function settleKeys(store: Store, instanceId: string, before: Date, logger: Logger | false): Promise<void> {
+  const onError = (err: unknown) => logger && logger.error({ err }, 'idempotency key left in flight not settled');
+  try {
+    const r = await settleInFlightKeys(store, { instanceId, before, onError });
+    if (logger && r.answered + r.freed > 0) logger.info(r, 'idempotency keys left in flight by a stopped process settled');
+  } catch (err) {
+    onError(err);
   }
 }

@@ -41,6 +41,17 @@ describe('copytrade CLI (admin commands on the embedded store)', () => {
     expect(revoked.code, revoked.stderr).toBe(0);
   }, 60_000);
 
+  it("sets a key's dedicated limits and resets a password (revoking the user's access tokens)", async () => {
+    const k = JSON.parse((await cli('keys', 'create', '--email', 'ops@example.test', '--json')).stdout);
+    const limited = await cli('keys', 'limit', '--id', k.id, '--writes', '500', '--json');
+    expect(limited.code, limited.stderr).toBe(0);
+    expect(JSON.parse(limited.stdout)).toEqual({ id: k.id, writes: 500, reads: 600, windowSec: 60, dedicated: { writes: true, reads: false } });
+    expect((await cli('keys', 'limit', '--id', k.id, '--reads', '0')).stderr).toContain('--reads must be a whole number');
+    const reset = await cli('users', 'reset-password', '--email', 'ops@example.test', '--password', 'another-long-pw', '--json');
+    expect(reset.code, reset.stderr).toBe(0);
+    expect(JSON.parse(reset.stdout)).toMatchObject({ email: 'ops@example.test', tokensRevoked: 1 });
+  }, 180_000);
+
   it('exits non-zero with a clear message on bad input', async () => {
     const dup = await cli('users', 'create', '--email', 'ops@example.test', '--password', 'long-enough-pw');
     expect(dup.code).not.toBe(0);

@@ -14,6 +14,7 @@ import type { Platform } from '../domain/types.js';
 import type { CredentialBox } from '../auth/credential-box.js';
 import type { PlatformEndpoints } from '../platforms/endpoints.js';
 import type { QuotaConfig } from '../config/quotas-config.js';
+import type { V1Limits } from './plugins/rate-limit.js';
 
 /** What the HTTP layer needs from the rest of the service (built in main.ts). */
 export interface ApiDeps {
@@ -26,6 +27,10 @@ export interface ApiDeps {
   shadow: ShadowService;
   /** Drift between Master, links and Slaves; absent where the engine does not run (route answers 503). */
   reconciler?: Reconciler;
+  /** This process among those sharing the store (idempotency claims carry it). */
+  instanceId: string;
+  /** Family V's default rate limits (an API key may have dedicated ones). */
+  v1Limits: V1Limits;
   /** Per-user limit of account-connection requests. */
   connectLimit: { max: number; windowMs: number };
   /** Per-user quotas; 0 = no limit. */

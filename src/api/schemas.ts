@@ -16,6 +16,14 @@ export const ErrorBody = Type.Object({
 const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [c, ErrorBody]));
 export const stdErrors = (...extra: number[]) => errors(400, 401, 404, 413, 429, 500, ...extra);
 
+const LimitPolicy = Type.Union([Type.Object({
+  quota: Type.Integer({ description: 'requests per window (the bucket holds this many; it refills evenly over the window)' }),
+  windowSec: Type.Integer(),
+  dedicated: Type.Boolean({ description: 'true when the operator set this limit for the key (spec 8.3: higher dedicated limits); false = the default' }),
+}), Type.Null()]);
+/** Family V rate limits of one credential (numbers: open point 14). */
+export const RateLimitsSchema = Type.Object({ writes: LimitPolicy, reads: LimitPolicy }, { ...OPEN, description: 'family V rate limits of this credential; null = not limited' });
+
 const Num = Type.Number();
 const NullableNum = Type.Union([Type.Number(), Type.Null()]);
 const NullableStr = Type.Union([Type.String(), Type.Null()]);

@@ -9,6 +9,7 @@ import { isAppMirror, rewriteAppMirror } from './app/mirror.js';
 import { newRequestId, requestRecords } from './plugins/request-records.js';
 import { idempotency } from './plugins/idempotency.js';
 import { inputGuard } from './plugins/input-guard.js';
+import { documentRateLimits, rateLimiter } from './plugins/rate-limit.js';
 import { clientErrorHandler, frameworkErrors } from './framework-errors.js';
 import { familyR } from './r/routes.js';
 import { sessionRoutes } from './app/session.js';
@@ -86,7 +87,7 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
   });
   inputGuard(app);
   requestRecords(app, deps.store, (err) => app.log.error({ err }, 'request record not written'));
-  idempotency(app, deps.store, { prefixes: ['/v1/'], onError: (err) => app.log.error({ err }, 'idempotency record not written') });
+  idempotency(app, deps.store, { prefixes: ['/v1/'], instanceId: deps.instanceId, onError: (err) => app.log.error({ err }, 'idempotency record not written') });
 
   // Error bodies are built by sendError and need no compiled serializer: keep 4xx/5xx response schemas for the
   // document only. Dozens of routes x ~8 error codes of fast-json-stringify compilation was most of start-up.
@@ -110,6 +111,7 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
     transformObject: (doc) => {
       const openapi = markOptionalBodies((doc as { openapiObject: Record<string, unknown> }).openapiObject);
       if (opts.families.includes('v1')) openapi.webhooks = eventWebhooks();
+      documentRateLimits(openapi);
       return openapi as never;
     },
     refResolver,
@@ -140,9 +142,14 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
   const apiKeyAuth = requireAuth(deps.auth, 'api_key');
   const tokenAuth = requireAuth(deps.auth, 'access_token');
   const servesV1 = opts.families.includes('v1');
+  // Spec 8.3: family V's rate limits, checked once the caller is known and before the body is even parsed.
+  const limit = rateLimiter(app, deps.store, deps.v1Limits);
   const v1Auth: onRequestAsyncHookHandler = async function (req, reply) {
-    if (isAppMirror(req.raw)) return tokenAuth.call(this, req, reply);
-    if (servesV1) return apiKeyAuth.call(this, req, reply);
+    if (isAppMirror(req.raw) || servesV1) {
+      await (isAppMirror(req.raw) ? tokenAuth : apiKeyAuth).call(this, req, reply);
+      if (reply.sent || (await limit(req, reply))) return reply;
+      return;
+    }
     // Family V lives on its own port: here its paths exist only through the dashboard's mirror.
     await sendError(req, reply, 404, 'not_found', `no route ${req.method} ${req.url.split('?')[0]}`);
     return reply;

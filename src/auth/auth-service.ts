@@ -2,9 +2,13 @@ import { AppError, invalid } from '../domain/errors.js';
 import type { Store } from '../store/store.js';
 import type { ApiKeyRow } from '../store/repos/credentials.js';
 import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from './passwords.js';
+import { clearAccountFailures, SignInThrottle, type SignInLimits } from './sign-in-throttle.js';
+import { SignInFailuresRepo } from '../store/repos/sign-in-failures.js';
 import { ACCESS_TOKEN_PREFIX, API_KEY_PREFIX, displayPrefix, generateSecret, hashSecret, wellFormed } from './secrets.js';
 
 export interface AuthConfig {
+  /** Sign-in throttling; absent (the CLI) = none. */
+  signIn?: SignInLimits;
   /** Lifetime of a sign-in access token. */
   accessTokenTtlSec: number;
   /** How long a rotated API key keeps working beside its replacement. */
@@ -15,6 +19,8 @@ export interface Principal {
   userId: string;
   credentialKind: 'access_token' | 'api_key';
   credentialId: string;
+  /** An API key's dedicated family V limits (null = the default); absent for access tokens. */
+  limits?: { writes: number | null; reads: number | null };
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -24,8 +30,14 @@ const DUMMY_HASH = hashPassword('timing-equaliser');
 
 export class AuthService {
   private readonly touched = new Map<string, number>();
+  private readonly failures: SignInFailuresRepo;
+  private readonly throttle: SignInThrottle | null;
+  private failedSinceSweep = 0;
 
-  constructor(private readonly store: Store, private readonly cfg: AuthConfig) {}
+  constructor(private readonly store: Store, private readonly cfg: AuthConfig) {
+    this.failures = new SignInFailuresRepo(store.database.db);
+    this.throttle = cfg.signIn ? new SignInThrottle(this.failures, cfg.signIn) : null;
+  }
 
   async createUser(email: string, password: string): Promise<{ id: string; email: string }> {
     if (!EMAIL.test(email) || email.length > 254) throw invalid(`email ${JSON.stringify(email)} is not a valid address`);
@@ -34,11 +46,67 @@ export class AuthService {
     return { id: u.id, email: u.email };
   }
 
-  async signIn(email: string, password: string): Promise<{ accessToken: string; tokenId: string; expiresAt: Date; userId: string }> {
+  /**
+   * `from` is the client's address. While the account or the address must wait after failed tries, the answer
+   * is 429 before the password is checked; a wrong password of an existing account is an event its owner sees.
+   */
+  async signIn(email: string, password: string, from?: string): Promise<{ accessToken: string; tokenId: string; expiresAt: Date; userId: string }> {
+    await this.throttle?.check(email, from);
     const user = await this.store.users.byEmail(email);
     const ok = user ? await verifyPassword(password, user.passwordHash) : (await verifyPassword(password, await DUMMY_HASH), false);
-    if (!user || !ok) throw new AppError('unauthorized', 'email or password is wrong');
+    if (!user || !ok) {
+      await this.failedAttempt(email, from, user?.id ?? null, 'sign_in');
+      throw new AppError('unauthorized', 'email or password is wrong');
+    }
+    await this.throttle?.succeeded(email);
     return { ...(await this.issueToken(user.id)), userId: user.id };
+  }
+
+  private async failedAttempt(email: string, from: string | undefined, userId: string | null, attempt: 'sign_in' | 'password_change'): Promise<void> {
+    const counted = await this.throttle?.failed(email, from);
+    // Rows of sprayed addresses and emails would pile up: an occasional sweep drops those whose window is over.
+    if (this.throttle && ++this.failedSinceSweep >= 200) {
+      this.failedSinceSweep = 0;
+      void this.throttle.purge().catch(() => undefined);
+    }
+    if (!userId) return;
+    await this.store.events.emit([{
+      userId, accountId: null, type: 'user.sign_in_failed',
+      payload: { attempt, clientAddress: from ?? null, failures: counted?.failures ?? null, retryAfterSec: counted?.retryAfterSec ?? null },
+    }]);
+  }
+
+  /**
+   * The signed-in user's new password: the current one must be given (and wrong tries count like failed
+   * sign-ins). Every access token of the user is revoked; the caller gets a fresh one.
+   */
+  async changePassword(userId: string, current: string, next: string, from?: string): Promise<{ accessToken: string; tokenId: string; expiresAt: Date; tokensRevoked: number }> {
+    const user = await this.store.users.byId(userId);
+    if (!user) throw new AppError('unauthorized', 'the user no longer exists');
+    await this.throttle?.check(user.email, from);
+    if (!(await verifyPassword(current, user.passwordHash))) {
+      await this.failedAttempt(user.email, from, user.id, 'password_change');
+      throw invalid('the current password is wrong');
+    }
+    const { tokensRevoked } = await this.setPassword(user.id, next, 'user');
+    await this.throttle?.succeeded(user.email);
+    return { ...(await this.issueToken(user.id)), tokensRevoked };
+  }
+
+  /** The operator's reset (CLI): a new password, every access token revoked, any sign-in wait lifted. */
+  async resetPassword(email: string, next: string): Promise<{ userId: string; tokensRevoked: number }> {
+    const user = await this.store.users.byEmail(email);
+    if (!user) throw new AppError('not_found', `no user with email ${email}`);
+    const { tokensRevoked } = await this.setPassword(user.id, next, 'operator');
+    await clearAccountFailures(this.failures, user.email);
+    return { userId: user.id, tokensRevoked };
+  }
+
+  private async setPassword(userId: string, password: string, by: 'user' | 'operator'): Promise<{ tokensRevoked: number }> {
+    if (password.length < MIN_PASSWORD_LENGTH) throw invalid(`password must be at least ${MIN_PASSWORD_LENGTH} characters`);
+    const res = await this.store.users.setPassword(userId, await hashPassword(password), { type: 'user.password_changed', payload: { by } });
+    if (!res) throw new AppError('not_found', 'user not found');
+    return res;
   }
 
   async issueToken(userId: string): Promise<{ accessToken: string; tokenId: string; expiresAt: Date }> {
@@ -67,7 +135,7 @@ export class AuthService {
       this.touched.set(k.id, now);
       void this.store.credentials.touchApiKey(k.id).catch(() => undefined);
     }
-    return { userId: k.userId, credentialKind: 'api_key', credentialId: k.id };
+    return { userId: k.userId, credentialKind: 'api_key', credentialId: k.id, limits: k.limits };
   }
 
   async createApiKey(userId: string, name: string): Promise<{ key: ApiKeyRow; apiKey: string }> {

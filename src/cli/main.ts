@@ -137,6 +137,13 @@ export function buildCli(): Command {
       out(o.json, u, `created user ${u.email} (${u.id})`);
     }));
 
+  users.command('reset-password').description("set a user's password; every access token of the user is revoked and any sign-in wait lifted")
+    .requiredOption('--email <email>').requiredOption('--password <password>').option(...dataDirOpt).option('--json')
+    .action(async (o: Common & { email: string; password: string }) => withStore(o, async (_s, auth) => {
+      const r = await auth.resetPassword(o.email, o.password);
+      out(o.json, { id: r.userId, email: o.email, tokensRevoked: r.tokensRevoked }, `password of ${o.email} reset; ${r.tokensRevoked} access token(s) revoked`);
+    }));
+
   const tokens = program.command('tokens').description('issue signed-in user access tokens (family R)');
   tokens.command('create').requiredOption('--email <email>').option(...dataDirOpt).option('--json')
     .action(async (o: Common & { email: string }) => withStore(o, async (store, auth) => {
@@ -181,6 +188,26 @@ export function buildCli(): Command {
       const r = await rotateKeys(store.sealed, ring);
       out(o.json, r, `${r.resealed} sealed value(s) re-encrypted, ${r.alreadyCurrent} already under key ${r.keyId}. `
         + (ring.source === 'file' ? `${ring.file} now holds only the new key.` : 'Remove COPYTRADE_SECRET_KEY_PREVIOUS from the environment now.'));
+    }));
+  keys.command('limit')
+    .description("set a key's dedicated family V rate limits (requests per window; \"default\" = back to the configured default); the key's owner sees them in the key list and /v1/me")
+    .requiredOption('--id <keyId>').option('--writes <n>', 'write requests per window').option('--reads <n>', 'read requests per window').option(...dataDirOpt).option('--json')
+    .action(async (o: Common & { id: string; writes?: string; reads?: string }) => withStore(o, async (store, _auth, cfg) => {
+      const parse = (v: string | undefined, name: string): number | null | undefined => {
+        if (v === undefined) return undefined;
+        if (v === 'default') return null;
+        const n = Number(v);
+        if (!Number.isInteger(n) || n < 1 || n > 1_000_000) throw new AppError('invalid_request', `--${name} must be a whole number from 1 to 1000000, or "default"`);
+        return n;
+      };
+      const writes = parse(o.writes, 'writes');
+      const reads = parse(o.reads, 'reads');
+      const k = await store.credentials.setApiKeyLimits(o.id, { ...(writes !== undefined ? { writes } : {}), ...(reads !== undefined ? { reads } : {}) });
+      if (!k) throw new AppError('not_found', `no API key ${o.id}`);
+      const w = cfg.v1Limits.windowSec;
+      const show = (n: number | null, dflt: number) => (n === null ? `${dflt} per ${w} s (default)` : `${n} per ${w} s (dedicated)`);
+      out(o.json, { id: k.id, writes: k.rateLimitWrites ?? cfg.v1Limits.writes, reads: k.rateLimitReads ?? cfg.v1Limits.reads, windowSec: w, dedicated: { writes: k.rateLimitWrites !== null, reads: k.rateLimitReads !== null } },
+        `API key ${k.id}: writes ${show(k.rateLimitWrites, cfg.v1Limits.writes)}, reads ${show(k.rateLimitReads, cfg.v1Limits.reads)}`);
     }));
   return program;
 }

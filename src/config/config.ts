@@ -1,4 +1,5 @@
 import { join, resolve } from 'node:path';
+import type { SignInLimits } from '../auth/sign-in-throttle.js';
 import { loadWebhookConfig, type WebhookConfig } from './webhooks-config.js';
 import { loadQuotaConfig, type QuotaConfig } from './quotas-config.js';
 
@@ -28,7 +29,12 @@ export interface Config {
   masterMaxActionsPerMin: number;
   webhooks: WebhookConfig;
   quotas: QuotaConfig;
+  /** Family V rate limits per API key (per user on the dashboard): requests per window; 0 = not limited. */
+  v1Limits: { writes: number; reads: number; windowSec: number };
+  /** Sign-in throttling: failures allowed before each next try must wait a growing delay. */
+  signIn: SignInLimits;
 }
+
 
 const int = (v: string | undefined, name: string, dflt: number): number => {
   if (v === undefined || v === '') return dflt;
@@ -67,6 +73,18 @@ export function loadConfig(flags: { host?: string; port?: string; v1Port?: strin
     masterMaxActionsPerMin: int(env.COPYTRADE_MASTER_MAX_ACTIONS_PER_MIN, 'COPYTRADE_MASTER_MAX_ACTIONS_PER_MIN', 60),
     webhooks: loadWebhookConfig(env, flags.demo ?? env.COPYTRADE_DEMO === '1'),
     quotas: loadQuotaConfig(env),
+    v1Limits: {
+      writes: int(env.COPYTRADE_V1_WRITES_PER_WINDOW, 'COPYTRADE_V1_WRITES_PER_WINDOW', 60),
+      reads: int(env.COPYTRADE_V1_READS_PER_WINDOW, 'COPYTRADE_V1_READS_PER_WINDOW', 600),
+      windowSec: Math.max(1, int(env.COPYTRADE_V1_LIMIT_WINDOW_SEC, 'COPYTRADE_V1_LIMIT_WINDOW_SEC', 60)),
+    },
+    signIn: {
+      accountFreeFailures: int(env.COPYTRADE_SIGN_IN_FREE_FAILURES, 'COPYTRADE_SIGN_IN_FREE_FAILURES', 5),
+      addressFreeFailures: int(env.COPYTRADE_SIGN_IN_ADDRESS_FREE_FAILURES, 'COPYTRADE_SIGN_IN_ADDRESS_FREE_FAILURES', 20),
+      baseDelayMs: int(env.COPYTRADE_SIGN_IN_BASE_DELAY_MS, 'COPYTRADE_SIGN_IN_BASE_DELAY_MS', 1000),
+      maxDelayMs: int(env.COPYTRADE_SIGN_IN_MAX_DELAY_MS, 'COPYTRADE_SIGN_IN_MAX_DELAY_MS', 5 * 60_000),
+      windowMs: int(env.COPYTRADE_SIGN_IN_WINDOW_SEC, 'COPYTRADE_SIGN_IN_WINDOW_SEC', 15 * 60) * 1000,
+    },
   };
 }
 

@@ -6,7 +6,7 @@ const envelope = (type: string, data: Record<string, unknown>) => ({ id: 'evt_1'
 
 describe('event catalogue', () => {
   it('has exactly the types the engine and the deliverer emit, each with a versioned schema', () => {
-    expect(EVENT_TYPES).toHaveLength(23);
+    expect(EVENT_TYPES).toHaveLength(25);
     for (const item of catalogue()) {
       expect(item.schemaVersion).toBeGreaterThanOrEqual(1);
       expect((item.schema as { $id: string }).$id).toBe(`Event.${item.type}`);
@@ -32,6 +32,8 @@ describe('event catalogue', () => {
       ['copy.loop_ignored', { kind: 'position', itemId: 'p', tag: 'ctabc', intentId: 'i', tradeId: 't', groupId: 'grp_1' }],
       ['account.circuit_breaker_tripped', { actions: 61, windowMs: 60000, ceiling: 60, reason: 'r' }],
       ['webhook_endpoint.disabled', { endpointId: 'whe_1', url: 'https://x.test/h', reason: 'r', failingSince: null }],
+      ['user.sign_in_failed', { attempt: 'sign_in', clientAddress: '127.0.0.1', failures: 6, retryAfterSec: 1 }],
+      ['user.password_changed', { by: 'operator', tokensRevoked: 2 }],
     ];
     for (const [type, data] of samples) expect(Value.Check(envelopeSchema(type as never), envelope(type, data)), type).toBe(true);
     expect(Value.Check(envelopeSchema('order.accepted'), envelope('order.accepted', { tradeId: 't' }))).toBe(false);

@@ -113,6 +113,16 @@ const entries = {
     description: 'A Master produced more actions than the ceiling in the window: copying from it is paused (status paused, reason recorded) until resumed.',
     data: obj({ actions: Type.Integer(), windowMs: Type.Integer(), ceiling: Type.Integer(), reason: Str }, 'circuit breaker tripped'),
   },
+  'user.sign_in_failed': {
+    version: 1,
+    description: "A wrong password was given for the user's account (sign-in, or the current password of a password change). retryAfterSec: how long the account's next try must now wait (null = no wait yet).",
+    data: obj({ attempt: Type.Union([Type.Literal('sign_in'), Type.Literal('password_change')]), clientAddress: NStr, failures: Type.Union([Type.Integer(), Type.Null()]), retryAfterSec: Type.Union([Type.Integer(), Type.Null()]) }, 'sign-in failed'),
+  },
+  'user.password_changed': {
+    version: 1,
+    description: "The user's password was changed (by the user, or reset by the operator); every access token was revoked.",
+    data: obj({ by: Type.Union([Type.Literal('user'), Type.Literal('operator')]), tokensRevoked: Type.Integer() }, 'password changed'),
+  },
 } as const satisfies Record<string, Entry>;
 
 export type EventType = keyof typeof entries;

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, bigserial, boolean, index, integer, jsonb, numeric, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, bigserial, boolean, doublePrecision, index, integer, jsonb, numeric, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 
 /**
  * One schema for PGlite and PostgreSQL. Volumes and prices are `numeric` (strings in JS, Decimal in the
@@ -39,6 +39,9 @@ export const apiKeys = pgTable('api_keys', {
   revokedAt: ts('revoked_at'),
   lastUsedAt: ts('last_used_at'),
   replacedBy: text('replaced_by'),
+  /** Dedicated family V limits set by the operator (requests per window); null = the configured default. */
+  rateLimitWrites: integer('rate_limit_writes'),
+  rateLimitReads: integer('rate_limit_reads'),
 }, (t) => [uniqueIndex('api_keys_hash_uq').on(t.keyHash), index('api_keys_user_idx').on(t.userId)]);
 
 export const copierGroups = pgTable('copier_groups', {
@@ -246,6 +249,24 @@ export const rateLimitHits = pgTable('rate_limit_hits', {
 }, (t) => [index('rate_limit_hits_bucket_idx').on(t.bucket, t.at)]);
 
 /**
+ * Token buckets of family V's rate limits, shared by every API process on one store. UNLOGGED in the migration:
+ * no WAL and no fsync per request, and a crash that empties it only refills every bucket.
+ */
+export const rateBuckets = pgTable('rate_buckets', {
+  bucket: text('bucket').primaryKey(),
+  tokens: doublePrecision('tokens').notNull(),
+  updatedAt: ts('updated_at').notNull(),
+});
+
+/** Failed sign-ins per subject (an account's email, a client address): the growing delay before the next try. */
+export const signInFailures = pgTable('sign_in_failures', {
+  subject: text('subject').primaryKey(),
+  failures: integer('failures').notNull(),
+  lastFailureAt: ts('last_failure_at').notNull(),
+  blockedUntil: ts('blocked_until'),
+});
+
+/**
  * The event outbox: written in the same transaction as the state change that causes it, so no event is lost
  * on a crash. `seq` orders events per account (per user for events without an account); `cursor` is the
  * global order the stream and replay resume from.
@@ -321,8 +342,12 @@ export const idempotencyKeys = pgTable('idempotency_keys', {
   /** null while the first request is still in flight. */
   status: integer('status'),
   response: jsonb('response'),
+  /** The request that claimed the key (trades.request_id of what it did), to settle it after a crash. */
+  requestId: text('request_id'),
+  /** The process that claimed it: a restart settles only what an earlier process left in flight. */
+  claimedBy: text('claimed_by'),
   createdAt: createdAt(),
-}, (t) => [primaryKey({ columns: [t.userId, t.key] })]);
+}, (t) => [primaryKey({ columns: [t.userId, t.key] }), index('idempotency_keys_in_flight_idx').on(t.createdAt).where(sql`${t.status} is null`)]);
 
 /** Panic-close as a tracked job: progress and per-position results readable while it runs. */
 export const panicJobs = pgTable('panic_jobs', {

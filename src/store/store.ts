@@ -34,12 +34,12 @@ export class Store {
 
   constructor(readonly database: Database) {
     const db = database.db;
-    this.users = new UsersRepo(db);
+    this.events = new EventsRepo(db);
+    this.users = new UsersRepo(db, this.events);
     // The embedded store has exactly one writer (this process), so read caches cannot go stale there.
     const cache = database.kind === 'pglite';
     this.credentials = new CredentialsRepo(db, { cache });
     this.accounts = new AccountsRepo(db, { cache });
-    this.events = new EventsRepo(db);
     this.trades = new TradesRepo(db, this.events);
     this.requests = new RequestsRepo(db);
     this.webhooks = new WebhookRepo(db, this.events);

@@ -177,7 +177,7 @@ describe('webhook and event routes', () => {
       'order.accepted', 'order.rejected', 'order.unresolved', 'copy.confirmed', 'copy.rejected', 'copy.unresolved', 'copy.skipped', 'copy.denied',
       'position.opened', 'position.modified', 'position.closed', 'account.health_changed', 'account.status_changed', 'risk.triggered',
       'panic_close.started', 'panic_close.progress', 'panic_close.finished', 'reconcile.drift_found', 'reconcile.healed', 'webhook_endpoint.disabled', 'webhook.test',
-      'copy.loop_ignored', 'account.circuit_breaker_tripped',
+      'copy.loop_ignored', 'account.circuit_breaker_tripped', 'user.sign_in_failed', 'user.password_changed',
     ]);
     expect(types.body.eventTypes[0].schema.properties.data.properties.tradeId).toBeDefined();
     const doc = (await svc.call('GET', '/openapi.json')).body;

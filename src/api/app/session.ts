@@ -4,22 +4,26 @@ import { Type } from 'typebox';
 import { notFound } from '../../domain/errors.js';
 import type { ApiDeps } from '../deps.js';
 import { requireAuth, userOf } from '../plugins/auth.js';
-import { OPEN, stdErrors } from '../schemas.js';
 import { enforceQuota, QUOTA_NOTE } from '../quotas.js';
 import { finishPage, NextCursor, pageQuery, readPage } from '../paging.js';
 import { API_KEYS_PAGE } from '../page-specs.js';
+import { OPEN, RateLimitsSchema, stdErrors } from '../schemas.js';
+import { limitsJson, type V1Limits } from '../plugins/rate-limit.js';
+import type { ApiKeyRow } from '../../store/repos/credentials.js';
 
 const ApiKeySchema = Type.Object({
   id: Type.String(), name: Type.String(), prefix: Type.String({ description: 'first characters, to tell keys apart' }),
   createdAt: Type.String(), expiresAt: Type.Union([Type.String(), Type.Null()]), revokedAt: Type.Union([Type.String(), Type.Null()]),
   lastUsedAt: Type.Union([Type.String(), Type.Null()]), replacedBy: Type.Union([Type.String(), Type.Null()]),
   state: Type.String({ description: 'active, expiring (rotated, inside its overlap window), expired or revoked' }),
+  rateLimits: RateLimitsSchema,
 });
 const iso = (d: Date | null) => d?.toISOString() ?? null;
-const keyJson = (k: { id: string; name: string; displayPrefix: string; createdAt: Date; expiresAt: Date | null; revokedAt: Date | null; lastUsedAt: Date | null; replacedBy: string | null }) => ({
+const keyJson = (limits: V1Limits) => (k: ApiKeyRow) => ({
   id: k.id, name: k.name, prefix: k.displayPrefix, createdAt: k.createdAt.toISOString(), expiresAt: iso(k.expiresAt), revokedAt: iso(k.revokedAt),
   lastUsedAt: iso(k.lastUsedAt), replacedBy: k.replacedBy,
   state: k.revokedAt ? 'revoked' : k.expiresAt ? (k.expiresAt > new Date() ? 'expiring' : 'expired') : 'active',
+  rateLimits: limitsJson(limits, { writes: k.rateLimitWrites, reads: k.rateLimitReads }),
 });
 const KeyParams = Type.Object({ key_id: Type.String({ minLength: 1, maxLength: 64 }) });
 
@@ -32,6 +36,7 @@ export async function sessionRoutes(app: FastifyInstance, deps: ApiDeps): Promis
   const auth = requireAuth(deps.auth, 'access_token');
   const security = [{ accessToken: [] }];
   const tags = ['Session and API keys'];
+  const keyOut = keyJson(deps.v1Limits);
 
   r.post('/app/sign-in', {
     schema: {
@@ -40,8 +45,23 @@ export async function sessionRoutes(app: FastifyInstance, deps: ApiDeps): Promis
       response: { 200: Type.Object({ accessToken: Type.String({ description: 'shown once; store it safely' }), tokenType: Type.Literal('Bearer'), expiresAt: Type.String(), userId: Type.String() }), ...stdErrors() },
     },
   }, async (req) => {
-    const t = await deps.auth.signIn(req.body.email, req.body.password);
+    // req.ip is the peer's address: behind a reverse proxy every client shares the proxy's (see open-points.md).
+    const t = await deps.auth.signIn(req.body.email, req.body.password, req.ip);
     return { accessToken: t.accessToken, tokenType: 'Bearer' as const, expiresAt: t.expiresAt.toISOString(), userId: t.userId };
+  });
+
+  r.post('/app/password', {
+    onRequest: auth,
+    schema: {
+      operationId: 'changePassword', tags, security, ...OPEN,
+      summary: "Change the signed-in user's password; every access token of the user is revoked and a new one returned",
+      description: 'Wrong current passwords count like failed sign-ins (the same growing waits, 429 with Retry-After, a user.sign_in_failed event). API keys are not revoked: revoke or rotate them separately.',
+      body: Type.Object({ currentPassword: Type.String({ minLength: 1, maxLength: 1024 }), newPassword: Type.String({ minLength: 8, maxLength: 1024 }) }, { additionalProperties: false }),
+      response: { 200: Type.Object({ accessToken: Type.String({ description: 'shown once; the one this request carried no longer works' }), tokenType: Type.Literal('Bearer'), expiresAt: Type.String(), tokensRevoked: Type.Integer() }), ...stdErrors() },
+    },
+  }, async (req) => {
+    const t = await deps.auth.changePassword(userOf(req), req.body.currentPassword, req.body.newPassword, req.ip);
+    return { accessToken: t.accessToken, tokenType: 'Bearer' as const, expiresAt: t.expiresAt.toISOString(), tokensRevoked: t.tokensRevoked };
   });
 
   r.post('/app/sign-out', {
@@ -59,7 +79,7 @@ export async function sessionRoutes(app: FastifyInstance, deps: ApiDeps): Promis
     const page = readPage(req.query, API_KEYS_PAGE);
     const rows = await deps.auth.listApiKeys(userOf(req), { after: page.after, limit: page.limit + 1 });
     const { items, nextCursor } = finishPage(req, reply, rows, page, API_KEYS_PAGE, (k) => k.id);
-    return { keys: items.map(keyJson), nextCursor };
+    return { keys: items.map(keyOut), nextCursor };
   });
 
   r.post('/app/api-keys', {
@@ -73,7 +93,7 @@ export async function sessionRoutes(app: FastifyInstance, deps: ApiDeps): Promis
     enforceQuota(deps.quotas, 'apiKeys', await deps.store.credentials.countActiveApiKeys(userOf(req)));
     const { key, apiKey } = await deps.auth.createApiKey(userOf(req), req.body.name);
     reply.code(201);
-    return { key: keyJson(key), apiKey };
+    return { key: keyOut(key), apiKey };
   });
 
   r.post('/app/api-keys/:key_id/rotate', {
@@ -88,7 +108,7 @@ export async function sessionRoutes(app: FastifyInstance, deps: ApiDeps): Promis
     const res = await deps.auth.rotateApiKey(userOf(req), req.params.key_id, req.body?.overlapSeconds);
     if (!res) throw notFound('API key');
     reply.code(201);
-    return { key: keyJson(res.key), apiKey: res.apiKey, previousKeyExpiresAt: res.previousExpiresAt.toISOString() };
+    return { key: keyOut(res.key), apiKey: res.apiKey, previousKeyExpiresAt: res.previousExpiresAt.toISOString() };
   });
 
   r.delete('/app/api-keys/:key_id', {

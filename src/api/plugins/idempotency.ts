@@ -16,6 +16,8 @@ export interface IdempotencyOptions {
   /** How long a key is remembered (24 h, as Stripe; the IETF draft leaves it to the resource). */
   ttlMs?: number;
   onError?: (err: unknown) => void;
+  /** Recorded on each claim, so a later start can tell keys of a stopped process from this one's. */
+  instanceId: string;
 }
 
 declare module 'fastify' {
@@ -67,7 +69,7 @@ export function idempotency(app: FastifyInstance, store: Store, opts: Idempotenc
     const userId = req.principal?.userId;
     if (!userId) return;
     const digest = createHash('sha256').update(`${req.method} ${req.url}\n${canonicalOrMarker(req.body)}`).digest('hex');
-    const claim = await repo.claim(userId, header, route, digest);
+    const claim = await repo.claim(userId, header, route, digest, { requestId: req.id, claimedBy: opts.instanceId });
     if (claim.claimed) {
       req.idempotency = { userId, key: header };
       return;

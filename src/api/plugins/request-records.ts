@@ -7,7 +7,7 @@ import { storableJson, storableText } from '../text-safety.js';
 const WRITE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /** Responses holding a secret shown once: never stored (request records, idempotent replays). */
 export const SECRET_RESPONSE_ROUTES = new Set([
-  '/app/sign-in', '/app/api-keys', '/app/api-keys/:key_id/rotate',
+  '/app/sign-in', '/app/password', '/app/api-keys', '/app/api-keys/:key_id/rotate',
   ...['/v1', '/app/v1'].flatMap((p) => [`${p}/webhook-endpoints`, `${p}/webhook-endpoints/:endpoint_id/rotate-secret`]),
 ]);
 const MAX_STORED_RESPONSE = 16_384;
@@ -52,7 +52,7 @@ export function requestRecords(app: FastifyInstance, store: Store, onError: (err
         path: storableText(req.originalUrl.split('?')[0]!),
         status: reply.statusCode,
         // No digest of a body that carries a password: with the other fields known, it would allow offline guessing.
-        bodyDigest: body && !route.startsWith('/app/sign-in') && !route.startsWith('/api/connect/') ? createHash('sha256').update(body).digest('hex') : null,
+        bodyDigest: body && !route.startsWith('/app/sign-in') && route !== '/app/password' && !route.startsWith('/api/connect/') ? createHash('sha256').update(body).digest('hex') : null,
         response: req.recordedResponse ?? null,
         durationMs: reply.elapsedTime.toFixed(3),
         idempotencyKey: typeof key === 'string' ? storableText(key) : null,

@@ -4,7 +4,8 @@ import { Type } from 'typebox';
 import { invalid } from '../../domain/errors.js';
 import { ownedAccount, type ApiDeps } from '../deps.js';
 import { userOf } from '../plugins/auth.js';
-import { AccountIdParams, AccountSchema, CapabilitiesSchema, OPEN, OrderSchema, PositionSchema, stdErrors, toAccountJson, toCapabilitiesJson, toOrderJson, toPositionJson } from '../schemas.js';
+import { limitsJson } from '../plugins/rate-limit.js';
+import { AccountIdParams, AccountSchema, RateLimitsSchema, CapabilitiesSchema, OPEN, OrderSchema, PositionSchema, stdErrors, toAccountJson, toCapabilitiesJson, toOrderJson, toPositionJson } from '../schemas.js';
 import { parseTimeParam } from '../time-params.js';
 import type { RouteOpts } from './route-opts.js';
 import { openCopies } from './open-copies.js';
@@ -18,10 +19,11 @@ export async function accountRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
 
   r.get(`${prefix}/me`, {
     onRequest: auth,
-    schema: { operationId: 'getMe', hide, tags, security, ...OPEN, summary: "The caller's profile", response: { 200: Type.Object({ id: Type.String(), email: Type.String(), createdAt: Type.String(), credential: Type.Object({ kind: Type.String(), id: Type.String() }) }), ...stdErrors() } },
+    schema: { operationId: 'getMe', hide, tags, security, ...OPEN, summary: "The caller's profile", response: { 200: Type.Object({ id: Type.String(), email: Type.String(), createdAt: Type.String(), credential: Type.Object({ kind: Type.String(), id: Type.String(), rateLimits: RateLimitsSchema }) }), ...stdErrors() } },
   }, async (req) => {
     const u = (await deps.store.users.byId(userOf(req)))!;
-    return { id: u.id, email: u.email, createdAt: u.createdAt.toISOString(), credential: { kind: req.principal!.credentialKind, id: req.principal!.credentialId } };
+    const p = req.principal!;
+    return { id: u.id, email: u.email, createdAt: u.createdAt.toISOString(), credential: { kind: p.credentialKind, id: p.credentialId, rateLimits: limitsJson(deps.v1Limits, p.limits) } };
   });
 
   r.get(`${prefix}/accounts`, {

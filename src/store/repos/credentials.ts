@@ -13,17 +13,25 @@ export interface ApiKeyRow {
   revokedAt: Date | null;
   lastUsedAt: Date | null;
   replacedBy: string | null;
+  /** Dedicated limits the operator set (requests per window); null = the default. */
+  rateLimitWrites: number | null;
+  rateLimitReads: number | null;
 }
+
+export interface KeyLimits { writes: number | null; reads: number | null }
 
 const keyColumns = {
   id: apiKeys.id, userId: apiKeys.userId, name: apiKeys.name, displayPrefix: apiKeys.displayPrefix, createdAt: apiKeys.createdAt,
   expiresAt: apiKeys.expiresAt, revokedAt: apiKeys.revokedAt, lastUsedAt: apiKeys.lastUsedAt, replacedBy: apiKeys.replacedBy,
+  rateLimitWrites: apiKeys.rateLimitWrites, rateLimitReads: apiKeys.rateLimitReads,
 };
+
+export interface LiveKey { id: string; userId: string; limits: KeyLimits }
 
 /** Access tokens and API keys: only hashes are stored. */
 export class CredentialsRepo {
   /** Hash -> live key, only for the single-process embedded store; rotate and revoke clear it. */
-  private readonly keyCache: Map<string, { id: string; userId: string; expiresAt: Date | null }> | null;
+  private readonly keyCache: Map<string, LiveKey & { expiresAt: Date | null }> | null;
 
   constructor(private readonly db: Db, opts: { cache?: boolean } = {}) {
     this.keyCache = opts.cache ? new Map() : null;
@@ -57,17 +65,32 @@ export class CredentialsRepo {
   }
 
   /** The usable key with this hash: not revoked and, if rotated, still inside its overlap window. */
-  async liveApiKey(keyHash: string, now = new Date()): Promise<{ id: string; userId: string } | null> {
+  async liveApiKey(keyHash: string, now = new Date()): Promise<LiveKey | null> {
     const hit = this.keyCache?.get(keyHash);
-    if (hit) return hit.expiresAt && hit.expiresAt <= now ? null : { id: hit.id, userId: hit.userId };
+    if (hit) return hit.expiresAt && hit.expiresAt <= now ? null : { id: hit.id, userId: hit.userId, limits: hit.limits };
     const [row] = await this.db
-      .select({ id: apiKeys.id, userId: apiKeys.userId, expiresAt: apiKeys.expiresAt })
+      .select({ id: apiKeys.id, userId: apiKeys.userId, expiresAt: apiKeys.expiresAt, writes: apiKeys.rateLimitWrites, reads: apiKeys.rateLimitReads })
       .from(apiKeys)
       .where(and(eq(apiKeys.keyHash, keyHash), isNull(apiKeys.revokedAt), or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, now))))
       .limit(1);
     if (!row) return null;
-    this.keyCache?.set(keyHash, row);
-    return { id: row.id, userId: row.userId };
+    const live = { id: row.id, userId: row.userId, limits: { writes: row.writes, reads: row.reads } };
+    this.keyCache?.set(keyHash, { ...live, expiresAt: row.expiresAt });
+    return live;
+  }
+
+  /** The operator's dedicated limits for one key (null = back to the default); any user's key. */
+  async setApiKeyLimits(id: string, limits: Partial<KeyLimits>): Promise<ApiKeyRow | null> {
+    this.keyCache?.clear();
+    const set: Partial<typeof apiKeys.$inferInsert> = {};
+    if (limits.writes !== undefined) set.rateLimitWrites = limits.writes;
+    if (limits.reads !== undefined) set.rateLimitReads = limits.reads;
+    if (Object.keys(set).length === 0) {
+      const [row] = await this.db.select(keyColumns).from(apiKeys).where(eq(apiKeys.id, id)).limit(1);
+      return row ?? null;
+    }
+    const [row] = await this.db.update(apiKeys).set(set).where(eq(apiKeys.id, id)).returning(keyColumns);
+    return row ?? null;
   }
 
   /** Newest first, by id (its leading time part); `after` = the last id of the previous page. */
@@ -95,7 +118,8 @@ export class CredentialsRepo {
       const [old] = await tx.select(keyColumns).from(apiKeys)
         .where(and(eq(apiKeys.id, oldId), eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt))).limit(1).for('update');
       if (!old) return null;
-      const [fresh] = await tx.insert(apiKeys).values({ id: newId('key'), userId, name: old.name, displayPrefix, keyHash }).returning(keyColumns);
+      // The replacement keeps the operator's dedicated limits: rotating a key is not a way to lose (or reset) them.
+      const [fresh] = await tx.insert(apiKeys).values({ id: newId('key'), userId, name: old.name, displayPrefix, keyHash, rateLimitWrites: old.rateLimitWrites, rateLimitReads: old.rateLimitReads }).returning(keyColumns);
       // Never extend an already shorter window: rotating twice must not revive an old key's lifetime.
       const until = old.expiresAt && old.expiresAt < overlapUntil ? old.expiresAt : overlapUntil;
       await tx.update(apiKeys).set({ expiresAt: until, replacedBy: fresh!.id }).where(eq(apiKeys.id, oldId));

@@ -129,6 +129,12 @@ export class TradesRepo {
     return row ?? null;
   }
 
+  /** The trade a request created (the order route records its request id); settles a key left in flight. */
+  async tradeOfRequest(userId: string, requestId: string): Promise<TradeRow | null> {
+    const [row] = await this.db.select().from(trades).where(and(eq(trades.userId, userId), eq(trades.requestId, requestId))).limit(1);
+    return row ?? null;
+  }
+
   async tradeById(id: string): Promise<TradeRow | null> {
     const [row] = await this.db.select().from(trades).where(eq(trades.id, id)).limit(1);
     return row ?? null;
