@@ -96,7 +96,7 @@ describe('dashboard actions', { timeout: 120_000 }, () => {
     await form.getByLabel('On a breach').selectOption('close_and_pause');
     await form.getByRole('button', { name: 'Save risk limits' }).click();
     await form.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
-    expect((await v1('GET', `/v1/accounts/${slave.id}/risk-limits`)).body.limits).toMatchObject({ dailyLossLimit: '250', onBreach: 'close_and_pause' });
+    expect((await v1('GET', `/v1/accounts/${slave.id}/risk-limits`)).body.limits).toMatchObject({ dailyLossLimit: 250, onBreach: 'close_and_pause' });
   });
 
   it('renames, pauses and resumes a group; its panic dialog names every account it closes', async () => {
