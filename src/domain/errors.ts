@@ -22,6 +22,8 @@ export type ErrorCode =
   | 'account_already_connected'
   | 'copy_cycle'
   | 'data_dir_in_use'
+  /** The address `serve` was asked to listen on is taken (raised before anything is opened or written). */
+  | 'port_in_use'
   | 'internal_error';
 
 export class AppError extends Error {
