@@ -19,7 +19,9 @@ export function describeFailure(err: unknown): Failure {
   if (err instanceof CommanderError) return { code: 'usage', message: err.message, exit: err.exitCode === 0 ? 0 : EXIT.usage };
   // fetch() wraps the socket error: ECONNREFUSED and friends are in its cause.
   const cause = (err as { cause?: { code?: string; message?: string } } | null)?.cause;
-  if (err instanceof TypeError && cause?.code) return { code: 'unreachable', message: `cannot reach the service (${cause.code}): is it running, and is --url / COPYTRADE_URL right?`, exit: EXIT.unreachable };
+  if (err instanceof TypeError && (cause?.code || err.message === 'fetch failed')) {
+    return { code: 'unreachable', message: `cannot reach the service (${cause?.code ?? cause?.message ?? err.message}): is it running, and is --url / COPYTRADE_URL right?`, exit: EXIT.unreachable };
+  }
   return { code: 'error', message: err instanceof Error ? err.message : String(err), exit: EXIT.failed };
 }
 
