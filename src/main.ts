@@ -47,9 +47,10 @@ export interface Service {
 export interface ServiceOptions {
   /**
    * Demo mode: the simulated brokers of a `copytrade simulator` process (see demo/simulator-client.ts). Without
-   * it, demo mode runs them in this process (tests), where they share the `sim` platform's market.
+   * it, demo mode runs them in this process (tests), where they share the `sim` platform's market. A promise lets
+   * the simulator start while the store opens.
    */
-  simulator?: DemoBrokers;
+  simulator?: DemoBrokers | Promise<DemoBrokers>;
   /** Test hook into the demo seeding (interrupt it after a step). */
   seedHooks?: SeedHooks;
 }
@@ -97,7 +98,7 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
     if (cfg.demo) {
       broker.start(1000);
       cleanup.unshift(async () => broker.stop());
-      if (opts.simulator) demoBrokers = opts.simulator;
+      if (opts.simulator) demoBrokers = await opts.simulator;
       else {
         // Demo: every platform is served by the simulator's protocol front ends on loopback.
         // Loaded only in demo mode: a production process carries no simulator front ends.

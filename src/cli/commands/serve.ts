@@ -24,21 +24,26 @@ export function serveCommand(program: Command): void {
       // First, before the simulator or the store touch the data dir: a taken port fails at once.
       await assertPortsFree(cfg.host, [cfg.port, cfg.v1Port]);
       const logger = createLogger(cfg.logLevel);
-      let simulator: ExternalSimulator | null = null;
+      // Loaded now, while the simulator starts in its own process: both take seconds on a busy machine.
+      const service = import('../../main.js');
+      let pending: Promise<ExternalSimulator> | null = null;
       if (cfg.demo && o.simulator !== 'in-process' && !(o.simulator === 'auto' && cfg.dataDir === ':memory:')) {
         // The brokers outlive the service (kill -9 included): what they confirmed is still there at the next start.
         const { ensureSimulator, connectSimulator } = await import('../../demo/simulator-client.js');
-        simulator = o.simulator === 'auto' ? await ensureSimulator(join(cfg.dataDir, 'simulator'), '127.0.0.1') : await connectSimulator(resolve(o.simulator));
+        pending = o.simulator === 'auto' ? ensureSimulator(join(cfg.dataDir, 'simulator'), '127.0.0.1') : connectSimulator(resolve(o.simulator));
+        // Awaited by the service once its store is open; a failure is reported there, not as an unhandled rejection.
+        pending.catch(() => undefined);
       }
       let svc;
       try {
-        // Loaded here: the trader's commands start without the whole service in memory.
-        const { startService } = await import('../../main.js');
-        svc = await startService(cfg, logger, simulator ? { simulator } : {});
+        const { startService } = await service;
+        svc = await startService(cfg, logger, pending ? { simulator: pending } : {});
       } catch (err) {
-        if (simulator?.spawned) await simulator.stop();
+        const started = await pending?.catch(() => null);
+        if (started?.spawned) await started.stop();
         throw err;
       }
+      const simulator = pending ? await pending : null;
       const simInfo = simulator ? { pid: simulator.pid, endpointsFile: simulator.endpointsFile, spawned: simulator.spawned } : null;
       const summary = { baseUrl: svc.baseUrl, v1BaseUrl: svc.v1BaseUrl, store: svc.store.database.kind, dataDir: svc.store.database.location, demo: svc.demo, simulator: simInfo };
       if (o.json) out(true, summary, '');
