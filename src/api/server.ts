@@ -26,6 +26,7 @@ import { shadowRoutes } from './v1/shadow.js';
 import { webhookRoutes } from './v1/webhooks.js';
 import { eventRoutes } from './v1/events.js';
 import type { RouteOpts } from './v1/route-opts.js';
+import { lazySerializers } from './lazy-serializers.js';
 
 export type Family = 'r' | 'v1';
 
@@ -73,6 +74,7 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
     clientErrorHandler,
     bodyLimit: opts.bodyLimit ?? 64 * 1024,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: true, strict: false } },
+    schemaController: { compilersFactory: { buildSerializer: lazySerializers() as never } },
   }) as unknown as FastifyInstance;
 
   app.decorateRequest('principal', null);
