@@ -22,7 +22,9 @@ const OUTPUTS = ['dist/src/cli/main.js', 'dist/web/index.html'];
 function files(path) {
   const abs = join(root, path);
   if (!existsSync(abs)) return [];
-  return readdirSync(abs, { withFileTypes: true, recursive: true }).filter((e) => e.isFile()).map((e) => relative(root, join(e.parentPath ?? e.path, e.name)));
+  return readdirSync(abs, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile())
+    .map((e) => relative(root, join(e.parentPath ?? e.path, e.name)));
 }
 
 export function inputsHash() {
@@ -32,7 +34,9 @@ export function inputsHash() {
     for (const f of list.sort()) {
       // Unit tests are not built; editing one must not cost a start a build.
       if (/\.test\.tsx?$/.test(f)) continue;
-      h.update(f.split('\\').join('/') + '\0').update(readFileSync(join(root, f))).update('\0');
+      h.update(`${f.split('\\').join('/')}\0`)
+        .update(readFileSync(join(root, f)))
+        .update('\0');
     }
   }
   return h.digest('hex');
@@ -54,8 +58,16 @@ function step(args) {
 
 const hash = inputsHash();
 if (process.argv.includes('--if-stale') && fresh(hash)) process.exit(0);
-if (process.argv.includes('--if-stale')) process.stderr.write('copytrade: sources changed since the last build, building (once)...\n');
+if (process.argv.includes('--if-stale'))
+  process.stderr.write('copytrade: sources changed since the last build, building (once)...\n');
 step([join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json']);
-step([join(root, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', 'src/web/vite.config.ts', '--logLevel', 'warn']);
+step([
+  join(root, 'node_modules', 'vite', 'bin', 'vite.js'),
+  'build',
+  '--config',
+  'src/web/vite.config.ts',
+  '--logLevel',
+  'warn',
+]);
 // The hash of what was read before building: an edit made during the build makes the next start build again.
-writeFileSync(STAMP, hash + '\n');
+writeFileSync(STAMP, `${hash}\n`);

@@ -1,6 +1,5 @@
 /**
- * `npm run gen:api`: builds the OpenAPI document of both families without listening on a port (no store, no
- * broker: the route handlers never run), then generates the dashboard's API types from it with
+ * `npm run gen:api`: builds the OpenAPI document of both families (scripts/openapi-document.ts), then generates the API types from it with
  * openapi-typescript into src/client/schema.d.ts: the one generated source of the typed client (`copytrade/client`,
  * used by the CLI) and of the dashboard's (src/web/api). Also writes the document itself to src/client/openapi.json
  * only when --json is given (handy for diffing).
@@ -8,30 +7,10 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import openapiTS, { astToString } from 'openapi-typescript';
-import { buildServer } from '../src/api/server.js';
-import type { ApiDeps } from '../src/api/deps.js';
+import { buildOpenApiDocument } from './openapi-document.js';
 import { packageRoot } from '../src/config/package-root.js';
 
-/**
- * Route modules may build helpers from their deps while registering (a repository over the store, say), but
- * none runs a handler: a stub where every property is another stub (and calling one gives one) is enough.
- */
-function stub(): unknown {
-  const fn = () => undefined;
-  return new Proxy(fn, {
-    get: (_t, prop) => (prop === 'then' ? undefined : prop === Symbol.toPrimitive ? () => 0 : stub()),
-    apply: () => stub(),
-    construct: () => stub() as object,
-  });
-}
-const stubDeps = new Proxy({ connectLimit: { max: 3, windowMs: 5 * 60_000 } } as Record<string | symbol, unknown>, {
-  get: (t, prop) => (prop in t ? t[prop] : stub()),
-}) as unknown as ApiDeps;
-
-const app = await buildServer(stubDeps, { families: ['r', 'v1'], logger: false });
-await app.ready();
-const doc = app.swagger() as unknown as Record<string, unknown>;
-await app.close();
+const doc = await buildOpenApiDocument();
 
 const root = packageRoot();
 const out = join(root, 'src', 'client', 'schema.d.ts');

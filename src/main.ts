@@ -131,14 +131,14 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
 
     const dispatcher = new Dispatcher();
     const panic = new PanicCloseService(store, adapters, dispatcher, { onError: (err) => logger && logger.error({ err }, 'panic-close job step failed') });
-    // Shadowed Slaves get a simulated twin from every forAccount call, so it must wrap the registry before anyone asks.
+    // Shadowed Slaves get a simulated twin from every forAccount call: the registry asks the shadow mode first.
     const shadow = new ShadowService(store, adapters, broker, createSimAdapterFactory(broker, { timeoutMs: cfg.brokerTimeoutMs }));
     await shadow.load();
-    shadow.install();
+    adapters.resolveWith(shadow.resolve);
     const risk = new RiskGuard(store, adapters, panic, { onError: (err) => logger && logger.warn({ err }, 'risk sample failed') });
     await risk.load();
     // Every planned copy passes the risk guard's pre-trade check (daily loss at the stop, max open volume).
-    const engine = new CopyEngine(store, adapters, dispatcher, { preTradeCheck: risk.check, breaker: { maxActions: cfg.masterMaxActionsPerMin, windowMs: 60_000 } });
+    const engine = new CopyEngine(store, adapters, dispatcher, { preTradeCheck: risk.check, breaker: { maxActions: cfg.masterMaxActionsPerMin, windowMs: 60_000 }, logger });
     const watcher = new Watcher(store, adapters, engine, { logger });
     const settler = new Settler(store, adapters, engine, { logger });
     engine.onUnresolved = () => settler.nudge();
@@ -163,6 +163,7 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
       streamHeartbeatMs: cfg.webhooks.streamHeartbeatMs,
       box,
       endpoints,
+      ...(cfg.demo && demoBrokers ? { demoBrokerLogins: async () => (await import('./demo/seed.js')).demoBrokerLogins(demoBrokers!) } : {}),
     };
     cleanup.unshift(() => adapters.closeAll());
     cleanup.unshift(() => dispatcher.drain());

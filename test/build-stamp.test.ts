@@ -23,7 +23,10 @@ writeFileSync(f, 'built');
 function setUp(): void {
   mkdirSync(join(root, 'scripts'));
   copyFileSync(join(process.cwd(), 'scripts', 'build.mjs'), join(root, 'scripts', 'build.mjs'));
-  for (const [tool, out] of [['typescript/bin/tsc', 'dist/src/cli/main.js'], ['vite/bin/vite.js', 'dist/web/index.html']] as const) {
+  for (const [tool, out] of [
+    ['typescript/bin/tsc', 'dist/src/cli/main.js'],
+    ['vite/bin/vite.js', 'dist/web/index.html'],
+  ] as const) {
     mkdirSync(join(root, 'node_modules', tool, '..'), { recursive: true });
     writeFileSync(join(root, 'node_modules', tool), fakeTool(out));
   }
@@ -32,7 +35,12 @@ function setUp(): void {
   writeFileSync(join(root, 'src', 'a', 'x.ts'), 'export const x = 1;\n');
 }
 
-const start = () => execFileSync(process.execPath, [join(root, 'scripts', 'build.mjs'), '--if-stale'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+const start = () =>
+  execFileSync(process.execPath, [join(root, 'scripts', 'build.mjs'), '--if-stale'], {
+    cwd: root,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 const builds = () => readFileSync(log, 'utf8').trim().split('\n').length / 2;
 
 describe('build only when stale', () => {

@@ -26,7 +26,12 @@ const json = async <T = any>(...args: string[]): Promise<T> => {
 beforeAll(async () => {
   svc = await startTestService();
   env = { COPYTRADE_URL: svc.v1BaseUrl, COPYTRADE_API_KEY: svc.demo!.apiKey };
-  const accounts = (await svc.call('GET', '/v1/accounts', { token: svc.demo!.apiKey })).body.accounts as Array<{ id: string; name: string; role: string; groupId: string }>;
+  const accounts = (await svc.call('GET', '/v1/accounts', { token: svc.demo!.apiKey })).body.accounts as Array<{
+    id: string;
+    name: string;
+    role: string;
+    groupId: string;
+  }>;
   master = accounts.find((a) => a.name === 'Demo Master')!;
   slave = accounts.find((a) => a.name === 'Demo Slave 1 (x1)')!;
 }, 120_000);
@@ -54,7 +59,21 @@ describe('copytrade trading commands (family V with an API key)', () => {
   }, 120_000);
 
   it('orders send, positions, trades show, ledger: one order copied, its ledger row per Slave', async () => {
-    const sent = await json<{ tradeId: string; status: string; copiedTo: number }>('orders', 'send', master.id, '--symbol', 'EURUSD', '--side', 'buy', '--volume', '0.1', '--sl', '1.05', '--tp', '1.2');
+    const sent = await json<{ tradeId: string; status: string; copiedTo: number }>(
+      'orders',
+      'send',
+      master.id,
+      '--symbol',
+      'EURUSD',
+      '--side',
+      'buy',
+      '--volume',
+      '0.1',
+      '--sl',
+      '1.05',
+      '--tp',
+      '1.2',
+    );
     expect(sent).toMatchObject({ status: 'accepted', tradeId: expect.stringMatching(/^trd_/) });
     expect(sent.copiedTo).toBeGreaterThanOrEqual(8);
 
@@ -62,12 +81,22 @@ describe('copytrade trading commands (family V with an API key)', () => {
     expect(human.code, human.stderr).toBe(0);
     expect(human.stdout).toMatch(/trade\s+trd_\S+\nstatus\s+accepted/);
 
-    const positions = await json<{ positions: Array<{ symbol: string; side: string; volume: number }> }>('positions', master.id);
+    const positions = await json<{ positions: Array<{ symbol: string; side: string; volume: number }> }>(
+      'positions',
+      master.id,
+    );
     expect(positions.positions.filter((p) => p.symbol === 'EURUSD')).toHaveLength(2);
     expect((await ct('positions', master.id)).stdout).toMatch(/^ID\s+SYMBOL\s+SIDE\s+VOLUME/);
 
     // Accepted is not filled: the ledger rows settle on their own; the CLI shows them as they are.
-    await expect.poll(async () => (await json<{ copies: Array<{ outcome: string }> }>('trades', 'show', sent.tradeId)).copies.filter((c) => c.outcome === 'confirmed').length, { timeout: 60_000, interval: 500 })
+    await expect
+      .poll(
+        async () =>
+          (await json<{ copies: Array<{ outcome: string }> }>('trades', 'show', sent.tradeId)).copies.filter(
+            (c) => c.outcome === 'confirmed',
+          ).length,
+        { timeout: 60_000, interval: 500 },
+      )
       .toBeGreaterThanOrEqual(8);
     const shown = await ct('trades', 'show', sent.tradeId);
     expect(shown.stdout).toContain(`trade       ${sent.tradeId}`);
@@ -75,7 +104,11 @@ describe('copytrade trading commands (family V with an API key)', () => {
 
     const trades = await json<{ trades: Array<{ tradeId: string }> }>('ledger', '--limit', '5');
     expect(trades.trades.map((t) => t.tradeId)).toContain(sent.tradeId);
-    const rows = await json<{ entries: Array<{ accountId: string; outcome: string }> }>('ledger', '--account', slave.id);
+    const rows = await json<{ entries: Array<{ accountId: string; outcome: string }> }>(
+      'ledger',
+      '--account',
+      slave.id,
+    );
     expect(rows.entries.length).toBeGreaterThanOrEqual(2);
     expect(rows.entries.every((e) => e.accountId === slave.id)).toBe(true);
   }, 240_000);
@@ -86,11 +119,18 @@ describe('copytrade trading commands (family V with an API key)', () => {
     const one = await ct('groups', master.groupId);
     expect(one.stdout).toMatch(new RegExp(`master\\s+${master.id} Demo Master`));
 
-    expect(await json('rules', 'get', slave.id)).toMatchObject({ sizing: { mode: 'multiplier', multiplier: '1' }, reverse: false });
+    expect(await json('rules', 'get', slave.id)).toMatchObject({
+      sizing: { mode: 'multiplier', multiplier: 1 },
+      reverse: false,
+    });
     const set = await json('rules', 'set', slave.id, '--multiplier', '0.5', '--exclude', 'XAUUSD');
-    expect(set).toMatchObject({ sizing: { mode: 'multiplier', multiplier: '0.5' }, excludeSymbols: ['XAUUSD'] });
+    expect(set).toMatchObject({ sizing: { mode: 'multiplier', multiplier: 0.5 }, excludeSymbols: ['XAUUSD'] });
     const again = await json('rules', 'set', slave.id, '--reverse');
-    expect(again).toMatchObject({ sizing: { mode: 'multiplier', multiplier: '0.5' }, excludeSymbols: ['XAUUSD'], reverse: true });
+    expect(again).toMatchObject({
+      sizing: { mode: 'multiplier', multiplier: 0.5 },
+      excludeSymbols: ['XAUUSD'],
+      reverse: true,
+    });
     expect(await json('rules', 'get', slave.id)).toEqual(again);
 
     const master409 = await ct('rules', 'get', master.id);
@@ -101,18 +141,26 @@ describe('copytrade trading commands (family V with an API key)', () => {
   it('events tail follows the stream (replay from a cursor, then live) and stops after --count', async () => {
     const r = await ct('events', 'tail', '--cursor', '0', '--count', '3', '--json');
     expect(r.code, r.stderr).toBe(0);
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { cursor: number; type: string; id: string });
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { cursor: number; type: string; id: string });
     expect(lines).toHaveLength(3);
     expect(lines.map((l) => l.cursor)).toEqual([...lines.map((l) => l.cursor)].sort((a, b) => a - b));
     expect(lines[0]).toMatchObject({ id: expect.any(String), type: expect.any(String) });
 
     // From now: only what happens after the tail started.
     const tail = ct('events', 'tail', '--count', '1', '--json');
-    await expect.poll(async () => {
-      await svc.call('POST', `/v1/accounts/${slave.id}/pause`, { token: svc.demo!.apiKey });
-      await svc.call('POST', `/v1/accounts/${slave.id}/resume`, { token: svc.demo!.apiKey });
-      return Promise.race([tail.then(() => true), new Promise((r) => setTimeout(() => r(false), 1000))]);
-    }, { timeout: 60_000, interval: 200 }).toBe(true);
+    await expect
+      .poll(
+        async () => {
+          await svc.call('POST', `/v1/accounts/${slave.id}/pause`, { token: svc.demo!.apiKey });
+          await svc.call('POST', `/v1/accounts/${slave.id}/resume`, { token: svc.demo!.apiKey });
+          return Promise.race([tail.then(() => true), new Promise((r) => setTimeout(() => r(false), 1000))]);
+        },
+        { timeout: 60_000, interval: 200 },
+      )
+      .toBe(true);
     const live = await tail;
     expect(live.code, live.stderr).toBe(0);
     expect(JSON.parse(live.stdout.trim()).cursor).toBeGreaterThan(lines[2]!.cursor);
@@ -124,7 +172,11 @@ describe('copytrade trading commands (family V with an API key)', () => {
     expect(unknown.stderr).toMatch(/^copytrade: not_found: .*\(request req_\S+\)\n$/);
     const unknownJson = await ct('trades', 'show', 'trd_unknown', '--json');
     expect(unknownJson.code).toBe(1);
-    expect(JSON.parse(unknownJson.stdout)).toMatchObject({ code: 'not_found', status: 404, requestId: expect.stringMatching(/^req_/) });
+    expect(JSON.parse(unknownJson.stdout)).toMatchObject({
+      code: 'not_found',
+      status: 404,
+      requestId: expect.stringMatching(/^req_/),
+    });
 
     const refused = await ct('orders', 'send', slave.id, '--symbol', 'EURUSD', '--side', 'buy', '--volume', '0.1');
     expect(refused.code).toBe(1);
@@ -147,7 +199,10 @@ describe('copytrade trading commands (family V with an API key)', () => {
         s.close(() => resolve(port));
       });
     });
-    const down = await runCli(['accounts', 'list'], { COPYTRADE_URL: `http://127.0.0.1:${closed}`, COPYTRADE_API_KEY: svc.demo!.apiKey });
+    const down = await runCli(['accounts', 'list'], {
+      COPYTRADE_URL: `http://127.0.0.1:${closed}`,
+      COPYTRADE_API_KEY: svc.demo!.apiKey,
+    });
     expect(down.code).toBe(3);
     expect(down.stderr).toContain('copytrade: unreachable: cannot reach the service (ECONNREFUSED)');
   }, 240_000);
@@ -159,7 +214,11 @@ describe('copytrade trading commands (family V with an API key)', () => {
     expect(acc.stdout).toMatch(/^flat: \d+ closed, 0 failed, 0 remaining/);
     expect((await json<{ positions: unknown[] }>('positions', slave.id)).positions).toEqual([]);
 
-    const group = await json<{ state: string; scope: string; totals: { remaining: number; accounts: number } }>('panic-close', '--group', master.groupId);
+    const group = await json<{ state: string; scope: string; totals: { remaining: number; accounts: number } }>(
+      'panic-close',
+      '--group',
+      master.groupId,
+    );
     expect(group).toMatchObject({ state: 'succeeded', scope: 'group', totals: { remaining: 0 } });
     expect(group.totals.accounts).toBeGreaterThanOrEqual(9);
     expect((await json<{ positions: unknown[] }>('positions', master.id)).positions).toEqual([]);

@@ -24,19 +24,26 @@ const str = (a: Args, name: string): string => {
 
 async function userId(store: Store, email: string): Promise<string> {
   const u = await store.users.byEmail(email);
-  if (!u) throw new AppError('not_found', `no user with email ${email} (create one with: copytrade users create --email ${email} --password ...)`);
+  if (!u)
+    throw new AppError(
+      'not_found',
+      `no user with email ${email} (create one with: copytrade users create --email ${email} --password ...)`,
+    );
   return u.id;
 }
 
 export const adminOps: Record<string, AdminOp> = {
-  'migrate': async ({ store }) => ({ ok: true, store: store.database.kind, location: store.database.location }),
+  migrate: async ({ store }) => ({ ok: true, store: store.database.kind, location: store.database.location }),
   'users.create': async ({ auth }, a) => auth.createUser(str(a, 'email'), str(a, 'password')),
   'tokens.create': async ({ store, auth }, a) => {
     const t = await auth.issueToken(await userId(store, str(a, 'email')));
     return { accessToken: t.accessToken, expiresAt: t.expiresAt.toISOString() };
   },
   'keys.create': async ({ store, auth }, a) => {
-    const { key, apiKey } = await auth.createApiKey(await userId(store, str(a, 'email')), typeof a.name === 'string' ? a.name : 'cli');
+    const { key, apiKey } = await auth.createApiKey(
+      await userId(store, str(a, 'email')),
+      typeof a.name === 'string' ? a.name : 'cli',
+    );
     return { id: key.id, apiKey, name: key.name };
   },
   'keys.list': async ({ store, auth }, a) => auth.listApiKeys(await userId(store, str(a, 'email'))),
@@ -44,7 +51,8 @@ export const adminOps: Record<string, AdminOp> = {
     const email = str(a, 'email');
     const id = str(a, 'id');
     const overlap = a.overlap === undefined || a.overlap === null ? undefined : Number(a.overlap);
-    if (overlap !== undefined && (!Number.isInteger(overlap) || overlap < 0)) throw new AppError('invalid_request', '--overlap must be a non-negative whole number of seconds');
+    if (overlap !== undefined && (!Number.isInteger(overlap) || overlap < 0))
+      throw new AppError('invalid_request', '--overlap must be a non-negative whole number of seconds');
     const r = await auth.rotateApiKey(await userId(store, email), id, overlap);
     if (!r) throw new AppError('not_found', `no active API key ${id} for ${email}`);
     return { id: r.key.id, apiKey: r.apiKey, previousId: id, previousExpiresAt: r.previousExpiresAt.toISOString() };
@@ -52,7 +60,8 @@ export const adminOps: Record<string, AdminOp> = {
   'keys.revoke': async ({ store, auth }, a) => {
     const email = str(a, 'email');
     const id = str(a, 'id');
-    if (!(await auth.revokeApiKey(await userId(store, email), id))) throw new AppError('not_found', `no active API key ${id} for ${email}`);
+    if (!(await auth.revokeApiKey(await userId(store, email), id)))
+      throw new AppError('not_found', `no active API key ${id} for ${email}`);
     return { id, revoked: true };
   },
 };

@@ -35,6 +35,8 @@ export interface ApiDeps {
   /** Gap-free reads of the event outbox (list and live stream). */
   eventFeed: EventFeed;
   streamHeartbeatMs: number;
+  /** Demo mode only: the simulated brokers' spare logins the wizards show (absent otherwise: the route is not served). */
+  demoBrokerLogins?: () => Promise<unknown>;
 }
 
 /** An owned account, optionally of one platform; anything else is the same 404. */

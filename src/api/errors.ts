@@ -14,6 +14,7 @@ export const STATUS: Record<ErrorCode, number> = {
   panic_close_running: 409,
   account_already_connected: 409,
   copy_cycle: 409,
+  open_copies: 409,
   idempotency_key_in_flight: 409,
   payload_too_large: 413,
   idempotency_key_reused: 422,

@@ -1,6 +1,12 @@
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 
-type Compile = (route: { schema: unknown; method: string; url: string; httpStatus: string; contentType?: string }) => (data: unknown) => string;
+type Compile = (route: {
+  schema: unknown;
+  method: string;
+  url: string;
+  httpStatus: string;
+  contentType?: string;
+}) => (data: unknown) => string;
 type Build = (externalSchemas: unknown, options: unknown) => Compile;
 
 /**

@@ -15,6 +15,7 @@ import { sessionRoutes } from './app/session.js';
 import { connectPlatformBRoutes } from './connect/platformb.js';
 import { connectPlatformCRoutes } from './connect/platformc.js';
 import { connectPlatformARoutes } from './connect/platforma.js';
+import { demoRoutes } from './app/demo.js';
 import { accountRoutes } from './v1/accounts.js';
 import { groupRoutes } from './v1/groups.js';
 import { ledgerRoutes } from './v1/ledger.js';
@@ -25,7 +26,9 @@ import { riskRoutes } from './v1/risk.js';
 import { shadowRoutes } from './v1/shadow.js';
 import { webhookRoutes } from './v1/webhooks.js';
 import { eventRoutes } from './v1/events.js';
+import { equityRoutes } from './v1/equity.js';
 import type { RouteOpts } from './v1/route-opts.js';
+import { eventWebhooks, refResolver } from './openapi-events.js';
 import { lazySerializers } from './lazy-serializers.js';
 
 export type Family = 'r' | 'v1';
@@ -55,7 +58,7 @@ function markOptionalBodies(doc: Record<string, unknown>): Record<string, unknow
   return doc;
 }
 
-const V1_MODULES = [accountRoutes, orderRoutes, panicRoutes, groupRoutes, ledgerRoutes, webhookRoutes, eventRoutes, riskRoutes, shadowRoutes, positionRoutes];
+const V1_MODULES = [accountRoutes, orderRoutes, panicRoutes, groupRoutes, ledgerRoutes, webhookRoutes, eventRoutes, riskRoutes, shadowRoutes, positionRoutes, equityRoutes];
 
 /**
  * One Fastify instance serving the given families. With one port (default) it serves both; with two, main.ts
@@ -106,15 +109,21 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
       if (!errors) return { schema: { ...rest, ...optionalBody } as never, url };
       return { schema: { ...rest, ...optionalBody, response: { ...((rest.response as object) ?? {}), ...(errors as object) } } as never, url };
     },
-    transformObject: (doc) => markOptionalBodies((doc as { openapiObject: Record<string, unknown> }).openapiObject) as never,
+    transformObject: (doc) => {
+      const openapi = markOptionalBodies((doc as { openapiObject: Record<string, unknown> }).openapiObject);
+      if (opts.families.includes('v1')) openapi.webhooks = eventWebhooks();
+      return openapi as never;
+    },
+    refResolver,
     openapi: {
       openapi: '3.1.0',
       info: {
         title: 'copytrade',
         version: '0.1.0',
-        description: 'Copy-trading service. Family R (/api, signed-in user access token; reference revision 2 October 2026) and family V (/v1, API key). Parts marked x-open-point are our choices where the specification leaves the detail open; see docs/open-points.md.',
+        description: 'Copy-trading service. Family R (/api, signed-in user access token; reference revision 2 October 2026) and family V (/v1, API key). Parts marked x-open-point are our choices where the specification leaves the detail open; see docs/open-points.md. Numbers in family V: answers carry amounts, prices, volumes and percentages as JSON numbers; requests may send our own decimal fields as a number or a decimal string (the order request\'s volume, stopLoss and takeProfit are numbers, as the specification types them).',
       },
-      ...(opts.baseUrl ? { servers: [{ url: opts.baseUrl }] } : {}),
+      // Paths carry their family's prefix (/api, /app, /v1), so the server is the origin the document came from.
+      servers: [{ url: opts.baseUrl ?? '/', description: opts.baseUrl ? 'this service' : 'the origin serving this document' }],
       components: {
         securitySchemes: {
           accessToken: { type: 'http', scheme: 'bearer', description: 'signed-in user access token (POST /app/sign-in)' },
@@ -125,7 +134,7 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  app.get('/healthz', { schema: { operationId: 'getHealth', tags: ['Service'], 'x-open-point': true, summary: 'Liveness of the service' } as never }, async () => ({ ok: true }));
+  app.get('/healthz', { schema: { operationId: 'getHealth', tags: ['Service'], security: [], 'x-open-point': true, summary: 'Liveness of the service' } as never }, async () => ({ ok: true }));
 
   // Family V's route modules are registered once. The dashboard reaches the same routes under /app/v1 with
   // its access token: the URL is rewritten to /v1 (see rewriteUrl above) and the request is marked, so the
@@ -148,6 +157,7 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
     await connectPlatformBRoutes(app, deps);
     await connectPlatformCRoutes(app, deps);
     await connectPlatformARoutes(app, deps);
+    await demoRoutes(app, deps);
     await (await import('./web.js')).webDashboard(app);
   }
   for (const m of V1_MODULES) await m(app, deps, v1);

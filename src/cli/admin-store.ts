@@ -7,18 +7,34 @@ import { AppError } from '../domain/errors.js';
 import type { Store } from '../store/store.js';
 import type { OperatorFile } from '../api/operator/server.js';
 
-export interface StoreFlags { dataDir?: string; json?: boolean }
+export interface StoreFlags {
+  dataDir?: string;
+  json?: boolean;
+}
 
-export const dataDirOpt = ['--data-dir <dir>', `embedded store folder, or :memory: (default ${DEFAULT_DATA_DIR}; ignored when DATABASE_URL is set)`] as const;
+export const dataDirOpt = [
+  '--data-dir <dir>',
+  `embedded store folder, or :memory: (default ${DEFAULT_DATA_DIR}; ignored when DATABASE_URL is set)`,
+] as const;
 
 /** Opens the store itself (PostgreSQL: a second connection beside the server's; PGlite: only when no server holds it). */
-export async function withStore<T>(o: StoreFlags, fn: (store: Store, auth: AuthService, cfg: Config) => Promise<T>): Promise<T> {
+export async function withStore<T>(
+  o: StoreFlags,
+  fn: (store: Store, auth: AuthService, cfg: Config) => Promise<T>,
+): Promise<T> {
   const cfg = loadConfig(o.dataDir ? { dataDir: o.dataDir } : {});
   // Loaded on use: the store (PGlite, drizzle) is the heaviest import, and the trader's commands never need it.
-  const [{ Store }, { AuthService }] = await Promise.all([import('../store/store.js'), import('../auth/auth-service.js')]);
+  const [{ Store }, { AuthService }] = await Promise.all([
+    import('../store/store.js'),
+    import('../auth/auth-service.js'),
+  ]);
   const store = await Store.open({ dataDir: cfg.dataDir, databaseUrl: cfg.databaseUrl });
   try {
-    return await fn(store, new AuthService(store, { accessTokenTtlSec: cfg.accessTokenTtlSec, apiKeyOverlapSec: cfg.apiKeyOverlapSec }), cfg);
+    return await fn(
+      store,
+      new AuthService(store, { accessTokenTtlSec: cfg.accessTokenTtlSec, apiKeyOverlapSec: cfg.apiKeyOverlapSec }),
+      cfg,
+    );
   } finally {
     await store.close();
   }
@@ -49,7 +65,12 @@ export async function runAdmin(o: StoreFlags, op: string, args: Record<string, u
   }
 }
 
-async function viaOperator(f: OperatorFile, op: string, args: Record<string, unknown>, lockError: AppError): Promise<unknown> {
+async function viaOperator(
+  f: OperatorFile,
+  op: string,
+  args: Record<string, unknown>,
+  lockError: AppError,
+): Promise<unknown> {
   let res: Response;
   try {
     res = await fetch(`${f.url}/operator/ops/${encodeURIComponent(op)}`, {

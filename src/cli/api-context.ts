@@ -15,7 +15,10 @@ export interface ApiFlags {
   json?: boolean;
 }
 
-interface ConfigFile { url?: string; apiKey?: string }
+interface ConfigFile {
+  url?: string;
+  apiKey?: string;
+}
 
 /** `$XDG_CONFIG_HOME/copytrade/config.json`, else `~/.config/copytrade/config.json`. */
 export function defaultConfigFile(env = process.env): string {
@@ -34,7 +37,10 @@ function readConfig(file: string, explicit: boolean): ConfigFile {
     const v = JSON.parse(text) as ConfigFile;
     return v && typeof v === 'object' ? v : {};
   } catch {
-    throw new AppError('invalid_request', `the config file ${file} is not JSON (expected {"url": "...", "apiKey": "ctk_..."})`);
+    throw new AppError(
+      'invalid_request',
+      `the config file ${file} is not JSON (expected {"url": "...", "apiKey": "ctk_..."})`,
+    );
   }
 }
 
@@ -48,8 +54,11 @@ export function resolveConnection(f: ApiFlags, env = process.env): { url: string
   const url = f.url ?? (env.COPYTRADE_URL || undefined) ?? cfg.url ?? DEFAULT_URL;
   const apiKey = f.key ?? (env.COPYTRADE_API_KEY || undefined) ?? cfg.apiKey;
   if (!apiKey) {
-    throw new AppError('unauthorized', `no API key: pass --key, set COPYTRADE_API_KEY, or put {"apiKey": "ctk_..."} in ${file} `
-      + '(the demo\'s is in .copytrade/demo-credentials.json; create one with `copytrade keys create --email E`)');
+    throw new AppError(
+      'unauthorized',
+      `no API key: pass --key, set COPYTRADE_API_KEY, or put {"apiKey": "ctk_..."} in ${file} ` +
+        "(the demo's is in .copytrade/demo-credentials.json; create one with `copytrade keys create --email E`)",
+    );
   }
   return { url, apiKey };
 }
@@ -62,8 +71,11 @@ export function clientFor(f: ApiFlags): CopytradeClient {
 /** The options every command that talks to the API takes. */
 export function withApiOptions(cmd: Command): Command {
   return cmd
-    .option('--url <url>', `the service's family V base URL (default $COPYTRADE_URL, the config file's url, or ${DEFAULT_URL})`)
-    .option('--key <apiKey>', 'API key (default $COPYTRADE_API_KEY or the config file\'s apiKey)')
+    .option(
+      '--url <url>',
+      `the service's family V base URL (default $COPYTRADE_URL, the config file's url, or ${DEFAULT_URL})`,
+    )
+    .option('--key <apiKey>', "API key (default $COPYTRADE_API_KEY or the config file's apiKey)")
     .option('--config <file>', 'config file (default $COPYTRADE_CONFIG or ~/.config/copytrade/config.json)')
     .option('--json', 'print JSON for scripts');
 }

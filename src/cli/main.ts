@@ -17,7 +17,18 @@ import { reportFailure } from './errors.js';
  */
 export function buildCli(): Command {
   const program = new Command('copytrade').description('Self-hostable copy-trading service').exitOverride();
-  for (const add of [serveCommand, simulatorCommand, adminCommands, accountCommands, orderCommands, panicCloseCommand, tradeCommands, eventCommands, groupCommands]) add(program);
+  for (const add of [
+    serveCommand,
+    simulatorCommand,
+    adminCommands,
+    accountCommands,
+    orderCommands,
+    panicCloseCommand,
+    tradeCommands,
+    eventCommands,
+    groupCommands,
+  ])
+    add(program);
   return program;
 }
 

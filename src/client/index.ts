@@ -15,10 +15,18 @@ export type { components, operations, paths };
 type Json<T> = T extends { content: { 'application/json': infer B } } ? B : never;
 /** The JSON body of an operation's success answer (200, 201 or 202). */
 export type Ok<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { responses: infer R }
-  ? R extends { 200: infer X } ? Json<X> : R extends { 201: infer X } ? Json<X> : R extends { 202: infer X } ? Json<X> : never
+  ? R extends { 200: infer X }
+    ? Json<X>
+    : R extends { 201: infer X }
+      ? Json<X>
+      : R extends { 202: infer X }
+        ? Json<X>
+        : never
   : never;
 /** The JSON body an operation takes. */
-export type Body<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { requestBody?: infer B } ? Json<NonNullable<B>> : never;
+export type Body<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { requestBody?: infer B }
+  ? Json<NonNullable<B>>
+  : never;
 
 export type Account = Ok<'/v1/accounts', 'get'>['accounts'][number];
 export type Position = Ok<'/v1/accounts/{account_id}/positions', 'get'>['positions'][number];
@@ -45,7 +53,11 @@ export class CopytradeApiError extends Error {
 
 async function toError(response: Response, body: unknown): Promise<CopytradeApiError> {
   let b = body;
-  if (b === undefined) b = await response.clone().json().catch(() => null);
+  if (b === undefined)
+    b = await response
+      .clone()
+      .json()
+      .catch(() => null);
   const { code, error, requestId, ...rest } = (b && typeof b === 'object' ? b : {}) as Record<string, unknown>;
   return new CopytradeApiError(
     response.status,
@@ -70,9 +82,15 @@ export interface CopytradeClient {
   /** The data of a call, or a CopytradeApiError with the service's code. */
   call<D>(p: Promise<{ data?: D; error?: unknown; response: Response }>): Promise<D>;
   /** Like `call`, with the HTTP status (202 vs 200 matters for panic-close). */
-  callWithStatus<D>(p: Promise<{ data?: D; error?: unknown; response: Response }>): Promise<{ data: D; status: number }>;
+  callWithStatus<D>(
+    p: Promise<{ data?: D; error?: unknown; response: Response }>,
+  ): Promise<{ data: D; status: number }>;
   /** Polls a panic-close job until it is no longer running, reporting each state read. */
-  followPanicJob(jobId: string, onProgress?: (job: PanicJob) => void, o?: { intervalMs?: number; signal?: AbortSignal }): Promise<PanicJob>;
+  followPanicJob(
+    jobId: string,
+    onProgress?: (job: PanicJob) => void,
+    o?: { intervalMs?: number; signal?: AbortSignal },
+  ): Promise<PanicJob>;
   /** The live event stream (server-sent events), from `cursor` on (from now without one), until `signal` aborts. */
   events(o?: { cursor?: number; signal?: AbortSignal }): AsyncGenerator<StreamedEvent>;
 }
@@ -80,7 +98,15 @@ export interface CopytradeClient {
 export interface StreamedEvent {
   cursor: number;
   type: string;
-  event: { id: string; type: string; timestamp: string; accountId: string | null; sequence: number; data: unknown; [k: string]: unknown };
+  event: {
+    id: string;
+    type: string;
+    timestamp: string;
+    accountId: string | null;
+    sequence: number;
+    data: unknown;
+    [k: string]: unknown;
+  };
 }
 
 export function createCopytradeClient(o: CopytradeClientOptions): CopytradeClient {
@@ -101,11 +127,21 @@ export function createCopytradeClient(o: CopytradeClientOptions): CopytradeClien
     if (!r.response.ok) throw await toError(r.response, r.error);
     return { data: r.data as D, status: r.response.status };
   };
-  const call = async <D>(p: Promise<{ data?: D; error?: unknown; response: Response }>) => (await callWithStatus(p)).data;
+  const call = async <D>(p: Promise<{ data?: D; error?: unknown; response: Response }>) =>
+    (await callWithStatus(p)).data;
 
-  async function followPanicJob(jobId: string, onProgress?: (job: PanicJob) => void, f: { intervalMs?: number; signal?: AbortSignal } = {}): Promise<PanicJob> {
+  async function followPanicJob(
+    jobId: string,
+    onProgress?: (job: PanicJob) => void,
+    f: { intervalMs?: number; signal?: AbortSignal } = {},
+  ): Promise<PanicJob> {
     for (;;) {
-      const job = await call(api.GET('/v1/panic-close-jobs/{job_id}', { params: { path: { job_id: jobId } }, ...(f.signal ? { signal: f.signal } : {}) }));
+      const job = await call(
+        api.GET('/v1/panic-close-jobs/{job_id}', {
+          params: { path: { job_id: jobId } },
+          ...(f.signal ? { signal: f.signal } : {}),
+        }),
+      );
       onProgress?.(job);
       if (job.state !== 'running') return job;
       await new Promise((r) => setTimeout(r, f.intervalMs ?? 250));
@@ -114,7 +150,10 @@ export function createCopytradeClient(o: CopytradeClientOptions): CopytradeClien
 
   async function* events(e: { cursor?: number; signal?: AbortSignal } = {}): AsyncGenerator<StreamedEvent> {
     const url = `${baseUrl}/v1/events/stream${e.cursor !== undefined ? `?cursor=${e.cursor}` : ''}`;
-    const res = await doFetch(url, { headers: { Authorization: `Bearer ${o.apiKey}`, Accept: 'text/event-stream' }, ...(e.signal ? { signal: e.signal } : {}) });
+    const res = await doFetch(url, {
+      headers: { Authorization: `Bearer ${o.apiKey}`, Accept: 'text/event-stream' },
+      ...(e.signal ? { signal: e.signal } : {}),
+    });
     if (!res.ok || !res.body) throw await toError(res, undefined);
     const decoder = new TextDecoder();
     let buf = '';
@@ -131,7 +170,12 @@ export function createCopytradeClient(o: CopytradeClientOptions): CopytradeClien
             const m = /^([a-z]+): ?(.*)$/.exec(line);
             if (m) f[m[1]!] = f[m[1]!] === undefined ? m[2]! : `${f[m[1]!]}\n${m[2]!}`;
           }
-          if (f.data !== undefined && f.id !== undefined) yield { cursor: Number(f.id), type: f.event ?? 'message', event: JSON.parse(f.data) as StreamedEvent['event'] };
+          if (f.data !== undefined && f.id !== undefined)
+            yield {
+              cursor: Number(f.id),
+              type: f.event ?? 'message',
+              event: JSON.parse(f.data) as StreamedEvent['event'],
+            };
         }
       }
     } catch (err) {

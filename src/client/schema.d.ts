@@ -248,6 +248,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /** The caller's API keys (prefix, state, dates; never the key itself) */
         get: operations["listApiKeys"];
         put?: never;
         /** Create an API key for family V; the key is shown once */
@@ -268,6 +269,7 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
+        /** Revoke an API key at once */
         delete: operations["revokeApiKey"];
         options?: never;
         head?: never;
@@ -366,6 +368,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /** One owned account with its status and health */
         get: operations["getAccount"];
         put?: never;
         post?: never;
@@ -399,6 +402,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /** The capabilities of the account's adapter; read them before choosing an action */
         get: operations["getAccountCapabilities"];
         put?: never;
         post?: never;
@@ -658,6 +662,7 @@ export interface paths {
         /** The caller's copier groups with their Master and Slaves */
         get: operations["listCopierGroups"];
         put?: never;
+        /** Create an empty copier group */
         post: operations["createCopierGroup"];
         delete?: never;
         options?: never;
@@ -672,6 +677,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /** One owned copier group with its Master, Slaves and copy rules */
         get: operations["getCopierGroup"];
         put?: never;
         post?: never;
@@ -883,6 +889,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /** One webhook endpoint (never its secret) */
         get: operations["getWebhookEndpoint"];
         put?: never;
         post?: never;
@@ -963,213 +970,483 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "account.circuit_breaker_tripped": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The account.circuit_breaker_tripped event, posted to a webhook endpoint
+         * @description Sent to every enabled endpoint of the user that subscribed to this type (or to all types), signed per Standard Webhooks; delivery is at least once, so deduplicate on webhook-id. The same envelope is a message of GET /v1/events/stream and an item of GET /v1/events.
+         */
+        post: operations["webhook.account.circuit_breaker_tripped"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "account.health_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The account.health_changed event, posted to a webhook endpoint
+         * @description Sent to every enabled endpoint of the user that subscribed to this type (or to all types), signed per Standard Webhooks; delivery is at least once, so deduplicate on webhook-id. The same envelope is a message of GET /v1/events/stream and an item of GET /v1/events.
+         */
+        post: operations["webhook.account.health_changed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "account.status_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The account.status_changed event, posted to a webhook endpoint
+         * @description Sent to every enabled endpoint of the user that subscribed to this type (or to all types), signed per Standard Webhooks; delivery is at least once, so deduplicate on webhook-id. The same envelope is a message of GET /v1/events/stream and an item of GET /v1/events.
+         */
+        post: operations["webhook.account.status_changed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "copy.confirmed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The copy.confirmed event, posted to a webhook endpoint
+         * @description Sent to every enabled endpoint of the user that subscribed to this type (or to all types), signed per Standard Webhooks; delivery is at least once, so deduplicate on webhook-id. The same envelope is a message of GET /v1/events/stream and an item of GET /v1/events.
+         */
+        post: operations["webhook.copy.confirmed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "copy.denied": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The copy.denied event, posted to a webhook endpoint
+         * @description Sent to every enabled endpoint of the user that subscribed to this type (or to all types), signed per Standard Webhooks; delivery is at least once, so deduplicate on webhook-id. The same envelope is a message of GET /v1/events/stream and an item of GET /v1/events.
+         */
+        post: operations["webhook.copy.denied"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "copy.loop_ignored": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The copy.loop_ignored event, posted to a webhook endpoint
+         * @description Sent to every enabled endpoint of the user that subscribed to this type (or to all types), signed per Standard Webhooks; delivery is at least once, so deduplicate on webhook-id. The same envelope is a message of GET /v1/events/stream and an item of GET /v1/events.
+         */
+        post: operations["webhook.copy.loop_ignored"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "copy.rejected": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The copy.rejected event, posted to a webhook endpoint
+         * @description Sent to every enabled endpoint of the user that subscribed to this type (or to all types), signed per Standard Webhooks; delivery is at least once, so deduplicate on webhook-id. The same envelope is a message of GET /v1/events/stream and an item of GET /v1/events.
+         */
+        post: operations["webhook.copy.rejected"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "copy.skipped": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The copy.skipped event, posted to a webhook endpoint
+         * @description Sent to every enabled endpoint of the user that subscribed to this type (or to all types), signed per Standard Webhooks; delivery is at least once, so deduplicate on webhook-id. The same envelope is a message of GET /v1/events/stream and an item of GET /v1/events.
+         */
+        post: operations["webhook.copy.skipped"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "copy.unresolved": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The copy.unresolved event, posted to a webhook endpoint
+         * @description Sent to every enabled endpoint of the user that subscribed to this type (or to all types), signed per Standard Webhooks; delivery is at least once, so deduplicate on webhook-id. The same envelope is a message of GET /v1/events/stream and an item of GET /v1/events.
+         */
+        post: operations["webhook.copy.unresolved"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.accepted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The order.accepted event, posted to a webhook endpoint
+         * @description Sent to every enabled endpoint of the user that subscribed to this type (or to all types), signed per Standard Webhooks; delivery is at least once, so deduplicate on webhook-id. The same envelope is a message of GET /v1/events/stream and an item of GET /v1/events.
+         */
+        post: operations["webhook.order.accepted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.rejected": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The order.rejected event, posted to a webhook endpoint
+         * @description Sent to every enabled endpoint of the user that subscribed to this type (or to all types), signed per Standard Webhooks; delivery is at least once, so deduplicate on webhook-id. The same envelope is a message of GET /v1/events/stream and an item of GET /v1/events.
+         */
+        post: operations["webhook.order.rejected"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.unresolved": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The order.unresolved event, posted to a webhook endpoint
+         * @description Sent to every enabled endpoint of the user that subscribed to this type (or to all types), signed per Standard Webhooks; delivery is at least once, so deduplicate on webhook-id. The same envelope is a message of GET /v1/events/stream and an item of GET /v1/events.
+         */
+        post: operations["webhook.order.unresolved"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "panic_close.finished": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The panic_close.finished event, posted to a webhook endpoint
+         * @description Sent to every enabled endpoint of the user that subscribed to this type (or to all types), signed per Standard Webhooks; delivery is at least once, so deduplicate on webhook-id. The same envelope is a message of GET /v1/events/stream and an item of GET /v1/events.
+         */
+        post: operations["webhook.panic_close.finished"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "panic_close.progress": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The panic_close.progress event, posted to a webhook endpoint
+         * @description Sent to every enabled endpoint of the user that subscribed to this type (or to all types), signed per Standard Webhooks; delivery is at least once, so deduplicate on webhook-id. The same envelope is a message of GET /v1/events/stream and an item of GET /v1/events.
+         */
+        post: operations["webhook.panic_close.progress"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "panic_close.started": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The panic_close.started event, posted to a webhook endpoint
+         * @description Sent to every enabled endpoint of the user that subscribed to this type (or to all types), signed per Standard Webhooks; delivery is at least once, so deduplicate on webhook-id. The same envelope is a message of GET /v1/events/stream and an item of GET /v1/events.
+         */
+        post: operations["webhook.panic_close.started"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "position.closed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The position.closed event, posted to a webhook endpoint
+         * @description Sent to every enabled endpoint of the user that subscribed to this type (or to all types), signed per Standard Webhooks; delivery is at least once, so deduplicate on webhook-id. The same envelope is a message of GET /v1/events/stream and an item of GET /v1/events.
+         */
+        post: operations["webhook.position.closed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "position.modified": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The position.modified event, posted to a webhook endpoint
+         * @description Sent to every enabled endpoint of the user that subscribed to this type (or to all types), signed per Standard Webhooks; delivery is at least once, so deduplicate on webhook-id. The same envelope is a message of GET /v1/events/stream and an item of GET /v1/events.
+         */
+        post: operations["webhook.position.modified"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "position.opened": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The position.opened event, posted to a webhook endpoint
+         * @description Sent to every enabled endpoint of the user that subscribed to this type (or to all types), signed per Standard Webhooks; delivery is at least once, so deduplicate on webhook-id. The same envelope is a message of GET /v1/events/stream and an item of GET /v1/events.
+         */
+        post: operations["webhook.position.opened"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "reconcile.drift_found": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The reconcile.drift_found event, posted to a webhook endpoint
+         * @description Sent to every enabled endpoint of the user that subscribed to this type (or to all types), signed per Standard Webhooks; delivery is at least once, so deduplicate on webhook-id. The same envelope is a message of GET /v1/events/stream and an item of GET /v1/events.
+         */
+        post: operations["webhook.reconcile.drift_found"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "reconcile.healed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The reconcile.healed event, posted to a webhook endpoint
+         * @description Sent to every enabled endpoint of the user that subscribed to this type (or to all types), signed per Standard Webhooks; delivery is at least once, so deduplicate on webhook-id. The same envelope is a message of GET /v1/events/stream and an item of GET /v1/events.
+         */
+        post: operations["webhook.reconcile.healed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "risk.triggered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The risk.triggered event, posted to a webhook endpoint
+         * @description Sent to every enabled endpoint of the user that subscribed to this type (or to all types), signed per Standard Webhooks; delivery is at least once, so deduplicate on webhook-id. The same envelope is a message of GET /v1/events/stream and an item of GET /v1/events.
+         */
+        post: operations["webhook.risk.triggered"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook_endpoint.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The webhook_endpoint.disabled event, posted to a webhook endpoint
+         * @description Sent to every enabled endpoint of the user that subscribed to this type (or to all types), signed per Standard Webhooks; delivery is at least once, so deduplicate on webhook-id. The same envelope is a message of GET /v1/events/stream and an item of GET /v1/events.
+         */
+        post: operations["webhook.webhook_endpoint.disabled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The webhook.test event, posted to a webhook endpoint
+         * @description Sent to every enabled endpoint of the user that subscribed to this type (or to all types), signed per Standard Webhooks; delivery is at least once, so deduplicate on webhook-id. The same envelope is a message of GET /v1/events/stream and an item of GET /v1/events.
+         */
+        post: operations["webhook.webhook.test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /**
-         * Event.order.accepted
-         * @description An order sent to a Master was accepted by its broker; copiedTo Slaves get a copy.
+         * Event.account.circuit_breaker_tripped
+         * @description A Master produced more actions than the ceiling in the window: copying from it is paused (status paused, reason recorded) until resumed.
          */
-        "def-0": {
+        AccountCircuitBreakerTrippedEvent: {
             /** @description the account the event is about; null for user-level events */
             accountId: string | null;
-            /** @description order accepted */
+            /** @description circuit breaker tripped */
             data: {
-                copiedTo: number;
-                fillPrice: string | null;
-                positionId: string | null;
-                side: string;
-                symbol: string;
-                tradeId: string;
-                /** @description decimal as a string, e.g. "0.10" */
-                volume: string;
-            } & {
-                [key: string]: unknown;
-            };
-            /** @description event id (evt_...); also the webhook-id header: deduplicate on it */
-            id: string;
-            /** @enum {number} */
-            schemaVersion: 1;
-            /** @description dense per account (per user when accountId is null), from 1; 0 for webhook.test */
-            sequence: number;
-            /** Format: date-time */
-            timestamp: string;
-            /** @enum {string} */
-            type: "order.accepted";
-        };
-        /**
-         * Event.order.rejected
-         * @description The Master's broker refused the order; nothing was copied.
-         */
-        "def-1": {
-            /** @description the account the event is about; null for user-level events */
-            accountId: string | null;
-            /** @description order rejected */
-            data: {
-                code: string;
-                message: string;
-                requestId?: string | null;
-                side: string;
-                symbol: string;
-                tradeId: string;
-                /** @description decimal as a string, e.g. "0.10" */
-                volume: string;
-            } & {
-                [key: string]: unknown;
-            };
-            /** @description event id (evt_...); also the webhook-id header: deduplicate on it */
-            id: string;
-            /** @enum {number} */
-            schemaVersion: 1;
-            /** @description dense per account (per user when accountId is null), from 1; 0 for webhook.test */
-            sequence: number;
-            /** Format: date-time */
-            timestamp: string;
-            /** @enum {string} */
-            type: "order.rejected";
-        };
-        /**
-         * Event.order.unresolved
-         * @description The Master's broker did not answer in time: the order may or may not exist; reconcile before retrying.
-         */
-        "def-2": {
-            /** @description the account the event is about; null for user-level events */
-            accountId: string | null;
-            /** @description order outcome unknown */
-            data: {
-                code: string;
-                message: string;
-                requestId?: string | null;
-                side: string;
-                symbol: string;
-                tradeId: string;
-                /** @description decimal as a string, e.g. "0.10" */
-                volume: string;
-            } & {
-                [key: string]: unknown;
-            };
-            /** @description event id (evt_...); also the webhook-id header: deduplicate on it */
-            id: string;
-            /** @enum {number} */
-            schemaVersion: 1;
-            /** @description dense per account (per user when accountId is null), from 1; 0 for webhook.test */
-            sequence: number;
-            /** Format: date-time */
-            timestamp: string;
-            /** @enum {string} */
-            type: "order.unresolved";
-        };
-        /**
-         * Event.copy.confirmed
-         * @description A Slave's broker confirmed its copy.
-         */
-        "def-3": {
-            /** @description the account the event is about; null for user-level events */
-            accountId: string | null;
-            /** @description copy confirmed */
-            data: {
-                filledVolume: string | null;
-                fillPrice: string | null;
-                intentId: string;
-                orderId: string | null;
-                positionId: string | null;
-                side: string;
-                /** @description positive = worse for the Slave than the Master fill */
-                slippage: string | null;
-                symbol: string;
-                tradeId: string;
-                /** @description decimal as a string, e.g. "0.10" */
-                volume: string;
-            } & {
-                [key: string]: unknown;
-            };
-            /** @description event id (evt_...); also the webhook-id header: deduplicate on it */
-            id: string;
-            /** @enum {number} */
-            schemaVersion: 1;
-            /** @description dense per account (per user when accountId is null), from 1; 0 for webhook.test */
-            sequence: number;
-            /** Format: date-time */
-            timestamp: string;
-            /** @enum {string} */
-            type: "copy.confirmed";
-        };
-        /**
-         * Event.copy.rejected
-         * @description A Slave's broker refused its copy.
-         */
-        "def-4": {
-            /** @description the account the event is about; null for user-level events */
-            accountId: string | null;
-            /** @description copy rejected */
-            data: {
-                code: string;
-                intentId: string;
-                message: string;
-                side: string;
-                symbol: string;
-                tradeId: string;
-                /** @description decimal as a string, e.g. "0.10" */
-                volume: string;
-            } & {
-                [key: string]: unknown;
-            };
-            /** @description event id (evt_...); also the webhook-id header: deduplicate on it */
-            id: string;
-            /** @enum {number} */
-            schemaVersion: 1;
-            /** @description dense per account (per user when accountId is null), from 1; 0 for webhook.test */
-            sequence: number;
-            /** Format: date-time */
-            timestamp: string;
-            /** @enum {string} */
-            type: "copy.rejected";
-        };
-        /**
-         * Event.copy.unresolved
-         * @description A Slave's copy timed out with unknown outcome; the reconciler settles it by its correlation tag.
-         */
-        "def-5": {
-            /** @description the account the event is about; null for user-level events */
-            accountId: string | null;
-            /** @description copy outcome unknown */
-            data: {
-                code: string;
-                intentId: string;
-                message: string;
-                side: string;
-                symbol: string;
-                tradeId: string;
-                /** @description decimal as a string, e.g. "0.10" */
-                volume: string;
-            } & {
-                [key: string]: unknown;
-            };
-            /** @description event id (evt_...); also the webhook-id header: deduplicate on it */
-            id: string;
-            /** @enum {number} */
-            schemaVersion: 1;
-            /** @description dense per account (per user when accountId is null), from 1; 0 for webhook.test */
-            sequence: number;
-            /** Format: date-time */
-            timestamp: string;
-            /** @enum {string} */
-            type: "copy.unresolved";
-        };
-        /**
-         * Event.copy.skipped
-         * @description A Slave was not sent a copy (a copy rule or its state excluded it); reason is a code.
-         */
-        "def-6": {
-            /** @description the account the event is about; null for user-level events */
-            accountId: string | null;
-            /** @description copy skipped */
-            data: {
-                detail?: string | null;
-                intentId: string;
+                actions: number;
+                ceiling: number;
                 reason: string;
-                symbol: string;
-                tradeId: string;
+                windowMs: number;
             } & {
                 [key: string]: unknown;
             };
@@ -1182,138 +1459,13 @@ export interface components {
             /** Format: date-time */
             timestamp: string;
             /** @enum {string} */
-            type: "copy.skipped";
-        };
-        /**
-         * Event.copy.denied
-         * @description The service refused a Slave's copy before sending it (capabilities or risk rules).
-         */
-        "def-7": {
-            /** @description the account the event is about; null for user-level events */
-            accountId: string | null;
-            /** @description copy denied */
-            data: {
-                code: string;
-                intentId: string;
-                message: string;
-                side: string;
-                symbol: string;
-                tradeId: string;
-                /** @description decimal as a string, e.g. "0.10" */
-                volume: string;
-            } & {
-                [key: string]: unknown;
-            };
-            /** @description event id (evt_...); also the webhook-id header: deduplicate on it */
-            id: string;
-            /** @enum {number} */
-            schemaVersion: 1;
-            /** @description dense per account (per user when accountId is null), from 1; 0 for webhook.test */
-            sequence: number;
-            /** Format: date-time */
-            timestamp: string;
-            /** @enum {string} */
-            type: "copy.denied";
-        };
-        /**
-         * Event.position.opened
-         * @description A position opened on a Master or a Slave.
-         */
-        "def-8": {
-            /** @description the account the event is about; null for user-level events */
-            accountId: string | null;
-            /** @description position opened */
-            data: {
-                intentId?: string;
-                masterPositionId?: string | null;
-                positionId: string;
-                price: string | null;
-                role: "master" | "slave";
-                side: string;
-                symbol: string;
-                tradeId?: string;
-                /** @description decimal as a string, e.g. "0.10" */
-                volume: string;
-            } & {
-                [key: string]: unknown;
-            };
-            /** @description event id (evt_...); also the webhook-id header: deduplicate on it */
-            id: string;
-            /** @enum {number} */
-            schemaVersion: 1;
-            /** @description dense per account (per user when accountId is null), from 1; 0 for webhook.test */
-            sequence: number;
-            /** Format: date-time */
-            timestamp: string;
-            /** @enum {string} */
-            type: "position.opened";
-        };
-        /**
-         * Event.position.modified
-         * @description A position's stop loss, take profit or volume changed.
-         */
-        "def-9": {
-            /** @description the account the event is about; null for user-level events */
-            accountId: string | null;
-            /** @description position modified */
-            data: {
-                positionId: string;
-                role: "master" | "slave";
-                stopLoss?: string | null;
-                symbol?: string;
-                takeProfit?: string | null;
-                /** @description decimal as a string, e.g. "0.10" */
-                volume?: string;
-            } & {
-                [key: string]: unknown;
-            };
-            /** @description event id (evt_...); also the webhook-id header: deduplicate on it */
-            id: string;
-            /** @enum {number} */
-            schemaVersion: 1;
-            /** @description dense per account (per user when accountId is null), from 1; 0 for webhook.test */
-            sequence: number;
-            /** Format: date-time */
-            timestamp: string;
-            /** @enum {string} */
-            type: "position.modified";
-        };
-        /**
-         * Event.position.closed
-         * @description A position closed (fully), by the user, a copy, a stop, or a panic-close.
-         */
-        "def-10": {
-            /** @description the account the event is about; null for user-level events */
-            accountId: string | null;
-            /** @description position closed */
-            data: {
-                positionId: string;
-                price?: string | null;
-                reason?: string;
-                role: "master" | "slave";
-                side?: string;
-                symbol: string;
-                /** @description decimal as a string, e.g. "0.10" */
-                volume?: string;
-            } & {
-                [key: string]: unknown;
-            };
-            /** @description event id (evt_...); also the webhook-id header: deduplicate on it */
-            id: string;
-            /** @enum {number} */
-            schemaVersion: 1;
-            /** @description dense per account (per user when accountId is null), from 1; 0 for webhook.test */
-            sequence: number;
-            /** Format: date-time */
-            timestamp: string;
-            /** @enum {string} */
-            type: "position.closed";
+            type: "account.circuit_breaker_tripped";
         };
         /**
          * Event.account.health_changed
          * @description An account's health changed (connection, trading allowed, in sync, stale data, reconnect required).
          */
-        "def-11": {
+        AccountHealthChangedEvent: {
             /** @description the account the event is about; null for user-level events */
             accountId: string | null;
             /** @description health changed */
@@ -1359,7 +1511,7 @@ export interface components {
          * Event.account.status_changed
          * @description An account's copy/connection status changed (connected, paused, locked, disconnected, reconnect_required, disabled).
          */
-        "def-12": {
+        AccountStatusChangedEvent: {
             /** @description the account the event is about; null for user-level events */
             accountId: string | null;
             /** @description status changed */
@@ -1382,17 +1534,145 @@ export interface components {
             type: "account.status_changed";
         };
         /**
-         * Event.risk.triggered
-         * @description A risk rule fired (e.g. a drawdown limit) and acted.
+         * Event.copy.confirmed
+         * @description A Slave's broker confirmed its copy.
          */
-        "def-13": {
+        CopyConfirmedEvent: {
             /** @description the account the event is about; null for user-level events */
             accountId: string | null;
-            /** @description risk rule fired */
+            /** @description copy confirmed */
             data: {
-                action?: string;
+                filledVolume: string | null;
+                fillPrice: string | null;
+                intentId: string;
+                orderId: string | null;
+                positionId: string | null;
+                side: string;
+                /** @description positive = worse for the Slave than the Master fill */
+                slippage: string | null;
+                symbol: string;
+                tradeId: string;
+                /** @description decimal as a string, e.g. "0.10" */
+                volume: string;
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description event id (evt_...); also the webhook-id header: deduplicate on it */
+            id: string;
+            /** @enum {number} */
+            schemaVersion: 1;
+            /** @description dense per account (per user when accountId is null), from 1; 0 for webhook.test */
+            sequence: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @enum {string} */
+            type: "copy.confirmed";
+        };
+        /**
+         * Event.copy.denied
+         * @description The service refused a Slave's copy before sending it (capabilities or risk rules).
+         */
+        CopyDeniedEvent: {
+            /** @description the account the event is about; null for user-level events */
+            accountId: string | null;
+            /** @description copy denied */
+            data: {
+                code: string;
+                intentId: string;
+                message: string;
+                side: string;
+                symbol: string;
+                tradeId: string;
+                /** @description decimal as a string, e.g. "0.10" */
+                volume: string;
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description event id (evt_...); also the webhook-id header: deduplicate on it */
+            id: string;
+            /** @enum {number} */
+            schemaVersion: 1;
+            /** @description dense per account (per user when accountId is null), from 1; 0 for webhook.test */
+            sequence: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @enum {string} */
+            type: "copy.denied";
+        };
+        /**
+         * Event.copy.loop_ignored
+         * @description A Master position or order carries the correlation tag of one of our own copies made from this Master's group (the same broker account connected twice, or a cycle of groups): it is not copied again.
+         */
+        CopyLoopIgnoredEvent: {
+            /** @description the account the event is about; null for user-level events */
+            accountId: string | null;
+            /** @description copy loop ignored */
+            data: {
+                groupId: string | null;
+                intentId: string;
+                itemId: string;
+                kind: "position" | "order";
+                tag: string;
+                tradeId: string;
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description event id (evt_...); also the webhook-id header: deduplicate on it */
+            id: string;
+            /** @enum {number} */
+            schemaVersion: 1;
+            /** @description dense per account (per user when accountId is null), from 1; 0 for webhook.test */
+            sequence: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @enum {string} */
+            type: "copy.loop_ignored";
+        };
+        /**
+         * Event.copy.rejected
+         * @description A Slave's broker refused its copy.
+         */
+        CopyRejectedEvent: {
+            /** @description the account the event is about; null for user-level events */
+            accountId: string | null;
+            /** @description copy rejected */
+            data: {
+                code: string;
+                intentId: string;
+                message: string;
+                side: string;
+                symbol: string;
+                tradeId: string;
+                /** @description decimal as a string, e.g. "0.10" */
+                volume: string;
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description event id (evt_...); also the webhook-id header: deduplicate on it */
+            id: string;
+            /** @enum {number} */
+            schemaVersion: 1;
+            /** @description dense per account (per user when accountId is null), from 1; 0 for webhook.test */
+            sequence: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @enum {string} */
+            type: "copy.rejected";
+        };
+        /**
+         * Event.copy.skipped
+         * @description A Slave was not sent a copy (a copy rule or its state excluded it); reason is a code.
+         */
+        CopySkippedEvent: {
+            /** @description the account the event is about; null for user-level events */
+            accountId: string | null;
+            /** @description copy skipped */
+            data: {
                 detail?: string | null;
-                rule: string;
+                intentId: string;
+                reason: string;
+                symbol: string;
+                tradeId: string;
             } & {
                 [key: string]: unknown;
             };
@@ -1405,19 +1685,25 @@ export interface components {
             /** Format: date-time */
             timestamp: string;
             /** @enum {string} */
-            type: "risk.triggered";
+            type: "copy.skipped";
         };
         /**
-         * Event.panic_close.started
-         * @description A panic-close of an account (or of each account of a group) started.
+         * Event.copy.unresolved
+         * @description A Slave's copy timed out with unknown outcome; the reconciler settles it by its correlation tag.
          */
-        "def-14": {
+        CopyUnresolvedEvent: {
             /** @description the account the event is about; null for user-level events */
             accountId: string | null;
-            /** @description panic-close started */
+            /** @description copy outcome unknown */
             data: {
-                scope: "account" | "group";
-                targetId: string;
+                code: string;
+                intentId: string;
+                message: string;
+                side: string;
+                symbol: string;
+                tradeId: string;
+                /** @description decimal as a string, e.g. "0.10" */
+                volume: string;
             } & {
                 [key: string]: unknown;
             };
@@ -1430,22 +1716,25 @@ export interface components {
             /** Format: date-time */
             timestamp: string;
             /** @enum {string} */
-            type: "panic_close.started";
+            type: "copy.unresolved";
         };
         /**
-         * Event.panic_close.progress
-         * @description A panic-close round finished with positions left; it retries.
+         * Event.order.accepted
+         * @description An order sent to a Master was accepted by its broker; copiedTo Slaves get a copy.
          */
-        "def-15": {
+        OrderAcceptedEvent: {
             /** @description the account the event is about; null for user-level events */
             accountId: string | null;
-            /** @description panic-close progress */
+            /** @description order accepted */
             data: {
-                closed: number;
-                failed: number;
-                remaining: number;
-                scope: "account" | "group";
-                targetId: string;
+                copiedTo: number;
+                fillPrice: string | null;
+                positionId: string | null;
+                side: string;
+                symbol: string;
+                tradeId: string;
+                /** @description decimal as a string, e.g. "0.10" */
+                volume: string;
             } & {
                 [key: string]: unknown;
             };
@@ -1458,13 +1747,75 @@ export interface components {
             /** Format: date-time */
             timestamp: string;
             /** @enum {string} */
-            type: "panic_close.progress";
+            type: "order.accepted";
+        };
+        /**
+         * Event.order.rejected
+         * @description The Master's broker refused the order; nothing was copied.
+         */
+        OrderRejectedEvent: {
+            /** @description the account the event is about; null for user-level events */
+            accountId: string | null;
+            /** @description order rejected */
+            data: {
+                code: string;
+                message: string;
+                requestId?: string | null;
+                side: string;
+                symbol: string;
+                tradeId: string;
+                /** @description decimal as a string, e.g. "0.10" */
+                volume: string;
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description event id (evt_...); also the webhook-id header: deduplicate on it */
+            id: string;
+            /** @enum {number} */
+            schemaVersion: 1;
+            /** @description dense per account (per user when accountId is null), from 1; 0 for webhook.test */
+            sequence: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @enum {string} */
+            type: "order.rejected";
+        };
+        /**
+         * Event.order.unresolved
+         * @description The Master's broker did not answer in time: the order may or may not exist; reconcile before retrying.
+         */
+        OrderUnresolvedEvent: {
+            /** @description the account the event is about; null for user-level events */
+            accountId: string | null;
+            /** @description order outcome unknown */
+            data: {
+                code: string;
+                message: string;
+                requestId?: string | null;
+                side: string;
+                symbol: string;
+                tradeId: string;
+                /** @description decimal as a string, e.g. "0.10" */
+                volume: string;
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description event id (evt_...); also the webhook-id header: deduplicate on it */
+            id: string;
+            /** @enum {number} */
+            schemaVersion: 1;
+            /** @description dense per account (per user when accountId is null), from 1; 0 for webhook.test */
+            sequence: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @enum {string} */
+            type: "order.unresolved";
         };
         /**
          * Event.panic_close.finished
          * @description A panic-close finished; remaining = 0 means flat.
          */
-        "def-16": {
+        PanicCloseFinishedEvent: {
             /** @description the account the event is about; null for user-level events */
             accountId: string | null;
             /** @description panic-close finished */
@@ -1489,10 +1840,157 @@ export interface components {
             type: "panic_close.finished";
         };
         /**
+         * Event.panic_close.progress
+         * @description A panic-close round finished with positions left; it retries.
+         */
+        PanicCloseProgressEvent: {
+            /** @description the account the event is about; null for user-level events */
+            accountId: string | null;
+            /** @description panic-close progress */
+            data: {
+                closed: number;
+                failed: number;
+                remaining: number;
+                scope: "account" | "group";
+                targetId: string;
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description event id (evt_...); also the webhook-id header: deduplicate on it */
+            id: string;
+            /** @enum {number} */
+            schemaVersion: 1;
+            /** @description dense per account (per user when accountId is null), from 1; 0 for webhook.test */
+            sequence: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @enum {string} */
+            type: "panic_close.progress";
+        };
+        /**
+         * Event.panic_close.started
+         * @description A panic-close of an account (or of each account of a group) started.
+         */
+        PanicCloseStartedEvent: {
+            /** @description the account the event is about; null for user-level events */
+            accountId: string | null;
+            /** @description panic-close started */
+            data: {
+                scope: "account" | "group";
+                targetId: string;
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description event id (evt_...); also the webhook-id header: deduplicate on it */
+            id: string;
+            /** @enum {number} */
+            schemaVersion: 1;
+            /** @description dense per account (per user when accountId is null), from 1; 0 for webhook.test */
+            sequence: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @enum {string} */
+            type: "panic_close.started";
+        };
+        /**
+         * Event.position.closed
+         * @description A position closed (fully), by the user, a copy, a stop, or a panic-close.
+         */
+        PositionClosedEvent: {
+            /** @description the account the event is about; null for user-level events */
+            accountId: string | null;
+            /** @description position closed */
+            data: {
+                positionId: string;
+                price?: string | null;
+                reason?: string;
+                role: "master" | "slave";
+                side?: string;
+                symbol: string;
+                /** @description decimal as a string, e.g. "0.10" */
+                volume?: string;
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description event id (evt_...); also the webhook-id header: deduplicate on it */
+            id: string;
+            /** @enum {number} */
+            schemaVersion: 1;
+            /** @description dense per account (per user when accountId is null), from 1; 0 for webhook.test */
+            sequence: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @enum {string} */
+            type: "position.closed";
+        };
+        /**
+         * Event.position.modified
+         * @description A position's stop loss, take profit or volume changed.
+         */
+        PositionModifiedEvent: {
+            /** @description the account the event is about; null for user-level events */
+            accountId: string | null;
+            /** @description position modified */
+            data: {
+                positionId: string;
+                role: "master" | "slave";
+                stopLoss?: string | null;
+                symbol?: string;
+                takeProfit?: string | null;
+                /** @description decimal as a string, e.g. "0.10" */
+                volume?: string;
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description event id (evt_...); also the webhook-id header: deduplicate on it */
+            id: string;
+            /** @enum {number} */
+            schemaVersion: 1;
+            /** @description dense per account (per user when accountId is null), from 1; 0 for webhook.test */
+            sequence: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @enum {string} */
+            type: "position.modified";
+        };
+        /**
+         * Event.position.opened
+         * @description A position opened on a Master or a Slave.
+         */
+        PositionOpenedEvent: {
+            /** @description the account the event is about; null for user-level events */
+            accountId: string | null;
+            /** @description position opened */
+            data: {
+                intentId?: string;
+                masterPositionId?: string | null;
+                positionId: string;
+                price: string | null;
+                role: "master" | "slave";
+                side: string;
+                symbol: string;
+                tradeId?: string;
+                /** @description decimal as a string, e.g. "0.10" */
+                volume: string;
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description event id (evt_...); also the webhook-id header: deduplicate on it */
+            id: string;
+            /** @enum {number} */
+            schemaVersion: 1;
+            /** @description dense per account (per user when accountId is null), from 1; 0 for webhook.test */
+            sequence: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @enum {string} */
+            type: "position.opened";
+        };
+        /**
          * Event.reconcile.drift_found
          * @description The reconciler found a difference between Master, links and Slave positions.
          */
-        "def-17": {
+        ReconcileDriftFoundEvent: {
             /** @description the account the event is about; null for user-level events */
             accountId: string | null;
             /** @description drift found */
@@ -1519,7 +2017,7 @@ export interface components {
          * Event.reconcile.healed
          * @description The reconciler fixed a drift (closed an orphan, opened a missing copy, fixed a volume).
          */
-        "def-18": {
+        ReconcileHealedEvent: {
             /** @description the account the event is about; null for user-level events */
             accountId: string | null;
             /** @description drift healed */
@@ -1542,10 +2040,36 @@ export interface components {
             type: "reconcile.healed";
         };
         /**
+         * Event.risk.triggered
+         * @description A risk rule fired (e.g. a drawdown limit) and acted.
+         */
+        RiskTriggeredEvent: {
+            /** @description the account the event is about; null for user-level events */
+            accountId: string | null;
+            /** @description risk rule fired */
+            data: {
+                action?: string;
+                detail?: string | null;
+                rule: string;
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description event id (evt_...); also the webhook-id header: deduplicate on it */
+            id: string;
+            /** @enum {number} */
+            schemaVersion: 1;
+            /** @description dense per account (per user when accountId is null), from 1; 0 for webhook.test */
+            sequence: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @enum {string} */
+            type: "risk.triggered";
+        };
+        /**
          * Event.webhook_endpoint.disabled
          * @description The service disabled a webhook endpoint (410 Gone, or failing for longer than the failure window).
          */
-        "def-19": {
+        WebhookEndpointDisabledEvent: {
             /** @description the account the event is about; null for user-level events */
             accountId: string | null;
             /** @description endpoint disabled */
@@ -1572,7 +2096,7 @@ export interface components {
          * Event.webhook.test
          * @description Sent on request to one endpoint to check it receives and verifies deliveries; never stored or streamed.
          */
-        "def-20": {
+        WebhookTestEvent: {
             /** @description the account the event is about; null for user-level events */
             accountId: string | null;
             /** @description test event */
@@ -1592,62 +2116,6 @@ export interface components {
             timestamp: string;
             /** @enum {string} */
             type: "webhook.test";
-        };
-        /**
-         * Event.copy.loop_ignored
-         * @description A Master position or order carries the correlation tag of one of our own copies made from this Master's group (the same broker account connected twice, or a cycle of groups): it is not copied again.
-         */
-        "def-21": {
-            /** @description the account the event is about; null for user-level events */
-            accountId: string | null;
-            /** @description copy loop ignored */
-            data: {
-                groupId: string | null;
-                intentId: string;
-                itemId: string;
-                kind: "position" | "order";
-                tag: string;
-                tradeId: string;
-            } & {
-                [key: string]: unknown;
-            };
-            /** @description event id (evt_...); also the webhook-id header: deduplicate on it */
-            id: string;
-            /** @enum {number} */
-            schemaVersion: 1;
-            /** @description dense per account (per user when accountId is null), from 1; 0 for webhook.test */
-            sequence: number;
-            /** Format: date-time */
-            timestamp: string;
-            /** @enum {string} */
-            type: "copy.loop_ignored";
-        };
-        /**
-         * Event.account.circuit_breaker_tripped
-         * @description A Master produced more actions than the ceiling in the window: copying from it is paused (status paused, reason recorded) until resumed.
-         */
-        "def-22": {
-            /** @description the account the event is about; null for user-level events */
-            accountId: string | null;
-            /** @description circuit breaker tripped */
-            data: {
-                actions: number;
-                ceiling: number;
-                reason: string;
-                windowMs: number;
-            } & {
-                [key: string]: unknown;
-            };
-            /** @description event id (evt_...); also the webhook-id header: deduplicate on it */
-            id: string;
-            /** @enum {number} */
-            schemaVersion: 1;
-            /** @description dense per account (per user when accountId is null), from 1; 0 for webhook.test */
-            sequence: number;
-            /** Format: date-time */
-            timestamp: string;
-            /** @enum {string} */
-            type: "account.circuit_breaker_tripped";
         };
     };
     responses: never;
@@ -1829,6 +2297,24 @@ export interface operations {
             };
             /** @description Default Response */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2424,6 +2910,24 @@ export interface operations {
                 };
             };
             /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2705,6 +3209,24 @@ export interface operations {
                 };
             };
             /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2889,7 +3411,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": Record<string, never>;
             };
@@ -4525,7 +5047,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     overlapSeconds?: number;
@@ -5616,36 +6138,36 @@ export interface operations {
                     excludeSymbols?: string[];
                     includeSymbols?: string[];
                     maxDelayMs?: number;
-                    /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. "0.0005"); null = off. Needs a platform that gives quotes. */
-                    maxSlippage?: string | null;
-                    maxVolume?: string | null;
-                    minVolume?: string | null;
+                    /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
+                    maxSlippage?: (number | string) | null;
+                    maxVolume?: (number | string) | null;
+                    minVolume?: (number | string) | null;
                     reverse?: boolean;
                     sizing?: {
                         /** @enum {string} */
                         mode: "multiplier";
-                        /** @description decimal as a string, e.g. "0.5" */
-                        multiplier: string;
+                        /** @description a non-negative number or decimal string, e.g. 0.5 or "0.5" */
+                        multiplier: number | string;
                     } | {
                         /** @enum {string} */
                         mode: "fixed";
-                        /** @description decimal as a string, e.g. "0.5" */
-                        volume: string;
+                        /** @description a non-negative number or decimal string, e.g. 0.5 or "0.5" */
+                        volume: number | string;
                     } | {
                         /** @enum {string} */
                         mode: "balance_ratio";
-                        /** @description decimal as a string, e.g. "0.5" */
-                        multiplier?: string;
+                        /** @description a non-negative number or decimal string, e.g. 0.5 or "0.5" */
+                        multiplier?: number | string;
                     } | {
                         /** @enum {string} */
                         mode: "equity_ratio";
-                        /** @description decimal as a string, e.g. "0.5" */
-                        multiplier?: string;
+                        /** @description a non-negative number or decimal string, e.g. 0.5 or "0.5" */
+                        multiplier?: number | string;
                     } | {
                         /** @enum {string} */
                         mode: "risk_percent";
-                        /** @description share of the Slave's equity (percent, at most 100) the copy may lose at its stop loss */
-                        riskPercent: string;
+                        /** @description a non-negative number or decimal string, e.g. 0.5 or "0.5" */
+                        riskPercent: number | string;
                     };
                     symbolMap?: {
                         [key: string]: string;
@@ -5667,36 +6189,31 @@ export interface operations {
                         excludeSymbols: string[];
                         includeSymbols: string[];
                         maxDelayMs: number;
-                        /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. "0.0005"); null = off. Needs a platform that gives quotes. */
-                        maxSlippage: string | null;
-                        maxVolume: string | null;
-                        minVolume: string | null;
+                        /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
+                        maxSlippage: number | null;
+                        maxVolume: number | null;
+                        minVolume: number | null;
                         reverse: boolean;
                         sizing: {
                             /** @enum {string} */
                             mode: "multiplier";
-                            /** @description decimal as a string, e.g. "0.5" */
-                            multiplier: string;
+                            multiplier: number;
                         } | {
                             /** @enum {string} */
                             mode: "fixed";
-                            /** @description decimal as a string, e.g. "0.5" */
-                            volume: string;
+                            volume: number;
                         } | {
                             /** @enum {string} */
                             mode: "balance_ratio";
-                            /** @description decimal as a string, e.g. "0.5" */
-                            multiplier?: string;
+                            multiplier?: number;
                         } | {
                             /** @enum {string} */
                             mode: "equity_ratio";
-                            /** @description decimal as a string, e.g. "0.5" */
-                            multiplier?: string;
+                            multiplier?: number;
                         } | {
                             /** @enum {string} */
                             mode: "risk_percent";
-                            /** @description share of the Slave's equity (percent, at most 100) the copy may lose at its stop loss */
-                            riskPercent: string;
+                            riskPercent: number;
                         };
                         symbolMap: {
                             [key: string]: string;
@@ -6192,7 +6709,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    price?: number | null;
+                    price?: (number | string) | null;
                     /** @description buy or sell (values beyond buy: open point) */
                     side: "buy" | "sell";
                     stopLoss?: number | null;
@@ -6588,7 +7105,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     /** @description also cancel pending orders (default true) */
@@ -6620,11 +7137,11 @@ export interface operations {
                             side: string;
                             symbol: string;
                             type: string;
-                            volume: string;
+                            volume: number;
                         }[];
                         positions: {
                             attempts: number;
-                            closePrice: string | null;
+                            closePrice: number | null;
                             error: string | null;
                             /** @description closing, closed, failed or unresolved */
                             outcome: string;
@@ -6633,7 +7150,7 @@ export interface operations {
                             settledBy: "answer" | "read" | null;
                             side: string;
                             symbol: string;
-                            volume: string;
+                            volume: number;
                         }[];
                         /** @description open positions left; 0 means the account is flat */
                         remaining: number;
@@ -6677,11 +7194,11 @@ export interface operations {
                                     side: string;
                                     symbol: string;
                                     type: string;
-                                    volume: string;
+                                    volume: number;
                                 }[];
                                 positions: {
                                     attempts: number;
-                                    closePrice: string | null;
+                                    closePrice: number | null;
                                     error: string | null;
                                     /** @description closing, closed, failed or unresolved */
                                     outcome: string;
@@ -6690,7 +7207,7 @@ export interface operations {
                                     settledBy: "answer" | "read" | null;
                                     side: string;
                                     symbol: string;
-                                    volume: string;
+                                    volume: number;
                                 }[];
                                 /** @description open positions left; 0 means the account is flat */
                                 remaining: number;
@@ -6916,24 +7433,6 @@ export interface operations {
             };
             /** @description Default Response */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description machine-readable error code */
-                        code: string;
-                        /** @description what went wrong, for a person */
-                        error: string;
-                        /** @description id of this request; also in the x-request-id header */
-                        requestId: string;
-                    } & {
-                        [key: string]: unknown;
-                    };
-                };
-            };
-            /** @description Default Response */
-            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7217,8 +7716,8 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    stopLoss: number | null;
-                    takeProfit: number | null;
+                    stopLoss: (number | string) | null;
+                    takeProfit: (number | string) | null;
                 };
             };
         };
@@ -7413,10 +7912,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
-                    volume?: number;
+                    /** @description lots to close; all when left out: a positive number or decimal string, e.g. 0.5 or "0.5", at most 1000000 */
+                    volume?: number | string;
                 };
             };
         };
@@ -8186,10 +8686,10 @@ export interface operations {
                 content: {
                     "application/json": {
                         limits: {
-                            dailyLossLimit: string | null;
+                            dailyLossLimit: number | null;
                             dayResetHourUtc: number | null;
-                            maxDrawdownPercent: string | null;
-                            maxOpenVolume: string | null;
+                            maxDrawdownPercent: number | null;
+                            maxOpenVolume: number | null;
                             onBreach: string | null;
                             requireStopLoss: boolean | null;
                         };
@@ -8197,16 +8697,16 @@ export interface operations {
                         /** @description the monitor's last sample of an account (null for a group) */
                         state: {
                             dayKey: string | null;
-                            dayStartEquity: string | null;
+                            dayStartEquity: number | null;
                             lastBreach: {
                                 action: string;
                                 at: string;
                                 detail: string;
                                 rule: string;
                             } | null;
-                            lastEquity: string | null;
-                            lastOpenVolume: string | null;
-                            peakEquity: string | null;
+                            lastEquity: number | null;
+                            lastOpenVolume: number | null;
+                            peakEquity: number | null;
                             sampledAt: string | null;
                         } | null;
                         targetId: string;
@@ -8335,11 +8835,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description largest loss since the start of the trading day, in account currency */
-                    dailyLossLimit?: string | null;
+                    dailyLossLimit?: (number | string) | null;
                     dayResetHourUtc?: number | null;
-                    maxDrawdownPercent?: string | null;
-                    maxOpenVolume?: string | null;
+                    maxDrawdownPercent?: (number | string) | null;
+                    maxOpenVolume?: (number | string) | null;
                     /** @description pause copying, or panic-close and lock (default pause) */
                     onBreach?: "pause" | "close_and_pause" | null;
                     requireStopLoss?: boolean | null;
@@ -8357,10 +8856,10 @@ export interface operations {
                 content: {
                     "application/json": {
                         limits: {
-                            dailyLossLimit: string | null;
+                            dailyLossLimit: number | null;
                             dayResetHourUtc: number | null;
-                            maxDrawdownPercent: string | null;
-                            maxOpenVolume: string | null;
+                            maxDrawdownPercent: number | null;
+                            maxOpenVolume: number | null;
                             onBreach: string | null;
                             requireStopLoss: boolean | null;
                         };
@@ -8368,16 +8867,16 @@ export interface operations {
                         /** @description the monitor's last sample of an account (null for a group) */
                         state: {
                             dayKey: string | null;
-                            dayStartEquity: string | null;
+                            dayStartEquity: number | null;
                             lastBreach: {
                                 action: string;
                                 at: string;
                                 detail: string;
                                 rule: string;
                             } | null;
-                            lastEquity: string | null;
-                            lastOpenVolume: string | null;
-                            peakEquity: string | null;
+                            lastEquity: number | null;
+                            lastOpenVolume: number | null;
+                            peakEquity: number | null;
                             sampledAt: string | null;
                         } | null;
                         targetId: string;
@@ -8513,11 +9012,11 @@ export interface operations {
                 content: {
                     "application/json": {
                         accountId: string;
-                        balance: string | null;
+                        balance: number | null;
                         enabled: boolean;
-                        equity: string | null;
+                        equity: number | null;
                         /** @description the broker balance the twin started from */
-                        startBalance: string | null;
+                        startBalance: number | null;
                         twinAccountId: string | null;
                         twinAccountNumber: string | null;
                     };
@@ -8658,11 +9157,11 @@ export interface operations {
                 content: {
                     "application/json": {
                         accountId: string;
-                        balance: string | null;
+                        balance: number | null;
                         enabled: boolean;
-                        equity: string | null;
+                        equity: number | null;
                         /** @description the broker balance the twin started from */
-                        startBalance: string | null;
+                        startBalance: number | null;
                         twinAccountId: string | null;
                         twinAccountNumber: string | null;
                     };
@@ -8863,36 +9362,31 @@ export interface operations {
                                     excludeSymbols: string[];
                                     includeSymbols: string[];
                                     maxDelayMs: number;
-                                    /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. "0.0005"); null = off. Needs a platform that gives quotes. */
-                                    maxSlippage: string | null;
-                                    maxVolume: string | null;
-                                    minVolume: string | null;
+                                    /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
+                                    maxSlippage: number | null;
+                                    maxVolume: number | null;
+                                    minVolume: number | null;
                                     reverse: boolean;
                                     sizing: {
                                         /** @enum {string} */
                                         mode: "multiplier";
-                                        /** @description decimal as a string, e.g. "0.5" */
-                                        multiplier: string;
+                                        multiplier: number;
                                     } | {
                                         /** @enum {string} */
                                         mode: "fixed";
-                                        /** @description decimal as a string, e.g. "0.5" */
-                                        volume: string;
+                                        volume: number;
                                     } | {
                                         /** @enum {string} */
                                         mode: "balance_ratio";
-                                        /** @description decimal as a string, e.g. "0.5" */
-                                        multiplier?: string;
+                                        multiplier?: number;
                                     } | {
                                         /** @enum {string} */
                                         mode: "equity_ratio";
-                                        /** @description decimal as a string, e.g. "0.5" */
-                                        multiplier?: string;
+                                        multiplier?: number;
                                     } | {
                                         /** @enum {string} */
                                         mode: "risk_percent";
-                                        /** @description share of the Slave's equity (percent, at most 100) the copy may lose at its stop loss */
-                                        riskPercent: string;
+                                        riskPercent: number;
                                     };
                                     symbolMap: {
                                         [key: string]: string;
@@ -9103,36 +9597,31 @@ export interface operations {
                                 excludeSymbols: string[];
                                 includeSymbols: string[];
                                 maxDelayMs: number;
-                                /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. "0.0005"); null = off. Needs a platform that gives quotes. */
-                                maxSlippage: string | null;
-                                maxVolume: string | null;
-                                minVolume: string | null;
+                                /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
+                                maxSlippage: number | null;
+                                maxVolume: number | null;
+                                minVolume: number | null;
                                 reverse: boolean;
                                 sizing: {
                                     /** @enum {string} */
                                     mode: "multiplier";
-                                    /** @description decimal as a string, e.g. "0.5" */
-                                    multiplier: string;
+                                    multiplier: number;
                                 } | {
                                     /** @enum {string} */
                                     mode: "fixed";
-                                    /** @description decimal as a string, e.g. "0.5" */
-                                    volume: string;
+                                    volume: number;
                                 } | {
                                     /** @enum {string} */
                                     mode: "balance_ratio";
-                                    /** @description decimal as a string, e.g. "0.5" */
-                                    multiplier?: string;
+                                    multiplier?: number;
                                 } | {
                                     /** @enum {string} */
                                     mode: "equity_ratio";
-                                    /** @description decimal as a string, e.g. "0.5" */
-                                    multiplier?: string;
+                                    multiplier?: number;
                                 } | {
                                     /** @enum {string} */
                                     mode: "risk_percent";
-                                    /** @description share of the Slave's equity (percent, at most 100) the copy may lose at its stop loss */
-                                    riskPercent: string;
+                                    riskPercent: number;
                                 };
                                 symbolMap: {
                                     [key: string]: string;
@@ -9338,36 +9827,31 @@ export interface operations {
                                 excludeSymbols: string[];
                                 includeSymbols: string[];
                                 maxDelayMs: number;
-                                /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. "0.0005"); null = off. Needs a platform that gives quotes. */
-                                maxSlippage: string | null;
-                                maxVolume: string | null;
-                                minVolume: string | null;
+                                /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
+                                maxSlippage: number | null;
+                                maxVolume: number | null;
+                                minVolume: number | null;
                                 reverse: boolean;
                                 sizing: {
                                     /** @enum {string} */
                                     mode: "multiplier";
-                                    /** @description decimal as a string, e.g. "0.5" */
-                                    multiplier: string;
+                                    multiplier: number;
                                 } | {
                                     /** @enum {string} */
                                     mode: "fixed";
-                                    /** @description decimal as a string, e.g. "0.5" */
-                                    volume: string;
+                                    volume: number;
                                 } | {
                                     /** @enum {string} */
                                     mode: "balance_ratio";
-                                    /** @description decimal as a string, e.g. "0.5" */
-                                    multiplier?: string;
+                                    multiplier?: number;
                                 } | {
                                     /** @enum {string} */
                                     mode: "equity_ratio";
-                                    /** @description decimal as a string, e.g. "0.5" */
-                                    multiplier?: string;
+                                    multiplier?: number;
                                 } | {
                                     /** @enum {string} */
                                     mode: "risk_percent";
-                                    /** @description share of the Slave's equity (percent, at most 100) the copy may lose at its stop loss */
-                                    riskPercent: string;
+                                    riskPercent: number;
                                 };
                                 symbolMap: {
                                     [key: string]: string;
@@ -9496,7 +9980,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     /** @description also cancel pending orders (default true) */
@@ -9529,11 +10013,11 @@ export interface operations {
                                 side: string;
                                 symbol: string;
                                 type: string;
-                                volume: string;
+                                volume: number;
                             }[];
                             positions: {
                                 attempts: number;
-                                closePrice: string | null;
+                                closePrice: number | null;
                                 error: string | null;
                                 /** @description closing, closed, failed or unresolved */
                                 outcome: string;
@@ -9542,7 +10026,7 @@ export interface operations {
                                 settledBy: "answer" | "read" | null;
                                 side: string;
                                 symbol: string;
-                                volume: string;
+                                volume: number;
                             }[];
                             /** @description open positions left; 0 means the account is flat */
                             remaining: number;
@@ -9589,11 +10073,11 @@ export interface operations {
                                     side: string;
                                     symbol: string;
                                     type: string;
-                                    volume: string;
+                                    volume: number;
                                 }[];
                                 positions: {
                                     attempts: number;
-                                    closePrice: string | null;
+                                    closePrice: number | null;
                                     error: string | null;
                                     /** @description closing, closed, failed or unresolved */
                                     outcome: string;
@@ -9602,7 +10086,7 @@ export interface operations {
                                     settledBy: "answer" | "read" | null;
                                     side: string;
                                     symbol: string;
-                                    volume: string;
+                                    volume: number;
                                 }[];
                                 /** @description open positions left; 0 means the account is flat */
                                 remaining: number;
@@ -9761,10 +10245,10 @@ export interface operations {
                 content: {
                     "application/json": {
                         limits: {
-                            dailyLossLimit: string | null;
+                            dailyLossLimit: number | null;
                             dayResetHourUtc: number | null;
-                            maxDrawdownPercent: string | null;
-                            maxOpenVolume: string | null;
+                            maxDrawdownPercent: number | null;
+                            maxOpenVolume: number | null;
                             onBreach: string | null;
                             requireStopLoss: boolean | null;
                         };
@@ -9772,16 +10256,16 @@ export interface operations {
                         /** @description the monitor's last sample of an account (null for a group) */
                         state: {
                             dayKey: string | null;
-                            dayStartEquity: string | null;
+                            dayStartEquity: number | null;
                             lastBreach: {
                                 action: string;
                                 at: string;
                                 detail: string;
                                 rule: string;
                             } | null;
-                            lastEquity: string | null;
-                            lastOpenVolume: string | null;
-                            peakEquity: string | null;
+                            lastEquity: number | null;
+                            lastOpenVolume: number | null;
+                            peakEquity: number | null;
                             sampledAt: string | null;
                         } | null;
                         targetId: string;
@@ -9910,11 +10394,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description largest loss since the start of the trading day, in account currency */
-                    dailyLossLimit?: string | null;
+                    dailyLossLimit?: (number | string) | null;
                     dayResetHourUtc?: number | null;
-                    maxDrawdownPercent?: string | null;
-                    maxOpenVolume?: string | null;
+                    maxDrawdownPercent?: (number | string) | null;
+                    maxOpenVolume?: (number | string) | null;
                     /** @description pause copying, or panic-close and lock (default pause) */
                     onBreach?: "pause" | "close_and_pause" | null;
                     requireStopLoss?: boolean | null;
@@ -9932,10 +10415,10 @@ export interface operations {
                 content: {
                     "application/json": {
                         limits: {
-                            dailyLossLimit: string | null;
+                            dailyLossLimit: number | null;
                             dayResetHourUtc: number | null;
-                            maxDrawdownPercent: string | null;
-                            maxOpenVolume: string | null;
+                            maxDrawdownPercent: number | null;
+                            maxOpenVolume: number | null;
                             onBreach: string | null;
                             requireStopLoss: boolean | null;
                         };
@@ -9943,16 +10426,16 @@ export interface operations {
                         /** @description the monitor's last sample of an account (null for a group) */
                         state: {
                             dayKey: string | null;
-                            dayStartEquity: string | null;
+                            dayStartEquity: number | null;
                             lastBreach: {
                                 action: string;
                                 at: string;
                                 detail: string;
                                 rule: string;
                             } | null;
-                            lastEquity: string | null;
-                            lastOpenVolume: string | null;
-                            peakEquity: string | null;
+                            lastEquity: number | null;
+                            lastOpenVolume: number | null;
+                            peakEquity: number | null;
                             sampledAt: string | null;
                         } | null;
                         targetId: string;
@@ -10371,7 +10854,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description text/event-stream of `id: <cursor>`, `event: <type>`, `data: <event JSON>` messages */
+            /** @description text/event-stream of `id: <cursor>`, `event: <type>`, `data: <event JSON>` messages. The data of a message is the envelope of its type, named after it among the components (`event: account.status_changed` carries an AccountStatusChangedEvent), as the webhooks section of this document posts it. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -10667,11 +11150,11 @@ export interface operations {
                                     side: string;
                                     symbol: string;
                                     type: string;
-                                    volume: string;
+                                    volume: number;
                                 }[];
                                 positions: {
                                     attempts: number;
-                                    closePrice: string | null;
+                                    closePrice: number | null;
                                     error: string | null;
                                     /** @description closing, closed, failed or unresolved */
                                     outcome: string;
@@ -10680,7 +11163,7 @@ export interface operations {
                                     settledBy: "answer" | "read" | null;
                                     side: string;
                                     symbol: string;
-                                    volume: string;
+                                    volume: number;
                                 }[];
                                 /** @description open positions left; 0 means the account is flat */
                                 remaining: number;
@@ -12663,6 +13146,995 @@ export interface operations {
                         [key: string]: unknown;
                     };
                 };
+            };
+        };
+    };
+    "webhook.account.circuit_breaker_tripped": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event id (evt_...): deduplicate on it */
+                "webhook-id": string;
+                /** @description v1,<base64 HMAC-SHA256> over `id.timestamp.body`, one per active secret, space-separated */
+                "webhook-signature": string;
+                /** @description seconds since the epoch when this attempt was signed */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccountCircuitBreakerTrippedEvent"];
+            };
+        };
+        responses: {
+            /** @description received: any 2xx ends the delivery */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: we disable the endpoint at once */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other answer or none: retried with back-off (docs/webhooks.md) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.account.health_changed": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event id (evt_...): deduplicate on it */
+                "webhook-id": string;
+                /** @description v1,<base64 HMAC-SHA256> over `id.timestamp.body`, one per active secret, space-separated */
+                "webhook-signature": string;
+                /** @description seconds since the epoch when this attempt was signed */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccountHealthChangedEvent"];
+            };
+        };
+        responses: {
+            /** @description received: any 2xx ends the delivery */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: we disable the endpoint at once */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other answer or none: retried with back-off (docs/webhooks.md) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.account.status_changed": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event id (evt_...): deduplicate on it */
+                "webhook-id": string;
+                /** @description v1,<base64 HMAC-SHA256> over `id.timestamp.body`, one per active secret, space-separated */
+                "webhook-signature": string;
+                /** @description seconds since the epoch when this attempt was signed */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccountStatusChangedEvent"];
+            };
+        };
+        responses: {
+            /** @description received: any 2xx ends the delivery */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: we disable the endpoint at once */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other answer or none: retried with back-off (docs/webhooks.md) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.copy.confirmed": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event id (evt_...): deduplicate on it */
+                "webhook-id": string;
+                /** @description v1,<base64 HMAC-SHA256> over `id.timestamp.body`, one per active secret, space-separated */
+                "webhook-signature": string;
+                /** @description seconds since the epoch when this attempt was signed */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CopyConfirmedEvent"];
+            };
+        };
+        responses: {
+            /** @description received: any 2xx ends the delivery */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: we disable the endpoint at once */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other answer or none: retried with back-off (docs/webhooks.md) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.copy.denied": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event id (evt_...): deduplicate on it */
+                "webhook-id": string;
+                /** @description v1,<base64 HMAC-SHA256> over `id.timestamp.body`, one per active secret, space-separated */
+                "webhook-signature": string;
+                /** @description seconds since the epoch when this attempt was signed */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CopyDeniedEvent"];
+            };
+        };
+        responses: {
+            /** @description received: any 2xx ends the delivery */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: we disable the endpoint at once */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other answer or none: retried with back-off (docs/webhooks.md) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.copy.loop_ignored": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event id (evt_...): deduplicate on it */
+                "webhook-id": string;
+                /** @description v1,<base64 HMAC-SHA256> over `id.timestamp.body`, one per active secret, space-separated */
+                "webhook-signature": string;
+                /** @description seconds since the epoch when this attempt was signed */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CopyLoopIgnoredEvent"];
+            };
+        };
+        responses: {
+            /** @description received: any 2xx ends the delivery */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: we disable the endpoint at once */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other answer or none: retried with back-off (docs/webhooks.md) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.copy.rejected": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event id (evt_...): deduplicate on it */
+                "webhook-id": string;
+                /** @description v1,<base64 HMAC-SHA256> over `id.timestamp.body`, one per active secret, space-separated */
+                "webhook-signature": string;
+                /** @description seconds since the epoch when this attempt was signed */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CopyRejectedEvent"];
+            };
+        };
+        responses: {
+            /** @description received: any 2xx ends the delivery */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: we disable the endpoint at once */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other answer or none: retried with back-off (docs/webhooks.md) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.copy.skipped": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event id (evt_...): deduplicate on it */
+                "webhook-id": string;
+                /** @description v1,<base64 HMAC-SHA256> over `id.timestamp.body`, one per active secret, space-separated */
+                "webhook-signature": string;
+                /** @description seconds since the epoch when this attempt was signed */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CopySkippedEvent"];
+            };
+        };
+        responses: {
+            /** @description received: any 2xx ends the delivery */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: we disable the endpoint at once */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other answer or none: retried with back-off (docs/webhooks.md) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.copy.unresolved": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event id (evt_...): deduplicate on it */
+                "webhook-id": string;
+                /** @description v1,<base64 HMAC-SHA256> over `id.timestamp.body`, one per active secret, space-separated */
+                "webhook-signature": string;
+                /** @description seconds since the epoch when this attempt was signed */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CopyUnresolvedEvent"];
+            };
+        };
+        responses: {
+            /** @description received: any 2xx ends the delivery */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: we disable the endpoint at once */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other answer or none: retried with back-off (docs/webhooks.md) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.order.accepted": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event id (evt_...): deduplicate on it */
+                "webhook-id": string;
+                /** @description v1,<base64 HMAC-SHA256> over `id.timestamp.body`, one per active secret, space-separated */
+                "webhook-signature": string;
+                /** @description seconds since the epoch when this attempt was signed */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderAcceptedEvent"];
+            };
+        };
+        responses: {
+            /** @description received: any 2xx ends the delivery */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: we disable the endpoint at once */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other answer or none: retried with back-off (docs/webhooks.md) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.order.rejected": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event id (evt_...): deduplicate on it */
+                "webhook-id": string;
+                /** @description v1,<base64 HMAC-SHA256> over `id.timestamp.body`, one per active secret, space-separated */
+                "webhook-signature": string;
+                /** @description seconds since the epoch when this attempt was signed */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderRejectedEvent"];
+            };
+        };
+        responses: {
+            /** @description received: any 2xx ends the delivery */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: we disable the endpoint at once */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other answer or none: retried with back-off (docs/webhooks.md) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.order.unresolved": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event id (evt_...): deduplicate on it */
+                "webhook-id": string;
+                /** @description v1,<base64 HMAC-SHA256> over `id.timestamp.body`, one per active secret, space-separated */
+                "webhook-signature": string;
+                /** @description seconds since the epoch when this attempt was signed */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderUnresolvedEvent"];
+            };
+        };
+        responses: {
+            /** @description received: any 2xx ends the delivery */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: we disable the endpoint at once */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other answer or none: retried with back-off (docs/webhooks.md) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.panic_close.finished": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event id (evt_...): deduplicate on it */
+                "webhook-id": string;
+                /** @description v1,<base64 HMAC-SHA256> over `id.timestamp.body`, one per active secret, space-separated */
+                "webhook-signature": string;
+                /** @description seconds since the epoch when this attempt was signed */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PanicCloseFinishedEvent"];
+            };
+        };
+        responses: {
+            /** @description received: any 2xx ends the delivery */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: we disable the endpoint at once */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other answer or none: retried with back-off (docs/webhooks.md) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.panic_close.progress": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event id (evt_...): deduplicate on it */
+                "webhook-id": string;
+                /** @description v1,<base64 HMAC-SHA256> over `id.timestamp.body`, one per active secret, space-separated */
+                "webhook-signature": string;
+                /** @description seconds since the epoch when this attempt was signed */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PanicCloseProgressEvent"];
+            };
+        };
+        responses: {
+            /** @description received: any 2xx ends the delivery */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: we disable the endpoint at once */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other answer or none: retried with back-off (docs/webhooks.md) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.panic_close.started": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event id (evt_...): deduplicate on it */
+                "webhook-id": string;
+                /** @description v1,<base64 HMAC-SHA256> over `id.timestamp.body`, one per active secret, space-separated */
+                "webhook-signature": string;
+                /** @description seconds since the epoch when this attempt was signed */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PanicCloseStartedEvent"];
+            };
+        };
+        responses: {
+            /** @description received: any 2xx ends the delivery */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: we disable the endpoint at once */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other answer or none: retried with back-off (docs/webhooks.md) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.position.closed": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event id (evt_...): deduplicate on it */
+                "webhook-id": string;
+                /** @description v1,<base64 HMAC-SHA256> over `id.timestamp.body`, one per active secret, space-separated */
+                "webhook-signature": string;
+                /** @description seconds since the epoch when this attempt was signed */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PositionClosedEvent"];
+            };
+        };
+        responses: {
+            /** @description received: any 2xx ends the delivery */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: we disable the endpoint at once */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other answer or none: retried with back-off (docs/webhooks.md) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.position.modified": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event id (evt_...): deduplicate on it */
+                "webhook-id": string;
+                /** @description v1,<base64 HMAC-SHA256> over `id.timestamp.body`, one per active secret, space-separated */
+                "webhook-signature": string;
+                /** @description seconds since the epoch when this attempt was signed */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PositionModifiedEvent"];
+            };
+        };
+        responses: {
+            /** @description received: any 2xx ends the delivery */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: we disable the endpoint at once */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other answer or none: retried with back-off (docs/webhooks.md) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.position.opened": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event id (evt_...): deduplicate on it */
+                "webhook-id": string;
+                /** @description v1,<base64 HMAC-SHA256> over `id.timestamp.body`, one per active secret, space-separated */
+                "webhook-signature": string;
+                /** @description seconds since the epoch when this attempt was signed */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PositionOpenedEvent"];
+            };
+        };
+        responses: {
+            /** @description received: any 2xx ends the delivery */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: we disable the endpoint at once */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other answer or none: retried with back-off (docs/webhooks.md) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.reconcile.drift_found": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event id (evt_...): deduplicate on it */
+                "webhook-id": string;
+                /** @description v1,<base64 HMAC-SHA256> over `id.timestamp.body`, one per active secret, space-separated */
+                "webhook-signature": string;
+                /** @description seconds since the epoch when this attempt was signed */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReconcileDriftFoundEvent"];
+            };
+        };
+        responses: {
+            /** @description received: any 2xx ends the delivery */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: we disable the endpoint at once */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other answer or none: retried with back-off (docs/webhooks.md) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.reconcile.healed": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event id (evt_...): deduplicate on it */
+                "webhook-id": string;
+                /** @description v1,<base64 HMAC-SHA256> over `id.timestamp.body`, one per active secret, space-separated */
+                "webhook-signature": string;
+                /** @description seconds since the epoch when this attempt was signed */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReconcileHealedEvent"];
+            };
+        };
+        responses: {
+            /** @description received: any 2xx ends the delivery */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: we disable the endpoint at once */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other answer or none: retried with back-off (docs/webhooks.md) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.risk.triggered": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event id (evt_...): deduplicate on it */
+                "webhook-id": string;
+                /** @description v1,<base64 HMAC-SHA256> over `id.timestamp.body`, one per active secret, space-separated */
+                "webhook-signature": string;
+                /** @description seconds since the epoch when this attempt was signed */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RiskTriggeredEvent"];
+            };
+        };
+        responses: {
+            /** @description received: any 2xx ends the delivery */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: we disable the endpoint at once */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other answer or none: retried with back-off (docs/webhooks.md) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.webhook_endpoint.disabled": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event id (evt_...): deduplicate on it */
+                "webhook-id": string;
+                /** @description v1,<base64 HMAC-SHA256> over `id.timestamp.body`, one per active secret, space-separated */
+                "webhook-signature": string;
+                /** @description seconds since the epoch when this attempt was signed */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointDisabledEvent"];
+            };
+        };
+        responses: {
+            /** @description received: any 2xx ends the delivery */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: we disable the endpoint at once */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other answer or none: retried with back-off (docs/webhooks.md) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.webhook.test": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event id (evt_...): deduplicate on it */
+                "webhook-id": string;
+                /** @description v1,<base64 HMAC-SHA256> over `id.timestamp.body`, one per active secret, space-separated */
+                "webhook-signature": string;
+                /** @description seconds since the epoch when this attempt was signed */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookTestEvent"];
+            };
+        };
+        responses: {
+            /** @description received: any 2xx ends the delivery */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: we disable the endpoint at once */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other answer or none: retried with back-off (docs/webhooks.md) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -14,9 +14,19 @@ export async function assertPortsFree(host: string, ports: Array<number | null>)
       const probe = createServer();
       probe.once('error', (err: NodeJS.ErrnoException) => {
         if (err.code === 'EADDRINUSE') {
-          reject(new AppError('port_in_use', `port ${port} on ${host} is already in use (another copytrade or another program): stop it, or pick another port with --port N (npm start -- --port N)`));
+          reject(
+            new AppError(
+              'port_in_use',
+              `port ${port} on ${host} is already in use (another copytrade or another program): stop it, or pick another port with --port N (npm start -- --port N)`,
+            ),
+          );
         } else if (err.code === 'EACCES') {
-          reject(new AppError('port_in_use', `port ${port} on ${host} needs privileges this user does not have: pick a port above 1023 with --port N`));
+          reject(
+            new AppError(
+              'port_in_use',
+              `port ${port} on ${host} needs privileges this user does not have: pick a port above 1023 with --port N`,
+            ),
+          );
         } else reject(err);
       });
       probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));

@@ -1,6 +1,6 @@
 import type { PlatformEndpoints } from '../platforms/endpoints.js';
 import type { TokenPair } from '../simulator/ctrader/index.js';
-import type { SimAccountInit, SimBrokerApi } from '../simulator/types.js';
+import type { SimAccountInit, SimBrokerApi } from '../simulator/contract.js';
 import type { SimulatedBrokers } from './simulated-brokers.js';
 
 /** What the demo needs to know of a simulated account (balance omitted: it is a Decimal in-process, a string remote). */

@@ -130,6 +130,7 @@ export async function seedDemo(o: SeedDeps): Promise<DemoCredentials> {
       apiKey: (await o.auth.createApiKey(user!.id, 'demo')).apiKey,
     };
   }
+  await ensureSpareAccounts(o.brokers);
   if (file) writePrivate(file, creds);
   if (pendingFile) rmSync(pendingFile, { force: true });
   return creds;
@@ -278,4 +279,56 @@ async function metaApiAccountExists(a: { baseUrl: string; token: string }, id: s
   const res = await fetch(`${a.baseUrl}/users/current/accounts/${encodeURIComponent(id)}`, { headers: { 'auth-token': a.token }, signal: AbortSignal.timeout(10_000) });
   await res.arrayBuffer();
   return res.ok;
+}
+
+/**
+ * Simulated accounts the demo leaves unconnected, so each connection wizard has something to connect: two per
+ * platform (B's two under one broker login, so its "pick one of several" step shows; C's under a cTrader ID user
+ * of their own, so the consent page offers only them). Found again by meta.demoKey on later starts.
+ */
+const SPARES: Array<{ key: string; platform: 'platforma' | 'platformb' | 'platformc'; balance: string }> = [
+  { key: 'spare-a-1', platform: 'platforma', balance: '3000' },
+  { key: 'spare-a-2', platform: 'platforma', balance: '12000' },
+  { key: 'spare-b-1', platform: 'platformb', balance: '4000' },
+  { key: 'spare-b-2', platform: 'platformb', balance: '9000' },
+  { key: 'spare-c-1', platform: 'platformc', balance: '5000' },
+  { key: 'spare-c-2', platform: 'platformc', balance: '11000' },
+];
+/** Demo keys of the spare accounts (each is made once at the simulator, like the seeded ones). */
+export const SPARE_KEYS = SPARES.map((s) => s.key);
+const SPARE_CTID_USER = 'demo-ctid-spare';
+const SPARE_B_LOGIN = { email: 'spare@broker-b.example', server: 'SIMB-Demo' };
+
+export async function ensureSpareAccounts(brokers: DemoBrokers): Promise<void> {
+  const sims = await brokers.accounts();
+  for (const spare of SPARES) {
+    if (sims.some((x) => x.meta.demoKey === spare.key)) continue;
+    const base = { balance: spare.balance, currency: 'USD', hedging: true, leverage: 100 };
+    const meta: Record<string, string> = spare.platform === 'platforma'
+      ? { server: 'SimA-Demo', password: randomBytes(6).toString('base64url'), platform: 'mt5', broker: 'SimA Markets' }
+      : spare.platform === 'platformb'
+        ? { ...SPARE_B_LOGIN, environment: 'demo', password: sims.find((x) => x.meta.email === SPARE_B_LOGIN.email)?.meta.password ?? randomBytes(6).toString('base64url') }
+        : { ctidUserId: SPARE_CTID_USER, environment: 'demo', brokerName: 'SIMC' };
+    sims.push(await brokers.createAccount({ ...base, meta: { demoKey: spare.key, ...meta } }));
+  }
+}
+
+/** What the wizards show in demo mode: the logins of the spare simulated accounts (demo brokers only, never real ones). */
+export interface DemoBrokerLogins {
+  platforma: Array<{ platform: string; server: string; login: string; password: string; balance: string }>;
+  platformb: Array<{ environment: string; server: string; email: string; password: string; accountNumber: string; balance: string }>;
+  platformc: Array<{ ctidUser: string; environment: string; accountNumber: string; balance: string }>;
+}
+
+export async function demoBrokerLogins(brokers: DemoBrokers): Promise<DemoBrokerLogins> {
+  const spares = (await brokers.accounts()).filter((x) => x.meta.demoKey?.startsWith('spare-'));
+  const balance = (key: string) => SPARES.find((s) => s.key === key)?.balance ?? '';
+  const out: DemoBrokerLogins = { platforma: [], platformb: [], platformc: [] };
+  for (const x of spares.sort((a, b) => a.meta.demoKey!.localeCompare(b.meta.demoKey!))) {
+    const k = x.meta.demoKey!;
+    if (k.startsWith('spare-a-')) out.platforma.push({ platform: x.meta.platform ?? 'mt5', server: x.meta.server!, login: x.login, password: x.meta.password!, balance: balance(k) });
+    else if (k.startsWith('spare-b-')) out.platformb.push({ environment: 'demo', server: x.meta.server!, email: x.meta.email!, password: x.meta.password!, accountNumber: x.login, balance: balance(k) });
+    else if (k.startsWith('spare-c-')) out.platformc.push({ ctidUser: x.meta.ctidUserId!, environment: 'demo', accountNumber: x.login, balance: balance(k) });
+  }
+  return out;
 }

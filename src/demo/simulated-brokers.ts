@@ -1,4 +1,4 @@
-import type { SimBrokerApi } from '../simulator/types.js';
+import type { SimBrokerApi } from '../simulator/contract.js';
 import { startTradeLockerSimServer } from '../simulator/tradelocker/index.js';
 import { startCTraderSimServer, type CTraderSimServer } from '../simulator/ctrader/index.js';
 import { startMetaApiSimServer } from '../simulator/metaapi/index.js';

@@ -2,7 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readJsonObject } from '../simulator/http-common.js';
-import type { SimAccountInit, SimBrokerApi } from '../simulator/types.js';
+import type { SimAccountInit, SimBrokerApi } from '../simulator/contract.js';
 import type { SimulatedBrokers } from './simulated-brokers.js';
 
 class ControlError extends Error {

@@ -1,5 +1,5 @@
 import { Decimal } from './decimal.js';
-import type { Capabilities } from '../platforms/adapter.js';
+import type { Capabilities } from './capabilities.js';
 
 /**
  * How one Slave copies its Master. Stored as JSON (decimals as strings) and validated on save; the planner

@@ -21,6 +21,8 @@ export type ErrorCode =
   | 'panic_close_running'
   | 'account_already_connected'
   | 'copy_cycle'
+  /** Removing an account or a group while copies it leads or holds are open; `?force=true` overrides. */
+  | 'open_copies'
   | 'data_dir_in_use'
   /** The address `serve` was asked to listen on is taken (raised before anything is opened or written). */
   | 'port_in_use'

@@ -15,7 +15,3 @@ export function newId(prefix: IdPrefix): string {
   for (let i = 0; i < 16; i++) rand += ALPHABET[bytes[i]! % 36];
   return `${prefix}_${time}${rand}`;
 }
-
-export function hasPrefix(id: string, prefix: IdPrefix): boolean {
-  return id.startsWith(`${prefix}_`);
-}

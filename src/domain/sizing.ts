@@ -1,6 +1,7 @@
 import { Decimal, floorToStep } from './decimal.js';
 import type { CopyRule } from './copy-rule.js';
 import type { InstrumentSpec } from './types.js';
+import { slaveSymbol } from './copy-mapping.js';
 
 export interface SizingInput {
   masterVolume: Decimal;
@@ -31,6 +32,8 @@ export type SkipReason =
   | 'not_supported'
   | 'no_linked_position'
   | 'broker_unavailable'
+  /** The Slave's platform cannot do what the copy needs (a `has` flag of its capabilities is false). */
+  | 'capability_missing'
   /** risk_percent sizing without a stop loss on the copy (none on the Master's trade, or copyStopLoss off). */
   | 'no_stop_loss'
   /** The Slave's price for the copy's side is worse than the Master's fill by more than the rule's maxSlippage. */
@@ -107,5 +110,5 @@ export function mapSymbol(rule: CopyRule, masterSymbol: string): { ok: true; sym
   if (rule.includeSymbols.length > 0 && !rule.includeSymbols.includes(masterSymbol)) {
     return { ok: false, reason: 'symbol_not_included', detail: `${masterSymbol} is not in the rule's include list` };
   }
-  return { ok: true, symbol: rule.symbolMap[masterSymbol] ?? masterSymbol };
+  return { ok: true, symbol: slaveSymbol(rule, masterSymbol) };
 }

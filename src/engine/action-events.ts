@@ -1,8 +1,8 @@
 import type { NewEvent } from '../store/repos/events.js';
 import type { IntentRow, TradeRow } from '../store/repos/trades.js';
 
-type TradeFields = Pick<TradeRow, 'id' | 'userId' | 'masterAccountId' | 'source' | 'action' | 'symbol' | 'side' | 'volume' | 'masterPositionId' | 'fillPrice' | 'stopLoss' | 'takeProfit' | 'masterOutcome'>;
-type IntentFields = Pick<IntentRow, 'id' | 'slaveAccountId' | 'state' | 'skipReason' | 'outcome' | 'symbol' | 'side' | 'plannedVolume'>;
+type TradeFields = Pick<TradeRow, 'id' | 'userId' | 'masterAccountId' | 'source' | 'action' | 'symbol' | 'side' | 'volume'> & Partial<Pick<TradeRow, 'masterPositionId' | 'fillPrice' | 'stopLoss' | 'takeProfit' | 'masterOutcome'>>;
+type IntentFields = Pick<IntentRow, 'id' | 'slaveAccountId' | 'state' | 'symbol' | 'side'> & Partial<Pick<IntentRow, 'skipReason' | 'outcome' | 'plannedVolume'>>;
 
 /**
  * The events of a recorded master action: the Master's own position event (watcher actions) and one per

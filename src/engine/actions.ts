@@ -1,15 +1,10 @@
 import { Decimal, decOrNull } from '../domain/decimal.js';
 import type { Order, OrderType, Position, Side } from '../domain/types.js';
+import type { ActionKind } from '../domain/intent-action.js';
 import type { MasterItemRow, NewMasterItem } from '../store/repos/trades.js';
 
-/** What a Master did, as the engine copies it. */
-export type ActionKind = 'open' | 'increase' | 'reduce' | 'close' | 'modify' | 'order_placed' | 'order_modified' | 'order_cancelled' | 'order_filled';
 
-/** Actions that add exposure: subject to staleness, sizing and the pre-trade check. Closing never is. */
-export const RISK_ADDING: ReadonlySet<ActionKind> = new Set(['open', 'increase', 'order_placed']);
-
-/** Ledger actions that add exposure go stale; closes, reductions, SL/TP and cancels never do (they only take risk away). */
-export const STALE_ACTIONS: ReadonlySet<string> = new Set(['open', 'increase', 'order_placed', 'heal_open', 'heal_increase', 'order_modified', 'open_on_fill']);
+export type { ActionKind };
 
 export interface MasterAction {
   /**

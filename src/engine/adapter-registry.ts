@@ -8,6 +8,14 @@ export interface CredentialOpener {
   open(accountId: string): Promise<Record<string, unknown> | null>;
 }
 
+type AccountRef = Pick<Account, 'id' | 'platform' | 'brokerAccountId' | 'environment'>;
+
+/**
+ * Hands out another adapter for an account instead of its broker's (shadow mode: a Slave's simulated twin),
+ * or null to let the broker's own adapter serve it. Asked on every `forAccount` call.
+ */
+export type AdapterResolver = (account: AccountRef) => Promise<BrokerAdapter> | null;
+
 /**
  * One live adapter per account, built on first use by the platform's factory and reused: adapters hold
  * connections, tokens and rate budgets that must not be duplicated.
@@ -15,6 +23,7 @@ export interface CredentialOpener {
 export class AdapterRegistry {
   private readonly factories = new Map<Platform, AdapterFactory>();
   private readonly live = new Map<string, Promise<BrokerAdapter>>();
+  private resolver: AdapterResolver | null = null;
 
   constructor(private readonly credentials: CredentialOpener) {}
 
@@ -30,7 +39,18 @@ export class AdapterRegistry {
     return this.factories.get(platform)?.capabilities ?? null;
   }
 
-  forAccount(account: Pick<Account, 'id' | 'platform' | 'brokerAccountId' | 'environment'>): Promise<BrokerAdapter> {
+  /** The resolver hook (main.ts wires shadow mode's); asked first by every `forAccount`, so wiring order does not matter. */
+  resolveWith(resolver: AdapterResolver | null): void {
+    this.resolver = resolver;
+  }
+
+  /** The adapter everything that acts for an account uses: the resolver's, else the broker's own. */
+  forAccount(account: AccountRef): Promise<BrokerAdapter> {
+    return this.resolver?.(account) ?? this.brokerAdapter(account);
+  }
+
+  /** The broker's own adapter for the account, whatever the resolver hands out. */
+  brokerAdapter(account: AccountRef): Promise<BrokerAdapter> {
     const existing = this.live.get(account.id);
     if (existing) return existing;
     const factory = this.factories.get(account.platform);

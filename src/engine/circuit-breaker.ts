@@ -1,4 +1,5 @@
 import type { Account } from '../domain/account.js';
+import type { Store } from '../store/store.js';
 
 export interface BreakerOptions {
   /** Most actions one Master may produce in a window; 0 switches the breaker off. */
@@ -39,4 +40,16 @@ export class MasterBreaker {
       reason: `circuit breaker: ${recent.length} actions in ${secs} s, over the ceiling of ${maxActions}; copying from this Master is paused until it is resumed`,
     };
   }
+}
+
+/** A tripped Master is paused (status, reason and events, once) and copied from as paused from now on. */
+export async function pauseTripped(store: Store, master: Account, trip: Trip): Promise<Account> {
+  const { reason } = trip;
+  if (await store.accounts.setStatusIf(master.id, master.status, 'paused', reason)) {
+    await store.events.emit([
+      { userId: master.userId, accountId: master.id, type: 'account.circuit_breaker_tripped', payload: { actions: trip.actions, windowMs: trip.windowMs, ceiling: trip.ceiling, reason } },
+      { userId: master.userId, accountId: master.id, type: 'account.status_changed', payload: { before: master.status, after: 'paused', reason } },
+    ]);
+  }
+  return { ...master, status: 'paused', statusReason: reason };
 }

@@ -63,18 +63,3 @@ export class Dispatcher {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
   }
 }
-
-/** The ledger's view of an outcome: state, ids and prices as strings. */
-export function outcomeFields(o: OrderOutcome) {
-  if (o.kind === 'confirmed') {
-    return {
-      state: 'confirmed' as const,
-      brokerOrderId: o.brokerOrderId,
-      brokerPositionId: o.positionId,
-      filledVolume: o.filledVolume?.toString() ?? null,
-      fillPrice: o.fillPrice?.toString() ?? null,
-      outcome: { kind: o.kind, brokerOrderId: o.brokerOrderId, positionId: o.positionId, brokerTime: o.brokerTime },
-    };
-  }
-  return { state: o.kind, outcome: { kind: o.kind, code: o.code, message: o.message } };
-}

@@ -1,7 +1,8 @@
 import { Decimal, decOrNull } from '../domain/decimal.js';
 import type { CopyRule } from '../domain/copy-rule.js';
 import type { OrderType, Side } from '../domain/types.js';
-import type { BrokerAdapter, ConfirmedOutcome, ModifyOrderChange, OrderOutcome, PlaceOrderRequest } from '../platforms/adapter.js';
+import { intentAction } from '../domain/intent-action.js';
+import { confirmed, type BrokerAdapter, type ConfirmedOutcome, type ModifyOrderChange, type OrderOutcome, type PlaceOrderRequest } from '../platforms/adapter.js';
 import type { IntentRow, TradeRow } from '../store/repos/trades.js';
 
 /**
@@ -18,14 +19,13 @@ export type IntentOp =
   /** The Master's pending order filled: link the Slave's filled copy, or replace a still-pending one at market. */
   | { kind: 'fill'; orderId: string; origTag: string | null; req: PlaceOrderRequest; masterPositionId: string | null; fresh: boolean };
 
-export const PLACE_ACTIONS = new Set(['open', 'increase', 'order_placed', 'heal_open', 'heal_increase', 'open_on_fill']);
-
 export function opOf(i: Pick<IntentRow, 'action' | 'symbol' | 'side' | 'plannedVolume' | 'plannedPrice' | 'stopLoss' | 'takeProfit' | 'targetId' | 'tag'>, t: Pick<TradeRow, 'orderType' | 'masterPositionId' | 'masterOrderId'>, rule: CopyRule, extra: { origTag?: string | null; fresh?: boolean; linkVolume?: Decimal | null } = {}): IntentOp {
   const vol = decOrNull(i.plannedVolume);
   const sl = decOrNull(i.stopLoss);
   const tp = decOrNull(i.takeProfit);
   const side = i.side as Side;
-  switch (i.action) {
+  const action = intentAction(i.action);
+  switch (action) {
     case 'order_placed':
       return { kind: 'place', req: { symbol: i.symbol, side, type: t.orderType as OrderType, volume: vol!, price: decOrNull(i.plannedPrice), stopLoss: sl, takeProfit: tp, tag: i.tag }, link: 'order', masterItemId: t.masterOrderId };
     case 'open':
@@ -33,7 +33,7 @@ export function opOf(i: Pick<IntentRow, 'action' | 'symbol' | 'side' | 'plannedV
     case 'heal_open':
     case 'heal_increase':
     case 'open_on_fill': {
-      const type = (i.action === 'open' ? (t.orderType as OrderType) : 'market');
+      const type = (action === 'open' ? (t.orderType as OrderType) : 'market');
       const price = type === 'market' ? null : decOrNull(i.plannedPrice);
       return { kind: 'place', req: { symbol: i.symbol, side, type, volume: vol!, price, stopLoss: sl, takeProfit: tp, tag: i.tag }, link: type === 'market' ? 'position' : 'order', masterItemId: type === 'market' ? t.masterPositionId : t.masterOrderId };
     }
@@ -57,12 +57,9 @@ export function opOf(i: Pick<IntentRow, 'action' | 'symbol' | 'side' | 'plannedV
       return { kind: 'cancel', orderId: i.targetId! };
     case 'order_filled':
       return { kind: 'fill', orderId: i.targetId!, origTag: extra.origTag ?? null, req: { symbol: i.symbol, side, type: 'market', volume: vol!, stopLoss: sl, takeProfit: tp, tag: i.tag }, masterPositionId: t.masterPositionId, fresh: extra.fresh ?? true };
-    default:
-      throw new Error(`unknown intent action ${i.action}`);
   }
 }
 
-const confirmed = (o: Partial<ConfirmedOutcome>): ConfirmedOutcome => ({ kind: 'confirmed', brokerOrderId: null, positionId: null, filledVolume: null, fillPrice: null, brokerTime: null, ...o });
 const eqDec = (a: Decimal | null | undefined, b: Decimal | null | undefined) => ((a ?? null) === null || (b ?? null) === null ? (a ?? null) === (b ?? null) : a!.eq(b!));
 
 /** Sends the op. `call` wraps every broker call in the account's rate bucket. */

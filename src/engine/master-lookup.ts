@@ -12,7 +12,7 @@ export type MasterLookup =
   | { kind: 'unknown'; reason: string };
 
 export async function lookupMasterWrite(adapter: BrokerAdapter, tag: string): Promise<MasterLookup> {
-  let found;
+  let found: Awaited<ReturnType<BrokerAdapter['findByTag']>>;
   try {
     found = await adapter.findByTag(tag);
   } catch (err) {

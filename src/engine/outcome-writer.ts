@@ -1,3 +1,5 @@
+import type { Logger } from 'pino';
+import { IntentTransitionError } from '../domain/intent.js';
 import type { Store } from '../store/store.js';
 import type { OutcomeWrite } from '../store/repos/trades.js';
 
@@ -11,7 +13,7 @@ export class OutcomeWriter {
   private queue: Array<{ write: OutcomeWrite; resolve: () => void; reject: (err: unknown) => void }> = [];
   private running: Promise<void> | null = null;
 
-  constructor(private readonly store: Store) {}
+  constructor(private readonly store: Store, private readonly logger: Logger | false = false) {}
 
   push(write: OutcomeWrite): Promise<void> {
     return new Promise((resolve, reject) => {
@@ -24,6 +26,12 @@ export class OutcomeWriter {
     while (this.running) await this.running;
   }
 
+  /** A write the store refused (an intent moved where its state machine does not allow) is logged, then fails its sender. */
+  private refused(b: { write: OutcomeWrite; reject: (err: unknown) => void }, err: unknown): void {
+    if (this.logger && err instanceof IntentTransitionError) this.logger.error({ err, intentId: err.intentId, from: err.from, to: err.to }, 'ledger write refused: intent state transition not allowed');
+    b.reject(err);
+  }
+
   private async loop(): Promise<void> {
     // Let the outcomes of one burst gather before the first commit.
     await new Promise((r) => setImmediate(r));
@@ -34,7 +42,7 @@ export class OutcomeWriter {
         for (const b of batch) b.resolve();
       } catch {
         // One bad write must not lose the others: retry them one by one, each failing on its own.
-        for (const b of batch) await this.store.trades.applyOutcomes([b.write]).then(b.resolve, b.reject);
+        for (const b of batch) await this.store.trades.applyOutcomes([b.write]).then(b.resolve, (err: unknown) => this.refused(b, err));
       }
     }
   }

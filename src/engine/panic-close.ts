@@ -6,10 +6,10 @@ import { emptyReport, tally, type AccountPanicReport, type PanicJob, type PanicS
 import type { Order, Position } from '../domain/types.js';
 import type { BrokerAdapter, OrderOutcome } from '../platforms/adapter.js';
 import type { NewEvent } from '../store/repos/events.js';
-import { PanicJobsRepo } from '../store/repos/panic-jobs.js';
+import type { PanicJobsRepo } from '../store/repos/panic-jobs.js';
 import type { Store } from '../store/store.js';
 import type { AdapterRegistry } from './adapter-registry.js';
-import type { FlattenSink } from './panic-progress.js';
+import type { FlattenSink, Flattener } from './panic-progress.js';
 import type { Dispatcher } from './dispatcher.js';
 import { PanicJobRunner, type PanicJobOptions } from './panic-jobs.js';
 
@@ -47,7 +47,7 @@ export const DEFAULT_FLATTENER_OPTIONS: FlattenerOptions = { concurrency: 32, ra
  * lists the position: never twice blindly. A refusal for the rate limit is different: nothing was applied,
  * so it is sent again after the broker's retry hint, within the same round.
  */
-export class AccountFlattener {
+export class AccountFlattener implements Flattener<BrokerSnapshot> {
   private readonly opts: FlattenerOptions;
 
   constructor(private readonly adapters: AdapterRegistry, private readonly dispatcher: Dispatcher, opts: Partial<FlattenerOptions> = {}) {
@@ -195,7 +195,7 @@ export class PanicCloseService {
 
   constructor(private readonly store: Store, adapters: AdapterRegistry, dispatcher: Dispatcher, opts: PanicCloseOptions = {}) {
     this.syncWaitMs = opts.syncWaitMs ?? 2000;
-    this.jobs = new PanicJobsRepo(store.database.db, store.events);
+    this.jobs = store.panicJobs;
     this.runner = new PanicJobRunner(store, this.jobs, new AccountFlattener(adapters, dispatcher, opts), opts);
   }
 

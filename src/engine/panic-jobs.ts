@@ -4,8 +4,7 @@ import type { AccountPanicReport, PanicJob, PanicProgress } from '../domain/pani
 import type { NewEvent } from '../store/repos/events.js';
 import type { PanicJobsRepo } from '../store/repos/panic-jobs.js';
 import type { Store } from '../store/store.js';
-import type { AccountFlattener } from './panic-close.js';
-import { ProgressWriter } from './panic-progress.js';
+import { ProgressWriter, type Flattener } from './panic-progress.js';
 
 export interface PanicJobOptions {
   /** Close rounds per account before the job gives up with positions left (each round re-reads the broker). */
@@ -43,7 +42,7 @@ export class PanicJobRunner {
   private readonly accountTurns = new Map<string, Promise<unknown>>();
   private stopping = false;
 
-  constructor(private readonly store: Store, private readonly jobs: PanicJobsRepo, private readonly flattener: AccountFlattener, opts: Partial<PanicJobOptions> = {}) {
+  constructor(private readonly store: Store, private readonly jobs: PanicJobsRepo, private readonly flattener: Flattener, opts: Partial<PanicJobOptions> = {}) {
     this.opts = { ...DEFAULT_PANIC_OPTIONS, ...opts };
   }
 

@@ -1,8 +1,21 @@
 import type { Account } from '../domain/account.js';
-import type { PanicProgress, PositionResult } from '../domain/panic-job.js';
+import type { AccountPanicReport, PanicProgress, PositionResult } from '../domain/panic-job.js';
 import type { NewEvent } from '../store/repos/events.js';
 import type { JobPatch, PanicJobsRepo } from '../store/repos/panic-jobs.js';
 import type { Store } from '../store/store.js';
+
+/**
+ * What a panic job needs of the one who closes an account's positions: read the account (a snapshot of what
+ * to close), then act on that snapshot. Declared here so the job runner and the flattener need not import each
+ * other.
+ */
+export interface Flattener<Snapshot extends FlattenSnapshot = FlattenSnapshot> {
+  read(account: Account, report: AccountPanicReport, cancelPending: boolean, sink: FlattenSink, stop?: () => boolean): Promise<Snapshot | null>;
+  act(account: Account, report: AccountPanicReport, snap: Snapshot, sink: FlattenSink, stop?: () => boolean): Promise<void>;
+}
+
+/** The snapshot as the job sees it: it counts what is to close. */
+export type FlattenSnapshot = { positions: readonly unknown[]; orders: readonly unknown[] };
 
 /** What the flattener tells the job while it works. */
 export interface FlattenSink {

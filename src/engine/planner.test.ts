@@ -2,8 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { Decimal, dec } from '../domain/decimal.js';
 import { initialHealth, type Account } from '../domain/account.js';
 import { withDefaults, type CopyRule } from '../domain/copy-rule.js';
-import type { InstrumentSpec } from '../domain/types.js';
-import { planOpen, type MasterOpen, type PlannedCopy, type SlaveContext } from './planner.js';
+import type { Capabilities } from '../domain/capabilities.js';
+import type { InstrumentSpec, OrderType } from '../domain/types.js';
+import { SIM_CAPABILITIES } from '../platforms/sim/capabilities.js';
+import { deniedByCapability, planOpen, type MasterOpen, type PlannedCopy, type SlaveContext } from './planner.js';
 
 const acct = (id: string, o: Partial<Account> = {}): Account => ({
   id, userId: 'u', platform: 'sim', role: 'slave', status: 'connected', statusReason: null, name: id, groupId: 'g', brokerAccountId: id, brokerAccountNumber: id,
@@ -83,5 +85,41 @@ describe('planOpen: risk_percent', () => {
     const jpy: InstrumentSpec = { ...spec, symbol: 'USDJPY', tickSize: dec('0.001') };
     const j = open({ symbol: 'USDJPY', fillPrice: dec('150.000'), stopLoss: dec('149.500'), takeProfit: null });
     expect(one(j, { account: acct('s'), rule: withDefaults(risk('1')), spec: jpy })).toMatchObject({ kind: 'send', volume: dec('0.3') });
+  });
+});
+
+describe('deniedByCapability', () => {
+  const without = (...off: string[]): Capabilities => ({ ...SIM_CAPABILITIES, has: { ...SIM_CAPABILITIES.has, ...Object.fromEntries(off.map((f) => [f, false])) } });
+
+  it('denies each action whose flag is false, naming the flag', () => {
+    const cases: Array<[string, OrderType, string, Record<string, unknown>?]> = [
+      ['reduce', 'market', 'partialClose'],
+      ['heal_reduce', 'market', 'partialClose'],
+      ['modify', 'market', 'modifyPositionSlTp'],
+      ['order_placed', 'limit', 'pendingOrders'],
+      ['order_modified', 'limit', 'modifyPendingOrder'],
+      ['order_cancelled', 'limit', 'cancelPendingOrder'],
+      ['open', 'market', 'marketOrders'],
+      ['heal_open', 'market', 'marketOrders'],
+      ['open', 'market', 'stopLossOnOpen', { stopLoss: '1.09' }],
+      ['increase', 'market', 'takeProfitOnOpen', { takeProfit: '1.2' }],
+    ];
+    for (const [action, type, flag, extra] of cases) {
+      expect(deniedByCapability({ action, type, ...extra }, without(flag)), `${action} without ${flag}`).toMatchObject({ reason: 'capability_missing', detail: expect.stringMatching(new RegExp(`^${flag}`)) });
+      expect(deniedByCapability({ action, type, ...extra }, SIM_CAPABILITIES), `${action} with everything`).toBeNull();
+    }
+  });
+
+  it("lets 'emulated' through, never needs a flag to close in full, and opens without SL/TP need no stop flags", () => {
+    expect(deniedByCapability({ action: 'reduce', type: 'market' }, { ...SIM_CAPABILITIES, has: { ...SIM_CAPABILITIES.has, partialClose: 'emulated' } })).toBeNull();
+    expect(deniedByCapability({ action: 'close', type: 'market' }, without('partialClose', 'marketOrders', 'closeAll'))).toBeNull();
+    expect(deniedByCapability({ action: 'open', type: 'market', stopLoss: null }, without('stopLossOnOpen'))).toBeNull();
+    // A pending open is a pending order; an increase is always at market whatever the Master's order was.
+    expect(deniedByCapability({ action: 'open', type: 'stop' }, without('pendingOrders'))).toMatchObject({ detail: expect.stringMatching(/^pendingOrders/) });
+    expect(deniedByCapability({ action: 'increase', type: 'limit' }, without('pendingOrders'))).toBeNull();
+  });
+
+  it('denies a pending order type the platform does not take', () => {
+    expect(deniedByCapability({ action: 'order_placed', type: 'stop' }, { ...SIM_CAPABILITIES, orderTypes: ['market', 'limit'] })).toMatchObject({ reason: 'capability_missing', detail: expect.stringMatching(/^orderTypes stop/) });
   });
 });

@@ -8,3 +8,28 @@ export function rateLimitWaitMs(o: OrderOutcome, fallbackMs: number): number | n
   const sec = typeof raw?.retryAfterSec === 'number' && Number.isFinite(raw.retryAfterSec) ? raw.retryAfterSec : null;
   return sec !== null && sec >= 0 ? sec * 1000 : fallbackMs;
 }
+
+/** Sends of one copy refused for the broker's rate limit before the refusal is its outcome. */
+const RATE_LIMIT_RETRIES = 4;
+
+/**
+ * One write, sent again while the broker refuses it for going too fast (that proves nothing was applied),
+ * after the broker's hint, a few times, until `tooLate(waitMs)` says the copy would go stale in the wait
+ * (a burst shared by several connections of one broker login).
+ */
+export async function sendPaced(send: () => Promise<OrderOutcome>, tooLate: (waitMs: number) => boolean): Promise<OrderOutcome> {
+  let outcome: OrderOutcome;
+  for (let retry = 0; ; retry++) {
+    try {
+      outcome = await send();
+    } catch (err) {
+      // An adapter that throws on a write broke its contract; we cannot know if it applied: unresolved.
+      outcome = { kind: 'unresolved', code: 'adapter_error', message: err instanceof Error ? err.message : String(err) };
+    }
+    const wait = rateLimitWaitMs(outcome, 1000);
+    if (wait === null || retry >= RATE_LIMIT_RETRIES) return outcome;
+    const waitMs = Math.min(wait, 30_000);
+    if (tooLate(waitMs)) return outcome;
+    await new Promise((r) => setTimeout(r, waitMs));
+  }
+}

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { Decimal } from '../domain/decimal.js';
 import type { Account } from '../domain/account.js';
 import { newId } from '../domain/ids.js';
+import { isIntentAction, opensCopy } from '../domain/intent-action.js';
 import type { Position, Side } from '../domain/types.js';
 import type { Store } from '../store/store.js';
 import type { LinkRow } from '../store/repos/trades.js';
@@ -174,7 +175,7 @@ export class Reconciler {
         const history = await this.store.trades.intentsForMasterPosition(master.id, mp.id, sid);
         // A ledger row for this copy, whatever its state, means it is not missing: refused or skipped (explained),
         // or on its way (planned, sent, unresolved: the settle loop's), or confirmed (linked, or adopted above).
-        const rowed = history.some((i) => ['open', 'heal_open', 'order_filled', 'order_placed', 'open_on_fill'].includes(i.action));
+        const rowed = history.some((i) => isIntentAction(i.action) && opensCopy(i.action));
         if (rowed) continue;
         // One of our own copies seen on this Master (the watcher ignores it): healing it open would be the loop.
         if (mp.tag && (await ownCopyOf(this.store, master, mp.tag))) continue;

@@ -5,10 +5,11 @@ import { withDefaults } from '../domain/copy-rule.js';
 import type { Store } from '../store/store.js';
 import type { IntentRow, TradeRow } from '../store/repos/trades.js';
 import type { AdapterRegistry } from './adapter-registry.js';
-import type { CopyEngine, TradeLike } from './copy-engine.js';
+import type { CopyEngine } from './copy-engine.js';
+import { outcomeWrite, type TradeLike } from './ledger.js';
 import { opOf, verifyOp } from './intent-ops.js';
 import { actionEvents } from './action-events.js';
-import { STALE_ACTIONS } from './actions.js';
+import { goesStale, intentAction } from '../domain/intent-action.js';
 import { recoverOrderTrade, type RecoveryResult } from './order-recovery.js';
 
 export interface SettleReport {
@@ -130,12 +131,12 @@ export class Settler {
     const v = await verifyOp(adapter, op, [intent.tag, ...prevTags]);
     if (v.state === 'unknown') return 'unknown';
     if (v.state === 'applied') {
-      await this.store.trades.applyOutcomes([this.engine.outcomeWrite(master, trade.id, t, intent, slave, op, v.outcome, { prevTags })]);
+      await this.store.trades.applyOutcomes([outcomeWrite(master, trade.id, t, intent, slave.account.id, op, v.outcome, { prevTags })]);
       return v.outcome.kind === 'confirmed' ? 'confirmed' : 'rejected';
     }
-    if (!fresh && STALE_ACTIONS.has(intent.action)) {
+    if (!fresh && goesStale(intentAction(intent.action))) {
       const outcome = { kind: 'rejected' as const, code: 'stale_unresolved', message: `not at the broker, and the action is ${this.engine.clock() - actionAt.getTime()} ms old (rule allows ${rule.maxDelayMs} ms): not resent` };
-      await this.store.trades.applyOutcomes([this.engine.outcomeWrite(master, trade.id, t, intent, slave, op, outcome, { prevTags })]);
+      await this.store.trades.applyOutcomes([outcomeWrite(master, trade.id, t, intent, slave.account.id, op, outcome, { prevTags })]);
       return 'rejected';
     }
     // Proven absent and still fresh: a new attempt under a new tag, so a late arrival of the old one is told apart.

@@ -2,7 +2,7 @@ import type { Account } from '../domain/account.js';
 import { Decimal, type DecimalValue } from '../domain/decimal.js';
 import { invalid } from '../domain/errors.js';
 import type { AdapterFactory, BrokerAdapter } from '../platforms/adapter.js';
-import { ShadowTwinsRepo, type ShadowTwinRow } from '../store/repos/shadow-twins.js';
+import type { ShadowTwinsRepo, ShadowTwinRow } from '../store/repos/shadow-twins.js';
 import type { Store } from '../store/store.js';
 import type { AdapterRegistry } from './adapter-registry.js';
 
@@ -27,17 +27,17 @@ export const SHADOW_REASON_PREFIX = 'shadow mode:';
 /**
  * Shadow mode: while it is on, a Slave's adapter is a simulated twin (same balance, same rules) in the
  * in-process simulator, so every copy is planned, recorded and filled exactly as it would be, only nothing
- * reaches the broker. Done by decorating the registry's forAccount: everything that asks for the Slave's
- * adapter (fan-out, panic-close, risk monitor, position reads) sees the twin, and nothing else changes.
+ * reaches the broker. `resolve` is the registry's resolver hook (main.ts wires it): everything that asks the
+ * registry for the Slave's adapter (fan-out, panic-close, risk monitor, position reads) sees the twin, and
+ * nothing else changes.
  */
 export class ShadowService {
   readonly repo: ShadowTwinsRepo;
   private readonly twins = new Map<string, ShadowTwinRow>();
   private readonly live = new Map<string, Promise<BrokerAdapter>>();
-  private original: AdapterRegistry['forAccount'] | null = null;
 
   constructor(private readonly store: Store, private readonly adapters: AdapterRegistry, private readonly broker: TwinBroker, private readonly simFactory: AdapterFactory) {
-    this.repo = new ShadowTwinsRepo(store.database.db);
+    this.repo = store.shadowTwins;
   }
 
   async load(): Promise<void> {
@@ -45,15 +45,11 @@ export class ShadowService {
     for (const r of await this.repo.all()) this.twins.set(r.accountId, r);
   }
 
-  install(): void {
-    if (this.original) return;
-    const original = this.adapters.forAccount.bind(this.adapters);
-    this.original = original;
-    this.adapters.forAccount = (account) => {
-      const twin = this.twins.get(account.id);
-      return twin?.enabled ? this.twinAdapter(account.id, twin) : original(account);
-    };
-  }
+  /** The registry's resolver: a shadowed Slave's twin, or null (its broker's own adapter). */
+  readonly resolve = (account: { id: string }): Promise<BrokerAdapter> | null => {
+    const twin = this.twins.get(account.id);
+    return twin?.enabled ? this.twinAdapter(account.id, twin) : null;
+  };
 
   isShadowed(accountId: string): boolean {
     return this.twins.get(accountId)?.enabled ?? false;
@@ -64,7 +60,7 @@ export class ShadowService {
     const existing = this.twins.get(account.id);
     if (existing?.enabled) return this.status(account);
     // The twin starts from the broker's balance now, so sizing by balance or equity previews what live would do.
-    const real = await (this.original ?? this.adapters.forAccount.bind(this.adapters))(account).catch(() => null);
+    const real = await this.adapters.brokerAdapter(account).catch(() => null);
     const info = real ? await real.accountInfo().catch(() => null) : null;
     const balance = info?.balance ?? account.balance ?? new Decimal(0);
     const sim = this.broker.createAccount({ balance, currency: info?.currency ?? account.currency ?? 'USD', hedging: real?.capabilities.hedging ?? true, meta: { shadowOf: account.id } });

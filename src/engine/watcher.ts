@@ -3,7 +3,6 @@ import type { Account } from '../domain/account.js';
 import type { Order, Position } from '../domain/types.js';
 import type { BrokerAdapter, BrokerEvent } from '../platforms/adapter.js';
 import type { Store } from '../store/store.js';
-import type { MasterItemRow } from '../store/repos/trades.js';
 import type { AdapterRegistry } from './adapter-registry.js';
 import { diffOrder, diffPosition, orderItem, positionItem, type MasterAction } from './actions.js';
 import type { CopyEngine } from './copy-engine.js';
@@ -51,6 +50,13 @@ export class Watcher {
   async scan(): Promise<void> {
     if (this.stopped) return;
     const masters = (await this.store.accounts.all()).filter((a) => a.role === 'master');
+    // A Master removed (or made a Slave) since: its watch stops, so nothing reads a connection that is gone.
+    const current = new Set(masters.map((m) => m.id));
+    for (const [id, w] of this.watches) {
+      if (current.has(id)) continue;
+      this.watches.delete(id);
+      await w.stop();
+    }
     await Promise.all(masters.filter((m) => !this.watches.has(m.id)).map(async (m) => {
       const adapter = await this.adapters.forAccount(m).catch(() => null);
       if (!adapter || this.stopped || this.watches.has(m.id)) return;
@@ -281,4 +287,3 @@ class AccountWatch {
   }
 }
 
-export type { MasterItemRow };

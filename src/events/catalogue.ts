@@ -133,6 +133,13 @@ export function envelopeSchema(type: EventType) {
   }, { ...OPEN, $id: `Event.${type}`, title: `Event.${type}`, description: e.description });
 }
 
+/**
+ * The name of a type's envelope among the OpenAPI document's components: `account.status_changed` ->
+ * `AccountStatusChangedEvent` (a client generator turns it into a readable type name).
+ */
+export const eventComponentName = (type: string): string =>
+  type.split(/[._]/).map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('') + 'Event';
+
 /** The envelope for serialising any event (data is left open; per-type schemas are in the catalogue). */
 export const AnyEventSchema = Type.Object({
   id: Type.String(),
@@ -149,5 +156,3 @@ export interface CatalogueItem { type: EventType; schemaVersion: number; descrip
 export function catalogue(): CatalogueItem[] {
   return EVENT_TYPES.map((type) => ({ type, schemaVersion: entries[type].version, description: entries[type].description, schema: envelopeSchema(type) }));
 }
-
-export const schemaVersionOf = (type: string): number => (isEventType(type) ? entries[type].version : 1);

@@ -1,7 +1,4 @@
-import { and, asc, desc, eq, gt, lte } from 'drizzle-orm';
-import type { Db } from '../store/db.js';
 import type { EventRow, EventsRepo } from '../store/repos/events.js';
-import { events } from '../store/schema.js';
 
 export interface FeedOptions {
   /**
@@ -34,7 +31,7 @@ export class EventFeed {
   private readonly grace: number;
   private readonly clock: () => number;
 
-  constructor(private readonly db: Db, private readonly repo: EventsRepo, opts: FeedOptions = {}) {
+  constructor(private readonly repo: EventsRepo, opts: FeedOptions = {}) {
     this.grace = opts.gapGraceMs ?? 10_000;
     this.clock = opts.clock ?? Date.now;
   }
@@ -67,9 +64,7 @@ export class EventFeed {
   async read(userId: string, cursor: number, limit: number): Promise<EventRow[]> {
     const h = await this.visibleCursor();
     if (cursor >= h) return [];
-    return this.db.select().from(events)
-      .where(and(eq(events.userId, userId), gt(events.cursor, cursor), lte(events.cursor, h)))
-      .orderBy(asc(events.cursor)).limit(limit);
+    return this.repo.between(userId, cursor, h, limit);
   }
 
   /** Single flight: callers that arrive while a scan runs get one more scan after it, not one each. */
@@ -93,12 +88,11 @@ export class EventFeed {
 
   private async scan(): Promise<void> {
     if (this.horizon === null) {
-      const [top] = await this.db.select({ c: events.cursor }).from(events).orderBy(desc(events.cursor)).limit(1);
-      this.horizon = Math.max(0, (top?.c ?? 0) - START_TAIL);
+      this.horizon = Math.max(0, (await this.repo.topCursor()) - START_TAIL);
     }
     const woken = new Set<string>();
     for (;;) {
-      const rows = await this.db.select({ c: events.cursor, u: events.userId }).from(events).where(gt(events.cursor, this.horizon)).orderBy(asc(events.cursor)).limit(SCAN);
+      const rows = await this.repo.cursorsAfter(this.horizon, SCAN);
       let blocked = false;
       for (const r of rows) {
         if (r.c !== this.horizon + 1 && !this.gapExpired(this.horizon + 1)) {

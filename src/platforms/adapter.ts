@@ -1,4 +1,5 @@
 import type { Decimal } from 'decimal.js';
+import type { Capabilities } from '../domain/capabilities.js';
 import type { AccountInfo, InstrumentSpec, Order, OrderType, Platform, Position, Quote, Side } from '../domain/types.js';
 
 /**
@@ -7,42 +8,8 @@ import type { AccountInfo, InstrumentSpec, Order, OrderType, Platform, Position,
  * answer: they return an OrderOutcome so the caller must handle the unknown case explicitly.
  */
 
-/** ccxt-style capability flags: true, false, or emulated by the adapter on top of simpler calls. */
-export type Support = boolean | 'emulated';
-
-export interface Capabilities {
-  platform: Platform;
-  /** Several positions per symbol (hedging) or one net position (netting). */
-  hedging: boolean;
-  orderTypes: OrderType[];
-  has: {
-    marketOrders: Support;
-    pendingOrders: Support;
-    modifyPendingOrder: Support;
-    cancelPendingOrder: Support;
-    modifyPositionSlTp: Support;
-    partialClose: Support;
-    closeAll: Support;
-    stopLossOnOpen: Support;
-    takeProfitOnOpen: Support;
-    lookupByTag: Support;
-    /** The broker pushes execution events (else the watcher polls and diffs snapshots). */
-    streamingEvents: Support;
-    orderHistory: Support;
-    /** quote() gives the current bid/ask (the slippage guard needs it); absent = false. */
-    quotes?: Support;
-  };
-  /** Where the correlation tag travels and how long it may be. */
-  correlationTag: { field: string; maxLength: number };
-  /** Requests per second this adapter allows itself per broker connection (below the platform's limit). */
-  rateLimitPerSecond: number;
-  /**
-   * The adapter paces its own calls by what the broker serves (TradeLocker's /trade/config limits, cTrader's
-   * per-connection window): callers must not add a second, blunter limit on top.
-   */
-  selfPaced?: boolean;
-  volumeUnit: 'lots' | 'units';
-}
+/** What an account can do belongs to the domain (the planner and copy rules read it); re-exported for adapters. */
+export type { Capabilities } from '../domain/capabilities.js';
 
 export interface PlaceOrderRequest {
   symbol: string;
@@ -90,7 +57,20 @@ export interface UnresolvedOutcome {
 }
 
 export type OrderOutcome = ConfirmedOutcome | RejectedOutcome | DeniedOutcome | UnresolvedOutcome;
-export type OutcomeKind = OrderOutcome['kind'];
+
+/** The outcome constructors every adapter (and the engine's own verdicts) use, so an outcome has one shape. */
+export function confirmed(o: Partial<Omit<ConfirmedOutcome, 'kind'>> = {}): ConfirmedOutcome {
+  return { kind: 'confirmed', brokerOrderId: null, positionId: null, filledVolume: null, fillPrice: null, brokerTime: null, ...o };
+}
+export function rejected(code: string, message: string, raw?: unknown): RejectedOutcome {
+  return raw === undefined ? { kind: 'rejected', code, message } : { kind: 'rejected', code, message, raw };
+}
+export function denied(code: string, message: string): DeniedOutcome {
+  return { kind: 'denied', code, message };
+}
+export function unresolved(code: string, message: string): UnresolvedOutcome {
+  return { kind: 'unresolved', code, message };
+}
 
 /** Fields of a pending order to change; omitted fields stay as they are, null removes SL/TP. */
 export interface ModifyOrderChange {
@@ -128,6 +108,8 @@ export interface BrokerAdapter {
   readonly capabilities: Capabilities;
   accountInfo(): Promise<AccountInfo>;
   instrument(symbol: string): Promise<InstrumentSpec | null>;
+  /** The symbol of the broker's own instrument id (TradeLocker `tradableInstrumentId`), where the broker has one. */
+  symbolOfInstrumentId?(instrumentId: string): Promise<string | null>;
   /** Current bid/ask of a symbol, or null when the broker does not list it; present where `has.quotes`. */
   quote?(symbol: string): Promise<Quote | null>;
   listPositions(): Promise<Position[]>;

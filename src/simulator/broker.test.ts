@@ -1,13 +1,12 @@
 import { describe, expect, it, vi } from 'vitest';
 import { dec } from '../domain/decimal.js';
-import type { BrokerEvent } from '../platforms/adapter.js';
 import { SimBroker, SimError } from './broker.js';
-import type { SimOrderRequest } from './types.js';
+import type { SimEvent, SimOrderRequest } from './contract.js';
 
 function setup(init: { balance?: number; hedging?: boolean; leverage?: number } = {}, now?: () => Date) {
   const broker = new SimBroker({ seed: 1, ...(now ? { now } : {}) });
   const acc = broker.createAccount({ balance: init.balance ?? 10_000, hedging: init.hedging ?? true, leverage: init.leverage ?? 100 });
-  const events: BrokerEvent[] = [];
+  const events: SimEvent[] = [];
   broker.onEvent((id, ev) => id === acc.id && events.push(ev));
   const kinds = () => events.map((e) => e.kind);
   return { broker, id: acc.id, events, kinds };

@@ -1,6 +1,5 @@
 import { Decimal, type DecimalValue, dec, floorToStep, isMultipleOf } from '../domain/decimal.js';
 import type { Order, OrderType, Position, Side } from '../domain/types.js';
-import type { BrokerEvent } from '../platforms/adapter.js';
 import { SimFaultInjector } from './faults.js';
 import { defaultInstruments, type SimInstrumentDef } from './instruments.js';
 import { Market, type MarketSnapshot } from './market.js';
@@ -12,21 +11,16 @@ import type {
   SimBrokerApi,
   SimDeal,
   SimErrorCode,
+  SimEvent,
   SimInstrument,
   SimOrderRequest,
   SimPlaceOptions,
   SimWriteResult,
-} from './types.js';
+} from './contract.js';
+import { SimError } from './contract.js';
 
-export class SimError extends Error {
-  constructor(
-    readonly code: SimErrorCode,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'SimError';
-  }
-}
+/** Re-exported for tests that throw or match it; clients import it from the contract. */
+export { SimError };
 
 export interface SimBrokerOptions {
   seed?: number;
@@ -79,7 +73,7 @@ export class SimBroker implements SimBrokerApi {
   private readonly defs = new Map<string, SimInstrumentDef>();
   private readonly market: Market;
   private readonly books = new Map<string, Book>();
-  private readonly listeners = new Set<(accountId: string, ev: BrokerEvent) => void>();
+  private readonly listeners = new Set<(accountId: string, ev: SimEvent) => void>();
   private readonly commitListeners = new Set<(accountIds: string[]) => void>();
   /** Accounts changed by the write in progress; told to commit listeners when the outermost write ends. */
   private readonly touched = new Set<string>();
@@ -218,12 +212,12 @@ export class SimBroker implements SimBrokerApi {
     const p = [...b.positions.values()].find((x) => x.tag === tag);
     if (p) out.position = this.view(b, p);
     // A filled or cancelled order still proves the request reached us, so history counts too.
-    const o = [...b.pending.values()].find((x) => x.tag === tag) ?? [...b.history].reverse().find((x) => x.tag === tag);
+    const o = [...b.pending.values()].find((x) => x.tag === tag) ?? lastWithTag(b.history, tag);
     if (o) out.order = { ...o };
     return out;
   }
 
-  onEvent(listener: (accountId: string, ev: BrokerEvent) => void): () => void {
+  onEvent(listener: (accountId: string, ev: SimEvent) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
@@ -640,9 +634,9 @@ export class SimBroker implements SimBrokerApi {
     return { ...p, currentPrice, profit: this.pnl(b, p, currentPrice) };
   }
 
-  private emit(b: Book, ev: Omit<BrokerEvent, 'at'>): void {
+  private emit(b: Book, ev: Omit<SimEvent, 'at'>): void {
     this.touched.add(b.account.id);
-    const full: BrokerEvent = { ...ev, at: this.now().toISOString() };
+    const full: SimEvent = { ...ev, at: this.now().toISOString() };
     for (const l of this.listeners) {
       try {
         l(b.account.id, full);
@@ -733,4 +727,10 @@ function inWindow(iso: string, from?: Date, to?: Date): boolean {
 
 function sameDec(a: Decimal | null, b: Decimal | null): boolean {
   return a === null || b === null ? a === b : a.eq(b);
+}
+
+/** The newest history entry under a tag, read from the end without copying a history that only grows. */
+function lastWithTag(history: Order[], tag: string): Order | undefined {
+  for (let i = history.length - 1; i >= 0; i--) if (history[i]!.tag === tag) return history[i];
+  return undefined;
 }

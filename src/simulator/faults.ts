@@ -1,4 +1,4 @@
-import type { ActiveFault, FaultInjector, FaultOp, FaultSpec } from './types.js';
+import type { ActiveFault, FaultInjector, FaultOp, FaultSpec } from './contract.js';
 
 /** Faults are consumed first-in first-out per matching op and account, so a test can script a sequence. */
 export class SimFaultInjector implements FaultInjector {

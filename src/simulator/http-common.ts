@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { ActiveFault } from './types.js';
+import type { ActiveFault } from './contract.js';
 
 const MAX_BODY = 1 << 20;
 

@@ -1,5 +1,5 @@
 import { dec } from '../domain/decimal.js';
-import type { SimInstrument } from './types.js';
+import type { SimInstrument } from './contract.js';
 
 /** An instrument plus what the simulated market needs to quote it. */
 export interface SimInstrumentDef extends SimInstrument {

@@ -1,6 +1,6 @@
 import { Decimal, type DecimalValue, dec, roundToStep } from '../domain/decimal.js';
 import type { SimInstrumentDef } from './instruments.js';
-import type { Quote } from './types.js';
+import type { Quote } from './contract.js';
 
 /** mulberry32: tiny, seedable, and its whole state is one integer, so a snapshot can resume the same walk. */
 export class SeededRandom {

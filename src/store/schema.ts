@@ -266,6 +266,17 @@ export const events = pgTable('events', {
   index('events_user_cursor_idx').on(t.userId, t.cursor),
 ]);
 
+/**
+ * The last sequence number handed out per event scope (user + account, '' for user-wide events): an append
+ * bumps it with one upsert instead of reading max(seq) over the user's history, and the row lock it takes
+ * serialises writers of one scope until commit.
+ */
+export const eventSeqs = pgTable('event_seqs', {
+  userId: text('user_id').notNull(),
+  scope: text('scope').notNull(),
+  lastSeq: integer('last_seq').notNull(),
+}, (t) => [primaryKey({ columns: [t.userId, t.scope] })]);
+
 export const webhookEndpoints = pgTable('webhook_endpoints', {
   id: text('id').primaryKey(),
   userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
@@ -351,3 +362,14 @@ export const shadowTwins = pgTable('shadow_twins', {
   createdAt: createdAt(),
   updatedAt: ts('updated_at').notNull().defaultNow(),
 });
+
+/**
+ * Balance and equity of an account over time, from the health monitor's reads: at most one row per account per
+ * minute, written in one statement per round, and pruned past the retention (see the monitor).
+ */
+export const equitySnapshots = pgTable('equity_snapshots', {
+  accountId: text('account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
+  at: ts('at').notNull(),
+  balance: numeric('balance').notNull(),
+  equity: numeric('equity').notNull(),
+}, (t) => [primaryKey({ columns: [t.accountId, t.at] }), index('equity_snapshots_at_idx').on(t.at)]);

@@ -1,12 +1,21 @@
 import { openDatabase, type Database, type OpenOptions } from './db.js';
 import { AccountsRepo } from './repos/accounts.js';
 import { CredentialsRepo } from './repos/credentials.js';
+import { EquityRepo } from './repos/equity.js';
 import { EventsRepo } from './repos/events.js';
+import { IdempotencyRepo } from './repos/idempotency.js';
+import { PanicJobsRepo } from './repos/panic-jobs.js';
 import { RequestsRepo } from './repos/requests.js';
+import { RiskLimitsRepo } from './repos/risk-limits.js';
+import { ShadowTwinsRepo } from './repos/shadow-twins.js';
 import { TradesRepo } from './repos/trades.js';
 import { UsersRepo } from './repos/users.js';
+import { WebhookRepo } from './repos/webhooks.js';
 
-/** The store port: one object with a repository per concern, on PGlite or PostgreSQL alike. */
+/**
+ * The store: one object with a repository per concern, on PGlite or PostgreSQL alike. Nothing outside
+ * src/store holds the database handle or a query library: every query is a repository method here.
+ */
 export class Store {
   readonly users: UsersRepo;
   readonly credentials: CredentialsRepo;
@@ -14,6 +23,11 @@ export class Store {
   readonly trades: TradesRepo;
   readonly requests: RequestsRepo;
   readonly events: EventsRepo;
+  readonly webhooks: WebhookRepo;
+  readonly panicJobs: PanicJobsRepo;
+  readonly riskLimits: RiskLimitsRepo;
+  readonly shadowTwins: ShadowTwinsRepo;
+  readonly equity: EquityRepo;
 
   constructor(readonly database: Database) {
     const db = database.db;
@@ -25,6 +39,16 @@ export class Store {
     this.events = new EventsRepo(db);
     this.trades = new TradesRepo(db, this.events);
     this.requests = new RequestsRepo(db);
+    this.webhooks = new WebhookRepo(db, this.events);
+    this.panicJobs = new PanicJobsRepo(db, this.events);
+    this.riskLimits = new RiskLimitsRepo(db);
+    this.shadowTwins = new ShadowTwinsRepo(db);
+    this.equity = new EquityRepo(db);
+  }
+
+  /** Idempotency-Key records, remembered for `ttlMs` (the API's choice, so a repository per caller). */
+  idempotency(ttlMs: number): IdempotencyRepo {
+    return new IdempotencyRepo(this.database.db, ttlMs);
   }
 
   static async open(opts: OpenOptions): Promise<Store> {

@@ -6,7 +6,7 @@ import type { Store } from '../store/store.js';
 import { WebhookDeliverer } from './deliverer.js';
 import { WebhookService } from './endpoint-service.js';
 import { WebhookSender } from './sender.js';
-import { WebhookRepo } from './webhook-repo.js';
+import type { WebhookRepo } from '../store/repos/webhooks.js';
 
 export interface Webhooks {
   feed: EventFeed;
@@ -19,8 +19,8 @@ export interface Webhooks {
 
 /** Events and webhooks as main.ts (and tests) build them: one feed shared by the deliverer and the stream. */
 export function createWebhooks(store: Store, box: CredentialBox, cfg: WebhookConfig, logger: Logger | false = false): Webhooks {
-  const feed = new EventFeed(store.database.db, store.events, { gapGraceMs: cfg.gapGraceMs });
-  const repo = new WebhookRepo(store.database.db, store.events);
+  const feed = new EventFeed(store.events, { gapGraceMs: cfg.gapGraceMs });
+  const repo = store.webhooks;
   const sender = new WebhookSender(box, { timeoutMs: cfg.timeoutMs, allowPrivateTargets: cfg.allowPrivateTargets });
   const deliverer = new WebhookDeliverer(repo, feed, sender, {
     scheduleMs: cfg.retryScheduleMs, jitter: cfg.jitter, maxRetryAfterMs: cfg.maxRetryAfterMs, failureWindowMs: cfg.failureWindowMs, pollMs: cfg.pollMs,

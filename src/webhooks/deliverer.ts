@@ -4,7 +4,7 @@ import type { EventRow } from '../store/repos/events.js';
 import type { PostResult } from './http-post.js';
 import { retryDelay, type RetryPolicy } from './retry-schedule.js';
 import type { WebhookSender } from './sender.js';
-import type { EndpointRow, NewAttempt, WebhookRepo } from './webhook-repo.js';
+import type { EndpointRow, NewAttempt, WebhookRepo } from '../store/repos/webhooks.js';
 
 export interface DelivererOptions extends RetryPolicy {
   failureWindowMs: number;

@@ -8,7 +8,7 @@ import type { PostResult } from './http-post.js';
 import type { WebhookSender } from './sender.js';
 import { generateSecret } from './signer.js';
 import { checkTarget, TargetRefused } from './target-guard.js';
-import { MANUAL_ATTEMPT, type AttemptRow, type EndpointRow, type WebhookRepo } from './webhook-repo.js';
+import { MANUAL_ATTEMPT, type AttemptRow, type EndpointRow, type WebhookRepo } from '../store/repos/webhooks.js';
 
 export interface EndpointInput {
   url: string;

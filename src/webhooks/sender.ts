@@ -2,7 +2,7 @@ import type { CredentialBox } from '../auth/credential-box.js';
 import type { WireEvent } from '../events/wire.js';
 import { postWebhook, type PostResult } from './http-post.js';
 import { signHeaders } from './signer.js';
-import type { EndpointRow } from './webhook-repo.js';
+import type { EndpointRow } from '../store/repos/webhooks.js';
 
 export interface SenderOptions {
   timeoutMs: number;

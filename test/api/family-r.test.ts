@@ -99,6 +99,25 @@ describe('family R (spec 4R, 5, 7)', () => {
     expect(orders.body.data.every((o: any) => o.symbol === 'EURUSD')).toBe(true);
   });
 
+  it("R8: instrumentId takes the broker's instrument id (TradeLocker tradableInstrumentId) as well as the symbol", async () => {
+    const key = svc.demo!.apiKey;
+    const master = (await svc.call('GET', '/v1/accounts', { token: key })).body.accounts.find((a: any) => a.role === 'master').id;
+    expect((await svc.call('POST', `/v1/accounts/${master}/orders`, { token: key, body: { symbol: 'GBPUSD', side: 'buy', volume: 0.1 } })).status).toBe(202);
+    await expect.poll(async () => (await svc.call('GET', `/api/trading-accounts/${bAccount}/orders`, { token })).body.data.map((o: any) => o.symbol), { timeout: 5000 }).toContain('GBPUSD');
+    const all = (await svc.call('GET', `/api/trading-accounts/${bAccount}/orders`, { token })).body.data.map((o: any) => o.symbol);
+    expect(new Set(all).size).toBeGreaterThan(1); // EURUSD from the test above and GBPUSD: the filter has something to drop
+    const tid = svc.broker.instrument('GBPUSD')!.numericId;
+    const byId = await svc.call('GET', `/api/trading-accounts/${bAccount}/orders?instrumentId=${tid}`, { token });
+    expect(byId.status).toBe(200);
+    expect(byId.body.data.length).toBeGreaterThan(0);
+    expect(byId.body.data.every((o: any) => o.symbol === 'GBPUSD')).toBe(true);
+    const bySymbol = await svc.call('GET', `/api/trading-accounts/${bAccount}/orders?instrumentId=GBPUSD`, { token });
+    expect(bySymbol.body.data.map((o: any) => o.id)).toEqual(byId.body.data.map((o: any) => o.id));
+    const unknown = await svc.call('GET', `/api/trading-accounts/${bAccount}/orders?instrumentId=987654`, { token });
+    expect(unknown.status).toBe(200);
+    expect(unknown.body.data).toEqual([]);
+  });
+
   it('R8: orders accepts from/to/instrumentId and refuses malformed values with 400', async () => {
     const bad = await svc.call('GET', `/api/trading-accounts/${bAccount}/orders?from=yesterday`, { token });
     expect(bad.status).toBe(400);

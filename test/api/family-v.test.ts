@@ -62,7 +62,9 @@ describe('family V (spec 4V, 5.2)', () => {
     await expect.poll(async () => (await svc.call('GET', `/v1/trades/${r.body.tradeId}`, { token: key })).body.copies.map((c: any) => c.outcome).sort(), { timeout: 5000 })
       .toEqual(slaveIds.map(() => 'confirmed'));
     const after = await Promise.all(slaveIds.map(simPositions));
-    after.forEach((list, i) => expect(list.length).toBe(before[i]!.length + 1));
+    after.forEach((list, i) => {
+      expect(list.length).toBe(before[i]!.length + 1);
+    });
   });
 
   it('V5: copiedTo counts only eligible Slaves (a paused Slave is skipped with a reason)', async () => {

@@ -2,19 +2,26 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Decimal, dec } from '../../src/domain/decimal.js';
 import { AppError } from '../../src/domain/errors.js';
 import type { InstrumentSpec, Position, Side } from '../../src/domain/types.js';
-import type { BrokerAdapter, OrderOutcome, PlaceOrderRequest } from '../../src/platforms/adapter.js';
-import type { SimBrokerApi, SimInstrument } from '../../src/simulator/types.js';
+import type { BrokerAdapter, BrokerEvent, OrderOutcome, PlaceOrderRequest } from '../../src/platforms/adapter.js';
+import type { SimBrokerApi, SimInstrument } from '../../src/simulator/contract.js';
 import { appError } from '../helpers/app-error.js';
 
 /**
- * The one execution spec every platform adapter passes for the capabilities it declares. The adapter talks to
- * the simulator (in process or over its protocol front end); the suite checks each answer against the
- * simulator's own state, so a wrong parse or a lost field shows up as a mismatch here.
+ * The one execution spec every platform adapter passes. The adapter talks to the simulator (in process or
+ * over its protocol front end); the suite checks each answer against the simulator's own state, so a wrong
+ * parse or a lost field shows up as a mismatch here. What an adapter declares it cannot do is checked too:
+ * the call is refused (`denied` `capability_missing`) and nothing reaches the broker; sim.test.ts runs the
+ * suite once on an adapter that lacks every optional write. The faults every platform shares (timeouts
+ * before and after the write applied, resets, 429, partial fills, late answers) and subscribe()'s events are
+ * here too; what only one protocol has (token refresh, served rate limits, HTTP 200 errors) stays in
+ * test/faults/<platform>-faults.test.ts. A netting account runs the same suite: each case starts flat.
  */
 export interface ConformanceHarness {
   broker: SimBrokerApi;
   simAccountId: string;
   adapter: BrokerAdapter;
+  /** The adapter's write timeout: a late answer past it is unresolved. */
+  timeoutMs: number;
   teardown(): Promise<void>;
 }
 
@@ -36,7 +43,12 @@ export function runAdapterConformance(name: string, setup: () => Promise<Conform
       if (!s) throw new Error(`${name}: adapter does not know ${SYMBOL}`);
       spec = s;
     }, 30_000);
-    afterEach(() => h?.broker.faults.clear());
+    afterEach(() => {
+      h?.broker.faults.clear();
+      // Each case starts flat, so on a netting account an open is a new position there too.
+      for (const p of h?.broker.positions(h.simAccountId) ?? []) h.broker.closePosition(h.simAccountId, p.id);
+      for (const o of h?.broker.orders(h.simAccountId) ?? []) h.broker.cancelOrder(h.simAccountId, o.id);
+    });
     afterAll(async () => {
       h?.broker.faults.clear();
       await h?.teardown();
@@ -81,6 +93,16 @@ export function runAdapterConformance(name: string, setup: () => Promise<Conform
       return (await h.adapter.listPositions()).find((p) => p.id === id);
     }
 
+    /** A call the adapter declares it cannot make is refused before the broker: nothing changes there. */
+    async function refused(call: () => Promise<OrderOutcome>, flag: string) {
+      const positions = JSON.stringify(h.broker.positions(h.simAccountId));
+      const orders = JSON.stringify(h.broker.orders(h.simAccountId, { includeHistory: true }));
+      const out = await call();
+      expect(out).toMatchObject({ kind: 'denied', code: 'capability_missing', message: expect.stringContaining(flag) });
+      expect(JSON.stringify(h.broker.positions(h.simAccountId))).toBe(positions);
+      expect(JSON.stringify(h.broker.orders(h.simAccountId, { includeHistory: true }))).toBe(orders);
+    }
+
 
     it('account info matches the simulator', async () => {
       const info = await h.adapter.accountInfo();
@@ -101,10 +123,10 @@ export function runAdapterConformance(name: string, setup: () => Promise<Conform
       expect(await h.adapter.instrument('NOSUCHSYMBOL')).toBeNull();
     });
 
-    it('quotes the simulator\'s bid and ask where it declares quotes; an unknown symbol gives null', async (ctx) => {
+    it('quotes the simulator\'s bid and ask where it declares quotes; an unknown symbol gives null', async () => {
       if (!caps().has.quotes) {
         expect(h.adapter.quote, `${name} has quote() but does not declare has.quotes`).toBeUndefined();
-        return ctx.skip();
+        return;
       }
       const q = await h.adapter.quote!(SYMBOL);
       expect({ bid: str(q?.bid), ask: str(q?.ask) }).toEqual({ bid: str(quote().bid), ask: str(quote().ask) });
@@ -112,9 +134,9 @@ export function runAdapterConformance(name: string, setup: () => Promise<Conform
     });
 
     for (const side of ['buy', 'sell'] as const) {
-      it(`market ${side} with SL/TP is confirmed and visible through the adapter and the simulator`, async (ctx) => {
-        if (!caps().has.marketOrders) ctx.skip('no market orders');
+      it(`market ${side} with SL/TP is confirmed and visible through the adapter and the simulator`, async () => {
         const tag = newTag();
+        if (!caps().has.marketOrders) return refused(() => h.adapter.placeOrder(market(side, tag, 2)), 'marketOrders');
         const req = market(side, tag, 2);
         const out = await h.adapter.placeOrder(req);
         expect(out, JSON.stringify(out)).toMatchObject({ kind: 'confirmed' });
@@ -137,11 +159,11 @@ export function runAdapterConformance(name: string, setup: () => Promise<Conform
       });
     }
 
-    it('modifies SL/TP of a position', async (ctx) => {
-      if (!caps().has.modifyPositionSlTp) ctx.skip('cannot modify SL/TP');
+    it('modifies SL/TP of a position', async () => {
       const { pos } = await open('buy');
       const q = quote();
       const change = { stopLoss: q.bid.minus(ticks(500)), takeProfit: q.bid.plus(ticks(500)) };
+      if (!caps().has.modifyPositionSlTp) return refused(() => h.adapter.modifyPosition(pos.id, change), 'modifyPositionSlTp');
       expect(await h.adapter.modifyPosition(pos.id, change)).toMatchObject({ kind: 'confirmed' });
       const after = h.broker.positions(h.simAccountId).find((p) => p.id === pos.id)!;
       expect(str(after.stopLoss)).toBe(str(change.stopLoss));
@@ -151,9 +173,9 @@ export function runAdapterConformance(name: string, setup: () => Promise<Conform
       expect(str(seen?.takeProfit)).toBe(str(change.takeProfit));
     });
 
-    it('partially closes a position, keeping its id', async (ctx) => {
-      if (!caps().has.partialClose) ctx.skip('no partial close');
+    it('partially closes a position, keeping its id', async () => {
       const { pos } = await open('sell', 3);
+      if (!caps().has.partialClose) return refused(() => h.adapter.closePosition(pos.id, vol(1)), 'partialClose');
       expect(await h.adapter.closePosition(pos.id, vol(1))).toMatchObject({ kind: 'confirmed' });
       const after = h.broker.positions(h.simAccountId).find((p) => p.id === pos.id);
       expect(str(after?.volume)).toBe(str(toLots(vol(2))));
@@ -178,26 +200,37 @@ export function runAdapterConformance(name: string, setup: () => Promise<Conform
       return simOrder!;
     }
 
-    it('places and cancels a pending limit order', async (ctx) => {
-      if (!caps().has.pendingOrders || !caps().has.cancelPendingOrder) ctx.skip('no pending orders');
-      const order = await placeLimit(newTag());
+    const limitRequest = (tag: string): PlaceOrderRequest => ({ symbol: SYMBOL, side: 'buy', type: 'limit', volume: vol(1), price: quote().bid.minus(ticks(1000)), tag });
+    /** A pending order the adapter did not place (made at the broker), for the cases whose adapter cannot place one. */
+    const simLimit = () => h.broker.placeOrder(h.simAccountId, { ...limitRequest(newTag()), volume: toLots(vol(1)) }).order;
+
+    it('places and cancels a pending limit order', async () => {
+      if (!caps().has.pendingOrders) await refused(() => h.adapter.placeOrder(limitRequest(newTag())), 'pendingOrders');
+      if (!caps().has.cancelPendingOrder) {
+        const order = simLimit();
+        return refused(() => h.adapter.cancelOrder(order.id), 'cancelPendingOrder');
+      }
+      const order = caps().has.pendingOrders ? await placeLimit(newTag()) : simLimit();
       expect((await h.adapter.listOrders()).some((o) => o.id === order.id)).toBe(true);
       expect(await h.adapter.cancelOrder(order.id)).toMatchObject({ kind: 'confirmed' });
       expect(h.broker.orders(h.simAccountId).some((o) => o.id === order.id)).toBe(false);
       expect((await h.adapter.listOrders()).some((o) => o.id === order.id)).toBe(false);
     });
 
-    it('modifies a pending limit order', async (ctx) => {
-      if (!caps().has.pendingOrders || !caps().has.modifyPendingOrder || !h.adapter.modifyOrder) ctx.skip('cannot modify pending orders');
-      const order = await placeLimit(newTag());
+    it('modifies a pending limit order', async () => {
+      if (!caps().has.modifyPendingOrder) {
+        expect(h.adapter.modifyOrder, `${name} has modifyOrder() but declares modifyPendingOrder false`).toBeUndefined();
+        return;
+      }
+      expect(h.adapter.modifyOrder, `${name} declares modifyPendingOrder but has no modifyOrder()`).toBeDefined();
+      const order = caps().has.pendingOrders ? await placeLimit(newTag()) : simLimit();
       const price = order.price!.minus(ticks(200));
       expect(await h.adapter.modifyOrder!(order.id, { price })).toMatchObject({ kind: 'confirmed' });
       expect(str(h.broker.orders(h.simAccountId).find((o) => o.id === order.id)?.price)).toBe(str(price));
       expect(str((await h.adapter.listOrders()).find((o) => o.id === order.id)?.price)).toBe(str(price));
     });
 
-    it('queries order history by time window', async (ctx) => {
-      if (!caps().has.orderHistory) ctx.skip('no order history');
+    it('queries order history by time window (without history: no final order is listed)', async () => {
       const tag = newTag();
       const before = Date.now();
       if (caps().has.pendingOrders && caps().has.cancelPendingOrder) {
@@ -208,14 +241,19 @@ export function runAdapterConformance(name: string, setup: () => Promise<Conform
       }
       const hit = h.broker.orders(h.simAccountId, { includeHistory: true }).find((o) => o.tag === tag);
       expect(hit, 'simulator recorded the order').toBeDefined();
+      if (!caps().has.orderHistory) {
+        expect((await h.adapter.listOrders({ includeHistory: true })).filter((o) => o.status !== 'pending')).toEqual([]);
+        return;
+      }
       const inWindow = await h.adapter.listOrders({ includeHistory: true, from: new Date(before - 60_000), to: new Date(Date.now() + 60_000) });
       expect(inWindow.some((o) => o.id === hit!.id)).toBe(true);
       const earlier = await h.adapter.listOrders({ includeHistory: true, from: new Date(before - 7_200_000), to: new Date(before - 3_600_000) });
       expect(earlier.some((o) => o.id === hit!.id)).toBe(false);
     });
 
-    it('finds a position by tag, and reports an unknown tag as not found', async (ctx) => {
-      if (!caps().has.lookupByTag) ctx.skip('no lookup by tag');
+    it('finds a position by tag, and reports an unknown tag as not found', async () => {
+      // Not optional: an unresolved write is settled only by looking its tag up (never by a blind resend).
+      expect(caps().has.lookupByTag, `${name}: the settle loop needs lookupByTag (true or emulated)`).not.toBe(false);
       const { tag, pos } = await open('buy');
       const found = await h.adapter.findByTag(tag);
       expect(found.found).toBe(true);
@@ -271,6 +309,121 @@ export function runAdapterConformance(name: string, setup: () => Promise<Conform
       const err = await appError(h.adapter.listPositions());
       expect(err.code).toBe('rate_limited');
       expect(err.retryAfter).toBeGreaterThan(0);
+    });
+
+    // ---- faults every platform shares --------------------------------------------------------------
+
+    it('a timeout before the broker applied the order is unresolved, and the tag proves it absent', async () => {
+      const tag = newTag();
+      h.broker.faults.inject({ op: 'placeOrder', kind: 'timeout_before_apply', accountId: h.simAccountId });
+      expect(await h.adapter.placeOrder(market('buy', tag))).toMatchObject({ kind: 'unresolved' });
+      expect(await h.adapter.findByTag(tag)).toMatchObject({ found: false });
+      expect(h.broker.findByTag(h.simAccountId, tag)).toEqual({});
+    });
+
+    it('a timeout after a partial close applied is unresolved, and the close happened once', async () => {
+      const { pos } = await open('buy', 3);
+      if (!caps().has.partialClose) return refused(() => h.adapter.closePosition(pos.id, vol(1)), 'partialClose');
+      h.broker.faults.inject({ op: 'closePosition', kind: 'timeout_after_apply', accountId: h.simAccountId });
+      const out = await h.adapter.closePosition(pos.id, vol(1));
+      expect(out.kind).toBe('unresolved');
+      expect(str(h.broker.positions(h.simAccountId).find((p) => p.id === pos.id)?.volume)).toBe(str(toLots(vol(2))));
+      // One opening deal and one closing deal: the close was not sent twice.
+      expect(h.broker.deals(h.simAccountId).filter((d) => d.positionId === pos.id)).toHaveLength(2);
+    });
+
+    it('a connection reset on a write is unresolved (the client cannot know), and nothing was applied', async () => {
+      const tag = newTag();
+      h.broker.faults.inject({ op: 'placeOrder', kind: 'reset', accountId: h.simAccountId });
+      expect(await h.adapter.placeOrder(market('buy', tag))).toMatchObject({ kind: 'unresolved' });
+      expect(await h.adapter.findByTag(tag)).toMatchObject({ found: false });
+      expect(h.broker.findByTag(h.simAccountId, tag)).toEqual({});
+    });
+
+    it('a rate-limited write (429, BLOCKED_PAYLOAD_TYPE) is rejected rate_limited, and nothing was applied', async () => {
+      const tag = newTag();
+      h.broker.faults.inject({ op: 'placeOrder', kind: 'rate_limit', retryAfterSec: 1, accountId: h.simAccountId });
+      expect(await h.adapter.placeOrder(market('buy', tag))).toMatchObject({ kind: 'rejected', code: 'rate_limited' });
+      expect(h.broker.findByTag(h.simAccountId, tag)).toEqual({});
+    });
+
+    it('a partial fill is confirmed with the filled part, and that is what the book holds', async () => {
+      const tag = newTag();
+      h.broker.faults.inject({ op: 'placeOrder', kind: 'partial_fill', partialRatio: 0.5, accountId: h.simAccountId });
+      const out = await h.adapter.placeOrder(market('buy', tag, 4, false));
+      expect(out, JSON.stringify(out)).toMatchObject({ kind: 'confirmed' });
+      expect(str(simPosition(tag)?.volume)).toBe(str(toLots(vol(2))));
+      expect(out.kind === 'confirmed' && str(out.filledVolume)).toBe(str(vol(2)));
+      if (out.kind === 'confirmed' && out.positionId !== null) expect(out.positionId).toBe(simPosition(tag)!.id);
+    });
+
+    it('an answer later than the timeout is unresolved, and the write applied exactly once', async () => {
+      const tag = newTag();
+      h.broker.faults.inject({ op: 'placeOrder', kind: 'delay', delayMs: h.timeoutMs * 3, accountId: h.simAccountId });
+      expect(await h.adapter.placeOrder(market('buy', tag, 1, false))).toMatchObject({ kind: 'unresolved' });
+      await expect.poll(() => h.broker.positions(h.simAccountId).filter((p) => p.tag === tag).length, { timeout: 10_000 }).toBe(1);
+      expect(h.broker.orders(h.simAccountId, { includeHistory: true }).filter((o) => o.tag === tag)).toHaveLength(1);
+    });
+
+    // ---- events and account modes ------------------------------------------------------------------
+
+    it('subscribe() reports what happens on the account, wherever it was done (streamed or polled)', async () => {
+      expect(caps().has.streamingEvents, `${name}: the watcher needs events, pushed or polled`).not.toBe(false);
+      expect(h.adapter.subscribe).toBeDefined();
+      const seen: BrokerEvent[] = [];
+      const off = h.adapter.subscribe!((ev) => seen.push(ev));
+      const saw = (kind: BrokerEvent['kind'], id: string) => seen.some((e) => e.kind === kind && (e.position?.id ?? e.order?.id) === id);
+      try {
+        // A polling adapter reports changes against its first snapshot: nudge a far pending order until one is
+        // reported, which proves the snapshot exists (no sleep, whatever the poll interval).
+        const probe = h.broker.placeOrder(h.simAccountId, { ...limitRequest(newTag()), volume: toLots(vol(1)) }).order;
+        let nudge = 0;
+        await expect.poll(() => {
+          if (seen.some((e) => e.order?.id === probe.id)) return true;
+          h.broker.modifyOrder(h.simAccountId, probe.id, { price: probe.price!.minus(ticks(++nudge)) });
+          return false;
+        }, { timeout: 20_000, interval: 100 }).toBe(true);
+        h.broker.cancelOrder(h.simAccountId, probe.id);
+        await expect.poll(() => saw('order_cancelled', probe.id), { timeout: 10_000 }).toBe(true);
+        // Done at the broker, not through the adapter: only the events can tell the watcher.
+        const pos = h.broker.placeOrder(h.simAccountId, { symbol: SYMBOL, side: 'buy', type: 'market', volume: toLots(vol(3)), tag: newTag() }).position!;
+        await expect.poll(() => saw('position_opened', pos.id), { timeout: 10_000 }).toBe(true);
+        h.broker.closePosition(h.simAccountId, pos.id, toLots(vol(1)));
+        await expect.poll(() => saw('position_reduced', pos.id), { timeout: 10_000 }).toBe(true);
+        h.broker.closePosition(h.simAccountId, pos.id);
+        await expect.poll(() => saw('position_closed', pos.id), { timeout: 10_000 }).toBe(true);
+        // The adapter's own trade is reported too, once (flat again, so a new position on a netting account too).
+        const own = await open('buy');
+        await expect.poll(() => saw('position_opened', own.pos.id), { timeout: 10_000 }).toBe(true);
+        // A stop loss hit at the broker closes the position server-side: reported as closed, in full.
+        h.broker.modifyPosition(h.simAccountId, own.pos.id, { stopLoss: quote().bid.minus(ticks(50)), takeProfit: null });
+        h.broker.setPrice(SYMBOL, dec(MID).minus(ticks(500)));
+        await expect.poll(() => saw('position_closed', own.pos.id), { timeout: 10_000 }).toBe(true);
+        const closed = seen.find((e) => e.kind === 'position_closed' && e.position?.id === own.pos.id)!;
+        if (closed.closedVolume !== undefined) expect(str(closed.closedVolume)).toBe(str(vol(1)));
+        expect(seen.filter((e) => e.kind === 'position_opened' && e.position?.id === own.pos.id)).toHaveLength(1);
+      } finally {
+        off();
+        h.broker.setPrice(SYMBOL, MID);
+      }
+    }, 60_000);
+
+    it('hedging or netting as declared: a second buy opens a second position, or adds to the one', async () => {
+      // After a read the adapter knows its account (cTrader learns NETTED from the trader it reads).
+      await h.adapter.accountInfo();
+      expect(caps().hedging).toBe(h.broker.account(h.simAccountId)!.hedging);
+      const a = await open('buy');
+      const b = await h.adapter.placeOrder(market('buy', newTag(), 2, false));
+      expect(b, JSON.stringify(b)).toMatchObject({ kind: 'confirmed' });
+      const mine = h.broker.positions(h.simAccountId).filter((p) => p.symbol === SYMBOL);
+      if (caps().hedging) {
+        expect(mine).toHaveLength(2);
+      } else {
+        expect(mine.map((p) => p.id)).toEqual([a.pos.id]);
+        expect(str(mine[0]!.volume)).toBe(str(toLots(vol(3))));
+        if (b.kind === 'confirmed' && b.positionId !== null) expect(b.positionId).toBe(a.pos.id);
+      }
+      expect((await h.adapter.listPositions()).filter((p) => p.symbol === SYMBOL)).toHaveLength(mine.length);
     });
   });
 }

@@ -3,13 +3,13 @@ import { SimBroker } from '../../src/simulator/broker.js';
 import { startCTraderSimServer } from '../../src/simulator/ctrader/server.js';
 import { runAdapterConformance } from './adapter-conformance.js';
 
-async function harness() {
+async function harness(hedging = true) {
   const broker = new SimBroker({ seed: 11 });
   const meta = { ctidUserId: 'ctid-user-1', environment: 'demo' };
   // Another account of the same user (and one live), so the adapter must address the right ctidTraderAccountId.
   broker.createAccount({ balance: 5_000, meta });
   broker.createAccount({ balance: 7_000, meta: { ...meta, environment: 'live' } });
-  const acc = broker.createAccount({ balance: 10_000, meta });
+  const acc = broker.createAccount({ balance: 10_000, hedging, meta });
   const server = await startCTraderSimServer(broker);
   const tokens = server.issueTokenFor(meta.ctidUserId);
   const factory = createCTraderAdapterFactory({
@@ -29,6 +29,7 @@ async function harness() {
     broker,
     simAccountId: acc.id,
     adapter,
+    timeoutMs: 400,
     teardown: async () => {
       await adapter.close();
       await factory.closeAll();
@@ -37,4 +38,5 @@ async function harness() {
   };
 }
 
-runAdapterConformance('ctrader (Open API protobuf over TLS loopback)', harness);
+runAdapterConformance('ctrader (Open API protobuf over TLS loopback)', () => harness());
+runAdapterConformance('ctrader netting account (ProtoOATrader.accountType NETTED)', () => harness(false));

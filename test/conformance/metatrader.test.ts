@@ -22,7 +22,7 @@ async function harness(platform: 'mt4' | 'mt5', hedging: boolean) {
     waitMs: 5_000,
     pollMs: 10,
   });
-  const factory = createMetaTraderAdapterFactory({ baseUrl: sim.baseUrl, token: sim.token, timeoutMs: 300 });
+  const factory = createMetaTraderAdapterFactory({ baseUrl: sim.baseUrl, token: sim.token, timeoutMs: 300, pollIntervalMs: 100 });
   const adapter = await factory.create({
     id: 'acc_test',
     brokerAccountId: provisioned.accountNumber,
@@ -34,6 +34,7 @@ async function harness(platform: 'mt4' | 'mt5', hedging: boolean) {
     broker,
     simAccountId: acc.id,
     adapter,
+    timeoutMs: 300,
     teardown: async () => {
       await adapter.close();
       await sim.close();
@@ -41,6 +42,6 @@ async function harness(platform: 'mt4' | 'mt5', hedging: boolean) {
   };
 }
 
-// Netting is covered in test/faults/metatrader-faults.test.ts: the shared suite assumes every open is a new position.
 runAdapterConformance('metatrader mt5 hedging (MetaApi REST over loopback)', () => harness('mt5', true));
+runAdapterConformance('metatrader mt5 netting (MetaApi REST over loopback)', () => harness('mt5', false));
 runAdapterConformance('metatrader mt4 (MetaApi REST over loopback)', () => harness('mt4', true));

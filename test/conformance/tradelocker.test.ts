@@ -13,7 +13,7 @@ async function harness(shuffleColumnsSeed?: number) {
   const server = await startTradeLockerSimServer(broker, shuffleColumnsSeed === undefined ? {} : { shuffleColumnsSeed });
   const accounts = await discoverTradeLockerAccounts({ baseUrl: server.baseUrl, email: meta.email, password: meta.password, server: meta.server });
   const picked = verifyTradeLockerAccount(accounts, { accountId: acc.login, accountNumber: `#${acc.login}` });
-  const factory = createTradeLockerAdapterFactory({ resolveBaseUrl: () => server.baseUrl, timeoutMs: 300 });
+  const factory = createTradeLockerAdapterFactory({ resolveBaseUrl: () => server.baseUrl, timeoutMs: 300, pollIntervalMs: 100 });
   const adapter = await factory.create({
     id: 'acc_test',
     brokerAccountId: picked.id,
@@ -24,6 +24,7 @@ async function harness(shuffleColumnsSeed?: number) {
     broker,
     simAccountId: acc.id,
     adapter,
+    timeoutMs: 300,
     teardown: async () => {
       await adapter.close();
       await server.close();

@@ -31,9 +31,11 @@ function dieAt(point: KillPoint, master: BrokerAdapter, slaves: BrokerAdapter[])
   };
   if (point === 'before the Master send') hang(master, false);
   if (point === 'after the Master filled, before its answer was recorded') hang(master, true);
-  if (point === 'after the intents were recorded, before any Slave send') slaves.forEach((s) => hang(s, false));
-  if (point === 'with half of the Slave sends applied at their broker') slaves.forEach((s, i) => hang(s, i % 2 === 0));
-  if (point === 'with every Slave send applied, no outcome recorded') slaves.forEach((s) => hang(s, true));
+  if (point === 'after the intents were recorded, before any Slave send') for (const s of slaves) hang(s, false);
+  if (point === 'with half of the Slave sends applied at their broker') slaves.forEach((s, i) => {
+    hang(s, i % 2 === 0);
+  });
+  if (point === 'with every Slave send applied, no outcome recorded') for (const s of slaves) hang(s, true);
 }
 
 const stores = await storeCases({ durable: true });

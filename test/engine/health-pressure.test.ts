@@ -45,6 +45,24 @@ describe('health under pressure', () => {
     expect(await status()).toBe('connected');
   });
 
+  it('failed reads while copies to the account are in flight are pressure, never an outage; once idle, downAfterMs counts', async () => {
+    const m = monitor();
+    await m.check(acc);
+    failReads(100);
+    busy.add(acc.id);
+    for (let i = 0; i < 4; i++) {
+      now += 20_000;
+      expect(await m.check((await h.store.accounts.byId(acc.id))!)).toMatchObject({ state: 'degraded' });
+      expect(await status()).toBe('connected');
+    }
+    busy.delete(acc.id);
+    now += 1000;
+    expect(await m.check((await h.store.accounts.byId(acc.id))!)).toMatchObject({ state: 'degraded' });
+    now += 30_000;
+    expect(await m.check((await h.store.accounts.byId(acc.id))!)).toMatchObject({ state: 'down', connected: false });
+    expect(await status()).toBe('disconnected');
+  });
+
   it('an account with copies in flight is read in a later round, unless its data grew stale', async () => {
     const m = monitor();
     await m.checkAll();

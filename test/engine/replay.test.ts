@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Decimal, dec } from '../../src/domain/decimal.js';
-import type { Order, Position } from '../../src/domain/types.js';
+import type { Position } from '../../src/domain/types.js';
 import { SimBroker } from '../../src/simulator/broker.js';
 import type { IntentRow, LinkRow } from '../../src/store/repos/trades.js';
 import { seedGroup, startEngine, type EngineHarness, type SeededGroup } from './copy-harness.js';
@@ -259,4 +259,3 @@ function targetVolume(mp: Position, rule: { sizing: { mode: string; multiplier?:
   return null;
 }
 
-export type { Order };

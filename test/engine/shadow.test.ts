@@ -12,7 +12,7 @@ describe('shadow mode: the registry decorator', () => {
     h = await engineHarness();
     shadow = new ShadowService(h.store, h.adapters, h.broker, createSimAdapterFactory(h.broker));
     await shadow.load();
-    shadow.install();
+    h.adapters.resolveWith(shadow.resolve);
   });
   afterAll(async () => h?.close());
 
@@ -47,7 +47,7 @@ describe('shadow mode: the registry decorator', () => {
     const again = await engineHarness({ store: h.store, userId: h.userId });
     const restarted = new ShadowService(h.store, again.adapters, again.broker, createSimAdapterFactory(again.broker));
     await restarted.load();
-    restarted.install();
+    again.adapters.resolveWith(restarted.resolve);
     expect(restarted.isShadowed(slave.id)).toBe(true);
     expect((await (await again.adapters.forAccount(slave)).accountInfo()).balance.toString()).toBe('3000');
     await again.adapters.closeAll();
@@ -95,13 +95,13 @@ describe('shadow mode through the service: the ledger previews sizing, fills and
   it('risk limits are set and read through the routes', async () => {
     const put = await svc.call('PUT', `/v1/accounts/${slave.id}/risk-limits`, { token: key, body: { dailyLossLimit: '250', maxDrawdownPercent: '8', onBreach: 'close_and_pause' } });
     expect(put.status).toBe(200);
-    expect(put.body).toMatchObject({ targetId: slave.id, scope: 'account', limits: { dailyLossLimit: '250', maxDrawdownPercent: '8', maxOpenVolume: null, onBreach: 'close_and_pause' } });
+    expect(put.body).toMatchObject({ targetId: slave.id, scope: 'account', limits: { dailyLossLimit: 250, maxDrawdownPercent: 8, maxOpenVolume: null, onBreach: 'close_and_pause' } });
     const bad = await svc.call('PUT', `/v1/accounts/${slave.id}/risk-limits`, { token: key, body: { maxDrawdownPercent: '150' } });
     expect(bad.status).toBe(400);
     const groupId = (await svc.call('GET', `/v1/accounts/${slave.id}`, { token: key })).body.groupId;
     const g = await svc.call('PUT', `/v1/copier-groups/${groupId}/risk-limits`, { token: key, body: { maxOpenVolume: '5' } });
-    expect(g.body).toMatchObject({ scope: 'group', limits: { maxOpenVolume: '5' }, state: null });
+    expect(g.body).toMatchObject({ scope: 'group', limits: { maxOpenVolume: 5 }, state: null });
     expect((await svc.call('PUT', '/v1/copier-groups/grp_nope/risk-limits', { token: key, body: {} })).status).toBe(404);
-    expect((await svc.call('GET', `/v1/accounts/${slave.id}/risk-limits`, { token: key })).body.limits.dailyLossLimit).toBe('250');
+    expect((await svc.call('GET', `/v1/accounts/${slave.id}/risk-limits`, { token: key })).body.limits.dailyLossLimit).toBe(250);
   });
 });

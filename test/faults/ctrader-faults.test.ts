@@ -2,11 +2,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dec } from '../../src/domain/decimal.js';
 import { AppError } from '../../src/domain/errors.js';
-import type { BrokerAdapter, BrokerEvent, PlaceOrderRequest } from '../../src/platforms/adapter.js';
+import type { BrokerAdapter, PlaceOrderRequest } from '../../src/platforms/adapter.js';
 import { CTraderConnection } from '../../src/platforms/ctrader/connection.js';
 import { OpenApiError } from '../../src/platforms/ctrader/errors.js';
 import { createCTraderAdapterFactory, type CTraderAdapterFactory } from '../../src/platforms/ctrader/factory.js';
-import { PT } from '../../src/platforms/ctrader/proto/payload-types.js';
+import { PT } from '../../src/protocols/ctrader/payload-types.js';
 import type { CTraderTokens } from '../../src/platforms/ctrader/tokens.js';
 import { SimBroker } from '../../src/simulator/broker.js';
 import { startCTraderSimServer, type CTraderSimServer, type CTraderSimServerOptions } from '../../src/simulator/ctrader/server.js';
@@ -79,30 +79,6 @@ const tagged = (w: World, t: string) => w.broker.positions(w.simAccountId).filte
 
 
 describe('cTrader faults over the wire', () => {
-  it('timeout after apply: unresolved, then findByTag finds exactly one position', async () => {
-    const w = await world();
-    const t = tag();
-    w.broker.faults.inject({ op: 'placeOrder', kind: 'timeout_after_apply', accountId: w.simAccountId });
-    const out = await w.adapter.placeOrder(buy(t));
-    expect(out).toMatchObject({ kind: 'unresolved', code: 'write_outcome_unknown' });
-    expect(tagged(w, t)).toHaveLength(1);
-    const found = await w.adapter.findByTag(t);
-    expect(found.found).toBe(true);
-    expect(found.position?.id).toBe(tagged(w, t)[0]!.id);
-    expect(w.broker.positions(w.simAccountId)).toHaveLength(1);
-  });
-
-  it('timeout before apply and connection reset: unresolved, and the tag proves nothing was placed', async () => {
-    const w = await world();
-    for (const kind of ['timeout_before_apply', 'reset'] as const) {
-      const t = tag();
-      w.broker.faults.inject({ op: 'placeOrder', kind, accountId: w.simAccountId });
-      expect(await w.adapter.placeOrder(buy(t))).toMatchObject({ kind: 'unresolved' });
-      expect(await w.adapter.findByTag(t)).toEqual({ found: false });
-    }
-    expect(w.broker.positions(w.simAccountId)).toHaveLength(0);
-  });
-
   it('BLOCKED_PAYLOAD_TYPE: reads throw rate_limited with retryAfter, writes are rejected as rate_limited', async () => {
     const w = await world();
     w.broker.faults.inject({ op: 'read', kind: 'rate_limit', retryAfterSec: 3, accountId: w.simAccountId });
@@ -201,19 +177,6 @@ describe('cTrader faults over the wire', () => {
     expect(tagged(w, t)).toHaveLength(0);
   });
 
-  it('partial fill: confirmed with the filled part; one position of that size', async () => {
-    const w = await world();
-    const t = tag();
-    w.broker.faults.inject({ op: 'placeOrder', kind: 'partial_fill', partialRatio: 0.5, accountId: w.simAccountId });
-    const out = await w.adapter.placeOrder({ ...buy(t), volume: dec('0.40') });
-    expect(out.kind).toBe('confirmed');
-    if (out.kind !== 'confirmed') return;
-    expect(out.filledVolume?.toString()).toBe('0.2');
-    expect(tagged(w, t)).toHaveLength(1);
-    expect(tagged(w, t)[0]!.volume.toString()).toBe('0.2');
-    expect(out.positionId).toBe(tagged(w, t)[0]!.id);
-  });
-
   it('delay: under the timeout confirmed; over it unresolved but applied exactly once', async () => {
     const w = await world();
     const t1 = tag();
@@ -225,25 +188,6 @@ describe('cTrader faults over the wire', () => {
     await sleep(400);
     expect(tagged(w, t2)).toHaveLength(1);
     expect((await w.adapter.findByTag(t2)).position?.id).toBe(tagged(w, t2)[0]!.id);
-  });
-
-  it('streams execution events: own trades, server-side fills (SL hit) and trades from elsewhere', async () => {
-    const w = await world();
-    const events: BrokerEvent[] = [];
-    w.adapter.subscribe!((ev) => events.push(ev));
-    await sleep(50);
-    const t = tag();
-    const out = await w.adapter.placeOrder(buy(t, true));
-    expect(out.kind).toBe('confirmed');
-    // Placed through another front end (directly in the simulator): pushed as a server event.
-    w.broker.placeOrder(w.simAccountId, { symbol: 'EURUSD', side: 'sell', type: 'market', volume: dec('0.01'), tag: 'elsewhere' });
-    // Stop loss of the first position is hit.
-    w.broker.setPrice('EURUSD', '1.07400');
-    await sleep(150);
-    const kinds = events.map((e) => `${e.kind}:${e.position?.tag ?? e.order?.tag}`);
-    expect(kinds).toEqual([`position_opened:${t}`, 'position_opened:elsewhere', `position_closed:${t}`]);
-    const closed = events[2]!;
-    expect(closed.closedVolume?.toString()).toBe('0.1');
   });
 
   it('heartbeats keep an idle connection alive', async () => {

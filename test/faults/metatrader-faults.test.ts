@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { dec } from '../../src/domain/decimal.js';
 import { AppError } from '../../src/domain/errors.js';
-import type { BrokerEvent, PlaceOrderRequest } from '../../src/platforms/adapter.js';
+import type { PlaceOrderRequest } from '../../src/platforms/adapter.js';
 import { MetaTraderAdapter } from '../../src/platforms/metatrader/adapter.js';
 import { provisionMtAccount } from '../../src/platforms/metatrader/connect.js';
 import { MetaApiGateway } from '../../src/platforms/metatrader/gateway.js';
@@ -63,38 +63,6 @@ describe('MetaTrader (MetaApi) faults, MT5 hedging', () => {
     expect(taggedOrders(tag)).toHaveLength(1);
   });
 
-  it('timeout after apply on place: unresolved within the timeout, exactly one position, found by tag', async () => {
-    const tag = newTag();
-    t.broker.faults.inject({ op: 'placeOrder', kind: 'timeout_after_apply', accountId: t.acc.id });
-    const started = Date.now();
-    expect(await t.adapter.placeOrder(market(tag))).toMatchObject({ kind: 'unresolved', code: 'write_outcome_unknown' });
-    expect(Date.now() - started).toBeLessThan(TIMEOUT_MS * 4);
-    const found = await t.adapter.findByTag(tag);
-    expect(found.position?.id).toBe(tagged(tag)[0]!.id);
-    expect(tagged(tag)).toHaveLength(1);
-    expect(taggedOrders(tag)).toHaveLength(1);
-  });
-
-  it('timeout before apply: unresolved, and the lookup proves it absent', async () => {
-    const tag = newTag();
-    t.broker.faults.inject({ op: 'placeOrder', kind: 'timeout_before_apply', accountId: t.acc.id });
-    expect(await t.adapter.placeOrder(market(tag))).toMatchObject({ kind: 'unresolved' });
-    expect(await t.adapter.findByTag(tag)).toEqual({ found: false });
-    expect(taggedOrders(tag)).toHaveLength(0);
-  });
-
-  it('timeout after apply on a partial close: unresolved, and the close happened once', async () => {
-    const tag = newTag();
-    expect(await t.adapter.placeOrder(market(tag, '0.30'))).toMatchObject({ kind: 'confirmed' });
-    const pos = tagged(tag)[0]!;
-    t.broker.faults.inject({ op: 'closePosition', kind: 'timeout_after_apply', accountId: t.acc.id });
-    expect(await t.adapter.closePosition(pos.id, dec('0.10'))).toMatchObject({ kind: 'unresolved' });
-    const after = (await t.adapter.findByTag(tag)).position;
-    expect(after?.id).toBe(pos.id);
-    expect(after?.volume.toString()).toBe('0.2');
-    expect(t.broker.deals(t.acc.id).filter((d) => d.positionId === pos.id)).toHaveLength(2);
-  });
-
   it('429 with recommendedRetryTime on a write: rejected rate_limited with retryAfterSec, nothing applied', async () => {
     const tag = newTag();
     t.broker.faults.inject({ op: 'placeOrder', kind: 'rate_limit', retryAfterSec: 4, accountId: t.acc.id });
@@ -104,15 +72,6 @@ describe('MetaTrader (MetaApi) faults, MT5 hedging', () => {
     expect(retryAfterSec).toBeGreaterThanOrEqual(3);
     expect(retryAfterSec).toBeLessThanOrEqual(4);
     expect(taggedOrders(tag)).toHaveLength(0);
-  });
-
-  it('429 with recommendedRetryTime on a read: rate_limited with retryAfter', async () => {
-    t.broker.faults.inject({ op: 'read', kind: 'rate_limit', retryAfterSec: 7, accountId: t.acc.id });
-    const err = await appError(t.adapter.listPositions());
-    expect(err).toMatchObject({ code: 'rate_limited', retryable: true });
-    expect(err.retryAfter).toBeGreaterThanOrEqual(6);
-    expect(err.retryAfter).toBeLessThanOrEqual(7);
-    expect(Array.isArray(await t.adapter.listPositions())).toBe(true);
   });
 
   it('broker rejection (TRADE_RETCODE_REJECT in a 200): rejected, nothing applied', async () => {
@@ -126,14 +85,6 @@ describe('MetaTrader (MetaApi) faults, MT5 hedging', () => {
   it('business refusals carry their own codes: invalid volume and invalid stops', async () => {
     expect(await t.adapter.placeOrder(market(newTag(), '0.015'))).toMatchObject({ kind: 'rejected', code: 'invalid_volume' });
     expect(await t.adapter.placeOrder({ ...market(newTag()), takeProfit: dec('1.0') })).toMatchObject({ kind: 'rejected', code: 'invalid_stops' });
-  });
-
-  it('connection reset on place: unresolved (the client cannot know), nothing applied', async () => {
-    const tag = newTag();
-    t.broker.faults.inject({ op: 'placeOrder', kind: 'reset', accountId: t.acc.id });
-    expect(await t.adapter.placeOrder(market(tag))).toMatchObject({ kind: 'unresolved', code: 'write_outcome_unknown' });
-    expect(await t.adapter.findByTag(tag)).toEqual({ found: false });
-    expect(taggedOrders(tag)).toHaveLength(0);
   });
 
   it('connection reset on a read: upstream_unavailable, and the next read works', async () => {
@@ -194,48 +145,9 @@ describe('MetaTrader (MetaApi) faults, MT5 hedging', () => {
     expect(out).toMatchObject({ kind: 'denied', code: 'tag_invalid' });
   });
 
-  it('subscribe polls and diffs: open, partial close, close, pending placed and cancelled', async () => {
-    const seen: BrokerEvent[] = [];
-    const off = t.adapter.subscribe((ev) => seen.push(ev));
-    const waitFor = async (pred: () => boolean) => {
-      for (let i = 0; i < 40 && !pred(); i++) await new Promise((r) => setTimeout(r, 50));
-      expect(pred()).toBe(true);
-    };
-    // Baseline poll first, so what follows are changes.
-    await new Promise((r) => setTimeout(r, 100));
-    const tag = newTag();
-    const pid = t.broker.placeOrder(t.acc.id, market(tag, '0.30')).position!.id;
-    await waitFor(() => seen.some((e) => e.kind === 'position_opened' && e.position?.id === pid));
-    t.broker.closePosition(t.acc.id, pid, dec('0.1'));
-    await waitFor(() => seen.some((e) => e.kind === 'position_reduced' && e.closedVolume?.toString() === '0.1'));
-    const oid = t.broker.placeOrder(t.acc.id, { symbol: 'EURUSD', side: 'sell', type: 'limit', volume: dec('0.1'), price: dec('1.09'), tag: newTag() }).order.id;
-    await waitFor(() => seen.some((e) => e.kind === 'order_placed' && e.order?.id === oid));
-    t.broker.cancelOrder(t.acc.id, oid);
-    await waitFor(() => seen.some((e) => e.kind === 'order_cancelled' && e.order?.id === oid));
-    t.broker.closePosition(t.acc.id, pid);
-    await waitFor(() => seen.some((e) => e.kind === 'position_closed' && e.position?.id === pid));
-    off();
-  });
 });
 
-describe('MetaTrader (MetaApi) netting and MT4 accounts', () => {
-  it('MT5 netting: capabilities say so, a second buy adds to the one position, partial close keeps its id', async () => {
-    const t = await setup({ hedging: false });
-    try {
-      expect(t.adapter.capabilities.hedging).toBe(false);
-      const a = await t.adapter.placeOrder(market(newTag(), '0.10'));
-      const b = await t.adapter.placeOrder(market(newTag(), '0.20'));
-      expect(a.kind === 'confirmed' && b.kind === 'confirmed' && a.positionId === b.positionId).toBe(true);
-      const [pos] = await t.adapter.listPositions();
-      expect(pos?.volume.toString()).toBe('0.3');
-      expect(await t.adapter.closePosition(pos!.id, dec('0.1'))).toMatchObject({ kind: 'confirmed', positionId: pos!.id });
-      expect((await t.adapter.listPositions())[0]?.volume.toString()).toBe('0.2');
-    } finally {
-      await t.adapter.close();
-      await t.server.close();
-    }
-  });
-
+describe('MetaTrader (MetaApi) MT4 accounts', () => {
   it('MT4: MT4 error codes classify the same way (ERR_NO_ERROR confirmed, ERR_INVALID_TRADE_VOLUME, ERR_COMMON_ERROR, -11)', async () => {
     const t = await setup({ platform: 'mt4' });
     try {

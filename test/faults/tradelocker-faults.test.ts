@@ -46,41 +46,6 @@ describe('TradeLocker faults', () => {
   const tagged = (tag: string) => t.broker.positions(t.acc.id).filter((p) => p.tag === tag);
   const taggedOrders = (tag: string) => t.broker.orders(t.acc.id, { includeHistory: true }).filter((o) => o.tag === tag);
 
-  it('timeout after apply on place: unresolved, applied exactly once, settled by findByTag', async () => {
-    const tag = newTag();
-    t.broker.faults.inject({ op: 'placeOrder', kind: 'timeout_after_apply', accountId: t.acc.id });
-    const started = Date.now();
-    const out = await t.adapter.placeOrder(market(tag));
-    expect(out).toMatchObject({ kind: 'unresolved', code: 'write_outcome_unknown' });
-    expect(Date.now() - started).toBeLessThan(TIMEOUT_MS * 4);
-    const found = await t.adapter.findByTag(tag);
-    expect(found.found).toBe(true);
-    expect(tagged(tag)).toHaveLength(1);
-    expect(found.position?.id).toBe(tagged(tag)[0]!.id);
-    expect(taggedOrders(tag)).toHaveLength(1);
-  });
-
-  it('timeout before apply on place: unresolved, and the lookup proves it absent', async () => {
-    const tag = newTag();
-    t.broker.faults.inject({ op: 'placeOrder', kind: 'timeout_before_apply', accountId: t.acc.id });
-    expect(await t.adapter.placeOrder(market(tag))).toMatchObject({ kind: 'unresolved' });
-    expect(await t.adapter.findByTag(tag)).toEqual({ found: false });
-    expect(taggedOrders(tag)).toHaveLength(0);
-  });
-
-  it('timeout after apply on a partial close: unresolved, and the close happened once', async () => {
-    const tag = newTag();
-    expect(await t.adapter.placeOrder(market(tag, '0.30'))).toMatchObject({ kind: 'confirmed' });
-    const pos = tagged(tag)[0]!;
-    t.broker.faults.inject({ op: 'closePosition', kind: 'timeout_after_apply', accountId: t.acc.id });
-    expect(await t.adapter.closePosition(pos.id, dec('0.10'))).toMatchObject({ kind: 'unresolved' });
-    const after = (await t.adapter.findByTag(tag)).position;
-    expect(after?.id).toBe(pos.id);
-    expect(after?.volume.toString()).toBe('0.2');
-    expect(tagged(tag)).toHaveLength(1);
-    expect(tagged(tag)[0]!.volume.toString()).toBe('0.2');
-  });
-
   it('timeout after apply on a full close: unresolved, position gone, nothing reopened', async () => {
     const tag = newTag();
     await t.adapter.placeOrder(market(tag));
@@ -93,14 +58,6 @@ describe('TradeLocker faults', () => {
     expect(tagged(tag)).toHaveLength(0);
     // One opening fill and one closing fill: the close was not sent twice.
     expect(t.broker.deals(t.acc.id).filter((d) => d.positionId === pos.id)).toHaveLength(2);
-  });
-
-  it('connection reset on place: unresolved (the client cannot know), nothing applied', async () => {
-    const tag = newTag();
-    t.broker.faults.inject({ op: 'placeOrder', kind: 'reset', accountId: t.acc.id });
-    expect(await t.adapter.placeOrder(market(tag))).toMatchObject({ kind: 'unresolved' });
-    expect(await t.adapter.findByTag(tag)).toEqual({ found: false });
-    expect(taggedOrders(tag)).toHaveLength(0);
   });
 
   it('connection reset on a read: upstream_unavailable', async () => {
@@ -126,14 +83,6 @@ describe('TradeLocker faults', () => {
     const tag = newTag();
     const out = await t.adapter.placeOrder(market(tag, '500'));
     expect(out.kind).toBe('rejected');
-    expect(taggedOrders(tag)).toHaveLength(0);
-  });
-
-  it('429 on a write: rejected rate_limited with retryAfterSec, nothing applied', async () => {
-    const tag = newTag();
-    t.broker.faults.inject({ op: 'placeOrder', kind: 'rate_limit', retryAfterSec: 1, accountId: t.acc.id });
-    const out = await t.adapter.placeOrder(market(tag));
-    expect(out).toMatchObject({ kind: 'rejected', code: 'rate_limited', raw: { retryAfterSec: 1 } });
     expect(taggedOrders(tag)).toHaveLength(0);
   });
 
@@ -185,13 +134,6 @@ describe('TradeLocker faults', () => {
     const tag = newTag();
     t.broker.faults.inject({ op: 'placeOrder', kind: 'delay', delayMs: 100, accountId: t.acc.id });
     expect(await t.adapter.placeOrder(market(tag))).toMatchObject({ kind: 'confirmed' });
-    expect(tagged(tag)).toHaveLength(1);
-  });
-
-  it('delay longer than the timeout: unresolved, applied once', async () => {
-    const tag = newTag();
-    t.broker.faults.inject({ op: 'placeOrder', kind: 'delay', delayMs: TIMEOUT_MS * 2, accountId: t.acc.id });
-    expect(await t.adapter.placeOrder(market(tag))).toMatchObject({ kind: 'unresolved' });
     expect(tagged(tag)).toHaveLength(1);
   });
 

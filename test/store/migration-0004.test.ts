@@ -1,16 +1,12 @@
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
-import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CredentialBox } from '../../src/auth/credential-box.js';
-import { migrationsFolder, openDatabase, runMigrations, type Database } from '../../src/store/db.js';
+import { runMigrations, type Database } from '../../src/store/db.js';
 import { backfillIdentities } from '../../src/store/identity-backfill.js';
 import { Store } from '../../src/store/store.js';
-import { requirePostgres, tempDatabase } from '../helpers/postgres.js';
+import { requirePostgres } from '../helpers/postgres.js';
+import { migrateBefore, unmigrated } from '../helpers/migrations.js';
 
 /**
  * Migration 0004 on a database that already holds the issue's duplicates (same broker account connected
@@ -18,17 +14,6 @@ import { requirePostgres, tempDatabase } from '../helpers/postgres.js';
  * ones are disabled with a reason. Platform A rows get theirs on start, from the sealed server.
  */
 const pgAvailable = await requirePostgres();
-
-/** The migrations folder as it was before 0004 (journal cut after 0003). */
-function foldersBefore0004(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'ct-mig-'));
-  cpSync(migrationsFolder(), dir, { recursive: true });
-  const journalFile = join(dir, 'meta', '_journal.json');
-  const journal = JSON.parse(readFileSync(journalFile, 'utf8')) as { entries: Array<{ tag: string }> };
-  journal.entries = journal.entries.filter((e) => e.tag < '0004');
-  writeFileSync(journalFile, JSON.stringify(journal));
-  return dir;
-}
 
 function migrationCase(name: string, open: () => Promise<{ database: Database; cleanup(): Promise<void> }>) {
   describe(`migration 0004 on a store with duplicates: ${name}`, () => {
@@ -40,13 +25,7 @@ function migrationCase(name: string, open: () => Promise<{ database: Database; c
 
     beforeAll(async () => {
       ({ database, cleanup } = await open());
-      const old = foldersBefore0004();
-      try {
-        if (database.kind === 'pglite') await migratePglite(database.db as never, { migrationsFolder: old });
-        else await migratePg(database.db as never, { migrationsFolder: old });
-      } finally {
-        rmSync(old, { recursive: true, force: true });
-      }
+      await migrateBefore(database, '0004');
       const db = database.db;
       await db.execute(sql`insert into users (id, email, password_hash) values ('usr_1', 'one@example.test', 'h'), ('usr_2', 'two@example.test', 'h'), ('usr_3', 'three@example.test', 'h')`);
       await db.execute(sql`insert into copier_groups (id, user_id, name) values ('grp_1', 'usr_1', 'g')`);
@@ -102,11 +81,8 @@ function migrationCase(name: string, open: () => Promise<{ database: Database; c
   });
 }
 
-migrationCase('PGlite', async () => ({ database: await openDatabase({ dataDir: ':memory:', migrate: false, embeddedFsync: false }), cleanup: async () => undefined }));
+migrationCase('PGlite', unmigrated.pglite);
 
 describe.runIf(pgAvailable)('PostgreSQL server', () => {
-  migrationCase('PostgreSQL', async () => {
-    const db = await tempDatabase();
-    return { database: await openDatabase({ dataDir: ':unused:', databaseUrl: db.url, migrate: false }), cleanup: db.drop };
-  });
+  migrationCase('PostgreSQL', unmigrated.postgres);
 });

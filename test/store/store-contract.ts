@@ -1,6 +1,7 @@
 import { beforeAll, afterAll, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/store.js';
 import { newId } from '../../src/domain/ids.js';
+import { IntentTransitionError } from '../../src/domain/intent.js';
 import { Decimal } from '../../src/domain/decimal.js';
 import { withDefaults } from '../../src/domain/copy-rule.js';
 
@@ -108,6 +109,33 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       expect((await store.trades.ownedTrade(u.id, t.id))?.status).toBe('accepted');
       expect(await store.trades.intentsOfTrade(t.id)).toHaveLength(2);
       expect(await store.trades.ownedTrade('usr_other', t.id)).toBeNull();
+    });
+
+    it("enforces the intent state machine on every write: a second outcome for a settled intent is refused with nothing written", async () => {
+      const u = await user();
+      const m = await store.accounts.create({ userId: u.id, platform: 'sim', role: 'master', name: 'M', brokerAccountId: 'sm1', brokerAccountNumber: '1' });
+      const s = await store.accounts.create({ userId: u.id, platform: 'sim', role: 'slave', name: 'S', brokerAccountId: 'sm2', brokerAccountNumber: '2' });
+      const t = await store.trades.insertTrade({ id: newId('trd'), userId: u.id, masterAccountId: m.id, source: 'api', action: 'open', symbol: 'EURUSD', side: 'buy', orderType: 'market', volume: '0.1', tag: newId('act'), status: 'pending' });
+      const intent = (state: string) => ({ id: newId('int'), tradeId: t.id, slaveAccountId: s.id, tag: newId('act'), action: 'open', symbol: 'EURUSD', side: 'buy', plannedVolume: '0.1', state });
+      // Recorded only as planned, skipped or denied.
+      await expect(store.trades.recordIntents(t.id, { status: 'accepted' }, [intent('confirmed')])).rejects.toBeInstanceOf(IntentTransitionError);
+      const i = intent('planned');
+      expect(await store.trades.recordIntents(t.id, { status: 'accepted' }, [i])).toBe(true);
+      const link = (pos: string) => ({ op: 'upsert' as const, link: { id: newId('act'), kind: 'position' as const, masterAccountId: m.id, masterPositionId: 'mp1', slaveAccountId: s.id, slavePositionId: pos, intentId: i.id, volume: '0.1' } });
+      const ev = { userId: u.id, accountId: s.id, type: 'copy.confirmed', payload: {} };
+      await store.trades.applyOutcomes([{ intentId: i.id, update: { state: 'confirmed' }, links: [link('sp1')], events: [ev] }]);
+      const events = (await store.events.after(u.id, 0, 100)).length;
+      // Confirmed is terminal: a late second outcome (or a resend) is refused, and its links and events with it.
+      await expect(store.trades.applyOutcomes([{ intentId: i.id, update: { state: 'confirmed' }, links: [link('sp2')], events: [ev] }])).rejects.toBeInstanceOf(IntentTransitionError);
+      await expect(store.trades.updateIntent(i.id, { state: 'sent' })).rejects.toThrow(/cannot go from confirmed to sent/);
+      expect((await store.trades.intentById(i.id))?.state).toBe('confirmed');
+      expect((await store.trades.openLinksOfSlave(s.id)).map((l) => l.slavePositionId)).toEqual(['sp1']);
+      expect(await store.events.after(u.id, 0, 100)).toHaveLength(events);
+      // The settle loop's moves are allowed: unresolved -> sent (a resend after proof of absence) -> confirmed.
+      const j = intent('planned');
+      expect(await store.trades.recordAction({ id: newId('trd'), userId: u.id, masterAccountId: m.id, source: 'watcher', action: 'open', symbol: 'EURUSD', side: 'buy', orderType: 'market', volume: '0.1', tag: newId('act'), status: 'accepted' }, [j], [])).toBe(true);
+      for (const state of ['unresolved', 'sent', 'confirmed'] as const) await store.trades.updateIntent(j.id, { state });
+      expect((await store.trades.intentById(j.id))?.state).toBe('confirmed');
     });
 
     it('limits hits per bucket in a sliding window and tells how long to wait', async () => {

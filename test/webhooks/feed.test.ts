@@ -17,7 +17,7 @@ describe('event feed on PGlite', () => {
   afterAll(async () => store?.close());
 
   it('passes a cursor taken by a rolled-back transaction once the grace has passed, and not before', async () => {
-    const feed = new EventFeed(store.database.db, store.events, { gapGraceMs: 300 });
+    const feed = new EventFeed(store.events, { gapGraceMs: 300 });
     feed.start();
     try {
       const u = await userWithStore(store);
@@ -54,7 +54,7 @@ describe.runIf(available)('event feed on PostgreSQL', () => {
   });
 
   it('never lets a reader pass an event that commits after a later cursor did', async () => {
-    const feed = new EventFeed(store.database.db, store.events, { gapGraceMs: 30_000 });
+    const feed = new EventFeed(store.events, { gapGraceMs: 30_000 });
     feed.start();
     try {
       const u = await userWithStore(store);

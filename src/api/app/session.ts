@@ -32,7 +32,7 @@ export async function sessionRoutes(app: FastifyInstance, deps: ApiDeps): Promis
 
   r.post('/app/sign-in', {
     schema: {
-      operationId: 'signIn', tags, ...OPEN, summary: 'Exchange email and password for an access token (family R and the dashboard)',
+      operationId: 'signIn', tags, security: [], ...OPEN, summary: 'Exchange email and password for an access token (family R and the dashboard)',
       body: Type.Object({ email: Type.String({ minLength: 3, maxLength: 254 }), password: Type.String({ minLength: 1, maxLength: 1024 }) }, { additionalProperties: false }),
       response: { 200: Type.Object({ accessToken: Type.String({ description: 'shown once; store it safely' }), tokenType: Type.Literal('Bearer'), expiresAt: Type.String(), userId: Type.String() }), ...stdErrors() },
     },
@@ -51,7 +51,7 @@ export async function sessionRoutes(app: FastifyInstance, deps: ApiDeps): Promis
 
   r.get('/app/api-keys', {
     onRequest: auth,
-    schema: { operationId: 'listApiKeys', tags, security, ...OPEN, response: { 200: Type.Object({ keys: Type.Array(ApiKeySchema) }), ...stdErrors() } },
+    schema: { operationId: 'listApiKeys', tags, security, ...OPEN, summary: "The caller's API keys (prefix, state, dates; never the key itself)", response: { 200: Type.Object({ keys: Type.Array(ApiKeySchema) }), ...stdErrors() } },
   }, async (req) => ({ keys: (await deps.auth.listApiKeys(userOf(req))).map(keyJson) }));
 
   r.post('/app/api-keys', {
@@ -84,7 +84,7 @@ export async function sessionRoutes(app: FastifyInstance, deps: ApiDeps): Promis
 
   r.delete('/app/api-keys/:key_id', {
     onRequest: auth,
-    schema: { operationId: 'revokeApiKey', tags, security, ...OPEN, params: KeyParams, response: { 204: Type.Null(), ...stdErrors() } },
+    schema: { operationId: 'revokeApiKey', tags, security, ...OPEN, summary: 'Revoke an API key at once', params: KeyParams, response: { 204: Type.Null(), ...stdErrors() } },
   }, async (req, reply) => {
     if (!(await deps.auth.revokeApiKey(userOf(req), req.params.key_id))) throw notFound('API key');
     return reply.code(204).send(null);

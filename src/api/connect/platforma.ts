@@ -56,7 +56,7 @@ export async function connectPlatformARoutes(app: FastifyInstance, deps: ApiDeps
     // Before provisioning: a MetaApi account is created (and billed) for nobody's duplicate.
     const before = await connectionOf(deps, userId, brokerIdentity);
     const p = await provisionMtAccount({ baseUrl: a().baseUrl, token: a().token, server: b.server, login: b.login, password: b.password, platform: b.platform, failedCredentials: failed, waitMs: 120_000, pollMs: 500 });
-    let connected;
+    let connected: Awaited<ReturnType<typeof storeConnectedAccount>>;
     try {
       connected = await storeConnectedAccount(deps, {
         userId, platform: 'platforma', role: b.role ?? 'slave', groupId: b.groupId ?? null, name: b.name ?? `${p.platform.toUpperCase()} ${p.accountNumber} @ ${p.server}`,

@@ -71,7 +71,7 @@ export async function connectPlatformCRoutes(app: FastifyInstance, deps: ApiDeps
 
   r.get(CALLBACK, {
     schema: {
-      operationId: 'oauthCallbackPlatformC', tags, ...OPEN, summary: 'Where the authorization popup returns (HTML that notifies the app and closes)',
+      operationId: 'oauthCallbackPlatformC', tags, security: [], ...OPEN, summary: 'Where the authorization popup returns (HTML that notifies the app and closes)',
       querystring: Type.Object({ code: Type.Optional(Type.String({ maxLength: 2048 })), state: Type.Optional(Type.String({ maxLength: 200 })), error: Type.Optional(Type.String({ maxLength: 200 })) }),
     },
   }, async (req, reply) => {

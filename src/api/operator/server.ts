@@ -29,25 +29,43 @@ const sha256 = (s: string) => createHash('sha256').update(s).digest();
  * runs an admin operation (admin/ops.ts) with the JSON body as its arguments. Only the token's hash is kept
  * in memory; the file is removed on close and replaced at every start.
  */
-export async function startOperatorListener(deps: AdminDeps, file: string, logger: Logger | false): Promise<OperatorListener> {
+export async function startOperatorListener(
+  deps: AdminDeps,
+  file: string,
+  logger: Logger | false,
+): Promise<OperatorListener> {
   const token = `ctop_${randomBytes(32).toString('base64url')}`;
   const expected = sha256(token);
-  const app = Fastify({ loggerInstance: logger || undefined, logger: logger ? undefined : false, genReqId: () => newRequestId(), bodyLimit: 16 * 1024 }) as unknown as FastifyInstance;
+  const app = Fastify({
+    loggerInstance: logger || undefined,
+    logger: logger ? undefined : false,
+    genReqId: () => newRequestId(),
+    bodyLimit: 16 * 1024,
+  }) as unknown as FastifyInstance;
   app.setErrorHandler(errorHandler);
-  app.setNotFoundHandler((req, reply) => sendError(req, reply, 404, 'not_found', `no route ${req.method} ${req.url.split('?')[0]}`));
+  app.setNotFoundHandler((req, reply) =>
+    sendError(req, reply, 404, 'not_found', `no route ${req.method} ${req.url.split('?')[0]}`),
+  );
   app.addHook('onRequest', async (req) => {
     const m = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '');
-    if (!m || !timingSafeEqual(sha256(m[1]!), expected)) throw new AppError('unauthorized', 'the operator token is missing or wrong (read it from operator.json in the data dir)');
+    if (!m || !timingSafeEqual(sha256(m[1]!), expected))
+      throw new AppError(
+        'unauthorized',
+        'the operator token is missing or wrong (read it from operator.json in the data dir)',
+      );
   });
-  app.post<{ Params: { name: string }; Body: Record<string, unknown> | undefined }>('/operator/ops/:name', async (req) => {
-    const body = req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? req.body : {};
-    return { result: await runAdminOp(deps, req.params.name, body) };
-  });
+  app.post<{ Params: { name: string }; Body: Record<string, unknown> | undefined }>(
+    '/operator/ops/:name',
+    async (req) => {
+      const body = req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? req.body : {};
+      return { result: await runAdminOp(deps, req.params.name, body) };
+    },
+  );
   const url = await app.listen({ host: '127.0.0.1', port: 0, listenTextResolver: (a) => `operator listener at ${a}` });
   const content: OperatorFile = { url, token, pid: process.pid };
   // Replace, never reuse: a file left by a killed run holds a token nobody answers any more.
   rmSync(file, { force: true });
-  writeFileSync(file, JSON.stringify(content) + '\n', { mode: 0o600 });
+  writeFileSync(file, `${JSON.stringify(content)}\n`, { mode: 0o600 });
   return {
     url,
     async close() {

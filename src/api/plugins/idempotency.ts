@@ -1,7 +1,6 @@
 import { SECRET_RESPONSE_ROUTES } from './request-records.js';
 import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { IdempotencyRepo } from '../../store/repos/idempotency.js';
 import type { Store } from '../../store/store.js';
 import { sendError } from '../errors.js';
 import { storableJson, storableText } from '../text-safety.js';
@@ -53,7 +52,7 @@ function canonicalOrMarker(v: unknown): string {
  */
 export function idempotency(app: FastifyInstance, store: Store, opts: IdempotencyOptions): void {
   const ttlMs = opts.ttlMs ?? 24 * 3600_000;
-  const repo = new IdempotencyRepo(store.database.db, ttlMs);
+  const repo = store.idempotency(ttlMs);
   const purge = setInterval(() => void repo.purgeExpired().catch((err: unknown) => opts.onError?.(err)), Math.min(ttlMs, 3600_000));
   purge.unref();
   app.addHook('onClose', async () => clearInterval(purge));

@@ -63,7 +63,8 @@ export async function familyR(app: FastifyInstance, deps: ApiDeps): Promise<void
     if (from && to && from > to) throw invalid('from must not be after to');
     const adapter = await deps.adapters.forAccount(account);
     let symbol: string | undefined;
-    if (req.query.instrumentId) symbol = (await adapter.instrument(req.query.instrumentId))?.symbol ?? req.query.instrumentId;
+    // The broker's instrument id first (what platform B calls tradableInstrumentId), else the symbol as typed.
+    if (req.query.instrumentId) symbol = (await adapter.symbolOfInstrumentId?.(req.query.instrumentId)) ?? req.query.instrumentId;
     const orders = await adapter.listOrders({ includeHistory: true, ...(from ? { from } : {}), ...(to ? { to } : {}), ...(symbol ? { symbol } : {}) });
     return { success: true as const, data: orders.filter((o) => !symbol || o.symbol === symbol).map(toOrderJson) };
   });

@@ -7,6 +7,7 @@ import { userOf } from '../plugins/auth.js';
 import { AccountIdParams, AccountSchema, CapabilitiesSchema, OPEN, OrderSchema, PositionSchema, stdErrors, toAccountJson, toCapabilitiesJson, toOrderJson, toPositionJson } from '../schemas.js';
 import { parseTimeParam } from '../time-params.js';
 import type { RouteOpts } from './route-opts.js';
+import { openCopies } from './open-copies.js';
 
 export async function accountRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOpts): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -28,12 +29,38 @@ export async function accountRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
 
   r.get(`${prefix}/accounts/:account_id`, {
     onRequest: auth,
-    schema: { operationId: 'getAccount', hide, tags, security, ...OPEN, params: AccountIdParams, response: { 200: AccountSchema, ...stdErrors() } },
+    schema: { operationId: 'getAccount', hide, tags, security, ...OPEN, summary: 'One owned account with its status and health', params: AccountIdParams, response: { 200: AccountSchema, ...stdErrors() } },
   }, async (req) => toAccountJson(await ownedAccount(deps, userOf(req), req.params.account_id)));
+
+  r.delete(`${prefix}/accounts/:account_id`, {
+    onRequest: auth,
+    schema: {
+      operationId: 'removeAccount', hide, tags, security, ...OPEN,
+      summary: 'Remove an account with its sealed broker credentials, copy rule and links (a Master takes its trades and their ledger with it). '
+        + '409 open_copies while it holds copies (as a Slave) or leads them (as a Master), unless force=true, which leaves those copies open at the brokers, no longer followed; 409 panic_close_running while a panic-close runs on it',
+      params: AccountIdParams, querystring: Type.Object({ force: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])) }, { additionalProperties: false }),
+      response: { 204: Type.Null(), ...stdErrors(409) },
+    },
+  }, async (req, reply) => {
+    const a = await ownedAccount(deps, userOf(req), req.params.account_id);
+    await deps.panic.assertNoRunningJob(a.userId, a.id, 'removing the account');
+    if (req.query.force !== 'true') {
+      const open = await deps.store.accounts.openCopies(a.id);
+      if (open.asSlave + open.asMaster > 0) {
+        const parts = [open.asSlave > 0 ? `holds ${open.asSlave} open ${open.asSlave === 1 ? 'copy' : 'copies'} of its Master's trades` : '', open.asMaster > 0 ? `leads ${open.asMaster} open ${open.asMaster === 1 ? 'copy' : 'copies'} on its Slaves` : ''].filter(Boolean);
+        throw openCopies(`the account ${parts.join(' and ')}; close them first (panic-close) or remove with force=true to leave them open at the brokers`, open);
+      }
+    }
+    // Drop the live connection first so nothing acts on the account while its row goes; the watcher lets go on its next scan.
+    await deps.adapters.evict(a.id);
+    await deps.store.accounts.remove(a.id);
+    reply.code(204);
+    return null;
+  });
 
   r.get(`${prefix}/accounts/:account_id/capabilities`, {
     onRequest: auth,
-    schema: { operationId: 'getAccountCapabilities', hide, tags, security, ...OPEN, params: AccountIdParams, response: { 200: CapabilitiesSchema, ...stdErrors() } },
+    schema: { operationId: 'getAccountCapabilities', hide, tags, security, ...OPEN, summary: "The capabilities of the account's adapter; read them before choosing an action", params: AccountIdParams, response: { 200: CapabilitiesSchema, ...stdErrors() } },
   }, async (req) => {
     const a = await ownedAccount(deps, userOf(req), req.params.account_id);
     return toCapabilitiesJson(deps.adapters.capabilities(a.platform) ?? (await deps.adapters.forAccount(a)).capabilities);

@@ -57,7 +57,7 @@ export async function eventRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
       summary: "Live stream of the caller's events (text/event-stream): backfill after the cursor, then live; id = cursor, so Last-Event-ID resumes without gap or duplicate. Without a cursor: from now.",
       querystring: Type.Object({ cursor: Type.Optional(Cursor) }),
       headers: Type.Object({ 'last-event-id': Type.Optional(Cursor) }),
-      response: { 200: { description: 'text/event-stream of `id: <cursor>`, `event: <type>`, `data: <event JSON>` messages', content: { 'text/event-stream': { schema: { type: 'string' } } } }, ...stdErrors() },
+      response: { 200: { description: 'text/event-stream of `id: <cursor>`, `event: <type>`, `data: <event JSON>` messages. The data of a message is the envelope of its type, named after it among the components (`event: account.status_changed` carries an AccountStatusChangedEvent), as the webhooks section of this document posts it.', content: { 'text/event-stream': { schema: { type: 'string' } } } }, ...stdErrors() },
     } as never,
   }, async (req, reply) => {
     const q = req.query as { cursor?: string };

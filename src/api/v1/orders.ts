@@ -6,6 +6,7 @@ import type { ApiDeps } from '../deps.js';
 import { userOf } from '../plugins/auth.js';
 import { AccountIdParams, OPEN, stdErrors } from '../schemas.js';
 import type { RouteOpts } from './route-opts.js';
+import { DecimalIn, decimalIn } from '../decimal-json.js';
 
 const Price = Type.Union([Type.Number({ exclusiveMinimum: 0 }), Type.Null()]);
 
@@ -17,7 +18,8 @@ export const OrderRequest = Type.Object({
   stopLoss: Type.Optional(Price),
   takeProfit: Type.Optional(Price),
   type: Type.Optional(Type.Union([Type.Literal('market'), Type.Literal('limit'), Type.Literal('stop')], { ...OPEN, default: 'market' })),
-  price: Type.Optional(Price),
+  // Not the spec's: family V's convention for our own fields (number or decimal string).
+  price: Type.Optional(Type.Union([DecimalIn({ positive: true, description: 'limit or stop price of a pending order' }), Type.Null()])),
 }, { additionalProperties: false });
 
 export const OrderResponse = Type.Object({
@@ -29,8 +31,8 @@ export const OrderResponse = Type.Object({
 });
 
 // Decimal from the JSON number's shortest text form, so 0.1 stays exactly 0.1.
-const d = (n: number) => new Decimal(String(n));
-const dn = (n: number | null | undefined) => (n === null || n === undefined ? null : d(n));
+const d = (n: number | string) => new Decimal(decimalIn(n));
+const dn = (n: number | string | null | undefined) => (n === null || n === undefined ? null : d(n));
 
 export async function orderRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOpts): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();

@@ -7,20 +7,22 @@ import type { ApiDeps } from '../deps.js';
 import { userOf } from '../plugins/auth.js';
 import { AccountIdParams, OPEN, stdErrors } from '../schemas.js';
 import type { RouteOpts } from './route-opts.js';
+import { numberOut } from '../decimal-json.js';
 
 const NStr = Type.Union([Type.String(), Type.Null()]);
+const NNum = Type.Union([Type.Number(), Type.Null()]);
 const Settled = Type.Union([Type.Literal('answer'), Type.Literal('read'), Type.Null()], { description: "how the outcome was known: the broker's answer, or a later read" });
 const ClosedPosition = Type.Object({
-  positionId: Type.String(), symbol: Type.String(), side: Type.String(), volume: Type.String(),
-  outcome: Type.String({ description: 'closing, closed, failed or unresolved' }), closePrice: NStr, error: NStr,
+  positionId: Type.String(), symbol: Type.String(), side: Type.String(), volume: Type.Number(),
+  outcome: Type.String({ description: 'closing, closed, failed or unresolved' }), closePrice: NNum, error: NStr,
   attempts: Type.Integer(), settledBy: Settled,
 }, OPEN);
 const CancelledOrder = Type.Object({
-  orderId: Type.String(), symbol: Type.String(), side: Type.String(), type: Type.String(), volume: Type.String(),
+  orderId: Type.String(), symbol: Type.String(), side: Type.String(), type: Type.String(), volume: Type.Number(),
   outcome: Type.String({ description: 'cancelling, cancelled, gone (no longer pending), failed or unresolved' }), error: NStr,
   attempts: Type.Integer(), settledBy: Settled,
 }, OPEN);
-export const AccountPanicReport = Type.Object({
+const AccountPanicReport = Type.Object({
   accountId: Type.String(),
   state: Type.String({ description: 'running, flat or failed' }),
   round: Type.Integer({ description: 'close rounds so far' }),
@@ -56,13 +58,20 @@ const Body = Type.Union([
   Type.Null(),
 ]);
 
+/** A report as an answer carries it: volumes and prices as JSON numbers (src/api/decimal-json.ts). */
+const reportJson = (r: Report) => ({
+  ...r,
+  positions: r.positions.map((p) => ({ ...p, volume: numberOut(p.volume)!, closePrice: numberOut(p.closePrice) })),
+  orders: r.orders.map((o) => ({ ...o, volume: numberOut(o.volume)! })),
+});
+
 const jobJson = (j: PanicJob) => {
   const a = j.progress.accounts;
   const sum = (f: (r: Report) => number) => a.reduce((s, r) => s + f(r), 0);
   return {
     id: j.id, scope: j.scope, targetId: j.targetId, state: j.state, cancelPending: j.cancelPending, reason: j.progress.reason, error: j.error,
     totals: { accounts: a.length, flat: a.filter((r) => r.state === 'flat').length, closed: sum((r) => r.closed), failed: sum((r) => r.failed), remaining: sum((r) => r.remaining), cancelled: sum((r) => r.cancelled) },
-    progress: { maxRounds: j.progress.maxRounds, accounts: a },
+    progress: { maxRounds: j.progress.maxRounds, accounts: a.map(reportJson) },
     createdAt: j.createdAt.toISOString(), updatedAt: j.updatedAt.toISOString(), finishedAt: j.finishedAt?.toISOString() ?? null,
   };
 };
@@ -102,7 +111,7 @@ export async function panicRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
   }, async (req, reply) => {
     const t0 = performance.now();
     const job = await deps.panic.start(userOf(req), 'account', req.params.account_id, { cancelPending: req.body?.cancelPendingOrders ?? true });
-    return answer(req, reply, t0, job, (j) => ({ ...j.progress.accounts[0]!, jobId: j.id }));
+    return answer(req, reply, t0, job, (j) => ({ ...reportJson(j.progress.accounts[0]!), jobId: j.id }));
   });
 
   r.post(`${o.prefix}/copier-groups/:group_id/panic-close`, {
@@ -116,7 +125,7 @@ export async function panicRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
   }, async (req, reply) => {
     const t0 = performance.now();
     const job = await deps.panic.start(userOf(req), 'group', req.params.group_id, { cancelPending: req.body?.cancelPendingOrders ?? true });
-    return answer(req, reply, t0, job, (j) => ({ groupId: j.targetId, jobId: j.id, state: j.state, accounts: j.progress.accounts }));
+    return answer(req, reply, t0, job, (j) => ({ groupId: j.targetId, jobId: j.id, state: j.state, accounts: j.progress.accounts.map(reportJson) }));
   });
 
   r.get(`${o.prefix}/panic-close-jobs/:job_id`, {

@@ -8,6 +8,7 @@ import { ownedAccount, type ApiDeps } from '../deps.js';
 import { userOf } from '../plugins/auth.js';
 import { OPEN, stdErrors } from '../schemas.js';
 import type { RouteOpts } from './route-opts.js';
+import { DecimalIn, decimalIn } from '../decimal-json.js';
 
 const Outcome = Type.Object({
   outcome: Type.String({ description: 'confirmed (a broker rejection is a 400, an unknown outcome a 409)' }),
@@ -16,9 +17,9 @@ const Outcome = Type.Object({
   filledVolume: Type.Union([Type.Number(), Type.Null()]),
   fillPrice: Type.Union([Type.Number(), Type.Null()]),
 }, OPEN);
-const Price = Type.Union([Type.Number({ exclusiveMinimum: 0 }), Type.Null()]);
+const Price = Type.Union([DecimalIn({ positive: true }), Type.Null()]);
 const PositionParams = Type.Object({ account_id: Type.String({ minLength: 1, maxLength: 64 }), position_id: Type.String({ minLength: 1, maxLength: 64 }) });
-const d = (n: number | null | undefined) => (n === null || n === undefined ? null : new Decimal(String(n)));
+const d = (n: number | string | null | undefined) => (n === null || n === undefined ? null : new Decimal(decimalIn(n)));
 
 /** A broker answer as HTTP: confirmed is the body; rejected/denied a 400 with the reason; unknown a 409. */
 function answer(o: OrderOutcome) {
@@ -44,7 +45,7 @@ export async function positionRoutes(app: FastifyInstance, deps: ApiDeps, o: Rou
     schema: {
       operationId: 'closePosition', hide, tags, security, ...OPEN, summary: 'Close a position, fully or partly (volume in lots)',
       params: PositionParams,
-      body: Type.Optional(Type.Object({ volume: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000 })) }, { additionalProperties: false })),
+      body: Type.Optional(Type.Object({ volume: Type.Optional(DecimalIn({ positive: true, max: 1_000_000, description: 'lots to close; all when left out' })) }, { additionalProperties: false })),
       response: { 200: Outcome, ...stdErrors(409, 502, 503) },
     },
   }, async (req) => {

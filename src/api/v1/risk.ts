@@ -9,14 +9,16 @@ import { ownedAccount, type ApiDeps } from '../deps.js';
 import { userOf } from '../plugins/auth.js';
 import { AccountIdParams, OPEN, stdErrors } from '../schemas.js';
 import type { RouteOpts } from './route-opts.js';
+import { DecimalIn, decimalInOrNull, numberOut } from '../decimal-json.js';
 
-const Dec = Type.String({ pattern: '^[0-9]+(\\.[0-9]+)?$', maxLength: 24, description: 'decimal as a string, e.g. "5"' });
-const NDec = Type.Union([Dec, Type.Null()]);
+const DECIMAL_LIMITS = new Set(['maxDrawdownPercent', 'dailyLossLimit', 'maxOpenVolume']);
+
 const NStr = Type.Union([Type.String(), Type.Null()]);
+const NNum = Type.Union([Type.Number(), Type.Null()]);
 const LimitFields = {
-  maxDrawdownPercent: Type.Optional(Type.Union([Type.String({ pattern: '^(100(\\.0+)?|[0-9]{1,2}(\\.[0-9]+)?)$', description: 'percent of peak equity, 0-100' }), Type.Null()])),
-  dailyLossLimit: Type.Optional(Type.Union([Dec, Type.Null()], { description: 'largest loss since the start of the trading day, in account currency' })),
-  maxOpenVolume: Type.Optional(NDec),
+  maxDrawdownPercent: Type.Optional(Type.Union([DecimalIn({ percent: true, description: 'percent of peak equity' }), Type.Null()])),
+  dailyLossLimit: Type.Optional(Type.Union([DecimalIn({ description: 'largest loss since the start of the trading day, in account currency' }), Type.Null()])),
+  maxOpenVolume: Type.Optional(Type.Union([DecimalIn({ description: 'largest total volume (lots) of open positions' }), Type.Null()])),
   onBreach: Type.Optional(Type.Union([Type.Literal('pause'), Type.Literal('close_and_pause'), Type.Null()], { description: 'pause copying, or panic-close and lock (default pause)' })),
   dayResetHourUtc: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 23 }), Type.Null()])),
   requireStopLoss: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
@@ -26,11 +28,11 @@ const Body = Type.Object({
   resetPeak: Type.Optional(Type.Boolean({ description: 'start the drawdown from the current equity (after a breach the user accepts)' })),
 }, { additionalProperties: false });
 const LimitsSchema = Type.Object({
-  maxDrawdownPercent: NStr, dailyLossLimit: NStr, maxOpenVolume: NStr, onBreach: NStr,
+  maxDrawdownPercent: NNum, dailyLossLimit: NNum, maxOpenVolume: NNum, onBreach: NStr,
   dayResetHourUtc: Type.Union([Type.Integer(), Type.Null()]), requireStopLoss: Type.Union([Type.Boolean(), Type.Null()]),
 });
 const StateSchema = Type.Object({
-  peakEquity: NStr, dayKey: NStr, dayStartEquity: NStr, lastEquity: NStr, lastOpenVolume: NStr, sampledAt: NStr,
+  peakEquity: NNum, dayKey: NStr, dayStartEquity: NNum, lastEquity: NNum, lastOpenVolume: NNum, sampledAt: NStr,
   lastBreach: Type.Union([Type.Object({ rule: Type.String(), detail: Type.String(), at: Type.String(), action: Type.String() }), Type.Null()]),
 });
 const RiskView = Type.Object({
@@ -38,16 +40,23 @@ const RiskView = Type.Object({
   state: Type.Union([StateSchema, Type.Null()], { description: "the monitor's last sample of an account (null for a group)" }),
 }, { ...OPEN, description: 'Risk limits and, for an account, what the monitor last saw' });
 
-const view = (targetId: string, scope: string, row: RiskRow<RiskLimits, RiskState> | null) => ({
-  targetId, scope, limits: row?.limits ?? NO_LIMITS, state: scope === 'account' ? row?.state ?? null : null,
-});
+/** Answers carry the stored decimal strings as JSON numbers (src/api/decimal-json.ts). */
+const limitsJson = (l: RiskLimits) => ({ ...l, maxDrawdownPercent: numberOut(l.maxDrawdownPercent), dailyLossLimit: numberOut(l.dailyLossLimit), maxOpenVolume: numberOut(l.maxOpenVolume) });
+const stateJson = (s: RiskState) => ({ ...s, peakEquity: numberOut(s.peakEquity), dayStartEquity: numberOut(s.dayStartEquity), lastEquity: numberOut(s.lastEquity), lastOpenVolume: numberOut(s.lastOpenVolume) });
+const view = (targetId: string, scope: string, row: RiskRow<RiskLimits, RiskState> | null) => {
+  const state = scope === 'account' ? row?.state ?? null : null;
+  return { targetId, scope, limits: limitsJson(row?.limits ?? NO_LIMITS), state: state ? stateJson(state) : null };
+};
 
 export async function riskRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOpts): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const { auth, security, prefix, hide } = o;
   const tags = ['Risk'];
   const GroupParams = Type.Object({ group_id: Type.String({ minLength: 1, maxLength: 64 }) });
-  const toLimits = (b: Record<string, unknown>): RiskLimits => ({ ...NO_LIMITS, ...Object.fromEntries(Object.entries(b).filter(([k]) => k !== 'resetPeak')) });
+  const toLimits = (b: Record<string, unknown>): RiskLimits => ({
+    ...NO_LIMITS,
+    ...Object.fromEntries(Object.entries(b).filter(([k]) => k !== 'resetPeak').map(([k, v]) => [k, DECIMAL_LIMITS.has(k) ? decimalInOrNull(v as number | string | null) : v])),
+  });
   const description = 'Fields left out are no limit. A group limit applies to each Slave of the group on its own equity; where both set one, the stricter wins. '
     + 'On a breach the monitor pauses copying (status paused) or panic-closes and locks (status locked), and writes risk.triggered; the pre-trade check shrinks or skips copies that would break the daily loss allowance at their stop loss or the open-volume limit.';
 

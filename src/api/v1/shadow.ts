@@ -5,16 +5,22 @@ import { ownedAccount, type ApiDeps } from '../deps.js';
 import { userOf } from '../plugins/auth.js';
 import { AccountIdParams, OPEN, stdErrors } from '../schemas.js';
 import type { RouteOpts } from './route-opts.js';
+import type { ShadowStatus } from '../../engine/shadow.js';
+import { numberOut } from '../decimal-json.js';
 
 const NStr = Type.Union([Type.String(), Type.Null()]);
+const NNum = Type.Union([Type.Number(), Type.Null()]);
+
+/** Answers carry amounts as JSON numbers (src/api/decimal-json.ts). */
+const shadowJson = (s: ShadowStatus) => ({ ...s, startBalance: numberOut(s.startBalance), balance: numberOut(s.balance), equity: numberOut(s.equity) });
 const ShadowSchema = Type.Object({
   accountId: Type.String(),
   enabled: Type.Boolean(),
   twinAccountId: NStr,
   twinAccountNumber: NStr,
-  startBalance: Type.Union([Type.String(), Type.Null()], { description: 'the broker balance the twin started from' }),
-  balance: NStr,
-  equity: NStr,
+  startBalance: Type.Union([Type.Number(), Type.Null()], { description: 'the broker balance the twin started from' }),
+  balance: NNum,
+  equity: NNum,
 }, { ...OPEN, description: "A Slave's shadow mode: while enabled its copies go to a simulated twin, never to its broker" });
 
 export async function shadowRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOpts): Promise<void> {
@@ -32,11 +38,11 @@ export async function shadowRoutes(app: FastifyInstance, deps: ApiDeps, o: Route
     },
   }, async (req) => {
     const a = await ownedAccount(deps, userOf(req), req.params.account_id);
-    return req.body.enabled ? deps.shadow.enable(a) : deps.shadow.disable(a);
+    return shadowJson(await (req.body.enabled ? deps.shadow.enable(a) : deps.shadow.disable(a)));
   });
 
   r.get(`${prefix}/accounts/:account_id/shadow`, {
     onRequest: auth,
     schema: { operationId: 'getAccountShadow', hide, tags, security, ...OPEN, summary: "A Slave's shadow mode and its twin's balance", params: AccountIdParams, response: { 200: ShadowSchema, ...stdErrors() } },
-  }, async (req) => deps.shadow.status(await ownedAccount(deps, userOf(req), req.params.account_id)));
+  }, async (req) => shadowJson(await deps.shadow.status(await ownedAccount(deps, userOf(req), req.params.account_id))));
 }

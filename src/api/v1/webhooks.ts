@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { AttemptRow, EndpointRow } from '../../webhooks/webhook-repo.js';
+import type { AttemptRow, EndpointRow } from '../../store/repos/webhooks.js';
 import type { ApiDeps } from '../deps.js';
 import { userOf } from '../plugins/auth.js';
 import { OPEN, stdErrors } from '../schemas.js';
@@ -94,7 +94,7 @@ export async function webhookRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
 
   r.get(`${base}/:endpoint_id`, {
     onRequest: auth,
-    schema: { operationId: 'getWebhookEndpoint', hide, tags, security, ...OPEN, params: Params, response: { 200: EndpointSchema, ...stdErrors() } },
+    schema: { operationId: 'getWebhookEndpoint', hide, tags, security, ...OPEN, summary: 'One webhook endpoint (never its secret)', params: Params, response: { 200: EndpointSchema, ...stdErrors() } },
   }, async (req) => toEndpointJson(await deps.webhooks.get(userOf(req), req.params.endpoint_id)));
 
   r.patch(`${base}/:endpoint_id`, {

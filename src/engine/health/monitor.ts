@@ -2,6 +2,7 @@ import type { Account } from '../../domain/account.js';
 import { AppError } from '../../domain/errors.js';
 import type { AccountStatus, Health } from '../../domain/types.js';
 import type { Store } from '../../store/store.js';
+import type { EquitySnapshot } from '../../store/repos/equity.js';
 import type { AdapterRegistry } from '../adapter-registry.js';
 
 export interface HealthMonitorOptions {
@@ -21,8 +22,16 @@ export interface HealthMonitorOptions {
    * (writes come first on a shared rate limit), for at most `staleAfterMs` since the last good read.
    */
   isBusy?: (accountId: string) => boolean;
+  /** At most one equity snapshot per account this often (default 60 s; 0 = none are written). */
+  snapshotEveryMs?: number;
+  /** Snapshots older than this are deleted (default 30 days), checked at most once an hour. */
+  snapshotRetentionMs?: number;
   clock?: () => number;
 }
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
 
 /** Statuses the user or the risk guard chose: health never overrides them. */
 const CHOSEN: AccountStatus[] = ['paused', 'locked', 'disabled'];
@@ -41,6 +50,10 @@ export class HealthMonitor {
   /** Rounds to sit out after a failed check: a busy broker is not asked again at once. */
   private readonly backoff = new Map<string, number>();
   private readonly startedAt: number;
+  /** Good reads of the current round, written as one statement when the round ends. */
+  private snapshots: EquitySnapshot[] = [];
+  private readonly lastSnapshot = new Map<string, number>();
+  private lastPrune = 0;
 
   constructor(private readonly store: Store, private readonly adapters: AdapterRegistry, private readonly opts: HealthMonitorOptions) {
     this.startedAt = this.now();
@@ -66,6 +79,26 @@ export class HealthMonitor {
   async checkAll(): Promise<void> {
     const all = await this.store.accounts.all();
     await Promise.all(all.map((a) => (this.deferred(a) ? null : this.check(a))));
+    await this.writeSnapshots().catch(() => undefined);
+  }
+
+  /**
+   * The round's reads as equity history: one insert for all accounts, at most one row per account per
+   * `snapshotEveryMs` (a 15 s round would otherwise write four), then old rows pruned now and then.
+   */
+  private async writeSnapshots(): Promise<void> {
+    const every = this.opts.snapshotEveryMs ?? MINUTE;
+    const round = this.snapshots;
+    this.snapshots = [];
+    if (every <= 0) return;
+    const due = round.filter((r) => r.at.getTime() - (this.lastSnapshot.get(r.accountId) ?? -Infinity) >= every);
+    await this.store.equity.insertMany(due);
+    for (const r of due) this.lastSnapshot.set(r.accountId, r.at.getTime());
+    const now = this.now();
+    if (now - this.lastPrune >= HOUR) {
+      this.lastPrune = now;
+      await this.store.equity.prune(new Date(now - (this.opts.snapshotRetentionMs ?? 30 * DAY)));
+    }
   }
 
   /** Writes before reads: a busy or backing-off account is read in a later round, unless its data grows stale. */
@@ -97,6 +130,7 @@ export class HealthMonitor {
       this.failingSince.delete(account.id);
       this.backoff.delete(account.id);
       await this.store.accounts.setFunds(account.id, info.balance, info.equity);
+      this.snapshots.push({ accountId: account.id, at: new Date(now), balance: info.balance, equity: info.equity });
       health = { ...account.health, state: account.health.inSync ? 'ok' : 'degraded', connected: true, tradingAllowed: true, dataStale: false, reconnectRequired: false, checkedAt: new Date(now).toISOString(), lastError: null };
       if (status === 'disconnected' || status === 'reconnect_required') status = 'connected';
     } catch (err) {
@@ -106,7 +140,7 @@ export class HealthMonitor {
       if (code === 'reconnect_required') {
         health = { ...account.health, state: 'down', connected: false, tradingAllowed: false, reconnectRequired: true, dataStale: stale, checkedAt: new Date(now).toISOString(), lastError: message };
         if (!CHOSEN.includes(status)) status = 'reconnect_required';
-      } else if (code === 'rate_limited' || now - this.failing(account.id, now) < (this.opts.downAfterMs ?? this.opts.staleAfterMs)) {
+      } else if (code === 'rate_limited' || this.underPressure(account.id, now)) {
         // The broker is there, only busy (or slow for less than downAfterMs): keep what we know, say why the data
         // may lag, and ask it again less often.
         health = { ...account.health, state: 'degraded', dataStale: stale, checkedAt: new Date(now).toISOString(), lastError: message };
@@ -118,6 +152,21 @@ export class HealthMonitor {
     }
     await this.record(account, health, status);
     return health;
+  }
+
+  /**
+   * A failed read is pressure, not an outage, while copies to the account are still queued or on the wire (their
+   * own outcomes say whether the broker is down; marking it disconnected would skip every copy behind them), or
+   * while reads have failed for less than downAfterMs.
+   */
+  private underPressure(accountId: string, now: number): boolean {
+    const since = this.failing(accountId, now);
+    if (this.opts.isBusy?.(accountId)) {
+      // The outage clock starts once the account is idle, so a burst does not use it up.
+      this.failingSince.set(accountId, now);
+      return true;
+    }
+    return now - since < (this.opts.downAfterMs ?? this.opts.staleAfterMs);
   }
 
   private failing(accountId: string, now: number): number {

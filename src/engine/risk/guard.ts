@@ -2,7 +2,7 @@ import type { Account } from '../../domain/account.js';
 import { Decimal } from '../../domain/decimal.js';
 import { quoteToAccount } from '../../domain/quote-currency.js';
 import type { InstrumentSpec, OrderType, Side } from '../../domain/types.js';
-import { RiskLimitsRepo, type RiskRow } from '../../store/repos/risk-limits.js';
+import type { RiskLimitsRepo, RiskRow } from '../../store/repos/risk-limits.js';
 import type { Store } from '../../store/store.js';
 import type { AdapterRegistry } from '../adapter-registry.js';
 import type { PanicCloseService } from '../panic-close.js';
@@ -50,7 +50,7 @@ export class RiskGuard {
   private ticking: Promise<void> | null = null;
 
   constructor(private readonly store: Store, private readonly adapters: AdapterRegistry, private readonly panic: PanicCloseService, private readonly opts: RiskGuardOptions = {}) {
-    this.repo = new RiskLimitsRepo(store.database.db);
+    this.repo = store.riskLimits;
     this.clock = opts.clock ?? (() => new Date());
   }
 

@@ -15,7 +15,7 @@ import { CTRADER_TAG_MAX, ctraderCapabilities } from './capabilities.js';
 import type { CTraderConnection } from './connection.js';
 import { RequestTimeoutError, readError, writeFailure } from './errors.js';
 import { parseExecutionEvent, parseOrder, parsePosition, parseSymbol, toInstrumentSpec, closedVolume, type SymbolInfo } from './parse.js';
-import { ExecutionType, OrderStatus, OrderType, TradeSide } from './proto/enums.js';
+import { ExecutionType, OrderStatus, OrderType, TradeSide } from '../../protocols/ctrader/enums.js';
 import type {
   AssetMsg,
   DealMsg,
@@ -29,9 +29,10 @@ import type {
   SymbolMsg,
   TraderMsg,
   UnrealizedPnLResMsg,
-} from './proto/messages.js';
-import { PT } from './proto/payload-types.js';
-import { fromMoney, lotsToWireVolume, msToIso, priceFromDouble, RELATIVE_PRICE_SCALE, toRelative } from './proto/units.js';
+} from '../../protocols/ctrader/messages.js';
+import { PT } from '../../protocols/ctrader/payload-types.js';
+import { fromMoney, lotsToWireVolume, msToIso, priceFromDouble, RELATIVE_PRICE_SCALE, toRelative } from '../../protocols/ctrader/units.js';
+import { confirmed, denied, rejected } from '../adapter.js';
 
 export interface CTraderAdapterOptions {
   connection: CTraderConnection;
@@ -52,7 +53,8 @@ const WEEK_MS = 7 * 24 * 3600 * 1000;
  * and history requests; nothing is polled.
  */
 export class CTraderAdapter implements BrokerAdapter {
-  readonly capabilities: Capabilities = ctraderCapabilities(true);
+  /** HEDGED until the trader is read (cTrader's default account type); a NETTED account says so in every read. */
+  private hedging = true;
   private readonly conn: CTraderConnection;
   private readonly ctid: string;
   private readonly timeoutMs: number;
@@ -68,6 +70,10 @@ export class CTraderAdapter implements BrokerAdapter {
   private readonly offEvents: () => void;
   private closed = false;
 
+  get capabilities(): Capabilities {
+    return ctraderCapabilities({ hedging: this.hedging });
+  }
+
   constructor(private readonly opts: CTraderAdapterOptions) {
     this.conn = opts.connection;
     this.ctid = opts.ctidTraderAccountId;
@@ -82,7 +88,7 @@ export class CTraderAdapter implements BrokerAdapter {
     return this.read('account info', async () => {
       const [traderEnv, pnlEnv] = await Promise.all([this.call(PT.TRADER_REQ, {}), this.call(PT.GET_POSITION_UNREALIZED_PNL_REQ, {})]);
       const t = (traderEnv.payload as { trader: TraderMsg }).trader;
-      this.capabilities.hedging = (t.accountType ?? 0) !== 1;
+      this.hedging = (t.accountType ?? 0) !== 1;
       const balance = fromMoney(t.balance, t.moneyDigits ?? 2);
       const pnl = pnlEnv.payload as unknown as UnrealizedPnLResMsg;
       const unrealized = (pnl.positionUnrealizedPnL ?? []).reduce((sum, p) => sum.plus(fromMoney(p.netUnrealizedPnL, pnl.moneyDigits)), dec(0));
@@ -169,18 +175,18 @@ export class CTraderAdapter implements BrokerAdapter {
 
   async placeOrder(req: PlaceOrderRequest): Promise<OrderOutcome> {
     if (req.tag.length === 0 || req.tag.length > CTRADER_TAG_MAX) {
-      return { kind: 'denied', code: 'invalid_request', message: `tag must be 1..${CTRADER_TAG_MAX} characters for clientOrderId` };
+      return denied('invalid_request', `tag must be 1..${CTRADER_TAG_MAX} characters for clientOrderId`);
     }
     let s: SymbolInfo | null;
     try {
       s = await this.symbolByName(req.symbol);
     } catch (err) {
-      return { kind: 'denied', code: readError(err, 'symbol lookup').code, message: `symbol lookup failed before sending: ${(err as Error).message}` };
+      return denied(readError(err, 'symbol lookup').code, `symbol lookup failed before sending: ${(err as Error).message}`);
     }
-    if (!s) return { kind: 'denied', code: 'unknown_symbol', message: `unknown symbol ${req.symbol}` };
+    if (!s) return denied('unknown_symbol', `unknown symbol ${req.symbol}`);
     const volume = lotsToWireVolume(req.volume, s.lotSize);
     if (volume === null || req.volume.lt(s.minVolume) || req.volume.gt(s.maxVolume) || !isMultipleOf(req.volume, s.volumeStep)) {
-      return { kind: 'denied', code: 'invalid_volume', message: `volume ${req.volume.toString()} outside ${s.minVolume}..${s.maxVolume} step ${s.volumeStep}` };
+      return denied('invalid_volume', `volume ${req.volume.toString()} outside ${s.minVolume}..${s.maxVolume} step ${s.volumeStep}`);
     }
     const body: Record<string, unknown> = {
       symbolId: s.symbolId,
@@ -194,11 +200,11 @@ export class CTraderAdapter implements BrokerAdapter {
       body.orderType = OrderType.MARKET;
       if (stops.stopLoss || stops.takeProfit) {
         const relative = await this.relativeStops(s, req.side, stops);
-        if ('denied' in relative) return { kind: 'denied', code: 'invalid_stops', message: relative.denied };
+        if ('denied' in relative) return denied('invalid_stops', relative.denied);
         Object.assign(body, relative.fields);
       }
     } else {
-      if (!req.price) return { kind: 'denied', code: 'invalid_price', message: `${req.type} order needs a price` };
+      if (!req.price) return denied('invalid_price', `${req.type} order needs a price`);
       body.orderType = req.type === 'limit' ? OrderType.LIMIT : OrderType.STOP;
       body[req.type === 'limit' ? 'limitPrice' : 'stopPrice'] = req.price.toNumber();
       if (stops.stopLoss) body.stopLoss = stops.stopLoss.toNumber();
@@ -218,7 +224,7 @@ export class CTraderAdapter implements BrokerAdapter {
     }
     const out = this.fillOutcome(events, s) ?? this.acceptedOutcome(events);
     if (isMarket && out.kind === 'confirmed' && out.positionId === null) {
-      return { kind: 'rejected', code: 'not_filled', message: 'market order ended without a fill', raw: events.map((e) => e.payload) };
+      return rejected('not_filled', 'market order ended without a fill', events.map((e) => e.payload));
     }
     if (isMarket && out.kind === 'confirmed' && out.positionId && (stops.stopLoss || stops.takeProfit)) {
       await this.fixStops(out, events, s, stops);
@@ -243,17 +249,17 @@ export class CTraderAdapter implements BrokerAdapter {
     try {
       target = await this.positionTarget(positionId);
     } catch (err) {
-      return { kind: 'denied', code: readError(err, 'position lookup').code, message: `position lookup failed before sending: ${(err as Error).message}` };
+      return denied(readError(err, 'position lookup').code, `position lookup failed before sending: ${(err as Error).message}`);
     }
-    if (!target) return { kind: 'rejected', code: 'position_not_found', message: `no open position ${positionId}` };
+    if (!target) return rejected('position_not_found', `no open position ${positionId}`);
     const s = (await this.symbolById(target.symbolId).catch(() => undefined)) ?? null;
-    if (!s) return { kind: 'denied', code: 'unknown_symbol', message: `symbol ${target.symbolId} of position ${positionId} is unknown` };
+    if (!s) return denied('unknown_symbol', `symbol ${target.symbolId} of position ${positionId} is unknown`);
     const wireVolume = volume ? lotsToWireVolume(volume, s.lotSize) : target.volume;
-    if (wireVolume === null) return { kind: 'denied', code: 'invalid_volume', message: `volume ${volume?.toString()} is not a whole number of cents of units` };
+    if (wireVolume === null) return denied('invalid_volume', `volume ${volume?.toString()} is not a whole number of cents of units`);
     try {
       const events = await this.write(PT.CLOSE_POSITION_REQ, { positionId, volume: wireVolume }, (env) => this.orderDone(env, true));
       const out = this.fillOutcome(events, s);
-      if (!out) return { kind: 'rejected', code: 'not_filled', message: 'close ended without a fill', raw: events.map((e) => e.payload) };
+      if (!out) return rejected('not_filled', 'close ended without a fill', events.map((e) => e.payload));
       return { ...out, positionId };
     } catch (err) {
       return writeFailure(err, 'close position');
@@ -272,22 +278,22 @@ export class CTraderAdapter implements BrokerAdapter {
   /** Omitted fields stay; a null SL/TP cannot be expressed by ProtoOAAmendOrderReq, so it is denied. */
   async modifyOrder(orderId: string, change: ModifyOrderChange): Promise<OrderOutcome> {
     if (change.stopLoss === null || change.takeProfit === null) {
-      return { kind: 'denied', code: 'unsupported', message: 'removing SL/TP of a pending order is not expressible in ProtoOAAmendOrderReq' };
+      return denied('unsupported', 'removing SL/TP of a pending order is not expressible in ProtoOAAmendOrderReq');
     }
     let current: OrderMsg | undefined;
     try {
       current = (await this.reconcile()).order?.find((o) => String(o.orderId) === orderId);
     } catch (err) {
-      return { kind: 'denied', code: readError(err, 'order lookup').code, message: `order lookup failed before sending: ${(err as Error).message}` };
+      return denied(readError(err, 'order lookup').code, `order lookup failed before sending: ${(err as Error).message}`);
     }
-    if (!current) return { kind: 'rejected', code: 'order_not_found', message: `no pending order ${orderId}` };
+    if (!current) return rejected('order_not_found', `no pending order ${orderId}`);
     const s = await this.symbolById(String(current.tradeData.symbolId)).catch(() => undefined);
-    if (!s) return { kind: 'denied', code: 'unknown_symbol', message: `symbol of order ${orderId} is unknown` };
+    if (!s) return denied('unknown_symbol', `symbol of order ${orderId} is unknown`);
     const body: Record<string, unknown> = { orderId };
     if (change.price) body[current.orderType === OrderType.LIMIT ? 'limitPrice' : 'stopPrice'] = change.price.toNumber();
     if (change.volume) {
       const v = lotsToWireVolume(change.volume, s.lotSize);
-      if (v === null) return { kind: 'denied', code: 'invalid_volume', message: `volume ${change.volume.toString()} is not a whole number of cents of units` };
+      if (v === null) return denied('invalid_volume', `volume ${change.volume.toString()} is not a whole number of cents of units`);
       body.volume = v;
     }
     if (change.stopLoss) body.stopLoss = change.stopLoss.toNumber();
@@ -550,8 +556,4 @@ export class CTraderAdapter implements BrokerAdapter {
 }
 
 const exec = (env: Envelope): ExecutionEventMsg => env.payload as unknown as ExecutionEventMsg;
-
-function confirmed(o: Partial<ConfirmedOutcome>): ConfirmedOutcome {
-  return { kind: 'confirmed', brokerOrderId: null, positionId: null, filledVolume: null, fillPrice: null, brokerTime: null, ...o };
-}
 

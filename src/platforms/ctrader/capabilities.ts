@@ -1,9 +1,9 @@
-import type { Capabilities } from '../adapter.js';
+import type { Capabilities } from '../../domain/capabilities.js';
 
 /** clientOrderId is at most 50 characters (fact sheet §6); label (100) carries the same tag. */
 export const CTRADER_TAG_MAX = 50;
 
-export const CTRADER_CAPABILITIES: Capabilities = {
+const HEDGED: Capabilities = Object.freeze<Capabilities>({
   platform: 'platformc',
   // HEDGED is the default account type; a NETTED account is reported by ProtoOATrader.accountType.
   hedging: true,
@@ -28,8 +28,13 @@ export const CTRADER_CAPABILITIES: Capabilities = {
   rateLimitPerSecond: 40,
   selfPaced: true,
   volumeUnit: 'lots',
-};
+});
+const NETTED: Capabilities = Object.freeze({ ...HEDGED, hedging: false });
 
-export function ctraderCapabilities(hedging: boolean): Capabilities {
-  return { ...CTRADER_CAPABILITIES, hedging, has: { ...CTRADER_CAPABILITIES.has }, orderTypes: [...CTRADER_CAPABILITIES.orderTypes] };
+/** A pure function of the account: a NETTED account (ProtoOATrader.accountType 1) differs only in `hedging`. */
+export function ctraderCapabilities(account: { hedging: boolean }): Capabilities {
+  return account.hedging ? HEDGED : NETTED;
 }
+
+/** The planning figure before an account is read: HEDGED, cTrader's default account type. */
+export const CTRADER_CAPABILITIES: Capabilities = ctraderCapabilities({ hedging: true });

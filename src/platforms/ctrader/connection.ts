@@ -2,11 +2,11 @@ import { isIP } from 'node:net';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { AppError } from '../../domain/errors.js';
 import { ConnectionLostError, NotSentError, OpenApiError, RequestTimeoutError, TOKEN_CODES, readError } from './errors.js';
-import { decodeEnvelope, encodeEnvelope } from './proto/codec.js';
-import { ExecutionType } from './proto/enums.js';
-import { FrameReader, frame } from './proto/framing.js';
-import type { Envelope, ErrorResMsg, ExecutionEventMsg, OrderErrorEventMsg, RefreshTokenResMsg, TokenInvalidatedEventMsg } from './proto/messages.js';
-import { HISTORICAL_REQUESTS, PT } from './proto/payload-types.js';
+import { decodeEnvelope, encodeEnvelope } from '../../protocols/ctrader/codec.js';
+import { ExecutionType } from '../../protocols/ctrader/enums.js';
+import { FrameReader, frame } from '../../protocols/ctrader/framing.js';
+import type { Envelope, ErrorResMsg, ExecutionEventMsg, OrderErrorEventMsg, RefreshTokenResMsg, TokenInvalidatedEventMsg } from '../../protocols/ctrader/messages.js';
+import { HISTORICAL_REQUESTS, PT } from '../../protocols/ctrader/payload-types.js';
 import { RateWindow } from './rate-window.js';
 import { TokenRefresher, type CTraderTokens } from './tokens.js';
 

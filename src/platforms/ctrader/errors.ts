@@ -1,6 +1,7 @@
 import { AppError } from '../../domain/errors.js';
 import type { OrderOutcome } from '../adapter.js';
-import type { Envelope } from './proto/messages.js';
+import type { Envelope } from '../../protocols/ctrader/messages.js';
+import { denied, rejected, unresolved } from '../adapter.js';
 
 /**
  * Open API failures -> our error tree (reads) and outcome kinds (writes). Error codes arrive as enum names in
@@ -136,9 +137,9 @@ export function readError(err: unknown, what: string): AppError {
  * lost after sending) is `unresolved`, settled later by the tag, never resent blind.
  */
 export function writeFailure(err: unknown, what: string): Exclude<OrderOutcome, { kind: 'confirmed' }> {
-  if (err instanceof NotSentError) return { kind: 'denied', code: err.appError.code, message: `${what}: not sent (${err.message})` };
+  if (err instanceof NotSentError) return denied(err.appError.code, `${what}: not sent (${err.message})`);
   if (err instanceof RequestTimeoutError || err instanceof ConnectionLostError) {
-    return { kind: 'unresolved', code: 'write_outcome_unknown', message: `${what}: ${err.message}; outcome unknown` };
+    return unresolved('write_outcome_unknown', `${what}: ${err.message}; outcome unknown`);
   }
   if (err instanceof OpenApiError) {
     const app = mapOpenApiError(err, what);
@@ -146,12 +147,7 @@ export function writeFailure(err: unknown, what: string): Exclude<OrderOutcome, 
     const code = err.source === 'error_res' && app.code !== 'invalid_request' && app.code !== 'not_found'
       ? app.code
       : (REJECT_CODES[err.errorCode] ?? 'broker_rejected');
-    return {
-      kind: 'rejected',
-      code,
-      message: app.message,
-      raw: { errorCode: err.errorCode, ...(err.retryAfter !== undefined ? { retryAfterSec: err.retryAfter } : {}) },
-    };
+    return rejected(code, app.message, { errorCode: err.errorCode, ...(err.retryAfter !== undefined ? { retryAfterSec: err.retryAfter } : {}) });
   }
-  return { kind: 'unresolved', code: 'write_outcome_unknown', message: `${what}: ${err instanceof Error ? err.message : String(err)}` };
+  return unresolved('write_outcome_unknown', `${what}: ${err instanceof Error ? err.message : String(err)}`);
 }

@@ -1,8 +1,8 @@
 import { AppError } from '../../domain/errors.js';
 import { CTraderConnection, type CTraderEndpoint } from './connection.js';
 import { readError } from './errors.js';
-import type { AccountListResMsg } from './proto/messages.js';
-import { PT } from './proto/payload-types.js';
+import type { AccountListResMsg } from '../../protocols/ctrader/messages.js';
+import { PT } from '../../protocols/ctrader/payload-types.js';
 import type { CTraderTokens } from './tokens.js';
 
 /**

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { dec } from '../../domain/decimal.js';
 import { parseExecutionEvent, parseOrder, parsePosition, parseSymbol, toInstrumentSpec } from './parse.js';
-import { ExecutionType, OrderStatus, OrderType, PositionStatus, TradeSide } from './proto/enums.js';
-import type { ExecutionEventMsg, PositionMsg } from './proto/messages.js';
-import { lotsToWireVolume, toRelative } from './proto/units.js';
+import { ExecutionType, OrderStatus, OrderType, PositionStatus, TradeSide } from '../../protocols/ctrader/enums.js';
+import type { ExecutionEventMsg, PositionMsg } from '../../protocols/ctrader/messages.js';
+import { lotsToWireVolume, toRelative } from '../../protocols/ctrader/units.js';
 
 const sym = parseSymbol(
   { symbolId: '1', symbolName: 'EURUSD' },

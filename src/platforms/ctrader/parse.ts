@@ -1,9 +1,9 @@
 import { Decimal, dec } from '../../domain/decimal.js';
 import type { InstrumentSpec, Order, OrderStatus as DomainOrderStatus, OrderType as DomainOrderType, Position } from '../../domain/types.js';
 import type { BrokerEvent } from '../adapter.js';
-import { ExecutionType, OrderStatus, OrderType, PositionStatus, TradeSide } from './proto/enums.js';
-import type { DealMsg, ExecutionEventMsg, LightSymbolMsg, OrderMsg, PositionMsg, SymbolMsg } from './proto/messages.js';
-import { fromMoney, msToIso, priceFromDouble, wireVolumeToLots } from './proto/units.js';
+import { ExecutionType, OrderStatus, OrderType, PositionStatus, TradeSide } from '../../protocols/ctrader/enums.js';
+import type { DealMsg, ExecutionEventMsg, LightSymbolMsg, OrderMsg, PositionMsg, SymbolMsg } from '../../protocols/ctrader/messages.js';
+import { fromMoney, msToIso, priceFromDouble, wireVolumeToLots } from '../../protocols/ctrader/units.js';
 
 /** Pure Open API message -> domain parsers. Volumes come back in lots through the symbol's lotSize. */
 

@@ -5,7 +5,6 @@ import type {
   BrokerAdapter,
   BrokerEvent,
   Capabilities,
-  ConfirmedOutcome,
   ModifyOrderChange,
   OrderOutcome,
   OrderQuery,
@@ -18,6 +17,7 @@ import { tradeResultFailure } from './errors.js';
 import type { MetaTraderGateway, MtTradeRequest } from './gateway.js';
 import type { MtDeal, MtTradeResult } from './parse.js';
 import { PollingWatcher } from '../polling-watcher.js';
+import { confirmed, denied, rejected } from '../adapter.js';
 
 export interface MetaTraderAdapterOptions {
   gateway: MetaTraderGateway;
@@ -48,16 +48,6 @@ const PLACE_ACTION = {
   'sell:stop': 'ORDER_TYPE_SELL_STOP',
 } as const;
 
-const confirmed = (o: Partial<ConfirmedOutcome>): ConfirmedOutcome => ({
-  kind: 'confirmed',
-  brokerOrderId: null,
-  positionId: null,
-  filledVolume: null,
-  fillPrice: null,
-  brokerTime: null,
-  ...o,
-});
-const denied = (code: string, message: string): OrderOutcome => ({ kind: 'denied', code, message });
 /** MetaApi's trade model takes JSON numbers; toFixed() keeps the decimal's own digits. */
 const num = (d: Decimal) => Number(d.toFixed());
 
@@ -205,7 +195,7 @@ export class MetaTraderAdapter implements BrokerAdapter {
       } catch (err) {
         return denied(err instanceof AppError ? err.code : 'internal_error', `not sent: ${(err as Error).message}`);
       }
-      if (!current?.price) return { kind: 'rejected', code: 'not_found', message: `no pending order ${orderId}` };
+      if (!current?.price) return rejected('not_found', `no pending order ${orderId}`);
       price = current.price;
     }
     const body: MtTradeRequest = { actionType: 'ORDER_MODIFY', orderId, openPrice: num(price) };

@@ -1,4 +1,4 @@
-import type { Capabilities } from '../adapter.js';
+import type { Capabilities } from '../../domain/capabilities.js';
 import { MT_COMMENT_LIMIT } from './comment.js';
 
 export type MtPlatform = 'mt4' | 'mt5';
@@ -8,9 +8,13 @@ export type MtPlatform = 'mt4' | 'mt5';
  * or netting by its server's setting (account-information `marginMode`), which the adapter reads on connect.
  */
 export function metaTraderCapabilities(opts: { platform: MtPlatform; hedging: boolean }): Capabilities {
-  return {
+  return opts.platform === 'mt4' || opts.hedging ? HEDGING : NETTING;
+}
+
+function build(hedging: boolean): Capabilities {
+  return Object.freeze<Capabilities>({
     platform: 'platforma',
-    hedging: opts.platform === 'mt4' ? true : opts.hedging,
+    hedging,
     orderTypes: ['market', 'limit', 'stop'],
     has: {
       marketOrders: true,
@@ -33,8 +37,10 @@ export function metaTraderCapabilities(opts: { platform: MtPlatform; hedging: bo
     // MetaApi meters CPU credits per account per second; a few calls a second stays far below them.
     rateLimitPerSecond: 5,
     volumeUnit: 'lots',
-  };
+  });
 }
+const HEDGING = build(true);
+const NETTING = build(false);
 
 /** Planning figure before an account is known: MT5 hedging, the common retail setup. */
 export const METATRADER_CAPABILITIES: Capabilities = metaTraderCapabilities({ platform: 'mt5', hedging: true });

@@ -2,6 +2,7 @@ import { AppError } from '../../domain/errors.js';
 import type { OrderOutcome } from '../adapter.js';
 import { type MtTradeResult, parseErrorBody, recommendedRetrySec } from './parse.js';
 import type { WireResult } from './raw-client.js';
+import { denied, rejected, unresolved } from '../adapter.js';
 
 /**
  * MetaApi answers -> our error tree (reads) and outcome kinds (writes). The rule that matters for writes:
@@ -106,25 +107,20 @@ export function readError(r: WireResult, what: string): AppError {
 
 type Failure = Exclude<OrderOutcome, { kind: 'confirmed' }>;
 
-const unknownOutcome = (message: string): Failure => ({ kind: 'unresolved', code: 'write_outcome_unknown', message });
+const unknownOutcome = (message: string): Failure => (unresolved('write_outcome_unknown', message));
 
 /** A trade call that did not come back as HTTP 200: unresolved unless the answer proves nothing was applied. */
 export function tradeTransportFailure(r: WireResult, what: string): Failure | null {
   if (r.kind === 'timeout') return unknownOutcome(`${what}: no answer within the timeout; outcome unknown`);
   if (r.kind === 'network') {
-    if (r.notSent) return { kind: 'denied', code: 'upstream_unavailable', message: `${what}: not sent (${r.message})` };
+    if (r.notSent) return denied('upstream_unavailable', `${what}: not sent (${r.message})`);
     return unknownOutcome(`${what}: connection failed mid-request (${r.message}); outcome unknown`);
   }
   if (r.status >= 200 && r.status < 300) return null;
   // 5xx and 409 may come after the terminal got the request; only these 4xx prove it was refused.
   if (r.status >= 500 || r.status === 409 || r.status < 400) return unknownOutcome(`${what}: HTTP ${r.status}; outcome unknown`);
   const err = httpStatusError(r.status, r.body, r.retryAfterSec, what);
-  return {
-    kind: 'rejected',
-    code: err.code,
-    message: err.message,
-    raw: { status: r.status, body: r.body, ...(err.retryAfter !== undefined ? { retryAfterSec: err.retryAfter } : {}) },
-  };
+  return rejected(err.code, err.message, { status: r.status, body: r.body, ...(err.retryAfter !== undefined ? { retryAfterSec: err.retryAfter } : {}) });
 }
 
 /** Outcome of a trade answer that is not a success; null for success. */
@@ -137,8 +133,8 @@ export function tradeResultFailure(res: MtTradeResult, platform: 'mt4' | 'mt5', 
     case 'unknown':
       return unknownOutcome(`${what}: ${label} ${res.message}; outcome unknown`.trim());
     case 'not_delivered':
-      return { kind: 'denied', code: 'upstream_unavailable', message: `${what}: ${label} not delivered to the broker` };
+      return denied('upstream_unavailable', `${what}: ${label} not delivered to the broker`);
     case 'rejected':
-      return { kind: 'rejected', code: rejectCode(res), message: `${what}: ${label} ${res.message}`.trim(), raw: res };
+      return rejected(rejectCode(res), `${what}: ${label} ${res.message}`.trim(), res);
   }
 }

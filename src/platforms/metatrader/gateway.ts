@@ -14,6 +14,7 @@ import {
   parseTradeResult,
 } from './parse.js';
 import { MetaApiRawClient, type MtTradeBody, type WireResult } from './raw-client.js';
+import { unresolved } from '../adapter.js';
 
 /** MetatraderTrade as the adapter builds it; a bridge gateway translates it into its own message. */
 export type MtTradeRequest = MtTradeBody;
@@ -108,7 +109,7 @@ export class MetaApiGateway implements MetaTraderGateway {
       return { kind: 'result', result: parseTradeResult(r.kind === 'response' ? r.body : null) };
     } catch (err) {
       // A 200 we cannot read may still be a fill: only a lookup can tell.
-      return { kind: 'failed', outcome: { kind: 'unresolved', code: 'write_outcome_unknown', message: `unreadable trade answer: ${(err as Error).message}` } };
+      return { kind: 'failed', outcome: unresolved('write_outcome_unknown', `unreadable trade answer: ${(err as Error).message}`) };
     }
   }
 

@@ -8,7 +8,6 @@ import { sendJson, type WireResult } from '../http-wire.js';
  */
 
 export type { WireResult } from '../http-wire.js';
-export { parseRetryAfterHeader } from '../http-wire.js';
 
 /** Body of POST /trade (model MetatraderTrade); only the fields we send. */
 export interface MtTradeBody {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { dec } from '../../domain/decimal.js';
 import { AppError } from '../../domain/errors.js';
 import { SimBroker, SimError } from '../../simulator/broker.js';
-import type { FaultKind } from '../../simulator/types.js';
+import type { FaultKind } from '../../simulator/contract.js';
 import type { BrokerEvent, PlaceOrderRequest } from '../adapter.js';
 import { SimAdapter } from './adapter.js';
 import { SIM_CAPABILITIES } from './capabilities.js';

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Decimal, floorToStep } from '../../domain/decimal.js';
 import { AppError } from '../../domain/errors.js';
 import type { AccountInfo, InstrumentSpec, Order, Position, Quote } from '../../domain/types.js';
-import type { ActiveFault, FaultOp, SimBrokerApi, SimWriteResult } from '../../simulator/types.js';
+import type { ActiveFault, FaultOp, SimBrokerApi, SimWriteResult } from '../../simulator/contract.js';
 import type {
   BrokerAdapter,
   BrokerEvent,
@@ -16,6 +16,7 @@ import type {
 } from '../adapter.js';
 import { simCapabilities } from './capabilities.js';
 import { isSimError, simErrorToRejected, toAppError } from './errors.js';
+import { confirmed, rejected, unresolved } from '../adapter.js';
 
 type WriteOp = Exclude<FaultOp, '*' | 'read' | 'auth'>;
 
@@ -36,7 +37,7 @@ export class SimAdapter implements BrokerAdapter {
     opts: { timeoutMs?: number } = {},
   ) {
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.capabilities = simCapabilities(broker.account(simAccountId)?.hedging ?? true);
+    this.capabilities = simCapabilities({ hedging: broker.account(simAccountId)?.hedging ?? true });
   }
 
   // ---- reads --------------------------------------------------------------------------------------
@@ -204,21 +205,21 @@ export class SimAdapter implements BrokerAdapter {
         return this.timedOut(f);
       case 'reset':
       case 'disconnect':
-        return { kind: 'unresolved', code: 'connection_reset', message: f.message ?? 'connection reset before the answer' };
+        return unresolved('connection_reset', f.message ?? 'connection reset before the answer');
       case 'reject':
-        return { kind: 'rejected', code: 'rejected', message: f.message ?? 'rejected by the broker' };
+        return rejected('rejected', f.message ?? 'rejected by the broker');
       case 'rate_limit': {
         const retryAfterSec = f.retryAfterSec ?? 1;
-        return { kind: 'rejected', code: 'rate_limited', message: f.message ?? `rate limited, retry after ${retryAfterSec}s`, raw: { retryAfterSec } };
+        return rejected('rate_limited', f.message ?? `rate limited, retry after ${retryAfterSec}s`, { retryAfterSec });
       }
       case 'token_invalidated':
-        return { kind: 'rejected', code: 'reconnect_required', message: f.message ?? 'broker access revoked' };
+        return rejected('reconnect_required', f.message ?? 'broker access revoked');
     }
   }
 
   private async timedOut(f: ActiveFault): Promise<OrderOutcome> {
     await sleep(this.timeoutMs);
-    return { kind: 'unresolved', code: 'timeout', message: f.message ?? `no answer within ${this.timeoutMs} ms` };
+    return unresolved('timeout', f.message ?? `no answer within ${this.timeoutMs} ms`);
   }
 
   /** The part of a close a partial fill gets: ratio of the asked volume, down to the lot step, at least the minimum. */
@@ -228,10 +229,6 @@ export class SimAdapter implements BrokerAdapter {
     if (!p || !spec) return volume;
     return Decimal.max(floorToStep((volume ?? p.volume).mul(ratio), spec.volumeStep), spec.minVolume);
   }
-}
-
-function confirmed(o: Partial<ConfirmedOutcome>): ConfirmedOutcome {
-  return { kind: 'confirmed', brokerOrderId: null, positionId: null, filledVolume: null, fillPrice: null, brokerTime: null, ...o };
 }
 
 function fromResult(r: SimWriteResult): ConfirmedOutcome {

@@ -1,7 +1,7 @@
-import type { Capabilities } from '../adapter.js';
+import type { Capabilities } from '../../domain/capabilities.js';
 
 /** The simulator supports everything natively, so the sim adapter is the reference every other adapter is compared to. */
-export const SIM_CAPABILITIES: Capabilities = {
+const HEDGING: Capabilities = Object.freeze<Capabilities>({
   platform: 'sim',
   hedging: true,
   orderTypes: ['market', 'limit', 'stop'],
@@ -23,9 +23,13 @@ export const SIM_CAPABILITIES: Capabilities = {
   correlationTag: { field: 'tag', maxLength: 64 },
   rateLimitPerSecond: 1000,
   volumeUnit: 'lots',
-};
+});
+const NETTING: Capabilities = Object.freeze({ ...HEDGING, hedging: false });
 
-/** A netting sim account reports hedging false; everything else is the same. */
-export function simCapabilities(hedging: boolean): Capabilities {
-  return { ...SIM_CAPABILITIES, hedging, has: { ...SIM_CAPABILITIES.has }, orderTypes: [...SIM_CAPABILITIES.orderTypes] };
+/** A pure function of the simulated account: a netting account reports hedging false, everything else is the same. */
+export function simCapabilities(account: { hedging: boolean }): Capabilities {
+  return account.hedging ? HEDGING : NETTING;
 }
+
+/** The planning figure before an account is known (hedging, the simulator's default). */
+export const SIM_CAPABILITIES: Capabilities = simCapabilities({ hedging: true });

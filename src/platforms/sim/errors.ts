@@ -1,7 +1,7 @@
 import { AppError } from '../../domain/errors.js';
-import { SimError } from '../../simulator/broker.js';
-import type { SimErrorCode } from '../../simulator/types.js';
+import { SimError, type SimErrorCode } from '../../simulator/contract.js';
 import type { RejectedOutcome } from '../adapter.js';
+import { rejected } from '../adapter.js';
 
 /** Rejection codes the sim adapter reports; the ledger stores them as the broker's answer. */
 export const SIM_REJECT_CODES: Record<SimErrorCode, string> = {
@@ -26,7 +26,7 @@ export function isSimError(err: unknown): err is SimError {
 }
 
 export function simErrorToRejected(err: SimError): RejectedOutcome {
-  return { kind: 'rejected', code: SIM_REJECT_CODES[err.code] ?? 'rejected', message: err.message, raw: { code: err.code } };
+  return rejected(SIM_REJECT_CODES[err.code] ?? 'rejected', err.message, { code: err.code });
 }
 
 export function toAppError(err: unknown): AppError {

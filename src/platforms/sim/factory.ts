@@ -1,5 +1,5 @@
 import { AppError } from '../../domain/errors.js';
-import type { SimBrokerApi } from '../../simulator/types.js';
+import type { SimBrokerApi } from '../../simulator/contract.js';
 import type { AdapterFactory } from '../adapter.js';
 import { SimAdapter } from './adapter.js';
 import { SIM_CAPABILITIES } from './capabilities.js';

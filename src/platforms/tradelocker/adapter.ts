@@ -5,14 +5,13 @@ import type {
   BrokerAdapter,
   BrokerEvent,
   Capabilities,
-  ConfirmedOutcome,
   ModifyOrderChange,
   OrderOutcome,
   OrderQuery,
   PlaceOrderRequest,
   TagLookup,
 } from '../adapter.js';
-import { TRADELOCKER_CAPABILITIES, TRADELOCKER_TAG_MAX } from './capabilities.js';
+import { TRADELOCKER_TAG_MAX, tradeLockerCapabilities } from './capabilities.js';
 import { errmsgOf, isEnvelopeError, readError, writeFailure } from './errors.js';
 import { RatePacer } from './pacer.js';
 import {
@@ -33,6 +32,7 @@ import { type AuthContext, type ModifyOrderBody, type OrdersQuery, type PlaceOrd
 import { wirePrices } from './wire-prices.js';
 import { TradeLockerSession } from './session.js';
 import { PollingWatcher } from '../polling-watcher.js';
+import { confirmed, denied, rejected } from '../adapter.js';
 
 export interface TradeLockerAdapterOptions {
   /** Ends with /backend-api. */
@@ -57,16 +57,6 @@ const MAX_HISTORY_PAGES = 50;
 
 type WriteResult = { ok: true; body: unknown } | { ok: false; outcome: OrderOutcome };
 
-const confirmed = (o: Partial<ConfirmedOutcome>): ConfirmedOutcome => ({
-  kind: 'confirmed',
-  brokerOrderId: null,
-  positionId: null,
-  filledVolume: null,
-  fillPrice: null,
-  brokerTime: null,
-  ...o,
-});
-const denied = (code: string, message: string): OrderOutcome => ({ kind: 'denied', code, message });
 
 /**
  * BrokerAdapter over the TradeLocker public REST API: build the request, call the raw client, parse.
@@ -74,7 +64,7 @@ const denied = (code: string, message: string): OrderOutcome => ({ kind: 'denied
  * `unresolved`, settled later by strategyId (which carries our correlation tag).
  */
 export class TradeLockerAdapter implements BrokerAdapter {
-  readonly capabilities: Capabilities = TRADELOCKER_CAPABILITIES;
+  readonly capabilities: Capabilities = tradeLockerCapabilities();
   private readonly raw: TradeLockerRawClient;
   private readonly session: TradeLockerSession;
   private readonly pacer = new RatePacer();
@@ -133,6 +123,12 @@ export class TradeLockerAdapter implements BrokerAdapter {
     );
     this.specs.set(symbol, spec);
     return spec;
+  }
+
+  async symbolOfInstrumentId(instrumentId: string): Promise<string | null> {
+    if (!/^\d{1,15}$/.test(instrumentId)) return null;
+    await this.ensureReady();
+    return this.byTid.get(Number(instrumentId))?.symbol ?? null;
   }
 
   async listPositions(): Promise<Position[]> {
@@ -215,7 +211,7 @@ export class TradeLockerAdapter implements BrokerAdapter {
       }
     })();
     // The official client's rule: a 2xx without d.orderId is a broker rejection.
-    if (!orderId) return { kind: 'rejected', code: 'broker_rejected', message: errmsgOf(res.body) ?? 'no orderId in the answer', raw: res.body };
+    if (!orderId) return rejected('broker_rejected', errmsgOf(res.body) ?? 'no orderId in the answer', res.body);
     return this.settlePlaced(orderId, ref, req.type === 'market', sentAt);
   }
 
@@ -284,7 +280,7 @@ export class TradeLockerAdapter implements BrokerAdapter {
     } catch (err) {
       return notSent(err);
     }
-    if (!current) return { kind: 'rejected', code: 'not_found', message: `no pending order ${orderId}` };
+    if (!current) return rejected('not_found', `no pending order ${orderId}`);
     const levels = wirePrices({ price: change.price, stopLoss: change.stopLoss, takeProfit: change.takeProfit });
     if ('denied' in levels) return levels.denied;
     const body: ModifyOrderBody = {};
@@ -473,7 +469,7 @@ export class TradeLockerAdapter implements BrokerAdapter {
     if (!found) return confirmed({ brokerOrderId: orderId, brokerTime: new Date().toISOString() });
     const o = found.order;
     if (o.status === 'rejected' || (o.status === 'cancelled' && o.filledVolume.isZero())) {
-      return { kind: 'rejected', code: 'broker_refused', message: `order ${orderId} ended ${found.rawStatus}`, raw: { orderId, status: found.rawStatus } };
+      return rejected('broker_refused', `order ${orderId} ended ${found.rawStatus}`, { orderId, status: found.rawStatus });
     }
     const filled = o.filledVolume.gt(0);
     return confirmed({

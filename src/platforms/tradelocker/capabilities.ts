@@ -1,4 +1,4 @@
-import type { Capabilities } from '../adapter.js';
+import type { Capabilities } from '../../domain/capabilities.js';
 
 /**
  * strategyId: the docs say "up to 31 chars", but the servers take 32 and refuse 33, which is what the official
@@ -10,7 +10,7 @@ export const TRADELOCKER_TAG_MAX = 32;
  * What the TradeLocker adapter can do. Pacing at runtime follows the limits the server publishes in
  * /trade/config; `rateLimitPerSecond` is only the planning figure before a connection exists.
  */
-export const TRADELOCKER_CAPABILITIES: Capabilities = {
+const CAPABILITIES: Capabilities = Object.freeze<Capabilities>({
   platform: 'platformb',
   // The server is hedging-style: opposite orders open separate positions unless one is closed explicitly.
   hedging: true,
@@ -35,4 +35,11 @@ export const TRADELOCKER_CAPABILITIES: Capabilities = {
   rateLimitPerSecond: 2,
   selfPaced: true,
   volumeUnit: 'lots',
-};
+});
+
+/** A pure function of the account; every TradeLocker account is alike (the server is hedging-style). */
+export function tradeLockerCapabilities(_account: { hedging?: boolean } = {}): Capabilities {
+  return CAPABILITIES;
+}
+
+export const TRADELOCKER_CAPABILITIES: Capabilities = tradeLockerCapabilities();

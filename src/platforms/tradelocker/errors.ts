@@ -1,6 +1,7 @@
 import { AppError } from '../../domain/errors.js';
 import type { OrderOutcome } from '../adapter.js';
 import type { WireResult } from './raw-client.js';
+import { denied, rejected, unresolved } from '../adapter.js';
 
 /**
  * TradeLocker answers -> our error tree (reads) and outcome kinds (writes). The HTTP mapping is the spec's
@@ -57,32 +58,21 @@ export function readError(r: WireResult, what: string): AppError {
  */
 export function writeFailure(r: WireResult, what: string): Exclude<OrderOutcome, { kind: 'confirmed' }> | null {
   if (r.kind === 'timeout') {
-    return { kind: 'unresolved', code: 'write_outcome_unknown', message: `${what}: no answer within the timeout; outcome unknown` };
+    return unresolved('write_outcome_unknown', `${what}: no answer within the timeout; outcome unknown`);
   }
   if (r.kind === 'network') {
-    if (r.notSent) return { kind: 'denied', code: 'upstream_unavailable', message: `${what}: not sent (${r.message})` };
-    return { kind: 'unresolved', code: 'write_outcome_unknown', message: `${what}: connection failed mid-request (${r.message}); outcome unknown` };
+    if (r.notSent) return denied('upstream_unavailable', `${what}: not sent (${r.message})`);
+    return unresolved('write_outcome_unknown', `${what}: connection failed mid-request (${r.message}); outcome unknown`);
   }
   const msg = errmsgOf(r.body);
   if (r.status >= 200 && r.status < 300) {
-    if (isEnvelopeError(r.body)) return { kind: 'rejected', code: 'broker_rejected', message: msg ?? `${what}: rejected`, raw: r.body };
+    if (isEnvelopeError(r.body)) return rejected('broker_rejected', msg ?? `${what}: rejected`, r.body);
     return null;
   }
   // A gateway error can come after the broker applied the write; only 4xx proves it was refused.
   if (r.status >= 500) {
-    return { kind: 'unresolved', code: 'write_outcome_unknown', message: `${what}: HTTP ${r.status}; outcome unknown` };
+    return unresolved('write_outcome_unknown', `${what}: HTTP ${r.status}; outcome unknown`);
   }
   const err = httpStatusError(r.status, r.body, r.retryAfterSec, what);
-  return {
-    kind: 'rejected',
-    code: err.code,
-    message: err.message,
-    raw: { status: r.status, body: r.body, ...(err.retryAfter !== undefined ? { retryAfterSec: err.retryAfter } : {}) },
-  };
-}
-
-/** Write outcomes the API edge shows as an error: unresolved becomes the spec's 409 write_outcome_unknown. */
-export function outcomeError(o: OrderOutcome): AppError | null {
-  if (o.kind === 'unresolved') return new AppError('write_outcome_unknown', o.message, { retryable: false });
-  return null;
+  return rejected(err.code, err.message, { status: r.status, body: r.body, ...(err.retryAfter !== undefined ? { retryAfterSec: err.retryAfter } : {}) });
 }

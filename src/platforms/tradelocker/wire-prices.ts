@@ -1,6 +1,7 @@
 import type { Decimal } from '../../domain/decimal.js';
 import { dec } from '../../domain/decimal.js';
 import type { OrderOutcome } from '../adapter.js';
+import { denied } from '../adapter.js';
 
 type Levels = { price?: number; stopLoss?: number; takeProfit?: number };
 
@@ -16,7 +17,7 @@ export function wirePrices(levels: { [K in keyof Levels]?: Decimal | null }): Le
     if (v === null || v === undefined) continue;
     const n = Number(v.toFixed());
     if (!Number.isFinite(n) || !dec(n).eq(v)) {
-      return { denied: { kind: 'denied', code: 'invalid_price', message: `${key} ${v.toFixed()} cannot be sent exactly as a JSON number` } };
+      return { denied: denied('invalid_price', `${key} ${v.toFixed()} cannot be sent exactly as a JSON number`) };
     }
     out[key] = n;
   }

@@ -1,7 +1,7 @@
-import type { SimBrokerApi } from '../types.js';
-import type { SimTokenStore } from './tokens.js';
+import type { SimBrokerApi, SimEvent } from '../contract.js';
+import type { Reply } from './server-events.js';
+import type { Scope, SimTokenStore } from './tokens.js';
 import type { SimWire } from './wire.js';
-import type { SimSession } from './session.js';
 
 export interface SimServerTuning {
   /** Idle time after which the server sends a heartbeat. */
@@ -21,6 +21,36 @@ export interface SimServerContext {
   tokens: SimTokenStore;
   clientId: string;
   clientSecret: string;
-  sessions: Set<SimSession>;
+  sessions: Set<ClientSession>;
   tuning: SimServerTuning;
+}
+
+export interface AuthorisedAccount {
+  simAccountId: string;
+  ctid: string;
+  accessToken: string;
+  userId: string;
+  scope: Scope;
+}
+
+/**
+ * One client connection as the request handlers and the server see it (session.ts implements it). Declared
+ * here so the handlers need not import the session that calls them.
+ */
+export interface ClientSession {
+  readonly ctx: SimServerContext;
+  readonly environment: 'demo' | 'live';
+  appAuthed: boolean;
+  readonly accounts: Map<string, AuthorisedAccount>;
+  /** Spot subscriptions: sim account id -> symbol -> last bid/ask sent. */
+  readonly spots: Map<string, Map<string, string>>;
+  send(payloadType: number, body: Record<string, unknown>, clientMsgId?: string): void;
+  sendAll(replies: Reply[], clientMsgId?: string): void;
+  sendError(errorCode: string, description: string, opts?: { clientMsgId?: string | undefined; ctid?: string | undefined; retryAfter?: number | undefined }): void;
+  applying<T>(simAccountId: string, fn: () => T): T;
+  onSimEvent(simAccountId: string, ev: SimEvent): void;
+  dropTokens(accessTokens: string[], reason: string): void;
+  disconnect(reason: string): void;
+  destroy(): void;
+  rateLimited(payloadType: number): number | null;
 }

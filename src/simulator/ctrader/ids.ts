@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { SimAccount, SimBrokerApi } from '../types.js';
+import type { SimAccount, SimBrokerApi } from '../contract.js';
 
 /**
  * Sim accounts have string ids; the Open API addresses them by int64 ctidTraderAccountId and shows an int64

@@ -1,2 +1,2 @@
-export { startCTraderSimServer, type CTraderSimServer, type CTraderSimServerOptions, type CTraderSimEndpoint } from './server.js';
-export type { TokenPair, Scope } from './tokens.js';
+export { startCTraderSimServer, type CTraderSimServer } from './server.js';
+export type { TokenPair } from './tokens.js';

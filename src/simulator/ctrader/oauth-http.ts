@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { SimBrokerApi } from '../types.js';
+import type { SimBrokerApi } from '../contract.js';
 import type { Scope, SimTokenStore } from './tokens.js';
 
 /**
@@ -89,7 +89,7 @@ function token(o: OAuthHttpOptions, p: URLSearchParams, res: ServerResponse): vo
     return json(res, 400, { errorCode: 'ACCESS_DENIED', description: 'client_id or client_secret is wrong' });
   }
   const grant = p.get('grant_type');
-  let out;
+  let out: ReturnType<SimTokenStore['exchangeCode']> | undefined;
   if (grant === 'authorization_code') out = o.tokens.exchangeCode(p.get('code') ?? '', p.get('client_id') ?? '', p.get('redirect_uri') ?? '');
   else if (grant === 'refresh_token') out = o.tokens.refreshPair(p.get('refresh_token') ?? '');
   else return json(res, 400, { errorCode: 'INVALID_REQUEST', description: `unsupported grant_type ${grant ?? '(none)'}` });

@@ -1,14 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Decimal, dec } from '../../domain/decimal.js';
 import type { OrderType, Side } from '../../domain/types.js';
-import { ExecutionType, OrderStatus, OrderType as OT, PositionStatus, TradeSide } from '../../platforms/ctrader/proto/enums.js';
-import type { Envelope } from '../../platforms/ctrader/proto/messages.js';
-import { PT } from '../../platforms/ctrader/proto/payload-types.js';
-import { fromRelative } from '../../platforms/ctrader/proto/units.js';
-import type { ActiveFault, FaultOp, SimInstrument } from '../types.js';
+import { ExecutionType, OrderStatus, OrderType as OT, PositionStatus, TradeSide } from '../../protocols/ctrader/enums.js';
+import type { Envelope } from '../../protocols/ctrader/messages.js';
+import { PT } from '../../protocols/ctrader/payload-types.js';
+import { fromRelative } from '../../protocols/ctrader/units.js';
+import type { ActiveFault, FaultOp, SimInstrument } from '../contract.js';
 import { accountByCtid, assetIdOf, assetsOfSymbol, ctidOf, environmentOf, traderLoginOf } from './ids.js';
 import type { Reply } from './server-events.js';
-import { spotBody, type AuthorisedAccount, type SimSession } from './session.js';
+import type { AuthorisedAccount, ClientSession as SimSession } from './context.js';
+import { spotBody } from './spots.js';
 import { simErrorCode } from './sim-errors.js';
 
 type Body = Record<string, any>;

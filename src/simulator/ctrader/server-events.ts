@@ -1,7 +1,6 @@
-import type { BrokerEvent } from '../../platforms/adapter.js';
-import { ExecutionType, OrderStatus, PositionStatus } from '../../platforms/ctrader/proto/enums.js';
-import { PT } from '../../platforms/ctrader/proto/payload-types.js';
-import type { SimBrokerApi, SimDeal } from '../types.js';
+import { ExecutionType, OrderStatus, PositionStatus } from '../../protocols/ctrader/enums.js';
+import { PT } from '../../protocols/ctrader/payload-types.js';
+import type { SimBrokerApi, SimDeal, SimEvent } from '../contract.js';
 import type { SimWire } from './wire.js';
 
 type Body = Record<string, unknown>;
@@ -11,7 +10,7 @@ export type Reply = [payloadType: number, body: Body];
  * A change the client did not ask for on this connection (SL/TP hit, a pending order triggering, a trade placed
  * through another front end) becomes the execution event cTrader would push, flagged isServerEvent.
  */
-export function serverExecutionEvents(broker: SimBrokerApi, wire: SimWire, accountId: string, ctid: string, ev: BrokerEvent): Reply[] {
+export function serverExecutionEvents(broker: SimBrokerApi, wire: SimWire, accountId: string, ctid: string, ev: SimEvent): Reply[] {
   const base = (executionType: number, extra: Body): Reply => [
     PT.EXECUTION_EVENT,
     { ctidTraderAccountId: ctid, executionType, isServerEvent: true, ...extra },

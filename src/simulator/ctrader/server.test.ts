@@ -4,12 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dec } from '../../domain/decimal.js';
 import { CTraderConnection } from '../../platforms/ctrader/connection.js';
 import { OpenApiError } from '../../platforms/ctrader/errors.js';
-import { ExecutionType, OrderType, TradeSide } from '../../platforms/ctrader/proto/enums.js';
-import type { ExecutionEventMsg, SymbolMsg } from '../../platforms/ctrader/proto/messages.js';
-import { decodeEnvelope } from '../../platforms/ctrader/proto/codec.js';
-import { FrameReader, frame } from '../../platforms/ctrader/proto/framing.js';
-import type { Envelope } from '../../platforms/ctrader/proto/messages.js';
-import { PT } from '../../platforms/ctrader/proto/payload-types.js';
+import { ExecutionType, OrderType, TradeSide } from '../../protocols/ctrader/enums.js';
+import type { ExecutionEventMsg, SymbolMsg } from '../../protocols/ctrader/messages.js';
+import { decodeEnvelope } from '../../protocols/ctrader/codec.js';
+import { FrameReader, frame } from '../../protocols/ctrader/framing.js';
+import type { Envelope } from '../../protocols/ctrader/messages.js';
+import { PT } from '../../protocols/ctrader/payload-types.js';
 import { SimBroker } from '../broker.js';
 import { startCTraderSimServer, type CTraderSimServer } from './server.js';
 

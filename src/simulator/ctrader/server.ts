@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createServer, type Server as TlsServer, type TLSSocket } from 'node:tls';
-import type { SimBrokerApi } from '../types.js';
+import type { SimBrokerApi } from '../contract.js';
 import { loopbackTlsMaterial } from './certs.js';
 import type { SimServerContext, SimServerTuning } from './context.js';
 import { ctidOf } from './ids.js';

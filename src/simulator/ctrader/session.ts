@@ -1,26 +1,17 @@
 import type { TLSSocket } from 'node:tls';
-import type { BrokerEvent } from '../../platforms/adapter.js';
-import { decodeEnvelope, encodeEnvelope } from '../../platforms/ctrader/proto/codec.js';
-import { FrameReader, frame } from '../../platforms/ctrader/proto/framing.js';
-import type { Envelope } from '../../platforms/ctrader/proto/messages.js';
-import { HISTORICAL_REQUESTS, PT } from '../../platforms/ctrader/proto/payload-types.js';
-import { RELATIVE_PRICE_SCALE } from '../../platforms/ctrader/proto/units.js';
-import type { SimServerContext } from './context.js';
+import { decodeEnvelope, encodeEnvelope } from '../../protocols/ctrader/codec.js';
+import { FrameReader, frame } from '../../protocols/ctrader/framing.js';
+import type { Envelope } from '../../protocols/ctrader/messages.js';
+import { HISTORICAL_REQUESTS, PT } from '../../protocols/ctrader/payload-types.js';
+import type { SimEvent } from '../contract.js';
+import type { AuthorisedAccount, ClientSession, SimServerContext } from './context.js';
 import { peekClientMsgId } from './envelope-peek.js';
 import { handleRequest } from './requests.js';
 import { serverExecutionEvents, type Reply } from './server-events.js';
-import type { Scope } from './tokens.js';
-
-export interface AuthorisedAccount {
-  simAccountId: string;
-  ctid: string;
-  accessToken: string;
-  userId: string;
-  scope: Scope;
-}
+import { spotBody } from './spots.js';
 
 /** One client connection: framing, auth state, rate limits, heartbeats, and the events it is owed. */
-export class SimSession {
+export class SimSession implements ClientSession {
   appAuthed = false;
   readonly accounts = new Map<string, AuthorisedAccount>();
   /** Spot subscriptions: sim account id -> symbol -> last bid/ask sent. */
@@ -80,7 +71,7 @@ export class SimSession {
     }
   }
 
-  onSimEvent(simAccountId: string, ev: BrokerEvent): void {
+  onSimEvent(simAccountId: string, ev: SimEvent): void {
     if (this.applyingFor === simAccountId) return;
     const acc = this.accounts.get(simAccountId);
     if (!acc) return;
@@ -172,15 +163,4 @@ export class SimSession {
     this.timers.length = 0;
     this.ctx.sessions.delete(this);
   }
-}
-
-export function spotBody(ctx: SimServerContext, ctid: string, symbol: string): Record<string, unknown> {
-  const q = ctx.broker.quote(symbol);
-  return {
-    ctidTraderAccountId: ctid,
-    symbolId: ctx.wire.symbolId(symbol),
-    bid: q.bid.mul(RELATIVE_PRICE_SCALE).toFixed(0),
-    ask: q.ask.mul(RELATIVE_PRICE_SCALE).toFixed(0),
-    timestamp: String(Date.parse(q.time) || Date.now()),
-  };
 }

@@ -1,4 +1,4 @@
-import type { SimErrorCode } from '../types.js';
+import type { SimErrorCode } from '../contract.js';
 
 /** SimError codes -> Open API error code names (ProtoOAErrorCode, fact sheet §5). */
 const MAP: Record<SimErrorCode, string> = {

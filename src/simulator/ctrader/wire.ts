@@ -1,8 +1,8 @@
 import { Decimal, dec } from '../../domain/decimal.js';
 import type { Order, Position } from '../../domain/types.js';
-import { DealStatus, OrderStatus, OrderType, PositionStatus, TimeInForce, TradeSide } from '../../platforms/ctrader/proto/enums.js';
-import { lotSizeFromContractSize, toMoney } from '../../platforms/ctrader/proto/units.js';
-import type { SimAccount, SimAccountState, SimBrokerApi, SimDeal, SimInstrument } from '../types.js';
+import { DealStatus, OrderStatus, OrderType, PositionStatus, TimeInForce, TradeSide } from '../../protocols/ctrader/enums.js';
+import { lotSizeFromContractSize, toMoney } from '../../protocols/ctrader/units.js';
+import type { SimAccount, SimAccountState, SimBrokerApi, SimDeal, SimInstrument } from '../contract.js';
 import { assetIdOf, assetsOfSymbol, ctidOf, traderLoginOf } from './ids.js';
 
 /** Sim model -> Open API message bodies (plain objects for protobufjs fromObject; int64 as strings). */

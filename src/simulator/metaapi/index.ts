@@ -1,2 +1,1 @@
-export { startMetaApiSimServer, type MetaApiSimOptions, type MetaApiSimServer } from './server.js';
-export { COMMENT_LIMIT } from './trade.js';
+export { startMetaApiSimServer } from './server.js';

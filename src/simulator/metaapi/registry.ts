@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { SimAccount, SimBrokerApi } from '../types.js';
+import type { SimAccount, SimBrokerApi } from '../contract.js';
 import { ApiError, type Reply } from './http.js';
 
 export type MtPlatform = 'mt4' | 'mt5';
@@ -93,7 +93,9 @@ export class AccountRegistry {
     const out: Record<string, string[]> = {};
     for (const sim of this.broker.accounts()) {
       const server = sim.meta.server;
-      if (!server || (version === 4) !== (mtPlatformOf(sim) === 'mt4')) continue;
+      // One simulated market serves every platform: an account with a TradeLocker login (email) is platform B's,
+      // and its server is no MetaTrader server.
+      if (!server || sim.meta.email || (version === 4) !== (mtPlatformOf(sim) === 'mt4')) continue;
       const broker = sim.meta.broker ?? DEFAULT_BROKER;
       if (q && !server.toLowerCase().includes(q) && !broker.toLowerCase().includes(q)) continue;
       const list = (out[broker] ??= []);

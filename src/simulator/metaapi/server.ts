@@ -2,7 +2,7 @@ import { HeldSockets } from '../http-common.js';
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ActiveFault, FaultOp, SimBrokerApi } from '../types.js';
+import type { ActiveFault, FaultOp, SimBrokerApi } from '../contract.js';
 import { ApiError, type Reply, readJson, send, tooManyRequests } from './http.js';
 import { AccountRegistry, type AccountView, mtPlatformOf } from './registry.js';
 import { resultOf, runTrade, type TradeCtx, tradeOp } from './trade.js';
@@ -122,6 +122,7 @@ export async function startMetaApiSimServer(broker: SimBrokerApi, opts: MetaApiS
     const ctx: TradeCtx = { broker, simId, platform, comments };
     if (f && shortCircuit(req, res, f, 'client', true)) return;
     switch (f?.kind) {
+      // biome-ignore lint/suspicious/noFallthroughSwitchClause: the timeout case below is the rest of this one
       case 'cancel_after_timeout':
         ctx.refuseAs = f.refuseAs ?? 'cancelled';
       // falls through: taken (then refused), and the answer never arrives

@@ -1,6 +1,6 @@
 import { Decimal, floorToStep } from '../../domain/decimal.js';
 import type { OrderType, Side } from '../../domain/types.js';
-import type { SimBrokerApi, SimErrorCode, SimWriteResult } from '../types.js';
+import type { SimBrokerApi, SimErrorCode, SimWriteResult } from '../contract.js';
 import { ApiError } from './http.js';
 import type { MtPlatform } from './registry.js';
 import type { CommentStore } from './wire.js';

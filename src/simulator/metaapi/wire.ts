@@ -1,6 +1,6 @@
 import type { Decimal } from '../../domain/decimal.js';
 import type { Order, Position } from '../../domain/types.js';
-import type { SimAccount, SimBrokerApi, SimDeal, SimInstrument } from '../types.js';
+import type { SimAccount, SimBrokerApi, SimDeal, SimInstrument } from '../contract.js';
 import { DEFAULT_BROKER, type MtPlatform, mtPlatformOf } from './registry.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { SimAccount, SimBrokerApi } from '../types.js';
+import type { SimAccount, SimBrokerApi } from '../contract.js';
 
 /**
  * Who owns which simulated account on the TradeLocker side. Ownership lives in `account.meta` (email,

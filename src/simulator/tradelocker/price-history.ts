@@ -1,4 +1,4 @@
-import type { Quote } from '../types.js';
+import type { Quote } from '../contract.js';
 
 /**
  * The simulated market keeps only its current quote, so the TradeLocker front end records what it sees

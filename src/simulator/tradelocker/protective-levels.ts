@@ -1,6 +1,6 @@
 import { Decimal } from '../../domain/decimal.js';
 import type { Side } from '../../domain/types.js';
-import type { SimInstrument } from '../types.js';
+import type { SimInstrument } from '../contract.js';
 
 /**
  * stopLossType / takeProfitType as the place-order and modify-order bodies carry them (fact sheet §10):

@@ -4,7 +4,6 @@ export const RATE_LIMIT_TYPES = [
   'GET_ACCOUNTS_STATE', 'GET_INSTRUMENT_DETAILS', 'GET_TRADE_SESSIONS', 'GET_SESSION_STATUSES', 'PLACE_ORDER',
   'MODIFY_ORDER', 'MODIFY_POSITION', 'DAILY_BAR', 'QUOTES', 'DEPTH', 'TRADES', 'QUOTES_HISTORY',
 ] as const;
-export type RateLimitType = (typeof RATE_LIMIT_TYPES)[number];
 
 export interface RateLimitEntry {
   rateLimitType: string;

@@ -1,6 +1,6 @@
 import { Decimal } from '../../domain/decimal.js';
 import type { Order, OrderType, Side } from '../../domain/types.js';
-import type { FaultOp, SimBrokerApi, SimInstrument } from '../types.js';
+import type { FaultOp, SimBrokerApi, SimInstrument } from '../contract.js';
 import { type ColumnSet, panelConfig, toRow } from './columns.js';
 import type { TlAccount, TlDirectory } from './directory.js';
 import { type BarSide, bucketCount, bucketStart, type PriceHistory, RESOLUTIONS } from './price-history.js';

@@ -1,7 +1,7 @@
 import { HeldSockets, readJsonObject } from '../http-common.js';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ActiveFault, FaultOp, SimBrokerApi, SimErrorCode } from '../types.js';
+import type { ActiveFault, FaultOp, SimBrokerApi, SimErrorCode } from '../contract.js';
 import { columnSet } from './columns.js';
 import { TlDirectory, userKeyOf } from './directory.js';
 import { TokenIssuer, type TokenClaims } from './jwt.js';

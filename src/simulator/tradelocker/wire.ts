@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Decimal } from '../../domain/decimal.js';
 import type { Order, Position } from '../../domain/types.js';
-import type { SimBrokerApi, SimDeal, SimInstrument } from '../types.js';
+import type { SimBrokerApi, SimDeal, SimInstrument } from '../contract.js';
 import { toRow } from './columns.js';
 import { SESSION_ID, SESSION_STATUS_ID } from './sessions.js';
 

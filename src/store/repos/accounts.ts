@@ -1,6 +1,6 @@
-import { and, asc, eq, inArray, isNull, ne, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, ne, or, sql } from 'drizzle-orm';
 import type { Db } from '../db.js';
-import { accounts, copierGroups, copyRules } from '../schema.js';
+import { accounts, copierGroups, copyRules, positionLinks, riskLimits } from '../schema.js';
 import { newId } from '../../domain/ids.js';
 import { Decimal, decOrNull } from '../../domain/decimal.js';
 import { initialHealth, type Account, type CopierGroup } from '../../domain/account.js';
@@ -253,7 +253,49 @@ export class AccountsRepo {
     await this.db.update(accounts).set({ role, groupId, updatedAt: new Date() }).where(eq(accounts.id, id));
   }
 
+  /**
+   * Copies still open that involve the account: open links (positions and pending orders) where it is the Slave,
+   * and open links where it is the Master those copies follow.
+   */
+  async openCopies(id: string): Promise<{ asSlave: number; asMaster: number }> {
+    const [row] = await this.db.select({
+      asSlave: sql<number>`count(*) filter (where ${positionLinks.slaveAccountId} = ${id})`.mapWith(Number),
+      asMaster: sql<number>`count(*) filter (where ${positionLinks.masterAccountId} = ${id})`.mapWith(Number),
+    }).from(positionLinks).where(and(eq(positionLinks.open, true), or(eq(positionLinks.slaveAccountId, id), eq(positionLinks.masterAccountId, id))));
+    return { asSlave: row?.asSlave ?? 0, asMaster: row?.asMaster ?? 0 };
+  }
+
+  /**
+   * Removes an account and with it its sealed credentials, copy rule, links, watcher state, shadow twin and
+   * risk limits; a Master takes its trades and their ledger rows with it (foreign keys cascade). Events stay.
+   */
+  async remove(id: string): Promise<void> {
+    this.invalidate();
+    this.rules?.delete(id);
+    await this.db.transaction(async (tx) => {
+      await tx.delete(riskLimits).where(eq(riskLimits.targetId, id));
+      await tx.delete(accounts).where(eq(accounts.id, id));
+    });
+  }
+
   // --- copier groups -------------------------------------------------------------------------------
+
+  async renameGroup(userId: string, id: string, name: string): Promise<boolean> {
+    const rows = await this.db.update(copierGroups).set({ name }).where(and(eq(copierGroups.id, id), eq(copierGroups.userId, userId))).returning({ id: copierGroups.id });
+    return rows.length > 0;
+  }
+
+  /** Deletes a group; its accounts stay, out of any group (the foreign key sets their group to null), with their roles. */
+  async deleteGroup(userId: string, id: string): Promise<boolean> {
+    this.invalidate();
+    return this.db.transaction(async (tx) => {
+      await tx.update(accounts).set({ groupId: null, updatedAt: new Date() }).where(and(eq(accounts.groupId, id), eq(accounts.userId, userId)));
+      await tx.delete(riskLimits).where(and(eq(riskLimits.targetId, id), eq(riskLimits.userId, userId)));
+      const rows = await tx.delete(copierGroups).where(and(eq(copierGroups.id, id), eq(copierGroups.userId, userId))).returning({ id: copierGroups.id });
+      return rows.length > 0;
+    });
+  }
+
 
   async createGroup(userId: string, name: string): Promise<CopierGroup> {
     const [row] = await this.db.insert(copierGroups).values({ id: newId('grp'), userId, name }).returning();

@@ -1,6 +1,6 @@
-import { and, asc, eq, gt, inArray, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, lte, sql } from 'drizzle-orm';
 import type { Db } from '../db.js';
-import { events } from '../schema.js';
+import { eventSeqs, events } from '../schema.js';
 import { newId } from '../../domain/ids.js';
 import type { Bus } from '../../bus/bus.js';
 
@@ -28,22 +28,31 @@ export class EventsRepo {
   constructor(private readonly db: Db) {}
 
   /**
-   * Three statements whatever the batch size: lock every scope (sorted, so two writers cannot deadlock),
-   * read each scope's last sequence number, insert all rows. Copying to many Slaves writes many events at once.
+   * Two statements whatever the batch size: one upsert of the scopes' counters (its row locks serialise writers
+   * of a scope until commit; scopes sorted, so two writers cannot deadlock) hands out each scope's range of
+   * sequence numbers, then one insert of all rows. Copying to many Slaves writes many events at once.
    */
   async append(tx: Tx, evs: NewEvent[]): Promise<EventRow[]> {
     if (evs.length === 0) return [];
-    const scopeOf = (e: NewEvent) => `${e.userId}|${e.accountId ?? ''}`;
-    const scopes = [...new Set(evs.map(scopeOf))].sort();
-    // Serialise writers of one scope so two transactions cannot take the same sequence number.
-    await tx.execute(sql`select pg_advisory_xact_lock(hashtext('evseq:' || s)) from unnest(${toPgArray(scopes)}::text[]) as s order by s`);
-    const users = [...new Set(evs.map((e) => e.userId))];
-    const last = await tx.select({ userId: events.userId, accountId: events.accountId, max: sql<number>`max(${events.seq})::int` }).from(events)
-      .where(inArray(events.userId, users)).groupBy(events.userId, events.accountId);
-    const next = new Map(last.map((r) => [`${r.userId}|${r.accountId ?? ''}`, r.max]));
+    const counts = new Map<string, { userId: string; scope: string; n: number }>();
+    for (const e of evs) {
+      const key = `${e.userId}|${e.accountId ?? ''}`;
+      const c = counts.get(key) ?? { userId: e.userId, scope: e.accountId ?? '', n: 0 };
+      c.n += 1;
+      counts.set(key, c);
+    }
+    const scopes = [...counts.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, c]) => c);
+    const bumped = await tx.execute(sql`
+      insert into ${eventSeqs} (user_id, scope, last_seq)
+      select u, s, n from unnest(${toPgArray(scopes.map((c) => c.userId))}::text[], ${toPgArray(scopes.map((c) => c.scope))}::text[],
+        ${toPgArray(scopes.map((c) => String(c.n)))}::int[]) with ordinality as t(u, s, n, o) order by o
+      on conflict (user_id, scope) do update set last_seq = ${eventSeqs}.last_seq + excluded.last_seq
+      returning user_id, scope, last_seq`);
+    // The first number of each scope's range: its new last minus what this batch takes.
+    const next = new Map(rowsOf<{ user_id: string; scope: string; last_seq: number }>(bumped).map((r) => [`${r.user_id}|${r.scope}`, Number(r.last_seq) - counts.get(`${r.user_id}|${r.scope}`)!.n]));
     const rows = evs.map((e) => {
-      const scope = scopeOf(e);
-      const seq = (next.get(scope) ?? 0) + 1;
+      const scope = `${e.userId}|${e.accountId ?? ''}`;
+      const seq = next.get(scope)! + 1;
       next.set(scope, seq);
       return { id: newId('evt'), userId: e.userId, accountId: e.accountId, seq, type: e.type, schemaVersion: e.schemaVersion ?? 1, payload: e.payload };
     });
@@ -92,6 +101,24 @@ export class EventsRepo {
     return this.db.select().from(events).where(gt(events.cursor, cursor)).orderBy(asc(events.cursor)).limit(limit);
   }
 
+  /** A user's events in (after, upTo], in cursor order: the gap-free feed reads only up to its horizon. */
+  async between(userId: string, after: number, upTo: number, limit: number): Promise<EventRow[]> {
+    return this.db.select().from(events)
+      .where(and(eq(events.userId, userId), gt(events.cursor, after), lte(events.cursor, upTo)))
+      .orderBy(asc(events.cursor)).limit(limit);
+  }
+
+  /** The highest cursor taken by a committed event (0 when none). */
+  async topCursor(): Promise<number> {
+    const [top] = await this.db.select({ c: events.cursor }).from(events).orderBy(desc(events.cursor)).limit(1);
+    return top?.c ?? 0;
+  }
+
+  /** Cursors and their users after `cursor`, in order: what the feed scans for gaps. */
+  async cursorsAfter(cursor: number, limit: number): Promise<Array<{ c: number; u: string }>> {
+    return this.db.select({ c: events.cursor, u: events.userId }).from(events).where(gt(events.cursor, cursor)).orderBy(asc(events.cursor)).limit(limit);
+  }
+
   async byId(userId: string, id: string): Promise<EventRow | null> {
     const [row] = await this.db.select().from(events).where(and(eq(events.userId, userId), eq(events.id, id))).limit(1);
     return row ?? null;
@@ -101,4 +128,9 @@ export class EventsRepo {
 /** A PostgreSQL array literal for a text[] parameter (both drivers pass it as one string). */
 function toPgArray(values: string[]): string {
   return `{${values.map((v) => `"${v.replace(/["\\]/g, (c) => `\\${c}`)}"`).join(',')}}`;
+}
+
+/** `execute` gives `{rows}` on both drivers; guard the shape rather than trust a cast. */
+function rowsOf<T>(r: unknown): T[] {
+  return Array.isArray(r) ? (r as T[]) : ((r as { rows: T[] }).rows ?? []);
 }

@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, inArray, lt, or, sql } from 'drizzle-orm';
 import type { Db } from '../db.js';
 import { copyIntents, masterItems, positionLinks, trades } from '../schema.js';
-import type { IntentState } from '../../domain/intent.js';
+import { allowedFrom, INITIAL_STATES, IntentTransitionError, type IntentState } from '../../domain/intent.js';
 import type { Side } from '../../domain/types.js';
 import type { EventsRepo, NewEvent, Tx } from './events.js';
 
@@ -66,6 +66,8 @@ const INTENT_TAIL = sql.raw(`::json) as x(${INTENT_COLS.map((c) => `${c[0]} ${c[
 
 async function insertIntents(tx: Tx, rows: NewIntent[]): Promise<void> {
   if (rows.length === 0) return;
+  const wrong = rows.find((r) => !INITIAL_STATES.includes(r.state as IntentState));
+  if (wrong) throw new IntentTransitionError(wrong.id, wrong.state as IntentState, null);
   // Absent keys read as null: leaving nulls out makes the document (and its parse) a third smaller.
   const json = JSON.stringify(rows.map((r) => {
     const o: Record<string, unknown> = {};
@@ -196,7 +198,7 @@ export class TradesRepo {
 
   async updateIntent(id: string, u: IntentUpdate, evs: NewEvent[] = []): Promise<void> {
     await this.withEvents(evs, async (db) => {
-      await db.update(copyIntents).set({ ...u, updatedAt: new Date() }).where(eq(copyIntents.id, id));
+      await moveIntent(db, id, u, new Date());
     });
   }
 
@@ -209,7 +211,7 @@ export class TradesRepo {
       const now = new Date();
       for (const w of writes) {
         if (w.trade) await db.update(trades).set({ ...w.trade.set, updatedAt: now }).where(eq(trades.id, w.trade.id));
-        if (w.intentId && w.update) await db.update(copyIntents).set({ ...w.update, updatedAt: now }).where(eq(copyIntents.id, w.intentId));
+        if (w.intentId && w.update) await moveIntent(db, w.intentId, w.update, now);
         for (const l of w.links ?? []) await applyLink(db, l);
       }
       if (evs.length > 0) await this.events.append(tx, evs);
@@ -348,6 +350,18 @@ export class TradesRepo {
   }
 }
 
+/**
+ * Writes an intent's new state only from a state the machine allows it from (domain/intent.ts); otherwise
+ * throws IntentTransitionError, which rolls the whole transaction back (its links and events with it).
+ */
+async function moveIntent(db: Db, id: string, u: IntentUpdate, now: Date): Promise<void> {
+  const moved = await db.update(copyIntents).set({ ...u, updatedAt: now })
+    .where(and(eq(copyIntents.id, id), inArray(copyIntents.state, allowedFrom(u.state)))).returning({ id: copyIntents.id });
+  if (moved.length > 0) return;
+  const [cur] = await db.select({ state: copyIntents.state }).from(copyIntents).where(eq(copyIntents.id, id)).limit(1);
+  throw new IntentTransitionError(id, u.state, (cur?.state as IntentState | undefined) ?? null);
+}
+
 async function upsertItem(db: Db, it: NewMasterItem): Promise<void> {
   const { accountId: _a, kind: _k, itemId: _i, ...rest } = it;
   await db.insert(masterItems).values(it).onConflictDoUpdate({ target: [masterItems.accountId, masterItems.kind, masterItems.itemId], set: { ...rest, updatedAt: new Date() } });
@@ -372,5 +386,3 @@ async function applyLink(db: Db, l: LinkChange): Promise<void> {
       return;
   }
 }
-
-export const sideOf = (s: string): Side => (s === 'sell' ? 'sell' : 'buy');

@@ -1,6 +1,6 @@
 import createClient, { type Middleware } from 'openapi-fetch';
 import type { paths } from '../../client/schema';
-import { ApiError, toApiError } from './errors';
+import { toApiError } from './errors';
 import { accessToken, saveSession } from '../lib/session';
 
 /**
@@ -47,7 +47,7 @@ export async function must<D>(p: Promise<{ data?: D; error?: unknown; response: 
  * A small typed fetch for routes that are not (yet) in the OpenAPI document: the connection wizards' routes,
  * webhook endpoints, panic-close jobs. Same auth and error handling as the typed clients.
  */
-export async function http<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown, init?: { signal?: AbortSignal }): Promise<T> {
+export async function http<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown, init?: { signal?: AbortSignal }): Promise<T> {
   const headers: Record<string, string> = { Accept: 'application/json' };
   const t = accessToken();
   if (t) headers.Authorization = `Bearer ${t}`;
@@ -71,16 +71,3 @@ export function documentedRoutes(): Promise<Set<string>> {
   return routesPromise;
 }
 
-/** Whether a route exists: in the document, or (for undocumented ones) answering something other than "no route". */
-export async function routeExists(documentedPath: string, probe?: string): Promise<boolean> {
-  if ((await documentedRoutes()).has(documentedPath)) return true;
-  if (!probe) return false;
-  try {
-    await http('GET', probe);
-    return true;
-  } catch (err) {
-    return !(err instanceof ApiError && err.status === 404 && /^no route /.test(err.message));
-  }
-}
-
-export { ApiError };

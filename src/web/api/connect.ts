@@ -6,7 +6,6 @@ import type { Account, Body, Ok } from './types';
  * operations count toward the per-user limit of 3 connection requests per 5 minutes (429 with Retry-After);
  * the server search and the platform C connection state do not.
  */
-export type Role = 'master' | 'slave';
 
 // Platform A: broker server (searched per terminal, MT4 or MT5) + login + trading password.
 export type MtPlatform = 'mt4' | 'mt5';

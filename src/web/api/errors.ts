@@ -20,6 +20,8 @@ export class ApiError extends Error {
   }
 }
 
+import { humanize } from '../lib/names';
+
 /** Retry-After is either delay-seconds or an HTTP date. */
 export function parseRetryAfter(value: string | null, now = Date.now()): number | null {
   if (!value) return null;
@@ -55,13 +57,15 @@ export async function toApiError(response: Response, body?: unknown): Promise<Ap
 /** A sentence for a person: what happened and, where it helps, what to do. */
 export function describeError(err: unknown): string {
   if (err instanceof ApiError) {
+    const message = humanize(err.message);
     if (err.status === 429) {
       const wait = err.retryAfterSec !== null ? ` Try again in ${formatWait(err.retryAfterSec)}.` : ' Try again later.';
-      return `Too many requests: ${err.message}.${wait}`.replace('..', '.');
+      return `Too many requests: ${message}.${wait}`.replace('..', '.');
     }
     if (err.status === 401) return 'Your session has ended or the credentials are wrong. Sign in again.';
-    if (err.status >= 500) return `The service or the broker failed (${err.status} ${err.code}): ${err.message}`;
-    return err.message;
+    if (err.status === 500) return 'Something went wrong in the service. Try again; if it goes on, give the request id below to whoever runs it.';
+    if (err.status >= 500) return `The broker did not answer as expected: ${message}`;
+    return message;
   }
   if (err instanceof TypeError) return `The service cannot be reached: ${err.message}`;
   return err instanceof Error ? err.message : String(err);

@@ -1,18 +1,20 @@
 import { useId } from 'react';
+import { seriesColor } from '../lib/colors';
 
 export interface Series { name: string; points: Array<{ t: number; v: number }> }
-const COLORS = ['#2563eb', '#16a34a', '#dc2626', '#d97706', '#7c3aed', '#0891b2', '#db2777', '#4d7c0f'];
 const W = 960;
 const H = 260;
 const PAD = { l: 64, r: 12, t: 12, b: 28 };
 
-const clock = (t: number) => new Date(t).toLocaleTimeString('en-GB', { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+const clock = (t: number, span: number) => span > 86_400_000
+  ? new Date(t).toLocaleString('en-GB', { day: '2-digit', month: 'short', hour: '2-digit', minute: '2-digit' })
+  : new Date(t).toLocaleTimeString('en-GB', { hour: '2-digit', minute: '2-digit', second: '2-digit' });
 
 /** Lines over time in plain SVG; the label says in words what the chart shows, for screen readers. */
-export function LineChart({ series, label, unit = '' }: { series: Series[]; label: string; unit?: string }) {
+export function LineChart({ series, label, unit = '', empty = 'No samples yet.' }: { series: Series[]; label: string; unit?: string; empty?: string }) {
   const titleId = useId();
   const all = series.flatMap((s) => s.points);
-  if (all.length === 0) return <p className="muted">No samples yet: the chart fills while this page stays open.</p>;
+  if (all.length === 0) return <p className="muted">{empty}</p>;
   let t0 = Math.min(...all.map((p) => p.t));
   let t1 = Math.max(...all.map((p) => p.t));
   if (t1 === t0) { t0 -= 30_000; t1 += 30_000; }
@@ -34,10 +36,10 @@ export function LineChart({ series, label, unit = '' }: { series: Series[]; labe
             <text x={PAD.l - 6} y={y(v) + 4} textAnchor="end" className="axis">{v.toLocaleString('en-US', { maximumFractionDigits: 2 })}</text>
           </g>
         ))}
-        <text x={PAD.l} y={H - 8} className="axis">{clock(t0)}</text>
-        <text x={W - PAD.r} y={H - 8} textAnchor="end" className="axis">{clock(t1)}</text>
+        <text x={PAD.l} y={H - 8} className="axis">{clock(t0, t1 - t0)}</text>
+        <text x={W - PAD.r} y={H - 8} textAnchor="end" className="axis">{clock(t1, t1 - t0)}</text>
         {series.map((s, i) => (
-          <polyline key={s.name} fill="none" stroke={COLORS[i % COLORS.length]} strokeWidth={2} vectorEffect="non-scaling-stroke"
+          <polyline key={s.name} fill="none" stroke={seriesColor(i)} strokeWidth={2} vectorEffect="non-scaling-stroke"
             points={(s.points.length === 1 ? [s.points[0]!, { ...s.points[0]!, t: t1 }] : s.points).map((p) => `${x(p.t).toFixed(1)},${y(p.v).toFixed(1)}`).join(' ')} />
         ))}
       </svg>
@@ -45,7 +47,7 @@ export function LineChart({ series, label, unit = '' }: { series: Series[]; labe
         {series.map((s, i) => {
           const last = s.points[s.points.length - 1];
           return (
-            <span key={s.name}><i style={{ background: COLORS[i % COLORS.length] }} aria-hidden="true" />{s.name}{last ? `: ${last.v.toLocaleString('en-US', { maximumFractionDigits: 2 })}${unit}` : ''}</span>
+            <span key={s.name}><i style={{ background: seriesColor(i) }} aria-hidden="true" />{s.name}{last ? `: ${last.v.toLocaleString('en-US', { maximumFractionDigits: 2 })}${unit}` : ''}</span>
           );
         })}
       </figcaption>

@@ -74,12 +74,17 @@ export function PanicCloseDialog({ scope, onClose }: { scope: Scope; onClose: ()
   };
 
   const busy = phase.step === 'running';
-  const what = scope.kind === 'account' ? `account ${scope.name}` : `every account of group ${scope.name}`;
+  const what = scope.kind === 'account'
+    ? <>the account <strong>{scope.name}</strong> only (if it is a Master, its Slaves follow these closes as they follow any close)</>
+    : <>all {scope.accounts.length} account{scope.accounts.length === 1 ? '' : 's'} of group <strong>{scope.name}</strong>, its Master and its Slaves: {scope.accounts.map((a) => a.name).join(', ')}</>;
+  const lock = scope.kind === 'account'
+    ? 'The account is locked: nothing is copied to or from it until you resume it.'
+    : 'Each of them is locked: nothing is copied in the group until you resume them ("Resume group").';
   return (
     <Modal title={`Panic close: ${scope.name}`} onClose={onClose} busy={busy}>
       {phase.step === 'confirm' && (
         <>
-          <p>This closes <strong>all open trades</strong> of {what} at market and cancels pending orders. Copying from a closed Master stops until you resume it.</p>
+          <p data-testid="panic-scope">This closes <strong>all open trades</strong> of {what}, at market, and cancels their pending orders. {lock}</p>
           <p>It cannot be undone.</p>
           <div className="actions">
             <button type="button" className="btn" onClick={onClose} autoFocus>Cancel</button>
@@ -136,7 +141,7 @@ function PanicResult({ reports, names, onClose, onRetry }: { reports: AccountPan
           <tbody>
             {reports.map((r) => (
               <tr key={r.accountId}>
-                <td>{names.get(r.accountId) ?? <code>{r.accountId}</code>}{r.error && <div className="bad small">{r.error}</div>}</td>
+                <td>{names.get(r.accountId) ?? <span className="muted" title={r.accountId}>an account no longer listed</span>}{r.error && <div className="bad small">{r.error}</div>}</td>
                 <td>{r.closed}</td><td>{r.failed}</td><td>{r.remaining}</td>
                 <td>{r.positions.map((p) => (
                   <div key={p.positionId} className="small">{p.symbol} {p.side} {num(Number(p.volume))} <Badge value={p.outcome} />{p.closePrice ? ` @ ${p.closePrice}` : ''}{p.error ? ` — ${p.error}` : ''}</div>

@@ -1,15 +1,19 @@
 import { app, must } from '../api/client';
 import type { Account } from '../api/types';
-import { recordEquity } from '../lib/equity-history';
+import { rememberNames } from '../lib/names';
 import { useQuery } from './useQuery';
 
-/** The signed-in user's accounts on every platform, live; each answer also feeds the equity chart. */
+/** The signed-in user's accounts on every platform, live; their names stand in for ids in error messages. */
 export function useAccounts() {
   return useQuery<Account[]>(async () => {
     const { accounts } = await must(app.GET('/v1/accounts'));
-    recordEquity(accounts);
+    rememberNames(accounts);
     return accounts;
   }, [], { live: true });
 }
 
-export const useGroups = () => useQuery(async () => (await must(app.GET('/v1/copier-groups'))).groups, [], { live: true });
+export const useGroups = () => useQuery(async () => {
+  const { groups } = await must(app.GET('/v1/copier-groups'));
+  rememberNames(groups);
+  return groups;
+}, [], { live: true });

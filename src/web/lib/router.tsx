@@ -35,10 +35,6 @@ export function match(pattern: string, path: string): Record<string, string> | n
   return out;
 }
 
-export function queryParam(name: string): string | null {
-  return new URLSearchParams(location.search).get(name);
-}
-
 export function Link({ to, children, ...rest }: { to: string } & AnchorHTMLAttributes<HTMLAnchorElement>) {
   const onClick = (e: MouseEvent<HTMLAnchorElement>) => {
     rest.onClick?.(e);

@@ -1,4 +1,4 @@
-import type { CopyRule } from '../api/types';
+import type { CopyRule, CopyRulePatch } from '../api/types';
 
 /**
  * The copy-rule form's fields as text, and the checks the dashboard makes before sending; the server checks
@@ -29,15 +29,18 @@ export type RuleErrors = Partial<Record<keyof RuleForm, string>>;
 const DEC = /^[0-9]+(\.[0-9]+)?$/;
 const SYMBOL = /^[A-Za-z0-9._/#-]{1,32}$/;
 
+/** A decimal of an answer (a JSON number) as the form's text; empty when there is none. */
+const text = (v: number | null | undefined): string => (v === null || v === undefined ? '' : String(v));
+
 export function ruleToForm(r: CopyRule): RuleForm {
-  const s = r.sizing as { mode: SizingMode; multiplier?: string; volume?: string; riskPercent?: string };
+  const s = r.sizing as { mode: SizingMode; multiplier?: number; volume?: number; riskPercent?: number };
   return {
     mode: s.mode,
-    multiplier: s.multiplier ?? (s.mode === 'multiplier' ? '1' : ''),
-    volume: s.volume ?? '',
-    riskPercent: s.riskPercent ?? '',
-    minVolume: r.minVolume ?? '',
-    maxVolume: r.maxVolume ?? '',
+    multiplier: s.multiplier === undefined ? (s.mode === 'multiplier' ? '1' : '') : text(s.multiplier),
+    volume: text(s.volume),
+    riskPercent: text(s.riskPercent),
+    minVolume: text(r.minVolume),
+    maxVolume: text(r.maxVolume),
     symbolMap: Object.entries(r.symbolMap).map(([k, v]) => `${k}=${v}`).join('\n'),
     includeSymbols: r.includeSymbols.join(', '),
     excludeSymbols: r.excludeSymbols.join(', '),
@@ -46,14 +49,17 @@ export function ruleToForm(r: CopyRule): RuleForm {
     copyTakeProfit: r.copyTakeProfit,
     copyPendingOrders: r.copyPendingOrders,
     maxDelayMs: String(r.maxDelayMs),
-    maxSlippage: r.maxSlippage ?? '',
+    maxSlippage: text(r.maxSlippage),
   };
 }
 
 const list = (s: string) => s.split(/[\s,;]+/).map((x) => x.trim()).filter(Boolean);
 
-/** The form as the rule the server takes, or the reasons it cannot be sent (per field). */
-export function formToRule(f: RuleForm): { rule: CopyRule | null; errors: RuleErrors } {
+/**
+ * The form as the rule the server takes, or the reasons it cannot be sent (per field). Decimals go as the text
+ * typed (the API takes a number or a decimal string), so nothing is rounded through a float on the way.
+ */
+export function formToRule(f: RuleForm): { rule: Required<CopyRulePatch> | null; errors: RuleErrors } {
   const errors: RuleErrors = {};
   const dec = (field: keyof RuleForm, v: string, opts: { required?: boolean; positive?: boolean } = {}): string | null => {
     const t = v.trim();
@@ -69,7 +75,7 @@ export function formToRule(f: RuleForm): { rule: CopyRule | null; errors: RuleEr
     return t;
   };
 
-  let sizing: CopyRule['sizing'];
+  let sizing: Required<CopyRulePatch>['sizing'];
   if (f.mode === 'fixed') sizing = { mode: 'fixed', volume: dec('volume', f.volume, { required: true, positive: true }) ?? '' };
   else if (f.mode === 'multiplier') sizing = { mode: 'multiplier', multiplier: dec('multiplier', f.multiplier, { required: true, positive: true }) ?? '' };
   else if (f.mode === 'risk_percent') {
@@ -122,7 +128,7 @@ export function formToRule(f: RuleForm): { rule: CopyRule | null; errors: RuleEr
 
 /** One line about a rule, for the groups table. */
 export function describeRule(r: CopyRule): string {
-  const s = r.sizing as { mode: SizingMode; multiplier?: string; volume?: string; riskPercent?: string };
+  const s = r.sizing as { mode: SizingMode; multiplier?: number; volume?: number; riskPercent?: number };
   const size = s.mode === 'multiplier' ? `x${s.multiplier}` : s.mode === 'fixed' ? `fixed ${s.volume}`
     : s.mode === 'risk_percent' ? `risk ${s.riskPercent}% at the stop` : `${s.mode.replace('_', ' ')}${s.multiplier ? ` x${s.multiplier}` : ''}`;
   const parts = [size];

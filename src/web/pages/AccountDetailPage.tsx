@@ -5,6 +5,9 @@ import { Badge } from '../components/Badge';
 import { EquityChart } from '../components/EquityChart';
 import { HealthBadge } from '../components/HealthBadge';
 import { PanicCloseDialog } from '../components/PanicCloseDialog';
+import { PositionActions } from '../components/PositionActions';
+import { RemoveAccountDialog } from '../components/RemoveAccount';
+import { RiskLimitsForm } from '../components/RiskLimitsForm';
 import { SendOrderForm } from '../components/SendOrderForm';
 import { useAccounts } from '../hooks/useAccounts';
 import { useQuery } from '../hooks/useQuery';
@@ -20,6 +23,7 @@ export function AccountDetailPage({ id }: { id: string }) {
   const [history, setHistory] = useState(false);
   const orders = useQuery(async () => (await must(app.GET('/v1/accounts/{account_id}/orders', { params: { path: { account_id: id }, query: history ? { history: 'true' } : {} } }))).orders, [id, history], { live: true });
   const [panic, setPanic] = useState(false);
+  const [removing, setRemoving] = useState(false);
   const [actionError, setActionError] = useState<unknown>(null);
 
   if (accounts.data && !account) return <section><h1>Account not found</h1><p><Link to="/">Back to the accounts</Link></p></section>;
@@ -45,6 +49,7 @@ export function AccountDetailPage({ id }: { id: string }) {
         <div className="actions">
           <button type="button" className="btn" onClick={() => void toggle()}>{account.status === 'connected' ? 'Pause copying' : 'Resume copying'}</button>
           <button type="button" className="btn btn-danger" onClick={() => setPanic(true)}>Panic close…</button>
+          <button type="button" className="btn btn-danger" onClick={() => setRemoving(true)}>Remove account…</button>
         </div>
       </div>
       <Alert error={actionError} />
@@ -72,13 +77,14 @@ export function AccountDetailPage({ id }: { id: string }) {
         {positions.data && positions.data.length === 0 ? <p className="muted">Flat: no open positions.</p> : (
           <div className="table-wrap">
             <table data-testid="positions-table">
-              <thead><tr><th>Symbol</th><th>Side</th><th className="num">Volume</th><th className="num">Open</th><th className="num">Current</th><th className="num">SL</th><th className="num">TP</th><th className="num">Profit</th><th>Opened</th></tr></thead>
+              <thead><tr><th>Symbol</th><th>Side</th><th className="num">Volume</th><th className="num">Open</th><th className="num">Current</th><th className="num">SL</th><th className="num">TP</th><th className="num">Profit</th><th>Opened</th><th><span className="sr-only">Actions</span></th></tr></thead>
               <tbody>
                 {(positions.data ?? []).map((p) => (
                   <tr key={p.id}>
                     <td>{p.symbol}</td><td><Badge value={p.side} /></td><td className="num">{num(p.volume)}</td><td className="num">{num(p.openPrice)}</td>
                     <td className="num">{num(p.currentPrice)}</td><td className="num">{num(p.stopLoss)}</td><td className="num">{num(p.takeProfit)}</td>
                     <td className={`num ${(p.profit ?? 0) < 0 ? 'bad' : 'good'}`}>{signed(p.profit, 2)}</td><td>{time(p.openedAt)}</td>
+                    <td className="nowrap"><PositionActions accountId={account.id} position={p} onDone={() => void positions.reload()} /></td>
                   </tr>
                 ))}
               </tbody>
@@ -112,6 +118,13 @@ export function AccountDetailPage({ id }: { id: string }) {
         <EquityChart accounts={[account]} />
       </section>
 
+      <section className="card" aria-labelledby="risk-title">
+        <h2 id="risk-title">Risk limits</h2>
+        <p className="muted small">Checked on this account's own equity every few seconds; a group's limits apply to each of its Slaves too, and the stricter wins.</p>
+        <RiskLimitsForm scope="accounts" id={account.id} currency={account.currency} />
+      </section>
+
+      {removing && <RemoveAccountDialog account={account} onClose={() => setRemoving(false)} />}
       {panic && <PanicCloseDialog scope={{ kind: 'account', id: account.id, name: account.name }} onClose={() => { setPanic(false); void positions.reload(); void accounts.reload(); }} />}
     </section>
   );

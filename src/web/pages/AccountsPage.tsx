@@ -23,7 +23,7 @@ export function AccountsPage() {
         <p>No accounts yet. <Link to="/connect">Connect one</Link>.</p>
       ) : (
         <div className="table-wrap">
-          <table className="clickable" data-testid="accounts-table">
+          <table className="clickable stack-narrow" data-testid="accounts-table">
             <caption className="sr-only">Your accounts</caption>
             <thead>
               <tr><th>Name</th><th>Platform</th><th>Role</th><th>Group</th><th>Status</th><th>Health</th><th className="num">Balance</th><th className="num">Equity</th></tr>
@@ -31,14 +31,14 @@ export function AccountsPage() {
             <tbody>
               {list.map((a) => (
                 <tr key={a.id} onClick={(e) => { if (!(e.target as HTMLElement).closest('a')) navigate(`/accounts/${a.id}`); }}>
-                  <td><Link to={`/accounts/${a.id}`}>{a.name}</Link><div className="muted small">{a.accountNumber}{a.brokerName ? ` · ${a.brokerName}` : ''}{a.environment ? ` · ${a.environment}` : ''}</div></td>
-                  <td>{platformName(a.platform)}</td>
-                  <td><Badge value={a.role} /></td>
-                  <td>{groupName(a.groupId)}</td>
-                  <td><Badge value={a.status} title={a.statusReason ?? undefined} /></td>
-                  <td><HealthBadge health={a.health} /></td>
-                  <td className="num">{money(a.balance, a.currency)}</td>
-                  <td className="num">{money(a.equity, a.currency)}</td>
+                  <td data-label="Name"><Link to={`/accounts/${a.id}`}>{a.name}</Link><div className="muted small">{a.accountNumber}{a.brokerName ? ` · ${a.brokerName}` : ''}{a.environment ? ` · ${a.environment}` : ''}</div></td>
+                  <td data-label="Platform">{platformName(a.platform)}</td>
+                  <td data-label="Role"><Badge value={a.role} /></td>
+                  <td data-label="Group">{groupName(a.groupId)}</td>
+                  <td data-label="Status"><Badge value={a.status} title={a.statusReason ?? undefined} /></td>
+                  <td data-label="Health"><HealthBadge health={a.health} /></td>
+                  <td className="num" data-label="Balance">{money(a.balance, a.currency)}</td>
+                  <td className="num" data-label="Equity">{money(a.equity, a.currency)}</td>
                 </tr>
               ))}
             </tbody>

@@ -4,6 +4,7 @@ import type { Account } from '../api/types';
 import { AssignForm } from '../components/AssignForm';
 import { ConnectError } from '../components/ConnectError';
 import { Connected } from '../components/Connected';
+import { DemoLogins } from '../components/DemoLogins';
 import { Steps } from '../components/Steps';
 import { useGroups } from '../hooks/useAccounts';
 import { Link } from '../lib/router';
@@ -70,6 +71,7 @@ export function ConnectAWizard() {
       <p className="crumbs"><Link to="/connect">Connect</Link> /</p>
       <h1 id="wa-title">Connect a Platform A account (MT4/MT5)</h1>
       <Steps steps={STEPS} current={step} />
+      {step === 0 && <DemoLogins platform="platforma" onUse={(l) => { setPlatform(l.platform === 'mt4' ? 'mt4' : 'mt5'); setQuery(l.server); setLogin(l.login); setPassword(l.password); }} />}
       <div className="card wizard">
         {step === 0 && (
           <>

@@ -3,6 +3,7 @@ import { ApiError } from '../api/errors';
 import { confirmPlatformB, discoverPlatformB, type PlatformBAccount } from '../api/connect';
 import type { Account } from '../api/types';
 import { Alert } from '../components/Alert';
+import { DemoLogins } from '../components/DemoLogins';
 import { ConnectError } from '../components/ConnectError';
 import { Connected } from '../components/Connected';
 import { GroupPicker, placementBody, type Placement } from '../components/GroupPicker';
@@ -70,6 +71,7 @@ export function ConnectBWizard() {
       <p className="crumbs"><Link to="/connect">Connect</Link> /</p>
       <h1 id="wb-title">Connect a Platform B account</h1>
       <Steps steps={STEPS} current={step} />
+      {step === 0 && <DemoLogins platform="platformb" onUse={(l) => { setEnvironment(l.environment === 'live' ? 'live' : 'demo'); setServer(l.server); setEmail(l.email); setPassword(l.password); }} />}
       <div className="card wizard">
         {step === 0 && (
           <>

@@ -2,6 +2,7 @@ import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { confirmPlatformC, isPlatformCMessage, platformCConnection, startPlatformC, type PlatformCAccount } from '../api/connect';
 import type { Account } from '../api/types';
 import { Alert } from '../components/Alert';
+import { DemoLogins } from '../components/DemoLogins';
 import { ConnectError } from '../components/ConnectError';
 import { Connected } from '../components/Connected';
 import { GroupPicker, placementBody, type Placement } from '../components/GroupPicker';
@@ -49,6 +50,7 @@ export function ConnectCWizard() {
   };
 
   // The callback page's message, and a popup the user closed before approving.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: loadAccounts is a new function each render; the listeners belong to the waiting phase only
   useEffect(() => {
     if (phase !== 'waiting') return;
     let done = false;
@@ -130,6 +132,7 @@ export function ConnectCWizard() {
       <p className="crumbs"><Link to="/connect">Connect</Link> /</p>
       <h1 id="wc-title">Connect a Platform C account</h1>
       <Steps steps={STEPS} current={step} />
+      {step === 0 && <DemoLogins platform="platformc" />}
       <div className="card wizard">
         {step === 0 && (
           <>

@@ -5,6 +5,8 @@ import { Alert } from '../components/Alert';
 import { AssignForm } from '../components/AssignForm';
 import { Badge } from '../components/Badge';
 import { CopyRuleForm } from '../components/CopyRuleForm';
+import { GroupActions } from '../components/GroupActions';
+import { RiskLimitsForm } from '../components/RiskLimitsForm';
 import { HealthBadge } from '../components/HealthBadge';
 import { PanicCloseDialog } from '../components/PanicCloseDialog';
 import { useAccounts, useGroups } from '../hooks/useAccounts';
@@ -53,6 +55,7 @@ export function GroupsPage() {
             <h2 id={`g-${g.id}`}>{g.name}</h2>
             <button type="button" className="btn btn-danger" onClick={() => setPanic(g)} disabled={!g.master && g.slaves.length === 0}>Panic close group…</button>
           </div>
+          <GroupActions group={g} onChanged={refresh} />
           <h3>Master</h3>
           {g.master ? (
             <p><Link to={`/accounts/${g.master.id}`}>{g.master.name}</Link> <Badge value={g.master.status} /> <HealthBadge health={g.master.health} /> <span className="muted">{money(g.master.equity, g.master.currency)}</span></p>
@@ -78,6 +81,10 @@ export function GroupsPage() {
               ))}
             </ul>
           )}
+          <details className="group-risk">
+            <summary>Risk limits of the group (each Slave on its own equity)</summary>
+            <RiskLimitsForm scope="copier-groups" id={g.id} />
+          </details>
         </article>
       ))}
 

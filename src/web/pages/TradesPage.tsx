@@ -88,7 +88,7 @@ export function TradesPage() {
                   <tr data-trade={t.tradeId}>
                     <td><button type="button" className="btn btn-small" aria-expanded={open.has(t.tradeId)} aria-controls={`copies-${t.tradeId}`} onClick={() => toggle(t.tradeId)} aria-label={`${open.has(t.tradeId) ? 'Hide' : 'Show'} copies of ${t.tradeId}`}>{open.has(t.tradeId) ? '▾' : '▸'}</button></td>
                     <td>{time(t.createdAt)}</td>
-                    <td>{accounts.data?.find((a) => a.id === t.masterAccountId)?.name ?? t.masterAccountId}</td>
+                    <td>{accounts.data?.find((a) => a.id === t.masterAccountId)?.name ?? <span className="muted" title={t.masterAccountId}>a removed account</span>}</td>
                     <td>{t.action} {t.side} {num(t.volume)} {t.symbol}{t.type !== 'market' ? ` ${t.type} @ ${num(t.price)}` : ''} <span className="muted small">({t.source})</span></td>
                     <td className="num">{num(t.master.fillPrice)}</td>
                     <td><Badge value={t.status} /></td>

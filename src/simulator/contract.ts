@@ -1,8 +1,10 @@
 import type { Decimal } from 'decimal.js';
-import type { BrokerEvent, PlaceOrderRequest } from '../platforms/adapter.js';
-import type { Order, Position } from '../domain/types.js';
+import type { Order, OrderType, Position, Side } from '../domain/types.js';
 
 /**
+ * The simulator's published contract: what a client of the simulated broker (the in-process `sim` adapter,
+ * demo mode, the protocol front ends) may rely on. Nothing here imports our server code.
+ *
  * Contract of the simulated broker: one market and a set of accounts. Protocol front ends (TradeLocker REST,
  * cTrader Open API, MetaApi REST) and the in-process `sim` adapter all sit on this one object, so a trade
  * placed through any protocol is visible through every other.
@@ -75,7 +77,41 @@ export interface SimDeal {
   tag: string | null;
 }
 
-export interface SimOrderRequest extends PlaceOrderRequest {
+/**
+ * Something that happened on a simulated account. The simulator's own type (it knows nothing of our broker
+ * port); it has the port's BrokerEvent shape, so the in-process adapter passes it on as is.
+ */
+export interface SimEvent {
+  kind: 'position_opened' | 'position_modified' | 'position_closed' | 'position_reduced' | 'order_placed' | 'order_modified' | 'order_cancelled' | 'order_filled';
+  position?: Position;
+  order?: Order;
+  /** Volume closed by a partial close. */
+  closedVolume?: Decimal;
+  at: string;
+}
+
+/** A business rejection of a write (or a read of something unknown); every front end maps `code` to its protocol. */
+export class SimError extends Error {
+  constructor(
+    readonly code: SimErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'SimError';
+  }
+}
+
+export interface SimOrderRequest {
+  symbol: string;
+  side: Side;
+  type: OrderType;
+  volume: Decimal;
+  /** Limit/stop price; required for pending orders. */
+  price?: Decimal | null;
+  stopLoss?: Decimal | null;
+  takeProfit?: Decimal | null;
+  /** The client's correlation tag, kept on the order and position and found by findByTag. */
+  tag: string;
   /** Close-by reference for netting or explicit position targeting (not used by hedging opens). */
   positionId?: string;
 }
@@ -191,7 +227,7 @@ export interface SimBrokerApi {
   cancelOrder(accountId: string, orderId: string): Order;
   findByTag(accountId: string, tag: string): { position?: Position; order?: Order };
   /** Every state change of an account, in order. */
-  onEvent(listener: (accountId: string, ev: BrokerEvent) => void): () => void;
+  onEvent(listener: (accountId: string, ev: SimEvent) => void): () => void;
   /** Starts the price feed (random walk) every intervalMs; stop() ends it. */
   start(intervalMs?: number): void;
   stop(): void;

@@ -1,4 +1,4 @@
-import { Decimal, type DecimalValue, dec } from '../../../domain/decimal.js';
+import { Decimal, type DecimalValue, dec } from '../../domain/decimal.js';
 
 /**
  * Wire units of the Open API (fact sheet §6): volumes in cents of units, relative SL/TP and spot prices in
@@ -29,7 +29,6 @@ export const fromMoney = (scaled: DecimalValue, moneyDigits: number | undefined)
 
 /** Wire doubles carry real prices; round to the symbol's digits so binary noise never reaches a Decimal. */
 export const priceFromDouble = (v: number, digits: number): Decimal => dec(v).toDecimalPlaces(digits, Decimal.ROUND_HALF_UP);
-export const priceToDouble = (v: Decimal): number => v.toNumber();
 
 export const msToIso = (ms: DecimalValue | undefined | null): string | null =>
   ms === undefined || ms === null || ms === '' ? null : new Date(Number(ms)).toISOString();

@@ -1,8 +1,8 @@
 import { and, desc, eq, gt, lt, sql } from 'drizzle-orm';
-import type { Db } from '../store/db.js';
-import type { EventsRepo, NewEvent } from '../store/repos/events.js';
-import { events, webhookAttempts, webhookEndpoints } from '../store/schema.js';
-import { newId } from '../domain/ids.js';
+import type { Db } from '../db.js';
+import type { EventsRepo, NewEvent } from './events.js';
+import { events, webhookAttempts, webhookEndpoints } from '../schema.js';
+import { newId } from '../../domain/ids.js';
 
 export type EndpointRow = typeof webhookEndpoints.$inferSelect;
 export type AttemptRow = typeof webhookAttempts.$inferSelect;

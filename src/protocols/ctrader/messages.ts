@@ -173,12 +173,6 @@ export interface ReconcileResMsg {
   order?: OrderMsg[];
 }
 
-export interface DealListResMsg {
-  ctidTraderAccountId: I64;
-  deal?: DealMsg[];
-  hasMore: boolean;
-}
-
 export interface OrderListResMsg {
   ctidTraderAccountId: I64;
   order?: OrderMsg[];
@@ -202,14 +196,6 @@ export interface UnrealizedPnLResMsg {
 export interface TokenInvalidatedEventMsg {
   ctidTraderAccountIds?: I64[];
   reason?: string;
-}
-
-export interface ClientDisconnectEventMsg {
-  reason?: string;
-}
-
-export interface AccountDisconnectEventMsg {
-  ctidTraderAccountId: I64;
 }
 
 /** One decoded frame: the envelope plus its payload decoded by payloadType (null for types we do not model). */

@@ -18,8 +18,3 @@ export const ExecutionType = {
 export const PositionStatus = { OPEN: 1, CLOSED: 2, CREATED: 3, ERROR: 4 } as const;
 export const OrderStatus = { ACCEPTED: 1, FILLED: 2, REJECTED: 3, EXPIRED: 4, CANCELLED: 5 } as const;
 export const DealStatus = { FILLED: 2, PARTIALLY_FILLED: 3, REJECTED: 4, INTERNALLY_REJECTED: 5, ERROR: 6, MISSED: 7 } as const;
-export const AccountType = { HEDGED: 0, NETTED: 1, SPREAD_BETTING: 2 } as const;
-export const PermissionScope = { SCOPE_VIEW: 0, SCOPE_TRADE: 1 } as const;
-
-export const executionTypeName = (v: number): string =>
-  (Object.entries(ExecutionType).find(([, n]) => n === v)?.[0] ?? `EXECUTION_TYPE_${v}`);

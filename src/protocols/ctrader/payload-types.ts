@@ -46,8 +46,6 @@ export const PT = {
   GET_POSITION_UNREALIZED_PNL_RES: 2188,
 } as const;
 
-export type PayloadType = (typeof PT)[keyof typeof PT];
-
 export const MESSAGE_NAME: Readonly<Record<number, string>> = {
   [PT.ERROR_RES]: 'ProtoErrorRes',
   [PT.HEARTBEAT_EVENT]: 'ProtoHeartbeatEvent',

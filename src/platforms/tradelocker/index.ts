@@ -1,4 +1,0 @@
-export { TradeLockerAdapter, type TradeLockerAdapterOptions } from './adapter.js';
-export { TRADELOCKER_CAPABILITIES } from './capabilities.js';
-export { discoverTradeLockerAccounts, verifyTradeLockerAccount, type TradeLockerAccountChoice } from './connect.js';
-export { createTradeLockerAdapterFactory, parseTradeLockerCredentials, type TradeLockerCredentials } from './factory.js';
