@@ -293,6 +293,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/app/demo/broker-logins": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Demo mode only: broker logins of the simulated accounts left free for the connection wizards (simulated brokers, no real credentials) */
+        get: operations["getDemoBrokerLogins"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/app/sign-in": {
         parameters: {
             query?: never;
@@ -372,7 +389,8 @@ export interface paths {
         get: operations["getAccount"];
         put?: never;
         post?: never;
-        delete?: never;
+        /** Remove an account with its sealed broker credentials, copy rule and links (a Master takes its trades and their ledger with it). 409 open_copies while it holds copies (as a Slave) or leads them (as a Master), unless force=true, which leaves those copies open at the brokers, no longer followed; 409 panic_close_running while a panic-close runs on it */
+        delete: operations["removeAccount"];
         options?: never;
         head?: never;
         patch?: never;
@@ -422,6 +440,23 @@ export interface paths {
         get?: never;
         /** Set a Slave's copy rule (fields left out keep their defaults); checked against the Slave adapter's capabilities */
         put: operations["updateCopyRule"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/accounts/{account_id}/equity-history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Balance and equity over time from the health monitor's reads (at most one snapshot a minute, kept 30 days), downsampled to at most `points` points (the last snapshot of each bucket). Window: `range` (1h, 24h, 7d; default 24h) ending now, or `from`/`to`. */
+        get: operations["getEquityHistory"];
+        put?: never;
         post?: never;
         delete?: never;
         options?: never;
@@ -681,10 +716,12 @@ export interface paths {
         get: operations["getCopierGroup"];
         put?: never;
         post?: never;
-        delete?: never;
+        /** Delete a copier group; its accounts stay, out of any group. 409 open_copies while copies of its Master are open, unless force=true (they are then left open at the brokers and no longer follow the Master) */
+        delete: operations["deleteCopierGroup"];
         options?: never;
         head?: never;
-        patch?: never;
+        /** Rename a copier group */
+        patch: operations["renameCopierGroup"];
         trace?: never;
     };
     "/v1/copier-groups/{group_id}/panic-close": {
@@ -701,6 +738,40 @@ export interface paths {
          * @description Starts a panic-close job: locks the account(s) (status locked until resumed), closes every position and cancels pending orders (unless cancelPendingOrders is false), retrying until flat. Answers 200 with the final report when the job ends within a short wait (by default the answer comes within 3 s: up to 2 s of waiting for the job to end; `Prefer: wait=N` changes it, `Prefer: respond-async` skips it), else 202 with the job and a Location to poll (getPanicCloseJob).
          */
         post: operations["panicCloseGroup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/copier-groups/{group_id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Pause every account of the group */
+        post: operations["pauseCopierGroup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/copier-groups/{group_id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Resume every account of the group (lifts panic-close locks; 409 panic_close_running while a job runs on one of them; disabled duplicates stay off) */
+        post: operations["resumeCopierGroup"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5190,6 +5261,156 @@ export interface operations {
             };
         };
     };
+    getDemoBrokerLogins: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        platforma: {
+                            balance: string;
+                            login: string;
+                            password: string;
+                            platform: string;
+                            server: string;
+                        }[];
+                        platformb: {
+                            accountNumber: string;
+                            balance: string;
+                            email: string;
+                            environment: string;
+                            password: string;
+                            server: string;
+                        }[];
+                        platformc: {
+                            accountNumber: string;
+                            balance: string;
+                            ctidUser: string;
+                            environment: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
     signIn: {
         parameters: {
             query?: never;
@@ -5792,6 +6013,154 @@ export interface operations {
             };
         };
     };
+    removeAccount: {
+        parameters: {
+            query?: {
+                force?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                account_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
     assignAccount: {
         parameters: {
             query?: never;
@@ -6218,6 +6587,153 @@ export interface operations {
                         symbolMap: {
                             [key: string]: string;
                         };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    getEquityHistory: {
+        parameters: {
+            query?: {
+                from?: string;
+                /** @description 2..1000, default 300 */
+                points?: string;
+                range?: "1h" | "24h" | "7d";
+                to?: string;
+            };
+            header?: never;
+            path: {
+                account_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        accountId: string;
+                        bucketSeconds: number;
+                        from: string;
+                        points: {
+                            balance: number;
+                            equity: number;
+                            /** @description time of the snapshot (ISO 8601) */
+                            t: string;
+                        }[];
+                        to: string;
                     };
                 };
             };
@@ -9971,6 +10487,390 @@ export interface operations {
             };
         };
     };
+    deleteCopierGroup: {
+        parameters: {
+            query?: {
+                force?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                group_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    renameCopierGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                group_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        createdAt: string;
+                        id: string;
+                        master: {
+                            accountNumber: string;
+                            balance: number | null;
+                            brokerName: string | null;
+                            createdAt: string;
+                            currency: string | null;
+                            environment: string | null;
+                            equity: number | null;
+                            groupId: string | null;
+                            /** @description account health (the field name and shape are our choice: open point) */
+                            health: {
+                                checkedAt: string | null;
+                                connected: boolean;
+                                dataStale: boolean;
+                                inSync: boolean;
+                                lastError: string | null;
+                                reconnectRequired: boolean;
+                                state: "ok" | "degraded" | "down";
+                                tradingAllowed: boolean;
+                            };
+                            id: string;
+                            name: string;
+                            /** @description sim, platforma, platformb or platformc */
+                            platform: string;
+                            role: "master" | "slave";
+                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                            status: string;
+                            statusReason: string | null;
+                        } | null;
+                        name: string;
+                        slaves: ({
+                            accountNumber: string;
+                            balance: number | null;
+                            brokerName: string | null;
+                            createdAt: string;
+                            currency: string | null;
+                            environment: string | null;
+                            equity: number | null;
+                            groupId: string | null;
+                            /** @description account health (the field name and shape are our choice: open point) */
+                            health: {
+                                checkedAt: string | null;
+                                connected: boolean;
+                                dataStale: boolean;
+                                inSync: boolean;
+                                lastError: string | null;
+                                reconnectRequired: boolean;
+                                state: "ok" | "degraded" | "down";
+                                tradingAllowed: boolean;
+                            };
+                            id: string;
+                            name: string;
+                            /** @description sim, platforma, platformb or platformc */
+                            platform: string;
+                            role: "master" | "slave";
+                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                            status: string;
+                            statusReason: string | null;
+                        } & {
+                            rule: {
+                                copyPendingOrders: boolean;
+                                copyStopLoss: boolean;
+                                copyTakeProfit: boolean;
+                                excludeSymbols: string[];
+                                includeSymbols: string[];
+                                maxDelayMs: number;
+                                /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
+                                maxSlippage: number | null;
+                                maxVolume: number | null;
+                                minVolume: number | null;
+                                reverse: boolean;
+                                sizing: {
+                                    /** @enum {string} */
+                                    mode: "multiplier";
+                                    multiplier: number;
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "fixed";
+                                    volume: number;
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "balance_ratio";
+                                    multiplier?: number;
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "equity_ratio";
+                                    multiplier?: number;
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "risk_percent";
+                                    riskPercent: number;
+                                };
+                                symbolMap: {
+                                    [key: string]: string;
+                                };
+                            };
+                        })[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
     panicCloseGroup: {
         parameters: {
             query?: never;
@@ -10154,6 +11054,484 @@ export interface operations {
             };
             /** @description Default Response */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    pauseCopierGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                group_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        createdAt: string;
+                        id: string;
+                        master: {
+                            accountNumber: string;
+                            balance: number | null;
+                            brokerName: string | null;
+                            createdAt: string;
+                            currency: string | null;
+                            environment: string | null;
+                            equity: number | null;
+                            groupId: string | null;
+                            /** @description account health (the field name and shape are our choice: open point) */
+                            health: {
+                                checkedAt: string | null;
+                                connected: boolean;
+                                dataStale: boolean;
+                                inSync: boolean;
+                                lastError: string | null;
+                                reconnectRequired: boolean;
+                                state: "ok" | "degraded" | "down";
+                                tradingAllowed: boolean;
+                            };
+                            id: string;
+                            name: string;
+                            /** @description sim, platforma, platformb or platformc */
+                            platform: string;
+                            role: "master" | "slave";
+                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                            status: string;
+                            statusReason: string | null;
+                        } | null;
+                        name: string;
+                        slaves: ({
+                            accountNumber: string;
+                            balance: number | null;
+                            brokerName: string | null;
+                            createdAt: string;
+                            currency: string | null;
+                            environment: string | null;
+                            equity: number | null;
+                            groupId: string | null;
+                            /** @description account health (the field name and shape are our choice: open point) */
+                            health: {
+                                checkedAt: string | null;
+                                connected: boolean;
+                                dataStale: boolean;
+                                inSync: boolean;
+                                lastError: string | null;
+                                reconnectRequired: boolean;
+                                state: "ok" | "degraded" | "down";
+                                tradingAllowed: boolean;
+                            };
+                            id: string;
+                            name: string;
+                            /** @description sim, platforma, platformb or platformc */
+                            platform: string;
+                            role: "master" | "slave";
+                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                            status: string;
+                            statusReason: string | null;
+                        } & {
+                            rule: {
+                                copyPendingOrders: boolean;
+                                copyStopLoss: boolean;
+                                copyTakeProfit: boolean;
+                                excludeSymbols: string[];
+                                includeSymbols: string[];
+                                maxDelayMs: number;
+                                /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
+                                maxSlippage: number | null;
+                                maxVolume: number | null;
+                                minVolume: number | null;
+                                reverse: boolean;
+                                sizing: {
+                                    /** @enum {string} */
+                                    mode: "multiplier";
+                                    multiplier: number;
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "fixed";
+                                    volume: number;
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "balance_ratio";
+                                    multiplier?: number;
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "equity_ratio";
+                                    multiplier?: number;
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "risk_percent";
+                                    riskPercent: number;
+                                };
+                                symbolMap: {
+                                    [key: string]: string;
+                                };
+                            };
+                        })[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    resumeCopierGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                group_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        createdAt: string;
+                        id: string;
+                        master: {
+                            accountNumber: string;
+                            balance: number | null;
+                            brokerName: string | null;
+                            createdAt: string;
+                            currency: string | null;
+                            environment: string | null;
+                            equity: number | null;
+                            groupId: string | null;
+                            /** @description account health (the field name and shape are our choice: open point) */
+                            health: {
+                                checkedAt: string | null;
+                                connected: boolean;
+                                dataStale: boolean;
+                                inSync: boolean;
+                                lastError: string | null;
+                                reconnectRequired: boolean;
+                                state: "ok" | "degraded" | "down";
+                                tradingAllowed: boolean;
+                            };
+                            id: string;
+                            name: string;
+                            /** @description sim, platforma, platformb or platformc */
+                            platform: string;
+                            role: "master" | "slave";
+                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                            status: string;
+                            statusReason: string | null;
+                        } | null;
+                        name: string;
+                        slaves: ({
+                            accountNumber: string;
+                            balance: number | null;
+                            brokerName: string | null;
+                            createdAt: string;
+                            currency: string | null;
+                            environment: string | null;
+                            equity: number | null;
+                            groupId: string | null;
+                            /** @description account health (the field name and shape are our choice: open point) */
+                            health: {
+                                checkedAt: string | null;
+                                connected: boolean;
+                                dataStale: boolean;
+                                inSync: boolean;
+                                lastError: string | null;
+                                reconnectRequired: boolean;
+                                state: "ok" | "degraded" | "down";
+                                tradingAllowed: boolean;
+                            };
+                            id: string;
+                            name: string;
+                            /** @description sim, platforma, platformb or platformc */
+                            platform: string;
+                            role: "master" | "slave";
+                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                            status: string;
+                            statusReason: string | null;
+                        } & {
+                            rule: {
+                                copyPendingOrders: boolean;
+                                copyStopLoss: boolean;
+                                copyTakeProfit: boolean;
+                                excludeSymbols: string[];
+                                includeSymbols: string[];
+                                maxDelayMs: number;
+                                /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
+                                maxSlippage: number | null;
+                                maxVolume: number | null;
+                                minVolume: number | null;
+                                reverse: boolean;
+                                sizing: {
+                                    /** @enum {string} */
+                                    mode: "multiplier";
+                                    multiplier: number;
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "fixed";
+                                    volume: number;
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "balance_ratio";
+                                    multiplier?: number;
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "equity_ratio";
+                                    multiplier?: number;
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "risk_percent";
+                                    riskPercent: number;
+                                };
+                                symbolMap: {
+                                    [key: string]: string;
+                                };
+                            };
+                        })[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
