@@ -66,10 +66,10 @@ module.exports = {
     },
     {
       name: 'web-is-not-the-server',
-      comment: 'The dashboard talks to the server over HTTP only (its types are generated from /openapi.json).',
+      comment: 'The dashboard talks to the server over HTTP only (its types are generated from /openapi.json into src/client/schema.d.ts, shared with copytrade/client).',
       severity: 'error',
       from: { path: '^src/web/' },
-      to: { path: '^src/', pathNot: '^src/web/' },
+      to: { path: '^src/', pathNot: '^src/(web/|client/schema\\.d\\.ts$)' },
     },
   ],
   options: {

@@ -32,6 +32,8 @@ import { createTradeLockerAdapterFactory } from './platforms/tradelocker/factory
 import type { DemoBrokers } from './demo/demo-brokers.js';
 import type { DemoCredentials, SeedHooks } from './demo/seed.js';
 import { createWebhooks } from './webhooks/compose.js';
+import { assertPortsFree } from './config/port-check.js';
+import { startOperatorListener } from './api/operator/server.js';
 
 export interface Service {
   baseUrl: string;
@@ -47,9 +49,10 @@ export interface Service {
 export interface ServiceOptions {
   /**
    * Demo mode: the simulated brokers of a `copytrade simulator` process (see demo/simulator-client.ts). Without
-   * it, demo mode runs them in this process (tests), where they share the `sim` platform's market.
+   * it, demo mode runs them in this process (tests), where they share the `sim` platform's market. A promise lets
+   * the simulator start while the store opens.
    */
-  simulator?: DemoBrokers;
+  simulator?: DemoBrokers | Promise<DemoBrokers>;
   /** Test hook into the demo seeding (interrupt it after a step). */
   seedHooks?: SeedHooks;
 }
@@ -65,6 +68,8 @@ export interface ServiceOptions {
 const IN_FLIGHT_STALE_MS = 120_000;
 
 export async function startService(cfg: Config, logger: Logger | false, opts: ServiceOptions = {}): Promise<Service> {
+  // Before anything is opened or written: a taken port is a clear error at once, not a half-made data dir.
+  await assertPortsFree(cfg.host, [cfg.port, cfg.v1Port]);
   const startedAt = new Date();
   const instanceId = randomUUID();
   const store = await Store.open({ dataDir: cfg.dataDir, databaseUrl: cfg.databaseUrl });
@@ -109,7 +114,7 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
     if (cfg.demo) {
       broker.start(1000);
       cleanup.unshift(async () => broker.stop());
-      if (opts.simulator) demoBrokers = opts.simulator;
+      if (opts.simulator) demoBrokers = await opts.simulator;
       else {
         // Demo: every platform is served by the simulator's protocol front ends on loopback.
         // Loaded only in demo mode: a production process carries no simulator front ends.
@@ -191,17 +196,25 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
     const split = cfg.v1Port !== null;
     const main = await buildServer(deps, { families: split ? ['r'] : ['r', 'v1'], logger });
     servers.push(main);
-    const addr = await main.listen({ host: cfg.host, port: cfg.port });
+    // Bound now, announced at the end: "listening" is logged once the service is ready (demo credentials written).
+    const bound = (a: string) => `bound ${a}, starting`;
+    const addr = await main.listen({ host: cfg.host, port: cfg.port, listenTextResolver: bound });
     const baseUrl = addr.replace('[::1]', 'localhost');
     let v1BaseUrl = baseUrl;
     if (split) {
       const v1 = await buildServer(deps, { families: ['v1'], logger });
       servers.push(v1);
-      v1BaseUrl = (await v1.listen({ host: cfg.host, port: cfg.v1Port! })).replace('[::1]', 'localhost');
+      v1BaseUrl = (await v1.listen({ host: cfg.host, port: cfg.v1Port!, listenTextResolver: bound })).replace('[::1]', 'localhost');
     }
     cleanup.unshift(async () => {
       await Promise.all(servers.map((s) => s.close()));
     });
+    // The embedded store is this process's alone: the operator's CLI reaches it through this listener instead.
+    const operatorFile = store.database.kind === 'pglite' ? dataFile(cfg, 'operator.json') : null;
+    if (operatorFile) {
+      const operator = await startOperatorListener({ store, auth }, operatorFile, logger);
+      cleanup.unshift(() => operator.close());
+    }
 
     // Health after the demo's accounts exist, so the first round already sees them.
     // A read may take longer than a write's answer (first sign-in, TLS handshake); only a hung broker is "down".
@@ -235,6 +248,8 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
 
     await panic.resumeRunning();
     risk.start(10_000);
+    // The line scripts wait for (Fastify's usual wording): everything a client reads after it exists by now.
+    if (logger) for (const url of new Set([baseUrl, v1BaseUrl])) logger.info(`Server listening at ${url}`);
 
     return {
       baseUrl, v1BaseUrl, store, broker, deps, demo, servers,

@@ -39,7 +39,8 @@ describe('copytrade CLI (admin commands on the embedded store)', () => {
     expect(JSON.stringify(list)).not.toContain(k.apiKey);
     const revoked = await cli('keys', 'revoke', '--email', 'ops@example.test', '--id', rotated.id, '--json');
     expect(revoked.code, revoked.stderr).toBe(0);
-  }, 60_000);
+    // Six CLI processes, each compiling with tsx and opening PGlite: over a minute on a busy 2-core machine.
+  }, 180_000);
 
   it("sets a key's dedicated limits and resets a password (revoking the user's access tokens)", async () => {
     const k = JSON.parse((await cli('keys', 'create', '--email', 'ops@example.test', '--json')).stdout);
@@ -63,7 +64,7 @@ describe('copytrade CLI (admin commands on the embedded store)', () => {
     const noFlag = await cli('keys', 'create');
     expect(noFlag.code).not.toBe(0);
     expect(noFlag.stderr).toContain("required option '--email <email>'");
-  }, 60_000);
+  }, 180_000);
 
   it('says clearly when the data dir is in use by a running server', async () => {
     writeFileSync(join(dir, 'copytrade.lock'), String(process.ppid));

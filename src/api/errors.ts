@@ -25,6 +25,7 @@ export const STATUS: Record<ErrorCode, number> = {
   upstream_error: 502,
   upstream_unavailable: 503,
   data_dir_in_use: 503,
+  port_in_use: 503,
   internal_error: 500,
 };
 

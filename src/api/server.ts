@@ -30,6 +30,7 @@ import { eventRoutes } from './v1/events.js';
 import { equityRoutes } from './v1/equity.js';
 import type { RouteOpts } from './v1/route-opts.js';
 import { eventWebhooks, refResolver } from './openapi-events.js';
+import { lazySerializers } from './lazy-serializers.js';
 
 export type Family = 'r' | 'v1';
 
@@ -77,6 +78,7 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
     clientErrorHandler,
     bodyLimit: opts.bodyLimit ?? 64 * 1024,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: true, strict: false } },
+    schemaController: { compilersFactory: { buildSerializer: lazySerializers() as never } },
   }) as unknown as FastifyInstance;
 
   app.decorateRequest('principal', null);

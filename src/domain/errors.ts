@@ -28,6 +28,8 @@ export type ErrorCode =
   /** Too many event streams open on one credential at once. */
   | 'stream_quota_exceeded'
   | 'data_dir_in_use'
+  /** The address `serve` was asked to listen on is taken (raised before anything is opened or written). */
+  | 'port_in_use'
   | 'internal_error';
 
 export class AppError extends Error {

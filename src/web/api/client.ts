@@ -1,10 +1,10 @@
 import createClient, { type Middleware } from 'openapi-fetch';
-import type { paths } from './schema';
+import type { paths } from '../../client/schema';
 import { toApiError } from './errors';
 import { accessToken, saveSession } from '../lib/session';
 
 /**
- * Typed clients generated from our OpenAPI document (src/web/api/schema.d.ts, `npm run gen:api`).
+ * Typed clients generated from our OpenAPI document (src/client/schema.d.ts, `npm run gen:api`; the CLI's client uses the same file).
  * - `api`: family R (/api/...) and the dashboard's own routes (/app/sign-in, /app/api-keys).
  * - `app`: family V's operations through the dashboard mirror: the document's `/v1/...` paths, sent to
  *   `/app/v1/...` with the signed-in user's access token (the dashboard never holds an API key).

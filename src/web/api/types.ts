@@ -1,4 +1,4 @@
-import type { paths } from './schema';
+import type { paths } from '../../client/schema';
 
 type Json<T> = T extends { content: { 'application/json': infer B } } ? B : never;
 export type Ok<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { responses: infer R }

@@ -1,0 +1,56 @@
+import type { Command } from 'commander';
+import { clientFor, withApiOptions, type ApiFlags } from '../api-context.js';
+import { out, table } from '../output.js';
+
+export function accountCommands(program: Command): void {
+  const accounts = program.command('accounts').description('your broker accounts (family V)');
+  withApiOptions(accounts.command('list').description('every account with platform, role, status and health')).action(
+    async (o: ApiFlags) => {
+      const ct = clientFor(o);
+      const r = await ct.call(ct.api.GET('/v1/accounts'));
+      out(o.json, r, () =>
+        table(
+          r.accounts,
+          [
+            ['id', (a) => a.id],
+            ['name', (a) => a.name],
+            ['platform', (a) => a.platform],
+            ['role', (a) => a.role],
+            ['status', (a) => a.status],
+            ['health', (a) => a.health?.state],
+            ['balance', (a) => a.balance],
+            ['equity', (a) => a.equity],
+            ['group', (a) => a.groupId],
+          ],
+          'no accounts',
+        ),
+      );
+    },
+  );
+
+  withApiOptions(
+    program.command('positions <accountId>').description("an account's open positions, read at its broker"),
+  ).action(async (accountId: string, o: ApiFlags) => {
+    const ct = clientFor(o);
+    const r = await ct.call(
+      ct.api.GET('/v1/accounts/{account_id}/positions', { params: { path: { account_id: accountId } } }),
+    );
+    out(o.json, r, () =>
+      table(
+        r.positions,
+        [
+          ['id', (p) => p.id],
+          ['symbol', (p) => p.symbol],
+          ['side', (p) => p.side],
+          ['volume', (p) => p.volume],
+          ['open', (p) => p.openPrice],
+          ['current', (p) => p.currentPrice],
+          ['sl', (p) => p.stopLoss],
+          ['tp', (p) => p.takeProfit],
+          ['profit', (p) => p.profit],
+        ],
+        'no open positions',
+      ),
+    );
+  });
+}

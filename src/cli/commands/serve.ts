@@ -1,0 +1,116 @@
+import { join, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { loadConfig } from '../../config/config.js';
+import { createLogger } from '../../config/logger.js';
+import { assertPortsFree } from '../../config/port-check.js';
+import type { ExternalSimulator } from '../../demo/simulator-client.js';
+import type { Service } from '../../main.js';
+import { dataDirOpt, keyFileOpt, type StoreFlags } from '../admin-store.js';
+import { out } from '../output.js';
+
+export function serveCommand(program: Command): void {
+  program
+    .command('serve')
+    .description('run the service (both route families, the copy engine and the embedded store)')
+    // No commander defaults: HOST and PORT from the environment apply unless a flag is given (config's defaults last).
+    .option('--host <host>', 'address to bind (default $HOST or 127.0.0.1)')
+    .option('--port <port>', 'port of family R, and of family V unless --v1-port is given (default $PORT or 8080)')
+    .option('--v1-port <port>', 'serve family V on its own port')
+    .option(...dataDirOpt)
+    .option(...keyFileOpt)
+    .option('--demo', 'seed a demo user, a copier group and simulated accounts')
+    .option(
+      '--simulator <where>',
+      'demo brokers: "auto" (a `copytrade simulator` process for the data dir, started unless running), ' +
+        'an endpoints file written by `copytrade simulator`, or "in-process"',
+      process.env.COPYTRADE_SIMULATOR ?? 'auto',
+    )
+    .option('--json', 'print the startup summary as JSON')
+    .action(
+      async (o: StoreFlags & { host?: string; port?: string; v1Port?: string; demo?: boolean; simulator: string }) => {
+        const cfg = loadConfig({
+          ...(o.host ? { host: o.host } : {}),
+          ...(o.port ? { port: o.port } : {}),
+          ...(o.v1Port ? { v1Port: o.v1Port } : {}),
+          ...(o.dataDir ? { dataDir: o.dataDir } : {}),
+          ...(o.secretKeyFile ? { secretKeyFile: o.secretKeyFile } : {}),
+          demo: !!o.demo,
+        });
+        // First, before the simulator or the store touch the data dir: a taken port fails at once.
+        await assertPortsFree(cfg.host, [cfg.port, cfg.v1Port]);
+        const logger = createLogger(cfg.logLevel);
+        // Loaded now, while the simulator starts in its own process: both take seconds on a busy machine.
+        const service = import('../../main.js');
+        let pending: Promise<ExternalSimulator> | null = null;
+        if (cfg.demo && o.simulator !== 'in-process' && !(o.simulator === 'auto' && cfg.dataDir === ':memory:')) {
+          // The brokers outlive the service (kill -9 included): what they confirmed is still there at the next start.
+          const { ensureSimulator, connectSimulator } = await import('../../demo/simulator-client.js');
+          pending =
+            o.simulator === 'auto'
+              ? ensureSimulator(join(cfg.dataDir, 'simulator'), '127.0.0.1')
+              : connectSimulator(resolve(o.simulator));
+          // Awaited by the service once its store is open; a failure is reported there, not as an unhandled rejection.
+          pending.catch(() => undefined);
+        }
+        let svc: Service;
+        try {
+          const { startService } = await service;
+          svc = await startService(cfg, logger, pending ? { simulator: pending } : {});
+        } catch (err) {
+          const started = await pending?.catch(() => null);
+          if (started?.spawned) await started.stop();
+          throw err;
+        }
+        const simulator = pending ? await pending : null;
+        const simInfo = simulator
+          ? { pid: simulator.pid, endpointsFile: simulator.endpointsFile, spawned: simulator.spawned }
+          : null;
+        const summary = {
+          baseUrl: svc.baseUrl,
+          v1BaseUrl: svc.v1BaseUrl,
+          store: svc.store.database.kind,
+          dataDir: svc.store.database.location,
+          demo: svc.demo,
+          simulator: simInfo,
+        };
+        if (o.json) out(true, summary, '');
+        else {
+          const lines = [
+            '',
+            `copytrade is running (store: ${summary.store} at ${summary.dataDir})`,
+            `  family R  ${svc.baseUrl}/api      OpenAPI ${svc.baseUrl}/openapi.json   reference ${svc.baseUrl}/docs`,
+            `  family V  ${svc.v1BaseUrl}/v1`,
+          ];
+          if (simInfo)
+            lines.push(
+              `  simulated brokers: process ${simInfo.pid}${simInfo.spawned ? '' : ' (already running)'}, endpoints in ${simInfo.endpointsFile}`,
+            );
+          if (svc.demo) {
+            lines.push(
+              '',
+              `Demo credentials (also in ${cfg.dataDir}/demo-credentials.json):`,
+              `  email        ${svc.demo.email}`,
+              `  password     ${svc.demo.password}`,
+              `  accessToken  ${svc.demo.accessToken}   (family R: Authorization: Bearer ...)`,
+              `  apiKey       ${svc.demo.apiKey}   (family V: Authorization: Bearer ...)`,
+              '',
+              'Try:',
+              `  curl -s -H "Authorization: Bearer ${svc.demo.apiKey}" ${svc.v1BaseUrl}/v1/accounts`,
+            );
+          }
+          process.stderr.write(`${lines.join('\n')}\n\n`);
+        }
+        let stopping = false;
+        const stop = async (signal: string) => {
+          if (stopping) return;
+          stopping = true;
+          logger.info({ signal }, 'shutting down');
+          await svc.close();
+          // After the service: its last writes and drains still reach the brokers.
+          if (simulator && o.simulator === 'auto') await simulator.stop();
+          process.exit(0);
+        };
+        for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => void stop(sig));
+      },
+    );
+}
