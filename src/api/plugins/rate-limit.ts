@@ -23,10 +23,6 @@ function effectiveLimits(defaults: V1Limits, principal: Pick<Principal, 'limits'
   return { writes: of(principal.limits?.writes, defaults.writes), reads: of(principal.limits?.reads, defaults.reads) };
 }
 
-/**
- * Emergency routes: a panic-close is never refused for the write limit (it takes nothing from the bucket and
- * still reports it). A flood of them cannot pile up work: a start while a job runs returns that job.
- */
 /** What a key's owner sees of its limits (the key list, /v1/me): null = that class is not limited. */
 export function limitsJson(defaults: V1Limits, limits: Principal['limits']) {
   const one = (n: number | null | undefined, dflt: number) => {
@@ -36,16 +32,20 @@ export function limitsJson(defaults: V1Limits, limits: Principal['limits']) {
   return { writes: one(limits?.writes, defaults.writes), reads: one(limits?.reads, defaults.reads) };
 }
 
+/**
+ * Emergency routes: a panic-close is never refused for the write limit (it takes nothing from the bucket and
+ * still reports it). A flood of them cannot pile up work: a start while a job runs returns that job.
+ */
 const NEVER_REFUSED = new Set(['/v1/accounts/:account_id/panic-close', '/v1/copier-groups/:group_id/panic-close']);
 
 const classOf = (method: string): LimitClass => (method === 'GET' || method === 'HEAD' ? 'reads' : 'writes');
 
 /**
- * One token bucket per API key (per user for the dashboard's access tokens) and class, kept in the store so
- * several API processes share it. Every answer of a limited route carries the IETF RateLimit-Policy and
- * RateLimit fields (draft-ietf-httpapi-ratelimit-headers: structured fields, `q` quota, `w` window, `r`
- * remaining, `t` seconds until the bucket is full again); a refusal is 429 `rate_limited` with Retry-After
- * (seconds until one token is back).
+ * One token bucket per API key (per user for the dashboard's access tokens) and class: in the store on
+ * PostgreSQL so several API processes share it, in memory on the embedded store (one process). Every answer
+ * of a limited route carries the IETF RateLimit-Policy and RateLimit fields (draft-ietf-httpapi-ratelimit-headers:
+ * structured fields, `q` quota, `w` window, `r` remaining, `t` seconds until the bucket is full again); a
+ * refusal is 429 `rate_limited` with Retry-After (seconds until one token is back).
  */
 export function rateLimiter(app: FastifyInstance, store: Store, defaults: V1Limits) {
   // Embedded store: one process by its lock file, so memory is exact; PostgreSQL: processes share the store's buckets.
