@@ -38,14 +38,16 @@ module.exports = {
     },
     {
       name: 'simulator-is-not-a-client',
-      comment: 'The simulator imports none of our adapters, nor the port: it has its own types and shares only src/protocols.',
+      comment:
+        'The simulator imports none of our adapters, nor the port: it has its own types and shares only src/protocols.',
       severity: 'error',
       from: { path: '^src/simulator/' },
       to: { path: '^src/(platforms|engine|store|api|events|webhooks|auth|bus|cli|demo|web)/' },
     },
     {
       name: 'adapters-use-only-the-simulator-contract',
-      comment: "An adapter may know the simulator's published contract (simulator/contract.ts), never its implementation.",
+      comment:
+        "An adapter may know the simulator's published contract (simulator/contract.ts), never its implementation.",
       severity: 'error',
       from: { path: '^src/platforms/' },
       to: { path: '^src/simulator/', pathNot: '^src/simulator/contract\\.ts$' },
@@ -66,7 +68,8 @@ module.exports = {
     },
     {
       name: 'web-is-not-the-server',
-      comment: 'The dashboard talks to the server over HTTP only (its types are generated from /openapi.json into src/client/schema.d.ts, shared with copytrade/client).',
+      comment:
+        'The dashboard talks to the server over HTTP only (its types are generated from /openapi.json into src/client/schema.d.ts, shared with copytrade/client).',
       severity: 'error',
       from: { path: '^src/web/' },
       to: { path: '^src/', pathNot: '^src/(web/|client/schema\\.d\\.ts$)' },
@@ -77,6 +80,10 @@ module.exports = {
     exclude: { path: '\\.test\\.tsx?$' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'], extensions: ['.ts', '.tsx', '.js', '.d.ts'] },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default'],
+      extensions: ['.ts', '.tsx', '.js', '.d.ts'],
+    },
   },
 };

@@ -16,21 +16,40 @@ import type { AdapterFactory, BrokerAdapter, OrderOutcome, PlaceOrderRequest } f
 import { Store } from '../src/store/store.js';
 import { percentile, report, type Row } from './lib.js';
 
-const SPEC: InstrumentSpec = { symbol: 'EURUSD', volumeStep: new Decimal('0.01'), minVolume: new Decimal('0.01'), maxVolume: new Decimal('100'), contractSize: new Decimal(100000), tickSize: new Decimal('0.00001') };
+const SPEC: InstrumentSpec = {
+  symbol: 'EURUSD',
+  volumeStep: new Decimal('0.01'),
+  minVolume: new Decimal('0.01'),
+  maxVolume: new Decimal('100'),
+  contractSize: new Decimal(100000),
+  tickSize: new Decimal('0.00001'),
+};
 
 /** An adapter that notes when an order is handed to it and answers at once: the broker is not what we measure. */
 function stubFactory(handoffs: { last: number; count: number }): AdapterFactory {
   const caps = { ...SIM_CAPABILITIES, rateLimitPerSecond: 1_000_000 };
   const adapter = (): BrokerAdapter => ({
     capabilities: caps,
-    accountInfo: async () => ({ balance: new Decimal(10000), equity: new Decimal(10000), currency: 'USD', brokerAccountNumber: '1' }),
+    accountInfo: async () => ({
+      balance: new Decimal(10000),
+      equity: new Decimal(10000),
+      currency: 'USD',
+      brokerAccountNumber: '1',
+    }),
     instrument: async () => SPEC,
     listPositions: async () => [],
     listOrders: async () => [],
     placeOrder: async (req: PlaceOrderRequest): Promise<OrderOutcome> => {
       handoffs.last = performance.now();
       handoffs.count++;
-      return { kind: 'confirmed', brokerOrderId: newId('int'), positionId: `p${req.tag}`, filledVolume: req.volume, fillPrice: new Decimal('1.10000'), brokerTime: null };
+      return {
+        kind: 'confirmed',
+        brokerOrderId: newId('int'),
+        positionId: `p${req.tag}`,
+        filledVolume: req.volume,
+        fillPrice: new Decimal('1.10000'),
+        brokerTime: null,
+      };
     },
     modifyPosition: async () => ({ kind: 'denied', code: 'x', message: 'x' }),
     closePosition: async () => ({ kind: 'denied', code: 'x', message: 'x' }),
@@ -53,10 +72,30 @@ async function runSize(n: number, reps: number): Promise<Row[]> {
   try {
     const user = await store.users.create(`bench${n}@example.test`, 'x');
     const group = await store.accounts.createGroup(user.id, 'bench');
-    const master = await store.accounts.create({ userId: user.id, platform: 'sim', role: 'master', name: 'M', groupId: group.id, brokerAccountId: 'm', brokerAccountNumber: '1', balance: new Decimal(10000), equity: new Decimal(10000) });
+    const master = await store.accounts.create({
+      userId: user.id,
+      platform: 'sim',
+      role: 'master',
+      name: 'M',
+      groupId: group.id,
+      brokerAccountId: 'm',
+      brokerAccountNumber: '1',
+      balance: new Decimal(10000),
+      equity: new Decimal(10000),
+    });
     const slaves: Account[] = [];
     for (let i = 0; i < n; i++) {
-      const s = await store.accounts.create({ userId: user.id, platform: 'sim', role: 'slave', name: `S${i}`, groupId: group.id, brokerAccountId: `s${i}`, brokerAccountNumber: String(1000 + i), balance: new Decimal(10000), equity: new Decimal(10000) });
+      const s = await store.accounts.create({
+        userId: user.id,
+        platform: 'sim',
+        role: 'slave',
+        name: `S${i}`,
+        groupId: group.id,
+        brokerAccountId: `s${i}`,
+        brokerAccountNumber: String(1000 + i),
+        balance: new Decimal(10000),
+        equity: new Decimal(10000),
+      });
       await store.accounts.setRule(s.id, withDefaults({ sizing: { mode: 'multiplier', multiplier: '0.5' } }));
       slaves.push(s);
     }
@@ -67,9 +106,30 @@ async function runSize(n: number, reps: number): Promise<Row[]> {
     const action = (i: number): MasterAction => {
       const positionId = `mp${n}_${i}`;
       return {
-        id: `${master.id}:${positionId}:open:1`, kind: 'open', masterAccountId: master.id, positionId, orderId: null, symbol: 'EURUSD', side: 'buy', type: 'market',
-        volume: new Decimal('1.00'), prevVolume: null, price: new Decimal('1.10000'), stopLoss: new Decimal('1.09000'), takeProfit: null, at: Date.now(),
-        item: { accountId: master.id, kind: 'position', itemId: positionId, symbol: 'EURUSD', side: 'buy', orderType: 'market', volume: '1.00', price: '1.10000' },
+        id: `${master.id}:${positionId}:open:1`,
+        kind: 'open',
+        masterAccountId: master.id,
+        positionId,
+        orderId: null,
+        symbol: 'EURUSD',
+        side: 'buy',
+        type: 'market',
+        volume: new Decimal('1.00'),
+        prevVolume: null,
+        price: new Decimal('1.10000'),
+        stopLoss: new Decimal('1.09000'),
+        takeProfit: null,
+        at: Date.now(),
+        item: {
+          accountId: master.id,
+          kind: 'position',
+          itemId: positionId,
+          symbol: 'EURUSD',
+          side: 'buy',
+          orderType: 'market',
+          volume: '1.00',
+          price: '1.10000',
+        },
       };
     };
 
@@ -105,8 +165,32 @@ async function runSize(n: number, reps: number): Promise<Row[]> {
       const a = action(i);
       const t0 = performance.now();
       const tradeId = newId('trd');
-      const p = planOpen({ tradeId, masterAccount: master, symbol: a.symbol, side: a.side, type: 'market', volume: a.volume, price: null, stopLoss: a.stopLoss, takeProfit: null, at: a.at }, contexts, Date.now());
-      const rows = p.map((x) => ({ id: newId('int'), tradeId, slaveAccountId: x.slave.id, tag: x.tag, symbol: x.symbol, side: x.side, plannedVolume: x.kind === 'send' ? x.volume.toString() : null, state: x.kind === 'send' ? 'planned' : 'skipped' }));
+      const p = planOpen(
+        {
+          tradeId,
+          masterAccount: master,
+          symbol: a.symbol,
+          side: a.side,
+          type: 'market',
+          volume: a.volume,
+          price: null,
+          stopLoss: a.stopLoss,
+          takeProfit: null,
+          at: a.at,
+        },
+        contexts,
+        Date.now(),
+      );
+      const rows = p.map((x) => ({
+        id: newId('int'),
+        tradeId,
+        slaveAccountId: x.slave.id,
+        tag: x.tag,
+        symbol: x.symbol,
+        side: x.side,
+        plannedVolume: x.kind === 'send' ? x.volume.toString() : null,
+        state: x.kind === 'send' ? 'planned' : 'skipped',
+      }));
       for (const r of rows) sink += r.tag.length;
       const elapsed = performance.now() - t0;
       if (i >= warm) floor.push(elapsed);
@@ -117,11 +201,46 @@ async function runSize(n: number, reps: number): Promise<Row[]> {
     const f = stats(floor);
     const target = n <= 100 ? 5 : 25;
     return [
-      { slaves: n, measure: 'copy overhead: action received -> last order handed to adapter (durable intents, fsync on)', p50_ms: ms(t.p50), p99_ms: ms(t.p99), target: `p99 <= ${target} ms`, ok: t.p99 <= target ? 'yes' : 'NO' },
-      { slaves: n, measure: '  of which: plan (slaves, rules, specs, sizing)', p50_ms: ms(stats(plan).p50), p99_ms: ms(stats(plan).p99), target: '', ok: '' },
-      { slaves: n, measure: '  of which: record (trade + intents + item + events, one transaction)', p50_ms: ms(stats(record).p50), p99_ms: ms(stats(record).p99), target: '', ok: '' },
-      { slaves: n, measure: 'floor: same planning in memory (no store, no adapter)', p50_ms: ms(f.p50), p99_ms: ms(f.p99), target: '', ok: '' },
-      { slaves: n, measure: 'overhead / floor (ratio of the p50s, of the p99s)', p50_ms: ms(t.p50 / f.p50), p99_ms: ms(t.p99 / f.p99), target: '<= 10x', ok: `p50 ${t.p50 / f.p50 <= 10 ? 'yes' : 'NO'}, p99 ${t.p99 / f.p99 <= 10 ? 'yes' : 'NO'}` },
+      {
+        slaves: n,
+        measure: 'copy overhead: action received -> last order handed to adapter (durable intents, fsync on)',
+        p50_ms: ms(t.p50),
+        p99_ms: ms(t.p99),
+        target: `p99 <= ${target} ms`,
+        ok: t.p99 <= target ? 'yes' : 'NO',
+      },
+      {
+        slaves: n,
+        measure: '  of which: plan (slaves, rules, specs, sizing)',
+        p50_ms: ms(stats(plan).p50),
+        p99_ms: ms(stats(plan).p99),
+        target: '',
+        ok: '',
+      },
+      {
+        slaves: n,
+        measure: '  of which: record (trade + intents + item + events, one transaction)',
+        p50_ms: ms(stats(record).p50),
+        p99_ms: ms(stats(record).p99),
+        target: '',
+        ok: '',
+      },
+      {
+        slaves: n,
+        measure: 'floor: same planning in memory (no store, no adapter)',
+        p50_ms: ms(f.p50),
+        p99_ms: ms(f.p99),
+        target: '',
+        ok: '',
+      },
+      {
+        slaves: n,
+        measure: 'overhead / floor (ratio of the p50s, of the p99s)',
+        p50_ms: ms(t.p50 / f.p50),
+        p99_ms: ms(t.p99 / f.p99),
+        target: '<= 10x',
+        ok: `p50 ${t.p50 / f.p50 <= 10 ? 'yes' : 'NO'}, p99 ${t.p99 / f.p99 <= 10 ? 'yes' : 'NO'}`,
+      },
     ];
   } finally {
     await store.close();

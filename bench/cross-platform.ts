@@ -70,11 +70,14 @@ function countingFetch(): { fetch: typeof fetch; count(): number; reset(): void 
   return { fetch: f, count: () => n, reset: () => void (n = 0) };
 }
 
-const outcomeKey = (o: OrderOutcome) => (o.kind === 'confirmed' ? (o.positionId ? 'filled' : 'confirmed_no_fill') : `${o.kind}:${o.code}`);
+const outcomeKey = (o: OrderOutcome) =>
+  o.kind === 'confirmed' ? (o.positionId ? 'filled' : 'confirmed_no_fill') : `${o.kind}:${o.code}`;
 const tally = (outs: OrderOutcome[]) => {
   const m: Record<string, number> = {};
   for (const o of outs) m[outcomeKey(o)] = (m[outcomeKey(o)] ?? 0) + 1;
-  return Object.entries(m).map(([k, v]) => `${k} ${v}`).join(', ');
+  return Object.entries(m)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
 };
 
 interface Slave {
@@ -83,8 +86,17 @@ interface Slave {
   adapter: BrokerAdapter;
 }
 
-async function tradeLockerSlaves(broker: SimBroker, server: TradeLockerSimServer, n: number, fetchImpl?: typeof fetch): Promise<Slave[]> {
-  const factory = createTradeLockerAdapterFactory({ resolveBaseUrl: () => server.baseUrl, timeoutMs: 15_000, ...(fetchImpl ? { fetch: fetchImpl } : {}) });
+async function tradeLockerSlaves(
+  broker: SimBroker,
+  server: TradeLockerSimServer,
+  n: number,
+  fetchImpl?: typeof fetch,
+): Promise<Slave[]> {
+  const factory = createTradeLockerAdapterFactory({
+    resolveBaseUrl: () => server.baseUrl,
+    timeoutMs: 15_000,
+    ...(fetchImpl ? { fetch: fetchImpl } : {}),
+  });
   const logins = Array.from({ length: n }, (_, i) => {
     const meta = { email: `slave-b${i}@bench.test`, password: `pw-b${i}`, server: 'SIMBROKER', environment: 'demo' };
     const sim = broker.createAccount({ balance: 1_000_000, meta });
@@ -92,12 +104,24 @@ async function tradeLockerSlaves(broker: SimBroker, server: TradeLockerSimServer
   });
   return Promise.all(
     logins.map(async ({ meta, sim }, i) => {
-      const [picked] = await discoverTradeLockerAccounts({ baseUrl: server.baseUrl, email: meta.email, password: meta.password, server: meta.server, ...(fetchImpl ? { fetch: fetchImpl } : {}) });
+      const [picked] = await discoverTradeLockerAccounts({
+        baseUrl: server.baseUrl,
+        email: meta.email,
+        password: meta.password,
+        server: meta.server,
+        ...(fetchImpl ? { fetch: fetchImpl } : {}),
+      });
       const adapter = await factory.create({
         id: `acc_b${i}`,
         brokerAccountId: picked!.id,
         environment: 'demo',
-        credentials: { email: meta.email, password: meta.password, server: meta.server, accNum: picked!.accNum, accountId: picked!.id },
+        credentials: {
+          email: meta.email,
+          password: meta.password,
+          server: meta.server,
+          accNum: picked!.accNum,
+          accountId: picked!.id,
+        },
       });
       if (picked!.id !== sim.login) throw new Error(`TradeLocker account ${picked!.id} is not ${sim.login}`);
       return { id: `acc_b${i}`, platform: 'B' as const, adapter };
@@ -105,7 +129,12 @@ async function tradeLockerSlaves(broker: SimBroker, server: TradeLockerSimServer
   );
 }
 
-async function cTraderSlaves(broker: SimBroker, server: CTraderSimServer, n: number, usersOf: (i: number) => string): Promise<{ slaves: Slave[]; factory: CTraderAdapterFactory }> {
+async function cTraderSlaves(
+  broker: SimBroker,
+  server: CTraderSimServer,
+  n: number,
+  usersOf: (i: number) => string,
+): Promise<{ slaves: Slave[]; factory: CTraderAdapterFactory }> {
   const factory = createCTraderAdapterFactory({
     resolveEndpoint: (env) => ({ ...(env === 'live' ? server.endpoints.live : server.endpoints.demo), ca: server.ca }),
     clientId: server.clientId,
@@ -120,7 +149,12 @@ async function cTraderSlaves(broker: SimBroker, server: CTraderSimServer, n: num
     const sim = broker.createAccount({ balance: 1_000_000, meta: { ctidUserId: user, environment: 'demo' } });
     if (!tokens.has(user)) tokens.set(user, server.issueTokenFor(user));
     const ctid = server.ctidTraderAccountIdOf(sim.id);
-    const adapter = await factory.create({ id: `acc_c${i}`, brokerAccountId: ctid, environment: 'demo', credentials: { ...tokens.get(user)!, ctidTraderAccountId: ctid } });
+    const adapter = await factory.create({
+      id: `acc_c${i}`,
+      brokerAccountId: ctid,
+      environment: 'demo',
+      credentials: { ...tokens.get(user)!, ctidTraderAccountId: ctid },
+    });
     slaves.push({ id: `acc_c${i}`, platform: 'C', adapter });
   }
   return { slaves, factory };
@@ -144,7 +178,13 @@ async function warm(slaves: Slave[], concurrency = slaves.length): Promise<void>
 
 function stats(xs: number[]): { n: number; p50: number; p99: number; max: number; mean: number } {
   const s = [...xs].sort((a, b) => a - b);
-  return { n: s.length, p50: ms(percentile(s, 50)), p99: ms(percentile(s, 99)), max: ms(s.at(-1)!), mean: ms(s.reduce((a, b) => a + b, 0) / s.length) };
+  return {
+    n: s.length,
+    p50: ms(percentile(s, 50)),
+    p99: ms(percentile(s, 99)),
+    max: ms(s.at(-1)!),
+    mean: ms(s.reduce((a, b) => a + b, 0) / s.length),
+  };
 }
 
 /**
@@ -179,10 +219,18 @@ export async function benchCrossPlatformLatency(): Promise<void> {
       broker.placeOrder(master.id, { symbol: SYMBOL, side, type: 'market', volume: new Decimal(1), tag: masterTag });
       const t0 = performance.now(); // the Master's fill is done (synchronous in the simulator)
       const done = await within(
-        Promise.all(slaves.map(async (s) => {
-          const out = await dispatcher.place(s.id, s.adapter, { symbol: SYMBOL, side, type: 'market', volume: VOLUME, tag: `${masterTag}-${s.id}` });
-          return { s, out, t: performance.now() - t0 };
-        })),
+        Promise.all(
+          slaves.map(async (s) => {
+            const out = await dispatcher.place(s.id, s.adapter, {
+              symbol: SYMBOL,
+              side,
+              type: 'market',
+              volume: VOLUME,
+              tag: `${masterTag}-${s.id}`,
+            });
+            return { s, out, t: performance.now() - t0 };
+          }),
+        ),
         20_000,
         `repetition ${rep}`,
       );
@@ -197,20 +245,44 @@ export async function benchCrossPlatformLatency(): Promise<void> {
     }
     const row = (what: string, xs: number[], target = ''): Row => {
       const st = stats(xs);
-      return { measure: what, samples: st.n, 'p50 ms': st.p50, 'p99 ms': st.p99, 'max ms': st.max, 'mean ms': st.mean, target };
+      return {
+        measure: what,
+        samples: st.n,
+        'p50 ms': st.p50,
+        'p99 ms': st.p99,
+        'max ms': st.max,
+        'mean ms': st.mean,
+        target,
+      };
     };
-    report('cross-platform-latency', [
-      row('Master fill -> Slave fill confirmed, platform B (TradeLocker REST, 5 Slaves)', lat.B),
-      row('Master fill -> Slave fill confirmed, platform C (cTrader Open API, 5 Slaves)', lat.C),
-      row('Master fill -> Slave fill confirmed, B and C (10 Slaves)', [...lat.B, ...lat.C]),
-      row('Master fill -> last of the 10 Slaves filled (per repetition)', lastPerRep),
-      row(`burst: Master trades ${BURST_GAP_MS} ms apart, platform B`, burst.B, 'paced by the served limits only (selfPaced)'),
-      row(`burst: Master trades ${BURST_GAP_MS} ms apart, platform C`, burst.C),
-    ], {
-      reps: REPS, warmupReps: WARMUP_REPS, repGapMs: REP_GAP_MS, burstReps: BURST_REPS, burstGapMs: BURST_GAP_MS, slaves: { B: 5, C: 5 }, volume: VOLUME.toString(), symbol: SYMBOL,
-      failures: failures.length, failureKinds: tally(failures),
-      note: 'loopback, simulator and service in one process; B: POST order + ordersHistory read-back per fill; C: NEW_ORDER_REQ answered by execution events',
-    });
+    report(
+      'cross-platform-latency',
+      [
+        row('Master fill -> Slave fill confirmed, platform B (TradeLocker REST, 5 Slaves)', lat.B),
+        row('Master fill -> Slave fill confirmed, platform C (cTrader Open API, 5 Slaves)', lat.C),
+        row('Master fill -> Slave fill confirmed, B and C (10 Slaves)', [...lat.B, ...lat.C]),
+        row('Master fill -> last of the 10 Slaves filled (per repetition)', lastPerRep),
+        row(
+          `burst: Master trades ${BURST_GAP_MS} ms apart, platform B`,
+          burst.B,
+          'paced by the served limits only (selfPaced)',
+        ),
+        row(`burst: Master trades ${BURST_GAP_MS} ms apart, platform C`, burst.C),
+      ],
+      {
+        reps: REPS,
+        warmupReps: WARMUP_REPS,
+        repGapMs: REP_GAP_MS,
+        burstReps: BURST_REPS,
+        burstGapMs: BURST_GAP_MS,
+        slaves: { B: 5, C: 5 },
+        volume: VOLUME.toString(),
+        symbol: SYMBOL,
+        failures: failures.length,
+        failureKinds: tally(failures),
+        note: 'loopback, simulator and service in one process; B: POST order + ordersHistory read-back per fill; C: NEW_ORDER_REQ answered by execution events',
+      },
+    );
     if (failures.length > 0) console.log(`failures: ${failures.length} (${tally(failures)})`);
   } finally {
     await Promise.all(slaves.map((s) => s.adapter.close().catch(() => undefined)));
@@ -246,10 +318,18 @@ export async function benchCrossPlatformScaleC(): Promise<void> {
     const dispatcher = new Dispatcher();
     const t0 = performance.now();
     const done = await within(
-      Promise.all(slaves.map(async (s, i) => {
-        const out = await dispatcher.place(s.id, s.adapter, { symbol: SYMBOL, side: 'buy', type: 'market', volume: VOLUME, tag: `scale-c-${i}` });
-        return { out, t: performance.now() - t0 };
-      })),
+      Promise.all(
+        slaves.map(async (s, i) => {
+          const out = await dispatcher.place(s.id, s.adapter, {
+            symbol: SYMBOL,
+            side: 'buy',
+            type: 'market',
+            volume: VOLUME,
+            tag: `scale-c-${i}`,
+          });
+          return { out, t: performance.now() - t0 };
+        }),
+      ),
       120_000,
       'the timed burst',
     );
@@ -259,18 +339,50 @@ export async function benchCrossPlatformScaleC(): Promise<void> {
     const filled = outs.filter((o) => o.kind === 'confirmed' && o.positionId).length;
     const per = stats(done.map((d) => d.t));
     const timedRefusals = refusals.count();
-    report('cross-platform-500c', [
-      { measure: `rate-limit refusals (BLOCKED_PAYLOAD_TYPE) at the simulator, timed part`, value: timedRefusals, target: '0' },
-      { measure: `orders filled (outcome confirmed with a position)`, value: `${filled} / ${SCALE_N}`, target: `${SCALE_N}` },
-      { measure: `completion time, ${SCALE_N} market orders dispatched at once (s)`, value: Math.round(totalS * 100) / 100, target: `<= ${(idealS * 1.1).toFixed(1)}` },
-      { measure: `ideal N / total rate = ${SCALE_N} / ${C_LIMIT_PER_S} per s (s)`, value: idealS, target: '' },
-      { measure: 'completion / ideal', value: `${((totalS / idealS) * 100).toFixed(1)} %`, target: '<= 110 %' },
-      { measure: 'per-order time to confirmed fill (s): p50 / p99', value: `${(per.p50 / 1000).toFixed(2)} / ${(per.p99 / 1000).toFixed(2)}`, target: '' },
-      { measure: `untimed prep: ${prepRequests} requests (auth + symbols per account) (s)`, value: Math.round(prepS * 100) / 100, target: `ideal ${(prepRequests / C_LIMIT_PER_S).toFixed(1)}` },
-      { measure: 'rate-limit refusals during prep', value: prepRefusals, target: '0' },
-    ], {
-      n: SCALE_N, limitPerSecond: C_LIMIT_PER_S, connections: conns, outcomes: tally(outs), timedRefusals, prepRefusals, prepS, totalS, idealS,
-    });
+    report(
+      'cross-platform-500c',
+      [
+        {
+          measure: `rate-limit refusals (BLOCKED_PAYLOAD_TYPE) at the simulator, timed part`,
+          value: timedRefusals,
+          target: '0',
+        },
+        {
+          measure: `orders filled (outcome confirmed with a position)`,
+          value: `${filled} / ${SCALE_N}`,
+          target: `${SCALE_N}`,
+        },
+        {
+          measure: `completion time, ${SCALE_N} market orders dispatched at once (s)`,
+          value: Math.round(totalS * 100) / 100,
+          target: `<= ${(idealS * 1.1).toFixed(1)}`,
+        },
+        { measure: `ideal N / total rate = ${SCALE_N} / ${C_LIMIT_PER_S} per s (s)`, value: idealS, target: '' },
+        { measure: 'completion / ideal', value: `${((totalS / idealS) * 100).toFixed(1)} %`, target: '<= 110 %' },
+        {
+          measure: 'per-order time to confirmed fill (s): p50 / p99',
+          value: `${(per.p50 / 1000).toFixed(2)} / ${(per.p99 / 1000).toFixed(2)}`,
+          target: '',
+        },
+        {
+          measure: `untimed prep: ${prepRequests} requests (auth + symbols per account) (s)`,
+          value: Math.round(prepS * 100) / 100,
+          target: `ideal ${(prepRequests / C_LIMIT_PER_S).toFixed(1)}`,
+        },
+        { measure: 'rate-limit refusals during prep', value: prepRefusals, target: '0' },
+      ],
+      {
+        n: SCALE_N,
+        limitPerSecond: C_LIMIT_PER_S,
+        connections: conns,
+        outcomes: tally(outs),
+        timedRefusals,
+        prepRefusals,
+        prepS,
+        totalS,
+        idealS,
+      },
+    );
   } finally {
     refusals.restore();
     await Promise.all(slaves.map((s) => s.adapter.close().catch(() => undefined)));
@@ -300,10 +412,18 @@ export async function benchCrossPlatformScaleB(): Promise<void> {
     const dispatcher = new Dispatcher();
     const t0 = performance.now();
     const done = await within(
-      Promise.all(slaves.map(async (s, i) => {
-        const out = await dispatcher.place(s.id, s.adapter, { symbol: SYMBOL, side: 'buy', type: 'market', volume: VOLUME, tag: `scale-b-${i}` });
-        return { out, t: performance.now() - t0 };
-      })),
+      Promise.all(
+        slaves.map(async (s, i) => {
+          const out = await dispatcher.place(s.id, s.adapter, {
+            symbol: SYMBOL,
+            side: 'buy',
+            type: 'market',
+            volume: VOLUME,
+            tag: `scale-b-${i}`,
+          });
+          return { out, t: performance.now() - t0 };
+        }),
+      ),
       120_000,
       'the timed burst',
     );
@@ -311,16 +431,44 @@ export async function benchCrossPlatformScaleB(): Promise<void> {
     const outs = done.map((d) => d.out);
     const filled = outs.filter((o) => o.kind === 'confirmed' && o.positionId).length;
     const per = stats(done.map((d) => d.t));
-    report('cross-platform-500b', [
-      { measure: 'HTTP 429 on the wire, timed part', value: counting.count(), target: '0' },
-      { measure: 'orders filled (outcome confirmed with a position)', value: `${filled} / ${SCALE_N}`, target: `${SCALE_N}` },
-      { measure: `completion time, ${SCALE_N} market orders dispatched at once (s)`, value: Math.round(totalS * 100) / 100, target: '' },
-      { measure: 'requests in the timed part (POST order + ordersHistory read-back each)', value: 2 * SCALE_N, target: '' },
-      { measure: 'served limit per account: PLACE_ORDER and GET_ORDERS_HISTORY (per s)', value: 20, target: `ideal N / total rate = ${SCALE_N} / ${SCALE_N * 20} per s = 0.05 s` },
-      { measure: 'per-order time to confirmed fill (s): p50 / p99', value: `${(per.p50 / 1000).toFixed(2)} / ${(per.p99 / 1000).toFixed(2)}`, target: '' },
-      { measure: `untimed prep: sign-in, config, instruments x ${SCALE_N} (s)`, value: Math.round(prepS * 100) / 100, target: '' },
-      { measure: 'HTTP 429 during prep', value: prep429, target: '0' },
-    ], { n: SCALE_N, outcomes: tally(outs), prepS, totalS });
+    report(
+      'cross-platform-500b',
+      [
+        { measure: 'HTTP 429 on the wire, timed part', value: counting.count(), target: '0' },
+        {
+          measure: 'orders filled (outcome confirmed with a position)',
+          value: `${filled} / ${SCALE_N}`,
+          target: `${SCALE_N}`,
+        },
+        {
+          measure: `completion time, ${SCALE_N} market orders dispatched at once (s)`,
+          value: Math.round(totalS * 100) / 100,
+          target: '',
+        },
+        {
+          measure: 'requests in the timed part (POST order + ordersHistory read-back each)',
+          value: 2 * SCALE_N,
+          target: '',
+        },
+        {
+          measure: 'served limit per account: PLACE_ORDER and GET_ORDERS_HISTORY (per s)',
+          value: 20,
+          target: `ideal N / total rate = ${SCALE_N} / ${SCALE_N * 20} per s = 0.05 s`,
+        },
+        {
+          measure: 'per-order time to confirmed fill (s): p50 / p99',
+          value: `${(per.p50 / 1000).toFixed(2)} / ${(per.p99 / 1000).toFixed(2)}`,
+          target: '',
+        },
+        {
+          measure: `untimed prep: sign-in, config, instruments x ${SCALE_N} (s)`,
+          value: Math.round(prepS * 100) / 100,
+          target: '',
+        },
+        { measure: 'HTTP 429 during prep', value: prep429, target: '0' },
+      ],
+      { n: SCALE_N, outcomes: tally(outs), prepS, totalS },
+    );
   } finally {
     await Promise.all(slaves.map((s) => s.adapter.close().catch(() => undefined)));
     await tl.close();

@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { packageRoot } from '../src/config/package-root.js';
 
-export interface Row { [k: string]: string | number }
+export interface Row {
+  [k: string]: string | number;
+}
 
 /** Prints a table and writes the JSON beside the others under bench/results/. */
 export function report(name: string, rows: Row[], meta: Record<string, unknown> = {}): void {
@@ -12,23 +14,37 @@ export function report(name: string, rows: Row[], meta: Record<string, unknown> 
   const dir = join(packageRoot(), 'bench', 'results');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `${name}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  writeFileSync(file, JSON.stringify({ name, at: new Date().toISOString(), node: process.version, ...meta, rows }, null, 2));
+  writeFileSync(
+    file,
+    JSON.stringify({ name, at: new Date().toISOString(), node: process.version, ...meta, rows }, null, 2),
+  );
   console.log(`written ${file}`);
 }
 
-export const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+export const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 
 export function spawnNode(args: string[], env: Record<string, string> = {}): ChildProcess {
-  return spawn(process.execPath, args, { cwd: packageRoot(), env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawn(process.execPath, args, {
+    cwd: packageRoot(),
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 }
 
-export async function waitFor200(url: string, timeoutMs: number, headers: Record<string, string> = {}): Promise<number> {
+export async function waitFor200(
+  url: string,
+  timeoutMs: number,
+  headers: Record<string, string> = {},
+): Promise<number> {
   const t0 = performance.now();
   while (performance.now() - t0 < timeoutMs) {
     try {
       const r = await fetch(url, { headers });
       if (r.status === 200) return performance.now() - t0;
-    } catch { /* not up yet */ }
+    } catch {
+      /* not up yet */
+    }
     await new Promise((r) => setTimeout(r, 20));
   }
   throw new Error(`${url} did not answer 200 within ${timeoutMs} ms`);

@@ -19,7 +19,15 @@ async function seed(at: { dataDir: string; databaseUrl?: string }): Promise<stri
   try {
     const auth = new AuthService(store, { accessTokenTtlSec: 3600, apiKeyOverlapSec: 0 });
     const u = await auth.createUser('bench@example.test', 'bench-password');
-    for (let i = 0; i < 10; i++) await store.accounts.create({ userId: u.id, platform: 'sim', role: i === 0 ? 'master' : 'slave', name: `Account ${i}`, brokerAccountId: `b${i}`, brokerAccountNumber: String(1000 + i) });
+    for (let i = 0; i < 10; i++)
+      await store.accounts.create({
+        userId: u.id,
+        platform: 'sim',
+        role: i === 0 ? 'master' : 'slave',
+        name: `Account ${i}`,
+        brokerAccountId: `b${i}`,
+        brokerAccountNumber: String(1000 + i),
+      });
     return (await auth.createApiKey(u.id, 'bench')).apiKey;
   } finally {
     await store.close();
@@ -27,17 +35,30 @@ async function seed(at: { dataDir: string; databaseUrl?: string }): Promise<stri
 }
 
 /** req/s of one read route on a fresh `copytrade serve`, limits on (never reached: every request pays the bucket) or off. */
-async function measure(at: { dataDir: string; databaseUrl?: string }, apiKey: string, limiter: boolean, path: string): Promise<number> {
+async function measure(
+  at: { dataDir: string; databaseUrl?: string },
+  apiKey: string,
+  limiter: boolean,
+  path: string,
+): Promise<number> {
   const port = 18900 + Math.floor(Math.random() * 400);
   const limits = limiter ? '100000000' : '0';
   const child = spawnNode(['bin/copytrade.js', 'serve', '--data-dir', at.dataDir, '--port', String(port)], {
-    DATABASE_URL: at.databaseUrl ?? '', COPYTRADE_HEALTH_INTERVAL_MS: '0', COPYTRADE_V1_READS_PER_WINDOW: limits, COPYTRADE_V1_WRITES_PER_WINDOW: limits,
+    DATABASE_URL: at.databaseUrl ?? '',
+    COPYTRADE_HEALTH_INTERVAL_MS: '0',
+    COPYTRADE_V1_READS_PER_WINDOW: limits,
+    COPYTRADE_V1_WRITES_PER_WINDOW: limits,
   });
   try {
     const headers = { authorization: `Bearer ${apiKey}` };
     await waitFor200(`http://127.0.0.1:${port}/v1/me`, 60_000, headers);
     await autocannon({ url: `http://127.0.0.1:${port}${path}`, connections: CONNECTIONS, duration: 1, headers }); // warm-up
-    const r = await autocannon({ url: `http://127.0.0.1:${port}${path}`, connections: CONNECTIONS, duration: DURATION_S, headers });
+    const r = await autocannon({
+      url: `http://127.0.0.1:${port}${path}`,
+      connections: CONNECTIONS,
+      duration: DURATION_S,
+      headers,
+    });
     if (r.non2xx > 0) throw new Error(`${r.non2xx} answers were not 2xx`);
     return Math.round(r.requests.average);
   } finally {
@@ -57,7 +78,10 @@ async function statementCost(at: { dataDir: string; databaseUrl?: string }): Pro
       return (performance.now() - t0) / 500;
     };
     await time(() => repo.take('bench:reads', { quota: 1e9, windowSec: 60 })); // warm-up
-    return { take: await time(() => repo.take('bench:reads', { quota: 1e9, windowSec: 60 })), read: await time(() => store.users.byId(u.id)) };
+    return {
+      take: await time(() => repo.take('bench:reads', { quota: 1e9, windowSec: 60 })),
+      read: await time(() => store.users.byId(u.id)),
+    };
   } finally {
     await store.close();
   }
@@ -83,12 +107,20 @@ export async function benchRateLimitCost(): Promise<void> {
     console.warn('PostgreSQL not reachable: embedded store only');
   }
   try {
-    const stores: Array<[string, { dataDir: string; databaseUrl?: string }]> = [['embedded (PGlite, fsync on)', { dataDir: join(dir, 'embedded') }]];
+    const stores: Array<[string, { dataDir: string; databaseUrl?: string }]> = [
+      ['embedded (PGlite, fsync on)', { dataDir: join(dir, 'embedded') }],
+    ];
     if (pgUrl) stores.push(['PostgreSQL', { dataDir: join(dir, 'pg'), databaseUrl: pgUrl }]);
     for (const [name, at] of stores) {
       const apiKey = await seed(at);
       const c = await statementCost(at);
-      rows.push({ store: name, route: 'bucket upsert vs primary-key read, in process', 'without limiter (req/s)': `read ${c.read.toFixed(3)} ms`, 'with limiter (req/s)': `upsert ${c.take.toFixed(3)} ms`, 'with / without': '' });
+      rows.push({
+        store: name,
+        route: 'bucket upsert vs primary-key read, in process',
+        'without limiter (req/s)': `read ${c.read.toFixed(3)} ms`,
+        'with limiter (req/s)': `upsert ${c.take.toFixed(3)} ms`,
+        'with / without': '',
+      });
       for (const path of ['/v1/me', '/v1/accounts']) {
         const off: number[] = [];
         const on: number[] = [];
@@ -97,7 +129,13 @@ export async function benchRateLimitCost(): Promise<void> {
           on.push(await measure(at, apiKey, true, path));
         }
         const avg = (xs: number[]) => Math.round(xs.reduce((a, b) => a + b, 0) / xs.length);
-        rows.push({ store: name, route: `GET ${path}`, 'without limiter (req/s)': off.join(' / '), 'with limiter (req/s)': on.join(' / '), 'with / without': `${((avg(on) / avg(off)) * 100).toFixed(1)} %` });
+        rows.push({
+          store: name,
+          route: `GET ${path}`,
+          'without limiter (req/s)': off.join(' / '),
+          'with limiter (req/s)': on.join(' / '),
+          'with / without': `${((avg(on) / avg(off)) * 100).toFixed(1)} %`,
+        });
       }
     }
     report('rate-limit-cost', rows, { durationS: DURATION_S, connections: CONNECTIONS, rounds: ROUNDS });

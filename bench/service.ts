@@ -9,7 +9,10 @@ import { report, rssMb, spawnNode, stop, waitFor200 } from './lib.js';
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
 const CONNECTIONS = 20;
 
-async function cannon(url: string, headers: Record<string, string> = {}): Promise<{ rps: number; p50: number; p99: number; non2xx: number }> {
+async function cannon(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ rps: number; p50: number; p99: number; non2xx: number }> {
   const r = await autocannon({ url, connections: CONNECTIONS, duration: DURATION_S, headers });
   return { rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx };
 }
@@ -22,7 +25,15 @@ export async function benchService(): Promise<void> {
     const auth = new AuthService(store, { accessTokenTtlSec: 3600, apiKeyOverlapSec: 0 });
     const u = await auth.createUser('bench@example.test', 'bench-password');
     const { apiKey } = await auth.createApiKey(u.id, 'bench');
-    for (let i = 0; i < 100; i++) await store.accounts.create({ userId: u.id, platform: 'sim', role: i === 0 ? 'master' : 'slave', name: `Account ${i}`, brokerAccountId: `b${i}`, brokerAccountNumber: String(1000 + i) });
+    for (let i = 0; i < 100; i++)
+      await store.accounts.create({
+        userId: u.id,
+        platform: 'sim',
+        role: i === 0 ? 'master' : 'slave',
+        name: `Account ${i}`,
+        brokerAccountId: `b${i}`,
+        brokerAccountNumber: String(1000 + i),
+      });
     await store.close();
 
     const port = 18500 + Math.floor(Math.random() * 400);
@@ -40,14 +51,26 @@ export async function benchService(): Promise<void> {
     const floor = await cannon(`${addr}/bare`);
     await stop(bare);
 
-    report('service', [
-      { measure: 'first request after start, existing data dir (ms)', value: Math.round(firstMs), target: '<= 3000' },
-      { measure: 'idle RSS, 5 s after the first answer (MB)', value: Math.round(idleRss), target: '< 250' },
-      { measure: 'RSS after load (MB)', value: Math.round(loadedRss), target: '' },
-      { measure: `GET /v1/accounts, 100 accounts (req/s, ${CONNECTIONS} conns, ${DURATION_S}s)`, value: svc.rps, target: `p50 ${svc.p50} ms, p99 ${svc.p99} ms, non-2xx ${svc.non2xx}` },
-      { measure: 'bare Fastify route, same body size (req/s)', value: floor.rps, target: `p50 ${floor.p50} ms, p99 ${floor.p99} ms` },
-      { measure: 'service / bare', value: `${((svc.rps / floor.rps) * 100).toFixed(1)} %`, target: '' },
-    ], { durationS: DURATION_S, connections: CONNECTIONS });
+    report(
+      'service',
+      [
+        { measure: 'first request after start, existing data dir (ms)', value: Math.round(firstMs), target: '<= 3000' },
+        { measure: 'idle RSS, 5 s after the first answer (MB)', value: Math.round(idleRss), target: '< 250' },
+        { measure: 'RSS after load (MB)', value: Math.round(loadedRss), target: '' },
+        {
+          measure: `GET /v1/accounts, 100 accounts (req/s, ${CONNECTIONS} conns, ${DURATION_S}s)`,
+          value: svc.rps,
+          target: `p50 ${svc.p50} ms, p99 ${svc.p99} ms, non-2xx ${svc.non2xx}`,
+        },
+        {
+          measure: 'bare Fastify route, same body size (req/s)',
+          value: floor.rps,
+          target: `p50 ${floor.p50} ms, p99 ${floor.p99} ms`,
+        },
+        { measure: 'service / bare', value: `${((svc.rps / floor.rps) * 100).toFixed(1)} %`, target: '' },
+      ],
+      { durationS: DURATION_S, connections: CONNECTIONS },
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

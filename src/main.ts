@@ -82,16 +82,28 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
       detachBus();
       await bus.close();
     });
-    const ring = loadCredentialKeys({ configured: cfg.secretKey, previous: cfg.secretKeyPrevious, keyFile: cfg.secretKeyFile });
+    const ring = loadCredentialKeys({
+      configured: cfg.secretKey,
+      previous: cfg.secretKeyPrevious,
+      keyFile: cfg.secretKeyFile,
+    });
     const box = new CredentialBox(ring.current, ring.previous);
     if (logger && ring.file && !cfg.databaseUrl && insideDir(ring.file, cfg.dataDir)) {
-      logger.warn({ keyFile: ring.file }, 'the key that encrypts broker credentials sits in the data dir beside what it encrypts: a copy of the dir holds both; '
-        + 'move it outside (COPYTRADE_SECRET_KEY_FILE or --secret-key-file) or set COPYTRADE_SECRET_KEY');
+      logger.warn(
+        { keyFile: ring.file },
+        'the key that encrypts broker credentials sits in the data dir beside what it encrypts: a copy of the dir holds both; ' +
+          'move it outside (COPYTRADE_SECRET_KEY_FILE or --secret-key-file) or set COPYTRADE_SECRET_KEY',
+      );
     }
-    if (logger && ring.previous.length > 0) logger.warn({ previousKeys: ring.previous.length }, 'a credential key rotation is not finished: run `copytrade secrets rotate`');
+    if (logger && ring.previous.length > 0)
+      logger.warn(
+        { previousKeys: ring.previous.length },
+        'a credential key rotation is not finished: run `copytrade secrets rotate`',
+      );
     // Before any request: platform A rows from before migration 0004 get their identity (or are disabled as duplicates).
     const backfilled = await backfillIdentities(store, (sealed) => box.open(sealed));
-    if (logger && (backfilled.disabled.length > 0 || backfilled.unreadable.length > 0)) logger.warn(backfilled, 'broker identities backfilled: duplicates disabled');
+    if (logger && (backfilled.disabled.length > 0 || backfilled.unreadable.length > 0))
+      logger.warn(backfilled, 'broker identities backfilled: duplicates disabled');
     const adapters = new AdapterRegistry({
       open: async (accountId) => {
         const sealed = await store.accounts.credentialsEnc(accountId);
@@ -127,7 +139,12 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
       endpoints = demoBrokers.endpoints;
     }
     const envOf = (e: string | null): 'demo' | 'live' => (e === 'live' ? 'live' : 'demo');
-    adapters.register(createTradeLockerAdapterFactory({ resolveBaseUrl: (e) => endpoints.platformb.baseUrl(envOf(e)), timeoutMs: cfg.brokerTimeoutMs }));
+    adapters.register(
+      createTradeLockerAdapterFactory({
+        resolveBaseUrl: (e) => endpoints.platformb.baseUrl(envOf(e)),
+        timeoutMs: cfg.brokerTimeoutMs,
+      }),
+    );
     const ctrader = createCTraderAdapterFactory({
       resolveEndpoint: (e) => endpoints.platformc.endpoint(envOf(e)),
       clientId: endpoints.platformc.clientId,
@@ -138,28 +155,55 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
       onTokensRefreshed: async (accountId, tokens) => {
         const sealed = await store.accounts.credentialsEnc(accountId);
         const current = sealed ? box.open(sealed) : {};
-        await store.accounts.setCredentialsEnc(accountId, box.seal({ ...current, accessToken: tokens.accessToken, refreshToken: tokens.refreshToken }));
+        await store.accounts.setCredentialsEnc(
+          accountId,
+          box.seal({ ...current, accessToken: tokens.accessToken, refreshToken: tokens.refreshToken }),
+        );
       },
     });
     adapters.register(ctrader);
     cleanup.unshift(() => ctrader.closeAll());
-    adapters.register(createMetaTraderAdapterFactory({ baseUrl: endpoints.platforma.baseUrl, token: endpoints.platforma.token, timeoutMs: cfg.brokerTimeoutMs, ...(endpoints.platforma.clientApiUrl ? { clientApiUrl: endpoints.platforma.clientApiUrl } : {}) }));
+    adapters.register(
+      createMetaTraderAdapterFactory({
+        baseUrl: endpoints.platforma.baseUrl,
+        token: endpoints.platforma.token,
+        timeoutMs: cfg.brokerTimeoutMs,
+        ...(endpoints.platforma.clientApiUrl ? { clientApiUrl: endpoints.platforma.clientApiUrl } : {}),
+      }),
+    );
 
     const dispatcher = new Dispatcher();
-    const panic = new PanicCloseService(store, adapters, dispatcher, { onError: (err) => logger && logger.error({ err }, 'panic-close job step failed') });
+    const panic = new PanicCloseService(store, adapters, dispatcher, {
+      onError: (err) => logger && logger.error({ err }, 'panic-close job step failed'),
+    });
     // Shadowed Slaves get a simulated twin from every forAccount call: the registry asks the shadow mode first.
-    const shadow = new ShadowService(store, adapters, broker, createSimAdapterFactory(broker, { timeoutMs: cfg.brokerTimeoutMs }));
+    const shadow = new ShadowService(
+      store,
+      adapters,
+      broker,
+      createSimAdapterFactory(broker, { timeoutMs: cfg.brokerTimeoutMs }),
+    );
     await shadow.load();
     adapters.resolveWith(shadow.resolve);
-    const risk = new RiskGuard(store, adapters, panic, { onError: (err) => logger && logger.warn({ err }, 'risk sample failed') });
+    const risk = new RiskGuard(store, adapters, panic, {
+      onError: (err) => logger && logger.warn({ err }, 'risk sample failed'),
+    });
     await risk.load();
     // Every planned copy passes the risk guard's pre-trade check (daily loss at the stop, max open volume).
-    const engine = new CopyEngine(store, adapters, dispatcher, { preTradeCheck: risk.check, breaker: { maxActions: cfg.masterMaxActionsPerMin, windowMs: 60_000 }, logger });
+    const engine = new CopyEngine(store, adapters, dispatcher, {
+      preTradeCheck: risk.check,
+      breaker: { maxActions: cfg.masterMaxActionsPerMin, windowMs: 60_000 },
+      logger,
+    });
     const watcher = new Watcher(store, adapters, engine, { logger });
     const settler = new Settler(store, adapters, engine, { logger });
     engine.onUnresolved = () => settler.nudge();
     const reconciler = new Reconciler(store, adapters, engine, { logger, beforeRun: () => watcher.idle() });
-    const auth = new AuthService(store, { accessTokenTtlSec: cfg.accessTokenTtlSec, apiKeyOverlapSec: cfg.apiKeyOverlapSec, signIn: cfg.signIn });
+    const auth = new AuthService(store, {
+      accessTokenTtlSec: cfg.accessTokenTtlSec,
+      apiKeyOverlapSec: cfg.apiKeyOverlapSec,
+      signIn: cfg.signIn,
+    });
     // Before the servers: events written from the first request on are delivered; stopped after the engine drains.
     const hooks = createWebhooks(store, box, cfg.webhooks, logger);
     hooks.start();
@@ -182,7 +226,9 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
       streamHeartbeatMs: cfg.webhooks.streamHeartbeatMs,
       box,
       endpoints,
-      ...(cfg.demo && demoBrokers ? { demoBrokerLogins: async () => (await import('./demo/seed.js')).demoBrokerLogins(demoBrokers!) } : {}),
+      ...(cfg.demo && demoBrokers
+        ? { demoBrokerLogins: async () => (await import('./demo/seed.js')).demoBrokerLogins(demoBrokers!) }
+        : {}),
     };
     cleanup.unshift(() => adapters.closeAll());
     cleanup.unshift(() => dispatcher.drain());
@@ -204,7 +250,10 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
     if (split) {
       const v1 = await buildServer(deps, { families: ['v1'], logger });
       servers.push(v1);
-      v1BaseUrl = (await v1.listen({ host: cfg.host, port: cfg.v1Port!, listenTextResolver: bound })).replace('[::1]', 'localhost');
+      v1BaseUrl = (await v1.listen({ host: cfg.host, port: cfg.v1Port!, listenTextResolver: bound })).replace(
+        '[::1]',
+        'localhost',
+      );
     }
     cleanup.unshift(async () => {
       await Promise.all(servers.map((s) => s.close()));
@@ -218,10 +267,26 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
 
     // Health after the demo's accounts exist, so the first round already sees them.
     // A read may take longer than a write's answer (first sign-in, TLS handshake); only a hung broker is "down".
-    const health = new HealthMonitor(store, adapters, { intervalMs: cfg.healthIntervalMs, staleAfterMs: 3 * cfg.healthIntervalMs, checkTimeoutMs: Math.max(10_000, cfg.brokerTimeoutMs), isBusy: (id) => dispatcher.busy(id) });
+    const health = new HealthMonitor(store, adapters, {
+      intervalMs: cfg.healthIntervalMs,
+      staleAfterMs: 3 * cfg.healthIntervalMs,
+      checkTimeoutMs: Math.max(10_000, cfg.brokerTimeoutMs),
+      isBusy: (id) => dispatcher.busy(id),
+    });
     cleanup.unshift(() => health.stop());
 
-    const demo = cfg.demo ? await (await import('./demo/seed.js')).seedDemo({ store, auth, cfg, baseUrl, v1BaseUrl, box, brokers: demoBrokers!, ...(opts.seedHooks ? { hooks: opts.seedHooks } : {}) }) : null;
+    const demo = cfg.demo
+      ? await (await import('./demo/seed.js')).seedDemo({
+          store,
+          auth,
+          cfg,
+          baseUrl,
+          v1BaseUrl,
+          box,
+          brokers: demoBrokers!,
+          ...(opts.seedHooks ? { hooks: opts.seedHooks } : {}),
+        })
+      : null;
 
     if (cfg.healthIntervalMs > 0) health.start();
 
@@ -235,10 +300,18 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
     });
     await settler.runOnce({ graceMs: 0 });
     // After the settle pass, so an order whose outcome it just learnt is answered with that outcome.
-    await settleKeys(store, instanceId, store.database.kind === 'pglite' ? startedAt : new Date(Date.now() - IN_FLIGHT_STALE_MS), logger);
+    await settleKeys(
+      store,
+      instanceId,
+      store.database.kind === 'pglite' ? startedAt : new Date(Date.now() - IN_FLIGHT_STALE_MS),
+      logger,
+    );
     if (store.database.kind === 'postgres') {
       // A sibling process may stop at any time: its keys are settled once they are older than any request.
-      const sweep = setInterval(() => void settleKeys(store, instanceId, new Date(Date.now() - IN_FLIGHT_STALE_MS), logger), 30_000);
+      const sweep = setInterval(
+        () => void settleKeys(store, instanceId, new Date(Date.now() - IN_FLIGHT_STALE_MS), logger),
+        30_000,
+      );
       sweep.unref();
       cleanup.unshift(async () => clearInterval(sweep));
     }
@@ -252,9 +325,16 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
     if (logger) for (const url of new Set([baseUrl, v1BaseUrl])) logger.info(`Server listening at ${url}`);
 
     return {
-      baseUrl, v1BaseUrl, store, broker, deps, demo, servers,
+      baseUrl,
+      v1BaseUrl,
+      store,
+      broker,
+      deps,
+      demo,
+      servers,
       async close() {
-        for (const step of cleanup) await step().catch((err: unknown) => logger && logger.error({ err }, 'shutdown step failed'));
+        for (const step of cleanup)
+          await step().catch((err: unknown) => logger && logger.error({ err }, 'shutdown step failed'));
       },
     };
   } catch (err) {
@@ -267,7 +347,8 @@ async function settleKeys(store: Store, instanceId: string, before: Date, logger
   const onError = (err: unknown) => logger && logger.error({ err }, 'idempotency key left in flight not settled');
   try {
     const r = await settleInFlightKeys(store, { instanceId, before, onError });
-    if (logger && r.answered + r.freed > 0) logger.info(r, 'idempotency keys left in flight by a stopped process settled');
+    if (logger && r.answered + r.freed > 0)
+      logger.info(r, 'idempotency keys left in flight by a stopped process settled');
   } catch (err) {
     onError(err);
   }

@@ -12,12 +12,13 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const freePort = () => new Promise<number>((resolve) => {
-  const s = createServer().listen(0, '127.0.0.1', () => {
-    const port = (s.address() as { port: number }).port;
-    s.close(() => resolve(port));
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
   });
-});
 
 describe('copytrade serve and the environment', () => {
   it('listens on $PORT when no --port is given, and --port wins over it', { timeout: 120_000 }, async () => {

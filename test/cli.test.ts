@@ -20,7 +20,9 @@ async function cli(...args: string[]): Promise<{ code: number; stdout: string; s
   }
 }
 
-beforeAll(() => { dir = mkdtempSync(join(tmpdir(), 'ct-cli-')); });
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'ct-cli-'));
+});
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('copytrade CLI (admin commands on the embedded store)', () => {
@@ -32,7 +34,9 @@ describe('copytrade CLI (admin commands on the embedded store)', () => {
     expect(JSON.parse(t.stdout)).toMatchObject({ accessToken: expect.stringMatching(/^ctat_/) });
     const k = JSON.parse((await cli('keys', 'create', '--email', 'ops@example.test', '--json')).stdout);
     expect(k).toMatchObject({ id: expect.stringMatching(/^key_/), apiKey: expect.stringMatching(/^ctk_/) });
-    const rotated = JSON.parse((await cli('keys', 'rotate', '--email', 'ops@example.test', '--id', k.id, '--overlap', '60', '--json')).stdout);
+    const rotated = JSON.parse(
+      (await cli('keys', 'rotate', '--email', 'ops@example.test', '--id', k.id, '--overlap', '60', '--json')).stdout,
+    );
     expect(rotated).toMatchObject({ previousId: k.id, apiKey: expect.stringMatching(/^ctk_/) });
     const list = JSON.parse((await cli('keys', 'list', '--email', 'ops@example.test', '--json')).stdout);
     expect(list).toHaveLength(2);
@@ -46,9 +50,25 @@ describe('copytrade CLI (admin commands on the embedded store)', () => {
     const k = JSON.parse((await cli('keys', 'create', '--email', 'ops@example.test', '--json')).stdout);
     const limited = await cli('keys', 'limit', '--id', k.id, '--writes', '500', '--json');
     expect(limited.code, limited.stderr).toBe(0);
-    expect(JSON.parse(limited.stdout)).toEqual({ id: k.id, writes: 500, reads: 600, windowSec: 60, dedicated: { writes: true, reads: false } });
-    expect((await cli('keys', 'limit', '--id', k.id, '--reads', '0')).stderr).toContain('--reads must be a whole number');
-    const reset = await cli('users', 'reset-password', '--email', 'ops@example.test', '--password', 'another-long-pw', '--json');
+    expect(JSON.parse(limited.stdout)).toEqual({
+      id: k.id,
+      writes: 500,
+      reads: 600,
+      windowSec: 60,
+      dedicated: { writes: true, reads: false },
+    });
+    expect((await cli('keys', 'limit', '--id', k.id, '--reads', '0')).stderr).toContain(
+      '--reads must be a whole number',
+    );
+    const reset = await cli(
+      'users',
+      'reset-password',
+      '--email',
+      'ops@example.test',
+      '--password',
+      'another-long-pw',
+      '--json',
+    );
     expect(reset.code, reset.stderr).toBe(0);
     expect(JSON.parse(reset.stdout)).toMatchObject({ email: 'ops@example.test', tokensRevoked: 1 });
   }, 180_000);

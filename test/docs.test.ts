@@ -1,5 +1,14 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,12 +29,17 @@ const BINARY = /\.(png|jpe?g|gif|webp|ico|woff2?|wasm|gz|zip)$/i;
 function projectFiles(): string[] {
   let listed: string[];
   try {
-    const out = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z'], { cwd: ROOT, encoding: 'utf8' });
+    const out = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
     listed = out.split('\0').filter(Boolean);
   } catch {
     listed = walk(ROOT).map((f) => relative(ROOT, f));
   }
-  return listed.filter((f) => !f.split('/').includes('node_modules') && SCOPE.some((re) => re.test(f)) && existsSync(join(ROOT, f)));
+  return listed.filter(
+    (f) => !f.split('/').includes('node_modules') && SCOPE.some((re) => re.test(f)) && existsSync(join(ROOT, f)),
+  );
 }
 
 function walk(dir: string): string[] {
@@ -39,7 +53,8 @@ function walk(dir: string): string[] {
   return out;
 }
 
-const markdownFiles = () => projectFiles().filter((f) => f === 'README.md' || (f.startsWith('docs/') && f.endsWith('.md')));
+const markdownFiles = () =>
+  projectFiles().filter((f) => f === 'README.md' || (f.startsWith('docs/') && f.endsWith('.md')));
 
 describe('the project stands alone', () => {
   it('finds the files it is meant to check', () => {
@@ -89,8 +104,12 @@ describe('the link checker', () => {
   };
 
   it('accepts links to existing files, directories, headings and external pages', () => {
-    expect(check('[a](docs/target.md) [b](docs/) [c](docs/target.md#v1me-shape-8) [d](docs/target.md#repeat-1)\n'
-      + '[e](https://example.com/x) ![f](docs/target.md "title") [g](#top)\n<a id="top"></a>\n')).toEqual([]);
+    expect(
+      check(
+        '[a](docs/target.md) [b](docs/) [c](docs/target.md#v1me-shape-8) [d](docs/target.md#repeat-1)\n' +
+          '[e](https://example.com/x) ![f](docs/target.md "title") [g](#top)\n<a id="top"></a>\n',
+      ),
+    ).toEqual([]);
   });
 
   it('reports a missing file, a missing heading, and a link leaving the repository even when the file exists', () => {
@@ -106,8 +125,9 @@ describe('the link checker', () => {
   });
 
   it('makes heading ids the way GitHub does', () => {
-    expect(slugify('Status values beyond `connected` and `accepted`; transitions (5)'))
-      .toBe('status-values-beyond-connected-and-accepted-transitions-5');
+    expect(slugify('Status values beyond `connected` and `accepted`; transitions (5)')).toBe(
+      'status-values-beyond-connected-and-accepted-transitions-5',
+    );
     expect(slugify('Formats of `from`, `to`, `instrumentId` (6)')).toBe('formats-of-from-to-instrumentid-6');
     expect([...anchorsOf('# A\n## A\n```\n# not a heading\n```\n')]).toEqual(['a', 'a-1']);
   });

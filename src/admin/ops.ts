@@ -75,7 +75,10 @@ export const adminOps: Record<string, AdminOp> = {
     };
     const writes = limit('writes');
     const reads = limit('reads');
-    const k = await store.credentials.setApiKeyLimits(id, { ...(writes !== undefined ? { writes } : {}), ...(reads !== undefined ? { reads } : {}) });
+    const k = await store.credentials.setApiKeyLimits(id, {
+      ...(writes !== undefined ? { writes } : {}),
+      ...(reads !== undefined ? { reads } : {}),
+    });
     if (!k) throw new AppError('not_found', `no API key ${id}`);
     return { id: k.id, writes: k.rateLimitWrites, reads: k.rateLimitReads };
   },

@@ -18,10 +18,16 @@ export function DecimalIn(o: { percent?: boolean; positive?: boolean; max?: numb
   const what = o.positive ? 'a positive' : 'a non-negative';
   const maxText = 'maximum' in max ? `, at most ${max.maximum}` : '';
   const pattern = o.percent ? PERCENT_PATTERN : o.positive ? POSITIVE_PATTERN : DEC_PATTERN;
-  return Type.Union([
-    Type.Number({ ...(o.positive ? { exclusiveMinimum: 0 } : { minimum: 0 }), ...max }),
-    Type.String({ pattern, maxLength: 24 }),
-  ], { description: `${o.description ? `${o.description}: ` : ''}${what} number or decimal string, e.g. 0.5 or "0.5"${maxText}`, 'x-open-point': true });
+  return Type.Union(
+    [
+      Type.Number({ ...(o.positive ? { exclusiveMinimum: 0 } : { minimum: 0 }), ...max }),
+      Type.String({ pattern, maxLength: 24 }),
+    ],
+    {
+      description: `${o.description ? `${o.description}: ` : ''}${what} number or decimal string, e.g. 0.5 or "0.5"${maxText}`,
+      'x-open-point': true,
+    },
+  );
 }
 
 /** A request's number or decimal string as the exact decimal string the domain keeps ("0.1", never "1e-1"). */
@@ -30,4 +36,5 @@ export const decimalInOrNull = (v: number | string | null | undefined): string |
   v === null || v === undefined ? v : decimalIn(v);
 
 /** A stored decimal string as the JSON number an answer carries. */
-export const numberOut = (v: string | null | undefined): number | null => (v === null || v === undefined || v === '' ? null : new Decimal(v).toNumber());
+export const numberOut = (v: string | null | undefined): number | null =>
+  v === null || v === undefined || v === '' ? null : new Decimal(v).toNumber();

@@ -36,7 +36,14 @@ export interface ErrorBody {
   [extra: string]: unknown;
 }
 
-export function sendError(req: FastifyRequest, reply: FastifyReply, status: number, code: string, message: string, extra?: Record<string, unknown>): FastifyReply {
+export function sendError(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  status: number,
+  code: string,
+  message: string,
+  extra?: Record<string, unknown>,
+): FastifyReply {
   // Details first: a detail named like a contract field (an upstream's own `code`) must never replace ours.
   const body: ErrorBody = { ...(extra ?? {}), code, error: message, requestId: req.id };
   return reply.code(status).type('application/json').send(body);
@@ -46,7 +53,11 @@ export function sendError(req: FastifyRequest, reply: FastifyReply, status: numb
  * Fastify's own errors (validation, JSON parse, size) become clear 4xx in our body shape; anything unknown is
  * a 500 whose message is generic, so internals and secrets never leak into a response.
  */
-export function errorHandler(err: FastifyError | AppError | Error, req: FastifyRequest, reply: FastifyReply): FastifyReply {
+export function errorHandler(
+  err: FastifyError | AppError | Error,
+  req: FastifyRequest,
+  reply: FastifyReply,
+): FastifyReply {
   if (err instanceof AppError) {
     if (err.retryAfter !== undefined) reply.header('retry-after', String(err.retryAfter));
     return sendError(req, reply, STATUS[err.code], err.code, err.message, err.details);
@@ -55,18 +66,39 @@ export function errorHandler(err: FastifyError | AppError | Error, req: FastifyR
   if (fe.validation && fe.validationContext === 'body' && req.body === undefined) {
     return sendError(req, reply, 400, 'invalid_request', 'the body is required: send a JSON object');
   }
-  if (fe.validation) return sendError(req, reply, 400, 'invalid_request', describeValidation(fe.validationContext ?? 'request', fe.validation as AjvError[]));
-  if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendError(req, reply, 413, 'payload_too_large', `request body is larger than the limit of ${req.routeOptions.bodyLimit ?? 'the server'} bytes`);
-  if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return sendError(req, reply, 415, 'unsupported_media_type', 'send the body as application/json');
+  if (fe.validation)
+    return sendError(
+      req,
+      reply,
+      400,
+      'invalid_request',
+      describeValidation(fe.validationContext ?? 'request', fe.validation as AjvError[]),
+    );
+  if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+    return sendError(
+      req,
+      reply,
+      413,
+      'payload_too_large',
+      `request body is larger than the limit of ${req.routeOptions.bodyLimit ?? 'the server'} bytes`,
+    );
+  if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
+    return sendError(req, reply, 415, 'unsupported_media_type', 'send the body as application/json');
   if (fe.statusCode === 400 && (fe.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err instanceof SyntaxError)) {
     return sendError(req, reply, 400, 'invalid_request', `the body is not valid JSON: ${err.message}`);
   }
-  if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) return sendError(req, reply, fe.statusCode, 'invalid_request', err.message);
+  if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500)
+    return sendError(req, reply, fe.statusCode, 'invalid_request', err.message);
   req.log.error({ err }, 'unhandled error');
   return sendError(req, reply, 500, 'internal_error', 'internal error; the request id identifies it in the server log');
 }
 
-interface AjvError { instancePath: string; keyword: string; message?: string; params: Record<string, unknown> }
+interface AjvError {
+  instancePath: string;
+  keyword: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
 
 /**
  * Turns Ajv's errors into one sentence per field. A union of literals (side: buy | sell) reports one
@@ -85,8 +117,10 @@ export function describeValidation(where: string, errors: AjvError[]): string {
     let msg: string;
     if (e.keyword === 'anyOf' && allowed.has(field)) msg = `${field} must be one of ${allowed.get(field)!.join(', ')}`;
     else if (e.keyword === 'anyOf') msg = `${field} has the wrong type or shape`;
-    else if (e.keyword === 'required') msg = `${field === where ? where : field}.${String(e.params.missingProperty)} is required`;
-    else if (e.keyword === 'additionalProperties') msg = `${field} has an unknown field ${JSON.stringify(e.params.additionalProperty)}`;
+    else if (e.keyword === 'required')
+      msg = `${field === where ? where : field}.${String(e.params.missingProperty)} is required`;
+    else if (e.keyword === 'additionalProperties')
+      msg = `${field} has an unknown field ${JSON.stringify(e.params.additionalProperty)}`;
     else if (e.keyword === 'enum') msg = `${field} must be one of ${(e.params.allowedValues as unknown[]).join(', ')}`;
     else msg = `${field} ${e.message ?? 'is invalid'}`;
     const list = byField.get(field) ?? [];
@@ -94,6 +128,10 @@ export function describeValidation(where: string, errors: AjvError[]): string {
     byField.set(field, list);
   }
   // Type errors inside a union branch are noise once the union itself is reported.
-  const out = [...byField.entries()].flatMap(([field, msgs]) => (msgs.some((m) => m.includes('must be one of') || m.includes('wrong type')) ? msgs.filter((m) => m.startsWith(field + ' must be one of') || m.includes('wrong type')) : msgs));
+  const out = [...byField.entries()].flatMap(([field, msgs]) =>
+    msgs.some((m) => m.includes('must be one of') || m.includes('wrong type'))
+      ? msgs.filter((m) => m.startsWith(`${field} must be one of`) || m.includes('wrong type'))
+      : msgs,
+  );
   return out.length > 0 ? out.join('; ') : `${where} is invalid`;
 }

@@ -21,7 +21,12 @@ export function frameworkErrors(err: FastifyError, req: FastifyRequest, reply: F
 }
 
 const CLIENT_ERRORS: Record<string, [number, string, string, string]> = {
-  HPE_HEADER_OVERFLOW: [431, 'Request Header Fields Too Large', 'request_header_too_large', 'the request headers are larger than the server accepts'],
+  HPE_HEADER_OVERFLOW: [
+    431,
+    'Request Header Fields Too Large',
+    'request_header_too_large',
+    'the request headers are larger than the server accepts',
+  ],
   ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request Timeout', 'request_timeout', 'the request was not received in time'],
 };
 
@@ -29,16 +34,27 @@ const CLIENT_ERRORS: Record<string, [number, string, string, string]> = {
  * Node's `clientError`: no request object exists, so the answer is written to the socket by hand, in our
  * body shape and with a request id that also goes to the log.
  */
-export function clientErrorHandler(this: { log: { debug(o: object, m: string): void } }, err: Error & { code?: string }, socket: Socket): void {
+export function clientErrorHandler(
+  this: { log: { debug(o: object, m: string): void } },
+  err: Error & { code?: string },
+  socket: Socket,
+): void {
   // A reset connection has nobody left to answer.
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  const [status, reason, code, message] = CLIENT_ERRORS[err.code ?? ''] ?? [400, 'Bad Request', 'invalid_request', 'the request is not valid HTTP'];
+  const [status, reason, code, message] = CLIENT_ERRORS[err.code ?? ''] ?? [
+    400,
+    'Bad Request',
+    'invalid_request',
+    'the request is not valid HTTP',
+  ];
   const requestId = newRequestId();
   this.log.debug({ err, requestId }, 'client error');
   const body = JSON.stringify({ code, error: message, requestId });
   if (socket.writable) {
-    socket.write(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n`
-      + `x-request-id: ${requestId}\r\nConnection: close\r\n\r\n${body}`);
+    socket.write(
+      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `x-request-id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+    );
   }
   socket.destroy(err);
 }

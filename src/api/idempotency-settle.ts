@@ -11,17 +11,41 @@ const ORDER_ROUTE = '/v1/accounts/:account_id/orders';
  * unknown), so a retry after a crash gets the answer the client would have had.
  */
 function orderAnswer(t: TradeRow, requestId: string): { status: number; response: StoredResponse } {
-  const error = (code: 'invalid_request' | 'write_outcome_unknown', message: string, extra: Record<string, unknown>) => ({
-    status: STATUS[code], response: { body: { ...extra, code, error: message, requestId }, headers: {} },
+  const error = (
+    code: 'invalid_request' | 'write_outcome_unknown',
+    message: string,
+    extra: Record<string, unknown>,
+  ) => ({
+    status: STATUS[code],
+    response: { body: { ...extra, code, error: message, requestId }, headers: {} },
   });
   if (t.status === 'accepted') {
-    return { status: 202, response: { body: { tradeId: t.id, status: 'accepted', copiedTo: t.copiedTo, masterPositionId: t.masterPositionId, fillPrice: t.fillPrice === null ? null : Number(t.fillPrice) }, headers: {} } };
+    return {
+      status: 202,
+      response: {
+        body: {
+          tradeId: t.id,
+          status: 'accepted',
+          copiedTo: t.copiedTo,
+          masterPositionId: t.masterPositionId,
+          fillPrice: t.fillPrice === null ? null : Number(t.fillPrice),
+        },
+        headers: {},
+      },
+    };
   }
   if (t.status === 'rejected') {
     const outcome = (t.masterOutcome ?? {}) as { code?: string; message?: string };
-    return error('invalid_request', `the Master's broker refused the order: ${outcome.message ?? 'no reason given'}`, { tradeId: t.id, brokerCode: outcome.code ?? null });
+    return error('invalid_request', `the Master's broker refused the order: ${outcome.message ?? 'no reason given'}`, {
+      tradeId: t.id,
+      brokerCode: outcome.code ?? null,
+    });
   }
-  return error('write_outcome_unknown', `the service stopped before the Master's broker confirmed the order and it could not be found by its tag yet; check trade ${t.id} before retrying`, { tradeId: t.id });
+  return error(
+    'write_outcome_unknown',
+    `the service stopped before the Master's broker confirmed the order and it could not be found by its tag yet; check trade ${t.id} before retrying`,
+    { tradeId: t.id },
+  );
 }
 
 export interface SettleOptions {
@@ -37,13 +61,19 @@ export interface SettleOptions {
  * trade exists -> its answer is stored (a retry replays it); no trade -> the key is freed (the handler never
  * reached the broker, so the retry runs). Other routes record nothing to tell by: their keys are freed.
  */
-export async function settleInFlightKeys(store: Store, opts: SettleOptions): Promise<{ answered: number; freed: number }> {
+export async function settleInFlightKeys(
+  store: Store,
+  opts: SettleOptions,
+): Promise<{ answered: number; freed: number }> {
   const repo = new IdempotencyRepo(store.database.db, 24 * 3600_000);
   let answered = 0;
   let freed = 0;
   for (const row of await repo.inFlight(opts.before, opts.instanceId)) {
     try {
-      const trade = row.route === ORDER_ROUTE && row.requestId ? await store.trades.tradeOfRequest(row.userId, row.requestId) : null;
+      const trade =
+        row.route === ORDER_ROUTE && row.requestId
+          ? await store.trades.tradeOfRequest(row.userId, row.requestId)
+          : null;
       if (trade) {
         const a = orderAnswer(trade, row.requestId!);
         await repo.settle(row, a.status, a.response);

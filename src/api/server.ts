@@ -59,7 +59,19 @@ function markOptionalBodies(doc: Record<string, unknown>): Record<string, unknow
   return doc;
 }
 
-const V1_MODULES = [accountRoutes, orderRoutes, panicRoutes, groupRoutes, ledgerRoutes, webhookRoutes, eventRoutes, riskRoutes, shadowRoutes, positionRoutes, equityRoutes];
+const V1_MODULES = [
+  accountRoutes,
+  orderRoutes,
+  panicRoutes,
+  groupRoutes,
+  ledgerRoutes,
+  webhookRoutes,
+  eventRoutes,
+  riskRoutes,
+  shadowRoutes,
+  positionRoutes,
+  equityRoutes,
+];
 
 /**
  * One Fastify instance serving the given families. With one port (default) it serves both; with two, main.ts
@@ -83,13 +95,19 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
 
   app.decorateRequest('principal', null);
   app.setErrorHandler(errorHandler);
-  app.setNotFoundHandler((req, reply) => sendError(req, reply, 404, 'not_found', `no route ${req.method} ${req.url.split('?')[0]}`));
+  app.setNotFoundHandler((req, reply) =>
+    sendError(req, reply, 404, 'not_found', `no route ${req.method} ${req.url.split('?')[0]}`),
+  );
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
   });
   inputGuard(app);
   requestRecords(app, deps.store, (err) => app.log.error({ err }, 'request record not written'));
-  idempotency(app, deps.store, { prefixes: ['/v1/'], instanceId: deps.instanceId, onError: (err) => app.log.error({ err }, 'idempotency record not written') });
+  idempotency(app, deps.store, {
+    prefixes: ['/v1/'],
+    instanceId: deps.instanceId,
+    onError: (err) => app.log.error({ err }, 'idempotency record not written'),
+  });
 
   // Error bodies are built by sendError and need no compiled serializer: keep 4xx/5xx response schemas for the
   // document only. Dozens of routes x ~8 error codes of fast-json-stringify compilation was most of start-up.
@@ -106,9 +124,17 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
     transform: ({ schema, url }) => {
       const { [DOC_ERRORS]: errors, ...rest } = (schema ?? {}) as Record<string, unknown>;
       // @fastify/swagger marks every request body required; an optional one (Type.Optional) is flagged for transformObject.
-      const optionalBody = (rest.body as Record<string, unknown> | undefined)?.['~optional'] === true ? { [OPTIONAL_BODY]: true } : {};
+      const optionalBody =
+        (rest.body as Record<string, unknown> | undefined)?.['~optional'] === true ? { [OPTIONAL_BODY]: true } : {};
       if (!errors) return { schema: { ...rest, ...optionalBody } as never, url };
-      return { schema: { ...rest, ...optionalBody, response: { ...((rest.response as object) ?? {}), ...(errors as object) } } as never, url };
+      return {
+        schema: {
+          ...rest,
+          ...optionalBody,
+          response: { ...((rest.response as object) ?? {}), ...(errors as object) },
+        } as never,
+        url,
+      };
     },
     transformObject: (doc) => {
       const openapi = markOptionalBodies((doc as { openapiObject: Record<string, unknown> }).openapiObject);
@@ -122,21 +148,44 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
       info: {
         title: 'copytrade',
         version: '0.1.0',
-        description: 'Copy-trading service. Family R (/api, signed-in user access token; reference revision 2 October 2026) and family V (/v1, API key). Parts marked x-open-point are our choices where the specification leaves the detail open; see docs/open-points.md. Numbers in family V: answers carry amounts, prices, volumes and percentages as JSON numbers; requests may send our own decimal fields as a number or a decimal string (the order request\'s volume, stopLoss and takeProfit are numbers, as the specification types them).',
+        description:
+          "Copy-trading service. Family R (/api, signed-in user access token; reference revision 2 October 2026) and family V (/v1, API key). Parts marked x-open-point are our choices where the specification leaves the detail open; see docs/open-points.md. Numbers in family V: answers carry amounts, prices, volumes and percentages as JSON numbers; requests may send our own decimal fields as a number or a decimal string (the order request's volume, stopLoss and takeProfit are numbers, as the specification types them).",
       },
       // Paths carry their family's prefix (/api, /app, /v1), so the server is the origin the document came from.
-      servers: [{ url: opts.baseUrl ?? '/', description: opts.baseUrl ? 'this service' : 'the origin serving this document' }],
+      servers: [
+        { url: opts.baseUrl ?? '/', description: opts.baseUrl ? 'this service' : 'the origin serving this document' },
+      ],
       components: {
         securitySchemes: {
-          accessToken: { type: 'http', scheme: 'bearer', description: 'signed-in user access token (POST /app/sign-in)' },
-          apiKey: { type: 'http', scheme: 'bearer', description: 'API key created on the developer dashboard (POST /app/api-keys)' },
+          accessToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'signed-in user access token (POST /app/sign-in)',
+          },
+          apiKey: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'API key created on the developer dashboard (POST /app/api-keys)',
+          },
         },
       },
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  app.get('/healthz', { schema: { operationId: 'getHealth', tags: ['Service'], security: [], 'x-open-point': true, summary: 'Liveness of the service' } as never }, async () => ({ ok: true }));
+  app.get(
+    '/healthz',
+    {
+      schema: {
+        operationId: 'getHealth',
+        tags: ['Service'],
+        security: [],
+        'x-open-point': true,
+        summary: 'Liveness of the service',
+      } as never,
+    },
+    async () => ({ ok: true }),
+  );
 
   // Family V's route modules are registered once. The dashboard reaches the same routes under /app/v1 with
   // its access token: the URL is rewritten to /v1 (see rewriteUrl above) and the request is marked, so the

@@ -14,8 +14,12 @@ describe('text the store can hold', () => {
   });
 
   it('names the first bad string or field name of a parsed body by its path', () => {
-    expect(findBadString({ a: ['ok', { b: 'x\u0000' }] }, 'body')).toBe('body.a[1].b contains a control character (U+0000), which is not allowed');
-    expect(findBadString({ ['k\u0001']: 1 }, 'body')).toMatch(/^body has a field name that contains a control character \(U\+0001\)/);
+    expect(findBadString({ a: ['ok', { b: 'x\u0000' }] }, 'body')).toBe(
+      'body.a[1].b contains a control character (U+0000), which is not allowed',
+    );
+    expect(findBadString({ ['k\u0001']: 1 }, 'body')).toMatch(
+      /^body has a field name that contains a control character \(U\+0001\)/,
+    );
     expect(findBadString({ a: 1, b: [true, null, 'fine\n'] }, 'body')).toBeNull();
   });
 

@@ -21,7 +21,10 @@ export function badChar(s: string, freeText: boolean): string | null {
       return `a control character (${hex(c)})`;
     }
     if (isSurrogateHigh(c)) {
-      if (isSurrogateLow(s.charCodeAt(i + 1))) { i++; continue; }
+      if (isSurrogateLow(s.charCodeAt(i + 1))) {
+        i++;
+        continue;
+      }
       return `an unpaired surrogate (${hex(c)})`;
     }
     if (isSurrogateLow(c)) return `an unpaired surrogate (${hex(c)})`;
@@ -60,7 +63,8 @@ export function jsonDepthExceeds(text: string, max: number): boolean {
   for (let i = 0; i < text.length; i++) {
     const ch = text.charCodeAt(i);
     if (inString) {
-      if (ch === 0x5c) i++; // backslash: skip the escaped character
+      if (ch === 0x5c)
+        i++; // backslash: skip the escaped character
       else if (ch === 0x22) inString = false;
     } else if (ch === 0x22) inString = true;
     else if (ch === 0x7b || ch === 0x5b) {
@@ -76,8 +80,15 @@ export function storableText(s: string): string {
   let out = '';
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
-    if (c === 0) { out += '\uFFFD'; continue; }
-    if (isSurrogateHigh(c) && isSurrogateLow(s.charCodeAt(i + 1))) { out += s[i]! + s[i + 1]!; i++; continue; }
+    if (c === 0) {
+      out += '\uFFFD';
+      continue;
+    }
+    if (isSurrogateHigh(c) && isSurrogateLow(s.charCodeAt(i + 1))) {
+      out += s[i]! + s[i + 1]!;
+      i++;
+      continue;
+    }
     out += isSurrogateHigh(c) || isSurrogateLow(c) ? '\uFFFD' : s[i]!;
   }
   return out;

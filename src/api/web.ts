@@ -8,7 +8,8 @@ import { packageRoot } from '../config/package-root.js';
 const RESERVED = /^\/(?:api|v1|app|docs|metrics)(?:[/?]|$)|^\/(?:openapi\.json|healthz)(?:[?]|$)/;
 
 /** Content-Security-Policy of the dashboard's page: everything from this origin; inline styles for React's style props. */
-const CSP = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; connect-src 'self'; frame-ancestors 'none'; base-uri 'self'; form-action 'self'";
+const CSP =
+  "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; connect-src 'self'; frame-ancestors 'none'; base-uri 'self'; form-action 'self'";
 
 export const dashboardDir = (): string => join(packageRoot(), 'dist', 'web');
 
@@ -53,10 +54,15 @@ export async function webDashboard(app: FastifyInstance, dir = dashboardDir()): 
       handler: async (req, reply) => {
         const path = req.url;
         const file = /\.[A-Za-z0-9]+$/.test(path.split('?')[0]!); // a missing file stays a 404, never the page
-        if (RESERVED.test(path) || file || !(req.headers.accept ?? '').includes('text/html')) return reply.callNotFound();
+        if (RESERVED.test(path) || file || !(req.headers.accept ?? '').includes('text/html'))
+          return reply.callNotFound();
         pageHeaders(reply);
         if (built) return reply.sendFile('index.html');
-        return reply.type('text/html; charset=utf-8').send('<!doctype html><title>copytrade</title><p>The dashboard is not built: run <code>npm run build</code>. The API is up: <a href="/docs">/docs</a>.</p>');
+        return reply
+          .type('text/html; charset=utf-8')
+          .send(
+            '<!doctype html><title>copytrade</title><p>The dashboard is not built: run <code>npm run build</code>. The API is up: <a href="/docs">/docs</a>.</p>',
+          );
       },
     });
   });

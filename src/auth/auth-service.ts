@@ -4,7 +4,14 @@ import type { ApiKeyRow } from '../store/repos/credentials.js';
 import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from './passwords.js';
 import { clearAccountFailures, SignInThrottle, type SignInLimits } from './sign-in-throttle.js';
 import { SignInFailuresRepo } from '../store/repos/sign-in-failures.js';
-import { ACCESS_TOKEN_PREFIX, API_KEY_PREFIX, displayPrefix, generateSecret, hashSecret, wellFormed } from './secrets.js';
+import {
+  ACCESS_TOKEN_PREFIX,
+  API_KEY_PREFIX,
+  displayPrefix,
+  generateSecret,
+  hashSecret,
+  wellFormed,
+} from './secrets.js';
 
 export interface AuthConfig {
   /** Sign-in throttling; absent (the CLI) = none. */
@@ -34,14 +41,19 @@ export class AuthService {
   private readonly throttle: SignInThrottle | null;
   private failedSinceSweep = 0;
 
-  constructor(private readonly store: Store, private readonly cfg: AuthConfig) {
+  constructor(
+    private readonly store: Store,
+    private readonly cfg: AuthConfig,
+  ) {
     this.failures = new SignInFailuresRepo(store.database.db);
     this.throttle = cfg.signIn ? new SignInThrottle(this.failures, cfg.signIn) : null;
   }
 
   async createUser(email: string, password: string): Promise<{ id: string; email: string }> {
-    if (!EMAIL.test(email) || email.length > 254) throw invalid(`email ${JSON.stringify(email)} is not a valid address`);
-    if (password.length < MIN_PASSWORD_LENGTH) throw invalid(`password must be at least ${MIN_PASSWORD_LENGTH} characters`);
+    if (!EMAIL.test(email) || email.length > 254)
+      throw invalid(`email ${JSON.stringify(email)} is not a valid address`);
+    if (password.length < MIN_PASSWORD_LENGTH)
+      throw invalid(`password must be at least ${MIN_PASSWORD_LENGTH} characters`);
     const u = await this.store.users.create(email, await hashPassword(password));
     return { id: u.id, email: u.email };
   }
@@ -50,10 +62,16 @@ export class AuthService {
    * `from` is the client's address. While the account or the address must wait after failed tries, the answer
    * is 429 before the password is checked; a wrong password of an existing account is an event its owner sees.
    */
-  async signIn(email: string, password: string, from?: string): Promise<{ accessToken: string; tokenId: string; expiresAt: Date; userId: string }> {
+  async signIn(
+    email: string,
+    password: string,
+    from?: string,
+  ): Promise<{ accessToken: string; tokenId: string; expiresAt: Date; userId: string }> {
     await this.throttle?.check(email, from);
     const user = await this.store.users.byEmail(email);
-    const ok = user ? await verifyPassword(password, user.passwordHash) : (await verifyPassword(password, await DUMMY_HASH), false);
+    const ok = user
+      ? await verifyPassword(password, user.passwordHash)
+      : (await verifyPassword(password, await DUMMY_HASH), false);
     if (!user || !ok) {
       await this.failedAttempt(email, from, user?.id ?? null, 'sign_in');
       throw new AppError('unauthorized', 'email or password is wrong');
@@ -62,7 +80,12 @@ export class AuthService {
     return { ...(await this.issueToken(user.id)), userId: user.id };
   }
 
-  private async failedAttempt(email: string, from: string | undefined, userId: string | null, attempt: 'sign_in' | 'password_change'): Promise<void> {
+  private async failedAttempt(
+    email: string,
+    from: string | undefined,
+    userId: string | null,
+    attempt: 'sign_in' | 'password_change',
+  ): Promise<void> {
     const counted = await this.throttle?.failed(email, from);
     // Rows of sprayed addresses and emails would pile up: an occasional sweep drops those whose window is over.
     if (this.throttle && ++this.failedSinceSweep >= 200) {
@@ -70,17 +93,31 @@ export class AuthService {
       void this.throttle.purge().catch(() => undefined);
     }
     if (!userId) return;
-    await this.store.events.emit([{
-      userId, accountId: null, type: 'user.sign_in_failed',
-      payload: { attempt, clientAddress: from ?? null, failures: counted?.failures ?? null, retryAfterSec: counted?.retryAfterSec ?? null },
-    }]);
+    await this.store.events.emit([
+      {
+        userId,
+        accountId: null,
+        type: 'user.sign_in_failed',
+        payload: {
+          attempt,
+          clientAddress: from ?? null,
+          failures: counted?.failures ?? null,
+          retryAfterSec: counted?.retryAfterSec ?? null,
+        },
+      },
+    ]);
   }
 
   /**
    * The signed-in user's new password: the current one must be given (and wrong tries count like failed
    * sign-ins). Every access token of the user is revoked; the caller gets a fresh one.
    */
-  async changePassword(userId: string, current: string, next: string, from?: string): Promise<{ accessToken: string; tokenId: string; expiresAt: Date; tokensRevoked: number }> {
+  async changePassword(
+    userId: string,
+    current: string,
+    next: string,
+    from?: string,
+  ): Promise<{ accessToken: string; tokenId: string; expiresAt: Date; tokensRevoked: number }> {
     const user = await this.store.users.byId(userId);
     if (!user) throw new AppError('unauthorized', 'the user no longer exists');
     await this.throttle?.check(user.email, from);
@@ -102,16 +139,28 @@ export class AuthService {
     return { userId: user.id, tokensRevoked };
   }
 
-  private async setPassword(userId: string, password: string, by: 'user' | 'operator'): Promise<{ tokensRevoked: number }> {
-    if (password.length < MIN_PASSWORD_LENGTH) throw invalid(`password must be at least ${MIN_PASSWORD_LENGTH} characters`);
-    const res = await this.store.users.setPassword(userId, await hashPassword(password), { type: 'user.password_changed', payload: { by } });
+  private async setPassword(
+    userId: string,
+    password: string,
+    by: 'user' | 'operator',
+  ): Promise<{ tokensRevoked: number }> {
+    if (password.length < MIN_PASSWORD_LENGTH)
+      throw invalid(`password must be at least ${MIN_PASSWORD_LENGTH} characters`);
+    const res = await this.store.users.setPassword(userId, await hashPassword(password), {
+      type: 'user.password_changed',
+      payload: { by },
+    });
     if (!res) throw new AppError('not_found', 'user not found');
     return res;
   }
 
   async issueToken(userId: string): Promise<{ accessToken: string; tokenId: string; expiresAt: Date }> {
     const accessToken = generateSecret(ACCESS_TOKEN_PREFIX);
-    const { id, expiresAt } = await this.store.credentials.insertAccessToken(userId, hashSecret(accessToken), new Date(Date.now() + this.cfg.accessTokenTtlSec * 1000));
+    const { id, expiresAt } = await this.store.credentials.insertAccessToken(
+      userId,
+      hashSecret(accessToken),
+      new Date(Date.now() + this.cfg.accessTokenTtlSec * 1000),
+    );
     return { accessToken, tokenId: id, expiresAt };
   }
 
@@ -140,7 +189,12 @@ export class AuthService {
 
   async createApiKey(userId: string, name: string): Promise<{ key: ApiKeyRow; apiKey: string }> {
     const apiKey = generateSecret(API_KEY_PREFIX);
-    const key = await this.store.credentials.insertApiKey(userId, name, displayPrefix(apiKey, API_KEY_PREFIX), hashSecret(apiKey));
+    const key = await this.store.credentials.insertApiKey(
+      userId,
+      name,
+      displayPrefix(apiKey, API_KEY_PREFIX),
+      hashSecret(apiKey),
+    );
     return { key, apiKey };
   }
 
@@ -149,10 +203,20 @@ export class AuthService {
   }
 
   /** The new key is shown once; the old one keeps working for the overlap window (0 = stops now). */
-  async rotateApiKey(userId: string, keyId: string, overlapSec = this.cfg.apiKeyOverlapSec): Promise<{ key: ApiKeyRow; apiKey: string; previousExpiresAt: Date } | null> {
+  async rotateApiKey(
+    userId: string,
+    keyId: string,
+    overlapSec = this.cfg.apiKeyOverlapSec,
+  ): Promise<{ key: ApiKeyRow; apiKey: string; previousExpiresAt: Date } | null> {
     const apiKey = generateSecret(API_KEY_PREFIX);
     const until = new Date(Date.now() + overlapSec * 1000);
-    const key = await this.store.credentials.rotateApiKey(userId, keyId, until, displayPrefix(apiKey, API_KEY_PREFIX), hashSecret(apiKey));
+    const key = await this.store.credentials.rotateApiKey(
+      userId,
+      keyId,
+      until,
+      displayPrefix(apiKey, API_KEY_PREFIX),
+      hashSecret(apiKey),
+    );
     if (!key) return null;
     const old = await this.store.credentials.apiKey(userId, keyId);
     return { key, apiKey, previousExpiresAt: old?.expiresAt ?? until };

@@ -13,7 +13,10 @@ export class CredentialBox {
   readonly currentKeyId: string;
 
   /** `previous`: keys still accepted for opening (a rotation in progress); sealing always uses `current`. */
-  constructor(private readonly key: Buffer, previous: Buffer[] = []) {
+  constructor(
+    private readonly key: Buffer,
+    previous: Buffer[] = [],
+  ) {
     for (const k of [key, ...previous]) if (k.length !== 32) throw new Error('credential key must be 32 bytes');
     this.currentKeyId = keyId(key);
     this.keys = new Map([key, ...previous].map((k) => [keyId(k), k]));
@@ -23,14 +26,23 @@ export class CredentialBox {
     const iv = randomBytes(12);
     const cipher = createCipheriv('aes-256-gcm', this.key, iv);
     const ct = Buffer.concat([cipher.update(JSON.stringify(value), 'utf8'), cipher.final()]);
-    return ['v2', this.currentKeyId, iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), ct.toString('base64url')].join('.');
+    return [
+      'v2',
+      this.currentKeyId,
+      iv.toString('base64url'),
+      cipher.getAuthTag().toString('base64url'),
+      ct.toString('base64url'),
+    ].join('.');
   }
 
   open<T = Record<string, unknown>>(sealed: string): T {
     const parts = sealed.split('.');
     if (parts[0] === 'v2' && parts.length === 5) {
       const k = this.keys.get(parts[1]!);
-      if (!k) throw new Error(`credential sealed under key ${parts[1]}, which is not configured (the key was changed without a rotation?)`);
+      if (!k)
+        throw new Error(
+          `credential sealed under key ${parts[1]}, which is not configured (the key was changed without a rotation?)`,
+        );
       return decrypt<T>(k, parts[2]!, parts[3]!, parts[4]!);
     }
     if (parts[0] === 'v1' && parts.length === 4) {
@@ -82,14 +94,18 @@ export interface KeyRing {
  * rotation is under way. Created (0600) with one fresh key on first use.
  */
 export function readKeyFile(file: string): Buffer[] {
-  return readFileSync(file, 'utf8').split('\n').map((l) => l.trim()).filter((l) => l !== '').map((l, i) => decodeKey(l, `${file} line ${i + 1}`));
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '')
+    .map((l, i) => decodeKey(l, `${file} line ${i + 1}`));
 }
 
 /** Replaces the key file in one rename, so a crash leaves the old ring or the new one, never half of either. */
 export function writeKeyFile(file: string, keys: Buffer[]): void {
   mkdirSync(dirname(file), { recursive: true });
   const tmp = `${file}.tmp-${process.pid}`;
-  writeFileSync(tmp, keys.map((k) => k.toString('base64')).join('\n') + '\n', { mode: 0o600 });
+  writeFileSync(tmp, `${keys.map((k) => k.toString('base64')).join('\n')}\n`, { mode: 0o600 });
   chmodSync(tmp, 0o600);
   renameSync(tmp, file);
 }
@@ -98,9 +114,16 @@ export function writeKeyFile(file: string, keys: Buffer[]): void {
  * Key from COPYTRADE_SECRET_KEY (plus COPYTRADE_SECRET_KEY_PREVIOUS during a rotation), else from the key file
  * (created with a fresh key on first use), else a throwaway key for the in-memory store.
  */
-export function loadCredentialKeys(opts: { configured?: string | undefined; previous?: string | undefined; keyFile: string | null }): KeyRing {
+export function loadCredentialKeys(opts: {
+  configured?: string | undefined;
+  previous?: string | undefined;
+  keyFile: string | null;
+}): KeyRing {
   if (opts.configured) {
-    const previous = (opts.previous ?? '').split(',').filter((s) => s.trim() !== '').map((s, i) => decodeKey(s, `COPYTRADE_SECRET_KEY_PREVIOUS entry ${i + 1}`));
+    const previous = (opts.previous ?? '')
+      .split(',')
+      .filter((s) => s.trim() !== '')
+      .map((s, i) => decodeKey(s, `COPYTRADE_SECRET_KEY_PREVIOUS entry ${i + 1}`));
     return { current: decodeKey(opts.configured, 'COPYTRADE_SECRET_KEY'), previous, source: 'env', file: null };
   }
   if (!opts.keyFile) return { current: randomBytes(32), previous: [], source: 'memory', file: null }; // nothing outlives the process anyway
@@ -108,11 +131,6 @@ export function loadCredentialKeys(opts: { configured?: string | undefined; prev
   const [current, ...previous] = readKeyFile(opts.keyFile);
   if (!current) throw new Error(`${opts.keyFile} holds no key`);
   return { current, previous, source: 'file', file: opts.keyFile };
-}
-
-/** Key from config, else from the key file (created with mode 0600 on first use). */
-export function loadCredentialKey(opts: { configured?: string | undefined; keyFile: string | null }): Buffer {
-  return loadCredentialKeys(opts).current;
 }
 
 /** True when `file` lies inside `dir`: a copy or backup of the data dir then carries the key that opens it. */

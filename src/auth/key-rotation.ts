@@ -17,7 +17,11 @@ export interface RotationReport {
  * replaced by compare-and-set, and a run that stops half way leaves values under either key, both of which
  * the ring opens. Repeats until a pass finds nothing left (writes that landed meanwhile under an old key).
  */
-export async function resealAll(sealed: SealedRepo, box: CredentialBox, opts: { onValue?: (n: number) => void } = {}): Promise<{ resealed: number; alreadyCurrent: number }> {
+export async function resealAll(
+  sealed: SealedRepo,
+  box: CredentialBox,
+  opts: { onValue?: (n: number) => void } = {},
+): Promise<{ resealed: number; alreadyCurrent: number }> {
   let resealed = 0;
   let alreadyCurrent = -1;
   for (let pass = 0; pass < 5; pass++) {
@@ -30,7 +34,9 @@ export async function resealAll(sealed: SealedRepo, box: CredentialBox, opts: { 
       opts.onValue?.(resealed);
     }
   }
-  throw new Error('sealed values keep changing under an old key: stop the processes that still run with it, then run the rotation again');
+  throw new Error(
+    'sealed values keep changing under an old key: stop the processes that still run with it, then run the rotation again',
+  );
 }
 
 /**
@@ -40,7 +46,11 @@ export async function resealAll(sealed: SealedRepo, box: CredentialBox, opts: { 
  * key. With COPYTRADE_SECRET_KEY: the operator set the new key there and the old one in
  * COPYTRADE_SECRET_KEY_PREVIOUS; this re-seals, and the old one can then be removed from the environment.
  */
-export async function rotateKeys(sealed: SealedRepo, ring: KeyRing, opts: { onValue?: (n: number) => void } = {}): Promise<RotationReport> {
+export async function rotateKeys(
+  sealed: SealedRepo,
+  ring: KeyRing,
+  opts: { onValue?: (n: number) => void } = {},
+): Promise<RotationReport> {
   if (ring.source === 'memory') throw new Error('the in-memory store has no key to rotate');
   let current = ring.current;
   let previous = ring.previous;
@@ -54,7 +64,8 @@ export async function rotateKeys(sealed: SealedRepo, ring: KeyRing, opts: { onVa
   if (ring.source === 'file') {
     // Only the key every value is now sealed under stays; re-read so a concurrent rotation is not undone.
     const [onDisk] = readKeyFile(ring.file!);
-    if (!onDisk || keyId(onDisk) !== keyId(current)) throw new Error(`${ring.file} changed during the rotation; run it again`);
+    if (!onDisk || keyId(onDisk) !== keyId(current))
+      throw new Error(`${ring.file} changed during the rotation; run it again`);
     writeKeyFile(ring.file!, [current]);
   }
   return { keyId: keyId(current), ...r, finished: ring.source === 'file' || previous.length === 0 };

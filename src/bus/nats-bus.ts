@@ -10,10 +10,19 @@ export class NatsBus implements Bus {
   private readonly encoder = new TextEncoder();
   private readonly decoder = new TextDecoder();
 
-  private constructor(private readonly nc: NatsConnection, private readonly prefix: string) {}
+  private constructor(
+    private readonly nc: NatsConnection,
+    private readonly prefix: string,
+  ) {}
 
   static async connect(url: string, opts: { prefix?: string; name?: string } = {}): Promise<NatsBus> {
-    const nc = await connect({ servers: url, name: opts.name ?? 'copytrade', maxReconnectAttempts: -1, reconnectTimeWait: 1000, timeout: 5000 });
+    const nc = await connect({
+      servers: url,
+      name: opts.name ?? 'copytrade',
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 1000,
+      timeout: 5000,
+    });
     return new NatsBus(nc, opts.prefix ?? 'copytrade');
   }
 

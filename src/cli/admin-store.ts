@@ -28,7 +28,10 @@ export async function withStore<T>(
   o: StoreFlags,
   fn: (store: Store, auth: AuthService, cfg: Config) => Promise<T>,
 ): Promise<T> {
-  const cfg = loadConfig({ ...(o.dataDir ? { dataDir: o.dataDir } : {}), ...(o.secretKeyFile ? { secretKeyFile: o.secretKeyFile } : {}) });
+  const cfg = loadConfig({
+    ...(o.dataDir ? { dataDir: o.dataDir } : {}),
+    ...(o.secretKeyFile ? { secretKeyFile: o.secretKeyFile } : {}),
+  });
   // Loaded on use: the store (PGlite, drizzle) is the heaviest import, and the trader's commands never need it.
   const [{ Store }, { AuthService }] = await Promise.all([
     import('../store/store.js'),
@@ -64,7 +67,10 @@ export async function runAdmin(o: StoreFlags, op: string, args: Record<string, u
     return await withStore(o, (store, auth) => runAdminOp({ store, auth }, op, args));
   } catch (err) {
     if (!(err instanceof AppError && err.code === 'data_dir_in_use')) throw err;
-    const cfg = loadConfig({ ...(o.dataDir ? { dataDir: o.dataDir } : {}), ...(o.secretKeyFile ? { secretKeyFile: o.secretKeyFile } : {}) });
+    const cfg = loadConfig({
+      ...(o.dataDir ? { dataDir: o.dataDir } : {}),
+      ...(o.secretKeyFile ? { secretKeyFile: o.secretKeyFile } : {}),
+    });
     const operator = operatorOf(cfg.dataDir);
     if (!operator) throw err;
     return viaOperator(operator, op, args, err);

@@ -35,18 +35,28 @@ export interface Config {
   signIn: SignInLimits;
 }
 
-
 const int = (v: string | undefined, name: string, dflt: number): number => {
   if (v === undefined || v === '') return dflt;
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got ${JSON.stringify(v)}`);
+  if (!Number.isInteger(n) || n < 0)
+    throw new Error(`${name} must be a non-negative integer, got ${JSON.stringify(v)}`);
   return n;
 };
 
 export const DEFAULT_DATA_DIR = './.copytrade';
 
 /** Flags win over environment variables, which win over defaults. */
-export function loadConfig(flags: { host?: string; port?: string; v1Port?: string; dataDir?: string; demo?: boolean; secretKeyFile?: string } = {}, env = process.env): Config {
+export function loadConfig(
+  flags: {
+    host?: string;
+    port?: string;
+    v1Port?: string;
+    dataDir?: string;
+    demo?: boolean;
+    secretKeyFile?: string;
+  } = {},
+  env = process.env,
+): Config {
   const port = int(flags.port ?? env.PORT, 'port', 8080);
   if (port > 65535) throw new Error(`port must be at most 65535, got ${port}`);
   const v1 = flags.v1Port ?? env.COPYTRADE_V1_PORT;
@@ -80,7 +90,11 @@ export function loadConfig(flags: { host?: string; port?: string; v1Port?: strin
     },
     signIn: {
       accountFreeFailures: int(env.COPYTRADE_SIGN_IN_FREE_FAILURES, 'COPYTRADE_SIGN_IN_FREE_FAILURES', 5),
-      addressFreeFailures: int(env.COPYTRADE_SIGN_IN_ADDRESS_FREE_FAILURES, 'COPYTRADE_SIGN_IN_ADDRESS_FREE_FAILURES', 20),
+      addressFreeFailures: int(
+        env.COPYTRADE_SIGN_IN_ADDRESS_FREE_FAILURES,
+        'COPYTRADE_SIGN_IN_ADDRESS_FREE_FAILURES',
+        20,
+      ),
       baseDelayMs: int(env.COPYTRADE_SIGN_IN_BASE_DELAY_MS, 'COPYTRADE_SIGN_IN_BASE_DELAY_MS', 1000),
       maxDelayMs: int(env.COPYTRADE_SIGN_IN_MAX_DELAY_MS, 'COPYTRADE_SIGN_IN_MAX_DELAY_MS', 5 * 60_000),
       windowMs: int(env.COPYTRADE_SIGN_IN_WINDOW_SEC, 'COPYTRADE_SIGN_IN_WINDOW_SEC', 15 * 60) * 1000,
@@ -89,4 +103,5 @@ export function loadConfig(flags: { host?: string; port?: string; v1Port?: strin
 }
 
 /** A file beside the store, or null for the in-memory store. */
-export const dataFile = (cfg: Pick<Config, 'dataDir'>, name: string): string | null => (cfg.dataDir === ':memory:' ? null : join(cfg.dataDir, name));
+export const dataFile = (cfg: Pick<Config, 'dataDir'>, name: string): string | null =>
+  cfg.dataDir === ':memory:' ? null : join(cfg.dataDir, name);

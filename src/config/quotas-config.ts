@@ -8,7 +8,13 @@ export interface QuotaConfig {
   eventStreamsPerKey: number;
 }
 
-export const DEFAULT_QUOTAS: QuotaConfig = { copierGroups: 50, apiKeys: 20, webhookEndpoints: 20, accounts: 100, eventStreamsPerKey: 5 };
+export const DEFAULT_QUOTAS: QuotaConfig = {
+  copierGroups: 50,
+  apiKeys: 20,
+  webhookEndpoints: 20,
+  accounts: 100,
+  eventStreamsPerKey: 5,
+};
 
 const ENV: Record<keyof QuotaConfig, string> = {
   copierGroups: 'COPYTRADE_QUOTA_COPIER_GROUPS',
@@ -24,7 +30,8 @@ export function loadQuotaConfig(env: NodeJS.ProcessEnv): QuotaConfig {
     const v = env[name];
     if (v === undefined || v === '') continue;
     const n = Number(v);
-    if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer (0 = no limit), got ${JSON.stringify(v)}`);
+    if (!Number.isInteger(n) || n < 0)
+      throw new Error(`${name} must be a non-negative integer (0 = no limit), got ${JSON.stringify(v)}`);
     out[k] = n;
   }
   return out;

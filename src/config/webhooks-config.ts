@@ -32,11 +32,14 @@ export function parseDuration(text: string, name: string): number {
   return Math.round(Number(m[1]) * UNITS[m[2] ?? 'ms']!);
 }
 
-const dur = (v: string | undefined, name: string, dflt: string) => parseDuration(v === undefined || v === '' ? dflt : v, name);
+const dur = (v: string | undefined, name: string, dflt: string) =>
+  parseDuration(v === undefined || v === '' ? dflt : v, name);
 
 export function loadWebhookConfig(env: NodeJS.ProcessEnv, demo: boolean): WebhookConfig {
   const allow = env.COPYTRADE_WEBHOOK_ALLOW_PRIVATE_TARGETS;
-  const schedule = (env.COPYTRADE_WEBHOOK_RETRY_SCHEDULE || DEFAULT_RETRY_SCHEDULE).split(',').map((s) => parseDuration(s, 'COPYTRADE_WEBHOOK_RETRY_SCHEDULE'));
+  const schedule = (env.COPYTRADE_WEBHOOK_RETRY_SCHEDULE || DEFAULT_RETRY_SCHEDULE)
+    .split(',')
+    .map((s) => parseDuration(s, 'COPYTRADE_WEBHOOK_RETRY_SCHEDULE'));
   const jitter = Number(env.COPYTRADE_WEBHOOK_JITTER ?? '0.2');
   if (!(jitter >= 0 && jitter < 1)) throw new Error('COPYTRADE_WEBHOOK_JITTER must be in [0, 1)');
   return {
@@ -45,7 +48,9 @@ export function loadWebhookConfig(env: NodeJS.ProcessEnv, demo: boolean): Webhoo
     retryScheduleMs: schedule,
     jitter,
     failureWindowMs: dur(env.COPYTRADE_WEBHOOK_FAILURE_WINDOW, 'COPYTRADE_WEBHOOK_FAILURE_WINDOW', '5d'),
-    secretOverlapSec: Math.round(dur(env.COPYTRADE_WEBHOOK_SECRET_OVERLAP, 'COPYTRADE_WEBHOOK_SECRET_OVERLAP', '24h') / 1000),
+    secretOverlapSec: Math.round(
+      dur(env.COPYTRADE_WEBHOOK_SECRET_OVERLAP, 'COPYTRADE_WEBHOOK_SECRET_OVERLAP', '24h') / 1000,
+    ),
     pollMs: dur(env.COPYTRADE_WEBHOOK_POLL, 'COPYTRADE_WEBHOOK_POLL', '5s'),
     gapGraceMs: dur(env.COPYTRADE_EVENTS_GAP_GRACE, 'COPYTRADE_EVENTS_GAP_GRACE', '10s'),
     streamHeartbeatMs: dur(env.COPYTRADE_EVENTS_HEARTBEAT, 'COPYTRADE_EVENTS_HEARTBEAT', '15s'),

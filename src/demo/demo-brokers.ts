@@ -25,7 +25,11 @@ export interface DemoBrokers {
   ctidTraderAccountIdOf(simAccountId: string): Promise<string>;
 }
 
-const view = (a: { id: string; login: string; meta: Record<string, string> }): DemoSimAccount => ({ id: a.id, login: a.login, meta: { ...a.meta } });
+const view = (a: { id: string; login: string; meta: Record<string, string> }): DemoSimAccount => ({
+  id: a.id,
+  login: a.login,
+  meta: { ...a.meta },
+});
 
 export function inProcessBrokers(broker: SimBrokerApi, simulated: SimulatedBrokers): DemoBrokers {
   return {

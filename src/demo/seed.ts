@@ -6,7 +6,6 @@ import { withDefaults, type CopyRule } from '../domain/copy-rule.js';
 import { Decimal } from '../domain/decimal.js';
 import type { Store } from '../store/store.js';
 import type { CredentialBox } from '../auth/credential-box.js';
-import type { PlatformEndpoints } from '../platforms/endpoints.js';
 import { discoverTradeLockerAccounts } from '../platforms/tradelocker/connect.js';
 import { listAccountsForToken } from '../platforms/ctrader/oauth.js';
 import { provisionMtAccount } from '../platforms/metatrader/connect.js';
@@ -30,7 +29,11 @@ const SLAVES: Array<{ name: string; balance: string; rule: Partial<CopyRule> }> 
   { name: 'Demo Slave 1 (x1)', balance: '10000', rule: { sizing: { mode: 'multiplier', multiplier: '1' } } },
   { name: 'Demo Slave 2 (x0.5)', balance: '5000', rule: { sizing: { mode: 'multiplier', multiplier: '0.5' } } },
   { name: 'Demo Slave 3 (fixed 0.03)', balance: '3000', rule: { sizing: { mode: 'fixed', volume: '0.03' } } },
-  { name: 'Demo Slave 4 (balance ratio, reverse)', balance: '20000', rule: { sizing: { mode: 'balance_ratio' }, reverse: true } },
+  {
+    name: 'Demo Slave 4 (balance ratio, reverse)',
+    balance: '20000',
+    rule: { sizing: { mode: 'balance_ratio' }, reverse: true },
+  },
 ];
 
 /** Test hook: called after each seeding step, so a test can interrupt the seeding where a kill could. */
@@ -65,15 +68,70 @@ interface Spec {
 
 const SPECS: Spec[] = [
   { key: 'master', group: 'Demo group', platform: 'sim', role: 'master', name: 'Demo Master', balance: '10000' },
-  ...SLAVES.map((s, i): Spec => ({ key: `slave-${i + 1}`, group: 'Demo group', platform: 'sim', role: 'slave', name: s.name, balance: s.balance, rule: s.rule })),
-  { key: 'b-1', group: 'Demo group', platform: 'platformb', role: 'slave', name: 'Demo B Slave 1 (x1)', balance: '8000', rule: { sizing: { mode: 'multiplier', multiplier: '1' } } },
-  { key: 'b-2', group: 'Demo group', platform: 'platformb', role: 'slave', name: 'Demo B Slave 2 (x2)', balance: '15000', rule: { sizing: { mode: 'multiplier', multiplier: '2' } } },
-  { key: 'c-slave', group: 'Demo group', platform: 'platformc', role: 'slave', balance: '6000', rule: { sizing: { mode: 'multiplier', multiplier: '1' } } },
-  { key: 'a-slave', group: 'Demo group', platform: 'platforma', role: 'slave', balance: '7000', rule: { sizing: { mode: 'multiplier', multiplier: '0.5' } } },
+  ...SLAVES.map(
+    (s, i): Spec => ({
+      key: `slave-${i + 1}`,
+      group: 'Demo group',
+      platform: 'sim',
+      role: 'slave',
+      name: s.name,
+      balance: s.balance,
+      rule: s.rule,
+    }),
+  ),
+  {
+    key: 'b-1',
+    group: 'Demo group',
+    platform: 'platformb',
+    role: 'slave',
+    name: 'Demo B Slave 1 (x1)',
+    balance: '8000',
+    rule: { sizing: { mode: 'multiplier', multiplier: '1' } },
+  },
+  {
+    key: 'b-2',
+    group: 'Demo group',
+    platform: 'platformb',
+    role: 'slave',
+    name: 'Demo B Slave 2 (x2)',
+    balance: '15000',
+    rule: { sizing: { mode: 'multiplier', multiplier: '2' } },
+  },
+  {
+    key: 'c-slave',
+    group: 'Demo group',
+    platform: 'platformc',
+    role: 'slave',
+    balance: '6000',
+    rule: { sizing: { mode: 'multiplier', multiplier: '1' } },
+  },
+  {
+    key: 'a-slave',
+    group: 'Demo group',
+    platform: 'platforma',
+    role: 'slave',
+    balance: '7000',
+    rule: { sizing: { mode: 'multiplier', multiplier: '0.5' } },
+  },
   // A second group led by a platform A (MetaTrader) Master, copying to a simulator and a platform C Slave.
   { key: 'a-master', group: 'MetaTrader master group', platform: 'platforma', role: 'master', balance: '25000' },
-  { key: 'a-group-slave', group: 'MetaTrader master group', platform: 'sim', role: 'slave', name: 'Demo Slave (A group)', balance: '5000', rule: { sizing: { mode: 'balance_ratio' } } },
-  { key: 'a-group-c', group: 'MetaTrader master group', platform: 'platformc', role: 'slave', balance: '4000', rule: { sizing: { mode: 'multiplier', multiplier: '1' } } },
+  {
+    key: 'a-group-slave',
+    group: 'MetaTrader master group',
+    platform: 'sim',
+    role: 'slave',
+    name: 'Demo Slave (A group)',
+    balance: '5000',
+    rule: { sizing: { mode: 'balance_ratio' } },
+  },
+  {
+    key: 'a-group-c',
+    group: 'MetaTrader master group',
+    platform: 'platformc',
+    role: 'slave',
+    balance: '4000',
+    rule: { sizing: { mode: 'multiplier', multiplier: '1' } },
+  },
 ];
 
 const CTID_USER = 'demo-ctid-user';
@@ -146,7 +204,7 @@ function readJson<T>(file: string | null): T | null {
 
 function writePrivate(file: string, value: unknown): void {
   const tmp = `${file}.tmp`;
-  writeFileSync(tmp, JSON.stringify(value, null, 2) + '\n', { mode: 0o600 });
+  writeFileSync(tmp, `${JSON.stringify(value, null, 2)}\n`, { mode: 0o600 });
   renameSync(tmp, file);
 }
 
@@ -179,7 +237,10 @@ async function seedAccounts(o: SeedDeps, userId: string): Promise<void> {
   }
 }
 
-function brokerInit(spec: Spec, sims: DemoSimAccount[]): { balance: string; currency: string; hedging: boolean; leverage: number; meta: Record<string, string> } {
+function brokerInit(
+  spec: Spec,
+  sims: DemoSimAccount[],
+): { balance: string; currency: string; hedging: boolean; leverage: number; meta: Record<string, string> } {
   const base = { balance: spec.balance, currency: 'USD', hedging: true, leverage: 100 };
   const demoKey = spec.key;
   switch (spec.platform) {
@@ -188,7 +249,16 @@ function brokerInit(spec: Spec, sims: DemoSimAccount[]): { balance: string; curr
     case 'platformc':
       return { ...base, meta: { demoKey, ctidUserId: CTID_USER, environment: 'demo', brokerName: 'SIMC' } };
     case 'platforma':
-      return { ...base, meta: { demoKey, server: 'SimA-Demo', password: randomBytes(9).toString('base64url'), platform: 'mt5', broker: 'SimA Markets' } };
+      return {
+        ...base,
+        meta: {
+          demoKey,
+          server: 'SimA-Demo',
+          password: randomBytes(9).toString('base64url'),
+          platform: 'mt5',
+          broker: 'SimA Markets',
+        },
+      };
     case 'platformb': {
       // Both platform B Slaves are accounts of one broker login, as a trader with two accounts has.
       const sibling = sims.find((s) => s.meta.email === B_LOGIN.email && s.meta.demoKey?.startsWith('b-'));
@@ -199,51 +269,133 @@ function brokerInit(spec: Spec, sims: DemoSimAccount[]): { balance: string; curr
 }
 
 /** The store's account for a seeded simulator account: found (a re-run) by platform and number, else created. */
-async function storeAccount(o: SeedDeps, userId: string, groupId: string, spec: Spec, sim: DemoSimAccount, existing: Account[]): Promise<{ account: Account; created: boolean }> {
-  const found = (platform: Platform, number: string) => existing.find((a) => a.groupId === groupId && a.platform === platform && a.brokerAccountNumber === number);
+async function storeAccount(
+  o: SeedDeps,
+  userId: string,
+  groupId: string,
+  spec: Spec,
+  sim: DemoSimAccount,
+  existing: Account[],
+): Promise<{ account: Account; created: boolean }> {
+  const found = (platform: Platform, number: string) =>
+    existing.find((a) => a.groupId === groupId && a.platform === platform && a.brokerAccountNumber === number);
   const made = async (p: Promise<Account>) => ({ account: await p, created: true });
-  const common = { userId, role: spec.role, groupId, environment: 'demo' as const, balance: new Decimal(spec.balance), equity: new Decimal(spec.balance) };
+  const common = {
+    userId,
+    role: spec.role,
+    groupId,
+    environment: 'demo' as const,
+    balance: new Decimal(spec.balance),
+    equity: new Decimal(spec.balance),
+  };
   const title = spec.role === 'master' ? 'Master' : 'Slave';
   switch (spec.platform) {
     case 'sim': {
       const had = found('sim', sim.login);
       if (had) return { account: had, created: false };
-      return made(o.store.accounts.create({ ...common, platform: 'sim', name: spec.name!, brokerAccountId: sim.id, brokerAccountNumber: sim.login, brokerName: 'copytrade simulator', currency: 'USD' }));
+      return made(
+        o.store.accounts.create({
+          ...common,
+          platform: 'sim',
+          name: spec.name!,
+          brokerAccountId: sim.id,
+          brokerAccountNumber: sim.login,
+          brokerName: 'copytrade simulator',
+          currency: 'USD',
+        }),
+      );
     }
     case 'platformc': {
       const tokens = await o.brokers.issueCTraderToken(CTID_USER);
       const c = o.brokers.endpoints.platformc;
       const ctid = await o.brokers.ctidTraderAccountIdOf(sim.id);
-      const listed = (await listAccountsForToken({ endpoint: c.endpoint('demo'), clientId: c.clientId, clientSecret: c.clientSecret, accessToken: tokens.accessToken })).accounts.find((a) => a.ctidTraderAccountId === ctid)!;
+      const listed = (
+        await listAccountsForToken({
+          endpoint: c.endpoint('demo'),
+          clientId: c.clientId,
+          clientSecret: c.clientSecret,
+          accessToken: tokens.accessToken,
+        })
+      ).accounts.find((a) => a.ctidTraderAccountId === ctid)!;
       const number = listed.traderLogin ?? sim.login;
       const had = found('platformc', number);
       if (had) return { account: had, created: false };
-      return made(o.store.accounts.create({
-        ...common, platform: 'platformc', name: spec.name ?? `Demo C ${title} #${listed.traderLogin}`, brokerAccountId: ctid, brokerAccountNumber: number, brokerName: listed.brokerName, currency: 'USD',
-        credentialsEnc: o.box.seal({ accessToken: tokens.accessToken, refreshToken: tokens.refreshToken, ctidTraderAccountId: ctid, traderLogin: listed.traderLogin }),
-      }));
+      return made(
+        o.store.accounts.create({
+          ...common,
+          platform: 'platformc',
+          name: spec.name ?? `Demo C ${title} #${listed.traderLogin}`,
+          brokerAccountId: ctid,
+          brokerAccountNumber: number,
+          brokerName: listed.brokerName,
+          currency: 'USD',
+          credentialsEnc: o.box.seal({
+            accessToken: tokens.accessToken,
+            refreshToken: tokens.refreshToken,
+            ctidTraderAccountId: ctid,
+            traderLogin: listed.traderLogin,
+          }),
+        }),
+      );
     }
     case 'platforma': {
       const had = found('platforma', sim.login);
       if (had) return { account: had, created: false };
       const a = o.brokers.endpoints.platforma;
-      const p = await provisionMtAccount({ baseUrl: a.baseUrl, token: a.token, server: sim.meta.server!, login: sim.login, password: sim.meta.password!, platform: 'mt5', pollMs: 100, waitMs: 30_000 });
-      return made(o.store.accounts.create({
-        ...common, platform: 'platforma', name: `Demo A ${title} (MT5 ${p.accountNumber})`, brokerAccountId: p.accountId, brokerAccountNumber: p.accountNumber, brokerName: p.broker, currency: p.currency,
-        brokerIdentity: brokerIdentity({ platform: 'platforma', server: sim.meta.server!, accountId: p.accountNumber }),
-        credentialsEnc: o.box.seal({ metaApiAccountId: p.accountId, platform: p.platform, server: p.server, login: p.accountNumber, hedging: p.hedging }),
-      }));
+      const p = await provisionMtAccount({
+        baseUrl: a.baseUrl,
+        token: a.token,
+        server: sim.meta.server!,
+        login: sim.login,
+        password: sim.meta.password!,
+        platform: 'mt5',
+        pollMs: 100,
+        waitMs: 30_000,
+      });
+      return made(
+        o.store.accounts.create({
+          ...common,
+          platform: 'platforma',
+          name: `Demo A ${title} (MT5 ${p.accountNumber})`,
+          brokerAccountId: p.accountId,
+          brokerAccountNumber: p.accountNumber,
+          brokerName: p.broker,
+          currency: p.currency,
+          brokerIdentity: brokerIdentity({
+            platform: 'platforma',
+            server: sim.meta.server!,
+            accountId: p.accountNumber,
+          }),
+          credentialsEnc: o.box.seal({
+            metaApiAccountId: p.accountId,
+            platform: p.platform,
+            server: p.server,
+            login: p.accountNumber,
+            hedging: p.hedging,
+          }),
+        }),
+      );
     }
     case 'platformb': {
       const login = { email: sim.meta.email!, password: sim.meta.password!, server: sim.meta.server! };
-      const a = (await discoverTradeLockerAccounts({ baseUrl: o.brokers.endpoints.platformb.baseUrl('demo'), ...login })).find((x) => x.id === sim.id || x.accountNumber === sim.login);
+      const a = (
+        await discoverTradeLockerAccounts({ baseUrl: o.brokers.endpoints.platformb.baseUrl('demo'), ...login })
+      ).find((x) => x.id === sim.id || x.accountNumber === sim.login);
       if (!a) throw new Error(`the simulator's TradeLocker front end does not list demo account ${sim.id}`);
       const had = found('platformb', a.accountNumber);
       if (had) return { account: had, created: false };
-      return made(o.store.accounts.create({
-        ...common, platform: 'platformb', name: spec.name!, brokerAccountId: a.id, brokerAccountNumber: a.accountNumber, brokerName: login.server, currency: a.currency,
-        credentialsEnc: o.box.seal({ ...login, accNum: a.accNum, accountId: a.id }),
-      }));
+      return made(
+        o.store.accounts.create({
+          ...common,
+          platform: 'platformb',
+          name: spec.name!,
+          brokerAccountId: a.id,
+          brokerAccountNumber: a.accountNumber,
+          brokerName: login.server,
+          currency: a.currency,
+          credentialsEnc: o.box.seal({ ...login, accNum: a.accNum, accountId: a.id }),
+        }),
+      );
     }
   }
 }
@@ -259,24 +411,51 @@ async function reattachSimulatedUpstreams(o: SeedDeps, userId: string): Promise<
   for (const acc of await o.store.accounts.list(userId)) {
     if (acc.platform === 'platformc') {
       let sim: DemoSimAccount | undefined;
-      for (const s of sims) if (s.meta.ctidUserId && (await o.brokers.ctidTraderAccountIdOf(s.id)) === acc.brokerAccountId) sim = s;
+      for (const s of sims)
+        if (s.meta.ctidUserId && (await o.brokers.ctidTraderAccountIdOf(s.id)) === acc.brokerAccountId) sim = s;
       if (!sim) continue;
       const tokens = await o.brokers.issueCTraderToken(sim.meta.ctidUserId!);
       const current = o.box.open((await o.store.accounts.credentialsEnc(acc.id)) ?? o.box.seal({}));
-      await o.store.accounts.relink(acc.id, acc.brokerAccountId, o.box.seal({ ...current, accessToken: tokens.accessToken, refreshToken: tokens.refreshToken }));
+      await o.store.accounts.relink(
+        acc.id,
+        acc.brokerAccountId,
+        o.box.seal({ ...current, accessToken: tokens.accessToken, refreshToken: tokens.refreshToken }),
+      );
     } else if (acc.platform === 'platforma') {
       const sim = sims.find((s) => s.meta.server && s.login === acc.brokerAccountNumber);
       if (!sim) continue;
       const a = o.brokers.endpoints.platforma;
       if (await metaApiAccountExists(a, acc.brokerAccountId)) continue;
-      const p = await provisionMtAccount({ baseUrl: a.baseUrl, token: a.token, server: sim.meta.server!, login: sim.login, password: sim.meta.password!, platform: 'mt5', pollMs: 100, waitMs: 30_000 });
-      await o.store.accounts.relink(acc.id, p.accountId, o.box.seal({ metaApiAccountId: p.accountId, platform: p.platform, server: p.server, login: p.accountNumber, hedging: p.hedging }));
+      const p = await provisionMtAccount({
+        baseUrl: a.baseUrl,
+        token: a.token,
+        server: sim.meta.server!,
+        login: sim.login,
+        password: sim.meta.password!,
+        platform: 'mt5',
+        pollMs: 100,
+        waitMs: 30_000,
+      });
+      await o.store.accounts.relink(
+        acc.id,
+        p.accountId,
+        o.box.seal({
+          metaApiAccountId: p.accountId,
+          platform: p.platform,
+          server: p.server,
+          login: p.accountNumber,
+          hedging: p.hedging,
+        }),
+      );
     }
   }
 }
 
 async function metaApiAccountExists(a: { baseUrl: string; token: string }, id: string): Promise<boolean> {
-  const res = await fetch(`${a.baseUrl}/users/current/accounts/${encodeURIComponent(id)}`, { headers: { 'auth-token': a.token }, signal: AbortSignal.timeout(10_000) });
+  const res = await fetch(`${a.baseUrl}/users/current/accounts/${encodeURIComponent(id)}`, {
+    headers: { 'auth-token': a.token },
+    signal: AbortSignal.timeout(10_000),
+  });
   await res.arrayBuffer();
   return res.ok;
 }
@@ -304,11 +483,23 @@ export async function ensureSpareAccounts(brokers: DemoBrokers): Promise<void> {
   for (const spare of SPARES) {
     if (sims.some((x) => x.meta.demoKey === spare.key)) continue;
     const base = { balance: spare.balance, currency: 'USD', hedging: true, leverage: 100 };
-    const meta: Record<string, string> = spare.platform === 'platforma'
-      ? { server: 'SimA-Demo', password: randomBytes(6).toString('base64url'), platform: 'mt5', broker: 'SimA Markets' }
-      : spare.platform === 'platformb'
-        ? { ...SPARE_B_LOGIN, environment: 'demo', password: sims.find((x) => x.meta.email === SPARE_B_LOGIN.email)?.meta.password ?? randomBytes(6).toString('base64url') }
-        : { ctidUserId: SPARE_CTID_USER, environment: 'demo', brokerName: 'SIMC' };
+    const meta: Record<string, string> =
+      spare.platform === 'platforma'
+        ? {
+            server: 'SimA-Demo',
+            password: randomBytes(6).toString('base64url'),
+            platform: 'mt5',
+            broker: 'SimA Markets',
+          }
+        : spare.platform === 'platformb'
+          ? {
+              ...SPARE_B_LOGIN,
+              environment: 'demo',
+              password:
+                sims.find((x) => x.meta.email === SPARE_B_LOGIN.email)?.meta.password ??
+                randomBytes(6).toString('base64url'),
+            }
+          : { ctidUserId: SPARE_CTID_USER, environment: 'demo', brokerName: 'SIMC' };
     sims.push(await brokers.createAccount({ ...base, meta: { demoKey: spare.key, ...meta } }));
   }
 }
@@ -316,7 +507,14 @@ export async function ensureSpareAccounts(brokers: DemoBrokers): Promise<void> {
 /** What the wizards show in demo mode: the logins of the spare simulated accounts (demo brokers only, never real ones). */
 export interface DemoBrokerLogins {
   platforma: Array<{ platform: string; server: string; login: string; password: string; balance: string }>;
-  platformb: Array<{ environment: string; server: string; email: string; password: string; accountNumber: string; balance: string }>;
+  platformb: Array<{
+    environment: string;
+    server: string;
+    email: string;
+    password: string;
+    accountNumber: string;
+    balance: string;
+  }>;
   platformc: Array<{ ctidUser: string; environment: string; accountNumber: string; balance: string }>;
 }
 
@@ -326,9 +524,30 @@ export async function demoBrokerLogins(brokers: DemoBrokers): Promise<DemoBroker
   const out: DemoBrokerLogins = { platforma: [], platformb: [], platformc: [] };
   for (const x of spares.sort((a, b) => a.meta.demoKey!.localeCompare(b.meta.demoKey!))) {
     const k = x.meta.demoKey!;
-    if (k.startsWith('spare-a-')) out.platforma.push({ platform: x.meta.platform ?? 'mt5', server: x.meta.server!, login: x.login, password: x.meta.password!, balance: balance(k) });
-    else if (k.startsWith('spare-b-')) out.platformb.push({ environment: 'demo', server: x.meta.server!, email: x.meta.email!, password: x.meta.password!, accountNumber: x.login, balance: balance(k) });
-    else if (k.startsWith('spare-c-')) out.platformc.push({ ctidUser: x.meta.ctidUserId!, environment: 'demo', accountNumber: x.login, balance: balance(k) });
+    if (k.startsWith('spare-a-'))
+      out.platforma.push({
+        platform: x.meta.platform ?? 'mt5',
+        server: x.meta.server!,
+        login: x.login,
+        password: x.meta.password!,
+        balance: balance(k),
+      });
+    else if (k.startsWith('spare-b-'))
+      out.platformb.push({
+        environment: 'demo',
+        server: x.meta.server!,
+        email: x.meta.email!,
+        password: x.meta.password!,
+        accountNumber: x.login,
+        balance: balance(k),
+      });
+    else if (k.startsWith('spare-c-'))
+      out.platformc.push({
+        ctidUser: x.meta.ctidUserId!,
+        environment: 'demo',
+        accountNumber: x.login,
+        balance: balance(k),
+      });
   }
   return out;
 }

@@ -31,7 +31,12 @@ export async function startSimulatedBrokers(broker: SimBrokerApi, host = '127.0.
       ctrader: ct,
       endpoints: {
         platformb: { baseUrl: (env) => (env === 'live' ? tlLive.baseUrl : tlDemo.baseUrl) },
-        platformc: { endpoint: (env) => ({ ...ct.endpoints[env], ca: ct.ca }), oauthBaseUrl: ct.oauthBaseUrl, clientId: ct.clientId, clientSecret: ct.clientSecret },
+        platformc: {
+          endpoint: (env) => ({ ...ct.endpoints[env], ca: ct.ca }),
+          oauthBaseUrl: ct.oauthBaseUrl,
+          clientId: ct.clientId,
+          clientSecret: ct.clientSecret,
+        },
         platforma: { baseUrl: ma.baseUrl, token: ma.token },
       },
       close: async () => {

@@ -22,7 +22,8 @@ function readEndpoints(file: string): SimulatorEndpoints {
   } catch (err) {
     throw new Error(`simulator endpoints file ${file} is unreadable: ${(err as Error).message}`);
   }
-  if (e.version !== 1 || !e.control?.url) throw new Error(`${file} is not a copytrade simulator endpoints file (version 1)`);
+  if (e.version !== 1 || !e.control?.url)
+    throw new Error(`${file} is not a copytrade simulator endpoints file (version 1)`);
   return e;
 }
 
@@ -32,7 +33,10 @@ export async function connectSimulator(file: string, o: { spawned?: boolean } = 
   const call = async <T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> => {
     const res = await fetch(e.control.url + path, {
       method,
-      headers: { authorization: `Bearer ${e.control.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: `Bearer ${e.control.token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       signal: AbortSignal.timeout(10_000),
     });
@@ -41,7 +45,8 @@ export async function connectSimulator(file: string, o: { spawned?: boolean } = 
     return json;
   };
   const health = await call<{ pid: number }>('GET', '/health');
-  if (health.pid !== e.pid) throw new Error(`simulator at ${e.control.url} is process ${health.pid}, not ${e.pid} of ${file}`);
+  if (health.pid !== e.pid)
+    throw new Error(`simulator at ${e.control.url} is process ${health.pid}, not ${e.pid} of ${file}`);
   const ca = readFileSync(e.platformc.caFile, 'utf8');
   const c = e.platformc;
   return {
@@ -51,13 +56,20 @@ export async function connectSimulator(file: string, o: { spawned?: boolean } = 
     hostsSimPlatform: false,
     endpoints: {
       platformb: { baseUrl: (env) => (env === 'live' ? e.platformb.liveUrl : e.platformb.demoUrl) },
-      platformc: { endpoint: (env) => ({ ...c[env], ca }), oauthBaseUrl: c.oauthBaseUrl, clientId: c.clientId, clientSecret: c.clientSecret },
+      platformc: {
+        endpoint: (env) => ({ ...c[env], ca }),
+        oauthBaseUrl: c.oauthBaseUrl,
+        clientId: c.clientId,
+        clientSecret: c.clientSecret,
+      },
       platforma: { baseUrl: e.platforma.baseUrl, token: e.platforma.token },
     },
     createAccount: (init) => call<DemoSimAccount>('POST', '/accounts', { ...init, balance: String(init.balance) }),
     accounts: () => call<DemoSimAccount[]>('GET', '/accounts'),
     issueCTraderToken: (ctidUserId) => call<TokenPair>('POST', '/ctrader/tokens', { ctidUserId }),
-    ctidTraderAccountIdOf: async (id) => (await call<{ ctidTraderAccountId: string }>('GET', `/ctrader/accounts/${encodeURIComponent(id)}`)).ctidTraderAccountId,
+    ctidTraderAccountIdOf: async (id) =>
+      (await call<{ ctidTraderAccountId: string }>('GET', `/ctrader/accounts/${encodeURIComponent(id)}`))
+        .ctidTraderAccountId,
     stop: () => stopProcess(e.pid),
   };
 }
@@ -100,7 +112,8 @@ export async function ensureSimulator(simDir: string, host: string): Promise<Ext
   closeSync(log);
   const ready = await new Promise<string>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
-    const onExit = (code: number | null) => reject(new Error(`simulator exited (${code}) before it was ready; see ${join(simDir, 'simulator.log')}`));
+    const onExit = (code: number | null) =>
+      reject(new Error(`simulator exited (${code}) before it was ready; see ${join(simDir, 'simulator.log')}`));
     child.once('exit', onExit);
     child.once('error', reject);
     lines.once('line', (line) => {

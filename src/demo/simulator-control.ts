@@ -6,12 +6,19 @@ import type { SimAccountInit, SimBrokerApi } from '../simulator/contract.js';
 import type { SimulatedBrokers } from './simulated-brokers.js';
 
 class ControlError extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super(message);
   }
 }
 
-const accountView = (a: { id: string; login: string; meta: Record<string, string> }) => ({ id: a.id, login: a.login, meta: a.meta });
+const accountView = (a: { id: string; login: string; meta: Record<string, string> }) => ({
+  id: a.id,
+  login: a.login,
+  meta: a.meta,
+});
 
 function str(body: Record<string, unknown>, k: string, optional = false): string | undefined {
   const v = body[k];
@@ -22,11 +29,13 @@ function str(body: Record<string, unknown>, k: string, optional = false): string
 
 function initOf(body: Record<string, unknown>): SimAccountInit {
   const meta = body.meta ?? {};
-  if (typeof meta !== 'object' || meta === null || Object.values(meta).some((v) => typeof v !== 'string')) throw new ControlError(400, 'meta must map names to strings');
+  if (typeof meta !== 'object' || meta === null || Object.values(meta).some((v) => typeof v !== 'string'))
+    throw new ControlError(400, 'meta must map names to strings');
   const balance = str(body, 'balance')!;
   if (!/^\d+(\.\d+)?$/.test(balance)) throw new ControlError(400, 'balance must be a decimal string');
   const leverage = body.leverage === undefined ? undefined : Number(body.leverage);
-  if (leverage !== undefined && (!Number.isInteger(leverage) || leverage < 1)) throw new ControlError(400, 'leverage must be a positive integer');
+  if (leverage !== undefined && (!Number.isInteger(leverage) || leverage < 1))
+    throw new ControlError(400, 'leverage must be a positive integer');
   const init: SimAccountInit = { balance, meta: meta as Record<string, string> };
   const currency = str(body, 'currency', true);
   if (currency) init.currency = currency;
@@ -40,7 +49,11 @@ function initOf(body: Record<string, unknown>): SimAccountInit {
  * does to the market that a broker's own protocol cannot (open accounts, stand in for the cTrader consent page).
  * Account creation answers after the broker's journal has the account (see SimPersistence).
  */
-export async function startControlServer(broker: SimBrokerApi, sim: SimulatedBrokers, o: { host: string; token: string }): Promise<{ url: string; close(): Promise<void> }> {
+export async function startControlServer(
+  broker: SimBrokerApi,
+  sim: SimulatedBrokers,
+  o: { host: string; token: string },
+): Promise<{ url: string; close(): Promise<void> }> {
   const expected = Buffer.from(`Bearer ${o.token}`);
   const authorised = (req: IncomingMessage) => {
     const got = Buffer.from(req.headers.authorization ?? '');
@@ -51,8 +64,10 @@ export async function startControlServer(broker: SimBrokerApi, sim: SimulatedBro
     const key = `${req.method} ${url.pathname}`;
     if (key === 'GET /health') return { ok: true, pid: process.pid };
     if (key === 'GET /accounts') return broker.accounts().map(accountView);
-    if (key === 'POST /accounts') return accountView(broker.createAccount(initOf(await readJsonObject(req, (s, m) => new ControlError(s, m)))));
-    if (key === 'POST /ctrader/tokens') return sim.ctrader.issueTokenFor(str(await readJsonObject(req, (s, m) => new ControlError(s, m)), 'ctidUserId')!);
+    if (key === 'POST /accounts')
+      return accountView(broker.createAccount(initOf(await readJsonObject(req, (s, m) => new ControlError(s, m)))));
+    if (key === 'POST /ctrader/tokens')
+      return sim.ctrader.issueTokenFor(str(await readJsonObject(req, (s, m) => new ControlError(s, m)), 'ctidUserId')!);
     const ctid = /^\/ctrader\/accounts\/([^/]+)$/.exec(url.pathname);
     if (req.method === 'GET' && ctid) {
       const id = decodeURIComponent(ctid[1]!);
@@ -69,7 +84,10 @@ export async function startControlServer(broker: SimBrokerApi, sim: SimulatedBro
     if (!authorised(req)) return reply(401, { error: 'missing or wrong bearer token' });
     route(req).then(
       (body) => reply(200, body),
-      (err: unknown) => reply(err instanceof ControlError ? err.status : 500, { error: err instanceof Error ? err.message : String(err) }),
+      (err: unknown) =>
+        reply(err instanceof ControlError ? err.status : 500, {
+          error: err instanceof Error ? err.message : String(err),
+        }),
     );
   });
   await new Promise<void>((resolve, reject) => {
@@ -79,9 +97,10 @@ export async function startControlServer(broker: SimBrokerApi, sim: SimulatedBro
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://${o.host.includes(':') ? `[${o.host}]` : o.host}:${port}`,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

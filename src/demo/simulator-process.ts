@@ -47,7 +47,8 @@ function lock(dataDir: string): () => void {
   const file = join(dataDir, 'simulator.lock');
   if (existsSync(file)) {
     const pid = Number(readFileSync(file, 'utf8').trim());
-    if (pid && pid !== process.pid && isAlive(pid)) throw new Error(`simulator state dir ${dataDir} is in use by process ${pid}`);
+    if (pid && pid !== process.pid && isAlive(pid))
+      throw new Error(`simulator state dir ${dataDir} is in use by process ${pid}`);
   }
   writeFileSync(file, String(process.pid), { mode: 0o600 });
   return () => rmSync(file, { force: true });
@@ -64,7 +65,12 @@ function writeAtomically(file: string, text: string): void {
  * cTrader and MetaApi front ends and the control API, its state journalled in `dataDir` before any answer, so
  * the service can be killed and restarted (or this process restarted) without losing what a broker confirmed.
  */
-export async function runSimulator(o: { dataDir: string; host?: string; endpointsFile?: string; priceIntervalMs?: number }): Promise<RunningSimulator> {
+export async function runSimulator(o: {
+  dataDir: string;
+  host?: string;
+  endpointsFile?: string;
+  priceIntervalMs?: number;
+}): Promise<RunningSimulator> {
   const dataDir = resolve(o.dataDir);
   const host = o.host ?? '127.0.0.1';
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
@@ -96,11 +102,17 @@ export async function runSimulator(o: { dataDir: string; host?: string; endpoint
       dataDir,
       control: { url: control.url, token },
       platformb: { demoUrl: e.platformb.baseUrl('demo'), liveUrl: e.platformb.baseUrl('live') },
-      platformc: { ...sim.ctrader.endpoints, oauthBaseUrl: sim.ctrader.oauthBaseUrl, clientId: sim.ctrader.clientId, clientSecret: sim.ctrader.clientSecret, caFile },
+      platformc: {
+        ...sim.ctrader.endpoints,
+        oauthBaseUrl: sim.ctrader.oauthBaseUrl,
+        clientId: sim.ctrader.clientId,
+        clientSecret: sim.ctrader.clientSecret,
+        caFile,
+      },
       platforma: { baseUrl: e.platforma.baseUrl, token: e.platforma.token },
     };
     const endpointsFile = resolve(o.endpointsFile ?? join(dataDir, ENDPOINTS_FILE));
-    writeAtomically(endpointsFile, JSON.stringify(endpoints, null, 2) + '\n');
+    writeAtomically(endpointsFile, `${JSON.stringify(endpoints, null, 2)}\n`);
     // Stale endpoints are worse than none: whoever reads the file after we stop must not dial dead ports.
     cleanup.unshift(() => rmSync(endpointsFile, { force: true }));
     return { endpoints, endpointsFile, close };

@@ -18,7 +18,16 @@ describe('copy graph cycles', () => {
   });
 
   it('a cycle elsewhere does not name a group outside it; unknown identities make no edges', () => {
-    const members = [m('g1', 'a'), s('g1', 'b'), m('g2', 'b'), s('g2', 'a'), m('g3', 'c'), s('g3', 'a'), s('g3', null), m('g4', null)];
+    const members = [
+      m('g1', 'a'),
+      s('g1', 'b'),
+      m('g2', 'b'),
+      s('g2', 'a'),
+      m('g3', 'c'),
+      s('g3', 'a'),
+      s('g3', null),
+      m('g4', null),
+    ];
     expect(cycleThrough(members, 'g3')).toBeNull();
     expect(cycleThrough(members, 'g2')).toEqual(['g2', 'g1', 'g2']);
     expect(cycleThrough(members, 'g4')).toBeNull();

@@ -1,7 +1,11 @@
 import type { Role } from './types.js';
 
 /** One account's place in the copy graph: its group, role and broker identity. */
-export interface GraphMember { groupId: string; role: Role; identity: string | null }
+export interface GraphMember {
+  groupId: string;
+  role: Role;
+  identity: string | null;
+}
 
 /**
  * Copies flow from a group's Master to its Slaves; when a Slave's broker account is also the Master of a

@@ -85,27 +85,36 @@ export function validateRule(rule: CopyRule, caps: Capabilities | null): string[
   const s = rule.sizing;
   if (s.mode === 'multiplier') positive(s.multiplier, 'sizing.multiplier', problems);
   else if (s.mode === 'fixed') positive(s.volume, 'sizing.volume', problems);
-  else if (s.mode === 'balance_ratio' || s.mode === 'equity_ratio') positive(s.multiplier, 'sizing.multiplier', problems);
+  else if (s.mode === 'balance_ratio' || s.mode === 'equity_ratio')
+    positive(s.multiplier, 'sizing.multiplier', problems);
   else if (s.mode === 'risk_percent') {
     const before = problems.length;
     if (s.riskPercent === undefined) problems.push('sizing.riskPercent is required for risk_percent sizing');
     else positive(s.riskPercent, 'sizing.riskPercent', problems);
-    if (problems.length === before && new Decimal(s.riskPercent).gt(MAX_RISK_PERCENT)) problems.push(`sizing.riskPercent must be at most ${MAX_RISK_PERCENT}`);
-    if (!rule.copyStopLoss) problems.push('risk_percent sizing needs copyStopLoss on: the copy\'s stop loss is what its risk is measured to');
+    if (problems.length === before && new Decimal(s.riskPercent).gt(MAX_RISK_PERCENT))
+      problems.push(`sizing.riskPercent must be at most ${MAX_RISK_PERCENT}`);
+    if (!rule.copyStopLoss)
+      problems.push("risk_percent sizing needs copyStopLoss on: the copy's stop loss is what its risk is measured to");
   } else problems.push(`sizing.mode must be one of multiplier, fixed, balance_ratio, equity_ratio, risk_percent`);
   positive(rule.minVolume, 'minVolume', problems);
   positive(rule.maxVolume, 'maxVolume', problems);
   if (rule.minVolume && rule.maxVolume && problems.length === 0 && new Decimal(rule.minVolume).gt(rule.maxVolume)) {
     problems.push('minVolume must not be greater than maxVolume');
   }
-  for (const sym of rule.includeSymbols) if (rule.excludeSymbols.includes(sym)) problems.push(`symbol ${sym} is both included and excluded`);
-  if (!Number.isInteger(rule.maxDelayMs) || rule.maxDelayMs < 0) problems.push('maxDelayMs must be a non-negative integer');
+  for (const sym of rule.includeSymbols)
+    if (rule.excludeSymbols.includes(sym)) problems.push(`symbol ${sym} is both included and excluded`);
+  if (!Number.isInteger(rule.maxDelayMs) || rule.maxDelayMs < 0)
+    problems.push('maxDelayMs must be a non-negative integer');
   positive(rule.maxSlippage, 'maxSlippage', problems);
   if (caps) {
-    if (rule.copyPendingOrders && !caps.has.pendingOrders) problems.push(`copyPendingOrders is on, but ${caps.platform} accounts cannot take pending orders`);
-    if (rule.copyStopLoss && !caps.has.stopLossOnOpen && !caps.has.modifyPositionSlTp) problems.push(`copyStopLoss is on, but ${caps.platform} accounts cannot carry a stop loss`);
-    if (rule.copyTakeProfit && !caps.has.takeProfitOnOpen && !caps.has.modifyPositionSlTp) problems.push(`copyTakeProfit is on, but ${caps.platform} accounts cannot carry a take profit`);
-    if (rule.maxSlippage && !caps.has.quotes) problems.push(`maxSlippage is set, but ${caps.platform} accounts give no price quote to check it against`);
+    if (rule.copyPendingOrders && !caps.has.pendingOrders)
+      problems.push(`copyPendingOrders is on, but ${caps.platform} accounts cannot take pending orders`);
+    if (rule.copyStopLoss && !caps.has.stopLossOnOpen && !caps.has.modifyPositionSlTp)
+      problems.push(`copyStopLoss is on, but ${caps.platform} accounts cannot carry a stop loss`);
+    if (rule.copyTakeProfit && !caps.has.takeProfitOnOpen && !caps.has.modifyPositionSlTp)
+      problems.push(`copyTakeProfit is on, but ${caps.platform} accounts cannot carry a take profit`);
+    if (rule.maxSlippage && !caps.has.quotes)
+      problems.push(`maxSlippage is set, but ${caps.platform} accounts give no price quote to check it against`);
   }
   return problems;
 }

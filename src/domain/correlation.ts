@@ -6,8 +6,15 @@ import { createHash } from 'node:crypto';
  * 18 characters of [a-z0-9]: fits TradeLocker strategyId (<= 31), cTrader clientOrderId (<= 50) and
  * MetaApi clientId inside the 26-character comment rule.
  */
-export function correlationTag(parts: { tradeId: string; accountId: string; action: string; attempt?: number }): string {
-  const h = createHash('sha256').update(`${parts.tradeId}|${parts.accountId}|${parts.action}|${parts.attempt ?? 0}`).digest();
+export function correlationTag(parts: {
+  tradeId: string;
+  accountId: string;
+  action: string;
+  attempt?: number;
+}): string {
+  const h = createHash('sha256')
+    .update(`${parts.tradeId}|${parts.accountId}|${parts.action}|${parts.attempt ?? 0}`)
+    .digest();
   return `ct${base32(h).slice(0, 16)}`;
 }
 

@@ -1,6 +1,20 @@
 import { randomBytes } from 'node:crypto';
 
-export type IdPrefix = 'usr' | 'acc' | 'grp' | 'trd' | 'int' | 'key' | 'tok' | 'req' | 'job' | 'evt' | 'rul' | 'whe' | 'wha' | 'act';
+export type IdPrefix =
+  | 'usr'
+  | 'acc'
+  | 'grp'
+  | 'trd'
+  | 'int'
+  | 'key'
+  | 'tok'
+  | 'req'
+  | 'job'
+  | 'evt'
+  | 'rul'
+  | 'whe'
+  | 'wha'
+  | 'act';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
 

@@ -1,20 +1,51 @@
 /** What a Master did, as the engine copies it (the watcher's diff, the order route, the reconciler's synthetic actions). */
-export const ACTION_KINDS = ['open', 'increase', 'reduce', 'close', 'modify', 'order_placed', 'order_modified', 'order_cancelled', 'order_filled'] as const;
+export const ACTION_KINDS = [
+  'open',
+  'increase',
+  'reduce',
+  'close',
+  'modify',
+  'order_placed',
+  'order_modified',
+  'order_cancelled',
+  'order_filled',
+] as const;
 export type ActionKind = (typeof ACTION_KINDS)[number];
 
 /**
  * What one ledger row (copy intent) does at the Slave's broker: a Master action's kind, a reconciler heal, or
  * `open_on_fill` (a Slave that does not copy pending orders opens at market when the Master's order fills).
  */
-export const INTENT_ACTIONS = [...ACTION_KINDS, 'heal_open', 'heal_increase', 'heal_close', 'heal_reduce', 'open_on_fill'] as const;
+export const INTENT_ACTIONS = [
+  ...ACTION_KINDS,
+  'heal_open',
+  'heal_increase',
+  'heal_close',
+  'heal_reduce',
+  'open_on_fill',
+] as const;
 export type IntentAction = (typeof INTENT_ACTIONS)[number];
 
 export type HealAction = 'heal_open' | 'heal_increase' | 'heal_close' | 'heal_reduce';
 
 const ACTIONS: ReadonlySet<string> = new Set(INTENT_ACTIONS);
 const ADDS_RISK: ReadonlySet<ActionKind> = new Set<ActionKind>(['open', 'increase', 'order_placed']);
-const STALE: ReadonlySet<IntentAction> = new Set<IntentAction>(['open', 'increase', 'order_placed', 'heal_open', 'heal_increase', 'order_modified', 'open_on_fill']);
-const OPENS_COPY: ReadonlySet<IntentAction> = new Set<IntentAction>(['open', 'heal_open', 'order_filled', 'order_placed', 'open_on_fill']);
+const STALE: ReadonlySet<IntentAction> = new Set<IntentAction>([
+  'open',
+  'increase',
+  'order_placed',
+  'heal_open',
+  'heal_increase',
+  'order_modified',
+  'open_on_fill',
+]);
+const OPENS_COPY: ReadonlySet<IntentAction> = new Set<IntentAction>([
+  'open',
+  'heal_open',
+  'order_filled',
+  'order_placed',
+  'open_on_fill',
+]);
 
 export const isIntentAction = (s: string): s is IntentAction => ACTIONS.has(s);
 

@@ -36,7 +36,11 @@ export function allowedFrom(to: IntentState): IntentState[] {
 
 /** A write that would move an intent where the machine does not allow (a second outcome for a settled write, ...). */
 export class IntentTransitionError extends Error {
-  constructor(readonly intentId: string, readonly to: IntentState, readonly from: IntentState | null) {
+  constructor(
+    readonly intentId: string,
+    readonly to: IntentState,
+    readonly from: IntentState | null,
+  ) {
     super(`intent ${intentId} cannot go ${from === null ? 'into' : `from ${from} to`} ${to}`);
     this.name = 'IntentTransitionError';
   }

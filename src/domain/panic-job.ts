@@ -73,7 +73,17 @@ export interface PanicJob {
 }
 
 export const emptyReport = (accountId: string): AccountPanicReport => ({
-  accountId, state: 'running', round: 0, closed: 0, failed: 0, remaining: 0, cancelled: 0, remainingOrders: 0, error: null, positions: [], orders: [],
+  accountId,
+  state: 'running',
+  round: 0,
+  closed: 0,
+  failed: 0,
+  remaining: 0,
+  cancelled: 0,
+  remainingOrders: 0,
+  error: null,
+  positions: [],
+  orders: [],
 });
 
 /** Recomputes the counters from the per-position results (the one place they are derived). */

@@ -13,7 +13,12 @@ export function currenciesOf(symbol: string): { base: string; quote: string } | 
  * one, a cross (EURGBP on USD) and a symbol whose currencies cannot be read off its name (US30) count at 1:
  * an approximation, see docs/open-points.md.
  */
-export function quoteToAccount(symbol: string, currency: string | null, price: Decimal | null, cross: Decimal | null = null): Decimal {
+export function quoteToAccount(
+  symbol: string,
+  currency: string | null,
+  price: Decimal | null,
+  cross: Decimal | null = null,
+): Decimal {
   const c = currenciesOf(symbol);
   const ccy = (currency ?? '').toUpperCase();
   if (!c || !ccy || c.quote === ccy) return new Decimal(1);

@@ -58,8 +58,16 @@ export function sizeVolume(rule: CopyRule, input: SizingInput, spec: InstrumentS
       break;
     case 'balance_ratio':
     case 'equity_ratio': {
-      const [m, sl] = s.mode === 'balance_ratio' ? [input.masterBalance, input.slaveBalance] : [input.masterEquity, input.slaveEquity];
-      if (!m || !sl || m.lte(0)) return { ok: false, reason: 'missing_account_data', detail: `${s.mode} needs both accounts' ${s.mode === 'balance_ratio' ? 'balance' : 'equity'}` };
+      const [m, sl] =
+        s.mode === 'balance_ratio'
+          ? [input.masterBalance, input.slaveBalance]
+          : [input.masterEquity, input.slaveEquity];
+      if (!m || !sl || m.lte(0))
+        return {
+          ok: false,
+          reason: 'missing_account_data',
+          detail: `${s.mode} needs both accounts' ${s.mode === 'balance_ratio' ? 'balance' : 'equity'}`,
+        };
       raw = input.masterVolume.mul(sl.div(m)).mul(s.multiplier ?? '1');
       break;
     }
@@ -81,7 +89,11 @@ export function sizeVolume(rule: CopyRule, input: SizingInput, spec: InstrumentS
       const lifted = floorToStep(Decimal.max(new Decimal(rule.minVolume), spec.minVolume), spec.volumeStep);
       if (lifted.gte(spec.minVolume) && lifted.lte(spec.maxVolume)) return { ok: true, volume: lifted };
     }
-    return { ok: false, reason: 'volume_below_minimum', detail: `sized volume ${raw.toString()} rounds to ${v.toString()}, below the minimum ${floor.toString()}` };
+    return {
+      ok: false,
+      reason: 'volume_below_minimum',
+      detail: `sized volume ${raw.toString()} rounds to ${v.toString()}, below the minimum ${floor.toString()}`,
+    };
   }
   return { ok: true, volume: v };
 }
@@ -92,21 +104,47 @@ export function sizeVolume(rule: CopyRule, input: SizingInput, spec: InstrumentS
  */
 function riskVolume(riskPercent: string, input: SizingInput, spec: InstrumentSpec): SizingResult {
   const { stopLoss, entryPrice, slaveEquity } = input;
-  if (!stopLoss) return { ok: false, reason: 'no_stop_loss', detail: 'risk_percent sizing needs a stop loss on the copy; the Master\'s trade has none (or the rule does not copy it)' };
-  if (!entryPrice) return { ok: false, reason: 'missing_account_data', detail: 'risk_percent sizing needs an entry price (no Slave quote and no Master fill price)' };
-  if (!slaveEquity || slaveEquity.lte(0)) return { ok: false, reason: 'missing_account_data', detail: 'risk_percent sizing needs the Slave\'s equity' };
+  if (!stopLoss)
+    return {
+      ok: false,
+      reason: 'no_stop_loss',
+      detail:
+        "risk_percent sizing needs a stop loss on the copy; the Master's trade has none (or the rule does not copy it)",
+    };
+  if (!entryPrice)
+    return {
+      ok: false,
+      reason: 'missing_account_data',
+      detail: 'risk_percent sizing needs an entry price (no Slave quote and no Master fill price)',
+    };
+  if (!slaveEquity || slaveEquity.lte(0))
+    return { ok: false, reason: 'missing_account_data', detail: "risk_percent sizing needs the Slave's equity" };
   const distance = entryPrice.minus(stopLoss).abs();
-  if (distance.isZero()) return { ok: false, reason: 'no_stop_loss', detail: `the stop loss ${stopLoss} is at the entry price: the risk per lot is zero` };
+  if (distance.isZero())
+    return {
+      ok: false,
+      reason: 'no_stop_loss',
+      detail: `the stop loss ${stopLoss} is at the entry price: the risk per lot is zero`,
+    };
   const perLot = distance.mul(spec.contractSize).mul(input.quoteToAccount ?? 1);
-  if (!perLot.gt(0)) return { ok: false, reason: 'missing_account_data', detail: `no contract size for ${spec.symbol}: the loss per lot at the stop is unknown` };
+  if (!perLot.gt(0))
+    return {
+      ok: false,
+      reason: 'missing_account_data',
+      detail: `no contract size for ${spec.symbol}: the loss per lot at the stop is unknown`,
+    };
   const budget = slaveEquity.mul(riskPercent).div(100);
   // A rate like 1/150 is inexact in 20 digits: without this, 0.3 lot computes as 0.2999... and floors to 0.29.
   return { ok: true, volume: budget.div(perLot).toDecimalPlaces(10) };
 }
 
 /** Maps a master symbol to the Slave's, or says why it is not copied. */
-export function mapSymbol(rule: CopyRule, masterSymbol: string): { ok: true; symbol: string } | { ok: false; reason: SkipReason; detail: string } {
-  if (rule.excludeSymbols.includes(masterSymbol)) return { ok: false, reason: 'symbol_excluded', detail: `${masterSymbol} is in the rule's exclude list` };
+export function mapSymbol(
+  rule: CopyRule,
+  masterSymbol: string,
+): { ok: true; symbol: string } | { ok: false; reason: SkipReason; detail: string } {
+  if (rule.excludeSymbols.includes(masterSymbol))
+    return { ok: false, reason: 'symbol_excluded', detail: `${masterSymbol} is in the rule's exclude list` };
   if (rule.includeSymbols.length > 0 && !rule.includeSymbols.includes(masterSymbol)) {
     return { ok: false, reason: 'symbol_not_included', detail: `${masterSymbol} is not in the rule's include list` };
   }

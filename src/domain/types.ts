@@ -16,7 +16,14 @@ export type Role = (typeof ROLES)[number];
  * - reconnect_required: the broker needs the user to sign in again (OAuth)
  * - disabled: a duplicate connection of a broker account connected elsewhere (migration 0004); never copies
  */
-export const ACCOUNT_STATUSES = ['connected', 'paused', 'locked', 'disconnected', 'reconnect_required', 'disabled'] as const;
+export const ACCOUNT_STATUSES = [
+  'connected',
+  'paused',
+  'locked',
+  'disconnected',
+  'reconnect_required',
+  'disabled',
+] as const;
 export type AccountStatus = (typeof ACCOUNT_STATUSES)[number];
 
 export const SIDES = ['buy', 'sell'] as const;

@@ -3,7 +3,6 @@ import type { Order, OrderType, Position, Side } from '../domain/types.js';
 import type { ActionKind } from '../domain/intent-action.js';
 import type { MasterItemRow, NewMasterItem } from '../store/repos/trades.js';
 
-
 export type { ActionKind };
 
 export interface MasterAction {
@@ -37,38 +36,105 @@ export interface MasterAction {
 const eqDec = (a: Decimal | null, b: Decimal | null) => (a === null || b === null ? a === b : a.eq(b));
 const str = (d: Decimal | null) => (d === null ? null : d.toString());
 
-export function positionItem(accountId: string, p: Position, seq: number, open: boolean, originTradeId: string | null): NewMasterItem {
+export function positionItem(
+  accountId: string,
+  p: Position,
+  seq: number,
+  open: boolean,
+  originTradeId: string | null,
+): NewMasterItem {
   return {
-    accountId, kind: 'position', itemId: p.id, symbol: p.symbol, side: p.side, orderType: 'market', volume: p.volume.toString(), price: str(p.openPrice),
-    stopLoss: str(p.stopLoss), takeProfit: str(p.takeProfit), tag: p.tag, open, seq, originTradeId, openedAt: new Date(p.openedAt),
+    accountId,
+    kind: 'position',
+    itemId: p.id,
+    symbol: p.symbol,
+    side: p.side,
+    orderType: 'market',
+    volume: p.volume.toString(),
+    price: str(p.openPrice),
+    stopLoss: str(p.stopLoss),
+    takeProfit: str(p.takeProfit),
+    tag: p.tag,
+    open,
+    seq,
+    originTradeId,
+    openedAt: new Date(p.openedAt),
   };
 }
 
-export function orderItem(accountId: string, o: Order, seq: number, open: boolean, originTradeId: string | null): NewMasterItem {
+export function orderItem(
+  accountId: string,
+  o: Order,
+  seq: number,
+  open: boolean,
+  originTradeId: string | null,
+): NewMasterItem {
   return {
-    accountId, kind: 'order', itemId: o.id, symbol: o.symbol, side: o.side, orderType: o.type, volume: o.volume.toString(), price: str(o.price),
-    stopLoss: str(o.stopLoss), takeProfit: str(o.takeProfit), tag: o.tag, open, seq, originTradeId, openedAt: new Date(o.createdAt),
+    accountId,
+    kind: 'order',
+    itemId: o.id,
+    symbol: o.symbol,
+    side: o.side,
+    orderType: o.type,
+    volume: o.volume.toString(),
+    price: str(o.price),
+    stopLoss: str(o.stopLoss),
+    takeProfit: str(o.takeProfit),
+    tag: o.tag,
+    open,
+    seq,
+    originTradeId,
+    openedAt: new Date(o.createdAt),
   };
 }
 
-const actionId = (accountId: string, kind: ActionKind, itemId: string, seq: number) => `${accountId}:${itemId}:${kind}:${seq}`;
+const actionId = (accountId: string, kind: ActionKind, itemId: string, seq: number) =>
+  `${accountId}:${itemId}:${kind}:${seq}`;
 
 /**
  * The actions that take a Master position from what we knew (`known`, null = never seen) to what the broker
  * shows now (`now`, null = gone). One pure function for the live stream and the restart diff, so both name
  * the same action the same way.
  */
-export function diffPosition(accountId: string, known: MasterItemRow | null, now: Position | null, at: number, closePrice: Decimal | null = null): MasterAction[] {
+export function diffPosition(
+  accountId: string,
+  known: MasterItemRow | null,
+  now: Position | null,
+  at: number,
+  closePrice: Decimal | null = null,
+): MasterAction[] {
   const out: MasterAction[] = [];
   let seq = known?.seq ?? 0;
   const origin = known?.originTradeId ?? null;
-  const base = (p: { id: string; symbol: string; side: Side; stopLoss: Decimal | null; takeProfit: Decimal | null }) => ({
-    masterAccountId: accountId, positionId: p.id, orderId: null, symbol: p.symbol, side: p.side, type: 'market' as const, stopLoss: p.stopLoss, takeProfit: p.takeProfit, at,
+  const base = (p: {
+    id: string;
+    symbol: string;
+    side: Side;
+    stopLoss: Decimal | null;
+    takeProfit: Decimal | null;
+  }) => ({
+    masterAccountId: accountId,
+    positionId: p.id,
+    orderId: null,
+    symbol: p.symbol,
+    side: p.side,
+    type: 'market' as const,
+    stopLoss: p.stopLoss,
+    takeProfit: p.takeProfit,
+    at,
   });
   if (!known || !known.open) {
     if (!now || known) return out; // closed before we saw it, or a closed item reported again: nothing to copy
     seq++;
-    out.push({ ...base(now), id: actionId(accountId, 'open', now.id, seq), kind: 'open', volume: now.volume, prevVolume: null, price: now.openPrice, item: positionItem(accountId, now, seq, true, origin) });
+    out.push({
+      ...base(now),
+      id: actionId(accountId, 'open', now.id, seq),
+      kind: 'open',
+      volume: now.volume,
+      prevVolume: null,
+      price: now.openPrice,
+      item: positionItem(accountId, now, seq, true, origin),
+    });
     return out;
   }
   const kv = new Decimal(known.volume);
@@ -78,7 +144,15 @@ export function diffPosition(accountId: string, known: MasterItemRow | null, now
   if (!now) {
     seq++;
     const item: NewMasterItem = { ...rowToItem(known), open: false, seq };
-    out.push({ ...base(k), id: actionId(accountId, 'close', k.id, seq), kind: 'close', volume: kv, prevVolume: kv, price: closePrice, item });
+    out.push({
+      ...base(k),
+      id: actionId(accountId, 'close', k.id, seq),
+      kind: 'close',
+      volume: kv,
+      prevVolume: kv,
+      price: closePrice,
+      item,
+    });
     return out;
   }
   let cur: NewMasterItem = rowToItem(known);
@@ -86,25 +160,59 @@ export function diffPosition(accountId: string, known: MasterItemRow | null, now
     seq++;
     const kind = now.volume.gt(kv) ? 'increase' : 'reduce';
     cur = { ...cur, volume: now.volume.toString(), seq };
-    out.push({ ...base({ ...k }), id: actionId(accountId, kind, k.id, seq), kind, volume: now.volume.minus(kv).abs(), prevVolume: kv, price: kind === 'reduce' ? closePrice : now.openPrice, item: cur });
+    out.push({
+      ...base({ ...k }),
+      id: actionId(accountId, kind, k.id, seq),
+      kind,
+      volume: now.volume.minus(kv).abs(),
+      prevVolume: kv,
+      price: kind === 'reduce' ? closePrice : now.openPrice,
+      item: cur,
+    });
   }
   if (!eqDec(ksl, now.stopLoss) || !eqDec(ktp, now.takeProfit)) {
     seq++;
     cur = { ...cur, stopLoss: str(now.stopLoss), takeProfit: str(now.takeProfit), seq };
-    out.push({ ...base(now), id: actionId(accountId, 'modify', k.id, seq), kind: 'modify', volume: now.volume, prevVolume: null, price: null, item: cur });
+    out.push({
+      ...base(now),
+      id: actionId(accountId, 'modify', k.id, seq),
+      kind: 'modify',
+      volume: now.volume,
+      prevVolume: null,
+      price: null,
+      item: cur,
+    });
   }
   return out;
 }
 
 /** The same for a pending order; `final` tells how it left the book when it is no longer pending. */
-export function diffOrder(accountId: string, known: MasterItemRow | null, now: Order | null, final: Order | null, at: number): MasterAction[] {
+export function diffOrder(
+  accountId: string,
+  known: MasterItemRow | null,
+  now: Order | null,
+  final: Order | null,
+  at: number,
+): MasterAction[] {
   let seq = known?.seq ?? 0;
   const origin = known?.originTradeId ?? null;
   const of = (o: Order, kind: ActionKind, open: boolean): MasterAction => {
     seq++;
     return {
-      id: actionId(accountId, kind, o.id, seq), kind, masterAccountId: accountId, positionId: kind === 'order_filled' ? o.positionId : null, orderId: o.id,
-      symbol: o.symbol, side: o.side, type: o.type, volume: o.volume, prevVolume: null, price: o.price, stopLoss: o.stopLoss, takeProfit: o.takeProfit, at,
+      id: actionId(accountId, kind, o.id, seq),
+      kind,
+      masterAccountId: accountId,
+      positionId: kind === 'order_filled' ? o.positionId : null,
+      orderId: o.id,
+      symbol: o.symbol,
+      side: o.side,
+      type: o.type,
+      volume: o.volume,
+      prevVolume: null,
+      price: o.price,
+      stopLoss: o.stopLoss,
+      takeProfit: o.takeProfit,
+      at,
       item: orderItem(accountId, o, seq, open, origin),
     };
   };
@@ -113,7 +221,11 @@ export function diffOrder(accountId: string, known: MasterItemRow | null, now: O
     return [];
   }
   if (now) {
-    const changed = !now.volume.eq(known.volume) || !eqDec(now.price, decOrNull(known.price)) || !eqDec(now.stopLoss, decOrNull(known.stopLoss)) || !eqDec(now.takeProfit, decOrNull(known.takeProfit));
+    const changed =
+      !now.volume.eq(known.volume) ||
+      !eqDec(now.price, decOrNull(known.price)) ||
+      !eqDec(now.stopLoss, decOrNull(known.stopLoss)) ||
+      !eqDec(now.takeProfit, decOrNull(known.takeProfit));
     return changed ? [of(now, 'order_modified', true)] : [];
   }
   if (final?.status === 'filled') return [of(final, 'order_filled', false)];
@@ -129,7 +241,19 @@ export function rowToItem(r: MasterItemRow): NewMasterItem {
 function itemToOrder(r: MasterItemRow): Order {
   const at = (r.openedAt ?? r.updatedAt).toISOString();
   return {
-    id: r.itemId, symbol: r.symbol, side: r.side as Side, type: r.orderType as OrderType, volume: new Decimal(r.volume), filledVolume: new Decimal(0),
-    price: decOrNull(r.price), stopLoss: decOrNull(r.stopLoss), takeProfit: decOrNull(r.takeProfit), status: 'cancelled', positionId: null, createdAt: at, updatedAt: at, tag: r.tag,
+    id: r.itemId,
+    symbol: r.symbol,
+    side: r.side as Side,
+    type: r.orderType as OrderType,
+    volume: new Decimal(r.volume),
+    filledVolume: new Decimal(0),
+    price: decOrNull(r.price),
+    stopLoss: decOrNull(r.stopLoss),
+    takeProfit: decOrNull(r.takeProfit),
+    status: 'cancelled',
+    positionId: null,
+    createdAt: at,
+    updatedAt: at,
+    tag: r.tag,
   };
 }

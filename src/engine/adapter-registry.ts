@@ -54,10 +54,18 @@ export class AdapterRegistry {
     const existing = this.live.get(account.id);
     if (existing) return existing;
     const factory = this.factories.get(account.platform);
-    if (!factory) return Promise.reject(new AppError('upstream_unavailable', `platform ${account.platform} is not enabled in this deployment`));
+    if (!factory)
+      return Promise.reject(
+        new AppError('upstream_unavailable', `platform ${account.platform} is not enabled in this deployment`),
+      );
     const created = (async () => {
       const credentials = await this.credentials.open(account.id);
-      return factory.create({ id: account.id, brokerAccountId: account.brokerAccountId, environment: account.environment, credentials });
+      return factory.create({
+        id: account.id,
+        brokerAccountId: account.brokerAccountId,
+        environment: account.environment,
+        credentials,
+      });
     })();
     // A failed build must not stick: the next call tries again (e.g. after the broker came back).
     created.catch(() => this.live.delete(account.id));

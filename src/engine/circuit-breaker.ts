@@ -7,7 +7,12 @@ export interface BreakerOptions {
   windowMs: number;
 }
 
-export interface Trip { actions: number; windowMs: number; ceiling: number; reason: string }
+export interface Trip {
+  actions: number;
+  windowMs: number;
+  ceiling: number;
+  reason: string;
+}
 
 /**
  * Per-Master circuit breaker over the actions the copy engine takes from it. A Master that produces more
@@ -19,7 +24,10 @@ export class MasterBreaker {
   private readonly hits = new Map<string, number[]>();
   private readonly tripped = new Set<string>();
 
-  constructor(private readonly opts: BreakerOptions, private readonly clock: () => number) {}
+  constructor(
+    private readonly opts: BreakerOptions,
+    private readonly clock: () => number,
+  ) {}
 
   /** Counts one action of this Master; a Trip when it goes over the ceiling. */
   hit(master: Pick<Account, 'id' | 'status'>): Trip | null {
@@ -36,7 +44,9 @@ export class MasterBreaker {
     this.tripped.add(master.id);
     const secs = Math.round(windowMs / 1000);
     return {
-      actions: recent.length, windowMs, ceiling: maxActions,
+      actions: recent.length,
+      windowMs,
+      ceiling: maxActions,
       reason: `circuit breaker: ${recent.length} actions in ${secs} s, over the ceiling of ${maxActions}; copying from this Master is paused until it is resumed`,
     };
   }
@@ -47,8 +57,18 @@ export async function pauseTripped(store: Store, master: Account, trip: Trip): P
   const { reason } = trip;
   if (await store.accounts.setStatusIf(master.id, master.status, 'paused', reason)) {
     await store.events.emit([
-      { userId: master.userId, accountId: master.id, type: 'account.circuit_breaker_tripped', payload: { actions: trip.actions, windowMs: trip.windowMs, ceiling: trip.ceiling, reason } },
-      { userId: master.userId, accountId: master.id, type: 'account.status_changed', payload: { before: master.status, after: 'paused', reason } },
+      {
+        userId: master.userId,
+        accountId: master.id,
+        type: 'account.circuit_breaker_tripped',
+        payload: { actions: trip.actions, windowMs: trip.windowMs, ceiling: trip.ceiling, reason },
+      },
+      {
+        userId: master.userId,
+        accountId: master.id,
+        type: 'account.status_changed',
+        payload: { before: master.status, after: 'paused', reason },
+      },
     ]);
   }
   return { ...master, status: 'paused', statusReason: reason };

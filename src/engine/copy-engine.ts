@@ -7,7 +7,7 @@ import { addsRisk, goesStale, intentAction, type IntentAction } from '../domain/
 import { newId } from '../domain/ids.js';
 import type { BrokerAdapter, OrderOutcome } from '../platforms/adapter.js';
 import type { Store } from '../store/store.js';
-import type { IntentRow, LinkRow, TradeRow } from '../store/repos/trades.js';
+import type { IntentRow, LinkRow } from '../store/repos/trades.js';
 import type { NewEvent } from '../store/repos/events.js';
 import type { AdapterRegistry } from './adapter-registry.js';
 import type { Dispatcher } from './dispatcher.js';
@@ -16,7 +16,15 @@ import { sendPaced } from './rate-limit.js';
 import { executeOp, opOf, verifyOp, type IntentOp } from './intent-ops.js';
 import { OutcomeWriter } from './outcome-writer.js';
 import { deniedByCapability, planOpen, type PreTradeCheck, type SlaveContext } from './planner.js';
-import { linkKindOf, planAddingRows, planFollowRows, planMasterRefusal, type ActionPlanInput, type FollowSlave, type Planned as PlannedRow } from './action-planner.js';
+import {
+  linkKindOf,
+  planAddingRows,
+  planFollowRows,
+  planMasterRefusal,
+  type ActionPlanInput,
+  type FollowSlave,
+  type Planned as PlannedRow,
+} from './action-planner.js';
 import { actionTrade, fanoutTradeSet, outcomeWrite, type TradeLike } from './ledger.js';
 import { actionEvents } from './action-events.js';
 import { needsMarket, slaveMarket } from './slave-market.js';
@@ -51,7 +59,11 @@ export interface CopyResult {
   done: Promise<void>;
 }
 
-interface Slave { account: Account; rule: CopyRule; adapter: BrokerAdapter | null }
+interface Slave {
+  account: Account;
+  rule: CopyRule;
+  adapter: BrokerAdapter | null;
+}
 
 type Planned = PlannedRow<Slave>;
 
@@ -88,7 +100,12 @@ export class CopyEngine {
   private readonly pending = new Map<string, Set<Promise<void>>>();
   private readonly breaker: MasterBreaker | null;
 
-  constructor(private readonly store: Store, private readonly adapters: AdapterRegistry, private readonly dispatcher: Dispatcher, opts: CopyEngineOptions = {}) {
+  constructor(
+    private readonly store: Store,
+    private readonly adapters: AdapterRegistry,
+    private readonly dispatcher: Dispatcher,
+    opts: CopyEngineOptions = {},
+  ) {
     this.clock = opts.clock ?? Date.now;
     this.preTradeCheck = opts.preTradeCheck;
     this.writer = new OutcomeWriter(store, opts.logger ?? false);
@@ -116,12 +133,18 @@ export class CopyEngine {
 
   async slavesOf(master: Account): Promise<Slave[]> {
     if (!master.groupId) return [];
-    const accounts = (await this.store.accounts.list(master.userId, { groupId: master.groupId })).filter((a) => a.role === 'slave');
+    const accounts = (await this.store.accounts.list(master.userId, { groupId: master.groupId })).filter(
+      (a) => a.role === 'slave',
+    );
     const rules = await this.store.accounts.rulesFor(accounts.map((a) => a.id));
     // Always through forAccount: its resolver hands out a shadowed Slave's simulated twin.
-    return Promise.all(accounts.map(async (account) => ({
-      account, rule: rules.get(account.id) ?? withDefaults(undefined), adapter: await this.adapters.forAccount(account).catch(() => null),
-    })));
+    return Promise.all(
+      accounts.map(async (account) => ({
+        account,
+        rule: rules.get(account.id) ?? withDefaults(undefined),
+        adapter: await this.adapters.forAccount(account).catch(() => null),
+      })),
+    );
   }
 
   async copy(from: Account, action: MasterAction, opts: CopyOptions = {}): Promise<CopyResult> {
@@ -140,15 +163,50 @@ export class CopyEngine {
     const rows = planned.map((p) => p.row);
     const masterOutcome = opts.masterOutcome;
     const refPrice = masterOutcome?.fillPrice ?? (action.type === 'market' ? action.price : null);
-    const forget = () => { for (const p of sends) this.inFlight.delete(p.row.id); };
+    const forget = () => {
+      for (const p of sends) this.inFlight.delete(p.row.id);
+    };
     const notRecorded = { tradeId, recorded: false, dispatched: 0, done: Promise.resolve() };
     let deferred: NewEvent[] | null = null;
     if (opts.tradeId) {
-      const events = [...(opts.events?.(sends.length) ?? []), ...actionEvents({ id: tradeId, userId: master.userId, masterAccountId: master.id, source: 'api', action: action.kind, symbol: action.symbol, side: action.side, volume: action.volume.toString(), masterPositionId: null, fillPrice: null, stopLoss: null, takeProfit: null, masterOutcome: null }, rows)];
-      const recorded = await this.store.trades.recordIntents(tradeId, fanoutTradeSet(action, sends.length, refPrice, masterOutcome), rows, events, action.item.itemId ? [action.item] : [])
-        .catch((err: unknown) => { forget(); throw err; });
+      const events = [
+        ...(opts.events?.(sends.length) ?? []),
+        ...actionEvents(
+          {
+            id: tradeId,
+            userId: master.userId,
+            masterAccountId: master.id,
+            source: 'api',
+            action: action.kind,
+            symbol: action.symbol,
+            side: action.side,
+            volume: action.volume.toString(),
+            masterPositionId: null,
+            fillPrice: null,
+            stopLoss: null,
+            takeProfit: null,
+            masterOutcome: null,
+          },
+          rows,
+        ),
+      ];
+      const recorded = await this.store.trades
+        .recordIntents(
+          tradeId,
+          fanoutTradeSet(action, sends.length, refPrice, masterOutcome),
+          rows,
+          events,
+          action.item.itemId ? [action.item] : [],
+        )
+        .catch((err: unknown) => {
+          forget();
+          throw err;
+        });
       // Another pass (the route, or the settle loop after a crash) fanned this trade out already.
-      if (!recorded) { forget(); return notRecorded; }
+      if (!recorded) {
+        forget();
+        return notRecorded;
+      }
     } else {
       const trade = actionTrade(master, action, tradeId, opts, sends.length, refPrice);
       const events = actionEvents(trade, rows);
@@ -156,11 +214,13 @@ export class CopyEngine {
         deferred = events;
         this.accepting.add(tradeId);
       }
-      const recorded = await this.store.trades.recordAction(trade, rows, opts.source === 'reconciler' ? [] : [action.item], sends.length > 0 ? [] : events).catch((err: unknown) => {
-        forget();
-        this.accepting.delete(tradeId);
-        throw err;
-      });
+      const recorded = await this.store.trades
+        .recordAction(trade, rows, opts.source === 'reconciler' ? [] : [action.item], sends.length > 0 ? [] : events)
+        .catch((err: unknown) => {
+          forget();
+          this.accepting.delete(tradeId);
+          throw err;
+        });
       if (!recorded) {
         this.accepting.delete(tradeId);
         forget();
@@ -168,10 +228,23 @@ export class CopyEngine {
       }
     }
     const recordMs = performance.now() - t1;
-    const trade: TradeLike = { orderType: action.type, masterPositionId: masterOutcome?.positionId ?? action.positionId, masterOrderId: masterOutcome?.brokerOrderId ?? action.orderId, fillPrice: refPrice?.toString() ?? null, side: action.side, actionAt: new Date(action.at) };
-    const dispatched = sends.map((p) => this.dispatch(master, tradeId, trade, p, { plan: planMs, record: recordMs }, t1 + recordMs));
+    const trade: TradeLike = {
+      orderType: action.type,
+      masterPositionId: masterOutcome?.positionId ?? action.positionId,
+      masterOrderId: masterOutcome?.brokerOrderId ?? action.orderId,
+      fillPrice: refPrice?.toString() ?? null,
+      side: action.side,
+      actionAt: new Date(action.at),
+    };
+    const dispatched = sends.map((p) =>
+      this.dispatch(master, tradeId, trade, p, { plan: planMs, record: recordMs }, t1 + recordMs),
+    );
     // Every send is handed out: the trade becomes accepted, with its events, in the first outcome batch.
-    const accepted = deferred ? this.writer.push({ trade: { id: tradeId, set: { status: 'accepted' } }, events: deferred }).finally(() => this.accepting.delete(tradeId)) : Promise.resolve();
+    const accepted = deferred
+      ? this.writer
+          .push({ trade: { id: tradeId, set: { status: 'accepted' } }, events: deferred })
+          .finally(() => this.accepting.delete(tradeId))
+      : Promise.resolve();
     const done = Promise.all([accepted, ...dispatched]).then(() => undefined);
     this.track(master.id, done);
     return { tradeId, recorded: true, dispatched: sends.length, done };
@@ -187,22 +260,51 @@ export class CopyEngine {
 
   // ---- planning: the engine reads what the planner needs (links, specs, quotes), the planner decides -----
 
-  private async plan(master: Account, action: MasterAction, tradeId: string, slaves: Slave[], opts: CopyOptions): Promise<Planned[]> {
+  private async plan(
+    master: Account,
+    action: MasterAction,
+    tradeId: string,
+    slaves: Slave[],
+    opts: CopyOptions,
+  ): Promise<Planned[]> {
     // The last word before a row is recorded: a send the Slave's platform cannot do is skipped with the reason.
     return (await this.planActions(master, action, tradeId, slaves, opts)).map((p) => {
-      const denied = p.send && p.slave.adapter ? deniedByCapability({ ...p.row, type: action.type }, p.slave.adapter.capabilities) : null;
-      return denied ? { ...p, row: { ...p.row, state: 'skipped', skipReason: `${denied.reason}: ${denied.detail}` }, send: false } : p;
+      const denied =
+        p.send && p.slave.adapter
+          ? deniedByCapability({ ...p.row, type: action.type }, p.slave.adapter.capabilities)
+          : null;
+      return denied
+        ? { ...p, row: { ...p.row, state: 'skipped', skipReason: `${denied.reason}: ${denied.detail}` }, send: false }
+        : p;
     });
   }
 
-  private async planActions(master: Account, action: MasterAction, tradeId: string, slaves: Slave[], opts: CopyOptions): Promise<Planned[]> {
-    const input = { master, action, tradeId, rowAction: opts.intentAction ?? action.kind, newIntentId: () => newId('int') };
+  private async planActions(
+    master: Account,
+    action: MasterAction,
+    tradeId: string,
+    slaves: Slave[],
+    opts: CopyOptions,
+  ): Promise<Planned[]> {
+    const input = {
+      master,
+      action,
+      tradeId,
+      rowAction: opts.intentAction ?? action.kind,
+      newIntentId: () => newId('int'),
+    };
     if (addsRisk(action.kind)) return this.planAdding(input, slaves);
     if (action.kind === 'order_filled' && !opts.targets) {
       // A Slave that does not copy pending orders copies the position the fill opened, at market, when it opens.
       const atMarket = slaves.filter((s) => !s.rule.copyPendingOrders);
       const rest = slaves.filter((s) => s.rule.copyPendingOrders);
-      const opened = atMarket.length === 0 ? [] : await this.planAdding({ ...input, action: { ...action, type: 'market' }, rowAction: 'open_on_fill' }, atMarket);
+      const opened =
+        atMarket.length === 0
+          ? []
+          : await this.planAdding(
+              { ...input, action: { ...action, type: 'market' }, rowAction: 'open_on_fill' },
+              atMarket,
+            );
       return [...opened, ...(await this.planFollow(input, rest, opts))];
     }
     return this.planFollow(input, slaves, opts);
@@ -211,12 +313,21 @@ export class CopyEngine {
   private async planFollow(input: ActionPlanInput, slaves: Slave[], opts: CopyOptions): Promise<Planned[]> {
     const { master, action } = input;
     const kind = linkKindOf(action);
-    const all = opts.targets ? null : await this.store.trades.linksOfMaster(master.id, (kind === 'order' ? action.orderId : action.positionId)!, kind);
+    const all = opts.targets
+      ? null
+      : await this.store.trades.linksOfMaster(
+          master.id,
+          (kind === 'order' ? action.orderId : action.positionId)!,
+          kind,
+        );
     const follow: Array<FollowSlave<Slave>> = [];
     for (const slave of slaves) {
       const links = opts.targets?.get(slave.account.id) ?? all!.filter((l) => l.slaveAccountId === slave.account.id);
       // Only a Slave with an open copy needs the instrument (a read at its broker).
-      const spec = slave.adapter && links.some((l) => l.open) ? await this.specs.get(slave.adapter, slaveSymbol(slave.rule, action.symbol)) : null;
+      const spec =
+        slave.adapter && links.some((l) => l.open)
+          ? await this.specs.get(slave.adapter, slaveSymbol(slave.rule, action.symbol))
+          : null;
       follow.push({ slave, links, spec });
     }
     // One by one: the risk guard sees each fill after the ones before it.
@@ -237,22 +348,57 @@ export class CopyEngine {
       if (s.adapter) {
         const known = this.specs.now(s.adapter, symbol);
         if (known) ctx.spec = known;
-        else waits.push(this.specs.get(s.adapter, symbol).then((spec) => { ctx.spec = spec; }));
-        if (needsMarket(s.rule, action.type)) waits.push(slaveMarket(s.adapter, s.account, s.rule, symbol, action.type).then((m) => { Object.assign(ctx, m); }));
+        else
+          waits.push(
+            this.specs.get(s.adapter, symbol).then((spec) => {
+              ctx.spec = spec;
+            }),
+          );
+        if (needsMarket(s.rule, action.type))
+          waits.push(
+            slaveMarket(s.adapter, s.account, s.rule, symbol, action.type).then((m) => {
+              Object.assign(ctx, m);
+            }),
+          );
       }
       contexts.push(ctx);
     }
     if (waits.length > 0) await Promise.all(waits);
-    const plan = planOpen({
-      tradeId: input.tradeId, masterAccount: master, symbol: action.symbol, side: action.side, type: action.type, volume: action.volume,
-      price: action.type === 'market' ? null : action.price, stopLoss: action.stopLoss, takeProfit: action.takeProfit, at: action.at,
-      fillPrice: action.type === 'market' ? action.price : null,
-    }, contexts, this.clock());
+    const plan = planOpen(
+      {
+        tradeId: input.tradeId,
+        masterAccount: master,
+        symbol: action.symbol,
+        side: action.side,
+        type: action.type,
+        volume: action.volume,
+        price: action.type === 'market' ? null : action.price,
+        stopLoss: action.stopLoss,
+        takeProfit: action.takeProfit,
+        at: action.at,
+        fillPrice: action.type === 'market' ? action.price : null,
+      },
+      contexts,
+      this.clock(),
+    );
     // Never copy a Master position again to a Slave whose copy of it was closed by hand.
-    const userClosed = action.kind === 'increase' && action.positionId
-      ? new Set((await this.store.trades.linksOfMaster(master.id, action.positionId)).filter((l) => l.closedReason === 'user_closed').map((l) => l.slaveAccountId))
-      : new Set<string>();
-    return Promise.all(planAddingRows(input, slaves, plan, contexts.map((c) => c.spec), userClosed).map((p) => this.decide(p)));
+    const userClosed =
+      action.kind === 'increase' && action.positionId
+        ? new Set(
+            (await this.store.trades.linksOfMaster(master.id, action.positionId))
+              .filter((l) => l.closedReason === 'user_closed')
+              .map((l) => l.slaveAccountId),
+          )
+        : new Set<string>();
+    return Promise.all(
+      planAddingRows(
+        input,
+        slaves,
+        plan,
+        contexts.map((c) => c.spec),
+        userClosed,
+      ).map((p) => this.decide(p)),
+    );
   }
 
   /** The risk guard's pre-trade check on a row that adds exposure (absent = everything passes). */
@@ -263,14 +409,27 @@ export class CopyEngine {
 
   // ---- dispatch and outcomes ----------------------------------------------------------------------
 
-  private async dispatch(master: Account, tradeId: string, trade: TradeLike, p: Planned, latency: Record<string, number>, recordedAt: number): Promise<void> {
-    const adapter = p.slave.adapter!;
+  private async dispatch(
+    master: Account,
+    tradeId: string,
+    trade: TradeLike,
+    p: Planned,
+    latency: Record<string, number>,
+    recordedAt: number,
+  ): Promise<void> {
     const id = p.row.id;
     this.inFlight.add(id);
     try {
       const fresh = this.clock() - trade.actionAt.getTime() <= p.slave.rule.maxDelayMs;
-      const origTag = p.row.action === 'order_filled' && p.link?.intentId ? (await this.store.trades.intentById(p.link.intentId))?.tag ?? null : null;
-      const op = opOf(p.row as IntentRow, trade, p.slave.rule, { origTag, fresh, linkVolume: p.link?.volume ? new Decimal(p.link.volume) : null });
+      const origTag =
+        p.row.action === 'order_filled' && p.link?.intentId
+          ? ((await this.store.trades.intentById(p.link.intentId))?.tag ?? null)
+          : null;
+      const op = opOf(p.row as IntentRow, trade, p.slave.rule, {
+        origTag,
+        fresh,
+        linkVolume: p.link?.volume ? new Decimal(p.link.volume) : null,
+      });
       await this.sendOp(master, tradeId, trade, p.row as IntentRow, p.slave, op, 1, { ...latency }, recordedAt);
     } finally {
       this.inFlight.delete(id);
@@ -278,7 +437,18 @@ export class CopyEngine {
   }
 
   /** Sends one op, settles a timeout by one look at the broker, and writes the outcome. */
-  async sendOp(master: Account, tradeId: string, trade: TradeLike, row: IntentRow, slave: Slave, op: IntentOp, attempt: number, latency: Record<string, number>, queuedAt: number, prevTags: string[] = []): Promise<OrderOutcome> {
+  async sendOp(
+    master: Account,
+    tradeId: string,
+    trade: TradeLike,
+    row: IntentRow,
+    slave: Slave,
+    op: IntentOp,
+    attempt: number,
+    latency: Record<string, number>,
+    queuedAt: number,
+    prevTags: string[] = [],
+  ): Promise<OrderOutcome> {
     const adapter = slave.adapter!;
     const sendAt = performance.now();
     latency.send = sendAt - queuedAt;
@@ -292,7 +462,13 @@ export class CopyEngine {
       const v = await verifyOp(adapter, op, [row.tag]);
       if (v.state === 'applied') outcome = v.outcome;
     }
-    await this.writer.push(outcomeWrite(master, tradeId, trade, row, slave.account.id, op, outcome, { attempts: attempt, latency, prevTags }));
+    await this.writer.push(
+      outcomeWrite(master, tradeId, trade, row, slave.account.id, op, outcome, {
+        attempts: attempt,
+        latency,
+        prevTags,
+      }),
+    );
     // Settled as soon as the broker can answer, before the action ages past the rule's staleness limit.
     if (outcome.kind === 'unresolved') this.onUnresolved?.();
     return outcome;

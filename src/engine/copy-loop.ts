@@ -1,7 +1,11 @@
 import type { Account } from '../domain/account.js';
 import type { Store } from '../store/store.js';
 
-export interface OwnCopy { intentId: string; tradeId: string; groupId: string | null }
+export interface OwnCopy {
+  intentId: string;
+  tradeId: string;
+  groupId: string | null;
+}
 
 /** Deeper chains than this are not followed (a chain of groups longer than this is refused at assignment). */
 const MAX_HOPS = 16;
@@ -25,11 +29,15 @@ export async function ownCopyOf(store: Store, master: Account, tag: string | nul
     const trade = await store.trades.tradeById(intent.tradeId);
     if (!trade) return null;
     first ??= { intentId: intent.id, tradeId: trade.id, groupId: trade.groupId };
-    if (trade.masterAccountId === master.id || (master.groupId !== null && trade.groupId === master.groupId)) return first;
+    if (trade.masterAccountId === master.id || (master.groupId !== null && trade.groupId === master.groupId))
+      return first;
     const source = await store.accounts.byId(trade.masterAccountId);
     if (source && master.brokerIdentity !== null && source.brokerIdentity === master.brokerIdentity) return first;
-    const item = (trade.masterPositionId ? await store.trades.masterItem(trade.masterAccountId, 'position', trade.masterPositionId) : null)
-      ?? (trade.masterOrderId ? await store.trades.masterItem(trade.masterAccountId, 'order', trade.masterOrderId) : null);
+    const item =
+      (trade.masterPositionId
+        ? await store.trades.masterItem(trade.masterAccountId, 'position', trade.masterPositionId)
+        : null) ??
+      (trade.masterOrderId ? await store.trades.masterItem(trade.masterAccountId, 'order', trade.masterOrderId) : null);
     current = item?.tag ?? null;
   }
   return null;

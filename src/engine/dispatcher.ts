@@ -31,7 +31,9 @@ export class Dispatcher {
   }
 
   close(accountId: string, adapter: BrokerAdapter, positionId: string, volume?: Decimal): Promise<OrderOutcome> {
-    return this.run(accountId, adapter, () => (volume === undefined ? adapter.closePosition(positionId) : adapter.closePosition(positionId, volume)));
+    return this.run(accountId, adapter, () =>
+      volume === undefined ? adapter.closePosition(positionId) : adapter.closePosition(positionId, volume),
+    );
   }
 
   /** Any other broker call (reads included) paced by the same bucket as the account's writes. */

@@ -12,7 +12,9 @@ import type { MasterAction } from './actions.js';
 import type { IntentOp } from './intent-ops.js';
 
 /** What an outcome needs of its trade: how it was placed at the Master and when. */
-export type TradeLike = Pick<TradeRow, 'orderType' | 'masterPositionId' | 'masterOrderId' | 'fillPrice' | 'side'> & { actionAt: Date };
+export type TradeLike = Pick<TradeRow, 'orderType' | 'masterPositionId' | 'masterOrderId' | 'fillPrice' | 'side'> & {
+  actionAt: Date;
+};
 
 const str = (d: Decimal | null | undefined) => (d === null || d === undefined ? null : d.toString());
 
@@ -35,22 +37,56 @@ export function outcomeFields(o: OrderOutcome) {
  * The trade row of a master action seen by the watcher or healed by the reconciler. It stays `recorded` until
  * its sends are handed out: the events are written with the move to accepted (see actionEvents).
  */
-export function actionTrade(master: Account, action: MasterAction, tradeId: string, opts: { source?: 'api' | 'watcher' | 'reconciler'; requestId?: string | null }, sends: number, refPrice: Decimal | null): NewTrade & { id: string } {
+export function actionTrade(
+  master: Account,
+  action: MasterAction,
+  tradeId: string,
+  opts: { source?: 'api' | 'watcher' | 'reconciler'; requestId?: string | null },
+  sends: number,
+  refPrice: Decimal | null,
+): NewTrade & { id: string } {
   return {
-    id: tradeId, userId: master.userId, masterAccountId: master.id, groupId: master.groupId, source: opts.source ?? 'watcher', action: action.kind,
-    symbol: action.symbol, side: action.side, orderType: action.type, volume: action.volume.toString(), price: str(action.type === 'market' ? null : action.price),
-    stopLoss: str(action.stopLoss), takeProfit: str(action.takeProfit), tag: correlationTag({ tradeId, accountId: master.id, action: action.kind }),
+    id: tradeId,
+    userId: master.userId,
+    masterAccountId: master.id,
+    groupId: master.groupId,
+    source: opts.source ?? 'watcher',
+    action: action.kind,
+    symbol: action.symbol,
+    side: action.side,
+    orderType: action.type,
+    volume: action.volume.toString(),
+    price: str(action.type === 'market' ? null : action.price),
+    stopLoss: str(action.stopLoss),
+    takeProfit: str(action.takeProfit),
+    tag: correlationTag({ tradeId, accountId: master.id, action: action.kind }),
     status: sends > 0 ? 'recorded' : 'accepted',
-    masterOutcome: { kind: 'observed', at: new Date(action.at).toISOString(), volumeAfter: action.item.volume }, masterPositionId: action.positionId, masterOrderId: action.orderId,
-    fillPrice: str(refPrice), copiedTo: sends, actionId: action.id, actionAt: new Date(action.at), requestId: opts.requestId ?? null,
+    masterOutcome: { kind: 'observed', at: new Date(action.at).toISOString(), volumeAfter: action.item.volume },
+    masterPositionId: action.positionId,
+    masterOrderId: action.orderId,
+    fillPrice: str(refPrice),
+    copiedTo: sends,
+    actionId: action.id,
+    actionAt: new Date(action.at),
+    requestId: opts.requestId ?? null,
   };
 }
 
 /** How an order-route trade changes when its fan-out is recorded (it moves from pending/unresolved to accepted). */
-export function fanoutTradeSet(action: MasterAction, sends: number, refPrice: Decimal | null, masterOutcome: (OrderOutcome & { kind: 'confirmed' }) | undefined): Partial<NewTrade> {
+export function fanoutTradeSet(
+  action: MasterAction,
+  sends: number,
+  refPrice: Decimal | null,
+  masterOutcome: (OrderOutcome & { kind: 'confirmed' }) | undefined,
+): Partial<NewTrade> {
   return {
-    status: 'accepted', copiedTo: sends, masterPositionId: masterOutcome?.positionId ?? action.positionId, masterOrderId: masterOutcome?.brokerOrderId ?? action.orderId,
-    fillPrice: str(refPrice), ...(masterOutcome ? { masterOutcome: outcomeFields(masterOutcome).outcome } : {}), actionAt: new Date(action.at),
+    status: 'accepted',
+    copiedTo: sends,
+    masterPositionId: masterOutcome?.positionId ?? action.positionId,
+    masterOrderId: masterOutcome?.brokerOrderId ?? action.orderId,
+    fillPrice: str(refPrice),
+    ...(masterOutcome ? { masterOutcome: outcomeFields(masterOutcome).outcome } : {}),
+    actionAt: new Date(action.at),
   };
 }
 
@@ -61,7 +97,16 @@ type OutcomeRow = Pick<IntentRow, 'id' | 'action' | 'symbol' | 'side' | 'planned
  * latencies), the links it opens, closes or resizes, and its events. Pure; written by the outcome writer in
  * batches, or at once by the settle loop.
  */
-export function outcomeWrite(master: Account, tradeId: string, trade: TradeLike, row: OutcomeRow, slaveAccountId: string, op: IntentOp, outcome: OrderOutcome, extra: { attempts?: number; latency?: Record<string, number>; prevTags?: string[] }): OutcomeWrite {
+export function outcomeWrite(
+  master: Account,
+  tradeId: string,
+  trade: TradeLike,
+  row: OutcomeRow,
+  slaveAccountId: string,
+  op: IntentOp,
+  outcome: OrderOutcome,
+  extra: { attempts?: number; latency?: Record<string, number>; prevTags?: string[] },
+): OutcomeWrite {
   const fields = outcomeFields(outcome);
   const userId = master.userId;
   const sid = slaveAccountId;
@@ -73,7 +118,12 @@ export function outcomeWrite(master: Account, tradeId: string, trade: TradeLike,
   if (outcome.kind === 'confirmed') {
     const filled = outcome.filledVolume?.toString() ?? volume;
     const isOpenLike = op.kind === 'place' || op.kind === 'fill';
-    if (outcome.fillPrice && trade.fillPrice && (isOpenLike || op.kind === 'close') && (!isOpenLike || (op.kind === 'place' && op.req.type === 'market') || op.kind === 'fill')) {
+    if (
+      outcome.fillPrice &&
+      trade.fillPrice &&
+      (isOpenLike || op.kind === 'close') &&
+      (!isOpenLike || (op.kind === 'place' && op.req.type === 'market') || op.kind === 'fill')
+    ) {
       // Positive = worse for the Slave than the Master's price, on the side the Slave traded.
       const execSide: Side = isOpenLike ? (row.side as Side) : opposite(row.side as Side);
       if (isOpenLike ? row.side === trade.side : true) {
@@ -81,52 +131,180 @@ export function outcomeWrite(master: Account, tradeId: string, trade: TradeLike,
         slippage = (execSide === 'buy' ? diff : diff.neg()).toString();
       }
     }
-    events.push({ userId, accountId: sid, type: 'copy.confirmed', payload: { ...base, positionId: outcome.positionId, orderId: outcome.brokerOrderId, fillPrice: str(outcome.fillPrice), filledVolume: str(outcome.filledVolume), slippage } });
+    events.push({
+      userId,
+      accountId: sid,
+      type: 'copy.confirmed',
+      payload: {
+        ...base,
+        positionId: outcome.positionId,
+        orderId: outcome.brokerOrderId,
+        fillPrice: str(outcome.fillPrice),
+        filledVolume: str(outcome.filledVolume),
+        slippage,
+      },
+    });
     switch (op.kind) {
       case 'place':
       case 'fill': {
-        if (op.kind === 'fill') links.push({ op: 'close', key: { slaveAccountId: sid, kind: 'order', slavePositionId: op.orderId }, reason: 'filled' });
+        if (op.kind === 'fill')
+          links.push({
+            op: 'close',
+            key: { slaveAccountId: sid, kind: 'order', slavePositionId: op.orderId },
+            reason: 'filled',
+          });
         const masterPos = op.kind === 'fill' ? op.masterPositionId : op.link === 'position' ? op.masterItemId : null;
         if (outcome.positionId && masterPos) {
-          links.push({ op: 'upsert', link: { id: newId('act'), kind: 'position', masterAccountId: master.id, masterPositionId: masterPos, slaveAccountId: sid, slavePositionId: outcome.positionId, intentId: row.id, volume: filled } });
-          events.push({ userId, accountId: sid, type: 'position.opened', payload: { role: 'slave', intentId: row.id, tradeId, positionId: outcome.positionId, symbol: row.symbol, side: row.side, volume: filled, price: str(outcome.fillPrice), masterPositionId: masterPos } });
+          links.push({
+            op: 'upsert',
+            link: {
+              id: newId('act'),
+              kind: 'position',
+              masterAccountId: master.id,
+              masterPositionId: masterPos,
+              slaveAccountId: sid,
+              slavePositionId: outcome.positionId,
+              intentId: row.id,
+              volume: filled,
+            },
+          });
+          events.push({
+            userId,
+            accountId: sid,
+            type: 'position.opened',
+            payload: {
+              role: 'slave',
+              intentId: row.id,
+              tradeId,
+              positionId: outcome.positionId,
+              symbol: row.symbol,
+              side: row.side,
+              volume: filled,
+              price: str(outcome.fillPrice),
+              masterPositionId: masterPos,
+            },
+          });
         } else if (op.kind === 'place' && op.link === 'order' && outcome.brokerOrderId && op.masterItemId) {
-          links.push({ op: 'upsert', link: { id: newId('act'), kind: 'order', masterAccountId: master.id, masterPositionId: op.masterItemId, slaveAccountId: sid, slavePositionId: outcome.brokerOrderId, intentId: row.id, volume } });
+          links.push({
+            op: 'upsert',
+            link: {
+              id: newId('act'),
+              kind: 'order',
+              masterAccountId: master.id,
+              masterPositionId: op.masterItemId,
+              slaveAccountId: sid,
+              slavePositionId: outcome.brokerOrderId,
+              intentId: row.id,
+              volume,
+            },
+          });
         }
         break;
       }
       case 'close':
         if (op.volume) {
-          links.push({ op: 'adjust', key: { slaveAccountId: sid, kind: 'position', slavePositionId: op.positionId }, by: `-${outcome.filledVolume?.toString() ?? op.volume.toString()}` });
-          events.push({ userId, accountId: sid, type: 'position.modified', payload: { role: 'slave', positionId: op.positionId, symbol: row.symbol, volume: op.before ? op.before.minus(outcome.filledVolume ?? op.volume).toString() : undefined, intentId: row.id } });
+          links.push({
+            op: 'adjust',
+            key: { slaveAccountId: sid, kind: 'position', slavePositionId: op.positionId },
+            by: `-${outcome.filledVolume?.toString() ?? op.volume.toString()}`,
+          });
+          events.push({
+            userId,
+            accountId: sid,
+            type: 'position.modified',
+            payload: {
+              role: 'slave',
+              positionId: op.positionId,
+              symbol: row.symbol,
+              volume: op.before ? op.before.minus(outcome.filledVolume ?? op.volume).toString() : undefined,
+              intentId: row.id,
+            },
+          });
         } else {
-          links.push({ op: 'close', key: { slaveAccountId: sid, kind: 'position', slavePositionId: op.positionId }, reason: isHeal(intentAction(row.action)) ? 'orphan_closed' : 'master_closed' });
-          events.push({ userId, accountId: sid, type: 'position.closed', payload: { role: 'slave', positionId: op.positionId, symbol: row.symbol, side: row.side, volume, price: str(outcome.fillPrice), reason: 'copy' } });
+          links.push({
+            op: 'close',
+            key: { slaveAccountId: sid, kind: 'position', slavePositionId: op.positionId },
+            reason: isHeal(intentAction(row.action)) ? 'orphan_closed' : 'master_closed',
+          });
+          events.push({
+            userId,
+            accountId: sid,
+            type: 'position.closed',
+            payload: {
+              role: 'slave',
+              positionId: op.positionId,
+              symbol: row.symbol,
+              side: row.side,
+              volume,
+              price: str(outcome.fillPrice),
+              reason: 'copy',
+            },
+          });
         }
         break;
       case 'modify':
-        events.push({ userId, accountId: sid, type: 'position.modified', payload: { role: 'slave', positionId: op.positionId, symbol: row.symbol, stopLoss: str(op.stopLoss), takeProfit: str(op.takeProfit), intentId: row.id } });
+        events.push({
+          userId,
+          accountId: sid,
+          type: 'position.modified',
+          payload: {
+            role: 'slave',
+            positionId: op.positionId,
+            symbol: row.symbol,
+            stopLoss: str(op.stopLoss),
+            takeProfit: str(op.takeProfit),
+            intentId: row.id,
+          },
+        });
         break;
       case 'cancel':
-        links.push({ op: 'close', key: { slaveAccountId: sid, kind: 'order', slavePositionId: op.orderId }, reason: 'cancelled' });
+        links.push({
+          op: 'close',
+          key: { slaveAccountId: sid, kind: 'order', slavePositionId: op.orderId },
+          reason: 'cancelled',
+        });
         break;
       case 'modify_order':
         break;
     }
   } else {
-    events.push({ userId, accountId: sid, type: `copy.${outcome.kind}`, payload: { ...base, code: outcome.code, message: outcome.message } });
+    events.push({
+      userId,
+      accountId: sid,
+      type: `copy.${outcome.kind}`,
+      payload: { ...base, code: outcome.code, message: outcome.message },
+    });
     if (outcome.kind === 'rejected') {
       // The broker no longer has what the copy addressed: it was closed or cancelled outside the service.
-      if ((op.kind === 'close' || op.kind === 'modify') && outcome.code === 'position_not_found') links.push({ op: 'close', key: { slaveAccountId: sid, kind: 'position', slavePositionId: op.positionId }, reason: 'user_closed' });
-      if ((op.kind === 'cancel' || op.kind === 'modify_order') && outcome.code === 'order_not_found') links.push({ op: 'close', key: { slaveAccountId: sid, kind: 'order', slavePositionId: op.orderId }, reason: 'gone' });
-      if (op.kind === 'fill' && (outcome.code === 'slave_order_gone' || outcome.code === 'stale_action')) links.push({ op: 'close', key: { slaveAccountId: sid, kind: 'order', slavePositionId: op.orderId }, reason: outcome.code });
+      if ((op.kind === 'close' || op.kind === 'modify') && outcome.code === 'position_not_found')
+        links.push({
+          op: 'close',
+          key: { slaveAccountId: sid, kind: 'position', slavePositionId: op.positionId },
+          reason: 'user_closed',
+        });
+      if ((op.kind === 'cancel' || op.kind === 'modify_order') && outcome.code === 'order_not_found')
+        links.push({
+          op: 'close',
+          key: { slaveAccountId: sid, kind: 'order', slavePositionId: op.orderId },
+          reason: 'gone',
+        });
+      if (op.kind === 'fill' && (outcome.code === 'slave_order_gone' || outcome.code === 'stale_action'))
+        links.push({
+          op: 'close',
+          key: { slaveAccountId: sid, kind: 'order', slavePositionId: op.orderId },
+          reason: outcome.code,
+        });
     }
   }
   return {
     intentId: row.id,
     update: {
-      ...fields, slippage, ...(extra.latency ? { latency: extra.latency } : {}), ...(extra.attempts !== undefined ? { attempts: extra.attempts } : {}),
-      tag: row.tag, ...(extra.prevTags && extra.prevTags.length > 0 ? { prevTags: extra.prevTags } : {}),
+      ...fields,
+      slippage,
+      ...(extra.latency ? { latency: extra.latency } : {}),
+      ...(extra.attempts !== undefined ? { attempts: extra.attempts } : {}),
+      tag: row.tag,
+      ...(extra.prevTags && extra.prevTags.length > 0 ? { prevTags: extra.prevTags } : {}),
     },
     links,
     events,

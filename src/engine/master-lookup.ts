@@ -20,17 +20,47 @@ export async function lookupMasterWrite(adapter: BrokerAdapter, tag: string): Pr
   }
   if (found.position) {
     const p = found.position;
-    return { kind: 'confirmed', outcome: { kind: 'confirmed', brokerOrderId: found.order?.id ?? null, positionId: p.id, filledVolume: p.volume, fillPrice: p.openPrice, brokerTime: p.openedAt } };
+    return {
+      kind: 'confirmed',
+      outcome: {
+        kind: 'confirmed',
+        brokerOrderId: found.order?.id ?? null,
+        positionId: p.id,
+        filledVolume: p.volume,
+        fillPrice: p.openPrice,
+        brokerTime: p.openedAt,
+      },
+    };
   }
   const order = found.order;
-  if (!order) return found.found ? { kind: 'unknown', reason: 'the broker knows the tag but returned no order or position' } : { kind: 'absent' };
+  if (!order)
+    return found.found
+      ? { kind: 'unknown', reason: 'the broker knows the tag but returned no order or position' }
+      : { kind: 'absent' };
   // Finding the order proves it arrived, not that it filled: only a fill (or a resting pending order) is a
   // Master trade to copy. A market order the broker cancelled or rejected after the timeout copies nothing.
   if (order.status === 'filled' || (order.status === 'pending' && order.type !== 'market')) {
-    return { kind: 'confirmed', outcome: { kind: 'confirmed', brokerOrderId: order.id, positionId: order.positionId, filledVolume: order.filledVolume, fillPrice: order.price, brokerTime: order.createdAt } };
+    return {
+      kind: 'confirmed',
+      outcome: {
+        kind: 'confirmed',
+        brokerOrderId: order.id,
+        positionId: order.positionId,
+        filledVolume: order.filledVolume,
+        fillPrice: order.price,
+        brokerTime: order.createdAt,
+      },
+    };
   }
   if (order.status === 'cancelled' || order.status === 'rejected') {
-    return { kind: 'rejected', outcome: { kind: 'rejected', code: `order_${order.status}`, message: `the broker ${order.status} the order after the timeout` } };
+    return {
+      kind: 'rejected',
+      outcome: {
+        kind: 'rejected',
+        code: `order_${order.status}`,
+        message: `the broker ${order.status} the order after the timeout`,
+      },
+    };
   }
   return { kind: 'unknown', reason: `the order is ${order.status} at the broker` };
 }

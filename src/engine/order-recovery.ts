@@ -28,7 +28,11 @@ const dec = (v: string | null) => (v === null ? null : new Decimal(v));
  * - no answer: `unresolved`, tried again on the next pass.
  */
 export async function recoverOrderTrade(
-  store: Store, adapters: AdapterRegistry, engine: CopyEngine, trade: TradeRow, opts: { absentAfterMs: number },
+  store: Store,
+  adapters: AdapterRegistry,
+  engine: CopyEngine,
+  trade: TradeRow,
+  opts: { absentAfterMs: number },
 ): Promise<RecoveryResult> {
   if (engine.ordering.has(trade.id)) return 'skipped';
   const master = await store.accounts.byId(trade.masterAccountId);
@@ -37,29 +41,65 @@ export async function recoverOrderTrade(
   if (!adapter) return markUnresolved(store, trade, 'the Master broker cannot be reached');
   const found = await lookupMasterWrite(adapter, trade.tag);
   const failed = (type: 'order.rejected' | 'order.unresolved', code: string, message: string): NewEvent => ({
-    userId: trade.userId, accountId: master.id, type,
-    payload: { tradeId: trade.id, requestId: trade.requestId, symbol: trade.symbol, side: trade.side, volume: trade.volume, code, message },
+    userId: trade.userId,
+    accountId: master.id,
+    type,
+    payload: {
+      tradeId: trade.id,
+      requestId: trade.requestId,
+      symbol: trade.symbol,
+      side: trade.side,
+      volume: trade.volume,
+      code,
+      message,
+    },
   });
   switch (found.kind) {
     case 'confirmed': {
       const input = {
-        symbol: trade.symbol, side: trade.side as Side, volume: new Decimal(trade.volume), type: trade.orderType as OrderType,
-        price: dec(trade.price), stopLoss: dec(trade.stopLoss), takeProfit: dec(trade.takeProfit),
+        symbol: trade.symbol,
+        side: trade.side as Side,
+        volume: new Decimal(trade.volume),
+        type: trade.orderType as OrderType,
+        price: dec(trade.price),
+        stopLoss: dec(trade.stopLoss),
+        takeProfit: dec(trade.takeProfit),
       };
       // Staleness counts from when the route received the order, as it would have.
-      const res = await fanOutApiOrder(engine, master, trade.id, trade.tag, input, found.outcome, trade.createdAt.getTime(), trade.requestId);
+      const res = await fanOutApiOrder(
+        engine,
+        master,
+        trade.id,
+        trade.tag,
+        input,
+        found.outcome,
+        trade.createdAt.getTime(),
+        trade.requestId,
+      );
       await res.done;
       return res.recorded ? 'fanned_out' : 'skipped';
     }
     case 'rejected': {
       const { code, message } = found.outcome;
-      const ok = await store.trades.updateTradeIf(trade.id, WAITING, { status: 'rejected', masterOutcome: { kind: 'rejected', code, message } }, [failed('order.rejected', code, message)]);
+      const ok = await store.trades.updateTradeIf(
+        trade.id,
+        WAITING,
+        { status: 'rejected', masterOutcome: { kind: 'rejected', code, message } },
+        [failed('order.rejected', code, message)],
+      );
       return ok ? 'rejected' : 'skipped';
     }
     case 'absent': {
-      if (engine.clock() - trade.createdAt.getTime() < opts.absentAfterMs) return markUnresolved(store, trade, 'not at the broker yet');
-      const message = "the Master's broker holds no order with this trade's tag: the order never reached it (the service stopped before or while sending it, or the broker lost it); nothing was copied";
-      const ok = await store.trades.updateTradeIf(trade.id, WAITING, { status: 'rejected', masterOutcome: { kind: 'rejected', code: NOT_AT_BROKER, message } }, [failed('order.rejected', NOT_AT_BROKER, message)]);
+      if (engine.clock() - trade.createdAt.getTime() < opts.absentAfterMs)
+        return markUnresolved(store, trade, 'not at the broker yet');
+      const message =
+        "the Master's broker holds no order with this trade's tag: the order never reached it (the service stopped before or while sending it, or the broker lost it); nothing was copied";
+      const ok = await store.trades.updateTradeIf(
+        trade.id,
+        WAITING,
+        { status: 'rejected', masterOutcome: { kind: 'rejected', code: NOT_AT_BROKER, message } },
+        [failed('order.rejected', NOT_AT_BROKER, message)],
+      );
       return ok ? 'rejected' : 'skipped';
     }
     case 'unknown':
@@ -70,9 +110,27 @@ export async function recoverOrderTrade(
 async function markUnresolved(store: Store, trade: TradeRow, reason: string): Promise<RecoveryResult> {
   if (trade.status === 'pending') {
     const message = `the service stopped before the Master broker's answer was recorded; looking the order up by its tag: ${reason}`;
-    await store.trades.updateTradeIf(trade.id, ['pending'], { status: 'unresolved', masterOutcome: { kind: 'unresolved', code: 'outcome_unknown', message } }, [
-      { userId: trade.userId, accountId: trade.masterAccountId, type: 'order.unresolved', payload: { tradeId: trade.id, requestId: trade.requestId, symbol: trade.symbol, side: trade.side, volume: trade.volume, code: 'outcome_unknown', message } },
-    ]);
+    await store.trades.updateTradeIf(
+      trade.id,
+      ['pending'],
+      { status: 'unresolved', masterOutcome: { kind: 'unresolved', code: 'outcome_unknown', message } },
+      [
+        {
+          userId: trade.userId,
+          accountId: trade.masterAccountId,
+          type: 'order.unresolved',
+          payload: {
+            tradeId: trade.id,
+            requestId: trade.requestId,
+            symbol: trade.symbol,
+            side: trade.side,
+            volume: trade.volume,
+            code: 'outcome_unknown',
+            message,
+          },
+        },
+      ],
+    );
   }
   return 'unknown';
 }
@@ -86,7 +144,25 @@ export async function reviveIfLate(store: Store, trade: TradeRow): Promise<void>
   const code = (trade.masterOutcome as { code?: string } | null)?.code;
   if (trade.source !== 'api' || trade.status !== 'rejected' || code !== NOT_AT_BROKER) return;
   const message = 'the order reached the Master broker after it had been looked up and not found: settling it now';
-  await store.trades.updateTradeIf(trade.id, ['rejected'], { status: 'unresolved', masterOutcome: { kind: 'unresolved', code: 'arrived_late', message } }, [
-    { userId: trade.userId, accountId: trade.masterAccountId, type: 'order.unresolved', payload: { tradeId: trade.id, requestId: trade.requestId, symbol: trade.symbol, side: trade.side, volume: trade.volume, code: 'arrived_late', message } },
-  ]);
+  await store.trades.updateTradeIf(
+    trade.id,
+    ['rejected'],
+    { status: 'unresolved', masterOutcome: { kind: 'unresolved', code: 'arrived_late', message } },
+    [
+      {
+        userId: trade.userId,
+        accountId: trade.masterAccountId,
+        type: 'order.unresolved',
+        payload: {
+          tradeId: trade.id,
+          requestId: trade.requestId,
+          symbol: trade.symbol,
+          side: trade.side,
+          volume: trade.volume,
+          code: 'arrived_late',
+          message,
+        },
+      },
+    ],
+  );
 }

@@ -1,9 +1,8 @@
-import { Decimal, isMultipleOf } from '../domain/decimal.js';
+import { type Decimal, isMultipleOf } from '../domain/decimal.js';
 import type { Account } from '../domain/account.js';
 import { correlationTag } from '../domain/correlation.js';
 import { AppError, invalid, notFound } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
-import type { OrderType, Side } from '../domain/types.js';
 import type { BrokerAdapter, OrderOutcome } from '../platforms/adapter.js';
 import type { Store } from '../store/store.js';
 import type { AdapterRegistry } from './adapter-registry.js';
@@ -36,11 +35,24 @@ export class OrderService {
     private readonly clock: () => number = Date.now,
   ) {}
 
-  async send(userId: string, masterAccountId: string, input: OrderInput, requestId: string | null): Promise<OrderResult> {
+  async send(
+    userId: string,
+    masterAccountId: string,
+    input: OrderInput,
+    requestId: string | null,
+  ): Promise<OrderResult> {
     const master = await this.store.accounts.owned(userId, masterAccountId);
     if (!master) throw notFound('account');
-    if (master.role !== 'master') throw new AppError('account_not_master', `account ${master.id} is a ${master.role}; orders are sent to a Master account`);
-    if (master.status !== 'connected') throw new AppError('account_not_connected', `account ${master.id} is ${master.status}; it must be connected to take orders`);
+    if (master.role !== 'master')
+      throw new AppError(
+        'account_not_master',
+        `account ${master.id} is a ${master.role}; orders are sent to a Master account`,
+      );
+    if (master.status !== 'connected')
+      throw new AppError(
+        'account_not_connected',
+        `account ${master.id} is ${master.status}; it must be connected to take orders`,
+      );
     const adapter = await this.adapters.forAccount(master);
     await this.validate(adapter, input);
 
@@ -51,10 +63,22 @@ export class OrderService {
     this.engine.ordering.add(tradeId);
     try {
       await this.store.trades.insertTrade({
-      id: tradeId, userId, masterAccountId: master.id, groupId: master.groupId, source: 'api', action: 'open',
-      symbol: input.symbol, side: input.side, orderType: input.type, volume: input.volume.toString(),
-      price: input.price?.toString() ?? null, stopLoss: input.stopLoss?.toString() ?? null, takeProfit: input.takeProfit?.toString() ?? null,
-      tag, status: 'pending', requestId,
+        id: tradeId,
+        userId,
+        masterAccountId: master.id,
+        groupId: master.groupId,
+        source: 'api',
+        action: 'open',
+        symbol: input.symbol,
+        side: input.side,
+        orderType: input.type,
+        volume: input.volume.toString(),
+        price: input.price?.toString() ?? null,
+        stopLoss: input.stopLoss?.toString() ?? null,
+        takeProfit: input.takeProfit?.toString() ?? null,
+        tag,
+        status: 'pending',
+        requestId,
       });
       return await this.place(adapter, master, tradeId, tag, input, receivedAt, requestId);
     } finally {
@@ -62,26 +86,62 @@ export class OrderService {
     }
   }
 
-  private async place(adapter: BrokerAdapter, master: Account, tradeId: string, tag: string, input: OrderInput, receivedAt: number, requestId: string | null): Promise<OrderResult> {
+  private async place(
+    adapter: BrokerAdapter,
+    master: Account,
+    tradeId: string,
+    tag: string,
+    input: OrderInput,
+    receivedAt: number,
+    requestId: string | null,
+  ): Promise<OrderResult> {
     const userId = master.userId;
     const sent = await adapter.placeOrder({ ...input, tag });
     // A timeout is settled by asking the broker for the tag, once, before anyone decides anything.
     const outcome = sent.kind === 'unresolved' ? lookupAsOutcome(await lookupMasterWrite(adapter, tag), sent) : sent;
     if (outcome.kind !== 'confirmed') {
       const status = outcome.kind === 'unresolved' ? 'unresolved' : 'rejected';
-      await this.store.trades.updateTrade(tradeId, { status, masterOutcome: { kind: outcome.kind, code: outcome.code, message: outcome.message } }, [
-        { userId, accountId: master.id, type: `order.${status}`, payload: { tradeId, requestId, symbol: input.symbol, side: input.side, volume: input.volume.toString(), code: outcome.code, message: outcome.message } },
-      ]);
+      await this.store.trades.updateTrade(
+        tradeId,
+        { status, masterOutcome: { kind: outcome.kind, code: outcome.code, message: outcome.message } },
+        [
+          {
+            userId,
+            accountId: master.id,
+            type: `order.${status}`,
+            payload: {
+              tradeId,
+              requestId,
+              symbol: input.symbol,
+              side: input.side,
+              volume: input.volume.toString(),
+              code: outcome.code,
+              message: outcome.message,
+            },
+          },
+        ],
+      );
       if (outcome.kind === 'unresolved') {
-        throw new AppError('write_outcome_unknown', `the Master's broker did not confirm the order in time and it could not be found by its tag yet; check trade ${tradeId} before retrying`, { details: { tradeId } });
+        throw new AppError(
+          'write_outcome_unknown',
+          `the Master's broker did not confirm the order in time and it could not be found by its tag yet; check trade ${tradeId} before retrying`,
+          { details: { tradeId } },
+        );
       }
-      throw new AppError('invalid_request', `the Master's broker refused the order: ${outcome.message}`, { details: { tradeId, brokerCode: outcome.code } });
+      throw new AppError('invalid_request', `the Master's broker refused the order: ${outcome.message}`, {
+        details: { tradeId, brokerCode: outcome.code },
+      });
     }
 
     const copies = await fanOutApiOrder(this.engine, master, tradeId, tag, input, outcome, receivedAt, requestId);
     return {
-      tradeId, status: 'accepted', copiedTo: copies.dispatched, masterPositionId: outcome.positionId, masterOrderId: outcome.brokerOrderId,
-      fillPrice: outcome.fillPrice, copies: copies.done,
+      tradeId,
+      status: 'accepted',
+      copiedTo: copies.dispatched,
+      masterPositionId: outcome.positionId,
+      masterOrderId: outcome.brokerOrderId,
+      fillPrice: outcome.fillPrice,
+      copies: copies.done,
     };
   }
 
@@ -94,13 +154,20 @@ export class OrderService {
     const spec = await adapter.instrument(input.symbol);
     if (!spec) throw invalid(`unknown symbol ${input.symbol} at the Master's broker`, { field: 'symbol' });
     if (input.volume.lt(spec.minVolume) || input.volume.gt(spec.maxVolume)) {
-      throw invalid(`volume must be between ${spec.minVolume} and ${spec.maxVolume} for ${input.symbol}`, { field: 'volume' });
+      throw invalid(`volume must be between ${spec.minVolume} and ${spec.maxVolume} for ${input.symbol}`, {
+        field: 'volume',
+      });
     }
     if (!isMultipleOf(input.volume, spec.volumeStep)) {
       throw invalid(`volume must be a multiple of ${spec.volumeStep} for ${input.symbol}`, { field: 'volume' });
     }
-    for (const [field, v] of [['price', input.price], ['stopLoss', input.stopLoss], ['takeProfit', input.takeProfit]] as const) {
-      if (v !== null && !isMultipleOf(v, spec.tickSize)) throw invalid(`${field} must be a multiple of the tick size ${spec.tickSize} for ${input.symbol}`, { field });
+    for (const [field, v] of [
+      ['price', input.price],
+      ['stopLoss', input.stopLoss],
+      ['takeProfit', input.takeProfit],
+    ] as const) {
+      if (v !== null && !isMultipleOf(v, spec.tickSize))
+        throw invalid(`${field} must be a multiple of the tick size ${spec.tickSize} for ${input.symbol}`, { field });
     }
   }
 }

@@ -13,12 +13,18 @@ export class OutcomeWriter {
   private queue: Array<{ write: OutcomeWrite; resolve: () => void; reject: (err: unknown) => void }> = [];
   private running: Promise<void> | null = null;
 
-  constructor(private readonly store: Store, private readonly logger: Logger | false = false) {}
+  constructor(
+    private readonly store: Store,
+    private readonly logger: Logger | false = false,
+  ) {}
 
   push(write: OutcomeWrite): Promise<void> {
     return new Promise((resolve, reject) => {
       this.queue.push({ write, resolve, reject });
-      if (!this.running) this.running = this.loop().finally(() => { this.running = null; });
+      if (!this.running)
+        this.running = this.loop().finally(() => {
+          this.running = null;
+        });
     });
   }
 
@@ -28,7 +34,11 @@ export class OutcomeWriter {
 
   /** A write the store refused (an intent moved where its state machine does not allow) is logged, then fails its sender. */
   private refused(b: { write: OutcomeWrite; reject: (err: unknown) => void }, err: unknown): void {
-    if (this.logger && err instanceof IntentTransitionError) this.logger.error({ err, intentId: err.intentId, from: err.from, to: err.to }, 'ledger write refused: intent state transition not allowed');
+    if (this.logger && err instanceof IntentTransitionError)
+      this.logger.error(
+        { err, intentId: err.intentId, from: err.from, to: err.to },
+        'ledger write refused: intent state transition not allowed',
+      );
     b.reject(err);
   }
 
@@ -42,7 +52,8 @@ export class OutcomeWriter {
         for (const b of batch) b.resolve();
       } catch {
         // One bad write must not lose the others: retry them one by one, each failing on its own.
-        for (const b of batch) await this.store.trades.applyOutcomes([b.write]).then(b.resolve, (err: unknown) => this.refused(b, err));
+        for (const b of batch)
+          await this.store.trades.applyOutcomes([b.write]).then(b.resolve, (err: unknown) => this.refused(b, err));
       }
     }
   }

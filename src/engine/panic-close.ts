@@ -2,7 +2,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Account } from '../domain/account.js';
 import { AppError, notFound } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
-import { emptyReport, tally, type AccountPanicReport, type PanicJob, type PanicScope, type PositionResult, type OrderResult } from '../domain/panic-job.js';
+import {
+  emptyReport,
+  tally,
+  type AccountPanicReport,
+  type PanicJob,
+  type PanicScope,
+  type PositionResult,
+  type OrderResult,
+} from '../domain/panic-job.js';
 import type { Order, Position } from '../domain/types.js';
 import type { BrokerAdapter, OrderOutcome } from '../platforms/adapter.js';
 import type { NewEvent } from '../store/repos/events.js';
@@ -38,7 +46,12 @@ export interface FlattenerOptions {
   maxRateLimitWaitMs: number;
 }
 
-export const DEFAULT_FLATTENER_OPTIONS: FlattenerOptions = { concurrency: 32, rateLimitRetries: 8, rateLimitWaitMs: 1000, maxRateLimitWaitMs: 30_000 };
+export const DEFAULT_FLATTENER_OPTIONS: FlattenerOptions = {
+  concurrency: 32,
+  rateLimitRetries: 8,
+  rateLimitWaitMs: 1000,
+  maxRateLimitWaitMs: 30_000,
+};
 
 /**
  * One account's side of a panic-close, in two steps per round: `read` asks the broker what is still open and
@@ -50,11 +63,21 @@ export const DEFAULT_FLATTENER_OPTIONS: FlattenerOptions = { concurrency: 32, ra
 export class AccountFlattener implements Flattener<BrokerSnapshot> {
   private readonly opts: FlattenerOptions;
 
-  constructor(private readonly adapters: AdapterRegistry, private readonly dispatcher: Dispatcher, opts: Partial<FlattenerOptions> = {}) {
+  constructor(
+    private readonly adapters: AdapterRegistry,
+    private readonly dispatcher: Dispatcher,
+    opts: Partial<FlattenerOptions> = {},
+  ) {
     this.opts = { ...DEFAULT_FLATTENER_OPTIONS, ...opts };
   }
 
-  async read(account: Account, report: AccountPanicReport, cancelPending: boolean, sink: FlattenSink, stop: () => boolean = () => false): Promise<BrokerSnapshot | null> {
+  async read(
+    account: Account,
+    report: AccountPanicReport,
+    cancelPending: boolean,
+    sink: FlattenSink,
+    stop: () => boolean = () => false,
+  ): Promise<BrokerSnapshot | null> {
     let snap: BrokerSnapshot | null = null;
     for (let attempt = 0; !snap; attempt++) {
       try {
@@ -64,7 +87,12 @@ export class AccountFlattener implements Flattener<BrokerSnapshot> {
         snap = { adapter, positions, orders };
       } catch (err) {
         report.error = `broker read failed: ${message(err)}`;
-        if (!(err instanceof AppError && err.code === 'rate_limited') || attempt >= this.opts.rateLimitRetries || stop()) return null;
+        if (
+          !(err instanceof AppError && err.code === 'rate_limited') ||
+          attempt >= this.opts.rateLimitRetries ||
+          stop()
+        )
+          return null;
         await sleep(this.hintMs(err.retryAfter !== undefined ? err.retryAfter * 1000 : this.opts.rateLimitWaitMs));
       }
     }
@@ -80,7 +108,11 @@ export class AccountFlattener implements Flattener<BrokerSnapshot> {
     const pending = new Set(snap.orders.map((o) => o.id));
     for (const r of report.orders) {
       if (r.outcome === 'cancelled' || r.outcome === 'gone' || pending.has(r.orderId)) continue;
-      Object.assign(r, { outcome: r.outcome === 'failed' ? 'gone' : 'cancelled', error: null, settledBy: 'read' } satisfies Partial<OrderResult>);
+      Object.assign(r, {
+        outcome: r.outcome === 'failed' ? 'gone' : 'cancelled',
+        error: null,
+        settledBy: 'read',
+      } satisfies Partial<OrderResult>);
     }
     report.remaining = snap.positions.length;
     report.remainingOrders = snap.orders.length;
@@ -93,14 +125,30 @@ export class AccountFlattener implements Flattener<BrokerSnapshot> {
    * Cancels first (a pending order filling now would open what we are closing), then closes, a bounded
    * number at a time: the pacer queues them, and a stop leaves the ones not yet sent unsent.
    */
-  async act(account: Account, report: AccountPanicReport, snap: BrokerSnapshot, sink: FlattenSink, stop: () => boolean = () => false): Promise<void> {
+  async act(
+    account: Account,
+    report: AccountPanicReport,
+    snap: BrokerSnapshot,
+    sink: FlattenSink,
+    stop: () => boolean = () => false,
+  ): Promise<void> {
     const positions = new Map(report.positions.map((r) => [r.positionId, r]));
     const orders = new Map(report.orders.map((r) => [r.orderId, r]));
     const work: Array<() => Promise<void>> = [
       ...snap.orders.map((ord) => () => {
         let r = orders.get(ord.id);
         if (!r) {
-          r = { orderId: ord.id, symbol: ord.symbol, side: ord.side, type: ord.type, volume: ord.volume.toString(), outcome: 'cancelling', error: null, attempts: 0, settledBy: null };
+          r = {
+            orderId: ord.id,
+            symbol: ord.symbol,
+            side: ord.side,
+            type: ord.type,
+            volume: ord.volume.toString(),
+            outcome: 'cancelling',
+            error: null,
+            attempts: 0,
+            settledBy: null,
+          };
           report.orders.push(r);
         }
         return this.cancelOne(account, snap, report, r, sink, stop);
@@ -108,7 +156,17 @@ export class AccountFlattener implements Flattener<BrokerSnapshot> {
       ...snap.positions.map((pos) => () => {
         let r = positions.get(pos.id);
         if (!r) {
-          r = { positionId: pos.id, symbol: pos.symbol, side: pos.side, volume: pos.volume.toString(), outcome: 'closing', closePrice: null, error: null, attempts: 0, settledBy: null };
+          r = {
+            positionId: pos.id,
+            symbol: pos.symbol,
+            side: pos.side,
+            volume: pos.volume.toString(),
+            outcome: 'closing',
+            closePrice: null,
+            error: null,
+            attempts: 0,
+            settledBy: null,
+          };
           report.positions.push(r);
         }
         return this.closeOne(account, snap, report, r, pos, sink, stop);
@@ -121,45 +179,85 @@ export class AccountFlattener implements Flattener<BrokerSnapshot> {
     await Promise.all(Array.from({ length: Math.min(this.opts.concurrency, work.length) }, worker));
   }
 
-  private async closeOne(account: Account, snap: BrokerSnapshot, report: AccountPanicReport, r: PositionResult, pos: Position, sink: FlattenSink, stop: () => boolean): Promise<void> {
-    Object.assign(r, { outcome: 'closing', volume: pos.volume.toString(), error: null, settledBy: null } satisfies Partial<PositionResult>);
+  private async closeOne(
+    account: Account,
+    snap: BrokerSnapshot,
+    report: AccountPanicReport,
+    r: PositionResult,
+    pos: Position,
+    sink: FlattenSink,
+    stop: () => boolean,
+  ): Promise<void> {
+    Object.assign(r, {
+      outcome: 'closing',
+      volume: pos.volume.toString(),
+      error: null,
+      settledBy: null,
+    } satisfies Partial<PositionResult>);
     let o: OrderOutcome;
     for (let refused = 0; ; refused++) {
       r.attempts += 1;
       sink.changed();
-      o = await this.dispatcher.close(account.id, snap.adapter, pos.id).catch((err: unknown): OrderOutcome => ({ kind: 'unresolved', code: 'adapter_error', message: message(err) }));
+      o = await this.dispatcher
+        .close(account.id, snap.adapter, pos.id)
+        .catch((err: unknown): OrderOutcome => ({ kind: 'unresolved', code: 'adapter_error', message: message(err) }));
       const wait = rateLimitWaitMs(o, this.opts.rateLimitWaitMs);
       if (wait === null || refused >= this.opts.rateLimitRetries || stop()) break;
       r.error = `rate_limited: waiting ${wait} ms before sending again`;
       await sleep(this.hintMs(wait));
     }
     if (o.kind === 'confirmed' && (!o.filledVolume || o.filledVolume.gte(pos.volume))) {
-      Object.assign(r, { outcome: 'closed', error: null, closePrice: o.fillPrice?.toString() ?? null, settledBy: 'answer' } satisfies Partial<PositionResult>);
+      Object.assign(r, {
+        outcome: 'closed',
+        error: null,
+        closePrice: o.fillPrice?.toString() ?? null,
+        settledBy: 'answer',
+      } satisfies Partial<PositionResult>);
       sink.closed(account, r, o.fillPrice?.toString() ?? null);
     } else if (o.kind === 'confirmed') {
       // The rest stays open; the next round reads it and closes what is left.
-      Object.assign(r, { outcome: 'failed', error: `partially closed: ${o.filledVolume} of ${pos.volume}` } satisfies Partial<PositionResult>);
+      Object.assign(r, {
+        outcome: 'failed',
+        error: `partially closed: ${o.filledVolume} of ${pos.volume}`,
+      } satisfies Partial<PositionResult>);
     } else {
-      Object.assign(r, { outcome: o.kind === 'unresolved' ? 'unresolved' : 'failed', error: `${o.code}: ${o.message}` } satisfies Partial<PositionResult>);
+      Object.assign(r, {
+        outcome: o.kind === 'unresolved' ? 'unresolved' : 'failed',
+        error: `${o.code}: ${o.message}`,
+      } satisfies Partial<PositionResult>);
     }
     tally(report);
     sink.changed();
   }
 
-  private async cancelOne(account: Account, snap: BrokerSnapshot, report: AccountPanicReport, r: OrderResult, sink: FlattenSink, stop: () => boolean): Promise<void> {
+  private async cancelOne(
+    account: Account,
+    snap: BrokerSnapshot,
+    report: AccountPanicReport,
+    r: OrderResult,
+    sink: FlattenSink,
+    stop: () => boolean,
+  ): Promise<void> {
     Object.assign(r, { outcome: 'cancelling', error: null, settledBy: null } satisfies Partial<OrderResult>);
     let o: OrderOutcome;
     for (let refused = 0; ; refused++) {
       r.attempts += 1;
       sink.changed();
-      o = await this.dispatcher.run(account.id, snap.adapter, () => snap.adapter.cancelOrder(r.orderId)).catch((err: unknown): OrderOutcome => ({ kind: 'unresolved', code: 'adapter_error', message: message(err) }));
+      o = await this.dispatcher
+        .run(account.id, snap.adapter, () => snap.adapter.cancelOrder(r.orderId))
+        .catch((err: unknown): OrderOutcome => ({ kind: 'unresolved', code: 'adapter_error', message: message(err) }));
       const wait = rateLimitWaitMs(o, this.opts.rateLimitWaitMs);
       if (wait === null || refused >= this.opts.rateLimitRetries || stop()) break;
       r.error = `rate_limited: waiting ${wait} ms before sending again`;
       await sleep(this.hintMs(wait));
     }
-    if (o.kind === 'confirmed') Object.assign(r, { outcome: 'cancelled', error: null, settledBy: 'answer' } satisfies Partial<OrderResult>);
-    else Object.assign(r, { outcome: o.kind === 'unresolved' ? 'unresolved' : 'failed', error: `${o.code}: ${o.message}` } satisfies Partial<OrderResult>);
+    if (o.kind === 'confirmed')
+      Object.assign(r, { outcome: 'cancelled', error: null, settledBy: 'answer' } satisfies Partial<OrderResult>);
+    else
+      Object.assign(r, {
+        outcome: o.kind === 'unresolved' ? 'unresolved' : 'failed',
+        error: `${o.code}: ${o.message}`,
+      } satisfies Partial<OrderResult>);
     tally(report);
     sink.changed();
   }
@@ -193,7 +291,12 @@ export class PanicCloseService {
   readonly syncWaitMs: number;
   private readonly runner: PanicJobRunner;
 
-  constructor(private readonly store: Store, adapters: AdapterRegistry, dispatcher: Dispatcher, opts: PanicCloseOptions = {}) {
+  constructor(
+    private readonly store: Store,
+    adapters: AdapterRegistry,
+    dispatcher: Dispatcher,
+    opts: PanicCloseOptions = {},
+  ) {
     this.syncWaitMs = opts.syncWaitMs ?? 2000;
     this.jobs = store.panicJobs;
     this.runner = new PanicJobRunner(store, this.jobs, new AccountFlattener(adapters, dispatcher, opts), opts);
@@ -216,10 +319,17 @@ export class PanicCloseService {
     const reason = o.reason ?? 'manual';
     const id = newId('job');
     const base = { scope, targetId, jobId: id };
-    const job = await this.jobs.create({
-      id, userId, scope, targetId, cancelPending: o.cancelPending ?? true,
-      progress: { maxRounds: this.runner.maxRounds, reason, accounts: members.map((m) => emptyReport(m.id)) },
-    }, members.map((m) => ({ userId, accountId: m.id, type: 'panic_close.started', payload: { ...base, reason } })));
+    const job = await this.jobs.create(
+      {
+        id,
+        userId,
+        scope,
+        targetId,
+        cancelPending: o.cancelPending ?? true,
+        progress: { maxRounds: this.runner.maxRounds, reason, accounts: members.map((m) => emptyReport(m.id)) },
+      },
+      members.map((m) => ({ userId, accountId: m.id, type: 'panic_close.started', payload: { ...base, reason } })),
+    );
     await this.lock(members, `panic-close ${id} (${reason}); resume to copy again`);
     void this.runner.run(job);
     return job;
@@ -230,16 +340,27 @@ export class PanicCloseService {
    * order to it (it would be copied). 409 panic_close_running with the job id; fine again once it ended.
    */
   async assertNoRunningJob(userId: string, accountId: string, what: string): Promise<void> {
-    const job = (await this.jobs.runningOf(userId)).find((j) => j.progress.accounts.some((a) => a.accountId === accountId));
+    const job = (await this.jobs.runningOf(userId)).find((j) =>
+      j.progress.accounts.some((a) => a.accountId === accountId),
+    );
     if (!job) return;
-    throw new AppError('panic_close_running', `panic-close job ${job.id} is running on account ${accountId}; ${what} is refused until it ends`, { details: { jobId: job.id } });
+    throw new AppError(
+      'panic_close_running',
+      `panic-close job ${job.id} is running on account ${accountId}; ${what} is refused until it ends`,
+      { details: { jobId: job.id } },
+    );
   }
 
   private async lock(members: Account[], statusReason: string): Promise<void> {
     const events: NewEvent[] = [];
     for (const m of members) {
       await this.store.accounts.setStatus(m.id, 'locked', statusReason);
-      events.push({ userId: m.userId, accountId: m.id, type: 'account.status_changed', payload: { before: m.status, after: 'locked', reason: statusReason } });
+      events.push({
+        userId: m.userId,
+        accountId: m.id,
+        type: 'account.status_changed',
+        payload: { before: m.status, after: 'locked', reason: statusReason },
+      });
     }
     if (events.length > 0) await this.store.events.emit(events);
   }
@@ -258,7 +379,12 @@ export class PanicCloseService {
     const run = this.runner.done(job.id);
     if (run && ms > 0) {
       let timer: NodeJS.Timeout | undefined;
-      await Promise.race([run, new Promise((r) => { timer = setTimeout(r, ms); })]);
+      await Promise.race([
+        run,
+        new Promise((r) => {
+          timer = setTimeout(r, ms);
+        }),
+      ]);
       clearTimeout(timer);
     }
     if (this.runner.done(job.id)) return this.runner.current(job);

@@ -22,7 +22,13 @@ export interface PanicJobOptions {
   onError?: (err: unknown) => void;
 }
 
-export const DEFAULT_PANIC_OPTIONS: PanicJobOptions = { maxRounds: 6, backoffMs: 250, maxBackoffMs: 4000, settleMs: 1000, saveEveryMs: 250 };
+export const DEFAULT_PANIC_OPTIONS: PanicJobOptions = {
+  maxRounds: 6,
+  backoffMs: 250,
+  maxBackoffMs: 4000,
+  settleMs: 1000,
+  saveEveryMs: 250,
+};
 
 interface LiveRun {
   done: Promise<void>;
@@ -42,7 +48,12 @@ export class PanicJobRunner {
   private readonly accountTurns = new Map<string, Promise<unknown>>();
   private stopping = false;
 
-  constructor(private readonly store: Store, private readonly jobs: PanicJobsRepo, private readonly flattener: Flattener, opts: Partial<PanicJobOptions> = {}) {
+  constructor(
+    private readonly store: Store,
+    private readonly jobs: PanicJobsRepo,
+    private readonly flattener: Flattener,
+    opts: Partial<PanicJobOptions> = {},
+  ) {
     this.opts = { ...DEFAULT_PANIC_OPTIONS, ...opts };
   }
 
@@ -54,7 +65,9 @@ export class PanicJobRunner {
     const existing = this.runs.get(job.id);
     if (existing) return existing.done;
     const progress = structuredClone(job.progress);
-    const done = this.execute(job, progress).catch((err: unknown) => this.opts.onError?.(err)).finally(() => this.runs.delete(job.id));
+    const done = this.execute(job, progress)
+      .catch((err: unknown) => this.opts.onError?.(err))
+      .finally(() => this.runs.delete(job.id));
     this.runs.set(job.id, { done, progress });
     return done;
   }
@@ -75,10 +88,23 @@ export class PanicJobRunner {
   }
 
   private async execute(job: PanicJob, progress: PanicProgress): Promise<void> {
-    const writer = new ProgressWriter(this.store, this.jobs, job.id, progress, this.opts.saveEveryMs, (err) => this.opts.onError?.(err));
+    const writer = new ProgressWriter(this.store, this.jobs, job.id, progress, this.opts.saveEveryMs, (err) =>
+      this.opts.onError?.(err),
+    );
     const event = (r: AccountPanicReport, type: string): NewEvent => ({
-      userId: job.userId, accountId: r.accountId, type,
-      payload: { scope: job.scope, targetId: job.targetId, jobId: job.id, round: r.round, closed: r.closed, failed: r.failed, remaining: r.remaining, cancelled: r.cancelled },
+      userId: job.userId,
+      accountId: r.accountId,
+      type,
+      payload: {
+        scope: job.scope,
+        targetId: job.targetId,
+        jobId: job.id,
+        round: r.round,
+        closed: r.closed,
+        failed: r.failed,
+        remaining: r.remaining,
+        cancelled: r.cancelled,
+      },
     });
     const accounts = new Map<string, Account | null>();
     const accountOf = async (id: string) => {
@@ -88,17 +114,23 @@ export class PanicJobRunner {
     const stopped = () => this.stopping;
 
     for (let pass = 1; ; pass++) {
-      await Promise.all(progress.accounts.map((r) => this.inTurn(r.accountId, async () => this.flatten(job, r, await accountOf(r.accountId), writer, event))));
+      await Promise.all(
+        progress.accounts.map((r) =>
+          this.inTurn(r.accountId, async () => this.flatten(job, r, await accountOf(r.accountId), writer, event)),
+        ),
+      );
       if (this.stopping) break;
       if (progress.accounts.some((r) => r.state !== 'flat')) break;
       // Every account read flat once; read them all again, now that the last one is done, before saying so.
-      const again = await Promise.all(progress.accounts.map(async (r) => {
-        const account = await accountOf(r.accountId);
-        const snap = account ? await this.flattener.read(account, r, job.cancelPending, writer, stopped) : null;
-        const flat = snap !== null && snap.positions.length === 0 && snap.orders.length === 0;
-        if (!flat) r.state = r.round >= this.opts.maxRounds || pass >= this.opts.maxRounds ? 'failed' : 'running';
-        return flat;
-      }));
+      const again = await Promise.all(
+        progress.accounts.map(async (r) => {
+          const account = await accountOf(r.accountId);
+          const snap = account ? await this.flattener.read(account, r, job.cancelPending, writer, stopped) : null;
+          const flat = snap !== null && snap.positions.length === 0 && snap.orders.length === 0;
+          if (!flat) r.state = r.round >= this.opts.maxRounds || pass >= this.opts.maxRounds ? 'failed' : 'running';
+          return flat;
+        }),
+      );
       if (again.every(Boolean) || this.stopping || progress.accounts.some((r) => r.state === 'failed')) break;
     }
     if (this.stopping && progress.accounts.some((r) => r.state === 'running')) {
@@ -107,11 +139,22 @@ export class PanicJobRunner {
     }
     const flat = progress.accounts.every((r) => r.state === 'flat');
     const left = progress.accounts.filter((r) => r.state !== 'flat');
-    const error = flat ? null : `not flat after ${this.opts.maxRounds} rounds: ${left.map((r) => `${r.accountId} has ${r.remaining} position(s)${r.remainingOrders ? ` and ${r.remainingOrders} pending order(s)` : ''} open${r.error ? ` (${r.error})` : ''}`).join('; ')}`;
-    await writer.flush({ state: flat ? 'succeeded' : 'failed', error, finishedAt: new Date() }, progress.accounts.map((r) => event(r, 'panic_close.finished')));
+    const error = flat
+      ? null
+      : `not flat after ${this.opts.maxRounds} rounds: ${left.map((r) => `${r.accountId} has ${r.remaining} position(s)${r.remainingOrders ? ` and ${r.remainingOrders} pending order(s)` : ''} open${r.error ? ` (${r.error})` : ''}`).join('; ')}`;
+    await writer.flush(
+      { state: flat ? 'succeeded' : 'failed', error, finishedAt: new Date() },
+      progress.accounts.map((r) => event(r, 'panic_close.finished')),
+    );
   }
 
-  private async flatten(job: PanicJob, r: AccountPanicReport, account: Account | null, writer: ProgressWriter, event: (r: AccountPanicReport, type: string) => NewEvent): Promise<void> {
+  private async flatten(
+    job: PanicJob,
+    r: AccountPanicReport,
+    account: Account | null,
+    writer: ProgressWriter,
+    event: (r: AccountPanicReport, type: string) => NewEvent,
+  ): Promise<void> {
     if (r.state !== 'running') return;
     if (!account) {
       Object.assign(r, { state: 'failed', error: 'the account no longer exists' });
@@ -136,9 +179,12 @@ export class PanicJobRunner {
       if (snap) await this.flattener.act(account, r, snap, writer, stopped);
       await writer.flush({}, [event(r, 'panic_close.progress')]);
       if (this.stopping) return;
-      const lost = r.positions.some((p) => p.outcome === 'unresolved') || r.orders.some((o) => o.outcome === 'unresolved');
+      const lost =
+        r.positions.some((p) => p.outcome === 'unresolved') || r.orders.some((o) => o.outcome === 'unresolved');
       // Every write answered yes: the confirming read can follow at once.
-      const allDone = r.positions.every((p) => p.outcome === 'closed') && r.orders.every((o) => o.outcome !== 'failed' && o.outcome !== 'unresolved');
+      const allDone =
+        r.positions.every((p) => p.outcome === 'closed') &&
+        r.orders.every((o) => o.outcome !== 'failed' && o.outcome !== 'unresolved');
       if (snap && allDone) continue;
       const backoff = Math.min(this.opts.backoffMs * 2 ** (r.round - 1), this.opts.maxBackoffMs);
       await sleep(lost ? Math.max(backoff, this.opts.settleMs) : backoff);
@@ -149,7 +195,9 @@ export class PanicJobRunner {
     const next = prev.catch(() => undefined).then(fn);
     const tail = next.catch(() => undefined);
     this.accountTurns.set(accountId, tail);
-    void tail.then(() => { if (this.accountTurns.get(accountId) === tail) this.accountTurns.delete(accountId); });
+    void tail.then(() => {
+      if (this.accountTurns.get(accountId) === tail) this.accountTurns.delete(accountId);
+    });
     return next;
   }
 }

@@ -10,8 +10,20 @@ import type { Store } from '../store/store.js';
  * other.
  */
 export interface Flattener<Snapshot extends FlattenSnapshot = FlattenSnapshot> {
-  read(account: Account, report: AccountPanicReport, cancelPending: boolean, sink: FlattenSink, stop?: () => boolean): Promise<Snapshot | null>;
-  act(account: Account, report: AccountPanicReport, snap: Snapshot, sink: FlattenSink, stop?: () => boolean): Promise<void>;
+  read(
+    account: Account,
+    report: AccountPanicReport,
+    cancelPending: boolean,
+    sink: FlattenSink,
+    stop?: () => boolean,
+  ): Promise<Snapshot | null>;
+  act(
+    account: Account,
+    report: AccountPanicReport,
+    snap: Snapshot,
+    sink: FlattenSink,
+    stop?: () => boolean,
+  ): Promise<void>;
 }
 
 /** The snapshot as the job sees it: it counts what is to close. */
@@ -57,7 +69,20 @@ export class ProgressWriter implements FlattenSink {
   }
 
   closed(account: Account, r: PositionResult, price: string | null): void {
-    this.events.push({ userId: account.userId, accountId: account.id, type: 'position.closed', payload: { role: account.role, positionId: r.positionId, symbol: r.symbol, side: r.side, volume: r.volume, price, reason: 'panic_close' } });
+    this.events.push({
+      userId: account.userId,
+      accountId: account.id,
+      type: 'position.closed',
+      payload: {
+        role: account.role,
+        positionId: r.positionId,
+        symbol: r.symbol,
+        side: r.side,
+        volume: r.volume,
+        price,
+        reason: 'panic_close',
+      },
+    });
     let ids = this.links.get(account.id);
     if (!ids) this.links.set(account.id, (ids = new Set()));
     ids.add(r.positionId);
@@ -89,14 +114,16 @@ export class ProgressWriter implements FlattenSink {
     } catch (err) {
       // Kept for the next save: a closed position's event must not be lost to one failed write.
       this.events.unshift(...events.slice(0, events.length - extra.length));
-      for (const [accountId, ids] of links) for (const id of ids) this.links.set(accountId, (this.links.get(accountId) ?? new Set()).add(id));
+      for (const [accountId, ids] of links)
+        for (const id of ids) this.links.set(accountId, (this.links.get(accountId) ?? new Set()).add(id));
       this.dirty = true;
       throw err;
     }
     for (const [accountId, ids] of links) {
       const closed = new Set(ids);
       for (const link of await this.store.trades.openLinksOfSlave(accountId)) {
-        if (link.slavePositionId && closed.has(link.slavePositionId)) await this.store.trades.closeLink(link.id, 'panic_close');
+        if (link.slavePositionId && closed.has(link.slavePositionId))
+          await this.store.trades.closeLink(link.id, 'panic_close');
       }
     }
   }

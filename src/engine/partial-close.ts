@@ -1,4 +1,4 @@
-import { Decimal, roundToStep } from '../domain/decimal.js';
+import { type Decimal, roundToStep } from '../domain/decimal.js';
 
 export type PartialClose =
   | { kind: 'partial'; volume: Decimal }
@@ -17,15 +17,33 @@ export type PartialClose =
  * - what would remain is below the broker minimum (the broker refuses to leave such a rest): close fully.
  * - the Master's fraction is the whole position: close fully.
  */
-export function proportionalClose(input: { masterBefore: Decimal; closed: Decimal; slaveVolume: Decimal; step: Decimal; minVolume: Decimal }): PartialClose {
+export function proportionalClose(input: {
+  masterBefore: Decimal;
+  closed: Decimal;
+  slaveVolume: Decimal;
+  step: Decimal;
+  minVolume: Decimal;
+}): PartialClose {
   const { masterBefore, closed, slaveVolume, step, minVolume } = input;
   if (masterBefore.lte(0) || closed.gte(masterBefore)) return { kind: 'full' };
   const share = slaveVolume.mul(closed).div(masterBefore);
   const part = roundToStep(share, step);
-  if (part.gte(slaveVolume)) return { kind: 'full', detail: `the Slave's share ${share.toSignificantDigits(8).toString()} of ${slaveVolume.toString()} rounds to the whole position` };
+  if (part.gte(slaveVolume))
+    return {
+      kind: 'full',
+      detail: `the Slave's share ${share.toSignificantDigits(8).toString()} of ${slaveVolume.toString()} rounds to the whole position`,
+    };
   if (part.lte(0) || part.lt(minVolume)) {
-    return { kind: 'skip', reason: 'volume_below_minimum', detail: `the Slave's share ${share.toSignificantDigits(8).toString()} of ${slaveVolume.toString()} rounds to ${part.toString()}, below the minimum ${minVolume.toString()}` };
+    return {
+      kind: 'skip',
+      reason: 'volume_below_minimum',
+      detail: `the Slave's share ${share.toSignificantDigits(8).toString()} of ${slaveVolume.toString()} rounds to ${part.toString()}, below the minimum ${minVolume.toString()}`,
+    };
   }
-  if (slaveVolume.minus(part).lt(minVolume)) return { kind: 'full', detail: `closing ${part.toString()} of ${slaveVolume.toString()} would leave less than the minimum ${minVolume.toString()}` };
+  if (slaveVolume.minus(part).lt(minVolume))
+    return {
+      kind: 'full',
+      detail: `closing ${part.toString()} of ${slaveVolume.toString()} would leave less than the minimum ${minVolume.toString()}`,
+    };
   return { kind: 'partial', volume: part };
 }

@@ -38,7 +38,18 @@ export interface SlaveContext {
 }
 
 export type PlannedCopy =
-  | { kind: 'send'; slave: Account; tag: string; symbol: string; side: Side; type: OrderType; volume: Decimal; price: Decimal | null; stopLoss: Decimal | null; takeProfit: Decimal | null }
+  | {
+      kind: 'send';
+      slave: Account;
+      tag: string;
+      symbol: string;
+      side: Side;
+      type: OrderType;
+      volume: Decimal;
+      price: Decimal | null;
+      stopLoss: Decimal | null;
+      takeProfit: Decimal | null;
+    }
   | { kind: 'skip'; slave: Account; tag: string; symbol: string; side: Side; reason: SkipReason; detail: string };
 
 const opposite = (s: Side): Side => (s === 'buy' ? 'sell' : 'buy');
@@ -51,10 +62,20 @@ export function planOpen(action: MasterOpen, slaves: SlaveContext[], now: number
   return slaves.map(({ account, rule, spec, quote, crossRate }) => {
     const tag = correlationTag({ tradeId: action.tradeId, accountId: account.id, action: 'open' });
     const side = rule.reverse ? opposite(action.side) : action.side;
-    const skip = (reason: SkipReason, detail: string, symbol = action.symbol): PlannedCopy => ({ kind: 'skip', slave: account, tag, symbol, side, reason, detail });
+    const skip = (reason: SkipReason, detail: string, symbol = action.symbol): PlannedCopy => ({
+      kind: 'skip',
+      slave: account,
+      tag,
+      symbol,
+      side,
+      reason,
+      detail,
+    });
     if (!isEligibleSlave(account)) return skip('slave_not_eligible', `account status is ${account.status}`);
-    if (now - action.at > rule.maxDelayMs) return skip('stale_action', `action is ${now - action.at} ms old, rule allows ${rule.maxDelayMs} ms`);
-    if (action.type !== 'market' && !rule.copyPendingOrders) return skip('pending_orders_off', 'the rule does not copy pending orders');
+    if (now - action.at > rule.maxDelayMs)
+      return skip('stale_action', `action is ${now - action.at} ms old, rule allows ${rule.maxDelayMs} ms`);
+    if (action.type !== 'market' && !rule.copyPendingOrders)
+      return skip('pending_orders_off', 'the rule does not copy pending orders');
     const mapped = mapSymbol(rule, action.symbol);
     if (!mapped.ok) return skip(mapped.reason, mapped.detail);
     if (!spec) return skip('unknown_symbol', `the Slave's broker does not list ${mapped.symbol}`, mapped.symbol);
@@ -69,17 +90,21 @@ export function planOpen(action: MasterOpen, slaves: SlaveContext[], now: number
     // The Slave's broker may quote the (mapped) symbol on a different tick grid; off-grid levels are refused there.
     const onGrid = (v: Decimal | null) => (v === null ? null : roundToStep(v, spec.tickSize));
     // Risk is measured from where the copy enters to the stop it will carry.
-    const entry = action.type === 'market' ? slavePrice ?? action.fillPrice ?? null : onGrid(action.price);
-    const sized = sizeVolume(rule, {
-      masterVolume: action.volume,
-      masterBalance: action.masterAccount.balance,
-      masterEquity: action.masterAccount.equity,
-      slaveBalance: account.balance,
-      slaveEquity: account.equity,
-      entryPrice: entry,
-      stopLoss: rule.copyStopLoss ? onGrid(sl) : null,
-      quoteToAccount: quoteToAccount(mapped.symbol, account.currency, entry, crossRate ?? null),
-    }, spec);
+    const entry = action.type === 'market' ? (slavePrice ?? action.fillPrice ?? null) : onGrid(action.price);
+    const sized = sizeVolume(
+      rule,
+      {
+        masterVolume: action.volume,
+        masterBalance: action.masterAccount.balance,
+        masterEquity: action.masterAccount.equity,
+        slaveBalance: account.balance,
+        slaveEquity: account.equity,
+        entryPrice: entry,
+        stopLoss: rule.copyStopLoss ? onGrid(sl) : null,
+        quoteToAccount: quoteToAccount(mapped.symbol, account.currency, entry, crossRate ?? null),
+      },
+      spec,
+    );
     if (!sized.ok) return skip(sized.reason, sized.detail, mapped.symbol);
     return {
       kind: 'send',
@@ -142,10 +167,17 @@ function neededFlags(n: CopyNeeds): CapabilityFlag[] {
  */
 export function deniedByCapability(n: CopyNeeds, caps: Capabilities): { reason: SkipReason; detail: string } | null {
   const missing = neededFlags(n).find((flag) => caps.has[flag] === false);
-  if (missing) return { reason: 'capability_missing', detail: `${missing} (the Slave's platform ${caps.platform} cannot do this; the copy is not sent)` };
+  if (missing)
+    return {
+      reason: 'capability_missing',
+      detail: `${missing} (the Slave's platform ${caps.platform} cannot do this; the copy is not sent)`,
+    };
   const type = ['open', 'order_placed'].includes(n.action) ? n.type : 'market';
   if (type !== 'market' && !caps.orderTypes.includes(type)) {
-    return { reason: 'capability_missing', detail: `orderTypes ${type} (the Slave's platform ${caps.platform} takes ${caps.orderTypes.join(', ')})` };
+    return {
+      reason: 'capability_missing',
+      detail: `orderTypes ${type} (the Slave's platform ${caps.platform} takes ${caps.orderTypes.join(', ')})`,
+    };
   }
   return null;
 }
@@ -155,9 +187,19 @@ export function deniedByCapability(n: CopyNeeds, caps: Capabilities): { reason: 
  * (positive = worse: a higher ask to buy, a lower bid to sell). Past the limit, or not measurable, the copy
  * is skipped: the user asked for a bound, and a copy we cannot check against it is not sent blind.
  */
-export function slippageCheck(side: Side, slavePrice: Decimal | null, masterFill: Decimal | null, max: Decimal): { reason: SkipReason; detail: string } | null {
-  if (!slavePrice) return { reason: 'slippage_unknown', detail: `maxSlippage is ${max}, but the Slave's broker gave no price to check it against` };
-  if (!masterFill) return { reason: 'slippage_unknown', detail: `maxSlippage is ${max}, but the Master's fill price is not known` };
+export function slippageCheck(
+  side: Side,
+  slavePrice: Decimal | null,
+  masterFill: Decimal | null,
+  max: Decimal,
+): { reason: SkipReason; detail: string } | null {
+  if (!slavePrice)
+    return {
+      reason: 'slippage_unknown',
+      detail: `maxSlippage is ${max}, but the Slave's broker gave no price to check it against`,
+    };
+  if (!masterFill)
+    return { reason: 'slippage_unknown', detail: `maxSlippage is ${max}, but the Master's fill price is not known` };
   const worse = side === 'buy' ? slavePrice.minus(masterFill) : masterFill.minus(slavePrice);
   if (worse.lte(max)) return null;
   return {

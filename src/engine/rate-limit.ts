@@ -17,14 +17,21 @@ const RATE_LIMIT_RETRIES = 4;
  * after the broker's hint, a few times, until `tooLate(waitMs)` says the copy would go stale in the wait
  * (a burst shared by several connections of one broker login).
  */
-export async function sendPaced(send: () => Promise<OrderOutcome>, tooLate: (waitMs: number) => boolean): Promise<OrderOutcome> {
+export async function sendPaced(
+  send: () => Promise<OrderOutcome>,
+  tooLate: (waitMs: number) => boolean,
+): Promise<OrderOutcome> {
   let outcome: OrderOutcome;
   for (let retry = 0; ; retry++) {
     try {
       outcome = await send();
     } catch (err) {
       // An adapter that throws on a write broke its contract; we cannot know if it applied: unresolved.
-      outcome = { kind: 'unresolved', code: 'adapter_error', message: err instanceof Error ? err.message : String(err) };
+      outcome = {
+        kind: 'unresolved',
+        code: 'adapter_error',
+        message: err instanceof Error ? err.message : String(err),
+      };
     }
     const wait = rateLimitWaitMs(outcome, 1000);
     if (wait === null || retry >= RATE_LIMIT_RETRIES) return outcome;

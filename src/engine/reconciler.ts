@@ -12,8 +12,22 @@ import type { MasterAction } from './actions.js';
 import type { CopyEngine } from './copy-engine.js';
 import { ownCopyOf } from './copy-loop.js';
 
-export type DriftKind = 'orphan' | 'missing_copy' | 'volume_mismatch' | 'user_closed' | 'unlinked_copy' | 'duplicate_copy';
-export type HealAction = 'close_orphan' | 'open_missing' | 'reduce_volume' | 'accept_volume' | 'mark_user_closed' | 'adopt_copy' | 'close_duplicate' | 'none';
+export type DriftKind =
+  | 'orphan'
+  | 'missing_copy'
+  | 'volume_mismatch'
+  | 'user_closed'
+  | 'unlinked_copy'
+  | 'duplicate_copy';
+export type HealAction =
+  | 'close_orphan'
+  | 'open_missing'
+  | 'reduce_volume'
+  | 'accept_volume'
+  | 'mark_user_closed'
+  | 'adopt_copy'
+  | 'close_duplicate'
+  | 'none';
 
 export interface Drift {
   kind: DriftKind;
@@ -53,12 +67,20 @@ export class Reconciler {
     private readonly store: Store,
     private readonly adapters: AdapterRegistry,
     private readonly engine: CopyEngine,
-    private readonly opts: { everyMs?: number; logger?: Logger | false; beforeRun?: (masterId: string) => Promise<void>; youngMs?: number } = {},
+    private readonly opts: {
+      everyMs?: number;
+      logger?: Logger | false;
+      beforeRun?: (masterId: string) => Promise<void>;
+      youngMs?: number;
+    } = {},
   ) {}
 
   start(): void {
     void this.runAll().catch((err: unknown) => this.log('reconcile failed', err));
-    this.timer = setInterval(() => void this.runAll().catch((err: unknown) => this.log('reconcile failed', err)), this.opts.everyMs ?? 60_000);
+    this.timer = setInterval(
+      () => void this.runAll().catch((err: unknown) => this.log('reconcile failed', err)),
+      this.opts.everyMs ?? 60_000,
+    );
     this.timer.unref();
   }
 
@@ -79,14 +101,24 @@ export class Reconciler {
     const prev = this.running.get(master.id) ?? Promise.resolve(null);
     const next = prev.catch(() => null).then(() => this.pass(master, opts));
     this.running.set(master.id, next);
-    void next.finally(() => { if (this.running.get(master.id) === next) this.running.delete(master.id); }).catch(() => undefined);
+    void next
+      .finally(() => {
+        if (this.running.get(master.id) === next) this.running.delete(master.id);
+      })
+      .catch(() => undefined);
     return next;
   }
 
   private async pass(master: Account, opts: { dryRun: boolean; onlySlave?: string }): Promise<ReconcileResult> {
     if (this.opts.beforeRun) await this.opts.beforeRun(master.id);
     await this.engine.idle(master.id);
-    const result: ReconcileResult = { masterAccountId: master.id, dryRun: opts.dryRun, drift: [], healed: [], unreachable: [] };
+    const result: ReconcileResult = {
+      masterAccountId: master.id,
+      dryRun: opts.dryRun,
+      drift: [],
+      healed: [],
+      unreachable: [],
+    };
     const masterAdapter = await this.adapters.forAccount(master).catch(() => null);
     if (!masterAdapter) return { ...result, unreachable: [master.id] };
     let slaves = await this.engine.slavesOf(master);
@@ -96,22 +128,31 @@ export class Reconciler {
     const passStart = Date.now();
     const young = (at: Date) => at.getTime() > passStart - (this.opts.youngMs ?? YOUNG_MS);
     const [masterPositions, links, items, unsettled, awaiting] = await Promise.all([
-      masterAdapter.listPositions(), this.store.trades.linksOfMasterAccount(master.id), this.store.trades.masterItems(master.id), this.store.trades.unsettledIntents(),
+      masterAdapter.listPositions(),
+      this.store.trades.linksOfMasterAccount(master.id),
+      this.store.trades.masterItems(master.id),
+      this.store.trades.unsettledIntents(),
       this.store.trades.apiTradesAwaitingMaster(),
     ]);
     // A Master position of an order-route trade whose fan-out is still to come (the settle loop does it under the
     // same trade id): not a missing copy, or the reconciler would copy it a second time under its own trades.
     const awaitingIds = new Set(awaiting.filter((t) => t.masterAccountId === master.id).map((t) => t.id));
     const awaitingTags = new Set(awaiting.filter((t) => t.masterAccountId === master.id).map((t) => t.tag));
-    const originOf = new Map(items.filter((i) => i.kind === 'position').map((i) => [i.itemId, i.originTradeId] as const));
-    const fanOutPending = (mp: Position) => (mp.tag !== null && awaitingTags.has(mp.tag)) || awaitingIds.has(originOf.get(mp.id) ?? '');
+    const originOf = new Map(
+      items.filter((i) => i.kind === 'position').map((i) => [i.itemId, i.originTradeId] as const),
+    );
+    const fanOutPending = (mp: Position) =>
+      (mp.tag !== null && awaitingTags.has(mp.tag)) || awaitingIds.has(originOf.get(mp.id) ?? '');
     const masterOpen = new Map(masterPositions.map((p) => [p.id, p] as const));
     const busy = new Set(unsettled.map((u) => `${u.intent.slaveAccountId}|${u.trade.masterPositionId ?? ''}`));
     const known = new Set(items.filter((i) => i.kind === 'position').map((i) => i.itemId));
 
     for (const slave of slaves) {
       const sid = slave.account.id;
-      if (!slave.adapter) { result.unreachable.push(sid); continue; }
+      if (!slave.adapter) {
+        result.unreachable.push(sid);
+        continue;
+      }
       let slavePositions: Position[];
       try {
         slavePositions = await slave.adapter.listPositions();
@@ -122,28 +163,64 @@ export class Reconciler {
       const held = new Map(slavePositions.map((p) => [p.id, p] as const));
       const mine = links.filter((l) => l.slaveAccountId === sid && l.kind === 'position');
       const openLinks = mine.filter((l) => l.open);
-      const add = (d: Omit<Drift, 'masterAccountId' | 'slaveAccountId'>) => result.drift.push({ ...d, masterAccountId: master.id, slaveAccountId: sid });
+      const add = (d: Omit<Drift, 'masterAccountId' | 'slaveAccountId'>) =>
+        result.drift.push({ ...d, masterAccountId: master.id, slaveAccountId: sid });
 
       for (const l of openLinks) {
         const sp = held.get(l.slavePositionId);
         const mp = masterOpen.get(l.masterPositionId);
         if (busy.has(`${sid}|${l.masterPositionId}`)) continue;
         if (!sp) {
-          if (mp) add({ kind: 'user_closed', masterPositionId: l.masterPositionId, slavePositionId: l.slavePositionId, detail: 'the copy is gone at the Slave broker while its Master position is open: closed outside the service; it will not be copied again', action: 'mark_user_closed' });
-          else add({ kind: 'user_closed', masterPositionId: l.masterPositionId, slavePositionId: l.slavePositionId, detail: 'both the Master position and its copy are gone; the link is closed', action: 'mark_user_closed' });
+          if (mp)
+            add({
+              kind: 'user_closed',
+              masterPositionId: l.masterPositionId,
+              slavePositionId: l.slavePositionId,
+              detail:
+                'the copy is gone at the Slave broker while its Master position is open: closed outside the service; it will not be copied again',
+              action: 'mark_user_closed',
+            });
+          else
+            add({
+              kind: 'user_closed',
+              masterPositionId: l.masterPositionId,
+              slavePositionId: l.slavePositionId,
+              detail: 'both the Master position and its copy are gone; the link is closed',
+              action: 'mark_user_closed',
+            });
           continue;
         }
         // The Master's broker no longer holds the position our link copies: whatever closed it (a missed event,
         // broker state lost or restored), the copy is exposure without a Master, so it is drift to close.
         if (!mp) {
           if (young(l.createdAt)) continue;
-          add({ kind: 'orphan', masterPositionId: l.masterPositionId, slavePositionId: l.slavePositionId, detail: `the Master position ${l.masterPositionId} is closed but its copy ${l.slavePositionId} (${sp.volume.toString()} ${sp.symbol}) is open`, action: 'close_orphan' });
+          add({
+            kind: 'orphan',
+            masterPositionId: l.masterPositionId,
+            slavePositionId: l.slavePositionId,
+            detail: `the Master position ${l.masterPositionId} is closed but its copy ${l.slavePositionId} (${sp.volume.toString()} ${sp.symbol}) is open`,
+            action: 'close_orphan',
+          });
           continue;
         }
         if (l.volume !== null && !sp.volume.eq(l.volume)) {
           const ours = new Decimal(l.volume);
-          if (sp.volume.gt(ours)) add({ kind: 'volume_mismatch', masterPositionId: l.masterPositionId, slavePositionId: l.slavePositionId, detail: `the copy holds ${sp.volume.toString()}, our books ${ours.toString()}: the excess is closed`, action: 'reduce_volume' });
-          else add({ kind: 'volume_mismatch', masterPositionId: l.masterPositionId, slavePositionId: l.slavePositionId, detail: `the copy holds ${sp.volume.toString()}, our books ${ours.toString()}: reduced outside the service (or partly filled); exposure is never added back, the books follow the broker`, action: 'accept_volume' });
+          if (sp.volume.gt(ours))
+            add({
+              kind: 'volume_mismatch',
+              masterPositionId: l.masterPositionId,
+              slavePositionId: l.slavePositionId,
+              detail: `the copy holds ${sp.volume.toString()}, our books ${ours.toString()}: the excess is closed`,
+              action: 'reduce_volume',
+            });
+          else
+            add({
+              kind: 'volume_mismatch',
+              masterPositionId: l.masterPositionId,
+              slavePositionId: l.slavePositionId,
+              detail: `the copy holds ${sp.volume.toString()}, our books ${ours.toString()}: reduced outside the service (or partly filled); exposure is never added back, the books follow the broker`,
+              action: 'accept_volume',
+            });
         }
       }
 
@@ -151,18 +228,40 @@ export class Reconciler {
       const linked = new Set(mine.map((l) => l.slavePositionId));
       const tagged = slavePositions.filter((p) => p.tag && !linked.has(p.id));
       if (tagged.length > 0) {
-        const intents = await this.store.trades.intentsByTags(sid, tagged.map((p) => p.tag!));
+        const intents = await this.store.trades.intentsByTags(
+          sid,
+          tagged.map((p) => p.tag!),
+        );
         for (const p of tagged) {
-          const intent = intents.find((i) => i.tag === p.tag || (Array.isArray(i.prevTags) && (i.prevTags as string[]).includes(p.tag!)));
+          const intent = intents.find(
+            (i) => i.tag === p.tag || (Array.isArray(i.prevTags) && (i.prevTags as string[]).includes(p.tag!)),
+          );
           if (!intent || young(intent.createdAt)) continue;
           const trade = await this.store.trades.tradeById(intent.tradeId);
           const mpId = trade?.masterPositionId ?? null;
           if (!trade || trade.masterAccountId !== master.id || busy.has(`${sid}|${mpId ?? ''}`)) continue;
           const alreadyCopied = openLinks.some((l) => l.masterPositionId === mpId);
-          if (mpId && masterOpen.has(mpId) && !alreadyCopied && !mine.some((l) => l.masterPositionId === mpId && l.closedReason === 'user_closed')) {
-            add({ kind: 'unlinked_copy', masterPositionId: mpId, slavePositionId: p.id, detail: `position ${p.id} carries the tag of intent ${intent.id} but was never linked: adopted as the copy`, action: 'adopt_copy' });
+          if (
+            mpId &&
+            masterOpen.has(mpId) &&
+            !alreadyCopied &&
+            !mine.some((l) => l.masterPositionId === mpId && l.closedReason === 'user_closed')
+          ) {
+            add({
+              kind: 'unlinked_copy',
+              masterPositionId: mpId,
+              slavePositionId: p.id,
+              detail: `position ${p.id} carries the tag of intent ${intent.id} but was never linked: adopted as the copy`,
+              action: 'adopt_copy',
+            });
           } else {
-            add({ kind: alreadyCopied ? 'duplicate_copy' : 'orphan', masterPositionId: mpId, slavePositionId: p.id, detail: `position ${p.id} carries the tag of intent ${intent.id} and ${alreadyCopied ? 'duplicates an existing copy' : 'its Master position is gone'}: closed`, action: 'close_duplicate' });
+            add({
+              kind: alreadyCopied ? 'duplicate_copy' : 'orphan',
+              masterPositionId: mpId,
+              slavePositionId: p.id,
+              detail: `position ${p.id} carries the tag of intent ${intent.id} and ${alreadyCopied ? 'duplicates an existing copy' : 'its Master position is gone'}: closed`,
+              action: 'close_duplicate',
+            });
           }
         }
       }
@@ -179,7 +278,13 @@ export class Reconciler {
         if (rowed) continue;
         // One of our own copies seen on this Master (the watcher ignores it): healing it open would be the loop.
         if (mp.tag && (await ownCopyOf(this.store, master, mp.tag))) continue;
-        add({ kind: 'missing_copy', masterPositionId: mp.id, slavePositionId: null, detail: `the Master position ${mp.id} (${mp.volume.toString()} ${mp.symbol}) has no copy and no ledger row saying why: opened now if still fresh by the rule (else recorded as stale)`, action: 'open_missing' });
+        add({
+          kind: 'missing_copy',
+          masterPositionId: mp.id,
+          slavePositionId: null,
+          detail: `the Master position ${mp.id} (${mp.volume.toString()} ${mp.symbol}) has no copy and no ledger row saying why: opened now if still fresh by the rule (else recorded as stale)`,
+          action: 'open_missing',
+        });
       }
     }
 
@@ -187,16 +292,47 @@ export class Reconciler {
     return result;
   }
 
-  private async heal(master: Account, result: ReconcileResult, masterOpen: Map<string, Position>, links: LinkRow[]): Promise<void> {
+  private async heal(
+    master: Account,
+    result: ReconcileResult,
+    masterOpen: Map<string, Position>,
+    links: LinkRow[],
+  ): Promise<void> {
     const userId = master.userId;
-    await this.store.events.emit(result.drift.map((d): NewEvent => ({ userId, accountId: master.id, type: 'reconcile.drift_found', payload: { kind: d.kind, detail: d.detail, masterPositionId: d.masterPositionId, slavePositionId: d.slavePositionId, slaveAccountId: d.slaveAccountId, action: d.action } })));
+    await this.store.events.emit(
+      result.drift.map(
+        (d): NewEvent => ({
+          userId,
+          accountId: master.id,
+          type: 'reconcile.drift_found',
+          payload: {
+            kind: d.kind,
+            detail: d.detail,
+            masterPositionId: d.masterPositionId,
+            slavePositionId: d.slavePositionId,
+            slaveAccountId: d.slaveAccountId,
+            action: d.action,
+          },
+        }),
+      ),
+    );
     for (const d of result.drift) {
       let tradeId: string | null = null;
       try {
-        const link = links.find((l) => l.slaveAccountId === d.slaveAccountId && l.kind === 'position' && l.slavePositionId === d.slavePositionId) ?? null;
+        const link =
+          links.find(
+            (l) =>
+              l.slaveAccountId === d.slaveAccountId && l.kind === 'position' && l.slavePositionId === d.slavePositionId,
+          ) ?? null;
         switch (d.action) {
           case 'mark_user_closed':
-            await this.store.trades.applyLinkChanges([{ op: 'close', key: { slaveAccountId: d.slaveAccountId, kind: 'position', slavePositionId: d.slavePositionId! }, reason: masterOpen.has(d.masterPositionId ?? '') ? 'user_closed' : 'closed_both' }]);
+            await this.store.trades.applyLinkChanges([
+              {
+                op: 'close',
+                key: { slaveAccountId: d.slaveAccountId, kind: 'position', slavePositionId: d.slavePositionId! },
+                reason: masterOpen.has(d.masterPositionId ?? '') ? 'user_closed' : 'closed_both',
+              },
+            ]);
             break;
           case 'accept_volume': {
             const sp = await this.slavePosition(d);
@@ -205,7 +341,16 @@ export class Reconciler {
           }
           case 'adopt_copy': {
             const sp = await this.slavePosition(d);
-            if (sp) await this.store.trades.insertLink({ id: newId('act'), kind: 'position', masterAccountId: master.id, masterPositionId: d.masterPositionId!, slaveAccountId: d.slaveAccountId, slavePositionId: sp.id, volume: sp.volume.toString() });
+            if (sp)
+              await this.store.trades.insertLink({
+                id: newId('act'),
+                kind: 'position',
+                masterAccountId: master.id,
+                masterPositionId: d.masterPositionId!,
+                slaveAccountId: d.slaveAccountId,
+                slavePositionId: sp.id,
+                volume: sp.volume.toString(),
+              });
             break;
           }
           case 'close_orphan':
@@ -213,11 +358,36 @@ export class Reconciler {
           case 'reduce_volume': {
             const sp = await this.slavePosition(d);
             if (!sp) break;
-            const target: LinkRow = link ?? { id: 'none', kind: 'position', masterAccountId: master.id, masterPositionId: d.masterPositionId ?? sp.id, slaveAccountId: d.slaveAccountId, slavePositionId: sp.id, intentId: null, volume: sp.volume.toString(), open: true, closedReason: null, createdAt: new Date(), closedAt: null };
+            const target: LinkRow = link ?? {
+              id: 'none',
+              kind: 'position',
+              masterAccountId: master.id,
+              masterPositionId: d.masterPositionId ?? sp.id,
+              slaveAccountId: d.slaveAccountId,
+              slavePositionId: sp.id,
+              intentId: null,
+              volume: sp.volume.toString(),
+              open: true,
+              closedReason: null,
+              createdAt: new Date(),
+              closedAt: null,
+            };
             const reduce = d.action === 'reduce_volume';
             const excess = reduce ? sp.volume.minus(link!.volume!) : sp.volume;
-            const action = this.syntheticAction(master, reduce ? 'reduce' : 'close', d.masterPositionId ?? sp.id, sp, excess, sp.volume);
-            const r = await this.engine.copy(master, action, { source: 'reconciler', intentAction: reduce ? 'heal_reduce' : 'heal_close', onlySlaves: new Set([d.slaveAccountId]), targets: new Map([[d.slaveAccountId, [{ ...target, volume: sp.volume.toString() }]]]) });
+            const action = this.syntheticAction(
+              master,
+              reduce ? 'reduce' : 'close',
+              d.masterPositionId ?? sp.id,
+              sp,
+              excess,
+              sp.volume,
+            );
+            const r = await this.engine.copy(master, action, {
+              source: 'reconciler',
+              intentAction: reduce ? 'heal_reduce' : 'heal_close',
+              onlySlaves: new Set([d.slaveAccountId]),
+              targets: new Map([[d.slaveAccountId, [{ ...target, volume: sp.volume.toString() }]]]),
+            });
             await r.done;
             tradeId = r.tradeId;
             break;
@@ -226,7 +396,11 @@ export class Reconciler {
             const mp = masterOpen.get(d.masterPositionId!);
             if (!mp) break;
             const action = this.syntheticAction(master, 'open', mp.id, mp, mp.volume, null);
-            const r = await this.engine.copy(master, action, { source: 'reconciler', intentAction: 'heal_open', onlySlaves: new Set([d.slaveAccountId]) });
+            const r = await this.engine.copy(master, action, {
+              source: 'reconciler',
+              intentAction: 'heal_open',
+              onlySlaves: new Set([d.slaveAccountId]),
+            });
             await r.done;
             tradeId = r.tradeId;
             break;
@@ -235,7 +409,21 @@ export class Reconciler {
             continue;
         }
         result.healed.push({ ...d, tradeId });
-        await this.store.events.emit([{ userId, accountId: d.slaveAccountId, type: 'reconcile.healed', payload: { kind: d.kind, action: d.action, detail: d.detail, tradeId, masterPositionId: d.masterPositionId, slavePositionId: d.slavePositionId } }]);
+        await this.store.events.emit([
+          {
+            userId,
+            accountId: d.slaveAccountId,
+            type: 'reconcile.healed',
+            payload: {
+              kind: d.kind,
+              action: d.action,
+              detail: d.detail,
+              tradeId,
+              masterPositionId: d.masterPositionId,
+              slavePositionId: d.slavePositionId,
+            },
+          },
+        ]);
       } catch (err) {
         this.log(`healing ${d.kind} on ${d.slaveAccountId} failed`, err);
       }
@@ -249,14 +437,40 @@ export class Reconciler {
   }
 
   /** A heal goes through the same pipeline (ledger row, outcome, events) as the action it stands in for. */
-  private syntheticAction(master: Account, kind: 'open' | 'close' | 'reduce', masterPositionId: string, p: Position, volume: Decimal, prevVolume: Decimal | null): MasterAction {
+  private syntheticAction(
+    master: Account,
+    kind: 'open' | 'close' | 'reduce',
+    masterPositionId: string,
+    p: Position,
+    volume: Decimal,
+    prevVolume: Decimal | null,
+  ): MasterAction {
     const openedAt = Date.parse(p.openedAt);
     return {
-      id: null, kind, masterAccountId: master.id, positionId: masterPositionId, orderId: null, symbol: p.symbol, side: p.side as Side, type: 'market',
-      volume, prevVolume, price: kind === 'open' ? p.openPrice : p.currentPrice, stopLoss: p.stopLoss, takeProfit: p.takeProfit,
+      id: null,
+      kind,
+      masterAccountId: master.id,
+      positionId: masterPositionId,
+      orderId: null,
+      symbol: p.symbol,
+      side: p.side as Side,
+      type: 'market',
+      volume,
+      prevVolume,
+      price: kind === 'open' ? p.openPrice : p.currentPrice,
+      stopLoss: p.stopLoss,
+      takeProfit: p.takeProfit,
       // An open heals only while the Master position is fresh by the rule; closing is never too late.
       at: kind === 'open' && openedAt ? openedAt : this.engine.clock(),
-      item: { accountId: master.id, kind: 'position', itemId: masterPositionId, symbol: p.symbol, side: p.side, orderType: 'market', volume: p.volume.toString() },
+      item: {
+        accountId: master.id,
+        kind: 'position',
+        itemId: masterPositionId,
+        symbol: p.symbol,
+        side: p.side,
+        orderType: 'market',
+        volume: p.volume.toString(),
+      },
     };
   }
 

@@ -8,7 +8,10 @@ import type { AdapterRegistry } from './adapter-registry.js';
 
 /** The part of the in-process simulated broker shadow mode needs: open an account, and know whether it exists. */
 export interface TwinBroker {
-  createAccount(init: { balance: DecimalValue; currency?: string; hedging?: boolean; meta?: Record<string, string> }): { id: string; login: string };
+  createAccount(init: { balance: DecimalValue; currency?: string; hedging?: boolean; meta?: Record<string, string> }): {
+    id: string;
+    login: string;
+  };
   account(id: string): { id: string; login: string } | null;
 }
 
@@ -36,7 +39,12 @@ export class ShadowService {
   private readonly twins = new Map<string, ShadowTwinRow>();
   private readonly live = new Map<string, Promise<BrokerAdapter>>();
 
-  constructor(private readonly store: Store, private readonly adapters: AdapterRegistry, private readonly broker: TwinBroker, private readonly simFactory: AdapterFactory) {
+  constructor(
+    private readonly store: Store,
+    private readonly adapters: AdapterRegistry,
+    private readonly broker: TwinBroker,
+    private readonly simFactory: AdapterFactory,
+  ) {
     this.repo = store.shadowTwins;
   }
 
@@ -56,18 +64,33 @@ export class ShadowService {
   }
 
   async enable(account: Account): Promise<ShadowStatus> {
-    if (account.role !== 'slave') throw invalid(`account ${account.id} is a ${account.role}; shadow mode is for Slaves`);
+    if (account.role !== 'slave')
+      throw invalid(`account ${account.id} is a ${account.role}; shadow mode is for Slaves`);
     const existing = this.twins.get(account.id);
     if (existing?.enabled) return this.status(account);
     // The twin starts from the broker's balance now, so sizing by balance or equity previews what live would do.
     const real = await this.adapters.brokerAdapter(account).catch(() => null);
     const info = real ? await real.accountInfo().catch(() => null) : null;
     const balance = info?.balance ?? account.balance ?? new Decimal(0);
-    const sim = this.broker.createAccount({ balance, currency: info?.currency ?? account.currency ?? 'USD', hedging: real?.capabilities.hedging ?? true, meta: { shadowOf: account.id } });
-    const row = await this.repo.upsert({ accountId: account.id, simAccountId: sim.id, enabled: true, startBalance: balance.toString() });
+    const sim = this.broker.createAccount({
+      balance,
+      currency: info?.currency ?? account.currency ?? 'USD',
+      hedging: real?.capabilities.hedging ?? true,
+      meta: { shadowOf: account.id },
+    });
+    const row = await this.repo.upsert({
+      accountId: account.id,
+      simAccountId: sim.id,
+      enabled: true,
+      startBalance: balance.toString(),
+    });
     this.twins.set(account.id, row);
     this.live.delete(account.id);
-    await this.store.accounts.setStatus(account.id, account.status, `${SHADOW_REASON_PREFIX} copies go to simulated twin ${sim.login}; nothing reaches the broker`);
+    await this.store.accounts.setStatus(
+      account.id,
+      account.status,
+      `${SHADOW_REASON_PREFIX} copies go to simulated twin ${sim.login}; nothing reaches the broker`,
+    );
     return this.status(account);
   }
 
@@ -79,7 +102,8 @@ export class ShadowService {
       this.live.delete(account.id);
       await (await a?.catch(() => null))?.close();
       const current = await this.store.accounts.byId(account.id);
-      if (current?.statusReason?.startsWith(SHADOW_REASON_PREFIX)) await this.store.accounts.setStatus(account.id, current.status, null);
+      if (current?.statusReason?.startsWith(SHADOW_REASON_PREFIX))
+        await this.store.accounts.setStatus(account.id, current.status, null);
     }
     return this.status(account);
   }
@@ -94,8 +118,13 @@ export class ShadowService {
       equity = info?.equity.toString() ?? null;
     }
     return {
-      accountId: account.id, enabled: row?.enabled ?? false, twinAccountId: row?.simAccountId ?? null,
-      twinAccountNumber: row ? this.broker.account(row.simAccountId)?.login ?? null : null, startBalance: row?.startBalance ?? null, balance, equity,
+      accountId: account.id,
+      enabled: row?.enabled ?? false,
+      twinAccountId: row?.simAccountId ?? null,
+      twinAccountNumber: row ? (this.broker.account(row.simAccountId)?.login ?? null) : null,
+      startBalance: row?.startBalance ?? null,
+      balance,
+      equity,
     };
   }
 
@@ -109,7 +138,12 @@ export class ShadowService {
           simId = this.broker.createAccount({ balance: row.startBalance, meta: { shadowOf: accountId } }).id;
           this.twins.set(accountId, await this.repo.upsert({ ...row, simAccountId: simId }));
         }
-        return this.simFactory.create({ id: accountId, brokerAccountId: simId, environment: 'shadow', credentials: null });
+        return this.simFactory.create({
+          id: accountId,
+          brokerAccountId: simId,
+          environment: 'shadow',
+          credentials: null,
+        });
       })();
       a.catch(() => this.live.delete(accountId));
       this.live.set(accountId, a);

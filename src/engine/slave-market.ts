@@ -24,7 +24,13 @@ const mid = (q: Quote | null) => (q && q.bid.gt(0) && q.ask.gt(0) ? q.bid.plus(q
  * null: the planner then skips a slippage-bound copy (slippage_unknown) and sizes a risk copy from the
  * Master's fill, and a cross at rate 1 (docs/open-points.md).
  */
-export async function slaveMarket(adapter: BrokerAdapter, account: Account, rule: CopyRule, symbol: string, type: OrderType): Promise<SlaveMarket> {
+export async function slaveMarket(
+  adapter: BrokerAdapter,
+  account: Account,
+  rule: CopyRule,
+  symbol: string,
+  type: OrderType,
+): Promise<SlaveMarket> {
   if (!adapter.quote || !needsMarket(rule, type)) return NONE;
   const read = (s: string) => adapter.quote!(s).catch(() => null);
   const pairs = rule.sizing.mode === 'risk_percent' ? conversionPairs(symbol, account.currency) : null;

@@ -8,7 +8,10 @@ export class TokenBucket {
   private queue: Array<() => void> = [];
   private timer: NodeJS.Timeout | null = null;
 
-  constructor(private readonly ratePerSec: number, private readonly burst = Math.max(1, Math.floor(ratePerSec))) {
+  constructor(
+    private readonly ratePerSec: number,
+    private readonly burst = Math.max(1, Math.floor(ratePerSec)),
+  ) {
     this.tokens = this.burst;
   }
 

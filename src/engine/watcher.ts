@@ -32,7 +32,12 @@ export class Watcher {
   private timers: NodeJS.Timeout[] = [];
   private stopped = false;
 
-  constructor(private readonly store: Store, private readonly adapters: AdapterRegistry, private readonly engine: CopyEngine, private readonly opts: WatcherOptions = {}) {}
+  constructor(
+    private readonly store: Store,
+    private readonly adapters: AdapterRegistry,
+    private readonly engine: CopyEngine,
+    private readonly opts: WatcherOptions = {},
+  ) {}
 
   async start(): Promise<void> {
     this.stopped = false;
@@ -42,8 +47,13 @@ export class Watcher {
       t.unref();
       this.timers.push(t);
     };
-    every(this.opts.scanMs ?? 10_000, () => void this.scan().catch((err: unknown) => this.log('watcher scan failed', err)));
-    every(this.opts.resyncMs ?? 30_000, () => { for (const w of this.watches.values()) w.enqueue({ kind: 'diff', reason: 'resync' }); });
+    every(
+      this.opts.scanMs ?? 10_000,
+      () => void this.scan().catch((err: unknown) => this.log('watcher scan failed', err)),
+    );
+    every(this.opts.resyncMs ?? 30_000, () => {
+      for (const w of this.watches.values()) w.enqueue({ kind: 'diff', reason: 'resync' });
+    });
   }
 
   /** Starts watching Masters that appeared since (a new group, a role change). */
@@ -57,13 +67,19 @@ export class Watcher {
       this.watches.delete(id);
       await w.stop();
     }
-    await Promise.all(masters.filter((m) => !this.watches.has(m.id)).map(async (m) => {
-      const adapter = await this.adapters.forAccount(m).catch(() => null);
-      if (!adapter || this.stopped || this.watches.has(m.id)) return;
-      const w = new AccountWatch(m.id, adapter, this.store, this.engine, this.opts, (msg, err) => this.log(msg, err));
-      this.watches.set(m.id, w);
-      w.start();
-    }));
+    await Promise.all(
+      masters
+        .filter((m) => !this.watches.has(m.id))
+        .map(async (m) => {
+          const adapter = await this.adapters.forAccount(m).catch(() => null);
+          if (!adapter || this.stopped || this.watches.has(m.id)) return;
+          const w = new AccountWatch(m.id, adapter, this.store, this.engine, this.opts, (msg, err) =>
+            this.log(msg, err),
+          );
+          this.watches.set(m.id, w);
+          w.start();
+        }),
+    );
   }
 
   /** Asks for a diff of one Master now (the reconciler calls this on reconnect). */
@@ -114,8 +130,13 @@ class AccountWatch {
     // Subscribe before the diff: an event during the diff queues behind it and is then a no-op or the next step.
     if (this.adapter.subscribe) this.unsubscribe = this.adapter.subscribe((ev) => this.enqueue({ kind: 'event', ev }));
     else {
-      const ms = Math.max(this.opts.pollMs ?? 1000, Math.ceil(2000 / Math.max(1, this.adapter.capabilities.rateLimitPerSecond)));
-      this.poll = setInterval(() => { if (!this.queue.some((j) => j.kind === 'diff')) this.enqueue({ kind: 'diff', reason: 'poll' }); }, ms);
+      const ms = Math.max(
+        this.opts.pollMs ?? 1000,
+        Math.ceil(2000 / Math.max(1, this.adapter.capabilities.rateLimitPerSecond)),
+      );
+      this.poll = setInterval(() => {
+        if (!this.queue.some((j) => j.kind === 'diff')) this.enqueue({ kind: 'diff', reason: 'poll' });
+      }, ms);
       this.poll.unref();
     }
     this.enqueue({ kind: 'diff', reason: 'start' });
@@ -124,7 +145,10 @@ class AccountWatch {
   enqueue(job: Job): void {
     if (this.stopped) return;
     this.queue.push(job);
-    if (!this.running) this.running = this.drain().finally(() => { this.running = null; });
+    if (!this.running)
+      this.running = this.drain().finally(() => {
+        this.running = null;
+      });
   }
 
   isIdle(): boolean {
@@ -172,15 +196,20 @@ class AccountWatch {
     if (ev.position) {
       const p = ev.position;
       const known = await this.store.trades.masterItem(master.id, 'position', p.id);
-      if (ev.kind === 'position_closed') return this.run(master, diffPosition(master.id, known, null, at, p.currentPrice));
+      if (ev.kind === 'position_closed')
+        return this.run(master, diffPosition(master.id, known, null, at, p.currentPrice));
       if (!known || !known.open) {
         if (known) return;
         if (await this.registeredElsewhere(master, p)) return;
         return this.run(master, diffPosition(master.id, null, p, at));
       }
       // A pending fill folding into a netting position shows as a volume change followed by order_filled: the fill copies it.
-      if (this.fillQueuedFor(p.id)) return this.store.trades.upsertMasterItem(positionItem(master.id, p, known.seq, true, known.originTradeId));
-      return this.run(master, diffPosition(master.id, known, p, at, ev.kind === 'position_reduced' ? p.currentPrice : null));
+      if (this.fillQueuedFor(p.id))
+        return this.store.trades.upsertMasterItem(positionItem(master.id, p, known.seq, true, known.originTradeId));
+      return this.run(
+        master,
+        diffPosition(master.id, known, p, at, ev.kind === 'position_reduced' ? p.currentPrice : null),
+      );
     }
     if (ev.order) {
       const o = ev.order;
@@ -209,10 +238,13 @@ class AccountWatch {
    */
   private async registeredElsewhere(master: Account, p: Position, fills: Order[] = []): Promise<boolean> {
     // First: the fill of an ignored pending copy must not become an open Master item either.
-    if (p.tag && !(await this.store.trades.tradeByTag(p.tag)) && (await this.ignoredOwnCopy(master, 'position', p))) return true;
+    if (p.tag && !(await this.store.trades.tradeByTag(p.tag)) && (await this.ignoredOwnCopy(master, 'position', p)))
+      return true;
     const fromFill = fills.find((o) => o.positionId === p.id);
     if (fromFill || this.fillQueuedFor(p.id)) {
-      const origin = (await this.store.trades.masterItems(master.id, { openOnly: true })).find((i) => i.kind === 'order' && (i.itemId === fromFill?.id || (p.tag !== null && i.tag === p.tag)));
+      const origin = (await this.store.trades.masterItems(master.id, { openOnly: true })).find(
+        (i) => i.kind === 'order' && (i.itemId === fromFill?.id || (p.tag !== null && i.tag === p.tag)),
+      );
       await this.store.trades.upsertMasterItem(positionItem(master.id, p, 0, true, origin?.originTradeId ?? null));
       return true;
     }
@@ -237,19 +269,39 @@ class AccountWatch {
     if (!it.tag) return false;
     const own = await ownCopyOf(this.store, master, it.tag);
     if (!own) return false;
-    await this.store.trades.upsertMasterItem(kind === 'position' ? positionItem(master.id, it as Position, 0, false, null) : orderItem(master.id, it as Order, 0, false, null));
-    await this.store.events.emit([{ userId: master.userId, accountId: master.id, type: 'copy.loop_ignored', payload: { kind, itemId: it.id, tag: it.tag, ...own } }]);
-    this.log(`master ${master.id} ${kind} ${it.id} carries the tag of our copy ${own.intentId}: not copied (copy loop)`, null);
+    await this.store.trades.upsertMasterItem(
+      kind === 'position'
+        ? positionItem(master.id, it as Position, 0, false, null)
+        : orderItem(master.id, it as Order, 0, false, null),
+    );
+    await this.store.events.emit([
+      {
+        userId: master.userId,
+        accountId: master.id,
+        type: 'copy.loop_ignored',
+        payload: { kind, itemId: it.id, tag: it.tag, ...own },
+      },
+    ]);
+    this.log(
+      `master ${master.id} ${kind} ${it.id} carries the tag of our copy ${own.intentId}: not copied (copy loop)`,
+      null,
+    );
     return true;
   }
 
   private fillQueuedFor(positionId: string): boolean {
-    return this.queue.some((j) => j.kind === 'event' && j.ev.kind === 'order_filled' && j.ev.order?.positionId === positionId);
+    return this.queue.some(
+      (j) => j.kind === 'event' && j.ev.kind === 'order_filled' && j.ev.order?.positionId === positionId,
+    );
   }
 
   /** Broker state now vs what the store knows: the actions that were missed (restart, reconnect, polling). */
   private async diff(master: Account, catchUp = false): Promise<void> {
-    const [positions, pending, known] = await Promise.all([this.adapter.listPositions(), this.adapter.listOrders(), this.store.trades.masterItems(master.id, { openOnly: true })]);
+    const [positions, pending, known] = await Promise.all([
+      this.adapter.listPositions(),
+      this.adapter.listOrders(),
+      this.store.trades.masterItems(master.id, { openOnly: true }),
+    ]);
     const now = this.engine.clock();
     const knownOrders = known.filter((k) => k.kind === 'order');
     const knownPositions = new Map(known.filter((k) => k.kind === 'position').map((k) => [k.itemId, k] as const));
@@ -266,7 +318,12 @@ class AccountWatch {
       if (await this.registeredElsewhere(master, p, fills)) continue;
       await this.run(master, diffPosition(master.id, null, p, Date.parse(p.openedAt) || now), catchUp);
     }
-    for (const k of gone) await this.run(master, diffOrder(master.id, k, null, history.find((o) => o.id === k.itemId) ?? null, now), catchUp);
+    for (const k of gone)
+      await this.run(
+        master,
+        diffOrder(master.id, k, null, history.find((o) => o.id === k.itemId) ?? null, now),
+        catchUp,
+      );
     for (const o of pending) {
       const k = knownOrders.find((x) => x.itemId === o.id) ?? null;
       if (!k) {
@@ -283,7 +340,7 @@ class AccountWatch {
       await this.run(master, diffOrder(master.id, k, o, null, k ? now : Date.parse(o.createdAt) || now), catchUp);
     }
     const byId = new Map(positions.map((p) => [p.id, p] as const));
-    for (const k of knownPositions.values()) await this.run(master, diffPosition(master.id, k, byId.get(k.itemId) ?? null, now), catchUp);
+    for (const k of knownPositions.values())
+      await this.run(master, diffPosition(master.id, k, byId.get(k.itemId) ?? null, now), catchUp);
   }
 }
-

@@ -14,20 +14,33 @@ const NStr = Type.Union([Type.String(), Type.Null()]);
 const Dec = Type.String({ description: 'decimal as a string, e.g. "0.10"' });
 const NDec = Type.Union([Dec, Type.Null()]);
 const Role = Type.Union([Type.Literal('master'), Type.Literal('slave')]);
-const obj = (props: Record<string, TSchema>, description: string) => Type.Object(props, { additionalProperties: true, description });
+const obj = (props: Record<string, TSchema>, description: string) =>
+  Type.Object(props, { additionalProperties: true, description });
 
 const orderBase = { tradeId: Str, symbol: Str, side: Str, volume: Dec };
-const orderFailed = (what: string) => obj({ ...orderBase, requestId: Type.Optional(NStr), code: Str, message: Str }, what);
+const orderFailed = (what: string) =>
+  obj({ ...orderBase, requestId: Type.Optional(NStr), code: Str, message: Str }, what);
 const copyBase = { tradeId: Str, intentId: Str, symbol: Str, side: Str, volume: Dec };
 const copyFailed = (what: string) => obj({ ...copyBase, code: Str, message: Str }, what);
-const Health = Type.Object({
-  state: Type.String({ description: 'ok, degraded or down' }),
-  connected: Type.Boolean(), tradingAllowed: Type.Boolean(), inSync: Type.Boolean(), dataStale: Type.Boolean(), reconnectRequired: Type.Boolean(),
-}, { additionalProperties: true });
+const Health = Type.Object(
+  {
+    state: Type.String({ description: 'ok, degraded or down' }),
+    connected: Type.Boolean(),
+    tradingAllowed: Type.Boolean(),
+    inSync: Type.Boolean(),
+    dataStale: Type.Boolean(),
+    reconnectRequired: Type.Boolean(),
+  },
+  { additionalProperties: true },
+);
 const panicTotals = { closed: Type.Integer(), failed: Type.Integer(), remaining: Type.Integer() };
 const panicScope = { scope: Type.Union([Type.Literal('account'), Type.Literal('group')]), targetId: Str };
 
-interface Entry { version: number; data: TSchema; description: string }
+interface Entry {
+  version: number;
+  data: TSchema;
+  description: string;
+}
 
 const entries = {
   'order.accepted': {
@@ -35,35 +48,98 @@ const entries = {
     description: 'An order sent to a Master was accepted by its broker; copiedTo Slaves get a copy.',
     data: obj({ ...orderBase, copiedTo: Type.Integer(), positionId: NStr, fillPrice: NDec }, 'order accepted'),
   },
-  'order.rejected': { version: 1, description: "The Master's broker refused the order; nothing was copied.", data: orderFailed('order rejected') },
-  'order.unresolved': { version: 1, description: "The Master's broker did not answer in time: the order may or may not exist; reconcile before retrying.", data: orderFailed('order outcome unknown') },
+  'order.rejected': {
+    version: 1,
+    description: "The Master's broker refused the order; nothing was copied.",
+    data: orderFailed('order rejected'),
+  },
+  'order.unresolved': {
+    version: 1,
+    description:
+      "The Master's broker did not answer in time: the order may or may not exist; reconcile before retrying.",
+    data: orderFailed('order outcome unknown'),
+  },
   'copy.confirmed': {
     version: 1,
     description: "A Slave's broker confirmed its copy.",
-    data: obj({ ...copyBase, positionId: NStr, orderId: NStr, fillPrice: NDec, filledVolume: NDec, slippage: Type.Union([Dec, Type.Null()], { description: 'positive = worse for the Slave than the Master fill' }) }, 'copy confirmed'),
+    data: obj(
+      {
+        ...copyBase,
+        positionId: NStr,
+        orderId: NStr,
+        fillPrice: NDec,
+        filledVolume: NDec,
+        slippage: Type.Union([Dec, Type.Null()], {
+          description: 'positive = worse for the Slave than the Master fill',
+        }),
+      },
+      'copy confirmed',
+    ),
   },
   'copy.rejected': { version: 1, description: "A Slave's broker refused its copy.", data: copyFailed('copy rejected') },
-  'copy.unresolved': { version: 1, description: "A Slave's copy timed out with unknown outcome; the reconciler settles it by its correlation tag.", data: copyFailed('copy outcome unknown') },
+  'copy.unresolved': {
+    version: 1,
+    description: "A Slave's copy timed out with unknown outcome; the reconciler settles it by its correlation tag.",
+    data: copyFailed('copy outcome unknown'),
+  },
   'copy.skipped': {
     version: 1,
     description: 'A Slave was not sent a copy (a copy rule or its state excluded it); reason is a code.',
     data: obj({ tradeId: Str, intentId: Str, symbol: Str, reason: Str, detail: Type.Optional(NStr) }, 'copy skipped'),
   },
-  'copy.denied': { version: 1, description: "The service refused a Slave's copy before sending it (capabilities or risk rules).", data: copyFailed('copy denied') },
+  'copy.denied': {
+    version: 1,
+    description: "The service refused a Slave's copy before sending it (capabilities or risk rules).",
+    data: copyFailed('copy denied'),
+  },
   'position.opened': {
     version: 1,
     description: 'A position opened on a Master or a Slave.',
-    data: obj({ role: Role, positionId: Str, symbol: Str, side: Str, volume: Dec, price: NDec, tradeId: Type.Optional(Str), intentId: Type.Optional(Str), masterPositionId: Type.Optional(NStr) }, 'position opened'),
+    data: obj(
+      {
+        role: Role,
+        positionId: Str,
+        symbol: Str,
+        side: Str,
+        volume: Dec,
+        price: NDec,
+        tradeId: Type.Optional(Str),
+        intentId: Type.Optional(Str),
+        masterPositionId: Type.Optional(NStr),
+      },
+      'position opened',
+    ),
   },
   'position.modified': {
     version: 1,
     description: "A position's stop loss, take profit or volume changed.",
-    data: obj({ role: Role, positionId: Str, symbol: Type.Optional(Str), stopLoss: Type.Optional(NDec), takeProfit: Type.Optional(NDec), volume: Type.Optional(Dec) }, 'position modified'),
+    data: obj(
+      {
+        role: Role,
+        positionId: Str,
+        symbol: Type.Optional(Str),
+        stopLoss: Type.Optional(NDec),
+        takeProfit: Type.Optional(NDec),
+        volume: Type.Optional(Dec),
+      },
+      'position modified',
+    ),
   },
   'position.closed': {
     version: 1,
     description: 'A position closed (fully), by the user, a copy, a stop, or a panic-close.',
-    data: obj({ role: Role, positionId: Str, symbol: Str, side: Type.Optional(Str), volume: Type.Optional(Dec), price: Type.Optional(NDec), reason: Type.Optional(Str) }, 'position closed'),
+    data: obj(
+      {
+        role: Role,
+        positionId: Str,
+        symbol: Str,
+        side: Type.Optional(Str),
+        volume: Type.Optional(Dec),
+        price: Type.Optional(NDec),
+        reason: Type.Optional(Str),
+      },
+      'position closed',
+    ),
   },
   'account.health_changed': {
     version: 1,
@@ -72,7 +148,8 @@ const entries = {
   },
   'account.status_changed': {
     version: 1,
-    description: "An account's copy/connection status changed (connected, paused, locked, disconnected, reconnect_required, disabled).",
+    description:
+      "An account's copy/connection status changed (connected, paused, locked, disconnected, reconnect_required, disabled).",
     data: obj({ before: Str, after: Str, reason: Type.Optional(NStr) }, 'status changed'),
   },
   'risk.triggered': {
@@ -80,13 +157,33 @@ const entries = {
     description: 'A risk rule fired (e.g. a drawdown limit) and acted.',
     data: obj({ rule: Str, detail: Type.Optional(NStr), action: Type.Optional(Str) }, 'risk rule fired'),
   },
-  'panic_close.started': { version: 1, description: 'A panic-close of an account (or of each account of a group) started.', data: obj(panicScope, 'panic-close started') },
-  'panic_close.progress': { version: 1, description: 'A panic-close round finished with positions left; it retries.', data: obj({ ...panicScope, ...panicTotals }, 'panic-close progress') },
-  'panic_close.finished': { version: 1, description: 'A panic-close finished; remaining = 0 means flat.', data: obj({ ...panicScope, ...panicTotals }, 'panic-close finished') },
+  'panic_close.started': {
+    version: 1,
+    description: 'A panic-close of an account (or of each account of a group) started.',
+    data: obj(panicScope, 'panic-close started'),
+  },
+  'panic_close.progress': {
+    version: 1,
+    description: 'A panic-close round finished with positions left; it retries.',
+    data: obj({ ...panicScope, ...panicTotals }, 'panic-close progress'),
+  },
+  'panic_close.finished': {
+    version: 1,
+    description: 'A panic-close finished; remaining = 0 means flat.',
+    data: obj({ ...panicScope, ...panicTotals }, 'panic-close finished'),
+  },
   'reconcile.drift_found': {
     version: 1,
     description: 'The reconciler found a difference between Master, links and Slave positions.',
-    data: obj({ kind: Str, detail: Type.Optional(NStr), masterPositionId: Type.Optional(NStr), slavePositionId: Type.Optional(NStr) }, 'drift found'),
+    data: obj(
+      {
+        kind: Str,
+        detail: Type.Optional(NStr),
+        masterPositionId: Type.Optional(NStr),
+        slavePositionId: Type.Optional(NStr),
+      },
+      'drift found',
+    ),
   },
   'reconcile.healed': {
     version: 1,
@@ -100,28 +197,57 @@ const entries = {
   },
   'webhook.test': {
     version: 1,
-    description: 'Sent on request to one endpoint to check it receives and verifies deliveries; never stored or streamed.',
+    description:
+      'Sent on request to one endpoint to check it receives and verifies deliveries; never stored or streamed.',
     data: obj({ endpointId: Str, message: Str }, 'test event'),
   },
   'copy.loop_ignored': {
     version: 1,
-    description: "A Master position or order carries the correlation tag of one of our own copies made from this Master's group (the same broker account connected twice, or a cycle of groups): it is not copied again.",
-    data: obj({ kind: Type.Union([Type.Literal('position'), Type.Literal('order')]), itemId: Str, tag: Str, intentId: Str, tradeId: Str, groupId: NStr }, 'copy loop ignored'),
+    description:
+      "A Master position or order carries the correlation tag of one of our own copies made from this Master's group (the same broker account connected twice, or a cycle of groups): it is not copied again.",
+    data: obj(
+      {
+        kind: Type.Union([Type.Literal('position'), Type.Literal('order')]),
+        itemId: Str,
+        tag: Str,
+        intentId: Str,
+        tradeId: Str,
+        groupId: NStr,
+      },
+      'copy loop ignored',
+    ),
   },
   'account.circuit_breaker_tripped': {
     version: 1,
-    description: 'A Master produced more actions than the ceiling in the window: copying from it is paused (status paused, reason recorded) until resumed.',
-    data: obj({ actions: Type.Integer(), windowMs: Type.Integer(), ceiling: Type.Integer(), reason: Str }, 'circuit breaker tripped'),
+    description:
+      'A Master produced more actions than the ceiling in the window: copying from it is paused (status paused, reason recorded) until resumed.',
+    data: obj(
+      { actions: Type.Integer(), windowMs: Type.Integer(), ceiling: Type.Integer(), reason: Str },
+      'circuit breaker tripped',
+    ),
   },
   'user.sign_in_failed': {
     version: 1,
-    description: "A wrong password was given for the user's account (sign-in, or the current password of a password change). retryAfterSec: how long the account's next try must now wait (null = no wait yet).",
-    data: obj({ attempt: Type.Union([Type.Literal('sign_in'), Type.Literal('password_change')]), clientAddress: NStr, failures: Type.Union([Type.Integer(), Type.Null()]), retryAfterSec: Type.Union([Type.Integer(), Type.Null()]) }, 'sign-in failed'),
+    description:
+      "A wrong password was given for the user's account (sign-in, or the current password of a password change). retryAfterSec: how long the account's next try must now wait (null = no wait yet).",
+    data: obj(
+      {
+        attempt: Type.Union([Type.Literal('sign_in'), Type.Literal('password_change')]),
+        clientAddress: NStr,
+        failures: Type.Union([Type.Integer(), Type.Null()]),
+        retryAfterSec: Type.Union([Type.Integer(), Type.Null()]),
+      },
+      'sign-in failed',
+    ),
   },
   'user.password_changed': {
     version: 1,
-    description: "The user's password was changed (by the user, or reset by the operator); every access token was revoked.",
-    data: obj({ by: Type.Union([Type.Literal('user'), Type.Literal('operator')]), tokensRevoked: Type.Integer() }, 'password changed'),
+    description:
+      "The user's password was changed (by the user, or reset by the operator); every access token was revoked.",
+    data: obj(
+      { by: Type.Union([Type.Literal('user'), Type.Literal('operator')]), tokensRevoked: Type.Integer() },
+      'password changed',
+    ),
   },
 } as const satisfies Record<string, Entry>;
 
@@ -132,15 +258,22 @@ export const isEventType = (t: string): t is EventType => Object.hasOwn(entries,
 /** The JSON schema of a whole event of one type, as it travels on a webhook, the stream and the list. */
 export function envelopeSchema(type: EventType) {
   const e: Entry = entries[type];
-  return Type.Object({
-    id: Type.String({ description: 'event id (evt_...); also the webhook-id header: deduplicate on it' }),
-    type: Type.Literal(type),
-    timestamp: Type.String({ format: 'date-time' }),
-    accountId: Type.Union([Type.String(), Type.Null()], { description: 'the account the event is about; null for user-level events' }),
-    sequence: Type.Integer({ description: 'dense per account (per user when accountId is null), from 1; 0 for webhook.test' }),
-    schemaVersion: Type.Literal(e.version),
-    data: e.data,
-  }, { ...OPEN, $id: `Event.${type}`, title: `Event.${type}`, description: e.description });
+  return Type.Object(
+    {
+      id: Type.String({ description: 'event id (evt_...); also the webhook-id header: deduplicate on it' }),
+      type: Type.Literal(type),
+      timestamp: Type.String({ format: 'date-time' }),
+      accountId: Type.Union([Type.String(), Type.Null()], {
+        description: 'the account the event is about; null for user-level events',
+      }),
+      sequence: Type.Integer({
+        description: 'dense per account (per user when accountId is null), from 1; 0 for webhook.test',
+      }),
+      schemaVersion: Type.Literal(e.version),
+      data: e.data,
+    },
+    { ...OPEN, $id: `Event.${type}`, title: `Event.${type}`, description: e.description },
+  );
 }
 
 /**
@@ -148,21 +281,37 @@ export function envelopeSchema(type: EventType) {
  * `AccountStatusChangedEvent` (a client generator turns it into a readable type name).
  */
 export const eventComponentName = (type: string): string =>
-  type.split(/[._]/).map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('') + 'Event';
+  `${type
+    .split(/[._]/)
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+    .join('')}Event`;
 
 /** The envelope for serialising any event (data is left open; per-type schemas are in the catalogue). */
-export const AnyEventSchema = Type.Object({
-  id: Type.String(),
-  type: Type.String({ description: 'one of the catalogue types: GET /v1/event-types' }),
-  timestamp: Type.String({ format: 'date-time' }),
-  accountId: Type.Union([Type.String(), Type.Null()]),
-  sequence: Type.Integer(),
-  schemaVersion: Type.Integer(),
-  data: Type.Object({}, { additionalProperties: true }),
-}, OPEN);
+export const AnyEventSchema = Type.Object(
+  {
+    id: Type.String(),
+    type: Type.String({ description: 'one of the catalogue types: GET /v1/event-types' }),
+    timestamp: Type.String({ format: 'date-time' }),
+    accountId: Type.Union([Type.String(), Type.Null()]),
+    sequence: Type.Integer(),
+    schemaVersion: Type.Integer(),
+    data: Type.Object({}, { additionalProperties: true }),
+  },
+  OPEN,
+);
 
-export interface CatalogueItem { type: EventType; schemaVersion: number; description: string; schema: TSchema }
+export interface CatalogueItem {
+  type: EventType;
+  schemaVersion: number;
+  description: string;
+  schema: TSchema;
+}
 
 export function catalogue(): CatalogueItem[] {
-  return EVENT_TYPES.map((type) => ({ type, schemaVersion: entries[type].version, description: entries[type].description, schema: envelopeSchema(type) }));
+  return EVENT_TYPES.map((type) => ({
+    type,
+    schemaVersion: entries[type].version,
+    description: entries[type].description,
+    schema: envelopeSchema(type),
+  }));
 }

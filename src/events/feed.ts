@@ -31,7 +31,10 @@ export class EventFeed {
   private readonly grace: number;
   private readonly clock: () => number;
 
-  constructor(private readonly repo: EventsRepo, opts: FeedOptions = {}) {
+  constructor(
+    private readonly repo: EventsRepo,
+    opts: FeedOptions = {},
+  ) {
     this.grace = opts.gapGraceMs ?? 10_000;
     this.clock = opts.clock ?? Date.now;
   }
@@ -123,10 +126,13 @@ export class EventFeed {
   private armGapTimer(): void {
     if (this.gapTimer || this.gapSince.size === 0 || !this.unsubscribe) return;
     const oldest = Math.min(...this.gapSince.values());
-    this.gapTimer = setTimeout(() => {
-      this.gapTimer = null;
-      void this.advance().catch(() => undefined);
-    }, Math.max(0, oldest + this.grace - this.clock()) + 5);
+    this.gapTimer = setTimeout(
+      () => {
+        this.gapTimer = null;
+        void this.advance().catch(() => undefined);
+      },
+      Math.max(0, oldest + this.grace - this.clock()) + 5,
+    );
     this.gapTimer.unref();
   }
 }

@@ -1,6 +1,15 @@
 import type { Decimal } from 'decimal.js';
 import type { Capabilities } from '../domain/capabilities.js';
-import type { AccountInfo, InstrumentSpec, Order, OrderType, Platform, Position, Quote, Side } from '../domain/types.js';
+import type {
+  AccountInfo,
+  InstrumentSpec,
+  Order,
+  OrderType,
+  Platform,
+  Position,
+  Quote,
+  Side,
+} from '../domain/types.js';
 
 /**
  * The port every broker platform implements. The engine and the API know only this file, never a concrete
@@ -60,7 +69,15 @@ export type OrderOutcome = ConfirmedOutcome | RejectedOutcome | DeniedOutcome | 
 
 /** The outcome constructors every adapter (and the engine's own verdicts) use, so an outcome has one shape. */
 export function confirmed(o: Partial<Omit<ConfirmedOutcome, 'kind'>> = {}): ConfirmedOutcome {
-  return { kind: 'confirmed', brokerOrderId: null, positionId: null, filledVolume: null, fillPrice: null, brokerTime: null, ...o };
+  return {
+    kind: 'confirmed',
+    brokerOrderId: null,
+    positionId: null,
+    filledVolume: null,
+    fillPrice: null,
+    brokerTime: null,
+    ...o,
+  };
 }
 export function rejected(code: string, message: string, raw?: unknown): RejectedOutcome {
   return raw === undefined ? { kind: 'rejected', code, message } : { kind: 'rejected', code, message, raw };
@@ -96,7 +113,15 @@ export interface TagLookup {
 
 /** Something that happened on the account at the broker; the watcher turns these into copy actions. */
 export interface BrokerEvent {
-  kind: 'position_opened' | 'position_modified' | 'position_closed' | 'position_reduced' | 'order_placed' | 'order_modified' | 'order_cancelled' | 'order_filled';
+  kind:
+    | 'position_opened'
+    | 'position_modified'
+    | 'position_closed'
+    | 'position_reduced'
+    | 'order_placed'
+    | 'order_modified'
+    | 'order_cancelled'
+    | 'order_filled';
   position?: Position;
   order?: Order;
   /** Volume closed by a partial close, when known. */
@@ -115,7 +140,10 @@ export interface BrokerAdapter {
   listPositions(): Promise<Position[]>;
   listOrders(query?: OrderQuery): Promise<Order[]>;
   placeOrder(req: PlaceOrderRequest): Promise<OrderOutcome>;
-  modifyPosition(positionId: string, change: { stopLoss: Decimal | null; takeProfit: Decimal | null }): Promise<OrderOutcome>;
+  modifyPosition(
+    positionId: string,
+    change: { stopLoss: Decimal | null; takeProfit: Decimal | null },
+  ): Promise<OrderOutcome>;
   /** Close `volume` of the position, or all of it when volume is omitted. */
   closePosition(positionId: string, volume?: Decimal): Promise<OrderOutcome>;
   cancelOrder(orderId: string): Promise<OrderOutcome>;
@@ -132,5 +160,10 @@ export interface BrokerAdapter {
 export interface AdapterFactory {
   platform: Platform;
   capabilities: Capabilities;
-  create(account: { id: string; brokerAccountId: string; environment: string | null; credentials: Record<string, unknown> | null }): Promise<BrokerAdapter>;
+  create(account: {
+    id: string;
+    brokerAccountId: string;
+    environment: string | null;
+    credentials: Record<string, unknown> | null;
+  }): Promise<BrokerAdapter>;
 }

@@ -1,6 +1,12 @@
 import type { Decimal } from 'decimal.js';
 import type { Capabilities, CapabilityFlag } from '../domain/capabilities.js';
-import { denied, type BrokerAdapter, type DeniedOutcome, type ModifyOrderChange, type PlaceOrderRequest } from './adapter.js';
+import {
+  denied,
+  type BrokerAdapter,
+  type DeniedOutcome,
+  type ModifyOrderChange,
+  type PlaceOrderRequest,
+} from './adapter.js';
 
 /**
  * Part of the adapter kit: an adapter whose platform lacks a write (a `has` flag that is false) refuses it
@@ -10,12 +16,21 @@ import { denied, type BrokerAdapter, type DeniedOutcome, type ModifyOrderChange,
  * builds it from simpler calls. `capabilities` is read on every call, so an adapter that learns its account
  * (netting or hedging) on the first read is guarded by what it knows now.
  */
-export function guardCapabilities(adapter: BrokerAdapter, capabilities: () => Capabilities = () => adapter.capabilities): BrokerAdapter {
+export function guardCapabilities(
+  adapter: BrokerAdapter,
+  capabilities: () => Capabilities = () => adapter.capabilities,
+): BrokerAdapter {
   const lacks = (flag: CapabilityFlag) => capabilities().has[flag] === false;
-  const refuse = (flag: CapabilityFlag): DeniedOutcome => denied('capability_missing', `${flag}: the ${capabilities().platform} account cannot do this`);
+  const refuse = (flag: CapabilityFlag): DeniedOutcome =>
+    denied('capability_missing', `${flag}: the ${capabilities().platform} account cannot do this`);
   const placeRefusal = (req: PlaceOrderRequest): DeniedOutcome | null => {
-    if (lacks(req.type === 'market' ? 'marketOrders' : 'pendingOrders')) return refuse(req.type === 'market' ? 'marketOrders' : 'pendingOrders');
-    if (req.type !== 'market' && !capabilities().orderTypes.includes(req.type)) return denied('capability_missing', `orderTypes: the ${capabilities().platform} account takes no ${req.type} orders`);
+    if (lacks(req.type === 'market' ? 'marketOrders' : 'pendingOrders'))
+      return refuse(req.type === 'market' ? 'marketOrders' : 'pendingOrders');
+    if (req.type !== 'market' && !capabilities().orderTypes.includes(req.type))
+      return denied(
+        'capability_missing',
+        `orderTypes: the ${capabilities().platform} account takes no ${req.type} orders`,
+      );
     if (req.stopLoss && lacks('stopLossOnOpen')) return refuse('stopLossOnOpen');
     if (req.takeProfit && lacks('takeProfitOnOpen')) return refuse('takeProfitOnOpen');
     return null;
@@ -27,16 +42,20 @@ export function guardCapabilities(adapter: BrokerAdapter, capabilities: () => Ca
     accountInfo: () => adapter.accountInfo(),
     instrument: (symbol) => adapter.instrument(symbol),
     listPositions: () => adapter.listPositions(),
-    listOrders: (query) => adapter.listOrders(query && lacks('orderHistory') ? { ...query, includeHistory: false } : query),
+    listOrders: (query) =>
+      adapter.listOrders(query && lacks('orderHistory') ? { ...query, includeHistory: false } : query),
     placeOrder: async (req) => placeRefusal(req) ?? adapter.placeOrder(req),
-    modifyPosition: async (id, change) => (lacks('modifyPositionSlTp') ? refuse('modifyPositionSlTp') : adapter.modifyPosition(id, change)),
-    closePosition: async (id: string, volume?: Decimal) => (volume !== undefined && lacks('partialClose') ? refuse('partialClose') : adapter.closePosition(id, volume)),
+    modifyPosition: async (id, change) =>
+      lacks('modifyPositionSlTp') ? refuse('modifyPositionSlTp') : adapter.modifyPosition(id, change),
+    closePosition: async (id: string, volume?: Decimal) =>
+      volume !== undefined && lacks('partialClose') ? refuse('partialClose') : adapter.closePosition(id, volume),
     cancelOrder: async (id) => (lacks('cancelPendingOrder') ? refuse('cancelPendingOrder') : adapter.cancelOrder(id)),
     findByTag: (tag) => adapter.findByTag(tag),
     close: () => adapter.close(),
   };
   const { modifyOrder, quote, subscribe } = adapter;
-  if (modifyOrder && !lacks('modifyPendingOrder')) guarded.modifyOrder = (id: string, change: ModifyOrderChange) => modifyOrder.call(adapter, id, change);
+  if (modifyOrder && !lacks('modifyPendingOrder'))
+    guarded.modifyOrder = (id: string, change: ModifyOrderChange) => modifyOrder.call(adapter, id, change);
   if (quote && capabilities().has.quotes) guarded.quote = (symbol) => quote.call(adapter, symbol);
   if (subscribe) guarded.subscribe = (listener) => subscribe.call(adapter, listener);
   return guarded;

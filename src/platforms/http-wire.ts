@@ -77,5 +77,10 @@ export async function sendJson(
       body = text;
     }
   }
-  return { kind: 'response', status: res.status, body, retryAfterSec: parseRetryAfterHeader(res.headers.get('retry-after')) };
+  return {
+    kind: 'response',
+    status: res.status,
+    body,
+    retryAfterSec: parseRetryAfterHeader(res.headers.get('retry-after')),
+  };
 }

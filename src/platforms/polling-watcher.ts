@@ -71,45 +71,56 @@ export class PollingWatcher {
     this.timer = setTimeout(() => {
       this.tick()
         .catch((err: unknown) => this.deps.onError?.(err))
-        .finally(() => this.schedule(typeof this.deps.intervalMs === 'function' ? this.deps.intervalMs() : this.deps.intervalMs));
+        .finally(() =>
+          this.schedule(typeof this.deps.intervalMs === 'function' ? this.deps.intervalMs() : this.deps.intervalMs),
+        );
     }, ms);
     // Polling must never keep a process alive on its own.
     this.timer.unref();
   }
-
 }
 
-export async function diffSnapshots(prev: AccountSnapshot, next: AccountSnapshot, finalOrder: (o: Order) => Promise<Order | null>): Promise<BrokerEvent[]> {
-    const at = new Date().toISOString();
-    const out: BrokerEvent[] = [];
-    const prevPos = new Map(prev.positions.map((p) => [p.id, p]));
-    const nextPos = new Map(next.positions.map((p) => [p.id, p]));
-    for (const p of next.positions) {
-      const old = prevPos.get(p.id);
-      if (!old) out.push({ kind: 'position_opened', position: p, at });
-      else if (p.volume.lt(old.volume)) out.push({ kind: 'position_reduced', position: p, closedVolume: old.volume.minus(p.volume), at });
-      else if (!p.volume.eq(old.volume) || !same(p.stopLoss, old.stopLoss) || !same(p.takeProfit, old.takeProfit)) {
-        out.push({ kind: 'position_modified', position: p, at });
-      }
+export async function diffSnapshots(
+  prev: AccountSnapshot,
+  next: AccountSnapshot,
+  finalOrder: (o: Order) => Promise<Order | null>,
+): Promise<BrokerEvent[]> {
+  const at = new Date().toISOString();
+  const out: BrokerEvent[] = [];
+  const prevPos = new Map(prev.positions.map((p) => [p.id, p]));
+  const nextPos = new Map(next.positions.map((p) => [p.id, p]));
+  for (const p of next.positions) {
+    const old = prevPos.get(p.id);
+    if (!old) out.push({ kind: 'position_opened', position: p, at });
+    else if (p.volume.lt(old.volume))
+      out.push({ kind: 'position_reduced', position: p, closedVolume: old.volume.minus(p.volume), at });
+    else if (!p.volume.eq(old.volume) || !same(p.stopLoss, old.stopLoss) || !same(p.takeProfit, old.takeProfit)) {
+      out.push({ kind: 'position_modified', position: p, at });
     }
-    for (const old of prev.positions) {
-      if (!nextPos.has(old.id)) out.push({ kind: 'position_closed', position: old, closedVolume: old.volume, at });
-    }
+  }
+  for (const old of prev.positions) {
+    if (!nextPos.has(old.id)) out.push({ kind: 'position_closed', position: old, closedVolume: old.volume, at });
+  }
 
-    const prevOrd = new Map(prev.orders.map((o) => [o.id, o]));
-    const nextOrd = new Map(next.orders.map((o) => [o.id, o]));
-    for (const o of next.orders) {
-      const old = prevOrd.get(o.id);
-      if (!old) out.push({ kind: 'order_placed', order: o, at });
-      else if (!same(o.price, old.price) || !o.volume.eq(old.volume) || !same(o.stopLoss, old.stopLoss) || !same(o.takeProfit, old.takeProfit)) {
-        out.push({ kind: 'order_modified', order: o, at });
-      }
+  const prevOrd = new Map(prev.orders.map((o) => [o.id, o]));
+  const nextOrd = new Map(next.orders.map((o) => [o.id, o]));
+  for (const o of next.orders) {
+    const old = prevOrd.get(o.id);
+    if (!old) out.push({ kind: 'order_placed', order: o, at });
+    else if (
+      !same(o.price, old.price) ||
+      !o.volume.eq(old.volume) ||
+      !same(o.stopLoss, old.stopLoss) ||
+      !same(o.takeProfit, old.takeProfit)
+    ) {
+      out.push({ kind: 'order_modified', order: o, at });
     }
-    for (const old of prev.orders) {
-      if (nextOrd.has(old.id)) continue;
-      const final = await finalOrder(old).catch(() => null);
-      if (final?.status === 'filled') out.push({ kind: 'order_filled', order: final, at });
-      else out.push({ kind: 'order_cancelled', order: final ?? { ...old, status: 'cancelled' }, at });
-    }
-    return out;
+  }
+  for (const old of prev.orders) {
+    if (nextOrd.has(old.id)) continue;
+    const final = await finalOrder(old).catch(() => null);
+    if (final?.status === 'filled') out.push({ kind: 'order_filled', order: final, at });
+    else out.push({ kind: 'order_cancelled', order: final ?? { ...old, status: 'cancelled' }, at });
+  }
+  return out;
 }

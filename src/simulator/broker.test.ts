@@ -5,15 +5,27 @@ import type { SimEvent, SimOrderRequest } from './contract.js';
 
 function setup(init: { balance?: number; hedging?: boolean; leverage?: number } = {}, now?: () => Date) {
   const broker = new SimBroker({ seed: 1, ...(now ? { now } : {}) });
-  const acc = broker.createAccount({ balance: init.balance ?? 10_000, hedging: init.hedging ?? true, leverage: init.leverage ?? 100 });
+  const acc = broker.createAccount({
+    balance: init.balance ?? 10_000,
+    hedging: init.hedging ?? true,
+    leverage: init.leverage ?? 100,
+  });
   const events: SimEvent[] = [];
   broker.onEvent((id, ev) => id === acc.id && events.push(ev));
   const kinds = () => events.map((e) => e.kind);
   return { broker, id: acc.id, events, kinds };
 }
 
-const buy = (volume: string, extra: Partial<SimOrderRequest> = {}): SimOrderRequest => ({ symbol: 'EURUSD', side: 'buy', type: 'market', volume: dec(volume), tag: 't1', ...extra });
-const sell = (volume: string, extra: Partial<SimOrderRequest> = {}): SimOrderRequest => buy(volume, { side: 'sell', ...extra });
+const buy = (volume: string, extra: Partial<SimOrderRequest> = {}): SimOrderRequest => ({
+  symbol: 'EURUSD',
+  side: 'buy',
+  type: 'market',
+  volume: dec(volume),
+  tag: 't1',
+  ...extra,
+});
+const sell = (volume: string, extra: Partial<SimOrderRequest> = {}): SimOrderRequest =>
+  buy(volume, { side: 'sell', ...extra });
 
 function simCode(fn: () => unknown): string {
   try {
@@ -28,7 +40,10 @@ function simCode(fn: () => unknown): string {
 describe('SimBroker market orders', () => {
   it('opens a buy at the ask with the tag, a 64-bit id and a position_opened event', () => {
     const { broker, id, kinds } = setup();
-    const r = broker.placeOrder(id, buy('0.10', { tag: 'cp-abc', stopLoss: dec('1.07000'), takeProfit: dec('1.09000') }));
+    const r = broker.placeOrder(
+      id,
+      buy('0.10', { tag: 'cp-abc', stopLoss: dec('1.07000'), takeProfit: dec('1.09000') }),
+    );
     expect(r.position?.openPrice.toString()).toBe('1.08003');
     expect(r.position?.tag).toBe('cp-abc');
     expect(BigInt(r.position!.id) > 2n ** 53n).toBe(true);
@@ -44,7 +59,12 @@ describe('SimBroker market orders', () => {
     broker.placeOrder(id, buy('0.10'));
     const r = broker.placeOrder(id, sell('0.20'));
     expect(r.position?.openPrice.toString()).toBe('1.07997');
-    expect(broker.positions(id).map((p) => p.side).sort()).toEqual(['buy', 'sell']);
+    expect(
+      broker
+        .positions(id)
+        .map((p) => p.side)
+        .sort(),
+    ).toEqual(['buy', 'sell']);
   });
 
   it('partially closes keeping the id, realising profit into the balance', () => {
@@ -119,11 +139,19 @@ describe('SimBroker pending orders', () => {
 
   it('refuses a pending price on the wrong side of the market', () => {
     const { broker, id } = setup();
-    expect(simCode(() => broker.placeOrder(id, buy('0.1', { type: 'limit', price: dec('1.09') })))).toBe('INVALID_PRICE');
-    expect(simCode(() => broker.placeOrder(id, buy('0.1', { type: 'stop', price: dec('1.07') })))).toBe('INVALID_PRICE');
-    expect(simCode(() => broker.placeOrder(id, sell('0.1', { type: 'limit', price: dec('1.07') })))).toBe('INVALID_PRICE');
+    expect(simCode(() => broker.placeOrder(id, buy('0.1', { type: 'limit', price: dec('1.09') })))).toBe(
+      'INVALID_PRICE',
+    );
+    expect(simCode(() => broker.placeOrder(id, buy('0.1', { type: 'stop', price: dec('1.07') })))).toBe(
+      'INVALID_PRICE',
+    );
+    expect(simCode(() => broker.placeOrder(id, sell('0.1', { type: 'limit', price: dec('1.07') })))).toBe(
+      'INVALID_PRICE',
+    );
     expect(simCode(() => broker.placeOrder(id, buy('0.1', { type: 'limit', price: null })))).toBe('INVALID_PRICE');
-    expect(simCode(() => broker.placeOrder(id, buy('0.1', { type: 'limit', price: dec('1.070001') })))).toBe('INVALID_PRICE');
+    expect(simCode(() => broker.placeOrder(id, buy('0.1', { type: 'limit', price: dec('1.070001') })))).toBe(
+      'INVALID_PRICE',
+    );
   });
 
   it('fills a marketable limit at once at the market price when asked to, as TradeLocker servers do', () => {
@@ -152,24 +180,40 @@ describe('SimBroker pending orders', () => {
       ['mk3', 'limit', 'filled'],
     ]);
     // A limit that is not marketable still rests; stops and the tick grid are still checked.
-    expect(broker.placeOrder(id, buy('0.10', { type: 'limit', price: dec('1.07000') }), fill).order.status).toBe('pending');
-    expect(simCode(() => broker.placeOrder(id, sell('0.1', { type: 'limit', price: dec('1.070001') }), fill))).toBe('INVALID_PRICE');
-    expect(simCode(() => broker.placeOrder(id, sell('0.1', { type: 'limit', price: dec('1.07'), stopLoss: dec('1.07') }), fill))).toBe('INVALID_STOPS');
+    expect(broker.placeOrder(id, buy('0.10', { type: 'limit', price: dec('1.07000') }), fill).order.status).toBe(
+      'pending',
+    );
+    expect(simCode(() => broker.placeOrder(id, sell('0.1', { type: 'limit', price: dec('1.070001') }), fill))).toBe(
+      'INVALID_PRICE',
+    );
+    expect(
+      simCode(() =>
+        broker.placeOrder(id, sell('0.1', { type: 'limit', price: dec('1.07'), stopLoss: dec('1.07') }), fill),
+      ),
+    ).toBe('INVALID_STOPS');
     // Stop orders on the wrong side are refused either way.
-    expect(simCode(() => broker.placeOrder(id, buy('0.1', { type: 'stop', price: dec('1.07') }), fill))).toBe('INVALID_PRICE');
+    expect(simCode(() => broker.placeOrder(id, buy('0.1', { type: 'stop', price: dec('1.07') }), fill))).toBe(
+      'INVALID_PRICE',
+    );
   });
 
   it('keeps refusing a marketable limit by default (MetaTrader and cTrader front ends)', () => {
     const { broker, id } = setup();
     broker.setPrice('EURUSD', '1.08000');
-    expect(simCode(() => broker.placeOrder(id, sell('0.1', { type: 'limit', price: dec('1.07') })))).toBe('INVALID_PRICE');
+    expect(simCode(() => broker.placeOrder(id, sell('0.1', { type: 'limit', price: dec('1.07') })))).toBe(
+      'INVALID_PRICE',
+    );
     expect(broker.orders(id, { includeHistory: true })).toEqual([]);
   });
 
   it('refuses a marketable limit that free margin cannot carry, leaving nothing behind', () => {
     const { broker, id } = setup({ balance: 10 });
     broker.setPrice('EURUSD', '1.08000');
-    expect(simCode(() => broker.placeOrder(id, sell('1', { type: 'limit', price: dec('1.07') }), { marketableLimit: 'fill' }))).toBe('NOT_ENOUGH_MONEY');
+    expect(
+      simCode(() =>
+        broker.placeOrder(id, sell('1', { type: 'limit', price: dec('1.07') }), { marketableLimit: 'fill' }),
+      ),
+    ).toBe('NOT_ENOUGH_MONEY');
     expect(broker.orders(id, { includeHistory: true })).toEqual([]);
     expect(broker.positions(id)).toEqual([]);
   });
@@ -196,7 +240,8 @@ describe('SimBroker pending orders', () => {
     broker.placeOrder(id, { symbol: 'XAUUSD', side: 'buy', type: 'market', volume: dec('0.01'), tag: 'b' });
     t += 60_000;
     broker.placeOrder(id, buy('0.1', { tag: 'c' }));
-    const tags = (q: Parameters<SimBroker['orders']>[1]) => broker.orders(id, { includeHistory: true, ...q }).map((o) => o.tag);
+    const tags = (q: Parameters<SimBroker['orders']>[1]) =>
+      broker.orders(id, { includeHistory: true, ...q }).map((o) => o.tag);
     expect(tags({})).toEqual(['a', 'b', 'c']);
     expect(tags({ from: new Date('2026-03-01T10:00:30Z'), to: new Date('2026-03-01T10:01:30Z') })).toEqual(['b']);
     expect(tags({ symbol: 'EURUSD' })).toEqual(['a', 'c']);
@@ -239,7 +284,9 @@ describe('SimBroker stop loss and take profit', () => {
   it('modifies SL/TP, refusing the wrong side, and emits only on change', () => {
     const { broker, id, kinds } = setup();
     const p = broker.placeOrder(id, buy('0.1')).position!;
-    expect(simCode(() => broker.modifyPosition(id, p.id, { stopLoss: dec('1.09'), takeProfit: null }))).toBe('INVALID_STOPS');
+    expect(simCode(() => broker.modifyPosition(id, p.id, { stopLoss: dec('1.09'), takeProfit: null }))).toBe(
+      'INVALID_STOPS',
+    );
     const m = broker.modifyPosition(id, p.id, { stopLoss: dec('1.07'), takeProfit: dec('1.09') });
     expect(m.takeProfit?.toString()).toBe('1.09');
     broker.modifyPosition(id, p.id, { stopLoss: dec('1.07'), takeProfit: dec('1.09') });
@@ -316,7 +363,8 @@ describe('SimBroker validation and money', () => {
 
   it('converts JPY-quoted profit into a USD account', () => {
     const { broker, id } = setup({ balance: 100_000 });
-    const p = broker.placeOrder(id, { symbol: 'USDJPY', side: 'buy', type: 'market', volume: dec('1'), tag: 'j' }).position!;
+    const p = broker.placeOrder(id, { symbol: 'USDJPY', side: 'buy', type: 'market', volume: dec('1'), tag: 'j' })
+      .position!;
     broker.setPrice('USDJPY', '151.004'); // bid 151.000; open at ask 150.004
     const r = broker.closePosition(id, p.id);
     expect(r.deal?.profit.toString()).toBe(dec('0.996').mul(100000).div('151.004').toDecimalPlaces(2).toString());

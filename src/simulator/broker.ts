@@ -10,7 +10,6 @@ import type {
   SimAccountState,
   SimBrokerApi,
   SimDeal,
-  SimErrorCode,
   SimEvent,
   SimInstrument,
   SimOrderRequest,
@@ -101,7 +100,10 @@ export class SimBroker implements SimBrokerApi {
   }
 
   instrument(symbolOrId: string | number): SimInstrument | null {
-    const d = typeof symbolOrId === 'number' ? [...this.defs.values()].find((x) => x.numericId === symbolOrId) : this.defs.get(symbolOrId);
+    const d =
+      typeof symbolOrId === 'number'
+        ? [...this.defs.values()].find((x) => x.numericId === symbolOrId)
+        : this.defs.get(symbolOrId);
     return d ? { ...d } : null;
   }
 
@@ -176,7 +178,14 @@ export class SimBroker implements SimBrokerApi {
       margin = margin.plus(this.margin(b, p.symbol, p.volume));
     }
     const equity = b.account.balance.plus(unrealized);
-    return { balance: b.account.balance, equity, margin, freeMargin: equity.minus(margin), currency: b.account.currency, unrealizedPnl: unrealized };
+    return {
+      balance: b.account.balance,
+      equity,
+      margin,
+      freeMargin: equity.minus(margin),
+      currency: b.account.currency,
+      unrealizedPnl: unrealized,
+    };
   }
 
   positions(accountId: string): Position[] {
@@ -233,7 +242,10 @@ export class SimBroker implements SimBrokerApi {
   }
 
   /** One account's state for an append-only journal, with its history and deals from the given lengths on. */
-  journalRecord(accountId: string, from: { history: number; deals: number }): { record: Record<string, unknown>; lengths: { history: number; deals: number } } {
+  journalRecord(
+    accountId: string,
+    from: { history: number; deals: number },
+  ): { record: Record<string, unknown>; lengths: { history: number; deals: number } } {
     const b = this.book(accountId);
     const record = encode({
       seq: this.seq,
@@ -275,9 +287,14 @@ export class SimBroker implements SimBrokerApi {
       if (req.tag.length > MAX_TAG_LENGTH) throw new SimError('REJECTED', `tag longer than ${MAX_TAG_LENGTH}`);
       if (req.positionId !== undefined) return this.closeBy(b, req);
       // A marketable limit executes like a market order, at the market price, which is the limit or better.
-      const fillsNow = req.type === 'limit' && opts.marketableLimit === 'fill' && this.marketable(d, req.side, req.price ?? null);
+      const fillsNow =
+        req.type === 'limit' && opts.marketableLimit === 'fill' && this.marketable(d, req.side, req.price ?? null);
       const price =
-        req.type === 'market' ? null : fillsNow ? this.checkPriceGrid(d, req.type, req.price ?? null) : this.checkPendingPrice(d, req.type, req.side, req.price ?? null);
+        req.type === 'market'
+          ? null
+          : fillsNow
+            ? this.checkPriceGrid(d, req.type, req.price ?? null)
+            : this.checkPendingPrice(d, req.type, req.side, req.price ?? null);
       const sl = req.stopLoss ?? null;
       const tp = req.takeProfit ?? null;
       this.checkStops(d, req.side, price === null || fillsNow ? this.closePrice(d.symbol, req.side) : price, sl, tp);
@@ -320,11 +337,21 @@ export class SimBroker implements SimBrokerApi {
     });
   }
 
-  modifyPosition(accountId: string, positionId: string, change: { stopLoss: Decimal | null; takeProfit: Decimal | null }): Position {
+  modifyPosition(
+    accountId: string,
+    positionId: string,
+    change: { stopLoss: Decimal | null; takeProfit: Decimal | null },
+  ): Position {
     return this.write(accountId, () => {
       const b = this.book(accountId);
       const p = this.position(b, positionId);
-      this.checkStops(this.def(p.symbol), p.side, this.closePrice(p.symbol, p.side), change.stopLoss, change.takeProfit);
+      this.checkStops(
+        this.def(p.symbol),
+        p.side,
+        this.closePrice(p.symbol, p.side),
+        change.stopLoss,
+        change.takeProfit,
+      );
       if (!sameDec(p.stopLoss, change.stopLoss) || !sameDec(p.takeProfit, change.takeProfit)) {
         p.stopLoss = change.stopLoss;
         p.takeProfit = change.takeProfit;
@@ -348,7 +375,11 @@ export class SimBroker implements SimBrokerApi {
     });
   }
 
-  modifyOrder(accountId: string, orderId: string, change: { price?: Decimal; volume?: Decimal; stopLoss?: Decimal | null; takeProfit?: Decimal | null }): Order {
+  modifyOrder(
+    accountId: string,
+    orderId: string,
+    change: { price?: Decimal; volume?: Decimal; stopLoss?: Decimal | null; takeProfit?: Decimal | null },
+  ): Order {
     return this.write(accountId, () => {
       const b = this.book(accountId);
       const o = b.pending.get(orderId);
@@ -384,7 +415,13 @@ export class SimBroker implements SimBrokerApi {
       accountSeq: this.accountSeq,
       market: this.market.snapshot(),
       books: [...this.books.values()].map((b) =>
-        encode({ account: b.account, positions: [...b.positions.values()], pending: [...b.pending.values()], history: b.history, deals: b.deals }),
+        encode({
+          account: b.account,
+          positions: [...b.positions.values()],
+          pending: [...b.pending.values()],
+          history: b.history,
+          deals: b.deals,
+        }),
       ),
     };
   }
@@ -476,7 +513,8 @@ export class SimBroker implements SimBrokerApi {
   /** An order that names a position closes (part of) it, as MT5's close-by-ticket does. */
   private closeBy(b: Book, req: SimOrderRequest): SimWriteResult {
     const p = this.position(b, req.positionId!);
-    if (p.symbol !== req.symbol || p.side === req.side) throw new SimError('REJECTED', 'a closing order must be on the opposite side of the same symbol');
+    if (p.symbol !== req.symbol || p.side === req.side)
+      throw new SimError('REJECTED', 'a closing order must be on the opposite side of the same symbol');
     if (req.volume.gt(p.volume)) throw new SimError('INVALID_VOLUME', `cannot close ${req.volume} of ${p.volume}`);
     const result = this.closePosition(b.account.id, p.id, req.volume);
     const o = b.history.find((x) => x.id === result.order.id)!;
@@ -526,7 +564,15 @@ export class SimBroker implements SimBrokerApi {
     b.history.push(o);
   }
 
-  private deal(b: Book, order: Order, p: PositionRec, volume: Decimal, price: Decimal, entry: 'in' | 'out', profit: Decimal): SimDeal {
+  private deal(
+    b: Book,
+    order: Order,
+    p: PositionRec,
+    volume: Decimal,
+    price: Decimal,
+    entry: 'in' | 'out',
+    profit: Decimal,
+  ): SimDeal {
     const deal: SimDeal = {
       id: this.nextId(),
       orderId: order.id,
@@ -553,7 +599,8 @@ export class SimBroker implements SimBrokerApi {
   }
 
   private checkPriceGrid(d: SimInstrumentDef, type: OrderType, price: Decimal | null): Decimal {
-    if (price === null || price.lte(0) || !isMultipleOf(price, d.tickSize)) throw new SimError('INVALID_PRICE', `bad ${type} price ${price}`);
+    if (price === null || price.lte(0) || !isMultipleOf(price, d.tickSize))
+      throw new SimError('INVALID_PRICE', `bad ${type} price ${price}`);
     return price;
   }
 
@@ -573,7 +620,10 @@ export class SimBroker implements SimBrokerApi {
     const belowMarket = price.lt(px);
     const mustBeBelow = (side === 'buy') === (type === 'limit');
     if (belowMarket !== mustBeBelow || price.eq(px)) {
-      throw new SimError('INVALID_PRICE', `${side} ${type} at ${price} must be ${mustBeBelow ? 'below' : 'above'} ${px}`);
+      throw new SimError(
+        'INVALID_PRICE',
+        `${side} ${type} at ${price} must be ${mustBeBelow ? 'below' : 'above'} ${px}`,
+      );
     }
     return price;
   }
@@ -581,9 +631,19 @@ export class SimBroker implements SimBrokerApi {
   /** SL below and TP above the reference for a buy (mirrored for a sell), on the tick grid. */
   private checkStops(d: SimInstrumentDef, side: Side, ref: Decimal, sl: Decimal | null, tp: Decimal | null): void {
     const s = sign(side);
-    for (const [name, v, wantSign] of [['stop loss', sl, -1], ['take profit', tp, 1]] as const) {
+    for (const [name, v, wantSign] of [
+      ['stop loss', sl, -1],
+      ['take profit', tp, 1],
+    ] as const) {
       if (v === null) continue;
-      if (v.lte(0) || !isMultipleOf(v, d.tickSize) || v.minus(ref).mul(s * wantSign).lte(0)) {
+      if (
+        v.lte(0) ||
+        !isMultipleOf(v, d.tickSize) ||
+        v
+          .minus(ref)
+          .mul(s * wantSign)
+          .lte(0)
+      ) {
         throw new SimError('INVALID_STOPS', `${name} ${v} is on the wrong side of ${ref} for a ${side}`);
       }
     }
@@ -593,29 +653,44 @@ export class SimBroker implements SimBrokerApi {
     let delta = this.margin(b, d.symbol, volume);
     const net = b.account.hedging ? undefined : [...b.positions.values()].find((p) => p.symbol === d.symbol);
     if (net) {
-      const after = net.volume.mul(sign(net.side)).plus(volume.mul(sign(side))).abs();
+      const after = net.volume
+        .mul(sign(net.side))
+        .plus(volume.mul(sign(side)))
+        .abs();
       delta = this.margin(b, d.symbol, after).minus(this.margin(b, d.symbol, net.volume));
     }
     if (delta.gt(0) && this.state(b.account.id).freeMargin.minus(delta).lt(0)) {
-      throw new SimError('NOT_ENOUGH_MONEY', `needs ${money(delta)} margin, free ${money(this.state(b.account.id).freeMargin)}`);
+      throw new SimError(
+        'NOT_ENOUGH_MONEY',
+        `needs ${money(delta)} margin, free ${money(this.state(b.account.id).freeMargin)}`,
+      );
     }
   }
 
   private margin(b: Book, symbol: string, volume: Decimal): Decimal {
     const d = this.def(symbol);
-    return money(volume.mul(d.contractSize).mul(this.market.mid(symbol)).mul(this.rate(d, b.account.currency)).div(b.account.leverage));
+    return money(
+      volume
+        .mul(d.contractSize)
+        .mul(this.market.mid(symbol))
+        .mul(this.rate(d, b.account.currency))
+        .div(b.account.leverage),
+    );
   }
 
   /** Profit in the account currency, to the cent. */
   private pnl(b: Book, p: PositionRec, price: Decimal, volume: Decimal = p.volume): Decimal {
     const d = this.def(p.symbol);
-    return money(price.minus(p.openPrice).mul(volume).mul(d.contractSize).mul(sign(p.side)).mul(this.rate(d, b.account.currency)));
+    return money(
+      price.minus(p.openPrice).mul(volume).mul(d.contractSize).mul(sign(p.side)).mul(this.rate(d, b.account.currency)),
+    );
   }
 
   /** Quote currency -> account currency through a listed pair, else 1 (good enough for a simulation). */
   private rate(d: SimInstrumentDef, currency: string): Decimal {
     if (d.quoteCurrency === currency) return dec(1);
-    if (this.defs.has(`${currency}${d.quoteCurrency}`)) return dec(1).div(this.market.mid(`${currency}${d.quoteCurrency}`));
+    if (this.defs.has(`${currency}${d.quoteCurrency}`))
+      return dec(1).div(this.market.mid(`${currency}${d.quoteCurrency}`));
     if (this.defs.has(`${d.quoteCurrency}${currency}`)) return this.market.mid(`${d.quoteCurrency}${currency}`);
     return dec(1);
   }
@@ -678,8 +753,16 @@ export class SimBroker implements SimBrokerApi {
       const account = decode<SimAccount>(raw['account'], ['balance']);
       const book: Book = {
         account,
-        positions: new Map(list(raw['positions']).map((p) => decode<PositionRec>(p, POSITION_DECIMALS)).map((p) => [p.id, p])),
-        pending: new Map(list(raw['pending']).map((o) => decode<Order>(o, ORDER_DECIMALS)).map((o) => [o.id, o])),
+        positions: new Map(
+          list(raw['positions'])
+            .map((p) => decode<PositionRec>(p, POSITION_DECIMALS))
+            .map((p) => [p.id, p]),
+        ),
+        pending: new Map(
+          list(raw['pending'])
+            .map((o) => decode<Order>(o, ORDER_DECIMALS))
+            .map((o) => [o.id, o]),
+        ),
         history: list(raw['history']).map((o) => decode<Order>(o, ORDER_DECIMALS)),
         deals: list(raw['deals']).map((d) => decode<SimDeal>(d, DEAL_DECIMALS)),
       };

@@ -82,7 +82,15 @@ export interface SimDeal {
  * port); it has the port's BrokerEvent shape, so the in-process adapter passes it on as is.
  */
 export interface SimEvent {
-  kind: 'position_opened' | 'position_modified' | 'position_closed' | 'position_reduced' | 'order_placed' | 'order_modified' | 'order_cancelled' | 'order_filled';
+  kind:
+    | 'position_opened'
+    | 'position_modified'
+    | 'position_closed'
+    | 'position_reduced'
+    | 'order_placed'
+    | 'order_modified'
+    | 'order_cancelled'
+    | 'order_filled';
   position?: Position;
   order?: Order;
   /** Volume closed by a partial close. */
@@ -146,7 +154,15 @@ export type SimErrorCode =
   | 'MARKET_CLOSED'
   | 'REJECTED';
 
-export type FaultOp = 'placeOrder' | 'modifyPosition' | 'closePosition' | 'cancelOrder' | 'modifyOrder' | 'read' | 'auth' | '*';
+export type FaultOp =
+  | 'placeOrder'
+  | 'modifyPosition'
+  | 'closePosition'
+  | 'cancelOrder'
+  | 'modifyOrder'
+  | 'read'
+  | 'auth'
+  | '*';
 
 export type FaultKind =
   /** The write is applied at the broker, but the answer never arrives (client times out). */
@@ -221,9 +237,17 @@ export interface SimBrokerApi {
   deals(accountId: string, q?: { from?: Date; to?: Date }): SimDeal[];
   /** Throws SimError on a business rejection. */
   placeOrder(accountId: string, req: SimOrderRequest, opts?: SimPlaceOptions): SimWriteResult;
-  modifyPosition(accountId: string, positionId: string, change: { stopLoss: Decimal | null; takeProfit: Decimal | null }): Position;
+  modifyPosition(
+    accountId: string,
+    positionId: string,
+    change: { stopLoss: Decimal | null; takeProfit: Decimal | null },
+  ): Position;
   closePosition(accountId: string, positionId: string, volume?: Decimal): SimWriteResult;
-  modifyOrder(accountId: string, orderId: string, change: { price?: Decimal; volume?: Decimal; stopLoss?: Decimal | null; takeProfit?: Decimal | null }): Order;
+  modifyOrder(
+    accountId: string,
+    orderId: string,
+    change: { price?: Decimal; volume?: Decimal; stopLoss?: Decimal | null; takeProfit?: Decimal | null },
+  ): Order;
   cancelOrder(accountId: string, orderId: string): Order;
   findByTag(accountId: string, tag: string): { position?: Position; order?: Order };
   /** Every state change of an account, in order. */

@@ -7,7 +7,8 @@ export class SimFaultInjector implements FaultInjector {
 
   inject(spec: FaultSpec): string {
     const times = spec.times ?? 1;
-    if (!Number.isInteger(times) || times < 1) throw new RangeError(`fault times must be a positive integer, got ${times}`);
+    if (!Number.isInteger(times) || times < 1)
+      throw new RangeError(`fault times must be a positive integer, got ${times}`);
     if (spec.partialRatio !== undefined && !(spec.partialRatio > 0 && spec.partialRatio <= 1)) {
       throw new RangeError(`partialRatio must be in (0, 1], got ${spec.partialRatio}`);
     }
@@ -20,7 +21,9 @@ export class SimFaultInjector implements FaultInjector {
   }
 
   take(op: Exclude<FaultOp, '*'>, accountId: string): ActiveFault | null {
-    const f = this.faults.find((x) => (x.op === op || x.op === '*') && (x.accountId === undefined || x.accountId === accountId));
+    const f = this.faults.find(
+      (x) => (x.op === op || x.op === '*') && (x.accountId === undefined || x.accountId === accountId),
+    );
     if (!f) return null;
     f.remaining -= 1;
     if (f.remaining <= 0) this.remove(f.id);

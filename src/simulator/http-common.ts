@@ -7,7 +7,10 @@ const MAX_BODY = 1 << 20;
  * The JSON object body of a request to a REST front end. `fail(status, message)` builds the front end's own
  * error (each platform answers errors in its own shape).
  */
-export async function readJsonObject(req: IncomingMessage, fail: (status: number, message: string) => Error): Promise<Record<string, unknown>> {
+export async function readJsonObject(
+  req: IncomingMessage,
+  fail: (status: number, message: string) => Error,
+): Promise<Record<string, unknown>> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const c of req) {

@@ -11,7 +11,14 @@ export interface SimInstrumentDef extends SimInstrument {
   quoteCurrency: string;
 }
 
-function fx(numericId: number, symbol: string, initialMid: string, tick: string, digits: number, spreadTicks: number): SimInstrumentDef {
+function fx(
+  numericId: number,
+  symbol: string,
+  initialMid: string,
+  tick: string,
+  digits: number,
+  spreadTicks: number,
+): SimInstrumentDef {
   return {
     symbol,
     numericId,

@@ -7,7 +7,9 @@ import { SimBroker } from './broker.js';
 import { SimPersistence } from './persistence.js';
 
 let dir: string;
-beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'ct-simpersist-')); });
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'ct-simpersist-'));
+});
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 /** What a process killed with -9 right now would find on its next start (no detach, no timers). */
@@ -29,7 +31,13 @@ describe('SimPersistence: whatever the broker answered survives a kill', () => {
     const file = join(dir, 'simulator.json');
     const { broker } = openBroker(file);
     const acc = broker.createAccount({ balance: '1000' });
-    const r = broker.placeOrder(acc.id, { symbol: 'EURUSD', side: 'buy', type: 'market', volume: dec('0.1'), tag: 't1' });
+    const r = broker.placeOrder(acc.id, {
+      symbol: 'EURUSD',
+      side: 'buy',
+      type: 'market',
+      volume: dec('0.1'),
+      tag: 't1',
+    });
     const back = reopen(file);
     expect(back.account(acc.id)?.login).toBe(acc.login);
     expect(back.positions(acc.id).map((p) => p.id)).toEqual([r.position!.id]);
@@ -41,9 +49,29 @@ describe('SimPersistence: whatever the broker answered survives a kill', () => {
     const file = join(dir, 'simulator.json');
     const { broker } = openBroker(file);
     const acc = broker.createAccount({ balance: '1000', hedging: true });
-    const a = broker.placeOrder(acc.id, { symbol: 'EURUSD', side: 'buy', type: 'market', volume: dec('0.2'), tag: 'open' });
-    broker.placeOrder(acc.id, { symbol: 'EURUSD', side: 'sell', type: 'market', volume: dec('0.1'), tag: 'closeby', positionId: a.position!.id });
-    broker.placeOrder(acc.id, { symbol: 'EURUSD', side: 'buy', type: 'limit', price: dec('0.5'), volume: dec('0.1'), tag: 'pending' });
+    const a = broker.placeOrder(acc.id, {
+      symbol: 'EURUSD',
+      side: 'buy',
+      type: 'market',
+      volume: dec('0.2'),
+      tag: 'open',
+    });
+    broker.placeOrder(acc.id, {
+      symbol: 'EURUSD',
+      side: 'sell',
+      type: 'market',
+      volume: dec('0.1'),
+      tag: 'closeby',
+      positionId: a.position!.id,
+    });
+    broker.placeOrder(acc.id, {
+      symbol: 'EURUSD',
+      side: 'buy',
+      type: 'limit',
+      price: dec('0.5'),
+      volume: dec('0.1'),
+      tag: 'pending',
+    });
     const balance = broker.state(acc.id).balance;
 
     const back = reopen(file);
@@ -52,7 +80,13 @@ describe('SimPersistence: whatever the broker answered survives a kill', () => {
     expect(back.orders(acc.id).map((o) => o.tag)).toEqual(['pending']);
     expect(back.state(acc.id).balance.toString()).toBe(balance.toString());
     const ids = new Set([...broker.orders(acc.id, { includeHistory: true }).map((o) => o.id), a.position!.id]);
-    const next = back.placeOrder(acc.id, { symbol: 'EURUSD', side: 'buy', type: 'market', volume: dec('0.1'), tag: 'after' });
+    const next = back.placeOrder(acc.id, {
+      symbol: 'EURUSD',
+      side: 'buy',
+      type: 'market',
+      volume: dec('0.1'),
+      tag: 'after',
+    });
     expect(ids.has(next.order.id)).toBe(false);
     expect(back.createAccount({ balance: '1' }).id).not.toBe(acc.id);
   });
@@ -61,7 +95,8 @@ describe('SimPersistence: whatever the broker answered survives a kill', () => {
     const file = join(dir, 'simulator.json');
     const { broker, p } = openBroker(file, { compactBytes: 2000 });
     const acc = broker.createAccount({ balance: '100000' });
-    for (let i = 0; i < 30; i++) broker.placeOrder(acc.id, { symbol: 'EURUSD', side: 'buy', type: 'market', volume: dec('0.01'), tag: `t${i}` });
+    for (let i = 0; i < 30; i++)
+      broker.placeOrder(acc.id, { symbol: 'EURUSD', side: 'buy', type: 'market', volume: dec('0.01'), tag: `t${i}` });
     expect(p.journalSize()).toBeLessThan(4000);
     const back = reopen(file);
     expect(back.positions(acc.id)).toHaveLength(30);

@@ -1,4 +1,14 @@
-import { closeSync, existsSync, fdatasyncSync, fsyncSync, openSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fdatasyncSync,
+  fsyncSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { dirname } from 'node:path';
 import type { SimBroker } from './broker.js';
 
@@ -43,7 +53,10 @@ export class SimPersistence {
     const lines = existsSync(this.journalFile) ? readFileSync(this.journalFile, 'utf8').split('\n') : [];
     if (base === undefined) {
       // attach() writes a snapshot before the first journal line, so a journal alone is not ours to guess about.
-      if (lines.some((l) => l.trim() !== '')) throw new Error(`simulator journal ${this.journalFile} has no snapshot ${this.file}; move it away to start afresh`);
+      if (lines.some((l) => l.trim() !== ''))
+        throw new Error(
+          `simulator journal ${this.journalFile} has no snapshot ${this.file}; move it away to start afresh`,
+        );
       return undefined;
     }
     const snap = base;
@@ -55,7 +68,9 @@ export class SimPersistence {
       } catch {
         // Only the last line can be torn (killed mid-append); its write never returned, so nobody was told it happened.
         if (lines.slice(i + 1).every((l) => l.trim() === '')) break;
-        throw new Error(`simulator journal ${this.journalFile} is corrupt at line ${i + 1}; move it away to start the simulator afresh`);
+        throw new Error(
+          `simulator journal ${this.journalFile} is corrupt at line ${i + 1}; move it away to start the simulator afresh`,
+        );
       }
       applyRecord(snap, rec);
     }
@@ -85,7 +100,7 @@ export class SimPersistence {
     let out = '';
     for (const id of ids) {
       const { record, lengths } = broker.journalRecord(id, this.written.get(id) ?? { history: 0, deals: 0 });
-      out += JSON.stringify(record) + '\n';
+      out += `${JSON.stringify(record)}\n`;
       this.written.set(id, lengths);
     }
     const buf = Buffer.from(out);
@@ -112,7 +127,8 @@ export class SimPersistence {
     if (this.sync) fsyncSync(this.fd);
     this.journalBytes = 0;
     this.written.clear();
-    for (const acc of broker.accounts()) this.written.set(acc.id, broker.journalRecord(acc.id, { history: Infinity, deals: Infinity }).lengths);
+    for (const acc of broker.accounts())
+      this.written.set(acc.id, broker.journalRecord(acc.id, { history: Infinity, deals: Infinity }).lengths);
   }
 
   private readSnapshot(): Snapshot | undefined {
@@ -120,7 +136,9 @@ export class SimPersistence {
     try {
       return JSON.parse(readFileSync(this.file, 'utf8')) as Snapshot;
     } catch (err) {
-      throw new Error(`simulator state ${this.file} is unreadable (${(err as Error).message}); move it away to start the simulator afresh`);
+      throw new Error(
+        `simulator state ${this.file} is unreadable (${(err as Error).message}); move it away to start the simulator afresh`,
+      );
     }
   }
 

@@ -40,9 +40,31 @@ export interface OpenOptions {
  * of 128 MB: the embedded store serves one user's accounts, and idle memory matters on small hosts.
  */
 function pgliteParams(fsync: boolean): string[] {
-  const params = ['--single', '-O', '-j', '-c', 'search_path=public', '-c', 'exit_on_error=false', '-c', 'log_checkpoints=false', '-c', 'max_worker_processes=0',
-    '-c', 'max_parallel_workers=0', '-c', 'max_parallel_workers_per_gather=0', '-c', 'io_method=sync', '-c', 'max_parallel_maintenance_workers=0',
-    '-c', 'shared_buffers=8MB', '-c', 'work_mem=4MB'];
+  const params = [
+    '--single',
+    '-O',
+    '-j',
+    '-c',
+    'search_path=public',
+    '-c',
+    'exit_on_error=false',
+    '-c',
+    'log_checkpoints=false',
+    '-c',
+    'max_worker_processes=0',
+    '-c',
+    'max_parallel_workers=0',
+    '-c',
+    'max_parallel_workers_per_gather=0',
+    '-c',
+    'io_method=sync',
+    '-c',
+    'max_parallel_maintenance_workers=0',
+    '-c',
+    'shared_buffers=8MB',
+    '-c',
+    'work_mem=4MB',
+  ];
   if (!fsync) params.splice(1, 0, '-F');
   return params;
 }
@@ -50,7 +72,9 @@ function pgliteParams(fsync: boolean): string[] {
 export const migrationsFolder = () => join(packageRoot(), 'src', 'store', 'migrations');
 
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
-  const db = opts.databaseUrl ? await openPostgres(opts.databaseUrl) : await openPglite(opts.dataDir, opts.embeddedFsync ?? true);
+  const db = opts.databaseUrl
+    ? await openPostgres(opts.databaseUrl)
+    : await openPglite(opts.dataDir, opts.embeddedFsync ?? true);
   if (opts.migrate !== false) await runMigrations(db);
   return db;
 }
@@ -71,7 +95,12 @@ async function openPostgres(url: string): Promise<Database> {
     throw new AppError('upstream_unavailable', `cannot connect to PostgreSQL at ${redactUrl(url)}: ${err.message}`);
   });
   client.release();
-  return { db: drizzlePg({ client: pool, schema }) as unknown as Db, kind: 'postgres', location: redactUrl(url), close: () => pool.end() };
+  return {
+    db: drizzlePg({ client: pool, schema }) as unknown as Db,
+    kind: 'postgres',
+    location: redactUrl(url),
+    close: () => pool.end(),
+  };
 }
 
 /**
@@ -81,7 +110,12 @@ async function openPostgres(url: string): Promise<Database> {
 async function openPglite(dataDir: string, fsync: boolean): Promise<Database> {
   if (dataDir === ':memory:') {
     const client = await PGlite.create({ startParams: pgliteParams(false) });
-    return { db: drizzlePglite({ client, schema }) as unknown as Db, kind: 'pglite', location: ':memory:', close: () => client.close() };
+    return {
+      db: drizzlePglite({ client, schema }) as unknown as Db,
+      kind: 'pglite',
+      location: ':memory:',
+      close: () => client.close(),
+    };
   }
   mkdirSync(dataDir, { recursive: true });
   const lock = join(dataDir, 'copytrade.lock');

@@ -1,5 +1,19 @@
 import { sql } from 'drizzle-orm';
-import { bigint, bigserial, boolean, doublePrecision, index, integer, jsonb, numeric, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  bigserial,
+  boolean,
+  doublePrecision,
+  index,
+  integer,
+  jsonb,
+  numeric,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
 
 /**
  * One schema for PGlite and PostgreSQL. Volumes and prices are `numeric` (strings in JS, Decimal in the
@@ -9,244 +23,315 @@ import { bigint, bigserial, boolean, doublePrecision, index, integer, jsonb, num
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 const createdAt = () => ts('created_at').notNull().defaultNow();
 
-export const users = pgTable('users', {
-  id: text('id').primaryKey(),
-  email: text('email').notNull(),
-  passwordHash: text('password_hash').notNull(),
-  createdAt: createdAt(),
-}, (t) => [uniqueIndex('users_email_uq').on(sql`lower(${t.email})`)]);
+export const users = pgTable(
+  'users',
+  {
+    id: text('id').primaryKey(),
+    email: text('email').notNull(),
+    passwordHash: text('password_hash').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('users_email_uq').on(sql`lower(${t.email})`)],
+);
 
-export const accessTokens = pgTable('access_tokens', {
-  id: text('id').primaryKey(),
-  userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
-  tokenHash: text('token_hash').notNull(),
-  createdAt: createdAt(),
-  expiresAt: ts('expires_at').notNull(),
-  revokedAt: ts('revoked_at'),
-  lastUsedAt: ts('last_used_at'),
-}, (t) => [uniqueIndex('access_tokens_hash_uq').on(t.tokenHash), index('access_tokens_user_idx').on(t.userId)]);
+export const accessTokens = pgTable(
+  'access_tokens',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    tokenHash: text('token_hash').notNull(),
+    createdAt: createdAt(),
+    expiresAt: ts('expires_at').notNull(),
+    revokedAt: ts('revoked_at'),
+    lastUsedAt: ts('last_used_at'),
+  },
+  (t) => [uniqueIndex('access_tokens_hash_uq').on(t.tokenHash), index('access_tokens_user_idx').on(t.userId)],
+);
 
-export const apiKeys = pgTable('api_keys', {
-  id: text('id').primaryKey(),
-  userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
-  name: text('name').notNull(),
-  /** First characters of the key, shown in lists so a user can tell keys apart without the secret. */
-  displayPrefix: text('display_prefix').notNull(),
-  keyHash: text('key_hash').notNull(),
-  createdAt: createdAt(),
-  /** Set when the key was rotated: it keeps working until then (the overlap window). */
-  expiresAt: ts('expires_at'),
-  revokedAt: ts('revoked_at'),
-  lastUsedAt: ts('last_used_at'),
-  replacedBy: text('replaced_by'),
-  /** Dedicated family V limits set by the operator (requests per window); null = the configured default. */
-  rateLimitWrites: integer('rate_limit_writes'),
-  rateLimitReads: integer('rate_limit_reads'),
-}, (t) => [uniqueIndex('api_keys_hash_uq').on(t.keyHash), index('api_keys_user_idx').on(t.userId)]);
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    /** First characters of the key, shown in lists so a user can tell keys apart without the secret. */
+    displayPrefix: text('display_prefix').notNull(),
+    keyHash: text('key_hash').notNull(),
+    createdAt: createdAt(),
+    /** Set when the key was rotated: it keeps working until then (the overlap window). */
+    expiresAt: ts('expires_at'),
+    revokedAt: ts('revoked_at'),
+    lastUsedAt: ts('last_used_at'),
+    replacedBy: text('replaced_by'),
+    /** Dedicated family V limits set by the operator (requests per window); null = the configured default. */
+    rateLimitWrites: integer('rate_limit_writes'),
+    rateLimitReads: integer('rate_limit_reads'),
+  },
+  (t) => [uniqueIndex('api_keys_hash_uq').on(t.keyHash), index('api_keys_user_idx').on(t.userId)],
+);
 
-export const copierGroups = pgTable('copier_groups', {
-  id: text('id').primaryKey(),
-  userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
-  name: text('name').notNull(),
-  createdAt: createdAt(),
-}, (t) => [index('copier_groups_user_idx').on(t.userId)]);
+export const copierGroups = pgTable(
+  'copier_groups',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index('copier_groups_user_idx').on(t.userId)],
+);
 
-export const accounts = pgTable('accounts', {
-  id: text('id').primaryKey(),
-  userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
-  platform: text('platform').notNull(),
-  role: text('role').notNull(),
-  status: text('status').notNull(),
-  name: text('name').notNull(),
-  groupId: text('group_id').references(() => copierGroups.id, { onDelete: 'set null' }),
-  /** The broker's own id of the account (what the adapter addresses). */
-  brokerAccountId: text('broker_account_id').notNull(),
-  /** The account number the user sees at the broker. */
-  brokerAccountNumber: text('broker_account_number').notNull(),
-  brokerName: text('broker_name'),
-  environment: text('environment'),
-  currency: text('currency'),
-  /** Broker credentials (passwords, OAuth tokens), AES-256-GCM encrypted; null for the in-process simulator. */
-  credentialsEnc: text('credentials_enc'),
-  health: jsonb('health').notNull(),
-  /** Last balance/equity read from the broker, for lists that must not call every broker. */
-  balance: numeric('balance'),
-  equity: numeric('equity'),
-  statusReason: text('status_reason'),
-  /**
-   * Platform + environment/server + account number, normalised (domain/broker-identity.ts): unique in the
-   * deployment, so one broker account is connected once. Null only for a duplicate disabled by migration 0004.
-   */
-  brokerIdentity: text('broker_identity'),
-  createdAt: createdAt(),
-  updatedAt: ts('updated_at').notNull().defaultNow(),
-}, (t) => [
-  index('accounts_user_idx').on(t.userId),
-  uniqueIndex('accounts_broker_identity_uq').on(t.brokerIdentity),
-  index('accounts_group_idx').on(t.groupId),
-  uniqueIndex('accounts_broker_uq').on(t.userId, t.platform, t.brokerAccountId, t.environment),
-]);
+export const accounts = pgTable(
+  'accounts',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    platform: text('platform').notNull(),
+    role: text('role').notNull(),
+    status: text('status').notNull(),
+    name: text('name').notNull(),
+    groupId: text('group_id').references(() => copierGroups.id, { onDelete: 'set null' }),
+    /** The broker's own id of the account (what the adapter addresses). */
+    brokerAccountId: text('broker_account_id').notNull(),
+    /** The account number the user sees at the broker. */
+    brokerAccountNumber: text('broker_account_number').notNull(),
+    brokerName: text('broker_name'),
+    environment: text('environment'),
+    currency: text('currency'),
+    /** Broker credentials (passwords, OAuth tokens), AES-256-GCM encrypted; null for the in-process simulator. */
+    credentialsEnc: text('credentials_enc'),
+    health: jsonb('health').notNull(),
+    /** Last balance/equity read from the broker, for lists that must not call every broker. */
+    balance: numeric('balance'),
+    equity: numeric('equity'),
+    statusReason: text('status_reason'),
+    /**
+     * Platform + environment/server + account number, normalised (domain/broker-identity.ts): unique in the
+     * deployment, so one broker account is connected once. Null only for a duplicate disabled by migration 0004.
+     */
+    brokerIdentity: text('broker_identity'),
+    createdAt: createdAt(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [
+    index('accounts_user_idx').on(t.userId),
+    uniqueIndex('accounts_broker_identity_uq').on(t.brokerIdentity),
+    index('accounts_group_idx').on(t.groupId),
+    uniqueIndex('accounts_broker_uq').on(t.userId, t.platform, t.brokerAccountId, t.environment),
+  ],
+);
 
 /** The copy rule of one Slave in its group; `rule` is the validated CopyRule JSON (domain/copy-rule.ts). */
 export const copyRules = pgTable('copy_rules', {
-  slaveAccountId: text('slave_account_id').primaryKey().references(() => accounts.id, { onDelete: 'cascade' }),
+  slaveAccountId: text('slave_account_id')
+    .primaryKey()
+    .references(() => accounts.id, { onDelete: 'cascade' }),
   rule: jsonb('rule').notNull(),
   updatedAt: ts('updated_at').notNull().defaultNow(),
 });
 
 /** A trade on a Master (sent through the API or seen by the watcher) and what the Master's broker said. */
-export const trades = pgTable('trades', {
-  id: text('id').primaryKey(),
-  userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
-  masterAccountId: text('master_account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
-  groupId: text('group_id'),
-  source: text('source').notNull(),
-  action: text('action').notNull(),
-  symbol: text('symbol').notNull(),
-  side: text('side').notNull(),
-  orderType: text('order_type').notNull(),
-  volume: numeric('volume').notNull(),
-  price: numeric('price'),
-  stopLoss: numeric('stop_loss'),
-  takeProfit: numeric('take_profit'),
-  tag: text('tag').notNull(),
-  status: text('status').notNull(),
-  masterOutcome: jsonb('master_outcome'),
-  masterPositionId: text('master_position_id'),
-  masterOrderId: text('master_order_id'),
-  fillPrice: numeric('fill_price'),
-  requestId: text('request_id'),
-  copiedTo: integer('copied_to').notNull().default(0),
-  /**
-   * Stable id of the master action this trade copies (account + broker position/order id + kind + sequence).
-   * Unique: a restart or reconnect that sees the same action again cannot copy it twice. Null for API orders.
-   */
-  actionId: text('action_id'),
-  /** When the master action happened at the broker; copies older than a rule's maxDelayMs are stale. */
-  actionAt: ts('action_at'),
-  createdAt: createdAt(),
-  updatedAt: ts('updated_at').notNull().defaultNow(),
-}, (t) => [
-  index('trades_user_idx').on(t.userId, t.createdAt),
-  uniqueIndex('trades_tag_uq').on(t.tag),
-  uniqueIndex('trades_action_uq').on(t.actionId),
-  index('trades_master_pos_idx').on(t.masterAccountId, t.masterPositionId),
-  // The settle loop (every 2 s) and each reconcile pass look for the few trades still waiting: recorded, pending,
-  // unresolved. Partial, so the index stays as small as that set.
-  index('trades_waiting_idx').on(t.status).where(sql`${t.status} in ('recorded', 'pending', 'unresolved')`),
-]);
+export const trades = pgTable(
+  'trades',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    masterAccountId: text('master_account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    groupId: text('group_id'),
+    source: text('source').notNull(),
+    action: text('action').notNull(),
+    symbol: text('symbol').notNull(),
+    side: text('side').notNull(),
+    orderType: text('order_type').notNull(),
+    volume: numeric('volume').notNull(),
+    price: numeric('price'),
+    stopLoss: numeric('stop_loss'),
+    takeProfit: numeric('take_profit'),
+    tag: text('tag').notNull(),
+    status: text('status').notNull(),
+    masterOutcome: jsonb('master_outcome'),
+    masterPositionId: text('master_position_id'),
+    masterOrderId: text('master_order_id'),
+    fillPrice: numeric('fill_price'),
+    requestId: text('request_id'),
+    copiedTo: integer('copied_to').notNull().default(0),
+    /**
+     * Stable id of the master action this trade copies (account + broker position/order id + kind + sequence).
+     * Unique: a restart or reconnect that sees the same action again cannot copy it twice. Null for API orders.
+     */
+    actionId: text('action_id'),
+    /** When the master action happened at the broker; copies older than a rule's maxDelayMs are stale. */
+    actionAt: ts('action_at'),
+    createdAt: createdAt(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [
+    index('trades_user_idx').on(t.userId, t.createdAt),
+    uniqueIndex('trades_tag_uq').on(t.tag),
+    uniqueIndex('trades_action_uq').on(t.actionId),
+    index('trades_master_pos_idx').on(t.masterAccountId, t.masterPositionId),
+    // The settle loop (every 2 s) and each reconcile pass look for the few trades still waiting: recorded, pending,
+    // unresolved. Partial, so the index stays as small as that set.
+    index('trades_waiting_idx').on(t.status).where(sql`${t.status} in ('recorded', 'pending', 'unresolved')`),
+  ],
+);
 
 /**
  * The copy ledger: one intent per (master action, Slave). Written in state `planned` before anything is
  * sent; `tag` is the deterministic correlation tag that makes a resend provably idempotent.
  */
-export const copyIntents = pgTable('copy_intents', {
-  id: text('id').primaryKey(),
-  tradeId: text('trade_id').notNull().references(() => trades.id, { onDelete: 'cascade' }),
-  slaveAccountId: text('slave_account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
-  tag: text('tag').notNull(),
-  action: text('action').notNull(),
-  symbol: text('symbol').notNull(),
-  side: text('side').notNull(),
-  plannedVolume: numeric('planned_volume'),
-  plannedPrice: numeric('planned_price'),
-  stopLoss: numeric('stop_loss'),
-  takeProfit: numeric('take_profit'),
-  state: text('state').notNull(),
-  skipReason: text('skip_reason'),
-  outcome: jsonb('outcome'),
-  brokerOrderId: text('broker_order_id'),
-  brokerPositionId: text('broker_position_id'),
-  filledVolume: numeric('filled_volume'),
-  fillPrice: numeric('fill_price'),
-  slippage: numeric('slippage'),
-  /** Hop latencies in ms: plan, record, send (to adapter), broker ack. */
-  latency: jsonb('latency'),
-  attempts: integer('attempts').notNull().default(0),
-  /** The Slave position or order a follow-up action (close, reduce, modify, cancel) addresses. */
-  targetId: text('target_id'),
-  /** Tags of earlier attempts proven absent at the broker (a resend takes a new tag). */
-  prevTags: jsonb('prev_tags'),
-  createdAt: createdAt(),
-  updatedAt: ts('updated_at').notNull().defaultNow(),
-}, (t) => [
-  uniqueIndex('copy_intents_tag_uq').on(t.tag),
-  index('copy_intents_trade_idx').on(t.tradeId),
-  index('copy_intents_slave_idx').on(t.slaveAccountId, t.createdAt),
-  index('copy_intents_state_idx').on(t.state),
-]);
+export const copyIntents = pgTable(
+  'copy_intents',
+  {
+    id: text('id').primaryKey(),
+    tradeId: text('trade_id')
+      .notNull()
+      .references(() => trades.id, { onDelete: 'cascade' }),
+    slaveAccountId: text('slave_account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    tag: text('tag').notNull(),
+    action: text('action').notNull(),
+    symbol: text('symbol').notNull(),
+    side: text('side').notNull(),
+    plannedVolume: numeric('planned_volume'),
+    plannedPrice: numeric('planned_price'),
+    stopLoss: numeric('stop_loss'),
+    takeProfit: numeric('take_profit'),
+    state: text('state').notNull(),
+    skipReason: text('skip_reason'),
+    outcome: jsonb('outcome'),
+    brokerOrderId: text('broker_order_id'),
+    brokerPositionId: text('broker_position_id'),
+    filledVolume: numeric('filled_volume'),
+    fillPrice: numeric('fill_price'),
+    slippage: numeric('slippage'),
+    /** Hop latencies in ms: plan, record, send (to adapter), broker ack. */
+    latency: jsonb('latency'),
+    attempts: integer('attempts').notNull().default(0),
+    /** The Slave position or order a follow-up action (close, reduce, modify, cancel) addresses. */
+    targetId: text('target_id'),
+    /** Tags of earlier attempts proven absent at the broker (a resend takes a new tag). */
+    prevTags: jsonb('prev_tags'),
+    createdAt: createdAt(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('copy_intents_tag_uq').on(t.tag),
+    index('copy_intents_trade_idx').on(t.tradeId),
+    index('copy_intents_slave_idx').on(t.slaveAccountId, t.createdAt),
+    index('copy_intents_state_idx').on(t.state),
+  ],
+);
 
 /**
  * Which Slave position copies which Master position (kind `position`), or which Slave pending order copies
  * which Master pending order (kind `order`, ids in the *PositionId columns); closes and modifications follow these links.
  */
-export const positionLinks = pgTable('position_links', {
-  id: text('id').primaryKey(),
-  kind: text('kind').notNull().default('position'),
-  masterAccountId: text('master_account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
-  masterPositionId: text('master_position_id').notNull(),
-  slaveAccountId: text('slave_account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
-  slavePositionId: text('slave_position_id').notNull(),
-  intentId: text('intent_id'),
-  /** The Slave position's volume as last written by us (partial closes size from it). */
-  volume: numeric('volume'),
-  open: boolean('open').notNull().default(true),
-  /** Why the link closed: master_closed, user_closed (never reopen), panic_close, filled, cancelled. */
-  closedReason: text('closed_reason'),
-  createdAt: createdAt(),
-  closedAt: ts('closed_at'),
-}, (t) => [
-  index('position_links_master_idx').on(t.masterAccountId, t.masterPositionId),
-  // MetaTrader reuses a pending order's ticket as its position's id: the kind is part of the identity.
-  uniqueIndex('position_links_slave_kind_uq').on(t.slaveAccountId, t.kind, t.slavePositionId),
-]);
+export const positionLinks = pgTable(
+  'position_links',
+  {
+    id: text('id').primaryKey(),
+    kind: text('kind').notNull().default('position'),
+    masterAccountId: text('master_account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    masterPositionId: text('master_position_id').notNull(),
+    slaveAccountId: text('slave_account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    slavePositionId: text('slave_position_id').notNull(),
+    intentId: text('intent_id'),
+    /** The Slave position's volume as last written by us (partial closes size from it). */
+    volume: numeric('volume'),
+    open: boolean('open').notNull().default(true),
+    /** Why the link closed: master_closed, user_closed (never reopen), panic_close, filled, cancelled. */
+    closedReason: text('closed_reason'),
+    createdAt: createdAt(),
+    closedAt: ts('closed_at'),
+  },
+  (t) => [
+    index('position_links_master_idx').on(t.masterAccountId, t.masterPositionId),
+    // MetaTrader reuses a pending order's ticket as its position's id: the kind is part of the identity.
+    uniqueIndex('position_links_slave_kind_uq').on(t.slaveAccountId, t.kind, t.slavePositionId),
+  ],
+);
 
 /**
  * What the watcher last saw of each Master position and pending order. On start it diffs the broker's
  * current state against this to synthesise the actions it missed while down; `seq` numbers the item's actions.
  */
-export const masterItems = pgTable('master_items', {
-  accountId: text('account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
-  kind: text('kind').notNull(),
-  itemId: text('item_id').notNull(),
-  symbol: text('symbol').notNull(),
-  side: text('side').notNull(),
-  orderType: text('order_type').notNull(),
-  volume: numeric('volume').notNull(),
-  price: numeric('price'),
-  stopLoss: numeric('stop_loss'),
-  takeProfit: numeric('take_profit'),
-  tag: text('tag'),
-  open: boolean('open').notNull().default(true),
-  seq: integer('seq').notNull().default(0),
-  originTradeId: text('origin_trade_id'),
-  openedAt: ts('opened_at'),
-  updatedAt: ts('updated_at').notNull().defaultNow(),
-}, (t) => [primaryKey({ columns: [t.accountId, t.kind, t.itemId] }), index('master_items_open_idx').on(t.accountId, t.open)]);
+export const masterItems = pgTable(
+  'master_items',
+  {
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    kind: text('kind').notNull(),
+    itemId: text('item_id').notNull(),
+    symbol: text('symbol').notNull(),
+    side: text('side').notNull(),
+    orderType: text('order_type').notNull(),
+    volume: numeric('volume').notNull(),
+    price: numeric('price'),
+    stopLoss: numeric('stop_loss'),
+    takeProfit: numeric('take_profit'),
+    tag: text('tag'),
+    open: boolean('open').notNull().default(true),
+    seq: integer('seq').notNull().default(0),
+    originTradeId: text('origin_trade_id'),
+    openedAt: ts('opened_at'),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.kind, t.itemId] }),
+    index('master_items_open_idx').on(t.accountId, t.open),
+  ],
+);
 
 /** Every request on both families, so users can reconcile what they sent against what the brokers did. */
-export const requestRecords = pgTable('request_records', {
-  id: text('id').primaryKey(),
-  userId: text('user_id'),
-  credentialKind: text('credential_kind'),
-  credentialId: text('credential_id'),
-  method: text('method').notNull(),
-  route: text('route').notNull(),
-  path: text('path').notNull(),
-  status: integer('status').notNull(),
-  bodyDigest: text('body_digest'),
-  response: jsonb('response'),
-  durationMs: numeric('duration_ms'),
-  idempotencyKey: text('idempotency_key'),
-  createdAt: createdAt(),
-}, (t) => [index('request_records_user_idx').on(t.userId, t.createdAt)]);
+export const requestRecords = pgTable(
+  'request_records',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id'),
+    credentialKind: text('credential_kind'),
+    credentialId: text('credential_id'),
+    method: text('method').notNull(),
+    route: text('route').notNull(),
+    path: text('path').notNull(),
+    status: integer('status').notNull(),
+    bodyDigest: text('body_digest'),
+    response: jsonb('response'),
+    durationMs: numeric('duration_ms'),
+    idempotencyKey: text('idempotency_key'),
+    createdAt: createdAt(),
+  },
+  (t) => [index('request_records_user_idx').on(t.userId, t.createdAt)],
+);
 
 /** Fixed-window counters for per-user limits that must hold across restarts and processes. */
-export const rateLimitHits = pgTable('rate_limit_hits', {
-  id: text('id').primaryKey(),
-  bucket: text('bucket').notNull(),
-  at: ts('at').notNull().defaultNow(),
-}, (t) => [index('rate_limit_hits_bucket_idx').on(t.bucket, t.at)]);
+export const rateLimitHits = pgTable(
+  'rate_limit_hits',
+  {
+    id: text('id').primaryKey(),
+    bucket: text('bucket').notNull(),
+    at: ts('at').notNull().defaultNow(),
+  },
+  (t) => [index('rate_limit_hits_bucket_idx').on(t.bucket, t.at)],
+);
 
 /**
  * Token buckets of family V's rate limits, shared by every API process on one store. UNLOGGED in the migration:
@@ -271,116 +356,160 @@ export const signInFailures = pgTable('sign_in_failures', {
  * on a crash. `seq` orders events per account (per user for events without an account); `cursor` is the
  * global order the stream and replay resume from.
  */
-export const events = pgTable('events', {
-  cursor: bigserial('cursor', { mode: 'number' }).primaryKey(),
-  id: text('id').notNull(),
-  userId: text('user_id').notNull(),
-  accountId: text('account_id'),
-  seq: integer('seq').notNull(),
-  type: text('type').notNull(),
-  schemaVersion: integer('schema_version').notNull().default(1),
-  payload: jsonb('payload').notNull(),
-  createdAt: createdAt(),
-}, (t) => [
-  uniqueIndex('events_id_uq').on(t.id),
-  uniqueIndex('events_scope_seq_uq').on(t.userId, t.accountId, t.seq),
-  index('events_user_cursor_idx').on(t.userId, t.cursor),
-]);
+export const events = pgTable(
+  'events',
+  {
+    cursor: bigserial('cursor', { mode: 'number' }).primaryKey(),
+    id: text('id').notNull(),
+    userId: text('user_id').notNull(),
+    accountId: text('account_id'),
+    seq: integer('seq').notNull(),
+    type: text('type').notNull(),
+    schemaVersion: integer('schema_version').notNull().default(1),
+    payload: jsonb('payload').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex('events_id_uq').on(t.id),
+    uniqueIndex('events_scope_seq_uq').on(t.userId, t.accountId, t.seq),
+    index('events_user_cursor_idx').on(t.userId, t.cursor),
+  ],
+);
 
 /**
  * The last sequence number handed out per event scope (user + account, '' for user-wide events): an append
  * bumps it with one upsert instead of reading max(seq) over the user's history, and the row lock it takes
  * serialises writers of one scope until commit.
  */
-export const eventSeqs = pgTable('event_seqs', {
-  userId: text('user_id').notNull(),
-  scope: text('scope').notNull(),
-  lastSeq: integer('last_seq').notNull(),
-}, (t) => [primaryKey({ columns: [t.userId, t.scope] })]);
+export const eventSeqs = pgTable(
+  'event_seqs',
+  {
+    userId: text('user_id').notNull(),
+    scope: text('scope').notNull(),
+    lastSeq: integer('last_seq').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.scope] })],
+);
 
-export const webhookEndpoints = pgTable('webhook_endpoints', {
-  id: text('id').primaryKey(),
-  userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
-  url: text('url').notNull(),
-  description: text('description'),
-  /** Event types delivered; empty = all. */
-  eventTypes: jsonb('event_types').notNull(),
-  /** Signing secrets, AES-GCM sealed: the current one and, during a rotation overlap, the previous one. */
-  secretEnc: text('secret_enc').notNull(),
-  previousSecretEnc: text('previous_secret_enc'),
-  previousSecretExpiresAt: ts('previous_secret_expires_at'),
-  enabled: boolean('enabled').notNull().default(true),
-  disabledReason: text('disabled_reason'),
-  /** Events after this cursor are still to be delivered to this endpoint. */
-  deliveredCursor: bigint('delivered_cursor', { mode: 'number' }).notNull().default(0),
-  failingSince: ts('failing_since'),
-  createdAt: createdAt(),
-  updatedAt: ts('updated_at').notNull().defaultNow(),
-}, (t) => [index('webhook_endpoints_user_idx').on(t.userId)]);
+export const webhookEndpoints = pgTable(
+  'webhook_endpoints',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    url: text('url').notNull(),
+    description: text('description'),
+    /** Event types delivered; empty = all. */
+    eventTypes: jsonb('event_types').notNull(),
+    /** Signing secrets, AES-GCM sealed: the current one and, during a rotation overlap, the previous one. */
+    secretEnc: text('secret_enc').notNull(),
+    previousSecretEnc: text('previous_secret_enc'),
+    previousSecretExpiresAt: ts('previous_secret_expires_at'),
+    enabled: boolean('enabled').notNull().default(true),
+    disabledReason: text('disabled_reason'),
+    /** Events after this cursor are still to be delivered to this endpoint. */
+    deliveredCursor: bigint('delivered_cursor', { mode: 'number' }).notNull().default(0),
+    failingSince: ts('failing_since'),
+    createdAt: createdAt(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [index('webhook_endpoints_user_idx').on(t.userId)],
+);
 
 /** One row per delivery attempt: status, latency and a snippet of the answer. */
-export const webhookAttempts = pgTable('webhook_attempts', {
-  id: text('id').primaryKey(),
-  endpointId: text('endpoint_id').notNull().references(() => webhookEndpoints.id, { onDelete: 'cascade' }),
-  eventId: text('event_id').notNull(),
-  attempt: integer('attempt').notNull(),
-  status: integer('status'),
-  ok: boolean('ok').notNull(),
-  latencyMs: integer('latency_ms'),
-  responseSnippet: text('response_snippet'),
-  error: text('error'),
-  nextAttemptAt: ts('next_attempt_at'),
-  createdAt: createdAt(),
-}, (t) => [index('webhook_attempts_endpoint_idx').on(t.endpointId, t.createdAt), index('webhook_attempts_event_idx').on(t.eventId)]);
+export const webhookAttempts = pgTable(
+  'webhook_attempts',
+  {
+    id: text('id').primaryKey(),
+    endpointId: text('endpoint_id')
+      .notNull()
+      .references(() => webhookEndpoints.id, { onDelete: 'cascade' }),
+    eventId: text('event_id').notNull(),
+    attempt: integer('attempt').notNull(),
+    status: integer('status'),
+    ok: boolean('ok').notNull(),
+    latencyMs: integer('latency_ms'),
+    responseSnippet: text('response_snippet'),
+    error: text('error'),
+    nextAttemptAt: ts('next_attempt_at'),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index('webhook_attempts_endpoint_idx').on(t.endpointId, t.createdAt),
+    index('webhook_attempts_event_idx').on(t.eventId),
+  ],
+);
 
 /** Idempotency-Key records of family V writes (IETF draft semantics). */
-export const idempotencyKeys = pgTable('idempotency_keys', {
-  userId: text('user_id').notNull(),
-  key: text('key').notNull(),
-  route: text('route').notNull(),
-  bodyDigest: text('body_digest').notNull(),
-  /** null while the first request is still in flight. */
-  status: integer('status'),
-  response: jsonb('response'),
-  /** The request that claimed the key (trades.request_id of what it did), to settle it after a crash. */
-  requestId: text('request_id'),
-  /** The process that claimed it: a restart settles only what an earlier process left in flight. */
-  claimedBy: text('claimed_by'),
-  createdAt: createdAt(),
-}, (t) => [primaryKey({ columns: [t.userId, t.key] }), index('idempotency_keys_in_flight_idx').on(t.createdAt).where(sql`${t.status} is null`)]);
+export const idempotencyKeys = pgTable(
+  'idempotency_keys',
+  {
+    userId: text('user_id').notNull(),
+    key: text('key').notNull(),
+    route: text('route').notNull(),
+    bodyDigest: text('body_digest').notNull(),
+    /** null while the first request is still in flight. */
+    status: integer('status'),
+    response: jsonb('response'),
+    /** The request that claimed the key (trades.request_id of what it did), to settle it after a crash. */
+    requestId: text('request_id'),
+    /** The process that claimed it: a restart settles only what an earlier process left in flight. */
+    claimedBy: text('claimed_by'),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.userId, t.key] }),
+    index('idempotency_keys_in_flight_idx').on(t.createdAt).where(sql`${t.status} is null`),
+  ],
+);
 
 /** Panic-close as a tracked job: progress and per-position results readable while it runs. */
-export const panicJobs = pgTable('panic_jobs', {
-  id: text('id').primaryKey(),
-  userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
-  scope: text('scope').notNull(),
-  targetId: text('target_id').notNull(),
-  state: text('state').notNull(),
-  cancelPending: boolean('cancel_pending').notNull().default(true),
-  progress: jsonb('progress').notNull(),
-  error: text('error'),
-  createdAt: createdAt(),
-  updatedAt: ts('updated_at').notNull().defaultNow(),
-  finishedAt: ts('finished_at'),
-}, (t) => [index('panic_jobs_user_idx').on(t.userId, t.createdAt)]);
+export const panicJobs = pgTable(
+  'panic_jobs',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    scope: text('scope').notNull(),
+    targetId: text('target_id').notNull(),
+    state: text('state').notNull(),
+    cancelPending: boolean('cancel_pending').notNull().default(true),
+    progress: jsonb('progress').notNull(),
+    error: text('error'),
+    createdAt: createdAt(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+    finishedAt: ts('finished_at'),
+  },
+  (t) => [index('panic_jobs_user_idx').on(t.userId, t.createdAt)],
+);
 
 /**
  * Risk limits of a Slave (scope account) or of a copier group (scope group, applied to each of its Slaves),
  * and the monitor's running state per target: peak equity, the trading day's start equity, the last breach.
  */
-export const riskLimits = pgTable('risk_limits', {
-  targetId: text('target_id').primaryKey(),
-  userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
-  scope: text('scope').notNull(),
-  limits: jsonb('limits').notNull(),
-  state: jsonb('state').notNull(),
-  createdAt: createdAt(),
-  updatedAt: ts('updated_at').notNull().defaultNow(),
-}, (t) => [index('risk_limits_user_idx').on(t.userId)]);
+export const riskLimits = pgTable(
+  'risk_limits',
+  {
+    targetId: text('target_id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    scope: text('scope').notNull(),
+    limits: jsonb('limits').notNull(),
+    state: jsonb('state').notNull(),
+    createdAt: createdAt(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [index('risk_limits_user_idx').on(t.userId)],
+);
 
 /** Shadow mode: while enabled, a Slave's copies go to this simulated twin instead of its broker. */
 export const shadowTwins = pgTable('shadow_twins', {
-  accountId: text('account_id').primaryKey().references(() => accounts.id, { onDelete: 'cascade' }),
+  accountId: text('account_id')
+    .primaryKey()
+    .references(() => accounts.id, { onDelete: 'cascade' }),
   simAccountId: text('sim_account_id').notNull(),
   enabled: boolean('enabled').notNull(),
   startBalance: numeric('start_balance').notNull(),
@@ -392,9 +521,15 @@ export const shadowTwins = pgTable('shadow_twins', {
  * Balance and equity of an account over time, from the health monitor's reads: at most one row per account per
  * minute, written in one statement per round, and pruned past the retention (see the monitor).
  */
-export const equitySnapshots = pgTable('equity_snapshots', {
-  accountId: text('account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
-  at: ts('at').notNull(),
-  balance: numeric('balance').notNull(),
-  equity: numeric('equity').notNull(),
-}, (t) => [primaryKey({ columns: [t.accountId, t.at] }), index('equity_snapshots_at_idx').on(t.at)]);
+export const equitySnapshots = pgTable(
+  'equity_snapshots',
+  {
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    at: ts('at').notNull(),
+    balance: numeric('balance').notNull(),
+    equity: numeric('equity').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.at] }), index('equity_snapshots_at_idx').on(t.at)],
+);

@@ -11,6 +11,15 @@ export default defineConfig({
   root: here,
   base: '/',
   plugins: [react()],
-  build: { outDir: fileURLToPath(new URL('../../dist/web', import.meta.url)), emptyOutDir: true, sourcemap: true, chunkSizeWarningLimit: 800 },
-  server: { proxy: Object.fromEntries(['/api', '/app', '/v1', '/openapi.json', '/docs', '/healthz'].map((p) => [p, { target, changeOrigin: false }])) },
+  build: {
+    outDir: fileURLToPath(new URL('../../dist/web', import.meta.url)),
+    emptyOutDir: true,
+    sourcemap: true,
+    chunkSizeWarningLimit: 800,
+  },
+  server: {
+    proxy: Object.fromEntries(
+      ['/api', '/app', '/v1', '/openapi.json', '/docs', '/healthz'].map((p) => [p, { target, changeOrigin: false }]),
+    ),
+  },
 });

@@ -18,19 +18,34 @@ export interface Webhooks {
 }
 
 /** Events and webhooks as main.ts (and tests) build them: one feed shared by the deliverer and the stream. */
-export function createWebhooks(store: Store, box: CredentialBox, cfg: WebhookConfig, logger: Logger | false = false): Webhooks {
+export function createWebhooks(
+  store: Store,
+  box: CredentialBox,
+  cfg: WebhookConfig,
+  logger: Logger | false = false,
+): Webhooks {
   const feed = new EventFeed(store.events, { gapGraceMs: cfg.gapGraceMs });
   const repo = store.webhooks;
   const sender = new WebhookSender(box, { timeoutMs: cfg.timeoutMs, allowPrivateTargets: cfg.allowPrivateTargets });
   const deliverer = new WebhookDeliverer(repo, feed, sender, {
-    scheduleMs: cfg.retryScheduleMs, jitter: cfg.jitter, maxRetryAfterMs: cfg.maxRetryAfterMs, failureWindowMs: cfg.failureWindowMs, pollMs: cfg.pollMs,
-    onError: (err, endpointId) => logger && logger.error({ err, endpointId }, 'webhook delivery step failed; retried on the next wake-up'),
+    scheduleMs: cfg.retryScheduleMs,
+    jitter: cfg.jitter,
+    maxRetryAfterMs: cfg.maxRetryAfterMs,
+    failureWindowMs: cfg.failureWindowMs,
+    pollMs: cfg.pollMs,
+    onError: (err, endpointId) =>
+      logger && logger.error({ err, endpointId }, 'webhook delivery step failed; retried on the next wake-up'),
   });
   const service = new WebhookService(repo, store.events, box, sender, {
-    allowPrivateTargets: cfg.allowPrivateTargets, secretOverlapSec: cfg.secretOverlapSec, onChanged: (id) => deliverer.kick(id),
+    allowPrivateTargets: cfg.allowPrivateTargets,
+    secretOverlapSec: cfg.secretOverlapSec,
+    onChanged: (id) => deliverer.kick(id),
   });
   return {
-    feed, service, deliverer, repo,
+    feed,
+    service,
+    deliverer,
+    repo,
     start() {
       feed.start();
       deliverer.start();

@@ -117,10 +117,13 @@ export class WebhookDeliverer {
 
   private later(id: string, lane: Lane, at: number): void {
     if (lane.timer) clearTimeout(lane.timer);
-    lane.timer = setTimeout(() => {
-      lane.timer = null;
-      this.kick(id);
-    }, Math.min(MAX_TIMER, Math.max(0, at - this.clock())));
+    lane.timer = setTimeout(
+      () => {
+        lane.timer = null;
+        this.kick(id);
+      },
+      Math.min(MAX_TIMER, Math.max(0, at - this.clock())),
+    );
   }
 
   private async run(id: string, lane: Lane): Promise<void> {
@@ -146,7 +149,13 @@ export class WebhookDeliverer {
 
       const last = await this.repo.lastScheduled(ep.id, head.id);
       // A user's edit after the last failure (new URL, re-enabled) means: try now, not at the backed-off time.
-      if (last && !last.ok && last.nextAttemptAt && last.nextAttemptAt.getTime() > this.clock() && last.createdAt > ep.updatedAt) {
+      if (
+        last &&
+        !last.ok &&
+        last.nextAttemptAt &&
+        last.nextAttemptAt.getTime() > this.clock() &&
+        last.createdAt > ep.updatedAt
+      ) {
         this.later(id, lane, last.nextAttemptAt.getTime());
         return;
       }
@@ -162,8 +171,15 @@ export class WebhookDeliverer {
   private async settle(ep: EndpointRow, ev: EventRow, attemptNo: number, r: PostResult, lane: Lane): Promise<boolean> {
     const now = this.clock();
     const base: NewAttempt = {
-      endpointId: ep.id, eventId: ev.id, attempt: attemptNo, status: r.status, ok: r.ok, latencyMs: r.latencyMs,
-      responseSnippet: r.snippet, error: r.error, nextAttemptAt: null,
+      endpointId: ep.id,
+      eventId: ev.id,
+      attempt: attemptNo,
+      status: r.status,
+      ok: r.ok,
+      latencyMs: r.latencyMs,
+      responseSnippet: r.snippet,
+      error: r.error,
+      nextAttemptAt: null,
     };
     if (r.ok) {
       await this.repo.delivered(ep.id, ep.deliveredCursor, ev.cursor, base);
@@ -175,7 +191,12 @@ export class WebhookDeliverer {
       return false;
     }
     if (now - failingSince.getTime() >= this.opts.failureWindowMs) {
-      await this.disable(ep, `no successful delivery since ${failingSince.toISOString()} (failure window ${Math.round(this.opts.failureWindowMs / 1000)} s)`, base, failingSince);
+      await this.disable(
+        ep,
+        `no successful delivery since ${failingSince.toISOString()} (failure window ${Math.round(this.opts.failureWindowMs / 1000)} s)`,
+        base,
+        failingSince,
+      );
       return false;
     }
     const next = now + retryDelay(attemptNo + 1, this.opts, r.retryAfterMs, this.random);
@@ -186,7 +207,9 @@ export class WebhookDeliverer {
 
   private async disable(ep: EndpointRow, reason: string, attempt: NewAttempt, failingSince: Date): Promise<void> {
     await this.repo.disable(ep, reason, attempt, {
-      userId: ep.userId, accountId: null, type: 'webhook_endpoint.disabled',
+      userId: ep.userId,
+      accountId: null,
+      type: 'webhook_endpoint.disabled',
       payload: { endpointId: ep.id, url: ep.url, reason, failingSince: failingSince.toISOString() },
     });
   }

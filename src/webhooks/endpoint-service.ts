@@ -45,8 +45,13 @@ export class WebhookService {
     const url = await this.checkUrl(input.url);
     const secret = generateSecret();
     const endpoint = await this.repo.insert({
-      id: newId('whe'), userId, url, description: input.description ?? null, eventTypes: this.checkTypes(input.eventTypes ?? []),
-      secretEnc: this.box.seal(secret), enabled: input.enabled ?? true,
+      id: newId('whe'),
+      userId,
+      url,
+      description: input.description ?? null,
+      eventTypes: this.checkTypes(input.eventTypes ?? []),
+      secretEnc: this.box.seal(secret),
+      enabled: input.enabled ?? true,
       // A new endpoint receives what happens from now on, not the user's whole history (replay: GET /v1/events).
       deliveredCursor: await this.repo.latestCursor(userId),
     });
@@ -86,7 +91,11 @@ export class WebhookService {
    * A new secret signs from now on; the old one keeps signing beside it for the overlap, so receivers can
    * switch at their pace. A rotation during an overlap drops the oldest secret.
    */
-  async rotateSecret(userId: string, id: string, overlapSec = this.opts.secretOverlapSec): Promise<{ endpoint: EndpointRow; secret: string }> {
+  async rotateSecret(
+    userId: string,
+    id: string,
+    overlapSec = this.opts.secretOverlapSec,
+  ): Promise<{ endpoint: EndpointRow; secret: string }> {
     const ep = await this.get(userId, id);
     const secret = generateSecret();
     const updated = await this.repo.update(userId, id, {
@@ -106,7 +115,12 @@ export class WebhookService {
   async sendTest(userId: string, id: string): Promise<AttemptRow> {
     const ep = await this.get(userId, id);
     const event: WireEvent = {
-      id: newId('evt'), type: 'webhook.test', timestamp: new Date().toISOString(), accountId: null, sequence: 0, schemaVersion: 1,
+      id: newId('evt'),
+      type: 'webhook.test',
+      timestamp: new Date().toISOString(),
+      accountId: null,
+      sequence: 0,
+      schemaVersion: 1,
       data: { endpointId: ep.id, message: 'test event from copytrade' },
     };
     return this.manual(ep, event);
@@ -131,8 +145,15 @@ export class WebhookService {
   private async manual(ep: EndpointRow, event: WireEvent): Promise<AttemptRow> {
     const r: PostResult = await this.sender.send(ep, event);
     return this.repo.recordAttempt({
-      endpointId: ep.id, eventId: event.id, attempt: MANUAL_ATTEMPT, status: r.status, ok: r.ok, latencyMs: r.latencyMs,
-      responseSnippet: r.snippet, error: r.error, nextAttemptAt: null,
+      endpointId: ep.id,
+      eventId: event.id,
+      attempt: MANUAL_ATTEMPT,
+      status: r.status,
+      ok: r.ok,
+      latencyMs: r.latencyMs,
+      responseSnippet: r.snippet,
+      error: r.error,
+      nextAttemptAt: null,
     });
   }
 
@@ -147,7 +168,11 @@ export class WebhookService {
 
   private checkTypes(types: string[]): string[] {
     const unknown = types.filter((t) => !isEventType(t) || t === 'webhook.test');
-    if (unknown.length > 0) throw invalid(`unknown event types: ${unknown.join(', ')}; subscribable types: ${EVENT_TYPES.filter((t) => t !== 'webhook.test').join(', ')}`, { field: 'eventTypes' });
+    if (unknown.length > 0)
+      throw invalid(
+        `unknown event types: ${unknown.join(', ')}; subscribable types: ${EVENT_TYPES.filter((t) => t !== 'webhook.test').join(', ')}`,
+        { field: 'eventTypes' },
+      );
     return [...new Set(types)];
   }
 }

@@ -6,7 +6,9 @@ const policy = { scheduleMs: [0, 5_000, 300_000, 1_800_000], jitter: 0, maxRetry
 
 describe('retry schedule', () => {
   it('follows the schedule, then repeats its last entry', () => {
-    expect([1, 2, 3, 4, 5, 9].map((n) => retryDelay(n, policy))).toEqual([0, 5_000, 300_000, 1_800_000, 1_800_000, 1_800_000]);
+    expect([1, 2, 3, 4, 5, 9].map((n) => retryDelay(n, policy))).toEqual([
+      0, 5_000, 300_000, 1_800_000, 1_800_000, 1_800_000,
+    ]);
   });
 
   it('spreads by at most +-jitter, and never below zero', () => {
@@ -42,7 +44,12 @@ describe('retry schedule', () => {
     expect(cfg.timeoutMs).toBe(15_000);
     expect(cfg.allowPrivateTargets).toBe(false);
     expect(loadWebhookConfig({}, true).allowPrivateTargets).toBe(true);
-    expect(loadWebhookConfig({ COPYTRADE_WEBHOOK_RETRY_SCHEDULE: '0,10ms,1s', COPYTRADE_WEBHOOK_ALLOW_PRIVATE_TARGETS: '0' }, true)).toMatchObject({ retryScheduleMs: [0, 10, 1000], allowPrivateTargets: false });
+    expect(
+      loadWebhookConfig(
+        { COPYTRADE_WEBHOOK_RETRY_SCHEDULE: '0,10ms,1s', COPYTRADE_WEBHOOK_ALLOW_PRIVATE_TARGETS: '0' },
+        true,
+      ),
+    ).toMatchObject({ retryScheduleMs: [0, 10, 1000], allowPrivateTargets: false });
     expect(parseDuration('1.5s', 'x')).toBe(1500);
     expect(() => parseDuration('soon', 'X')).toThrow(/X must be a duration/);
   });

@@ -10,7 +10,12 @@ export interface RetryPolicy {
  * failure window disables it. A receiver's Retry-After is a floor, capped so a receiver cannot park an
  * endpoint for ever.
  */
-export function retryDelay(attempt: number, policy: RetryPolicy, retryAfterMs: number | null = null, random: () => number = Math.random): number {
+export function retryDelay(
+  attempt: number,
+  policy: RetryPolicy,
+  retryAfterMs: number | null = null,
+  random: () => number = Math.random,
+): number {
   const { scheduleMs } = policy;
   if (scheduleMs.length === 0) return 0;
   const base = scheduleMs[Math.min(Math.max(attempt - 1, 0), scheduleMs.length - 1)]!;

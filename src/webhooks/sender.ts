@@ -12,18 +12,27 @@ export interface SenderOptions {
 /** The secrets that sign now: the current one, and the previous one while its rotation overlap lasts. */
 export function signingSecrets(box: CredentialBox, ep: EndpointRow, now: Date): string[] {
   const out = [box.open<string>(ep.secretEnc)];
-  if (ep.previousSecretEnc && ep.previousSecretExpiresAt && ep.previousSecretExpiresAt > now) out.push(box.open<string>(ep.previousSecretEnc));
+  if (ep.previousSecretEnc && ep.previousSecretExpiresAt && ep.previousSecretExpiresAt > now)
+    out.push(box.open<string>(ep.previousSecretEnc));
   return out;
 }
 
 /** Signs one event for one endpoint and posts it. The event id is the webhook-id, stable across retries. */
 export class WebhookSender {
-  constructor(private readonly box: CredentialBox, private readonly opts: SenderOptions) {}
+  constructor(
+    private readonly box: CredentialBox,
+    private readonly opts: SenderOptions,
+  ) {}
 
   send(ep: EndpointRow, event: WireEvent, signal?: AbortSignal): Promise<PostResult> {
     const body = JSON.stringify(event);
     const at = new Date();
     const headers = signHeaders(event.id, at, body, signingSecrets(this.box, ep, at));
-    return postWebhook(ep.url, body, { ...headers }, { timeoutMs: this.opts.timeoutMs, allowPrivate: this.opts.allowPrivateTargets, ...(signal ? { signal } : {}) });
+    return postWebhook(
+      ep.url,
+      body,
+      { ...headers },
+      { timeoutMs: this.opts.timeoutMs, allowPrivate: this.opts.allowPrivateTargets, ...(signal ? { signal } : {}) },
+    );
   }
 }

@@ -6,25 +6,66 @@ import { checkTarget, isPrivateAddress, parseTargetUrl } from './target-guard.js
 
 describe('webhook target guard', () => {
   it('knows private, loopback, link-local and mapped addresses', () => {
-    for (const a of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', '::', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '64:ff9b::10.0.0.1', '224.0.0.1']) {
+    for (const a of [
+      '127.0.0.1',
+      '10.1.2.3',
+      '172.16.0.1',
+      '172.31.255.255',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '::1',
+      '::',
+      'fe80::1',
+      'fd00::1',
+      '::ffff:127.0.0.1',
+      '::ffff:7f00:1',
+      '64:ff9b::10.0.0.1',
+      '224.0.0.1',
+    ]) {
       expect(isPrivateAddress(a), a).toBe(true);
     }
-    for (const a of ['8.8.8.8', '1.1.1.1', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8']) expect(isPrivateAddress(a), a).toBe(false);
+    for (const a of ['8.8.8.8', '1.1.1.1', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])
+      expect(isPrivateAddress(a), a).toBe(false);
   });
 
   it('refuses every IPv6 form that carries a private IPv4 address, and lets the same forms of a public one through', () => {
     const refused = [
-      '::127.0.0.1', '::7f00:1', '::10.0.0.1', '::a9fe:a9fe', // IPv4-compatible ::/96 (seen: http://[::127.0.0.1]/ accepted)
-      '::ffff:10.0.0.1', '::ffff:a9fe:a9fe', '::ffff:0:7f00:1', '::ffff:0:a00:1', // IPv4-mapped, IPv4-translated (RFC 6145)
-      '64:ff9b::7f00:1', '64:ff9b::c0a8:101', '64:ff9b:1::1', '64:ff9b:1:ffff::808:808', // NAT64 well-known /96; local-use /48 as a whole
-      '2002:7f00:1::', '2002:a00:1::1', '2002:c0a8:101:1::1', '2002:a9fe:a9fe::', // 6to4 (seen: http://[2002:7f00:1::]/ accepted)
+      '::127.0.0.1',
+      '::7f00:1',
+      '::10.0.0.1',
+      '::a9fe:a9fe', // IPv4-compatible ::/96 (seen: http://[::127.0.0.1]/ accepted)
+      '::ffff:10.0.0.1',
+      '::ffff:a9fe:a9fe',
+      '::ffff:0:7f00:1',
+      '::ffff:0:a00:1', // IPv4-mapped, IPv4-translated (RFC 6145)
+      '64:ff9b::7f00:1',
+      '64:ff9b::c0a8:101',
+      '64:ff9b:1::1',
+      '64:ff9b:1:ffff::808:808', // NAT64 well-known /96; local-use /48 as a whole
+      '2002:7f00:1::',
+      '2002:a00:1::1',
+      '2002:c0a8:101:1::1',
+      '2002:a9fe:a9fe::', // 6to4 (seen: http://[2002:7f00:1::]/ accepted)
       '2001:0:4136:e378:8000:63bf:80ff:fffe', // Teredo, client 127.0.0.1 obfuscated (inverted)
       '2001:0:4136:e378:8000:63bf:f5ff:fffe', // Teredo, client 10.0.0.1
       '2001:0:a00:1:8000:63bf:f7f7:f7f7', // Teredo, server 10.0.0.1, public client 8.8.8.8
-      '2001:db8::1', '2001:2::1', '100::1', 'ff02::1', 'fec0::1',
+      '2001:db8::1',
+      '2001:2::1',
+      '100::1',
+      'ff02::1',
+      'fec0::1',
     ];
     for (const a of refused) expect(isPrivateAddress(a), a).toBe(true);
-    const allowed = ['::808:808', '::ffff:0:808:808', '64:ff9b::808:808', '2002:808:808::1', '2001:0:4136:e378:8000:63bf:f7f7:f7f7', '2a00:1450:4001:80b::200e'];
+    const allowed = [
+      '::808:808',
+      '::ffff:0:808:808',
+      '64:ff9b::808:808',
+      '2002:808:808::1',
+      '2001:0:4136:e378:8000:63bf:f7f7:f7f7',
+      '2a00:1450:4001:80b::200e',
+    ];
     for (const a of allowed) expect(isPrivateAddress(a), a).toBe(false);
   });
 
@@ -58,13 +99,24 @@ describe('webhook target guard', () => {
     const port = (server.address() as AddressInfo).port;
     try {
       // A resolver whose answer changed after validation: it hands the connection a loopback address unchecked.
-      const rebinding = ((_h: string, o: { all?: boolean }, cb: (e: null, a: unknown, f?: number) => void) => (o.all ? cb(null, [{ address: '127.0.0.1', family: 4 }]) : cb(null, '127.0.0.1', 4))) as never;
-      const r = await postWebhook(`http://hooks.example.com:${port}/x`, '{}', {}, { timeoutMs: 5000, allowPrivate: false, lookup: rebinding });
+      const rebinding = ((_h: string, o: { all?: boolean }, cb: (e: null, a: unknown, f?: number) => void) =>
+        o.all ? cb(null, [{ address: '127.0.0.1', family: 4 }]) : cb(null, '127.0.0.1', 4)) as never;
+      const r = await postWebhook(
+        `http://hooks.example.com:${port}/x`,
+        '{}',
+        {},
+        { timeoutMs: 5000, allowPrivate: false, lookup: rebinding },
+      );
       expect(r.ok).toBe(false);
       expect(r.error).toMatch(/refused: connected to 127\.0\.0\.1, a private address/);
       expect(received).toBe(0);
       // The same resolver with private targets allowed reaches the receiver: the refusal above was the guard's.
-      const allowed = await postWebhook(`http://127.0.0.1:${port}/x`, '{}', {}, { timeoutMs: 5000, allowPrivate: true });
+      const allowed = await postWebhook(
+        `http://127.0.0.1:${port}/x`,
+        '{}',
+        {},
+        { timeoutMs: 5000, allowPrivate: true },
+      );
       expect(allowed.ok).toBe(true);
     } finally {
       await new Promise((r) => server.close(r));

@@ -10,11 +10,32 @@ import ipaddr from 'ipaddr.js';
  */
 const blocked = new BlockList();
 for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24],
-  ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) blocked.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['2001:db8::', 32], ['100::', 64]] as const) {
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  blocked.addSubnet(net, prefix, 'ipv4');
+for (const [net, prefix] of [
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+  ['2001:db8::', 32],
+  ['100::', 64],
+] as const) {
   blocked.addSubnet(net, prefix, 'ipv6');
 }
 
@@ -28,7 +49,8 @@ function embeddedV4(v6: ipaddr.IPv6): string[] {
   const p = v6.parts;
   const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
   const zero = (from: number, to: number) => p.slice(from, to).every((x) => x === 0);
-  if (zero(0, 6) || (zero(0, 5) && p[5] === 0xffff) || (zero(0, 4) && p[4] === 0xffff && p[5] === 0)) return [v4(p[6]!, p[7]!)];
+  if (zero(0, 6) || (zero(0, 5) && p[5] === 0xffff) || (zero(0, 4) && p[4] === 0xffff && p[5] === 0))
+    return [v4(p[6]!, p[7]!)];
   if (p[0] === 0x64 && p[1] === 0xff9b && zero(2, 6)) return [v4(p[6]!, p[7]!)];
   if (p[0] === 0x2002) return [v4(p[1]!, p[2]!)];
   if (p[0] === 0x2001 && p[1] === 0) return [v4(p[2]!, p[3]!), v4(p[6]! ^ 0xffff, p[7]! ^ 0xffff)];
@@ -38,7 +60,8 @@ function embeddedV4(v6: ipaddr.IPv6): string[] {
 /** Ranges ipaddr.js names that embed an IPv4 address handled above; any other named range is not public. */
 const EMBEDDING = new Set(['ipv4Mapped', 'rfc6145', 'rfc6052', '6to4', 'teredo']);
 
-const privateV4 = (addr: string): boolean => blocked.check(addr, 'ipv4') || ipaddr.IPv4.parse(addr).range() !== 'unicast';
+const privateV4 = (addr: string): boolean =>
+  blocked.check(addr, 'ipv4') || ipaddr.IPv4.parse(addr).range() !== 'unicast';
 
 export function isPrivateAddress(addr: string): boolean {
   const family = isIP(addr);
@@ -86,7 +109,10 @@ export async function checkTarget(raw: string, allowPrivate: boolean): Promise<U
   const host = hostOf(url);
   const addrs = isIP(host) ? [host] : await resolveAll(host);
   const bad = addrs.find(isPrivateAddress);
-  if (bad) throw new TargetRefused(`url resolves to ${bad}, a private, loopback or link-local address; such targets are not allowed here`);
+  if (bad)
+    throw new TargetRefused(
+      `url resolves to ${bad}, a private, loopback or link-local address; such targets are not allowed here`,
+    );
   return url;
 }
 
@@ -102,7 +128,11 @@ function resolveAll(host: string): Promise<string[]> {
 type LookupCb = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 /** A `lookup` for http.request that refuses private answers, checked on the very addresses it connects to. */
-export function guardedLookup(hostname: string, options: { all?: boolean; family?: number | string }, cb: LookupCb): void {
+export function guardedLookup(
+  hostname: string,
+  options: { all?: boolean; family?: number | string },
+  cb: LookupCb,
+): void {
   dnsLookup(hostname, { all: true, verbatim: true }, (err, addrs) => {
     if (err) return cb(err, []);
     const bad = addrs.find((a) => isPrivateAddress(a.address));

@@ -57,14 +57,19 @@ describe.each(stores)('account and group actions ($name)', { timeout: 60_000 }, 
     expect([paused.body.master, ...paused.body.slaves].every((a: any) => a.status === 'paused')).toBe(true);
     const resumed = await svc.call('POST', `/v1/copier-groups/${g.id}/resume`, { token: key });
     expect(resumed.status).toBe(200);
-    expect([resumed.body.master, ...resumed.body.slaves].map((a: any) => a.status)).toEqual(Array(1 + g.slaves.length).fill('connected'));
+    expect([resumed.body.master, ...resumed.body.slaves].map((a: any) => a.status)).toEqual(
+      Array(1 + g.slaves.length).fill('connected'),
+    );
   });
 
   it('refuses to remove an account with open copies (409 open_copies), removes it with force=true, and a quiet one at once', async () => {
     const g = demoGroup();
     const master = g.master;
     const slave = g.slaves.find((s: any) => s.platform === 'platformb'); // sealed broker credentials to see go
-    const order = await svc.call('POST', `/v1/accounts/${master.id}/orders`, { token: key, body: { symbol: 'EURUSD', side: 'buy', volume: 0.1 } });
+    const order = await svc.call('POST', `/v1/accounts/${master.id}/orders`, {
+      token: key,
+      body: { symbol: 'EURUSD', side: 'buy', volume: 0.1 },
+    });
     expect(order.status).toBe(202);
     await expect.poll(async () => (await svc.store.accounts.openCopies(slave.id)).asSlave, { timeout: 10_000 }).toBe(1);
 
@@ -104,7 +109,13 @@ describe.each(stores)('account and group actions ($name)', { timeout: 60_000 }, 
 
   it('documents the new routes as open points', async () => {
     const doc = (await svc.call('GET', '/openapi.json')).body;
-    for (const [path, method] of [['/v1/accounts/{account_id}', 'delete'], ['/v1/copier-groups/{group_id}', 'delete'], ['/v1/copier-groups/{group_id}', 'patch'], ['/v1/copier-groups/{group_id}/resume', 'post'], ['/v1/copier-groups/{group_id}/pause', 'post']] as const) {
+    for (const [path, method] of [
+      ['/v1/accounts/{account_id}', 'delete'],
+      ['/v1/copier-groups/{group_id}', 'delete'],
+      ['/v1/copier-groups/{group_id}', 'patch'],
+      ['/v1/copier-groups/{group_id}/resume', 'post'],
+      ['/v1/copier-groups/{group_id}/pause', 'post'],
+    ] as const) {
       expect(doc.paths[path]?.[method]?.['x-open-point'], `${method} ${path}`).toBe(true);
     }
   });

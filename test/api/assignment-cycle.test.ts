@@ -15,23 +15,33 @@ let userId: string;
 beforeAll(async () => {
   svc = await startTestService();
   await svc.deps.auth.createUser('cycle@example.test', 'password-123');
-  token = (await svc.call('POST', '/app/sign-in', { body: { email: 'cycle@example.test', password: 'password-123' } })).body.accessToken;
+  token = (await svc.call('POST', '/app/sign-in', { body: { email: 'cycle@example.test', password: 'password-123' } }))
+    .body.accessToken;
   userId = (await svc.store.users.byEmail('cycle@example.test'))!.id;
 });
 afterAll(async () => svc?.close());
 
-const group = async (name: string) => (await svc.call('POST', '/app/v1/copier-groups', { token, body: { name } })).body.id as string;
+const group = async (name: string) =>
+  (await svc.call('POST', '/app/v1/copier-groups', { token, body: { name } })).body.id as string;
 /** A sim connection that reaches broker account `reaches`, whatever identity it was stored under. */
 async function account(name: string, reaches: string): Promise<string> {
-  const a = await svc.store.accounts.create({ userId, platform: 'sim', role: 'slave', name, brokerAccountId: `${name}-own`, brokerAccountNumber: '1' });
+  const a = await svc.store.accounts.create({
+    userId,
+    platform: 'sim',
+    role: 'slave',
+    name,
+    brokerAccountId: `${name}-own`,
+    brokerAccountNumber: '1',
+  });
   await svc.store.database.db.execute(sql`update accounts set broker_account_id = ${reaches} where id = ${a.id}`);
   await svc.store.accounts.setStatus(a.id, 'connected');
   return a.id;
 }
-const assign = (id: string, groupId: string | null, role: 'master' | 'slave') => svc.call('PUT', `/app/v1/accounts/${id}/assignment`, { token, body: { groupId, role } });
+const assign = (id: string, groupId: string | null, role: 'master' | 'slave') =>
+  svc.call('PUT', `/app/v1/accounts/${id}/assignment`, { token, body: { groupId, role } });
 
 describe('assignment: no copy cycles', () => {
-  it('a Slave that is the same broker account as its group\'s Master is refused', async () => {
+  it("a Slave that is the same broker account as its group's Master is refused", async () => {
     const g = await group('self');
     expect((await assign(await account('m-self', 'acct-x'), g, 'master')).status).toBe(200);
     const echo = await assign(await account('s-self', 'acct-x'), g, 'slave');
@@ -58,7 +68,11 @@ describe('assignment: no copy cycles', () => {
   it('a disabled duplicate connection cannot be assigned or resumed', async () => {
     const g = await group('dup');
     const id = await account('dup', 'acct-d');
-    await svc.store.accounts.setStatus(id, 'disabled', 'duplicate connection: this broker account is already connected as acc_x');
+    await svc.store.accounts.setStatus(
+      id,
+      'disabled',
+      'duplicate connection: this broker account is already connected as acc_x',
+    );
     const r = await assign(id, g, 'slave');
     expect(r.status).toBe(409);
     expect(r.body.code).toBe('account_already_connected');

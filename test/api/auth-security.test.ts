@@ -47,7 +47,10 @@ describe('API keys (family V): created, listed, rotated with overlap, revoked; s
     expect(list.text).not.toContain(k1);
     expect(list.body.keys[0]).toMatchObject({ id: created.body.key.id, prefix: k1.slice(0, 10), state: 'active' });
 
-    const rotated = await svc.call('POST', `/app/api-keys/${created.body.key.id}/rotate`, { token, body: { overlapSeconds: 1 } });
+    const rotated = await svc.call('POST', `/app/api-keys/${created.body.key.id}/rotate`, {
+      token,
+      body: { overlapSeconds: 1 },
+    });
     expect(rotated.status).toBe(201);
     const k2 = rotated.body.apiKey as string;
     expect(k2).not.toBe(k1);
@@ -72,7 +75,8 @@ describe('API keys (family V): created, listed, rotated with overlap, revoked; s
 describe('secrets at rest and in logs', () => {
   it('stores only hashes of tokens and keys, never the values', async () => {
     const db = svc.store.database.db;
-    const rows = async (table: string) => ((await db.execute(sql.raw(`select * from ${table}`))) as unknown as { rows: unknown[] }).rows;
+    const rows = async (table: string) =>
+      ((await db.execute(sql.raw(`select * from ${table}`))) as unknown as { rows: unknown[] }).rows;
     const dump = JSON.stringify([
       await rows('access_tokens'),
       await rows('api_keys'),
@@ -91,7 +95,8 @@ describe('secrets at rest and in logs', () => {
     await svc.call('GET', '/api/trading-accounts', { token: svc.demo!.accessToken });
     const all = svc.logs.join('\n');
     expect(svc.logs.length).toBeGreaterThan(5);
-    for (const secret of [svc.demo!.accessToken, svc.demo!.apiKey, svc.demo!.password, 'correct horse battery']) expect(all).not.toContain(secret);
+    for (const secret of [svc.demo!.accessToken, svc.demo!.apiKey, svc.demo!.password, 'correct horse battery'])
+      expect(all).not.toContain(secret);
   });
 
   it('seals broker credentials with AES-256-GCM: unreadable without the key, tamper-evident', () => {

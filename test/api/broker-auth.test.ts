@@ -11,9 +11,25 @@ const bLogin = { email: 'someone@broker-b.example', password: 'b-password-1', se
 
 beforeAll(async () => {
   svc = await startTestService();
-  svc.broker.createAccount({ balance: '1000', currency: 'EUR', hedging: true, meta: { ...bLogin, environment: 'live' } });
-  svc.broker.createAccount({ balance: '3000', currency: 'USD', hedging: true, meta: { ctidUserId: 'ctid-bob', environment: 'demo' } });
-  svc.broker.createAccount({ login: '77002', balance: '4000', currency: 'USD', hedging: true, meta: { server: 'SimA-Live', password: 'mt-pass-2', platform: 'mt5' } });
+  svc.broker.createAccount({
+    balance: '1000',
+    currency: 'EUR',
+    hedging: true,
+    meta: { ...bLogin, environment: 'live' },
+  });
+  svc.broker.createAccount({
+    balance: '3000',
+    currency: 'USD',
+    hedging: true,
+    meta: { ctidUserId: 'ctid-bob', environment: 'demo' },
+  });
+  svc.broker.createAccount({
+    login: '77002',
+    balance: '4000',
+    currency: 'USD',
+    hedging: true,
+    meta: { server: 'SimA-Live', password: 'mt-pass-2', platform: 'mt5' },
+  });
 });
 afterAll(async () => svc?.close());
 
@@ -24,15 +40,22 @@ async function userToken(email: string): Promise<string> {
 
 const expectBrokerAuthFailed = (r: { status: number; headers: Headers; body: any; text: string }, secret: string) => {
   expect(r.status, r.text).toBe(422);
-  expect(r.body).toMatchObject({ code: 'broker_auth_failed', error: expect.stringMatching(/refused|not authori[sz]ed|not approved/i), requestId: r.headers.get('x-request-id') });
+  expect(r.body).toMatchObject({
+    code: 'broker_auth_failed',
+    error: expect.stringMatching(/refused|not authori[sz]ed|not approved/i),
+    requestId: r.headers.get('x-request-id'),
+  });
   expect(r.headers.get('www-authenticate')).toBeNull();
   expect(r.text).not.toContain(secret);
 };
 
-describe('a broker refusing the user\'s broker credentials: 422 broker_auth_failed on every platform, never 401', () => {
+describe("a broker refusing the user's broker credentials: 422 broker_auth_failed on every platform, never 401", () => {
   it('platform B: wrong broker password at discover', async () => {
     const token = await userToken('ba-b@example.test');
-    const r = await svc.call('POST', '/api/connect/platformb/discover', { token, body: { environment: 'live', ...bLogin, password: 'not-the-b-password' } });
+    const r = await svc.call('POST', '/api/connect/platformb/discover', {
+      token,
+      body: { environment: 'live', ...bLogin, password: 'not-the-b-password' },
+    });
     expectBrokerAuthFailed(r, 'not-the-b-password');
     // The caller's own token still works: it was not the credential that failed.
     expect((await svc.call('GET', '/api/trading-accounts', { token })).status).toBe(200);
@@ -51,7 +74,15 @@ describe('a broker refusing the user\'s broker credentials: 422 broker_auth_fail
     const cookie = (start.headers.get('set-cookie') ?? '').split(';')[0]!;
     const consent = await fetch(`${start.body.authorizationUrl}&user=ctid-bob&deny=1`, { redirect: 'manual' });
     await fetch(consent.headers.get('location')!, { headers: { cookie } });
-    const r = await svc.call('POST', '/api/connect/platformc/confirm', { token, body: { connectionId: start.body.connectionId, ctidTraderAccountId: '1', accountNumber: '1', environment: 'demo' } });
+    const r = await svc.call('POST', '/api/connect/platformc/confirm', {
+      token,
+      body: {
+        connectionId: start.body.connectionId,
+        ctidTraderAccountId: '1',
+        accountNumber: '1',
+        environment: 'demo',
+      },
+    });
     expectBrokerAuthFailed(r, 'ctid-bob-secret');
     expect(r.body.error).toMatch(/access was not approved/);
   });

@@ -14,9 +14,25 @@ beforeAll(async () => {
   svc = await startTestService();
   // Every flow here runs more connects than the per-user limit allows; the limit has its own test.
   svc.deps.connectLimit.max = 1000;
-  svc.broker.createAccount({ login: '88001', balance: '4000', currency: 'USD', hedging: true, meta: { server: 'SimA-Dup', password: 'mt-pass-dup', platform: 'mt5' } });
-  svc.broker.createAccount({ balance: '1000', currency: 'EUR', hedging: true, meta: { ...bLogin, environment: 'live' } });
-  svc.broker.createAccount({ balance: '3000', currency: 'USD', hedging: true, meta: { ctidUserId: 'ctid-dup', environment: 'demo' } });
+  svc.broker.createAccount({
+    login: '88001',
+    balance: '4000',
+    currency: 'USD',
+    hedging: true,
+    meta: { server: 'SimA-Dup', password: 'mt-pass-dup', platform: 'mt5' },
+  });
+  svc.broker.createAccount({
+    balance: '1000',
+    currency: 'EUR',
+    hedging: true,
+    meta: { ...bLogin, environment: 'live' },
+  });
+  svc.broker.createAccount({
+    balance: '3000',
+    currency: 'USD',
+    hedging: true,
+    meta: { ctidUserId: 'ctid-dup', environment: 'demo' },
+  });
 });
 afterAll(async () => svc?.close());
 
@@ -24,7 +40,8 @@ async function userToken(email: string): Promise<string> {
   await svc.deps.auth.createUser(email, 'password-123');
   return (await svc.call('POST', '/app/sign-in', { body: { email, password: 'password-123' } })).body.accessToken;
 }
-const accountsOf = async (token: string) => (await svc.call('GET', '/app/v1/accounts', { token })).body.accounts as any[];
+const accountsOf = async (token: string) =>
+  (await svc.call('GET', '/app/v1/accounts', { token })).body.accounts as any[];
 
 /** What the MetaApi-style upstream holds: every account provisioned there and not removed. */
 async function metaApiAccounts(): Promise<any[]> {
@@ -38,13 +55,19 @@ describe('platform A: one MT login is connected once', () => {
     const token = await userToken('a-dup-1@example.test');
     const group = (await svc.call('POST', '/app/v1/copier-groups', { token, body: { name: 'A dup' } })).body;
     const body = { platform: 'mt5', server: 'SimA-Dup', login: '88001', password: 'mt-pass-dup' };
-    const first = await svc.call('POST', '/api/connect/platforma', { token, body: { ...body, groupId: group.id, role: 'master' } });
+    const first = await svc.call('POST', '/api/connect/platforma', {
+      token,
+      body: { ...body, groupId: group.id, role: 'master' },
+    });
     expect(first.status).toBe(201);
     const provisioned = (await metaApiAccounts()).filter((m) => m.login === '88001');
     expect(provisioned).toHaveLength(1);
 
     // The issue's second connect, as a Slave in the group whose Master is the first: a reconnect of the same connection.
-    const again = await svc.call('POST', '/api/connect/platforma', { token, body: { ...body, groupId: group.id, role: 'slave' } });
+    const again = await svc.call('POST', '/api/connect/platforma', {
+      token,
+      body: { ...body, groupId: group.id, role: 'slave' },
+    });
     expect(again.status).toBe(200);
     expect(again.body).toMatchObject({ id: first.body.id, role: 'master', groupId: group.id });
     expect(await accountsOf(token)).toHaveLength(1);
@@ -61,7 +84,10 @@ describe('platform A: one MT login is connected once', () => {
     expect(dup.body.error).toMatch(/already connected/);
     expect(dup.text).not.toContain(first.body.id);
     // The server name as typed differently is the same server: refused before anything is sent upstream.
-    const cased = await svc.call('POST', '/api/connect/platforma', { token: other, body: { ...body, server: ' SIMA-DUP ', role: 'slave' } });
+    const cased = await svc.call('POST', '/api/connect/platforma', {
+      token: other,
+      body: { ...body, server: ' SIMA-DUP ', role: 'slave' },
+    });
     expect(cased.status).toBe(409);
     expect((await metaApiAccounts()).length).toBe(before);
     expect(await accountsOf(other)).toEqual([]);
@@ -70,10 +96,21 @@ describe('platform A: one MT login is connected once', () => {
 
 describe('platform B: one TradeLocker account is connected once', () => {
   const connect = async (token: string) => {
-    const d = await svc.call('POST', '/api/connect/platformb/discover', { token, body: { environment: 'live', ...bLogin } });
+    const d = await svc.call('POST', '/api/connect/platformb/discover', {
+      token,
+      body: { environment: 'live', ...bLogin },
+    });
     expect(d.status).toBe(200);
     const pick = d.body.accounts[0];
-    return svc.call('POST', '/api/connect/platformb/confirm', { token, body: { connectionId: d.body.connectionId, accountId: pick.accountId, accountNumber: pick.accountNumber, role: 'slave' } });
+    return svc.call('POST', '/api/connect/platformb/confirm', {
+      token,
+      body: {
+        connectionId: d.body.connectionId,
+        accountId: pick.accountId,
+        accountNumber: pick.accountNumber,
+        role: 'slave',
+      },
+    });
   };
 
   it('owner again: 200 on the same connection; another user: 409 account_already_connected', async () => {
@@ -100,7 +137,15 @@ describe('platform C: one cTrader account is connected once', () => {
     await fetch(consent.headers.get('location')!, { headers: { cookie } });
     const conn = await svc.call('GET', `/api/connect/platformc/connections/${start.body.connectionId}`, { token });
     const acc = conn.body.accounts.find((a: any) => a.environment === 'demo');
-    return svc.call('POST', '/api/connect/platformc/confirm', { token, body: { connectionId: start.body.connectionId, ctidTraderAccountId: acc.ctidTraderAccountId, accountNumber: acc.accountNumber, environment: 'demo' } });
+    return svc.call('POST', '/api/connect/platformc/confirm', {
+      token,
+      body: {
+        connectionId: start.body.connectionId,
+        ctidTraderAccountId: acc.ctidTraderAccountId,
+        accountNumber: acc.accountNumber,
+        environment: 'demo',
+      },
+    });
   };
 
   it('owner again: 200 on the same connection with the new tokens; another user: 409 account_already_connected', async () => {
@@ -122,7 +167,16 @@ describe('platform C: one cTrader account is connected once', () => {
   it('two connects racing past the check: the unique index refuses the second with the same 409', async () => {
     const a = (await svc.store.accounts.all()).find((x) => x.platform === 'platformc')!;
     const u = await svc.store.users.create('c-race@example.test', 'x');
-    await expect(svc.store.accounts.create({ userId: u.id, platform: 'platformc', role: 'slave', name: 'race', brokerAccountId: a.brokerAccountId, brokerAccountNumber: a.brokerAccountNumber, environment: a.environment }))
-      .rejects.toMatchObject({ code: 'account_already_connected' });
+    await expect(
+      svc.store.accounts.create({
+        userId: u.id,
+        platform: 'platformc',
+        role: 'slave',
+        name: 'race',
+        brokerAccountId: a.brokerAccountId,
+        brokerAccountNumber: a.brokerAccountNumber,
+        environment: a.environment,
+      }),
+    ).rejects.toMatchObject({ code: 'account_already_connected' });
   });
 });

@@ -5,10 +5,32 @@ let svc: TestService;
 
 beforeAll(async () => {
   svc = await startTestService();
-  svc.broker.createAccount({ balance: '3000', currency: 'USD', hedging: true, meta: { ctidUserId: 'ctid-alice', environment: 'demo' } });
-  svc.broker.createAccount({ balance: '9000', currency: 'USD', hedging: true, meta: { ctidUserId: 'ctid-alice', environment: 'live' } });
-  svc.broker.createAccount({ login: '77001', balance: '4000', currency: 'USD', hedging: true, meta: { server: 'SimA-Live', password: 'mt-pass-1', platform: 'mt5' } });
-  svc.broker.createAccount({ login: '77002', balance: '4000', currency: 'USD', hedging: true, meta: { server: 'SimA-Live', password: 'mt-pass-2', platform: 'mt5' } });
+  svc.broker.createAccount({
+    balance: '3000',
+    currency: 'USD',
+    hedging: true,
+    meta: { ctidUserId: 'ctid-alice', environment: 'demo' },
+  });
+  svc.broker.createAccount({
+    balance: '9000',
+    currency: 'USD',
+    hedging: true,
+    meta: { ctidUserId: 'ctid-alice', environment: 'live' },
+  });
+  svc.broker.createAccount({
+    login: '77001',
+    balance: '4000',
+    currency: 'USD',
+    hedging: true,
+    meta: { server: 'SimA-Live', password: 'mt-pass-1', platform: 'mt5' },
+  });
+  svc.broker.createAccount({
+    login: '77002',
+    balance: '4000',
+    currency: 'USD',
+    hedging: true,
+    meta: { server: 'SimA-Live', password: 'mt-pass-2', platform: 'mt5' },
+  });
 });
 afterAll(async () => svc?.close());
 
@@ -24,7 +46,12 @@ const cookieOf = (r: { headers: Headers }) => (r.headers.get('set-cookie') ?? ''
  * What the popup does: open the authorization URL; the simulator's consent page approves for `user` and
  * redirects back to our callback, where the browser sends the cookie /start set.
  */
-async function approveInPopup(authorizationUrl: string, ctidUser: string, cookie: string, deny = false): Promise<{ status: number; text: string }> {
+async function approveInPopup(
+  authorizationUrl: string,
+  ctidUser: string,
+  cookie: string,
+  deny = false,
+): Promise<{ status: number; text: string }> {
   const consent = await fetch(`${authorizationUrl}&user=${ctidUser}${deny ? '&deny=1' : ''}`, { redirect: 'manual' });
   const back = await fetch(consent.headers.get('location')!, { headers: cookie ? { cookie } : {} });
   return { status: back.status, text: await back.text() };
@@ -45,10 +72,27 @@ describe('platform C connection flow (OAuth popup)', () => {
     expect(conn.body.accounts.map((a: any) => a.environment).sort()).toEqual(['demo', 'live']);
     const live = conn.body.accounts.find((a: any) => a.environment === 'live');
     // Environment must match the account: picking the live account as demo is refused.
-    const wrongEnv = await svc.call('POST', '/api/connect/platformc/confirm', { token, body: { connectionId: start.body.connectionId, ctidTraderAccountId: live.ctidTraderAccountId, accountNumber: live.accountNumber, environment: 'demo' } });
+    const wrongEnv = await svc.call('POST', '/api/connect/platformc/confirm', {
+      token,
+      body: {
+        connectionId: start.body.connectionId,
+        ctidTraderAccountId: live.ctidTraderAccountId,
+        accountNumber: live.accountNumber,
+        environment: 'demo',
+      },
+    });
     expect(wrongEnv.status).toBe(400);
     expect(wrongEnv.body.error).toMatch(/live account, not demo/);
-    const ok = await svc.call('POST', '/api/connect/platformc/confirm', { token, body: { connectionId: start.body.connectionId, ctidTraderAccountId: live.ctidTraderAccountId, accountNumber: live.accountNumber, environment: 'live', groupId: group.id } });
+    const ok = await svc.call('POST', '/api/connect/platformc/confirm', {
+      token,
+      body: {
+        connectionId: start.body.connectionId,
+        ctidTraderAccountId: live.ctidTraderAccountId,
+        accountNumber: live.accountNumber,
+        environment: 'live',
+        groupId: group.id,
+      },
+    });
     expect(ok.status).toBe(201);
     expect(ok.body).toMatchObject({ platform: 'platformc', environment: 'live', groupId: group.id, balance: 9000 });
     const listed = await svc.call('GET', '/api/platformc/accounts', { token });
@@ -61,7 +105,15 @@ describe('platform C connection flow (OAuth popup)', () => {
   it('a denied approval is reported, and confirm before approval is refused', async () => {
     const token = await userToken('c2@example.test');
     const start = await svc.call('POST', '/api/connect/platformc/start', { token, body: {} });
-    const early = await svc.call('POST', '/api/connect/platformc/confirm', { token, body: { connectionId: start.body.connectionId, ctidTraderAccountId: '1', accountNumber: '1', environment: 'demo' } });
+    const early = await svc.call('POST', '/api/connect/platformc/confirm', {
+      token,
+      body: {
+        connectionId: start.body.connectionId,
+        ctidTraderAccountId: '1',
+        accountNumber: '1',
+        environment: 'demo',
+      },
+    });
     expect(early.status).toBe(409);
     await approveInPopup(start.body.authorizationUrl, 'ctid-alice', cookieOf(start), true);
     const conn = await svc.call('GET', `/api/connect/platformc/connections/${start.body.connectionId}`, { token });
@@ -73,12 +125,14 @@ describe('platform C connection flow (OAuth popup)', () => {
     expect(res.status).toBe(400);
   });
 
-  it('an approval made in another browser (a victim sent the attacker\'s link) is refused, and a settled connection takes no second callback', async () => {
+  it("an approval made in another browser (a victim sent the attacker's link) is refused, and a settled connection takes no second callback", async () => {
     const token = await userToken('c3@example.test');
     const start = await svc.call('POST', '/api/connect/platformc/start', { token, body: {} });
     const victim = await approveInPopup(start.body.authorizationUrl, 'ctid-alice', '');
     expect(victim.status).toBe(400);
-    expect((await svc.call('GET', `/api/connect/platformc/connections/${start.body.connectionId}`, { token })).body.status).toBe('pending');
+    expect(
+      (await svc.call('GET', `/api/connect/platformc/connections/${start.body.connectionId}`, { token })).body.status,
+    ).toBe('pending');
     expect((await approveInPopup(start.body.authorizationUrl, 'ctid-alice', cookieOf(start))).status).toBe(200);
     expect((await approveInPopup(start.body.authorizationUrl, 'ctid-alice', cookieOf(start))).status).toBe(400);
   });
@@ -91,9 +145,25 @@ describe('platform A connection flow (MetaApi-style upstream)', () => {
     expect(servers.status).toBe(200);
     expect(servers.body.servers.flatMap((g: any) => g.servers)).toContain('SimA-Live');
     const group = (await svc.call('POST', '/app/v1/copier-groups', { token, body: { name: 'A group' } })).body;
-    const r = await svc.call('POST', '/api/connect/platforma', { token, body: { platform: 'mt5', server: 'SimA-Live', login: '77001', password: 'mt-pass-1', groupId: group.id, role: 'master' } });
+    const r = await svc.call('POST', '/api/connect/platforma', {
+      token,
+      body: {
+        platform: 'mt5',
+        server: 'SimA-Live',
+        login: '77001',
+        password: 'mt-pass-1',
+        groupId: group.id,
+        role: 'master',
+      },
+    });
     expect(r.status).toBe(201);
-    expect(r.body).toMatchObject({ platform: 'platforma', role: 'master', accountNumber: '77001', groupId: group.id, balance: 4000 });
+    expect(r.body).toMatchObject({
+      platform: 'platforma',
+      role: 'master',
+      accountNumber: '77001',
+      groupId: group.id,
+      balance: 4000,
+    });
     const pos = await svc.call('GET', `/app/v1/accounts/${r.body.id}/positions`, { token });
     expect(pos.status).toBe(200);
   }, 30_000);
@@ -101,10 +171,16 @@ describe('platform A connection flow (MetaApi-style upstream)', () => {
   it('a wrong password or an unknown server is a clear 4xx (422 broker_auth_failed for the password), never a stuck account', async () => {
     const token = await userToken('a2@example.test');
     // 77001 is connected by the test above (a second connection would be 409 before any check of the password).
-    const wrong = await svc.call('POST', '/api/connect/platforma', { token, body: { platform: 'mt5', server: 'SimA-Live', login: '77002', password: 'wrong', role: 'slave' } });
+    const wrong = await svc.call('POST', '/api/connect/platforma', {
+      token,
+      body: { platform: 'mt5', server: 'SimA-Live', login: '77002', password: 'wrong', role: 'slave' },
+    });
     expect(wrong.status).toBe(422);
     expect(wrong.text).not.toContain('wrong"');
-    const unknown = await svc.call('POST', '/api/connect/platforma', { token, body: { platform: 'mt5', server: 'Nope-Server', login: '77002', password: 'mt-pass-2' } });
+    const unknown = await svc.call('POST', '/api/connect/platforma', {
+      token,
+      body: { platform: 'mt5', server: 'Nope-Server', login: '77002', password: 'mt-pass-2' },
+    });
     expect(unknown.status).toBe(400);
     expect((await svc.call('GET', '/app/v1/accounts', { token })).body.accounts).toEqual([]);
   }, 30_000);

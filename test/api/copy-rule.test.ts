@@ -20,7 +20,11 @@ describe('copy rule: risk_percent and maxSlippage', () => {
   it('saves them, and the group view shows them back', async () => {
     const r = await put({ sizing: { mode: 'risk_percent', riskPercent: '1.5' }, maxSlippage: '0.0005' });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
-    expect(r.body).toMatchObject({ sizing: { mode: 'risk_percent', riskPercent: 1.5 }, maxSlippage: 0.0005, copyStopLoss: true });
+    expect(r.body).toMatchObject({
+      sizing: { mode: 'risk_percent', riskPercent: 1.5 },
+      maxSlippage: 0.0005,
+      copyStopLoss: true,
+    });
     const groups = (await svc.call('GET', '/v1/copier-groups', { token: key })).body.groups;
     const mine = groups.flatMap((g: any) => g.slaves).find((s: any) => s.id === slaveId);
     expect(mine.rule).toMatchObject({ sizing: { mode: 'risk_percent', riskPercent: 1.5 }, maxSlippage: 0.0005 });
@@ -45,7 +49,13 @@ describe('copy rule: risk_percent and maxSlippage', () => {
       expect(r.body.code).toBe('invalid_request');
       expect(r.body.error).toMatch(reason);
     }
-    for (const body of [{ maxSlippage: '-1' }, { maxSlippage: -0.5 }, { maxSlippage: '1e-3' }, { sizing: { mode: 'risk_percent' } }, { sizing: { mode: 'risk_percent', riskPercent: '1', multiplier: '2' } }]) {
+    for (const body of [
+      { maxSlippage: '-1' },
+      { maxSlippage: -0.5 },
+      { maxSlippage: '1e-3' },
+      { sizing: { mode: 'risk_percent' } },
+      { sizing: { mode: 'risk_percent', riskPercent: '1', multiplier: '2' } },
+    ]) {
       const r = await put(body);
       expect(r.status, JSON.stringify(body)).toBe(400);
       expect(r.body.code).toBe('invalid_request');

@@ -23,21 +23,43 @@ beforeAll(async () => {
 });
 afterAll(async () => svc?.close());
 
-const v1 = (method: string, path: string, body?: unknown) => svc.call(method, path, { token: key, ...(body === undefined ? {} : { body }) });
+const v1 = (method: string, path: string, body?: unknown) =>
+  svc.call(method, path, { token: key, ...(body === undefined ? {} : { body }) });
 
 describe('numbers in family V: number or decimal string in, JSON number out', () => {
   it('copy rule: both forms save the same rule, read back as numbers', async () => {
-    const asNumbers = await v1('PUT', `/v1/accounts/${slaveId}/copy-rule`, { sizing: { mode: 'multiplier', multiplier: 0.5 }, minVolume: 0.01, maxVolume: 2, maxSlippage: 0.0005 });
+    const asNumbers = await v1('PUT', `/v1/accounts/${slaveId}/copy-rule`, {
+      sizing: { mode: 'multiplier', multiplier: 0.5 },
+      minVolume: 0.01,
+      maxVolume: 2,
+      maxSlippage: 0.0005,
+    });
     expect(asNumbers.status, JSON.stringify(asNumbers.body)).toBe(200);
-    const asStrings = await v1('PUT', `/v1/accounts/${slaveId}/copy-rule`, { sizing: { mode: 'multiplier', multiplier: '0.5' }, minVolume: '0.01', maxVolume: '2', maxSlippage: '0.0005' });
+    const asStrings = await v1('PUT', `/v1/accounts/${slaveId}/copy-rule`, {
+      sizing: { mode: 'multiplier', multiplier: '0.5' },
+      minVolume: '0.01',
+      maxVolume: '2',
+      maxSlippage: '0.0005',
+    });
     expect(asStrings.status, JSON.stringify(asStrings.body)).toBe(200);
     expect(asStrings.body).toEqual(asNumbers.body);
-    expect(asNumbers.body).toMatchObject({ sizing: { mode: 'multiplier', multiplier: 0.5 }, minVolume: 0.01, maxVolume: 2, maxSlippage: 0.0005 });
+    expect(asNumbers.body).toMatchObject({
+      sizing: { mode: 'multiplier', multiplier: 0.5 },
+      minVolume: 0.01,
+      maxVolume: 2,
+      maxSlippage: 0.0005,
+    });
     const group = (await v1('GET', `/v1/copier-groups/${groupId}`)).body;
-    expect(group.slaves.find((s: any) => s.id === slaveId).rule).toMatchObject({ sizing: { multiplier: 0.5 }, minVolume: 0.01, maxSlippage: 0.0005 });
+    expect(group.slaves.find((s: any) => s.id === slaveId).rule).toMatchObject({
+      sizing: { multiplier: 0.5 },
+      minVolume: 0.01,
+      maxSlippage: 0.0005,
+    });
     // Stored exactly: the engine sees the decimal typed, not a float's expansion.
     const owner = (await svc.deps.store.accounts.byId(slaveId))!.userId;
-    const stored = (await svc.deps.store.accounts.groupView(owner, groupId))!.slaves.find((s) => s.id === slaveId)!.rule;
+    const stored = (await svc.deps.store.accounts.groupView(owner, groupId))!.slaves.find(
+      (s) => s.id === slaveId,
+    )!.rule;
     expect(stored).toMatchObject({ sizing: { multiplier: '0.5' }, minVolume: '0.01', maxSlippage: '0.0005' });
     const fixed = await v1('PUT', `/v1/accounts/${slaveId}/copy-rule`, { sizing: { mode: 'fixed', volume: 0.1 } });
     expect(fixed.body.sizing).toEqual({ mode: 'fixed', volume: 0.1 });
@@ -45,18 +67,36 @@ describe('numbers in family V: number or decimal string in, JSON number out', ()
   });
 
   it('risk limits: both forms, read back as numbers; out of range refused in either form', async () => {
-    const asNumbers = await v1('PUT', `/v1/accounts/${slaveId}/risk-limits`, { maxDrawdownPercent: 8.5, dailyLossLimit: 250, maxOpenVolume: 1.5 });
+    const asNumbers = await v1('PUT', `/v1/accounts/${slaveId}/risk-limits`, {
+      maxDrawdownPercent: 8.5,
+      dailyLossLimit: 250,
+      maxOpenVolume: 1.5,
+    });
     expect(asNumbers.status, JSON.stringify(asNumbers.body)).toBe(200);
     expect(asNumbers.body.limits).toMatchObject({ maxDrawdownPercent: 8.5, dailyLossLimit: 250, maxOpenVolume: 1.5 });
-    const asStrings = await v1('PUT', `/v1/accounts/${slaveId}/risk-limits`, { maxDrawdownPercent: '8.5', dailyLossLimit: '250', maxOpenVolume: '1.5' });
+    const asStrings = await v1('PUT', `/v1/accounts/${slaveId}/risk-limits`, {
+      maxDrawdownPercent: '8.5',
+      dailyLossLimit: '250',
+      maxOpenVolume: '1.5',
+    });
     expect(asStrings.body.limits).toEqual(asNumbers.body.limits);
-    for (const bad of [{ maxDrawdownPercent: 150 }, { maxDrawdownPercent: '150' }, { dailyLossLimit: -1 }, { dailyLossLimit: '-1' }, { maxOpenVolume: '1,5' }]) {
+    for (const bad of [
+      { maxDrawdownPercent: 150 },
+      { maxDrawdownPercent: '150' },
+      { dailyLossLimit: -1 },
+      { dailyLossLimit: '-1' },
+      { maxOpenVolume: '1,5' },
+    ]) {
       const r = await v1('PUT', `/v1/accounts/${slaveId}/risk-limits`, bad);
       expect(r.status, JSON.stringify(bad)).toBe(400);
     }
     const group = await v1('PUT', `/v1/copier-groups/${groupId}/risk-limits`, { maxOpenVolume: '5' });
     expect(group.body.limits.maxOpenVolume).toBe(5);
-    await v1('PUT', `/v1/accounts/${slaveId}/risk-limits`, { maxDrawdownPercent: null, dailyLossLimit: null, maxOpenVolume: null });
+    await v1('PUT', `/v1/accounts/${slaveId}/risk-limits`, {
+      maxDrawdownPercent: null,
+      dailyLossLimit: null,
+      maxOpenVolume: null,
+    });
     await v1('PUT', `/v1/copier-groups/${groupId}/risk-limits`, { maxOpenVolume: null });
   });
 
@@ -64,23 +104,40 @@ describe('numbers in family V: number or decimal string in, JSON number out', ()
     const order = await v1('POST', `/v1/accounts/${masterId}/orders`, { symbol: 'EURUSD', side: 'buy', volume: 0.3 });
     expect(order.status).toBe(202);
     const positionId = order.body.masterPositionId as string;
-    const at = async () => (await v1('GET', `/v1/accounts/${masterId}/positions`)).body.positions.find((p: any) => p.id === positionId);
+    const at = async () =>
+      (await v1('GET', `/v1/accounts/${masterId}/positions`)).body.positions.find((p: any) => p.id === positionId);
     expect((await at()).volume).toBe(0.3);
-    expect((await v1('POST', `/v1/accounts/${masterId}/positions/${positionId}/close`, { volume: 0.1 })).status).toBe(200);
-    expect((await v1('POST', `/v1/accounts/${masterId}/positions/${positionId}/close`, { volume: '0.1' })).status).toBe(200);
+    expect((await v1('POST', `/v1/accounts/${masterId}/positions/${positionId}/close`, { volume: 0.1 })).status).toBe(
+      200,
+    );
+    expect((await v1('POST', `/v1/accounts/${masterId}/positions/${positionId}/close`, { volume: '0.1' })).status).toBe(
+      200,
+    );
     expect((await at()).volume).toBe(0.1);
     const price = (await at()).openPrice as number;
     const sl = (price - 0.01).toFixed(4);
     const sl2 = Number((price - 0.02).toFixed(4));
-    expect((await v1('PATCH', `/v1/accounts/${masterId}/positions/${positionId}`, { stopLoss: sl, takeProfit: null })).status).toBe(200);
+    expect(
+      (await v1('PATCH', `/v1/accounts/${masterId}/positions/${positionId}`, { stopLoss: sl, takeProfit: null }))
+        .status,
+    ).toBe(200);
     expect((await at()).stopLoss).toBe(Number(sl));
-    expect((await v1('PATCH', `/v1/accounts/${masterId}/positions/${positionId}`, { stopLoss: sl2, takeProfit: null })).status).toBe(200);
+    expect(
+      (await v1('PATCH', `/v1/accounts/${masterId}/positions/${positionId}`, { stopLoss: sl2, takeProfit: null }))
+        .status,
+    ).toBe(200);
     expect((await at()).stopLoss).toBe(sl2);
     for (const bad of [{ volume: 0 }, { volume: '0' }, { volume: '0.1.2' }]) {
-      expect((await v1('POST', `/v1/accounts/${masterId}/positions/${positionId}/close`, bad)).status, JSON.stringify(bad)).toBe(400);
+      expect(
+        (await v1('POST', `/v1/accounts/${masterId}/positions/${positionId}/close`, bad)).status,
+        JSON.stringify(bad),
+      ).toBe(400);
     }
 
-    const panic = await svc.call('POST', `/v1/accounts/${masterId}/panic-close`, { token: key, headers: { prefer: 'wait=20' } });
+    const panic = await svc.call('POST', `/v1/accounts/${masterId}/panic-close`, {
+      token: key,
+      headers: { prefer: 'wait=20' },
+    });
     expect(panic.status, JSON.stringify(panic.body)).toBe(200);
     expect(panic.body.positions.length).toBeGreaterThan(0);
     for (const p of panic.body.positions) {
@@ -93,9 +150,19 @@ describe('numbers in family V: number or decimal string in, JSON number out', ()
   });
 
   it("the spec's order fields stay JSON numbers (V5); our price takes either form", async () => {
-    const asString = await v1('POST', `/v1/accounts/${masterId}/orders`, { symbol: 'EURUSD', side: 'buy', volume: '0.1' });
+    const asString = await v1('POST', `/v1/accounts/${masterId}/orders`, {
+      symbol: 'EURUSD',
+      side: 'buy',
+      volume: '0.1',
+    });
     expect(asString.status).toBe(400);
-    const limit = await v1('POST', `/v1/accounts/${masterId}/orders`, { symbol: 'EURUSD', side: 'buy', volume: 0.1, type: 'limit', price: '0.5' });
+    const limit = await v1('POST', `/v1/accounts/${masterId}/orders`, {
+      symbol: 'EURUSD',
+      side: 'buy',
+      volume: 0.1,
+      type: 'limit',
+      price: '0.5',
+    });
     expect(limit.status, JSON.stringify(limit.body)).toBe(202);
     const orders = (await v1('GET', `/v1/accounts/${masterId}/orders`)).body.orders;
     expect(orders.find((o: any) => o.price === 0.5 && o.type === 'limit')).toBeTruthy();

@@ -21,32 +21,54 @@ describe('demo broker logins', () => {
     expect(r.body.platforma).toHaveLength(2);
     expect(r.body.platformb).toHaveLength(2);
     expect(r.body.platformc).toHaveLength(2);
-    expect((await svc.call('GET', '/openapi.json')).body.paths['/app/demo/broker-logins'].get['x-open-point']).toBe(true);
+    expect((await svc.call('GET', '/openapi.json')).body.paths['/app/demo/broker-logins'].get['x-open-point']).toBe(
+      true,
+    );
     const connected = (await svc.store.accounts.all()).map((a) => a.brokerAccountNumber);
-    for (const x of [...r.body.platforma.map((a: any) => a.login), ...r.body.platformb.map((b: any) => b.accountNumber), ...r.body.platformc.map((c: any) => c.accountNumber)]) {
+    for (const x of [
+      ...r.body.platforma.map((a: any) => a.login),
+      ...r.body.platformb.map((b: any) => b.accountNumber),
+      ...r.body.platformc.map((c: any) => c.accountNumber),
+    ]) {
       expect(connected).not.toContain(x);
     }
   });
 
-  it('the spare platform A and B logins connect through the wizards\' routes', async () => {
+  it("the spare platform A and B logins connect through the wizards' routes", async () => {
     const email = `demo-wizard-${Date.now()}@example.test`;
     await svc.deps.auth.createUser(email, 'password-123');
-    const token = (await svc.call('POST', '/app/sign-in', { body: { email, password: 'password-123' } })).body.accessToken;
+    const token = (await svc.call('POST', '/app/sign-in', { body: { email, password: 'password-123' } })).body
+      .accessToken;
     const logins = (await svc.call('GET', '/app/demo/broker-logins', { token })).body;
     const b = logins.platformb[0];
-    const d = await svc.call('POST', '/api/connect/platformb/discover', { token, body: { environment: b.environment, server: b.server, email: b.email, password: b.password } });
+    const d = await svc.call('POST', '/api/connect/platformb/discover', {
+      token,
+      body: { environment: b.environment, server: b.server, email: b.email, password: b.password },
+    });
     expect(d.status, JSON.stringify(d.body)).toBe(200);
     expect(d.body.accounts).toHaveLength(2); // both spare B accounts share the login: the wizard's pick step shows
     const pick = d.body.accounts.find((x: any) => x.accountNumber === b.accountNumber);
-    expect((await svc.call('POST', '/api/connect/platformb/confirm', { token, body: { connectionId: d.body.connectionId, accountId: pick.accountId, accountNumber: pick.accountNumber } })).status).toBe(201);
+    expect(
+      (
+        await svc.call('POST', '/api/connect/platformb/confirm', {
+          token,
+          body: { connectionId: d.body.connectionId, accountId: pick.accountId, accountNumber: pick.accountNumber },
+        })
+      ).status,
+    ).toBe(201);
     const a = logins.platforma[0];
-    const c = await svc.call('POST', '/api/connect/platforma', { token, body: { platform: a.platform, server: a.server, login: a.login, password: a.password } });
+    const c = await svc.call('POST', '/api/connect/platforma', {
+      token,
+      body: { platform: a.platform, server: a.server, login: a.login, password: a.password },
+    });
     expect(c.status, JSON.stringify(c.body)).toBe(201);
     expect(c.body.accountNumber).toBe(a.login);
   }, 60_000);
 
   it('the platform A server search lists MetaTrader servers, not platform B ones', async () => {
-    const r = await svc.call('GET', '/api/connect/platforma/servers?query=SIM&platform=mt5', { token: svc.demo!.accessToken });
+    const r = await svc.call('GET', '/api/connect/platforma/servers?query=SIM&platform=mt5', {
+      token: svc.demo!.accessToken,
+    });
     expect(r.status).toBe(200);
     const servers = r.body.servers.flatMap((s: any) => s.servers);
     expect(servers).toContain('SimA-Demo');

@@ -8,11 +8,17 @@ let master: string;
 beforeAll(async () => {
   svc = await startTestService();
   key = svc.demo!.apiKey;
-  master = (await svc.call('GET', '/v1/accounts', { token: key })).body.accounts.find((a: any) => a.role === 'master').id;
+  master = (await svc.call('GET', '/v1/accounts', { token: key })).body.accounts.find(
+    (a: any) => a.role === 'master',
+  ).id;
 });
 afterAll(async () => svc?.close());
 
-const order = (body: unknown, raw?: string) => svc.call('POST', `/v1/accounts/${master}/orders`, { token: key, ...(raw !== undefined ? { rawBody: raw } : { body }) });
+const order = (body: unknown, raw?: string) =>
+  svc.call('POST', `/v1/accounts/${master}/orders`, {
+    token: key,
+    ...(raw !== undefined ? { rawBody: raw } : { body }),
+  });
 
 describe('bad input never gives a 500: each gets a clear 4xx naming the problem', () => {
   const cases: Array<[string, unknown, number, RegExp]> = [
@@ -22,8 +28,18 @@ describe('bad input never gives a 500: each gets a clear 4xx naming the problem'
     ['volume zero', { symbol: 'EURUSD', side: 'buy', volume: 0 }, 400, /volume must be > 0/],
     ['negative volume', { symbol: 'EURUSD', side: 'buy', volume: -1 }, 400, /volume must be > 0/],
     ['volume off the step', { symbol: 'EURUSD', side: 'buy', volume: 0.015 }, 400, /multiple of 0.01/],
-    ['stop loss off the tick grid', { symbol: 'EURUSD', side: 'buy', volume: 0.01, stopLoss: 1.0500001 }, 400, /stopLoss must be a multiple of the tick size/],
-    ['over-long symbol', { symbol: 'X'.repeat(100), side: 'buy', volume: 0.1 }, 400, /symbol must NOT have more than 32 characters/],
+    [
+      'stop loss off the tick grid',
+      { symbol: 'EURUSD', side: 'buy', volume: 0.01, stopLoss: 1.0500001 },
+      400,
+      /stopLoss must be a multiple of the tick size/,
+    ],
+    [
+      'over-long symbol',
+      { symbol: 'X'.repeat(100), side: 'buy', volume: 0.1 },
+      400,
+      /symbol must NOT have more than 32 characters/,
+    ],
     ['unknown symbol', { symbol: 'NOPE', side: 'buy', volume: 0.1 }, 400, /unknown symbol NOPE/],
     ['unknown field', { symbol: 'EURUSD', side: 'buy', volume: 0.1, leverage: 500 }, 400, /unknown field "leverage"/],
     ['body is an array', [1, 2], 400, /body/],
@@ -44,13 +60,20 @@ describe('bad input never gives a 500: each gets a clear 4xx naming the problem'
   });
 
   it('a body over the size limit gets 413', async () => {
-    const r = await order(undefined, JSON.stringify({ symbol: 'EURUSD', side: 'buy', volume: 0.1, pad: 'x'.repeat(70_000) }));
+    const r = await order(
+      undefined,
+      JSON.stringify({ symbol: 'EURUSD', side: 'buy', volume: 0.1, pad: 'x'.repeat(70_000) }),
+    );
     expect(r.status).toBe(413);
     expect(r.body.code).toBe('payload_too_large');
   });
 
   it('a non-JSON content type gets 415', async () => {
-    const r = await svc.call('POST', `/v1/accounts/${master}/orders`, { token: key, rawBody: 'symbol=EURUSD', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const r = await svc.call('POST', `/v1/accounts/${master}/orders`, {
+      token: key,
+      rawBody: 'symbol=EURUSD',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect(r.status).toBe(415);
   });
 
@@ -68,13 +91,19 @@ describe('bad input never gives a 500: each gets a clear 4xx naming the problem'
 });
 
 describe('request records (G2): every request is recorded and readable by its owner', () => {
-  it('lists this caller\'s requests with status, and for writes the body digest and the response', async () => {
+  it("lists this caller's requests with status, and for writes the body digest and the response", async () => {
     const sent = await order({ symbol: 'EURUSD', side: 'buy', volume: 0.01 });
     expect(sent.status).toBe(202);
     await new Promise((r) => setTimeout(r, 100));
     const list = (await svc.call('GET', '/v1/requests?limit=100', { token: key })).body.requests;
     const rec = list.find((x: any) => x.requestId === sent.headers.get('x-request-id'));
-    expect(rec).toMatchObject({ method: 'POST', route: '/v1/accounts/:account_id/orders', status: 202, bodyDigest: expect.stringMatching(/^[0-9a-f]{64}$/), response: { tradeId: sent.body.tradeId } });
+    expect(rec).toMatchObject({
+      method: 'POST',
+      route: '/v1/accounts/:account_id/orders',
+      status: 202,
+      bodyDigest: expect.stringMatching(/^[0-9a-f]{64}$/),
+      response: { tradeId: sent.body.tradeId },
+    });
     const trade = (await svc.call('GET', `/v1/trades/${sent.body.tradeId}`, { token: key })).body;
     expect(trade.requestId).toBe(rec.requestId);
   });

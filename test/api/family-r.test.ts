@@ -16,7 +16,17 @@ beforeAll(async () => {
   const me = (await store.users.byEmail(svc.demo!.email))!;
   // Platform B and C accounts of the demo user, on the simulated broker's accounts (read through the store).
   const mk = async (userId: string, platform: 'platformb' | 'platformc', n: string) =>
-    (await store.accounts.create({ userId, platform, role: 'slave', name: `${platform} ${n}`, brokerAccountId: n, brokerAccountNumber: n, balance: new Decimal(1000) })).id;
+    (
+      await store.accounts.create({
+        userId,
+        platform,
+        role: 'slave',
+        name: `${platform} ${n}`,
+        brokerAccountId: n,
+        brokerAccountNumber: n,
+        balance: new Decimal(1000),
+      })
+    ).id;
   bAccounts = (await store.accounts.list(me.id, { platform: 'platformb' })).map((a) => a.id);
   bAccount = bAccounts[0]!;
   cAccount = await mk(me.id, 'platformc', 'C-1');
@@ -25,7 +35,14 @@ beforeAll(async () => {
 });
 afterAll(async () => svc?.close());
 
-const ROUTES = ['/api/trading-accounts', '/api/trading-accounts/ID/capabilities', '/api/trading-accounts/ID/positions', '/api/trading-accounts/ID/orders', '/api/platformc/accounts', '/api/platformc/accounts/ID/positions'];
+const ROUTES = [
+  '/api/trading-accounts',
+  '/api/trading-accounts/ID/capabilities',
+  '/api/trading-accounts/ID/positions',
+  '/api/trading-accounts/ID/orders',
+  '/api/platformc/accounts',
+  '/api/platformc/accounts/ID/positions',
+];
 
 describe('family R (spec 4R, 5, 7)', () => {
   it('R1/R2: every route requires a signed-in user bearer token; missing or invalid gives 401 with {code, error, requestId}', async () => {
@@ -45,20 +62,31 @@ describe('family R (spec 4R, 5, 7)', () => {
     expect(r.body.success).toBe(true);
     expect(r.body.data.map((a: any) => a.id)).toEqual(bAccounts);
     expect(bAccounts.length).toBeGreaterThan(0);
-    for (const a of r.body.data) expect(a).toMatchObject({ platform: 'platformb', role: expect.stringMatching(/^(master|slave)$/), status: 'connected' });
+    for (const a of r.body.data)
+      expect(a).toMatchObject({
+        platform: 'platformb',
+        role: expect.stringMatching(/^(master|slave)$/),
+        status: 'connected',
+      });
   });
 
-  it('R9: GET /api/platformc/accounts lists only the user\'s platform C accounts', async () => {
+  it("R9: GET /api/platformc/accounts lists only the user's platform C accounts", async () => {
     const r = await svc.call('GET', '/api/platformc/accounts', { token });
     expect(r.status).toBe(200);
-    const mine = (await svc.deps.store.accounts.list((await svc.deps.store.users.byEmail(svc.demo!.email))!.id, { platform: 'platformc' })).map((a) => a.id);
+    const mine = (
+      await svc.deps.store.accounts.list((await svc.deps.store.users.byEmail(svc.demo!.email))!.id, {
+        platform: 'platformc',
+      })
+    ).map((a) => a.id);
     expect(r.body.data.map((a: any) => a.id)).toEqual(mine);
     expect(mine).toContain(cAccount);
     expect(r.body.data.every((a: any) => a.platform === 'platformc')).toBe(true);
   });
 
   it('R10: positions of an owned platform C account, read over the cTrader protocol', async () => {
-    const real = (await svc.call('GET', '/api/platformc/accounts', { token })).body.data.find((a: any) => a.id !== cAccount);
+    const real = (await svc.call('GET', '/api/platformc/accounts', { token })).body.data.find(
+      (a: any) => a.id !== cAccount,
+    );
     const r = await svc.call('GET', `/api/platformc/accounts/${real.id}/positions`, { token });
     expect(r.status).toBe(200);
     expect(r.body.success).toBe(true);
@@ -82,18 +110,42 @@ describe('family R (spec 4R, 5, 7)', () => {
   it('R6: capabilities of the account adapter', async () => {
     const r = await svc.call('GET', `/api/trading-accounts/${bAccount}/capabilities`, { token });
     expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ success: true, data: { platform: 'platformb', correlationTag: { field: 'strategyId', maxLength: 32 }, has: { marketOrders: true } } });
+    expect(r.body).toMatchObject({
+      success: true,
+      data: {
+        platform: 'platformb',
+        correlationTag: { field: 'strategyId', maxLength: 32 },
+        has: { marketOrders: true },
+      },
+    });
   });
 
   it('R7/R8: positions and orders of a platform B account, read through the TradeLocker protocol', async () => {
     const key = svc.demo!.apiKey;
-    const master = (await svc.call('GET', '/v1/accounts', { token: key })).body.accounts.find((a: any) => a.role === 'master').id;
-    const sent = await svc.call('POST', `/v1/accounts/${master}/orders`, { token: key, body: { symbol: 'EURUSD', side: 'buy', volume: 0.1 } });
+    const master = (await svc.call('GET', '/v1/accounts', { token: key })).body.accounts.find(
+      (a: any) => a.role === 'master',
+    ).id;
+    const sent = await svc.call('POST', `/v1/accounts/${master}/orders`, {
+      token: key,
+      body: { symbol: 'EURUSD', side: 'buy', volume: 0.1 },
+    });
     expect(sent.status).toBe(202);
-    await expect.poll(async () => (await svc.call('GET', `/api/trading-accounts/${bAccount}/positions`, { token })).body.data.length, { timeout: 5000 }).toBe(1);
+    await expect
+      .poll(
+        async () => (await svc.call('GET', `/api/trading-accounts/${bAccount}/positions`, { token })).body.data.length,
+        { timeout: 5000 },
+      )
+      .toBe(1);
     const pos = (await svc.call('GET', `/api/trading-accounts/${bAccount}/positions`, { token })).body;
-    expect(pos).toMatchObject({ success: true, data: [{ symbol: 'EURUSD', side: 'buy', volume: 0.1, id: expect.stringMatching(/^\d+$/) }] });
-    const orders = await svc.call('GET', `/api/trading-accounts/${bAccount}/orders?from=${Date.now() - 60_000}&to=${new Date(Date.now() + 60_000).toISOString()}&instrumentId=EURUSD`, { token });
+    expect(pos).toMatchObject({
+      success: true,
+      data: [{ symbol: 'EURUSD', side: 'buy', volume: 0.1, id: expect.stringMatching(/^\d+$/) }],
+    });
+    const orders = await svc.call(
+      'GET',
+      `/api/trading-accounts/${bAccount}/orders?from=${Date.now() - 60_000}&to=${new Date(Date.now() + 60_000).toISOString()}&instrumentId=EURUSD`,
+      { token },
+    );
     expect(orders.status).toBe(200);
     expect(orders.body.success).toBe(true);
     expect(orders.body.data.every((o: any) => o.symbol === 'EURUSD')).toBe(true);
@@ -101,10 +153,29 @@ describe('family R (spec 4R, 5, 7)', () => {
 
   it("R8: instrumentId takes the broker's instrument id (TradeLocker tradableInstrumentId) as well as the symbol", async () => {
     const key = svc.demo!.apiKey;
-    const master = (await svc.call('GET', '/v1/accounts', { token: key })).body.accounts.find((a: any) => a.role === 'master').id;
-    expect((await svc.call('POST', `/v1/accounts/${master}/orders`, { token: key, body: { symbol: 'GBPUSD', side: 'buy', volume: 0.1 } })).status).toBe(202);
-    await expect.poll(async () => (await svc.call('GET', `/api/trading-accounts/${bAccount}/orders`, { token })).body.data.map((o: any) => o.symbol), { timeout: 5000 }).toContain('GBPUSD');
-    const all = (await svc.call('GET', `/api/trading-accounts/${bAccount}/orders`, { token })).body.data.map((o: any) => o.symbol);
+    const master = (await svc.call('GET', '/v1/accounts', { token: key })).body.accounts.find(
+      (a: any) => a.role === 'master',
+    ).id;
+    expect(
+      (
+        await svc.call('POST', `/v1/accounts/${master}/orders`, {
+          token: key,
+          body: { symbol: 'GBPUSD', side: 'buy', volume: 0.1 },
+        })
+      ).status,
+    ).toBe(202);
+    await expect
+      .poll(
+        async () =>
+          (await svc.call('GET', `/api/trading-accounts/${bAccount}/orders`, { token })).body.data.map(
+            (o: any) => o.symbol,
+          ),
+        { timeout: 5000 },
+      )
+      .toContain('GBPUSD');
+    const all = (await svc.call('GET', `/api/trading-accounts/${bAccount}/orders`, { token })).body.data.map(
+      (o: any) => o.symbol,
+    );
     expect(new Set(all).size).toBeGreaterThan(1); // EURUSD from the test above and GBPUSD: the filter has something to drop
     const tid = svc.broker.instrument('GBPUSD')!.numericId;
     const byId = await svc.call('GET', `/api/trading-accounts/${bAccount}/orders?instrumentId=${tid}`, { token });
@@ -122,7 +193,11 @@ describe('family R (spec 4R, 5, 7)', () => {
     const bad = await svc.call('GET', `/api/trading-accounts/${bAccount}/orders?from=yesterday`, { token });
     expect(bad.status).toBe(400);
     expect(bad.body.error).toContain('from');
-    const inverted = await svc.call('GET', `/api/trading-accounts/${bAccount}/orders?from=2026-10-02T00:00:00Z&to=2026-10-01T00:00:00Z`, { token });
+    const inverted = await svc.call(
+      'GET',
+      `/api/trading-accounts/${bAccount}/orders?from=2026-10-02T00:00:00Z&to=2026-10-01T00:00:00Z`,
+      { token },
+    );
     expect(inverted.status).toBe(400);
     const unknownParam = await svc.call('GET', `/api/trading-accounts/${bAccount}/orders?foo=1`, { token });
     expect(unknownParam.status).toBe(400);

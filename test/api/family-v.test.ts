@@ -22,7 +22,10 @@ afterAll(async () => svc?.close());
 /** Positions at the simulated broker, whichever protocol the account is reached through. */
 const simPositions = async (accountId: string) => {
   const acc = (await svc.deps.store.accounts.byId(accountId))!;
-  const sim = acc.platform === 'sim' ? svc.broker.account(acc.brokerAccountId)! : svc.broker.accounts().find((a) => a.login === acc.brokerAccountNumber)!;
+  const sim =
+    acc.platform === 'sim'
+      ? svc.broker.account(acc.brokerAccountId)!
+      : svc.broker.accounts().find((a) => a.login === acc.brokerAccountNumber)!;
   return svc.broker.positions(sim.id);
 };
 
@@ -49,17 +52,36 @@ describe('family V (spec 4V, 5.2)', () => {
     expect(Object.keys(r.body)).toEqual(['accounts']);
     expect(r.body.accounts.length).toBeGreaterThanOrEqual(4);
     for (const a of r.body.accounts) {
-      expect(a).toMatchObject({ id: expect.any(String), platform: expect.any(String), status: 'connected', health: { state: 'ok' } });
+      expect(a).toMatchObject({
+        id: expect.any(String),
+        platform: expect.any(String),
+        status: 'connected',
+        health: { state: 'ok' },
+      });
       expect(['master', 'slave']).toContain(a.role);
     }
   });
 
   it('V5: an order to the Master is accepted and copied to every eligible Slave, whose positions appear at the broker', async () => {
     const before = await Promise.all(slaveIds.map(simPositions));
-    const r = await svc.call('POST', `/v1/accounts/${masterId}/orders`, { token: key, body: { symbol: 'EURUSD', side: 'buy', volume: 0.1, stopLoss: 1.05, takeProfit: 1.2 } });
+    const r = await svc.call('POST', `/v1/accounts/${masterId}/orders`, {
+      token: key,
+      body: { symbol: 'EURUSD', side: 'buy', volume: 0.1, stopLoss: 1.05, takeProfit: 1.2 },
+    });
     expect(r.status).toBe(202);
-    expect(r.body).toMatchObject({ tradeId: expect.stringMatching(/^trd_/), status: 'accepted', copiedTo: slaveIds.length });
-    await expect.poll(async () => (await svc.call('GET', `/v1/trades/${r.body.tradeId}`, { token: key })).body.copies.map((c: any) => c.outcome).sort(), { timeout: 5000 })
+    expect(r.body).toMatchObject({
+      tradeId: expect.stringMatching(/^trd_/),
+      status: 'accepted',
+      copiedTo: slaveIds.length,
+    });
+    await expect
+      .poll(
+        async () =>
+          (await svc.call('GET', `/v1/trades/${r.body.tradeId}`, { token: key })).body.copies
+            .map((c: any) => c.outcome)
+            .sort(),
+        { timeout: 5000 },
+      )
       .toEqual(slaveIds.map(() => 'confirmed'));
     const after = await Promise.all(slaveIds.map(simPositions));
     after.forEach((list, i) => {
@@ -70,18 +92,30 @@ describe('family V (spec 4V, 5.2)', () => {
   it('V5: copiedTo counts only eligible Slaves (a paused Slave is skipped with a reason)', async () => {
     const paused = slaveIds[0]!;
     expect((await svc.call('POST', `/v1/accounts/${paused}/pause`, { token: key })).body.status).toBe('paused');
-    const r = await svc.call('POST', `/v1/accounts/${masterId}/orders`, { token: key, body: { symbol: 'GBPUSD', side: 'sell', volume: 0.2 } });
+    const r = await svc.call('POST', `/v1/accounts/${masterId}/orders`, {
+      token: key,
+      body: { symbol: 'GBPUSD', side: 'sell', volume: 0.2 },
+    });
     expect(r.body.copiedTo).toBe(slaveIds.length - 1);
     const trade = (await svc.call('GET', `/v1/trades/${r.body.tradeId}`, { token: key })).body;
-    expect(trade.copies.find((c: any) => c.accountId === paused)).toMatchObject({ outcome: 'skipped', skipReason: expect.stringContaining('slave_not_eligible') });
+    expect(trade.copies.find((c: any) => c.accountId === paused)).toMatchObject({
+      outcome: 'skipped',
+      skipReason: expect.stringContaining('slave_not_eligible'),
+    });
     await svc.call('POST', `/v1/accounts/${paused}/resume`, { token: key });
   });
 
   it('V5: an order to a Slave or to a foreign/unknown account is refused', async () => {
-    const slave = await svc.call('POST', `/v1/accounts/${slaveIds[0]}/orders`, { token: key, body: { symbol: 'EURUSD', side: 'buy', volume: 0.1 } });
+    const slave = await svc.call('POST', `/v1/accounts/${slaveIds[0]}/orders`, {
+      token: key,
+      body: { symbol: 'EURUSD', side: 'buy', volume: 0.1 },
+    });
     expect(slave.status).toBe(409);
     expect(slave.body.code).toBe('account_not_master');
-    const unknown = await svc.call('POST', '/v1/accounts/acc_unknown/orders', { token: key, body: { symbol: 'EURUSD', side: 'buy', volume: 0.1 } });
+    const unknown = await svc.call('POST', '/v1/accounts/acc_unknown/orders', {
+      token: key,
+      body: { symbol: 'EURUSD', side: 'buy', volume: 0.1 },
+    });
     expect(unknown.status).toBe(404);
   });
 
@@ -109,11 +143,29 @@ describe('family V (spec 4V, 5.2)', () => {
     const doc = (await svc.call('GET', '/openapi.json')).body;
     expect(doc.openapi).toMatch(/^3\.1/);
     const ops = Object.values(doc.paths).flatMap((p: any) => Object.values(p).map((o: any) => o.operationId));
-    for (const id of ['listTradingAccounts', 'getTradingAccountCapabilities', 'listTradingAccountPositions', 'listTradingAccountOrders', 'listPlatformCAccounts', 'listPlatformCAccountPositions', 'getMe', 'listAccounts', 'sendOrder', 'panicCloseAccount', 'panicCloseGroup', 'listCopierGroups', 'getTrade', 'updateCopyRule']) {
+    for (const id of [
+      'listTradingAccounts',
+      'getTradingAccountCapabilities',
+      'listTradingAccountPositions',
+      'listTradingAccountOrders',
+      'listPlatformCAccounts',
+      'listPlatformCAccountPositions',
+      'getMe',
+      'listAccounts',
+      'sendOrder',
+      'panicCloseAccount',
+      'panicCloseGroup',
+      'listCopierGroups',
+      'getTrade',
+      'updateCopyRule',
+    ]) {
       expect(ops).toContain(id);
     }
     expect(new Set(ops).size).toBe(ops.length);
     expect(doc.paths['/v1/accounts/{account_id}/orders'].post['x-open-point']).toBe(true);
-    for (const p of Object.keys(doc.paths).filter((p) => !p.startsWith('/api') && !p.startsWith('/app') && p !== '/healthz')) expect(p.startsWith('/v1/')).toBe(true);
+    for (const p of Object.keys(doc.paths).filter(
+      (p) => !p.startsWith('/api') && !p.startsWith('/app') && p !== '/healthz',
+    ))
+      expect(p.startsWith('/v1/')).toBe(true);
   });
 });

@@ -16,7 +16,14 @@ afterAll(() => {
 const order = { symbol: 'EURUSD', side: 'buy', volume: 0.1 };
 
 /** What a process that died mid-request leaves: the key claimed, no answer stored. */
-async function leaveInFlight(store: Store, userId: string, key: string, requestId: string, claimedBy: string, createdAt = new Date()): Promise<void> {
+async function leaveInFlight(
+  store: Store,
+  userId: string,
+  key: string,
+  requestId: string,
+  claimedBy: string,
+  createdAt = new Date(),
+): Promise<void> {
   await store.database.db.execute(sql`
     insert into idempotency_keys (user_id, key, route, body_digest, status, response, request_id, claimed_by, created_at)
     values (${userId}, ${key}, '/v1/accounts/:account_id/orders', 'x', null, null, ${requestId}, ${claimedBy}, ${createdAt})
@@ -31,17 +38,33 @@ describe('Idempotency-Key after a crash (durable embedded store, restarted)', ()
     let closed = false;
     try {
       const key = svc.demo!.apiKey;
-      const master = (await svc.call('GET', '/v1/accounts', { token: key })).body.accounts.find((a: any) => a.role === 'master' && a.platform === 'sim');
+      const master = (await svc.call('GET', '/v1/accounts', { token: key })).body.accounts.find(
+        (a: any) => a.role === 'master' && a.platform === 'sim',
+      );
       const userId = (await svc.store.users.byEmail(svc.demo!.email))!.id;
-      const first = await svc.call('POST', `/v1/accounts/${master.id}/orders`, { token: key, body: order, headers: { 'idempotency-key': 'made-a-trade' } });
+      const first = await svc.call('POST', `/v1/accounts/${master.id}/orders`, {
+        token: key,
+        body: order,
+        headers: { 'idempotency-key': 'made-a-trade' },
+      });
       expect(first.status).toBe(202);
       const trade = await svc.store.trades.ownedTrade(userId, first.body.tradeId);
       // The process "died" after the trade was made but before the answer was stored; a second key died before anything.
-      const digest = ((await svc.store.database.db.execute(sql`select body_digest from idempotency_keys where key = 'made-a-trade'`)) as unknown as { rows: Array<{ body_digest: string }> }).rows[0]!.body_digest;
+      const digest = (
+        (await svc.store.database.db.execute(
+          sql`select body_digest from idempotency_keys where key = 'made-a-trade'`,
+        )) as unknown as { rows: Array<{ body_digest: string }> }
+      ).rows[0]!.body_digest;
       await leaveInFlight(svc.store, userId, 'made-a-trade', trade!.requestId!, 'a-dead-process');
-      await svc.store.database.db.execute(sql`update idempotency_keys set body_digest = ${digest} where key = 'made-a-trade'`);
+      await svc.store.database.db.execute(
+        sql`update idempotency_keys set body_digest = ${digest} where key = 'made-a-trade'`,
+      );
       await leaveInFlight(svc.store, userId, 'made-nothing', 'req_never_reached_the_broker', 'a-dead-process');
-      const stuck = await svc.call('POST', `/v1/accounts/${master.id}/orders`, { token: key, body: order, headers: { 'idempotency-key': 'made-a-trade' } });
+      const stuck = await svc.call('POST', `/v1/accounts/${master.id}/orders`, {
+        token: key,
+        body: order,
+        headers: { 'idempotency-key': 'made-a-trade' },
+      });
       expect(stuck.status).toBe(409);
       await svc.close();
       closed = true;
@@ -49,13 +72,27 @@ describe('Idempotency-Key after a crash (durable embedded store, restarted)', ()
       svc = await startTestService({ dataDir });
       closed = false;
       const positionsBefore = svc.broker.positions((await svc.store.accounts.byId(master.id))!.brokerAccountId).length;
-      const replay = await svc.call('POST', `/v1/accounts/${master.id}/orders`, { token: key, body: order, headers: { 'idempotency-key': 'made-a-trade' } });
+      const replay = await svc.call('POST', `/v1/accounts/${master.id}/orders`, {
+        token: key,
+        body: order,
+        headers: { 'idempotency-key': 'made-a-trade' },
+      });
       expect(replay.status).toBe(202);
       expect(replay.headers.get('idempotent-replayed')).toBe('true');
-      expect(replay.body).toMatchObject({ tradeId: first.body.tradeId, status: 'accepted', copiedTo: first.body.copiedTo });
-      expect(svc.broker.positions((await svc.store.accounts.byId(master.id))!.brokerAccountId)).toHaveLength(positionsBefore);
+      expect(replay.body).toMatchObject({
+        tradeId: first.body.tradeId,
+        status: 'accepted',
+        copiedTo: first.body.copiedTo,
+      });
+      expect(svc.broker.positions((await svc.store.accounts.byId(master.id))!.brokerAccountId)).toHaveLength(
+        positionsBefore,
+      );
 
-      const retried = await svc.call('POST', `/v1/accounts/${master.id}/orders`, { token: key, body: order, headers: { 'idempotency-key': 'made-nothing' } });
+      const retried = await svc.call('POST', `/v1/accounts/${master.id}/orders`, {
+        token: key,
+        body: order,
+        headers: { 'idempotency-key': 'made-nothing' },
+      });
       expect(retried.status).toBe(202);
       expect(retried.headers.get('idempotent-replayed')).toBeNull();
       expect(retried.body.tradeId).not.toBe(first.body.tradeId);
@@ -72,8 +109,16 @@ describe('settling keys left in flight, on each store', async () => {
       const store = await Store.open({ dataDir: d.dataDir ?? ':memory:', databaseUrl: d.databaseUrl });
       try {
         const u = await store.users.create(`u-${Date.now()}@example.test`, 'x');
-        const acc = await store.accounts.create({ userId: u.id, platform: 'sim', role: 'master', name: 'M', brokerAccountId: 'b1', brokerAccountNumber: '1' });
-        const mk = async (id: string, status: string, requestId: string, masterOutcome: unknown = null) => store.database.db.execute(sql`
+        const acc = await store.accounts.create({
+          userId: u.id,
+          platform: 'sim',
+          role: 'master',
+          name: 'M',
+          brokerAccountId: 'b1',
+          brokerAccountNumber: '1',
+        });
+        const mk = async (id: string, status: string, requestId: string, masterOutcome: unknown = null) =>
+          store.database.db.execute(sql`
           insert into trades (id, user_id, master_account_id, source, action, symbol, side, order_type, volume, tag, status, request_id, master_outcome)
           values (${id}, ${u.id}, ${acc.id}, 'api', 'open', 'EURUSD', 'buy', 'market', '0.1', ${`tag_${id}`}, ${status}, ${requestId}, ${masterOutcome === null ? null : JSON.stringify(masterOutcome)}::jsonb)`);
         await mk('trd_unres', 'unresolved', 'req_u');
@@ -88,14 +133,34 @@ describe('settling keys left in flight, on each store', async () => {
         await leaveInFlight(store, u.id, 'mine', 'req_m', 'me', old);
         const r = await settleInFlightKeys(store, { instanceId: 'me', before: new Date(Date.now() - 120_000) });
         expect(r).toEqual({ answered: 3, freed: 1 });
-        const rows = ((await store.database.db.execute(sql`select key, status, response from idempotency_keys where user_id = ${u.id} order by key`)) as unknown as { rows: Array<{ key: string; status: number | null; response: any }> }).rows;
+        const rows = (
+          (await store.database.db.execute(
+            sql`select key, status, response from idempotency_keys where user_id = ${u.id} order by key`,
+          )) as unknown as { rows: Array<{ key: string; status: number | null; response: any }> }
+        ).rows;
         const byKey = Object.fromEntries(rows.map((x) => [x.key, x]));
         expect(byKey['sibling-running']!.status).toBeNull();
         expect(byKey['mine']!.status).toBeNull();
         expect(byKey['nothing-made']).toBeUndefined();
-        expect(byKey['accepted']).toMatchObject({ status: 202, response: { body: { tradeId: 'trd_ok', status: 'accepted', copiedTo: 0, fillPrice: null } } });
-        expect(byKey['unresolved']).toMatchObject({ status: 409, response: { body: { code: 'write_outcome_unknown', tradeId: 'trd_unres', requestId: 'req_u' } } });
-        expect(byKey['refused']).toMatchObject({ status: 400, response: { body: { code: 'invalid_request', tradeId: 'trd_rej', brokerCode: 'no_money', error: expect.stringContaining('not enough margin') } } });
+        expect(byKey['accepted']).toMatchObject({
+          status: 202,
+          response: { body: { tradeId: 'trd_ok', status: 'accepted', copiedTo: 0, fillPrice: null } },
+        });
+        expect(byKey['unresolved']).toMatchObject({
+          status: 409,
+          response: { body: { code: 'write_outcome_unknown', tradeId: 'trd_unres', requestId: 'req_u' } },
+        });
+        expect(byKey['refused']).toMatchObject({
+          status: 400,
+          response: {
+            body: {
+              code: 'invalid_request',
+              tradeId: 'trd_rej',
+              brokerCode: 'no_money',
+              error: expect.stringContaining('not enough margin'),
+            },
+          },
+        });
       } finally {
         await store.close();
         await d.drop();

@@ -19,22 +19,46 @@ afterAll(async () => svc?.close());
 
 let n = 0;
 const freshKey = () => `test-key-${Date.now()}-${++n}`;
-const order = (idem: string, body: Record<string, unknown> = { symbol: 'EURUSD', side: 'buy', volume: 0.1 }, token = key) =>
-  svc.call('POST', `/v1/accounts/${masterId}/orders`, { token, body, headers: { 'idempotency-key': idem } });
+const order = (
+  idem: string,
+  body: Record<string, unknown> = { symbol: 'EURUSD', side: 'buy', volume: 0.1 },
+  token = key,
+) => svc.call('POST', `/v1/accounts/${masterId}/orders`, { token, body, headers: { 'idempotency-key': idem } });
 const masterPositions = () => svc.broker.positions(masterSim).length;
 
 describe('Idempotency-Key on family V writes', () => {
   it('never stores a secret shown once: a replayed webhook-endpoint creation says so instead of repeating it', async () => {
     const k = freshKey();
     const body = { url: 'http://127.0.0.1:9/hook' };
-    const first = await svc.call('POST', '/v1/webhook-endpoints', { token: key, body, headers: { 'idempotency-key': k } });
-    expect(first.status, first.text + svc.logs.filter((l) => l.includes('"level":50')).join('').slice(0, 1500)).toBe(201);
+    const first = await svc.call('POST', '/v1/webhook-endpoints', {
+      token: key,
+      body,
+      headers: { 'idempotency-key': k },
+    });
+    expect(
+      first.status,
+      first.text +
+        svc.logs
+          .filter((l) => l.includes('"level":50'))
+          .join('')
+          .slice(0, 1500),
+    ).toBe(201);
     expect(first.text).toContain('whsec_');
-    const replay = await svc.call('POST', '/v1/webhook-endpoints', { token: key, body, headers: { 'idempotency-key': k } });
+    const replay = await svc.call('POST', '/v1/webhook-endpoints', {
+      token: key,
+      body,
+      headers: { 'idempotency-key': k },
+    });
     expect(replay.status).toBe(201);
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
     expect(replay.body.code).toBe('secret_shown_once');
-    const stored = JSON.stringify(((await svc.store.database.db.execute(sql`select response from idempotency_keys`)) as unknown as { rows: unknown[] }).rows);
+    const stored = JSON.stringify(
+      (
+        (await svc.store.database.db.execute(sql`select response from idempotency_keys`)) as unknown as {
+          rows: unknown[];
+        }
+      ).rows,
+    );
     expect(stored).not.toContain('whsec_');
   });
 
@@ -58,7 +82,10 @@ describe('Idempotency-Key on family V writes', () => {
     const other = await order(k, { symbol: 'EURUSD', side: 'sell', volume: 0.1 });
     expect(other.status).toBe(422);
     expect(other.body).toMatchObject({ code: 'idempotency_key_reused', requestId: expect.any(String) });
-    const elsewhere = await svc.call('POST', `/v1/accounts/${masterId}/pause`, { token: key, headers: { 'idempotency-key': k } });
+    const elsewhere = await svc.call('POST', `/v1/accounts/${masterId}/pause`, {
+      token: key,
+      headers: { 'idempotency-key': k },
+    });
     expect(elsewhere.status).toBe(422);
   });
 
@@ -83,7 +110,10 @@ describe('Idempotency-Key on family V writes', () => {
       const before = masterPositions();
       const [a, b] = await Promise.all([order(k), order(k)]);
       const statuses = [a.status, b.status].sort();
-      expect([[202, 202], [202, 409]]).toContainEqual(statuses);
+      expect([
+        [202, 202],
+        [202, 409],
+      ]).toContainEqual(statuses);
       if (statuses[1] === 202) expect(a.body.tradeId).toBe(b.body.tradeId);
       expect(masterPositions()).toBe(before + 1);
     }
@@ -118,7 +148,9 @@ describe('Idempotency-Key on family V writes', () => {
   it('keys expire after 24 hours', async () => {
     const k = freshKey();
     expect((await order(k)).status).toBe(202);
-    await svc.store.database.db.execute(sql`update idempotency_keys set created_at = now() - interval '25 hours' where key = ${k}`);
+    await svc.store.database.db.execute(
+      sql`update idempotency_keys set created_at = now() - interval '25 hours' where key = ${k}`,
+    );
     const reused = await order(k, { symbol: 'EURUSD', side: 'sell', volume: 0.1 });
     expect(reused.status).toBe(202);
     expect(reused.headers.get('idempotent-replayed')).toBeNull();
@@ -126,9 +158,15 @@ describe('Idempotency-Key on family V writes', () => {
 
   it('a panic-close replay repeats its answer without a second job', async () => {
     const k = freshKey();
-    const first = await svc.call('POST', `/v1/accounts/${masterId}/panic-close`, { token: key, headers: { 'idempotency-key': k } });
+    const first = await svc.call('POST', `/v1/accounts/${masterId}/panic-close`, {
+      token: key,
+      headers: { 'idempotency-key': k },
+    });
     expect(first.status).toBe(200);
-    const again = await svc.call('POST', `/v1/accounts/${masterId}/panic-close`, { token: key, headers: { 'idempotency-key': k } });
+    const again = await svc.call('POST', `/v1/accounts/${masterId}/panic-close`, {
+      token: key,
+      headers: { 'idempotency-key': k },
+    });
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(again.body.jobId).toBe(first.body.jobId);
     await svc.call('POST', `/v1/accounts/${masterId}/resume`, { token: key });

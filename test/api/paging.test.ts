@@ -19,18 +19,32 @@ beforeAll(async () => {
   const { body } = await svc.call('GET', '/v1/accounts', { token: key });
   const master = body.accounts.find((a: any) => a.role === 'master' && a.platform === 'sim');
   masterId = master.id;
-  slaveId = body.accounts.find((a: any) => a.role === 'slave' && a.groupId === master.groupId && a.platform === 'sim').id;
+  slaveId = body.accounts.find(
+    (a: any) => a.role === 'slave' && a.groupId === master.groupId && a.platform === 'sim',
+  ).id;
   for (let i = 0; i < 5; i++) {
-    const r = await svc.call('POST', `/v1/accounts/${masterId}/orders`, { token: key, body: { symbol: 'EURUSD', side: i % 2 ? 'sell' : 'buy', volume: 0.1 } });
+    const r = await svc.call('POST', `/v1/accounts/${masterId}/orders`, {
+      token: key,
+      body: { symbol: 'EURUSD', side: i % 2 ? 'sell' : 'buy', volume: 0.1 },
+    });
     expect(r.status).toBe(202);
   }
-  for (let i = 0; i < 3; i++) expect((await svc.call('POST', '/v1/webhook-endpoints', { token: key, body: { url: `http://127.0.0.1:9/p${i}` } })).status).toBe(201);
-  for (let i = 0; i < 2; i++) expect((await svc.call('POST', '/app/api-keys', { token, body: { name: `p${i}` } })).status).toBe(201);
+  for (let i = 0; i < 3; i++)
+    expect(
+      (await svc.call('POST', '/v1/webhook-endpoints', { token: key, body: { url: `http://127.0.0.1:9/p${i}` } }))
+        .status,
+    ).toBe(201);
+  for (let i = 0; i < 2; i++)
+    expect((await svc.call('POST', '/app/api-keys', { token, body: { name: `p${i}` } })).status).toBe(201);
 });
 afterAll(async () => svc?.close());
 
 /** Follows nextCursor (or the Link header) from the first page; returns the ids seen, page by page. */
-async function walk(path: string, field: string, opts: { cred?: string; idOf?: (x: any) => string; data?: (b: any) => any[]; viaLink?: boolean } = {}): Promise<{ ids: string[]; pages: number }> {
+async function walk(
+  path: string,
+  field: string,
+  opts: { cred?: string; idOf?: (x: any) => string; data?: (b: any) => any[]; viaLink?: boolean } = {},
+): Promise<{ ids: string[]; pages: number }> {
   const cred = opts.cred ?? key;
   const idOf = opts.idOf ?? ((x: any) => x.id);
   const ids: string[] = [];
@@ -46,7 +60,9 @@ async function walk(path: string, field: string, opts: { cred?: string; idOf?: (
     if (opts.viaLink) next = link ? /^<([^>]+)>; rel="next"$/.exec(link)![1]! : null;
     else {
       expect(link !== null).toBe(r.body.nextCursor !== null);
-      next = r.body.nextCursor ? `${path}${path.includes('?') ? '&' : '?'}cursor=${encodeURIComponent(r.body.nextCursor)}` : null;
+      next = r.body.nextCursor
+        ? `${path}${path.includes('?') ? '&' : '?'}cursor=${encodeURIComponent(r.body.nextCursor)}`
+        : null;
     }
     expect(pages).toBeLessThan(100);
   }
@@ -55,20 +71,28 @@ async function walk(path: string, field: string, opts: { cred?: string; idOf?: (
 
 describe('paging of every list route (issue 13)', () => {
   it('trades, the ledger, request records and order history: every item once, in order, across pages', async () => {
-    const all = (await svc.call('GET', `/v1/trades?accountId=${masterId}&limit=200`, { token: key })).body.trades.map((t: any) => t.tradeId);
+    const all = (await svc.call('GET', `/v1/trades?accountId=${masterId}&limit=200`, { token: key })).body.trades.map(
+      (t: any) => t.tradeId,
+    );
     expect(all.length).toBeGreaterThanOrEqual(5);
     const trades = await walk(`/v1/trades?accountId=${masterId}&limit=2`, 'trades', { idOf: (t) => t.tradeId });
     expect(trades.ids).toEqual(all);
     expect(trades.pages).toBe(Math.ceil(all.length / 2));
 
-    const ledgerAll = (await svc.call('GET', `/v1/accounts/${slaveId}/ledger?limit=200`, { token: key })).body.entries.map((e: any) => e.intentId);
+    const ledgerAll = (
+      await svc.call('GET', `/v1/accounts/${slaveId}/ledger?limit=200`, { token: key })
+    ).body.entries.map((e: any) => e.intentId);
     expect(ledgerAll.length).toBeGreaterThanOrEqual(5);
-    expect((await walk(`/v1/accounts/${slaveId}/ledger?limit=2`, 'entries', { idOf: (e) => e.intentId })).ids).toEqual(ledgerAll);
+    expect((await walk(`/v1/accounts/${slaveId}/ledger?limit=2`, 'entries', { idOf: (e) => e.intentId })).ids).toEqual(
+      ledgerAll,
+    );
 
     // Many request records land within the same millisecond: the cursor must not skip or repeat any of them.
     await Promise.all(Array.from({ length: 30 }, () => svc.call('GET', '/v1/me', { token: key })));
     await svc.deps.store.requests.flush();
-    const reqAll = (await svc.call('GET', '/v1/requests?limit=200', { token: key })).body.requests.map((x: any) => x.requestId);
+    const reqAll = (await svc.call('GET', '/v1/requests?limit=200', { token: key })).body.requests.map(
+      (x: any) => x.requestId,
+    );
     const reqs = await walk('/v1/requests?limit=7', 'requests', { idOf: (x) => x.requestId });
     // The walk itself adds records newer than its first page: the old ones are a contiguous run of what it saw.
     const start = reqs.ids.indexOf(reqAll[0]);
@@ -98,9 +122,13 @@ describe('paging of every list route (issue 13)', () => {
     expect(groups.pages).toBe(2);
     expect(groups.ids).toHaveLength(55);
     expect(groups.ids).toEqual([...groups.ids].sort());
-    expect((await walk('/v1/copier-groups?limit=7', 'groups', { cred: apiKey, viaLink: true })).ids).toEqual(groups.ids);
+    expect((await walk('/v1/copier-groups?limit=7', 'groups', { cred: apiKey, viaLink: true })).ids).toEqual(
+      groups.ids,
+    );
 
-    const hooks = (await svc.call('GET', '/v1/webhook-endpoints?limit=200', { token: key })).body.endpoints.map((e: any) => e.id);
+    const hooks = (await svc.call('GET', '/v1/webhook-endpoints?limit=200', { token: key })).body.endpoints.map(
+      (e: any) => e.id,
+    );
     expect(hooks).toHaveLength(3);
     expect((await walk('/v1/webhook-endpoints?limit=1', 'endpoints')).ids).toEqual(hooks);
     const keys = (await svc.call('GET', '/app/api-keys?limit=200', { token })).body.keys.map((k: any) => k.id);
@@ -125,14 +153,18 @@ describe('paging of every list route (issue 13)', () => {
     const r = await svc.call('GET', '/api/trading-accounts', { token });
     expect(Object.keys(r.body)).toEqual(['success', 'data']);
     const rIds = r.body.data.map((a: any) => a.id);
-    expect((await walk('/api/trading-accounts?limit=1', '', { cred: token, viaLink: true, data: (b) => b.data })).ids).toEqual([...rIds].sort());
+    expect(
+      (await walk('/api/trading-accounts?limit=1', '', { cred: token, viaLink: true, data: (b) => b.data })).ids,
+    ).toEqual([...rIds].sort());
   });
 
-  it('a limit above the maximum and a cursor that is not this list\'s are clear 400s', async () => {
+  it("a limit above the maximum and a cursor that is not this list's are clear 400s", async () => {
     const over = await svc.call('GET', '/v1/copier-groups?limit=201', { token: key });
     expect(over.status).toBe(400);
     expect(over.body.error).toBe('limit 201 is above the maximum of 200 for this list; page on with cursor');
-    expect((await svc.call('GET', `/v1/accounts/${masterId}/orders?history=true&limit=501`, { token: key })).status).toBe(400);
+    expect(
+      (await svc.call('GET', `/v1/accounts/${masterId}/orders?history=true&limit=501`, { token: key })).status,
+    ).toBe(400);
     expect((await svc.call('GET', '/v1/accounts?limit=0', { token: key })).status).toBe(400);
     expect((await svc.call('GET', '/v1/events?limit=1001', { token: key })).status).toBe(400);
     const bad = await svc.call('GET', '/v1/trades?cursor=not-a-cursor', { token: key });

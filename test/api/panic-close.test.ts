@@ -15,18 +15,38 @@ beforeAll(async () => {
 afterAll(async () => svc?.close());
 
 const openPositions = (n: number) => {
-  for (let i = 0; i < n; i++) svc.broker.placeOrder(slave.sim, { symbol: 'EURUSD', side: 'buy', type: 'market', volume: svc.broker.instrument('EURUSD')!.minVolume, tag: `pc-${Date.now()}-${i}` });
+  for (let i = 0; i < n; i++)
+    svc.broker.placeOrder(slave.sim, {
+      symbol: 'EURUSD',
+      side: 'buy',
+      type: 'market',
+      volume: svc.broker.instrument('EURUSD')!.minVolume,
+      tag: `pc-${Date.now()}-${i}`,
+    });
 };
 
 describe('panic-close routes start a tracked job', () => {
   it('Prefer: respond-async answers 202 with the job and a Location; the job is readable until it ends flat', async () => {
     openPositions(2);
     svc.broker.faults.inject({ op: 'closePosition', kind: 'delay', delayMs: 150, accountId: slave.sim, times: 2 });
-    const r = await svc.call('POST', `/v1/accounts/${slave.id}/panic-close`, { token: key, headers: { prefer: 'respond-async' } });
+    const r = await svc.call('POST', `/v1/accounts/${slave.id}/panic-close`, {
+      token: key,
+      headers: { prefer: 'respond-async' },
+    });
     expect(r.status).toBe(202);
     expect(r.headers.get('location')).toBe(`/v1/panic-close-jobs/${r.body.id}`);
-    expect(r.body).toMatchObject({ id: expect.stringMatching(/^job_/), scope: 'account', targetId: slave.id, state: 'running', progress: { accounts: [{ accountId: slave.id }] } });
-    await expect.poll(async () => (await svc.call('GET', r.headers.get('location')!, { token: key })).body.state, { timeout: 10_000 }).toBe('succeeded');
+    expect(r.body).toMatchObject({
+      id: expect.stringMatching(/^job_/),
+      scope: 'account',
+      targetId: slave.id,
+      state: 'running',
+      progress: { accounts: [{ accountId: slave.id }] },
+    });
+    await expect
+      .poll(async () => (await svc.call('GET', r.headers.get('location')!, { token: key })).body.state, {
+        timeout: 10_000,
+      })
+      .toBe('succeeded');
     const job = (await svc.call('GET', r.headers.get('location')!, { token: key })).body;
     expect(job.totals).toMatchObject({ accounts: 1, flat: 1, remaining: 0, closed: 2 });
     expect(svc.broker.positions(slave.sim)).toEqual([]);
@@ -41,10 +61,22 @@ describe('panic-close routes start a tracked job', () => {
 
   it('without Prefer a fast job answers 200 with the final report and its job id', async () => {
     openPositions(1);
-    const r = await svc.call('POST', `/v1/accounts/${slave.id}/panic-close`, { token: key, body: { cancelPendingOrders: false } });
+    const r = await svc.call('POST', `/v1/accounts/${slave.id}/panic-close`, {
+      token: key,
+      body: { cancelPendingOrders: false },
+    });
     expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ accountId: slave.id, state: 'flat', closed: 1, remaining: 0, jobId: expect.stringMatching(/^job_/) });
-    expect((await svc.call('GET', `/v1/panic-close-jobs/${r.body.jobId}`, { token: key })).body).toMatchObject({ state: 'succeeded', cancelPending: false });
+    expect(r.body).toMatchObject({
+      accountId: slave.id,
+      state: 'flat',
+      closed: 1,
+      remaining: 0,
+      jobId: expect.stringMatching(/^job_/),
+    });
+    expect((await svc.call('GET', `/v1/panic-close-jobs/${r.body.jobId}`, { token: key })).body).toMatchObject({
+      state: 'succeeded',
+      cancelPending: false,
+    });
     await svc.call('POST', `/v1/accounts/${slave.id}/resume`, { token: key });
   });
 
@@ -52,18 +84,33 @@ describe('panic-close routes start a tracked job', () => {
     const { body } = await svc.call('GET', '/v1/accounts', { token: key });
     const master = body.accounts.find((a: any) => a.role === 'master' && a.platform === 'sim');
     const sim = (await svc.deps.store.accounts.byId(master.id))!.brokerAccountId;
-    svc.broker.placeOrder(sim, { symbol: 'EURUSD', side: 'buy', type: 'market', volume: svc.broker.instrument('EURUSD')!.minVolume, tag: `pcm-${Date.now()}` });
+    svc.broker.placeOrder(sim, {
+      symbol: 'EURUSD',
+      side: 'buy',
+      type: 'market',
+      volume: svc.broker.instrument('EURUSD')!.minVolume,
+      tag: `pcm-${Date.now()}`,
+    });
     const fault = svc.broker.faults.inject({ op: 'closePosition', kind: 'reject', accountId: sim, times: 1000 });
     try {
-      const started = await svc.call('POST', `/v1/accounts/${master.id}/panic-close`, { token: key, headers: { prefer: 'respond-async' } });
+      const started = await svc.call('POST', `/v1/accounts/${master.id}/panic-close`, {
+        token: key,
+        headers: { prefer: 'respond-async' },
+      });
       expect(started.status).toBe(202);
-      const again = await svc.call('POST', `/v1/accounts/${master.id}/panic-close`, { token: key, headers: { prefer: 'respond-async' } });
+      const again = await svc.call('POST', `/v1/accounts/${master.id}/panic-close`, {
+        token: key,
+        headers: { prefer: 'respond-async' },
+      });
       expect(again.body.id).toBe(started.body.id);
       const resume = await svc.call('POST', `/v1/accounts/${master.id}/resume`, { token: key });
       expect(resume.status).toBe(409);
       expect(resume.body).toMatchObject({ code: 'panic_close_running', jobId: started.body.id });
       expect((await svc.deps.store.accounts.byId(master.id))!.status).toBe('locked');
-      const order = await svc.call('POST', `/v1/accounts/${master.id}/orders`, { token: key, body: { symbol: 'EURUSD', side: 'buy', volume: 0.01 } });
+      const order = await svc.call('POST', `/v1/accounts/${master.id}/orders`, {
+        token: key,
+        body: { symbol: 'EURUSD', side: 'buy', volume: 0.01 },
+      });
       expect(order.status).toBe(409);
       expect(order.body).toMatchObject({ code: 'panic_close_running', jobId: started.body.id });
     } finally {
@@ -79,6 +126,9 @@ describe('panic-close routes start a tracked job', () => {
     const r = await svc.call('GET', '/v1/panic-close-jobs/job_unknown', { token: key });
     expect(r.status).toBe(404);
     const doc = (await svc.call('GET', '/openapi.json')).body;
-    expect(doc.paths['/v1/panic-close-jobs/{job_id}'].get).toMatchObject({ operationId: 'getPanicCloseJob', 'x-open-point': true });
+    expect(doc.paths['/v1/panic-close-jobs/{job_id}'].get).toMatchObject({
+      operationId: 'getPanicCloseJob',
+      'x-open-point': true,
+    });
   });
 });

@@ -25,10 +25,28 @@ describe.runIf(ready)('the whole service on PostgreSQL with NATS', () => {
     const accounts = (await svc.call('GET', '/v1/accounts', { token: key })).body.accounts;
     const master = accounts.find((a: any) => a.role === 'master' && a.platform === 'sim');
     const slaves = accounts.filter((a: any) => a.role === 'slave' && a.groupId === master.groupId);
-    const r = await svc.call('POST', `/v1/accounts/${master.id}/orders`, { token: key, body: { symbol: 'XAUUSD', side: 'sell', volume: 0.1 } });
-    expect(r.status, JSON.stringify(r.body) + svc.logs.filter((l) => l.includes('"level":50')).join('\n').slice(0, 3000)).toBe(202);
+    const r = await svc.call('POST', `/v1/accounts/${master.id}/orders`, {
+      token: key,
+      body: { symbol: 'XAUUSD', side: 'sell', volume: 0.1 },
+    });
+    expect(
+      r.status,
+      JSON.stringify(r.body) +
+        svc.logs
+          .filter((l) => l.includes('"level":50'))
+          .join('\n')
+          .slice(0, 3000),
+    ).toBe(202);
     expect(r.body.copiedTo).toBe(slaves.length);
-    await expect.poll(async () => (await svc.call('GET', `/v1/trades/${r.body.tradeId}`, { token: key })).body.copies.filter((c: any) => c.outcome === 'confirmed').length, { timeout: 10_000 }).toBe(slaves.length);
+    await expect
+      .poll(
+        async () =>
+          (await svc.call('GET', `/v1/trades/${r.body.tradeId}`, { token: key })).body.copies.filter(
+            (c: any) => c.outcome === 'confirmed',
+          ).length,
+        { timeout: 10_000 },
+      )
+      .toBe(slaves.length);
     const events = await svc.store.events.after((await svc.store.users.byEmail(svc.demo!.email))!.id, 0, 1000);
     expect(events.filter((e) => e.type === 'copy.confirmed')).toHaveLength(slaves.length);
   }, 30_000);

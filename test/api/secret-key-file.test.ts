@@ -15,14 +15,19 @@ const temp = (p: string) => {
   dirs.push(d);
   return d;
 };
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 const WARNING = 'sits in the data dir beside what it encrypts';
 
 describe('the credential key file', () => {
   it('--secret-key-file wins over COPYTRADE_SECRET_KEY_FILE, which wins over <data dir>/secret.key', () => {
     expect(loadConfig({ dataDir: '/d' }, {}).secretKeyFile).toBe('/d/secret.key');
     expect(loadConfig({ dataDir: '/d' }, { COPYTRADE_SECRET_KEY_FILE: '/k/env.key' }).secretKeyFile).toBe('/k/env.key');
-    expect(loadConfig({ dataDir: '/d', secretKeyFile: '/k/flag.key' }, { COPYTRADE_SECRET_KEY_FILE: '/k/env.key' }).secretKeyFile).toBe('/k/flag.key');
+    expect(
+      loadConfig({ dataDir: '/d', secretKeyFile: '/k/flag.key' }, { COPYTRADE_SECRET_KEY_FILE: '/k/env.key' })
+        .secretKeyFile,
+    ).toBe('/k/flag.key');
     expect(loadConfig({ dataDir: ':memory:' }, {}).secretKeyFile).toBeNull();
   });
 
@@ -44,14 +49,29 @@ describe('the credential key file', () => {
       expect(outside.logs.join('\n')).not.toContain(WARNING);
       // The demo's sealed credentials open with that key: its accounts read their brokers.
       const accounts = (await outside.call('GET', '/v1/accounts', { token: outside.demo!.apiKey })).body.accounts;
-      const positions = await outside.call('GET', `/v1/accounts/${accounts[0].id}/positions`, { token: outside.demo!.apiKey });
+      const positions = await outside.call('GET', `/v1/accounts/${accounts[0].id}/positions`, {
+        token: outside.demo!.apiKey,
+      });
       expect(positions.status).toBe(200);
     } finally {
       await outside.close();
     }
     // `copytrade secrets rotate` on that data dir and key file (the service is stopped).
     const before = keyId(readKeyFile(keyFile)[0]!);
-    const r = await promisify(execFile)(join(process.cwd(), 'node_modules', '.bin', 'tsx'), [join(process.cwd(), 'test', 'helpers', 'cli-entry.ts'), 'secrets', 'rotate', '--data-dir', data2, '--secret-key-file', keyFile, '--json'], { env: { ...process.env, DATABASE_URL: '' } });
+    const r = await promisify(execFile)(
+      join(process.cwd(), 'node_modules', '.bin', 'tsx'),
+      [
+        join(process.cwd(), 'test', 'helpers', 'cli-entry.ts'),
+        'secrets',
+        'rotate',
+        '--data-dir',
+        data2,
+        '--secret-key-file',
+        keyFile,
+        '--json',
+      ],
+      { env: { ...process.env, DATABASE_URL: '' } },
+    );
     const report = JSON.parse(r.stdout);
     expect(report).toMatchObject({ finished: true, alreadyCurrent: 0 });
     expect(report.resealed).toBeGreaterThan(0);
@@ -60,7 +80,9 @@ describe('the credential key file', () => {
     const again = await startTestService({ dataDir: data2, env: { COPYTRADE_SECRET_KEY_FILE: keyFile } });
     try {
       const accounts = (await again.call('GET', '/v1/accounts', { token: again.demo!.apiKey })).body.accounts;
-      expect((await again.call('GET', `/v1/accounts/${accounts[0].id}/positions`, { token: again.demo!.apiKey })).status).toBe(200);
+      expect(
+        (await again.call('GET', `/v1/accounts/${accounts[0].id}/positions`, { token: again.demo!.apiKey })).status,
+      ).toBe(200);
     } finally {
       await again.close();
     }

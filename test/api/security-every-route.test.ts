@@ -9,7 +9,14 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestService, type TestService } from '../helpers/service.js';
 
 type Schema = Record<string, any>;
-interface Operation { method: string; path: string; operationId: string; security: Array<Record<string, string[]>>; pathParams: string[]; body: Schema | undefined }
+interface Operation {
+  method: string;
+  path: string;
+  operationId: string;
+  security: Array<Record<string, string[]>>;
+  pathParams: string[];
+  body: Schema | undefined;
+}
 
 let svc: TestService;
 let operations: Operation[];
@@ -29,7 +36,9 @@ function operationsOf(doc: Schema): Operation[] {
       if (!op) continue;
       const params = [...(item.parameters ?? []), ...(op.parameters ?? [])] as Schema[];
       out.push({
-        method: method.toUpperCase(), path, operationId: op.operationId,
+        method: method.toUpperCase(),
+        path,
+        operationId: op.operationId,
         security: op.security ?? doc.security ?? [],
         pathParams: params.filter((p) => p.in === 'path').map((p) => p.name),
         body: op.requestBody?.content?.['application/json']?.schema,
@@ -45,7 +54,8 @@ function sample(s: Schema | undefined): unknown {
   if ('const' in s) return s.const;
   if (s.enum) return s.enum[0];
   if ('default' in s && s.default !== undefined) return s.default;
-  for (const k of ['anyOf', 'oneOf'] as const) if (s[k]) return sample((s[k] as Schema[]).find((x) => x.type !== 'null') ?? s[k][0]);
+  for (const k of ['anyOf', 'oneOf'] as const)
+    if (s[k]) return sample((s[k] as Schema[]).find((x) => x.type !== 'null') ?? s[k][0]);
   if (s.allOf) return Object.assign({}, ...(s.allOf as Schema[]).map((x) => sample(x) as object));
   const type = Array.isArray(s.type) ? s.type.find((t: string) => t !== 'null') : s.type;
   switch (type) {
@@ -54,32 +64,46 @@ function sample(s: Schema | undefined): unknown {
       for (const k of (s.required ?? []) as string[]) o[k] = sample(s.properties?.[k]);
       return o;
     }
-    case 'array': return [];
-    case 'boolean': return false;
-    case 'integer': return Math.max(1, s.minimum ?? 1);
-    case 'number': return Math.max(1, s.minimum ?? 1);
+    case 'array':
+      return [];
+    case 'boolean':
+      return false;
+    case 'integer':
+      return Math.max(1, s.minimum ?? 1);
+    case 'number':
+      return Math.max(1, s.minimum ?? 1);
     case 'string': {
       if (s.format === 'uri') return 'https://example.com/hook';
       if (s.format === 'date-time') return new Date().toISOString();
-      const tries = ['1', 'x'.repeat(Math.max(1, s.minLength ?? 1)), 'EURUSD', 'https://example.com/hook', 'a@example.com', '1.5'];
+      const tries = [
+        '1',
+        'x'.repeat(Math.max(1, s.minLength ?? 1)),
+        'EURUSD',
+        'https://example.com/hook',
+        'a@example.com',
+        '1.5',
+      ];
       return s.pattern ? (tries.find((t) => new RegExp(s.pattern).test(t)) ?? tries[0]) : tries[1];
     }
-    default: return {};
+    default:
+      return {};
   }
 }
 
 /** The id that names the same kind of thing but exists nowhere: the foreign id with its random tail changed. */
-const unknownLike = (id: string) => id.slice(0, Math.max(1, id.length - 6)) + 'zzzzzz';
+const unknownLike = (id: string) => `${id.slice(0, Math.max(1, id.length - 6))}zzzzzz`;
 
 function foreignIdFor(op: Operation, param: string): string {
   // Family R's {id} is a platform B account under /api/trading-accounts and a platform C one under /api/platformc.
   if (param === 'id') return op.path.startsWith('/api/platformc/') ? rAccounts.platformc : rAccounts.platformb;
   const id = foreign[param];
-  if (!id) throw new Error(`${op.operationId}: no foreign id for path parameter {${param}}; create one in this test's set-up`);
+  if (!id)
+    throw new Error(`${op.operationId}: no foreign id for path parameter {${param}}; create one in this test's set-up`);
   return id;
 }
 
-const fill = (op: Operation, ids: (param: string) => string, path = op.path) => path.replace(/\{([^}]+)\}/g, (_m, p: string) => encodeURIComponent(ids(p)));
+const fill = (op: Operation, ids: (param: string) => string, path = op.path) =>
+  path.replace(/\{([^}]+)\}/g, (_m, p: string) => encodeURIComponent(ids(p)));
 
 /** Calls an operation with the sample body it documents (a GET or a body-less operation sends none). */
 function call(op: Operation, url: string, token?: string) {
@@ -100,35 +124,56 @@ beforeAll(async () => {
   // Alice's resources, one of each kind a path can name.
   const accounts = (await svc.call('GET', '/v1/accounts', { token: alice.key })).body.accounts as Schema[];
   const master = accounts.find((a) => a.role === 'master' && a.platform === 'sim')!;
-  rAccounts = { platformb: accounts.find((a) => a.platform === 'platformb')!.id, platformc: accounts.find((a) => a.platform === 'platformc')!.id };
+  rAccounts = {
+    platformb: accounts.find((a) => a.platform === 'platformb')!.id,
+    platformc: accounts.find((a) => a.platform === 'platformc')!.id,
+  };
   foreign.account_id = master.id;
   foreign.group_id = master.groupId;
-  const order = await svc.call('POST', `/v1/accounts/${master.id}/orders`, { token: alice.key, body: { symbol: 'EURUSD', side: 'buy', volume: 0.1 } });
+  const order = await svc.call('POST', `/v1/accounts/${master.id}/orders`, {
+    token: alice.key,
+    body: { symbol: 'EURUSD', side: 'buy', volume: 0.1 },
+  });
   expect(order.status).toBe(202);
   foreign.trade_id = order.body.tradeId;
-  const positions = await vi.waitFor(async () => {
-    const list = (await svc.call('GET', `/v1/accounts/${master.id}/positions`, { token: alice.key })).body.positions as Schema[];
-    if (!list?.length) throw new Error('no position yet');
-    return list;
-  }, { timeout: 10_000, interval: 50 });
+  const positions = await vi.waitFor(
+    async () => {
+      const list = (await svc.call('GET', `/v1/accounts/${master.id}/positions`, { token: alice.key })).body
+        .positions as Schema[];
+      if (!list?.length) throw new Error('no position yet');
+      return list;
+    },
+    { timeout: 10_000, interval: 50 },
+  );
   foreign.position_id = positions[0]!.id;
-  const pending = await svc.call('POST', `/v1/accounts/${master.id}/orders`, { token: alice.key, body: { symbol: 'EURUSD', side: 'buy', volume: 0.1, type: 'limit', price: 0.5 } });
+  const pending = await svc.call('POST', `/v1/accounts/${master.id}/orders`, {
+    token: alice.key,
+    body: { symbol: 'EURUSD', side: 'buy', volume: 0.1, type: 'limit', price: 0.5 },
+  });
   expect(pending.status).toBe(202);
-  const orders = (await svc.call('GET', `/v1/accounts/${master.id}/orders`, { token: alice.key })).body.orders as Schema[];
+  const orders = (await svc.call('GET', `/v1/accounts/${master.id}/orders`, { token: alice.key })).body
+    .orders as Schema[];
   foreign.order_id = orders[0]?.id ?? positions[0]!.id;
   const empty = await svc.call('POST', '/v1/copier-groups', { token: alice.key, body: { name: 'empty' } });
   const job = await svc.call('POST', `/v1/copier-groups/${empty.body.id}/panic-close`, { token: alice.key });
   expect(job.body.jobId).toEqual(expect.any(String));
   foreign.job_id = job.body.jobId;
-  const endpoint = await svc.call('POST', '/v1/webhook-endpoints', { token: alice.key, body: { url: 'http://127.0.0.1:9/hook' } });
+  const endpoint = await svc.call('POST', '/v1/webhook-endpoints', {
+    token: alice.key,
+    body: { url: 'http://127.0.0.1:9/hook' },
+  });
   expect(endpoint.status).toBe(201);
   foreign.endpoint_id = endpoint.body.id;
   foreign.key_id = (await svc.call('GET', '/app/api-keys', { token: alice.token })).body.keys[0].id;
-  foreign.connection_id = (await svc.call('POST', '/api/connect/platformc/start', { token: alice.token, body: {} })).body.connectionId;
+  foreign.connection_id = (
+    await svc.call('POST', '/api/connect/platformc/start', { token: alice.token, body: {} })
+  ).body.connectionId;
 
   // Bob, who owns nothing of that.
   await svc.deps.auth.createUser('bob@example.test', 'bob password 1234');
-  const signIn = async () => (await svc.call('POST', '/app/sign-in', { body: { email: 'bob@example.test', password: 'bob password 1234' } })).body.accessToken as string;
+  const signIn = async () =>
+    (await svc.call('POST', '/app/sign-in', { body: { email: 'bob@example.test', password: 'bob password 1234' } }))
+      .body.accessToken as string;
   bob.token = await signIn();
   bob.apiKey = (await svc.call('POST', '/app/api-keys', { token: bob.token, body: { name: 'bob' } })).body.apiKey;
   const doomed = (await svc.call('POST', '/app/api-keys', { token: bob.token, body: { name: 'revoked' } })).body;
@@ -151,7 +196,12 @@ describe('security of every operation in /openapi.json', () => {
     expect(secured.filter(wantsApiKey).length).toBeGreaterThan(20);
     expect(secured.filter((o) => !wantsApiKey(o)).length).toBeGreaterThan(10);
     // Public operations say so with security: [] (the only ones that take no credential).
-    expect(operations.filter(isPublic).map((o) => o.operationId).sort()).toEqual(['getHealth', 'oauthCallbackPlatformC', 'signIn']);
+    expect(
+      operations
+        .filter(isPublic)
+        .map((o) => o.operationId)
+        .sort(),
+    ).toEqual(['getHealth', 'oauthCallbackPlatformC', 'signIn']);
   });
 
   it('401 without a credential, with the wrong kind of credential and with a revoked one', async () => {
@@ -165,7 +215,7 @@ describe('security of every operation in /openapi.json', () => {
       expect401(await call(op, url, revoked), `${name} with a revoked credential`);
       if (wantsApiKey(op)) {
         // The dashboard's mirror of family V takes an access token, never an API key.
-        const mirror = '/app' + url;
+        const mirror = `/app${url}`;
         expect401(await call(op, mirror), `${name} (app mirror) without credential`);
         expect401(await call(op, mirror, bob.apiKey), `${name} (app mirror) with an API key`);
         expect401(await call(op, mirror, bob.revokedToken), `${name} (app mirror) with a revoked token`);
@@ -179,11 +229,27 @@ describe('security of every operation in /openapi.json', () => {
       const token = wantsApiKey(op) ? bob.apiKey : bob.token;
       const foreignIds = op.pathParams.map((p) => foreignIdFor(op, p));
       const unknownIds = foreignIds.map(unknownLike);
-      const byForeign = await call(op, fill(op, (p) => foreignIdFor(op, p)), token);
-      const byUnknown = await call(op, fill(op, (p) => unknownLike(foreignIdFor(op, p))), token);
+      const byForeign = await call(
+        op,
+        fill(op, (p) => foreignIdFor(op, p)),
+        token,
+      );
+      const byUnknown = await call(
+        op,
+        fill(op, (p) => unknownLike(foreignIdFor(op, p))),
+        token,
+      );
       const name = `${op.method} ${op.path}`;
-      expect({ name, unknown: byUnknown.status, foreign: byForeign.status }).toEqual({ name, unknown: 404, foreign: 404 });
-      const shape = (r: { body: any }, ids: string[]) => ({ keys: Object.keys(r.body ?? {}).sort(), code: r.body?.code, error: scrub(String(r.body?.error), ids) });
+      expect({ name, unknown: byUnknown.status, foreign: byForeign.status }).toEqual({
+        name,
+        unknown: 404,
+        foreign: 404,
+      });
+      const shape = (r: { body: any }, ids: string[]) => ({
+        keys: Object.keys(r.body ?? {}).sort(),
+        code: r.body?.code,
+        error: scrub(String(r.body?.error), ids),
+      });
       expect({ name, ...shape(byForeign, foreignIds) }).toEqual({ name, ...shape(byUnknown, unknownIds) });
     }
   }, 120_000);

@@ -8,14 +8,22 @@ let password: string;
 
 beforeAll(async () => {
   // A 5 s wait after the 6th failure: long enough that a burst on a busy machine runs inside it.
-  svc = await startTestService({ env: { COPYTRADE_SIGN_IN_FREE_FAILURES: '5', COPYTRADE_SIGN_IN_ADDRESS_FREE_FAILURES: '8', COPYTRADE_SIGN_IN_BASE_DELAY_MS: '5000', COPYTRADE_SIGN_IN_MAX_DELAY_MS: '5000' } });
+  svc = await startTestService({
+    env: {
+      COPYTRADE_SIGN_IN_FREE_FAILURES: '5',
+      COPYTRADE_SIGN_IN_ADDRESS_FREE_FAILURES: '8',
+      COPYTRADE_SIGN_IN_BASE_DELAY_MS: '5000',
+      COPYTRADE_SIGN_IN_MAX_DELAY_MS: '5000',
+    },
+  });
   email = svc.demo!.email;
   password = svc.demo!.password;
 }, 60_000);
 afterAll(async () => svc?.close());
 
 const signIn = (pw: string, who = email) => svc.call('POST', '/app/sign-in', { body: { email: who, password: pw } });
-const eventsOf = async (token: string, type: string) => (await svc.call('GET', '/app/v1/events', { token })).body.events.filter((e: any) => e.type === type);
+const eventsOf = async (token: string, type: string) =>
+  (await svc.call('GET', '/app/v1/events', { token })).body.events.filter((e: any) => e.type === type);
 
 describe('sign-in throttling', () => {
   it('30 wrong passwords: 5 answered, then growing waits refuse with 429 and Retry-After, the right password too; after the wait the owner signs in', async () => {
@@ -46,7 +54,10 @@ describe('sign-in throttling', () => {
     const token = (await signIn(password)).body.accessToken;
     const failed = await eventsOf(token, 'user.sign_in_failed');
     expect(failed).toHaveLength(6);
-    expect(failed[0]).toMatchObject({ accountId: null, data: { attempt: 'sign_in', clientAddress: '127.0.0.1', failures: 1, retryAfterSec: null } });
+    expect(failed[0]).toMatchObject({
+      accountId: null,
+      data: { attempt: 'sign_in', clientAddress: '127.0.0.1', failures: 1, retryAfterSec: null },
+    });
     expect(failed[5].data).toMatchObject({ failures: 6, retryAfterSec: 5 });
   });
 
@@ -62,17 +73,25 @@ describe('sign-in throttling', () => {
 
 describe('password change', () => {
   // The address's count from the tests above would slow these down: they start from a clean slate.
-  beforeAll(async () => { await svc.store.database.db.execute(sql`delete from sign_in_failures`); });
+  beforeAll(async () => {
+    await svc.store.database.db.execute(sql`delete from sign_in_failures`);
+  });
 
   it('needs the current password; revokes every access token of the user and returns a new one; API keys keep working', async () => {
     const a = (await signIn(password)).body.accessToken;
     const b = (await signIn(password)).body.accessToken;
-    const wrong = await svc.call('POST', '/app/password', { token: a, body: { currentPassword: 'not-it-at-all', newPassword: 'a-new-password-1' } });
+    const wrong = await svc.call('POST', '/app/password', {
+      token: a,
+      body: { currentPassword: 'not-it-at-all', newPassword: 'a-new-password-1' },
+    });
     expect(wrong.status).toBe(400);
     expect(wrong.body.error).toContain('current password is wrong');
     expect((await eventsOf(a, 'user.sign_in_failed')).at(-1).data).toMatchObject({ attempt: 'password_change' });
 
-    const ok = await svc.call('POST', '/app/password', { token: a, body: { currentPassword: password, newPassword: 'a-new-password-1' } });
+    const ok = await svc.call('POST', '/app/password', {
+      token: a,
+      body: { currentPassword: password, newPassword: 'a-new-password-1' },
+    });
     expect(ok.status).toBe(200);
     expect(ok.body.tokensRevoked).toBeGreaterThanOrEqual(2);
     expect((await svc.call('GET', '/app/api-keys', { token: a })).status).toBe(401);
@@ -84,7 +103,11 @@ describe('password change', () => {
     const changed = await eventsOf(ok.body.accessToken, 'user.password_changed');
     expect(changed.at(-1).data).toEqual({ by: 'user', tokensRevoked: ok.body.tokensRevoked });
     // Neither password is kept in the request records (no digest of a body that holds one, no token).
-    const stored = JSON.stringify((await svc.store.requests.list((await svc.store.users.byEmail(email))!.id, { limit: 50 })).filter((r) => r.route === '/app/password'));
+    const stored = JSON.stringify(
+      (await svc.store.requests.list((await svc.store.users.byEmail(email))!.id, { limit: 50 })).filter(
+        (r) => r.route === '/app/password',
+      ),
+    );
     expect(stored).not.toContain(ok.body.accessToken);
     expect(stored).not.toMatch(/"bodyDigest":"[0-9a-f]{64}"/);
   });

@@ -43,7 +43,11 @@ describe('family R error table through the real adapters (spec 7)', () => {
 
   it('409 reconnect_required when platform C needs OAuth again', async () => {
     svc.broker.faults.inject({ op: 'read', kind: 'token_invalidated', accountId: c.sim, times: 5 });
-    expectError(await svc.call('GET', `/api/platformc/accounts/${c.id}/positions`, { token }), 409, 'reconnect_required');
+    expectError(
+      await svc.call('GET', `/api/platformc/accounts/${c.id}/positions`, { token }),
+      409,
+      'reconnect_required',
+    );
     svc.broker.faults.clear();
   });
 
@@ -51,14 +55,31 @@ describe('family R error table through the real adapters (spec 7)', () => {
     const key = svc.demo!.apiKey;
     // Make the B account a Master of its own group and send it an order whose answer never comes.
     const g = (await svc.call('POST', '/v1/copier-groups', { token: key, body: { name: 'B master' } })).body;
-    expect((await svc.call('PUT', `/v1/accounts/${b.id}/assignment`, { token: key, body: { groupId: g.id, role: 'master' } })).status).toBe(200);
+    expect(
+      (
+        await svc.call('PUT', `/v1/accounts/${b.id}/assignment`, {
+          token: key,
+          body: { groupId: g.id, role: 'master' },
+        })
+      ).status,
+    ).toBe(200);
     // A first order warms the adapter (instrument specs), so the faults below hit only the write and its lookup.
-    expect((await svc.call('POST', `/v1/accounts/${b.id}/orders`, { token: key, body: { symbol: 'EURUSD', side: 'buy', volume: 0.01 } })).status).toBe(202);
+    expect(
+      (
+        await svc.call('POST', `/v1/accounts/${b.id}/orders`, {
+          token: key,
+          body: { symbol: 'EURUSD', side: 'buy', volume: 0.01 },
+        })
+      ).status,
+    ).toBe(202);
     const before = svc.broker.positions(b.sim).length;
     svc.broker.faults.inject({ op: 'placeOrder', kind: 'timeout_after_apply', accountId: b.sim, delayMs: 2000 });
     // The lookup by tag is also made to fail, so the outcome stays unknown at answer time.
     svc.broker.faults.inject({ op: 'read', kind: 'reset', accountId: b.sim, times: 20 });
-    const r = await svc.call('POST', `/v1/accounts/${b.id}/orders`, { token: key, body: { symbol: 'EURUSD', side: 'buy', volume: 0.1 } });
+    const r = await svc.call('POST', `/v1/accounts/${b.id}/orders`, {
+      token: key,
+      body: { symbol: 'EURUSD', side: 'buy', volume: 0.1 },
+    });
     expectError(r, 409, 'write_outcome_unknown');
     expect(r.body.tradeId).toMatch(/^trd_/);
     svc.broker.faults.clear();

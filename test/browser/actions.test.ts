@@ -13,11 +13,20 @@ describe('dashboard actions', { timeout: 120_000 }, () => {
   let page: Page;
   let key: string;
   const v1 = async (method: string, path: string, body?: unknown) => {
-    const r = await fetch(`${h.svc.v1BaseUrl}${path}`, { method, headers: { authorization: `Bearer ${key}`, accept: 'application/json', ...(body ? { 'content-type': 'application/json' } : {}) }, ...(body ? { body: JSON.stringify(body) } : {}) });
+    const r = await fetch(`${h.svc.v1BaseUrl}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${key}`,
+        accept: 'application/json',
+        ...(body ? { 'content-type': 'application/json' } : {}),
+      },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
     const text = await r.text();
     return { status: r.status, body: text ? JSON.parse(text) : null };
   };
-  const accountNamed = async (name: string) => (await v1('GET', '/v1/accounts')).body.accounts.find((a: any) => a.name === name);
+  const accountNamed = async (name: string) =>
+    (await v1('GET', '/v1/accounts')).body.accounts.find((a: any) => a.name === name);
 
   beforeAll(async () => {
     h = await startHarness();
@@ -39,7 +48,15 @@ describe('dashboard actions', { timeout: 120_000 }, () => {
       const t = document.querySelector('[data-testid="accounts-table"]')!;
       const wrap = t.closest('.table-wrap')!;
       const equity = t.querySelector('tbody tr td[data-label="Equity"]')!.getBoundingClientRect();
-      return { page: document.documentElement.scrollWidth, view: document.documentElement.clientWidth, wrap: wrap.scrollWidth, wrapView: wrap.clientWidth, right: t.getBoundingClientRect().right, equityRight: equity.right, equityWidth: equity.width };
+      return {
+        page: document.documentElement.scrollWidth,
+        view: document.documentElement.clientWidth,
+        wrap: wrap.scrollWidth,
+        wrapView: wrap.clientWidth,
+        right: t.getBoundingClientRect().right,
+        equityRight: equity.right,
+        equityWidth: equity.width,
+      };
     });
     expect(m.page).toBeLessThanOrEqual(m.view);
     expect(m.wrap).toBeLessThanOrEqual(m.wrapView); // nothing hidden to scroll to either
@@ -52,12 +69,17 @@ describe('dashboard actions', { timeout: 120_000 }, () => {
   it('charts equity from the server, from before the tab was open, with a 1h/24h/7d range picker', async () => {
     const master = await accountNamed('Demo Master');
     const old = Math.floor((Date.now() - 5 * 3_600_000) / 60_000) * 60_000;
-    await h.svc.store.equity.insertMany([{ accountId: master.id, at: new Date(old), balance: new Decimal(9000), equity: new Decimal(9100) }]);
+    await h.svc.store.equity.insertMany([
+      { accountId: master.id, at: new Date(old), balance: new Decimal(9000), equity: new Decimal(9100) },
+    ]);
     await page.goto(`/accounts/${master.id}`);
     const chart = page.getByTestId('equity-chart');
     await chart.locator('svg polyline').first().waitFor();
     const firstLabel = () => chart.locator('svg text.axis').nth(3).textContent();
-    const expected = await page.evaluate((t) => new Date(t).toLocaleTimeString('en-GB', { hour: '2-digit', minute: '2-digit', second: '2-digit' }), old);
+    const expected = await page.evaluate(
+      (t) => new Date(t).toLocaleTimeString('en-GB', { hour: '2-digit', minute: '2-digit', second: '2-digit' }),
+      old,
+    );
     await expect.poll(firstLabel).toBe(expected); // 24 h: starts at the snapshot of five hours ago
     await chart.getByLabel('1 hour').check();
     await expect.poll(firstLabel).not.toBe(expected);
@@ -69,9 +91,15 @@ describe('dashboard actions', { timeout: 120_000 }, () => {
     const master = await accountNamed('Demo Master');
     const sent = await v1('POST', `/v1/accounts/${master.id}/orders`, { symbol: 'EURUSD', side: 'buy', volume: 0.1 });
     expect(sent.status).toBe(202);
-    const position = (await v1('GET', `/v1/accounts/${master.id}/positions`)).body.positions.find((p: any) => p.id === sent.body.masterPositionId);
+    const position = (await v1('GET', `/v1/accounts/${master.id}/positions`)).body.positions.find(
+      (p: any) => p.id === sent.body.masterPositionId,
+    );
     await page.goto(`/accounts/${master.id}`);
-    const row = page.getByTestId('positions-table').locator('tbody tr').filter({ has: page.getByRole('button', { name: /Edit SL\/TP of EURUSD/ }) }).first();
+    const row = page
+      .getByTestId('positions-table')
+      .locator('tbody tr')
+      .filter({ has: page.getByRole('button', { name: /Edit SL\/TP of EURUSD/ }) })
+      .first();
     await row.waitFor();
     await row.getByRole('button', { name: /Edit SL\/TP/ }).click();
     const dialog = page.getByRole('dialog', { name: /Stop loss and take profit/ });
@@ -79,12 +107,26 @@ describe('dashboard actions', { timeout: 120_000 }, () => {
     await dialog.getByLabel('Stop loss').fill(String(sl));
     await dialog.getByRole('button', { name: 'Save levels' }).click();
     await dialog.waitFor({ state: 'detached' });
-    await expect.poll(async () => (await v1('GET', `/v1/accounts/${master.id}/positions`)).body.positions.find((p: any) => p.id === position.id)?.stopLoss).toBe(sl);
+    await expect
+      .poll(
+        async () =>
+          (await v1('GET', `/v1/accounts/${master.id}/positions`)).body.positions.find((p: any) => p.id === position.id)
+            ?.stopLoss,
+      )
+      .toBe(sl);
 
     const open = async () => (await v1('GET', `/v1/accounts/${master.id}/positions`)).body.positions.length;
     const before = await open();
-    await page.getByTestId('positions-table').locator('tbody tr').first().getByRole('button', { name: /^Close / }).click();
-    await page.getByRole('dialog', { name: /^Close / }).getByRole('button', { name: 'Close at market' }).click();
+    await page
+      .getByTestId('positions-table')
+      .locator('tbody tr')
+      .first()
+      .getByRole('button', { name: /^Close / })
+      .click();
+    await page
+      .getByRole('dialog', { name: /^Close / })
+      .getByRole('button', { name: 'Close at market' })
+      .click();
     await expect.poll(open).toBe(before - 1);
   });
 
@@ -96,7 +138,10 @@ describe('dashboard actions', { timeout: 120_000 }, () => {
     await form.getByLabel('On a breach').selectOption('close_and_pause');
     await form.getByRole('button', { name: 'Save risk limits' }).click();
     await form.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
-    expect((await v1('GET', `/v1/accounts/${slave.id}/risk-limits`)).body.limits).toMatchObject({ dailyLossLimit: 250, onBreach: 'close_and_pause' });
+    expect((await v1('GET', `/v1/accounts/${slave.id}/risk-limits`)).body.limits).toMatchObject({
+      dailyLossLimit: 250,
+      onBreach: 'close_and_pause',
+    });
   });
 
   it('renames, pauses and resumes a group; its panic dialog names every account it closes', async () => {
@@ -109,9 +154,13 @@ describe('dashboard actions', { timeout: 120_000 }, () => {
     await renamed.waitFor();
     await renamed.getByRole('button', { name: 'Pause group' }).click();
     const group = (await v1('GET', '/v1/copier-groups')).body.groups.find((g: any) => g.name === 'MT group');
-    await expect.poll(async () => (await v1('GET', `/v1/copier-groups/${group.id}`)).body.slaves.map((s: any) => s.status)).toEqual(group.slaves.map(() => 'paused'));
+    await expect
+      .poll(async () => (await v1('GET', `/v1/copier-groups/${group.id}`)).body.slaves.map((s: any) => s.status))
+      .toEqual(group.slaves.map(() => 'paused'));
     await renamed.getByRole('button', { name: 'Resume group' }).click();
-    await expect.poll(async () => (await v1('GET', `/v1/copier-groups/${group.id}`)).body.master.status).toBe('connected');
+    await expect
+      .poll(async () => (await v1('GET', `/v1/copier-groups/${group.id}`)).body.master.status)
+      .toBe('connected');
 
     await renamed.getByRole('button', { name: 'Panic close group…' }).click();
     const scope = page.getByRole('dialog', { name: /Panic close: MT group/ }).getByTestId('panic-scope');
@@ -123,28 +172,47 @@ describe('dashboard actions', { timeout: 120_000 }, () => {
 
   it('a Master refusal shows the broker reason; the ledger explains the sign of slippage', async () => {
     const master = await accountNamed('Demo Master');
-    const sim = h.svc.broker.accounts().find((a) => a.id === master.brokerAccountId || a.login === master.accountNumber)!;
-    h.svc.broker.faults.inject({ op: 'placeOrder', kind: 'reject', accountId: sim.id, message: 'market closed for this symbol' });
-    const refused = await v1('POST', `/v1/accounts/${master.id}/orders`, { symbol: 'EURUSD', side: 'sell', volume: 0.1 });
+    const sim = h.svc.broker
+      .accounts()
+      .find((a) => a.id === master.brokerAccountId || a.login === master.accountNumber)!;
+    h.svc.broker.faults.inject({
+      op: 'placeOrder',
+      kind: 'reject',
+      accountId: sim.id,
+      message: 'market closed for this symbol',
+    });
+    const refused = await v1('POST', `/v1/accounts/${master.id}/orders`, {
+      symbol: 'EURUSD',
+      side: 'sell',
+      volume: 0.1,
+    });
     expect(refused.status).toBe(400);
     const trades = (await v1('GET', `/v1/trades?accountId=${master.id}`)).body.trades;
     const rejected = trades.find((t: any) => t.status === 'rejected');
     await page.goto('/trades');
     await page.getByRole('button', { name: `Show copies of ${rejected.tradeId}` }).click();
     const why = page.locator(`#copies-${rejected.tradeId}`).getByTestId('no-copies');
-    await expect(why.textContent()).resolves.toMatch(/Master's broker refused the order: .*market closed for this symbol/);
+    await expect(why.textContent()).resolves.toMatch(
+      /Master's broker refused the order: .*market closed for this symbol/,
+    );
     expect(await why.textContent()).not.toMatch(/eligible/);
 
     const ok = trades.find((t: any) => t.status === 'accepted' && t.copiedTo > 0);
     await page.getByRole('button', { name: `Show copies of ${ok.tradeId}` }).click();
-    await expect(page.locator(`#copies-${ok.tradeId}`).getByTestId('slippage-legend').textContent()).resolves.toMatch(/\+ is worse for the Slave/);
+    await expect(page.locator(`#copies-${ok.tradeId}`).getByTestId('slippage-legend').textContent()).resolves.toMatch(
+      /\+ is worse for the Slave/,
+    );
   });
 
   it('removing an account with open copies asks first, in words without internal ids', async () => {
     const slave = await accountNamed('Demo Slave 1 (x1)');
     const master = await accountNamed('Demo Master');
-    expect((await v1('POST', `/v1/accounts/${master.id}/orders`, { symbol: 'GBPUSD', side: 'buy', volume: 0.1 })).status).toBe(202);
-    await expect.poll(async () => (await h.svc.store.accounts.openCopies(slave.id)).asSlave, { timeout: 20_000 }).toBeGreaterThan(0);
+    expect(
+      (await v1('POST', `/v1/accounts/${master.id}/orders`, { symbol: 'GBPUSD', side: 'buy', volume: 0.1 })).status,
+    ).toBe(202);
+    await expect
+      .poll(async () => (await h.svc.store.accounts.openCopies(slave.id)).asSlave, { timeout: 20_000 })
+      .toBeGreaterThan(0);
     await page.goto(`/accounts/${slave.id}`);
     await page.getByRole('button', { name: 'Remove account…' }).click();
     const dialog = page.getByRole('dialog', { name: /Remove Demo Slave 1/ });

@@ -15,8 +15,9 @@ describe('the Chromium the browser tests drive', { timeout: 120_000 }, () => {
   const absent = () => false;
 
   it('CHROMIUM_PATH wins over everything', () => {
-    expect(resolveChromium({ CHROMIUM_PATH: '/opt/c/chrome', COPYTRADE_TEST_IGNORE_SYSTEM_CHROMIUM: '1' }, present))
-      .toMatchObject({ path: '/opt/c/chrome', source: 'env' });
+    expect(
+      resolveChromium({ CHROMIUM_PATH: '/opt/c/chrome', COPYTRADE_TEST_IGNORE_SYSTEM_CHROMIUM: '1' }, present),
+    ).toMatchObject({ path: '/opt/c/chrome', source: 'env' });
   });
 
   it("Debian's when present", () => {

@@ -9,19 +9,35 @@ import npm from '@sparticuz/chromium';
 export const SYSTEM_CHROMIUM = '/usr/bin/chromium';
 
 /** The flags this machine needs (node-svc.md): no sandbox as root, and no background networking (closed network). */
-const BASE_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync'];
+const BASE_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 /**
  * Of @sparticuz/chromium's recommended flags, the ones left out: --single-process is a Lambda workaround and makes
  * one crashed page take the browser down; the web-security ones would test the dashboard under weaker rules than a
  * user's browser has (CORS, mixed content, site isolation); headless mode is playwright's to set.
  */
-const DROPPED_NPM_ARGS = [/^--single-process$/, /^--disable-web-security$/, /^--allow-running-insecure-content$/,
-  /^--disable-site-isolation-trials$/, /^--headless\b/];
+const DROPPED_NPM_ARGS = [
+  /^--single-process$/,
+  /^--disable-web-security$/,
+  /^--allow-running-insecure-content$/,
+  /^--disable-site-isolation-trials$/,
+  /^--headless\b/,
+];
 
 export type ChromiumSource = 'env' | 'system' | 'npm';
-export interface ChromiumChoice { path: string; source: ChromiumSource; args: string[] }
+export interface ChromiumChoice {
+  path: string;
+  source: ChromiumSource;
+  args: string[];
+}
 
 export interface ChromiumEnv {
   CHROMIUM_PATH?: string;
@@ -37,7 +53,10 @@ const pkgDir = join(root, 'node_modules', '@sparticuz', 'chromium');
  * @sparticuz/chromium ships (unpacked once per machine and version into the temp dir), so `npm ci && npm test`
  * needs nothing installed by hand.
  */
-export function resolveChromium(env: ChromiumEnv = process.env, exists: (p: string) => boolean = existsSync): ChromiumChoice {
+export function resolveChromium(
+  env: ChromiumEnv = process.env,
+  exists: (p: string) => boolean = existsSync,
+): ChromiumChoice {
   if (env.CHROMIUM_PATH) return { path: env.CHROMIUM_PATH, source: 'env', args: BASE_ARGS };
   if (env.COPYTRADE_TEST_IGNORE_SYSTEM_CHROMIUM !== '1' && exists(SYSTEM_CHROMIUM)) {
     return { path: SYSTEM_CHROMIUM, source: 'system', args: BASE_ARGS };
@@ -65,10 +84,16 @@ function unpack(dir: string): void {
   if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
   const staging = mkdtempSync(join(dirname(dir), 'copytrade-chromium-staging-'));
   try {
-    const script = "import c from '@sparticuz/chromium'; c.setGraphicsMode = false; process.stdout.write(await c.executablePath());";
-    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script],
-      { cwd: root, env: { ...process.env, TMPDIR: staging }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-    if (out !== join(staging, 'chromium')) throw new Error(`@sparticuz/chromium unpacked to ${out}, expected ${staging}`);
+    const script =
+      "import c from '@sparticuz/chromium'; c.setGraphicsMode = false; process.stdout.write(await c.executablePath());";
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: root,
+      env: { ...process.env, TMPDIR: staging },
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    if (out !== join(staging, 'chromium'))
+      throw new Error(`@sparticuz/chromium unpacked to ${out}, expected ${staging}`);
     try {
       renameSync(staging, dir);
     } catch (err) {

@@ -20,7 +20,15 @@ describe('connection wizards', { timeout: 120_000 }, () => {
     const user = await freshUser(h.svc, 'wizard-b');
     const group = await h.svc.store.accounts.createGroup(user.id, 'B group');
     const login = { email: `${user.email}.broker`, password: 'broker-secret-b', server: 'SIMB-Demo' };
-    const accs = ['4000', '6500'].map((balance) => h.svc.broker.createAccount({ balance, currency: 'USD', hedging: true, leverage: 100, meta: { ...login, environment: 'demo' } }));
+    const accs = ['4000', '6500'].map((balance) =>
+      h.svc.broker.createAccount({
+        balance,
+        currency: 'USD',
+        hedging: true,
+        leverage: 100,
+        meta: { ...login, environment: 'demo' },
+      }),
+    );
 
     const { page } = await h.newPage();
     await signIn(page, user.email, user.password);
@@ -72,7 +80,13 @@ describe('connection wizards', { timeout: 120_000 }, () => {
   it('platform A: search the server, login and trading password, confirm with progress, then assign to a group', async () => {
     const user = await freshUser(h.svc, 'wizard-a');
     await h.svc.store.accounts.createGroup(user.id, 'A group');
-    const sim = h.svc.broker.createAccount({ balance: '2500', currency: 'USD', hedging: true, leverage: 100, meta: { server: 'SimMarkets-Live05', password: 'right-pw', platform: 'mt5', broker: 'Sim Markets Ltd' } });
+    const sim = h.svc.broker.createAccount({
+      balance: '2500',
+      currency: 'USD',
+      hedging: true,
+      leverage: 100,
+      meta: { server: 'SimMarkets-Live05', password: 'right-pw', platform: 'mt5', broker: 'Sim Markets Ltd' },
+    });
 
     const { page } = await h.newPage();
     await signIn(page, user.email, user.password);
@@ -92,7 +106,11 @@ describe('connection wizards', { timeout: 120_000 }, () => {
     await page.getByLabel(/Trading password/).fill('right-pw');
     await page.getByRole('button', { name: 'Next' }).click();
     await page.getByRole('button', { name: 'Connect', exact: true }).click(); // call 2
-    await page.getByRole('status').filter({ hasText: /Connecting to SimMarkets-Live05/ }).waitFor().catch(() => undefined); // progress while the upstream connects
+    await page
+      .getByRole('status')
+      .filter({ hasText: /Connecting to SimMarkets-Live05/ })
+      .waitFor()
+      .catch(() => undefined); // progress while the upstream connects
     const done = page.getByTestId('connected');
     await done.waitFor({ timeout: 60_000 });
     await expect(done.textContent()).resolves.toContain(sim.login);
@@ -107,7 +125,13 @@ describe('connection wizards', { timeout: 120_000 }, () => {
     const user = await freshUser(h.svc, 'wizard-c');
     await h.svc.store.accounts.createGroup(user.id, 'C group');
     const ctid = `ctid-${user.id}`;
-    const sim = h.svc.broker.createAccount({ balance: '7000', currency: 'USD', hedging: true, leverage: 100, meta: { ctidUserId: ctid, environment: 'demo' } });
+    const sim = h.svc.broker.createAccount({
+      balance: '7000',
+      currency: 'USD',
+      hedging: true,
+      leverage: 100,
+      meta: { ctidUserId: ctid, environment: 'demo' },
+    });
 
     const { page } = await h.newPage();
     await signIn(page, user.email, user.password);
@@ -137,7 +161,9 @@ describe('connection wizards', { timeout: 120_000 }, () => {
     const { page } = await h.newPage();
     await signIn(page, user.email, user.password);
     await page.goto('/connect/platformc');
-    await page.evaluate(() => { window.open = () => null; });
+    await page.evaluate(() => {
+      window.open = () => null;
+    });
     await page.getByRole('button', { name: 'Open the authorization window' }).click();
     await expect(page.getByTestId('popup-blocked').textContent()).resolves.toContain('popup was blocked');
     const records = await h.svc.store.requests.list(user.id, { limit: 50 });

@@ -83,7 +83,9 @@ describe('web dashboard', { timeout: 90_000 }, () => {
     // The trade's ledger is open; every copy ends confirmed (the poll or the event stream refreshes it).
     const ledger = page.locator(`#copies-${tradeId}`).getByTestId('ledger');
     await ledger.waitFor();
-    await expect.poll(async () => ledger.locator('tbody tr[data-outcome="confirmed"]').count(), { timeout: 45_000 }).toBe(copiedTo);
+    await expect
+      .poll(async () => ledger.locator('tbody tr[data-outcome="confirmed"]').count(), { timeout: 45_000 })
+      .toBe(copiedTo);
     await expect(ledger.locator('tbody tr').count()).resolves.toBe(copiedTo);
     await shot(page, 'trades');
 
@@ -113,11 +115,16 @@ describe('web dashboard', { timeout: 90_000 }, () => {
     await dialog.getByRole('button', { name: 'Done' }).click();
 
     // Every account of the group is flat at its broker.
-    const token = JSON.parse((await page.evaluate(() => sessionStorage.getItem('copytrade.session')))!).accessToken as string;
+    const token = JSON.parse((await page.evaluate(() => sessionStorage.getItem('copytrade.session')))!)
+      .accessToken as string;
     const auth = { authorization: `Bearer ${token}` };
-    const { accounts } = (await (await fetch(`${h.svc.baseUrl}/app/v1/accounts`, { headers: auth })).json()) as { accounts: Array<{ id: string; groupId: string | null }> };
+    const { accounts } = (await (await fetch(`${h.svc.baseUrl}/app/v1/accounts`, { headers: auth })).json()) as {
+      accounts: Array<{ id: string; groupId: string | null }>;
+    };
     for (const a of accounts.filter((x) => x.groupId)) {
-      const { positions } = (await (await fetch(`${h.svc.baseUrl}/app/v1/accounts/${a.id}/positions`, { headers: auth })).json()) as { positions: unknown[] };
+      const { positions } = (await (
+        await fetch(`${h.svc.baseUrl}/app/v1/accounts/${a.id}/positions`, { headers: auth })
+      ).json()) as { positions: unknown[] };
       expect(positions, a.id).toHaveLength(0);
     }
   });

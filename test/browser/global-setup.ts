@@ -26,5 +26,16 @@ export default function setup(): void {
   if (browser.source !== 'system') console.log(`[browser tests] Chromium: ${browser.path} (${browser.source})`);
   const index = join(root, 'dist', 'web', 'index.html');
   if (existsSync(index) && statSync(index).mtimeMs >= newest(join(root, 'src', 'web'))) return;
-  execFileSync(process.execPath, [join(root, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', 'src/web/vite.config.ts', '--logLevel', 'warn'], { cwd: root, stdio: 'inherit' });
+  execFileSync(
+    process.execPath,
+    [
+      join(root, 'node_modules', 'vite', 'bin', 'vite.js'),
+      'build',
+      '--config',
+      'src/web/vite.config.ts',
+      '--logLevel',
+      'warn',
+    ],
+    { cwd: root, stdio: 'inherit' },
+  );
 }

@@ -12,7 +12,8 @@ export const CHROMIUM: ChromiumChoice = resolveChromium();
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 /** Screenshots go to docs/screenshots with SCREENSHOTS=1 (to refresh the README's), else to test-results/. */
-export const SHOT_DIR = process.env.SCREENSHOTS === '1' ? join(root, 'docs', 'screenshots') : join(root, 'test-results', 'screenshots');
+export const SHOT_DIR =
+  process.env.SCREENSHOTS === '1' ? join(root, 'docs', 'screenshots') : join(root, 'test-results', 'screenshots');
 
 export interface Harness {
   svc: Service;
@@ -29,9 +30,15 @@ export async function startHarness(): Promise<Harness> {
   const browser = await chromium.launch({ executablePath: CHROMIUM.path, headless: true, args: CHROMIUM.args });
   const contexts: BrowserContext[] = [];
   return {
-    svc, browser, dataDir,
+    svc,
+    browser,
+    dataDir,
     async newPage() {
-      const context = await browser.newContext({ baseURL: svc.baseUrl, viewport: { width: 1280, height: 860 }, colorScheme: 'light' });
+      const context = await browser.newContext({
+        baseURL: svc.baseUrl,
+        viewport: { width: 1280, height: 860 },
+        colorScheme: 'light',
+      });
       contexts.push(context);
       const page = await context.newPage();
       page.setDefaultTimeout(30_000);

@@ -11,9 +11,13 @@ import { requirePostgres, tempDatabase } from '../helpers/postgres.js';
 const natsUp = await requireNats();
 const pgUp = await requirePostgres();
 
-const nextMessage = (bus: Bus, subject: string) => new Promise<{ data: string; subject: string }>((resolve) => {
-  const off = bus.subscribe(subject, (data, s) => { off(); resolve({ data, subject: s }); });
-});
+const nextMessage = (bus: Bus, subject: string) =>
+  new Promise<{ data: string; subject: string }>((resolve) => {
+    const off = bus.subscribe(subject, (data, s) => {
+      off();
+      resolve({ data, subject: s });
+    });
+  });
 
 function busContract(name: string, make: () => Promise<{ a: Bus; b: Bus }>) {
   describe(`bus contract: ${name}`, () => {
@@ -58,30 +62,36 @@ busContract('in-process', async () => {
 
 describe.runIf(natsUp)('NATS server', () => {
   const prefix = `ct_${randomBytes(4).toString('hex')}`;
-  busContract('NATS', async () => ({ a: await NatsBus.connect(NATS_URL, { prefix }), b: await NatsBus.connect(NATS_URL, { prefix }) }));
+  busContract('NATS', async () => ({
+    a: await NatsBus.connect(NATS_URL, { prefix }),
+    b: await NatsBus.connect(NATS_URL, { prefix }),
+  }));
 
-  it.runIf(pgUp)('an event appended by one process wakes the readers of another (two stores on one PostgreSQL, signalled over NATS)', async () => {
-    const db = await tempDatabase();
-    const p = `ct_${randomBytes(4).toString('hex')}`;
-    const s1 = await Store.open({ dataDir: ':unused:', databaseUrl: db.url });
-    const s2 = await Store.open({ dataDir: ':unused:', databaseUrl: db.url, migrate: false });
-    const [b1, b2] = [await NatsBus.connect(NATS_URL, { prefix: p }), await NatsBus.connect(NATS_URL, { prefix: p })];
-    s1.events.useBus(b1);
-    s2.events.useBus(b2);
-    try {
-      const u = await s1.users.create('bus@example.test', 'h');
-      await new Promise((r) => setTimeout(r, 100));
-      const woken = new Promise<string>((resolve) => s2.events.onAppended(resolve));
-      await s1.events.emit([{ userId: u.id, accountId: null, type: 'webhook.test', payload: {} }]);
-      expect(await woken).toBe(u.id);
-      const [ev] = await s2.events.after(u.id, 0, 10);
-      expect(ev?.type).toBe('webhook.test');
-    } finally {
-      await b1.close();
-      await b2.close();
-      await s1.close();
-      await s2.close();
-      await db.drop();
-    }
-  });
+  it.runIf(pgUp)(
+    'an event appended by one process wakes the readers of another (two stores on one PostgreSQL, signalled over NATS)',
+    async () => {
+      const db = await tempDatabase();
+      const p = `ct_${randomBytes(4).toString('hex')}`;
+      const s1 = await Store.open({ dataDir: ':unused:', databaseUrl: db.url });
+      const s2 = await Store.open({ dataDir: ':unused:', databaseUrl: db.url, migrate: false });
+      const [b1, b2] = [await NatsBus.connect(NATS_URL, { prefix: p }), await NatsBus.connect(NATS_URL, { prefix: p })];
+      s1.events.useBus(b1);
+      s2.events.useBus(b2);
+      try {
+        const u = await s1.users.create('bus@example.test', 'h');
+        await new Promise((r) => setTimeout(r, 100));
+        const woken = new Promise<string>((resolve) => s2.events.onAppended(resolve));
+        await s1.events.emit([{ userId: u.id, accountId: null, type: 'webhook.test', payload: {} }]);
+        expect(await woken).toBe(u.id);
+        const [ev] = await s2.events.after(u.id, 0, 10);
+        expect(ev?.type).toBe('webhook.test');
+      } finally {
+        await b1.close();
+        await b2.close();
+        await s1.close();
+        await s2.close();
+        await db.drop();
+      }
+    },
+  );
 });

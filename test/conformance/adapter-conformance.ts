@@ -1,6 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Decimal, dec } from '../../src/domain/decimal.js';
-import { AppError } from '../../src/domain/errors.js';
 import type { InstrumentSpec, Position, Side } from '../../src/domain/types.js';
 import type { BrokerAdapter, BrokerEvent, OrderOutcome, PlaceOrderRequest } from '../../src/platforms/adapter.js';
 import type { SimBrokerApi, SimInstrument } from '../../src/simulator/contract.js';
@@ -56,13 +55,15 @@ export function runAdapterConformance(name: string, setup: () => Promise<Conform
 
     const caps = () => h.adapter.capabilities;
     /** Short, alphanumeric and unique per run, so it fits every platform's tag field. */
-    const newTag = () => `cf${Date.now().toString(36)}${(++tagSeq).toString(36)}`.slice(0, caps().correlationTag.maxLength);
+    const newTag = () =>
+      `cf${Date.now().toString(36)}${(++tagSeq).toString(36)}`.slice(0, caps().correlationTag.maxLength);
     /** k minimum lots in the adapter's own volume unit. */
     const vol = (k: number): Decimal => spec.minVolume.mul(k);
     const toLots = (v: Decimal): Decimal => (caps().volumeUnit === 'units' ? v.div(sim.contractSize) : v);
     const ticks = (n: number): Decimal => sim.tickSize.mul(n);
     const quote = () => h.broker.quote(SYMBOL);
-    const simPosition = (tag: string): Position | undefined => h.broker.positions(h.simAccountId).find((p) => p.tag === tag);
+    const simPosition = (tag: string): Position | undefined =>
+      h.broker.positions(h.simAccountId).find((p) => p.tag === tag);
     const str = (d: Decimal | null | undefined) => (d === null || d === undefined ? null : dec(d).toString());
 
     function market(side: Side, tag: string, k = 1, withStops = true): PlaceOrderRequest {
@@ -103,7 +104,6 @@ export function runAdapterConformance(name: string, setup: () => Promise<Conform
       expect(JSON.stringify(h.broker.orders(h.simAccountId, { includeHistory: true }))).toBe(orders);
     }
 
-
     it('account info matches the simulator', async () => {
       const info = await h.adapter.accountInfo();
       const st = h.broker.state(h.simAccountId);
@@ -123,7 +123,7 @@ export function runAdapterConformance(name: string, setup: () => Promise<Conform
       expect(await h.adapter.instrument('NOSUCHSYMBOL')).toBeNull();
     });
 
-    it('quotes the simulator\'s bid and ask where it declares quotes; an unknown symbol gives null', async () => {
+    it("quotes the simulator's bid and ask where it declares quotes; an unknown symbol gives null", async () => {
       if (!caps().has.quotes) {
         expect(h.adapter.quote, `${name} has quote() but does not declare has.quotes`).toBeUndefined();
         return;
@@ -163,7 +163,8 @@ export function runAdapterConformance(name: string, setup: () => Promise<Conform
       const { pos } = await open('buy');
       const q = quote();
       const change = { stopLoss: q.bid.minus(ticks(500)), takeProfit: q.bid.plus(ticks(500)) };
-      if (!caps().has.modifyPositionSlTp) return refused(() => h.adapter.modifyPosition(pos.id, change), 'modifyPositionSlTp');
+      if (!caps().has.modifyPositionSlTp)
+        return refused(() => h.adapter.modifyPosition(pos.id, change), 'modifyPositionSlTp');
       expect(await h.adapter.modifyPosition(pos.id, change)).toMatchObject({ kind: 'confirmed' });
       const after = h.broker.positions(h.simAccountId).find((p) => p.id === pos.id)!;
       expect(str(after.stopLoss)).toBe(str(change.stopLoss));
@@ -191,7 +192,14 @@ export function runAdapterConformance(name: string, setup: () => Promise<Conform
 
     async function placeLimit(tag: string) {
       const price = quote().bid.minus(ticks(1000));
-      const out = await h.adapter.placeOrder({ symbol: SYMBOL, side: 'buy', type: 'limit', volume: vol(1), price, tag });
+      const out = await h.adapter.placeOrder({
+        symbol: SYMBOL,
+        side: 'buy',
+        type: 'limit',
+        volume: vol(1),
+        price,
+        tag,
+      });
       expect(out, JSON.stringify(out)).toMatchObject({ kind: 'confirmed' });
       const simOrder = h.broker.orders(h.simAccountId).find((o) => o.tag === tag);
       expect(simOrder).toMatchObject({ type: 'limit', side: 'buy', status: 'pending' });
@@ -200,9 +208,17 @@ export function runAdapterConformance(name: string, setup: () => Promise<Conform
       return simOrder!;
     }
 
-    const limitRequest = (tag: string): PlaceOrderRequest => ({ symbol: SYMBOL, side: 'buy', type: 'limit', volume: vol(1), price: quote().bid.minus(ticks(1000)), tag });
+    const limitRequest = (tag: string): PlaceOrderRequest => ({
+      symbol: SYMBOL,
+      side: 'buy',
+      type: 'limit',
+      volume: vol(1),
+      price: quote().bid.minus(ticks(1000)),
+      tag,
+    });
     /** A pending order the adapter did not place (made at the broker), for the cases whose adapter cannot place one. */
-    const simLimit = () => h.broker.placeOrder(h.simAccountId, { ...limitRequest(newTag()), volume: toLots(vol(1)) }).order;
+    const simLimit = () =>
+      h.broker.placeOrder(h.simAccountId, { ...limitRequest(newTag()), volume: toLots(vol(1)) }).order;
 
     it('places and cancels a pending limit order', async () => {
       if (!caps().has.pendingOrders) await refused(() => h.adapter.placeOrder(limitRequest(newTag())), 'pendingOrders');
@@ -219,7 +235,10 @@ export function runAdapterConformance(name: string, setup: () => Promise<Conform
 
     it('modifies a pending limit order', async () => {
       if (!caps().has.modifyPendingOrder) {
-        expect(h.adapter.modifyOrder, `${name} has modifyOrder() but declares modifyPendingOrder false`).toBeUndefined();
+        expect(
+          h.adapter.modifyOrder,
+          `${name} has modifyOrder() but declares modifyPendingOrder false`,
+        ).toBeUndefined();
         return;
       }
       expect(h.adapter.modifyOrder, `${name} declares modifyPendingOrder but has no modifyOrder()`).toBeDefined();
@@ -242,12 +261,22 @@ export function runAdapterConformance(name: string, setup: () => Promise<Conform
       const hit = h.broker.orders(h.simAccountId, { includeHistory: true }).find((o) => o.tag === tag);
       expect(hit, 'simulator recorded the order').toBeDefined();
       if (!caps().has.orderHistory) {
-        expect((await h.adapter.listOrders({ includeHistory: true })).filter((o) => o.status !== 'pending')).toEqual([]);
+        expect((await h.adapter.listOrders({ includeHistory: true })).filter((o) => o.status !== 'pending')).toEqual(
+          [],
+        );
         return;
       }
-      const inWindow = await h.adapter.listOrders({ includeHistory: true, from: new Date(before - 60_000), to: new Date(Date.now() + 60_000) });
+      const inWindow = await h.adapter.listOrders({
+        includeHistory: true,
+        from: new Date(before - 60_000),
+        to: new Date(Date.now() + 60_000),
+      });
       expect(inWindow.some((o) => o.id === hit!.id)).toBe(true);
-      const earlier = await h.adapter.listOrders({ includeHistory: true, from: new Date(before - 7_200_000), to: new Date(before - 3_600_000) });
+      const earlier = await h.adapter.listOrders({
+        includeHistory: true,
+        from: new Date(before - 7_200_000),
+        to: new Date(before - 3_600_000),
+      });
       expect(earlier.some((o) => o.id === hit!.id)).toBe(false);
     });
 
@@ -258,13 +287,18 @@ export function runAdapterConformance(name: string, setup: () => Promise<Conform
       const found = await h.adapter.findByTag(tag);
       expect(found.found).toBe(true);
       expect(found.position?.id).toBe(pos.id);
-      expect(await h.adapter.findByTag(`${newTag()}x`.slice(0, caps().correlationTag.maxLength))).toMatchObject({ found: false });
+      expect(await h.adapter.findByTag(`${newTag()}x`.slice(0, caps().correlationTag.maxLength))).toMatchObject({
+        found: false,
+      });
     });
 
     it('an invalid volume is refused and opens nothing', async () => {
       const tag = newTag();
       const before = h.broker.positions(h.simAccountId).length;
-      const out = await h.adapter.placeOrder({ ...market('buy', tag, 1, false), volume: vol(1).plus(spec.volumeStep.div(2)) });
+      const out = await h.adapter.placeOrder({
+        ...market('buy', tag, 1, false),
+        volume: vol(1).plus(spec.volumeStep.div(2)),
+      });
       // Adapters that validate before sending answer denied; both mean nothing reached the book.
       expect(['rejected', 'denied']).toContain(out.kind);
       expect(h.broker.positions(h.simAccountId)).toHaveLength(before);
@@ -361,7 +395,9 @@ export function runAdapterConformance(name: string, setup: () => Promise<Conform
       const tag = newTag();
       h.broker.faults.inject({ op: 'placeOrder', kind: 'delay', delayMs: h.timeoutMs * 3, accountId: h.simAccountId });
       expect(await h.adapter.placeOrder(market('buy', tag, 1, false))).toMatchObject({ kind: 'unresolved' });
-      await expect.poll(() => h.broker.positions(h.simAccountId).filter((p) => p.tag === tag).length, { timeout: 10_000 }).toBe(1);
+      await expect
+        .poll(() => h.broker.positions(h.simAccountId).filter((p) => p.tag === tag).length, { timeout: 10_000 })
+        .toBe(1);
       expect(h.broker.orders(h.simAccountId, { includeHistory: true }).filter((o) => o.tag === tag)).toHaveLength(1);
     });
 
@@ -372,21 +408,33 @@ export function runAdapterConformance(name: string, setup: () => Promise<Conform
       expect(h.adapter.subscribe).toBeDefined();
       const seen: BrokerEvent[] = [];
       const off = h.adapter.subscribe!((ev) => seen.push(ev));
-      const saw = (kind: BrokerEvent['kind'], id: string) => seen.some((e) => e.kind === kind && (e.position?.id ?? e.order?.id) === id);
+      const saw = (kind: BrokerEvent['kind'], id: string) =>
+        seen.some((e) => e.kind === kind && (e.position?.id ?? e.order?.id) === id);
       try {
         // A polling adapter reports changes against its first snapshot: nudge a far pending order until one is
         // reported, which proves the snapshot exists (no sleep, whatever the poll interval).
         const probe = h.broker.placeOrder(h.simAccountId, { ...limitRequest(newTag()), volume: toLots(vol(1)) }).order;
         let nudge = 0;
-        await expect.poll(() => {
-          if (seen.some((e) => e.order?.id === probe.id)) return true;
-          h.broker.modifyOrder(h.simAccountId, probe.id, { price: probe.price!.minus(ticks(++nudge)) });
-          return false;
-        }, { timeout: 20_000, interval: 100 }).toBe(true);
+        await expect
+          .poll(
+            () => {
+              if (seen.some((e) => e.order?.id === probe.id)) return true;
+              h.broker.modifyOrder(h.simAccountId, probe.id, { price: probe.price!.minus(ticks(++nudge)) });
+              return false;
+            },
+            { timeout: 20_000, interval: 100 },
+          )
+          .toBe(true);
         h.broker.cancelOrder(h.simAccountId, probe.id);
         await expect.poll(() => saw('order_cancelled', probe.id), { timeout: 10_000 }).toBe(true);
         // Done at the broker, not through the adapter: only the events can tell the watcher.
-        const pos = h.broker.placeOrder(h.simAccountId, { symbol: SYMBOL, side: 'buy', type: 'market', volume: toLots(vol(3)), tag: newTag() }).position!;
+        const pos = h.broker.placeOrder(h.simAccountId, {
+          symbol: SYMBOL,
+          side: 'buy',
+          type: 'market',
+          volume: toLots(vol(3)),
+          tag: newTag(),
+        }).position!;
         await expect.poll(() => saw('position_opened', pos.id), { timeout: 10_000 }).toBe(true);
         h.broker.closePosition(h.simAccountId, pos.id, toLots(vol(1)));
         await expect.poll(() => saw('position_reduced', pos.id), { timeout: 10_000 }).toBe(true);
@@ -396,7 +444,10 @@ export function runAdapterConformance(name: string, setup: () => Promise<Conform
         const own = await open('buy');
         await expect.poll(() => saw('position_opened', own.pos.id), { timeout: 10_000 }).toBe(true);
         // A stop loss hit at the broker closes the position server-side: reported as closed, in full.
-        h.broker.modifyPosition(h.simAccountId, own.pos.id, { stopLoss: quote().bid.minus(ticks(50)), takeProfit: null });
+        h.broker.modifyPosition(h.simAccountId, own.pos.id, {
+          stopLoss: quote().bid.minus(ticks(50)),
+          takeProfit: null,
+        });
         h.broker.setPrice(SYMBOL, dec(MID).minus(ticks(500)));
         await expect.poll(() => saw('position_closed', own.pos.id), { timeout: 10_000 }).toBe(true);
         const closed = seen.find((e) => e.kind === 'position_closed' && e.position?.id === own.pos.id)!;

@@ -22,12 +22,23 @@ async function harness(platform: 'mt4' | 'mt5', hedging: boolean) {
     waitMs: 5_000,
     pollMs: 10,
   });
-  const factory = createMetaTraderAdapterFactory({ baseUrl: sim.baseUrl, token: sim.token, timeoutMs: 300, pollIntervalMs: 100 });
+  const factory = createMetaTraderAdapterFactory({
+    baseUrl: sim.baseUrl,
+    token: sim.token,
+    timeoutMs: 300,
+    pollIntervalMs: 100,
+  });
   const adapter = await factory.create({
     id: 'acc_test',
     brokerAccountId: provisioned.accountNumber,
     environment: null,
-    credentials: { metaApiAccountId: provisioned.accountId, platform: provisioned.platform, server, login: provisioned.accountNumber, hedging: provisioned.hedging },
+    credentials: {
+      metaApiAccountId: provisioned.accountId,
+      platform: provisioned.platform,
+      server,
+      login: provisioned.accountNumber,
+      hedging: provisioned.hedging,
+    },
   });
   await (adapter as MetaTraderAdapter).connect();
   return {

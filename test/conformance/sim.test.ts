@@ -20,5 +20,17 @@ runAdapterConformance('sim netting account (one position per symbol)', harness({
 // No adapter lacks anything today; this run is where the suite's "refused, nothing sent" branches run.
 runAdapterConformance(
   'sim lacking every optional write',
-  harness({ lacks: ['partialClose', 'modifyPositionSlTp', 'pendingOrders', 'modifyPendingOrder', 'cancelPendingOrder', 'stopLossOnOpen', 'takeProfitOnOpen', 'orderHistory', 'quotes'] }),
+  harness({
+    lacks: [
+      'partialClose',
+      'modifyPositionSlTp',
+      'pendingOrders',
+      'modifyPendingOrder',
+      'cancelPendingOrder',
+      'stopLossOnOpen',
+      'takeProfitOnOpen',
+      'orderHistory',
+      'quotes',
+    ],
+  }),
 );

@@ -10,15 +10,33 @@ async function harness(shuffleColumnsSeed?: number) {
   // A second account of the same user, so the accNum the adapter sends must select the right one.
   broker.createAccount({ balance: 5_000, meta });
   const acc = broker.createAccount({ balance: 10_000, meta });
-  const server = await startTradeLockerSimServer(broker, shuffleColumnsSeed === undefined ? {} : { shuffleColumnsSeed });
-  const accounts = await discoverTradeLockerAccounts({ baseUrl: server.baseUrl, email: meta.email, password: meta.password, server: meta.server });
+  const server = await startTradeLockerSimServer(
+    broker,
+    shuffleColumnsSeed === undefined ? {} : { shuffleColumnsSeed },
+  );
+  const accounts = await discoverTradeLockerAccounts({
+    baseUrl: server.baseUrl,
+    email: meta.email,
+    password: meta.password,
+    server: meta.server,
+  });
   const picked = verifyTradeLockerAccount(accounts, { accountId: acc.login, accountNumber: `#${acc.login}` });
-  const factory = createTradeLockerAdapterFactory({ resolveBaseUrl: () => server.baseUrl, timeoutMs: 300, pollIntervalMs: 100 });
+  const factory = createTradeLockerAdapterFactory({
+    resolveBaseUrl: () => server.baseUrl,
+    timeoutMs: 300,
+    pollIntervalMs: 100,
+  });
   const adapter = await factory.create({
     id: 'acc_test',
     brokerAccountId: picked.id,
     environment: 'demo',
-    credentials: { email: meta.email, password: meta.password, server: meta.server, accNum: picked.accNum, accountId: picked.id },
+    credentials: {
+      email: meta.email,
+      password: meta.password,
+      server: meta.server,
+      accNum: picked.accNum,
+      accountId: picked.id,
+    },
   });
   return {
     broker,

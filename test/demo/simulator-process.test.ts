@@ -36,7 +36,12 @@ async function serve(dir: string): Promise<{ child: ChildProcess; s: Summary }> 
   return { child, s };
 }
 
-async function api<T = any>(s: Summary, method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+async function api<T = any>(
+  s: Summary,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: T }> {
   const res = await fetch(s.v1BaseUrl + path, {
     method,
     headers: { authorization: `Bearer ${s.demo.apiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
@@ -53,16 +58,33 @@ describe('copytrade simulator in its own process', () => {
     const simPid = first.s.simulator?.pid;
     expect(first.s.simulator).toMatchObject({ spawned: true, endpointsFile: join(dir, 'simulator', 'endpoints.json') });
 
-    const accounts = (await api<{ accounts: Array<{ id: string; name: string; role: string; groupId: string }> }>(first.s, 'GET', '/v1/accounts')).body.accounts;
+    const accounts = (
+      await api<{ accounts: Array<{ id: string; name: string; role: string; groupId: string }> }>(
+        first.s,
+        'GET',
+        '/v1/accounts',
+      )
+    ).body.accounts;
     const master = accounts.find((a) => a.name === 'Demo Master')!;
     const slaves = accounts.filter((a) => a.groupId === master.groupId && a.role === 'slave');
     expect(slaves.length).toBeGreaterThanOrEqual(8);
-    const sent = await api(first.s, 'POST', `/v1/accounts/${master.id}/orders`, { symbol: 'EURUSD', side: 'buy', volume: 0.1 });
+    const sent = await api(first.s, 'POST', `/v1/accounts/${master.id}/orders`, {
+      symbol: 'EURUSD',
+      side: 'buy',
+      volume: 0.1,
+    });
     expect(sent.status, JSON.stringify(sent.body)).toBe(202);
-    const positionsOf = async (s: Summary, id: string) => (await api<{ positions: Array<{ id: string }> }>(s, 'GET', `/v1/accounts/${id}/positions`)).body.positions ?? [];
+    const positionsOf = async (s: Summary, id: string) =>
+      (await api<{ positions: Array<{ id: string }> }>(s, 'GET', `/v1/accounts/${id}/positions`)).body.positions ?? [];
     // Every copy confirmed by its broker...
-    await until('every Slave copy', async () => (await Promise.all(slaves.map((a) => positionsOf(first.s, a.id)))).every((p) => p.length === 1));
-    const before = new Map(await Promise.all([master, ...slaves].map(async (a) => [a.id, (await positionsOf(first.s, a.id)).map((p) => p.id)] as const)));
+    await until('every Slave copy', async () =>
+      (await Promise.all(slaves.map((a) => positionsOf(first.s, a.id)))).every((p) => p.length === 1),
+    );
+    const before = new Map(
+      await Promise.all(
+        [master, ...slaves].map(async (a) => [a.id, (await positionsOf(first.s, a.id)).map((p) => p.id)] as const),
+      ),
+    );
 
     // ...then the service dies without any shutdown. The brokers do not.
     first.child.kill('SIGKILL');
@@ -85,9 +107,15 @@ describe('copytrade simulator in its own process', () => {
     const start = async () => {
       const child = cli(['simulator', '--data-dir', dir, '--json']);
       const { endpointsFile } = await firstJson<{ endpointsFile: string }>(child, 'endpointsFile');
-      const e = JSON.parse((await import('node:fs')).readFileSync(endpointsFile, 'utf8')) as { control: { url: string; token: string } };
+      const e = JSON.parse((await import('node:fs')).readFileSync(endpointsFile, 'utf8')) as {
+        control: { url: string; token: string };
+      };
       const call = async (method: string, path: string, body?: unknown) => {
-        const res = await fetch(e.control.url + path, { method, headers: { authorization: `Bearer ${e.control.token}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+        const res = await fetch(e.control.url + path, {
+          method,
+          headers: { authorization: `Bearer ${e.control.token}`, 'content-type': 'application/json' },
+          ...(body ? { body: JSON.stringify(body) } : {}),
+        });
         return { status: res.status, body: (await res.json()) as any };
       };
       return { child, call };

@@ -16,7 +16,14 @@ let quiet: SeededGroup;
 let offset = 0;
 const CEILING = 5;
 
-const openOn = (sim: string) => broker.placeOrder(sim, { symbol: 'EURUSD', side: 'buy', type: 'market', volume: dec('0.1'), tag: `m${Math.random().toString(36).slice(2, 10)}` }).position!;
+const openOn = (sim: string) =>
+  broker.placeOrder(sim, {
+    symbol: 'EURUSD',
+    side: 'buy',
+    type: 'market',
+    volume: dec('0.1'),
+    tag: `m${Math.random().toString(36).slice(2, 10)}`,
+  }).position!;
 const copies = (x: SeededGroup) => broker.positions(x.slaves[0]!.sim).length;
 async function burst(x: SeededGroup, n: number): Promise<void> {
   // One at a time, as a terminal produces them: each is seen and copied before the next.
@@ -25,12 +32,17 @@ async function burst(x: SeededGroup, n: number): Promise<void> {
     await h.idle();
   }
 }
-const eventsOf = async (x: SeededGroup, type: string) => (await h.store.events.after(x.userId, 0, 1000)).filter((e) => e.type === type);
+const eventsOf = async (x: SeededGroup, type: string) =>
+  (await h.store.events.after(x.userId, 0, 1000)).filter((e) => e.type === type);
 
 beforeAll(async () => {
   broker = new SimBroker({ seed: 5 });
   broker.setPrice('EURUSD', '1.10000');
-  h = await startEngine({ broker, clock: () => Date.now() + offset, breaker: { maxActions: CEILING, windowMs: 60_000 } });
+  h = await startEngine({
+    broker,
+    clock: () => Date.now() + offset,
+    breaker: { maxActions: CEILING, windowMs: 60_000 },
+  });
   // Copies stay fresh while the test moves the engine's clock ahead.
   g = await seedGroup(h.store, broker, { slaves: [{ rule: { maxDelayMs: 3_600_000 } }] });
   quiet = await seedGroup(h.store, broker, { slaves: [{ rule: { maxDelayMs: 3_600_000 } }] });
@@ -55,10 +67,18 @@ describe('per-Master circuit breaker', () => {
     const m = (await h.store.accounts.byId(g.master.id))!;
     expect(m.status).toBe('paused');
     expect(m.statusReason).toMatch(/circuit breaker: 6 actions in 60 s, over the ceiling of 5/);
-    expect((await eventsOf(g, 'account.circuit_breaker_tripped')).map((e) => e.payload)).toEqual([{ actions: 6, windowMs: 60_000, ceiling: 5, reason: m.statusReason }]);
-    expect((await eventsOf(g, 'account.status_changed')).at(-1)!.payload).toMatchObject({ before: 'connected', after: 'paused' });
+    expect((await eventsOf(g, 'account.circuit_breaker_tripped')).map((e) => e.payload)).toEqual([
+      { actions: 6, windowMs: 60_000, ceiling: 5, reason: m.statusReason },
+    ]);
+    expect((await eventsOf(g, 'account.status_changed')).at(-1)!.payload).toMatchObject({
+      before: 'connected',
+      after: 'paused',
+    });
     const [trade] = await h.store.trades.listTrades(g.userId, { accountId: g.master.id, limit: 1 });
-    expect((await h.store.trades.intentsOfTrade(trade!.id))[0]).toMatchObject({ state: 'skipped', skipReason: expect.stringContaining('master_not_eligible') });
+    expect((await h.store.trades.intentsOfTrade(trade!.id))[0]).toMatchObject({
+      state: 'skipped',
+      skipReason: expect.stringContaining('master_not_eligible'),
+    });
     // Still paused: more activity is recorded, not copied, and does not trip it again.
     await burst(g, 2);
     expect(copies(g)).toBe(CEILING);
@@ -71,11 +91,47 @@ describe('per-Master circuit breaker', () => {
 
   it('actions found missed on a watch start and reconciler heals do not count', async () => {
     const m = (await h.store.accounts.byId(quiet.master.id))!;
-    const old = { id: null, kind: 'close' as const, masterAccountId: m.id, positionId: 'gone-1', orderId: null, symbol: 'EURUSD', side: 'buy' as const, type: 'market' as const,
-      volume: dec('0.1'), prevVolume: dec('0.1'), price: null, stopLoss: null, takeProfit: null, at: Date.now() + offset,
-      item: { accountId: m.id, kind: 'position', itemId: 'gone-1', symbol: 'EURUSD', side: 'buy', orderType: 'market', volume: '0.1' } };
-    for (let i = 0; i < 2 * CEILING; i++) await (await h.engine.copy(m, { ...old, id: `old-${i}`, positionId: `gone-${i}` }, { source: 'watcher', catchUp: true })).done;
-    for (let i = 0; i < 2 * CEILING; i++) await (await h.engine.copy(m, { ...old, positionId: `heal-${i}`, at: Date.now() + offset }, { source: 'reconciler', intentAction: 'heal_close' })).done;
+    const old = {
+      id: null,
+      kind: 'close' as const,
+      masterAccountId: m.id,
+      positionId: 'gone-1',
+      orderId: null,
+      symbol: 'EURUSD',
+      side: 'buy' as const,
+      type: 'market' as const,
+      volume: dec('0.1'),
+      prevVolume: dec('0.1'),
+      price: null,
+      stopLoss: null,
+      takeProfit: null,
+      at: Date.now() + offset,
+      item: {
+        accountId: m.id,
+        kind: 'position',
+        itemId: 'gone-1',
+        symbol: 'EURUSD',
+        side: 'buy',
+        orderType: 'market',
+        volume: '0.1',
+      },
+    };
+    for (let i = 0; i < 2 * CEILING; i++)
+      await (
+        await h.engine.copy(
+          m,
+          { ...old, id: `old-${i}`, positionId: `gone-${i}` },
+          { source: 'watcher', catchUp: true },
+        )
+      ).done;
+    for (let i = 0; i < 2 * CEILING; i++)
+      await (
+        await h.engine.copy(
+          m,
+          { ...old, positionId: `heal-${i}`, at: Date.now() + offset },
+          { source: 'reconciler', intentAction: 'heal_close' },
+        )
+      ).done;
     expect((await h.store.accounts.byId(quiet.master.id))!.status).toBe('connected');
   });
 
@@ -88,11 +144,24 @@ describe('per-Master circuit breaker', () => {
     expect(copies(g)).toBe(2 * CEILING);
     expect((await h.store.accounts.byId(g.master.id))!.status).toBe('connected');
   });
-  it('orders sent through the order route do not count: a burst of the user\'s own orders is no loop', async () => {
+  it("orders sent through the order route do not count: a burst of the user's own orders is no loop", async () => {
     const x = await seedGroup(h.store, broker, { slaves: [{ rule: { maxDelayMs: 3_600_000 } }] });
     const orders = new OrderService(h.store, h.adapters, h.engine, () => Date.now() + offset);
     for (let i = 0; i < 2 * CEILING; i++) {
-      const r = await orders.send(x.userId, x.master.id, { symbol: 'EURUSD', side: 'buy', volume: dec('0.1'), type: 'market', price: null, stopLoss: null, takeProfit: null }, null);
+      const r = await orders.send(
+        x.userId,
+        x.master.id,
+        {
+          symbol: 'EURUSD',
+          side: 'buy',
+          volume: dec('0.1'),
+          type: 'market',
+          price: null,
+          stopLoss: null,
+          takeProfit: null,
+        },
+        null,
+      );
       await r.copies;
     }
     await h.idle();

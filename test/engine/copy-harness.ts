@@ -22,18 +22,49 @@ import { requirePostgres, tempDatabase } from '../helpers/postgres.js';
  * against a simulated broker that lives outside it: stopping the engine does not stop the broker, exactly
  * like a real restart.
  */
-export async function startEngine(o: { broker: SimBroker; dataDir?: string; databaseUrl?: string; timeoutMs?: number; clock?: () => number; absentAfterMs?: number; breaker?: BreakerOptions; reconcileYoungMs?: number }) {
-  const store = await Store.open({ dataDir: o.dataDir ?? ':memory:', databaseUrl: o.databaseUrl, embeddedFsync: false });
+export async function startEngine(o: {
+  broker: SimBroker;
+  dataDir?: string;
+  databaseUrl?: string;
+  timeoutMs?: number;
+  clock?: () => number;
+  absentAfterMs?: number;
+  breaker?: BreakerOptions;
+  reconcileYoungMs?: number;
+}) {
+  const store = await Store.open({
+    dataDir: o.dataDir ?? ':memory:',
+    databaseUrl: o.databaseUrl,
+    embeddedFsync: false,
+  });
   const adapters = new AdapterRegistry({ open: async () => null });
   adapters.register(createSimAdapterFactory(o.broker, { timeoutMs: o.timeoutMs ?? 40 }));
   const dispatcher = new Dispatcher();
-  const engine = new CopyEngine(store, adapters, dispatcher, { ...(o.clock ? { clock: o.clock } : {}), ...(o.breaker ? { breaker: o.breaker } : {}) });
+  const engine = new CopyEngine(store, adapters, dispatcher, {
+    ...(o.clock ? { clock: o.clock } : {}),
+    ...(o.breaker ? { breaker: o.breaker } : {}),
+  });
   const watcher = new Watcher(store, adapters, engine, { logger: false, resyncMs: 3_600_000, scanMs: 3_600_000 });
-  const settler = new Settler(store, adapters, engine, { graceMs: 0, everyMs: 3_600_000, ...(o.absentAfterMs !== undefined ? { absentAfterMs: o.absentAfterMs } : {}) });
+  const settler = new Settler(store, adapters, engine, {
+    graceMs: 0,
+    everyMs: 3_600_000,
+    ...(o.absentAfterMs !== undefined ? { absentAfterMs: o.absentAfterMs } : {}),
+  });
   engine.onUnresolved = () => settler.nudge();
-  const reconciler = new Reconciler(store, adapters, engine, { logger: false, everyMs: 3_600_000, beforeRun: () => watcher.idle(), youngMs: o.reconcileYoungMs ?? 0 });
+  const reconciler = new Reconciler(store, adapters, engine, {
+    logger: false,
+    everyMs: 3_600_000,
+    beforeRun: () => watcher.idle(),
+    youngMs: o.reconcileYoungMs ?? 0,
+  });
   const h = {
-    store, adapters, dispatcher, engine, watcher, settler, reconciler,
+    store,
+    adapters,
+    dispatcher,
+    engine,
+    watcher,
+    settler,
+    reconciler,
     started: false,
     async start() {
       await settler.runOnce({ graceMs: 0 });
@@ -53,7 +84,13 @@ export async function startEngine(o: { broker: SimBroker; dataDir?: string; data
         const s = await settler.runOnce({ graceMs: 0 });
         for (const m of masters) await reconciler.run((await store.accounts.byId(m.id))!, { dryRun: false });
         await h.idle();
-        if (s.checked === 0 && (await Promise.all(masters.map((m) => reconciler.run(m, { dryRun: true })))).every((r) => r.drift.length === 0)) return;
+        if (
+          s.checked === 0 &&
+          (await Promise.all(masters.map((m) => reconciler.run(m, { dryRun: true })))).every(
+            (r) => r.drift.length === 0,
+          )
+        )
+          return;
       }
     },
     closed: false,
@@ -80,17 +117,56 @@ export interface SeededGroup {
 }
 
 /** A user with one copier group: a Master and Slaves on the simulated broker, each with its rule. */
-export async function seedGroup(store: Store, broker: SimBroker, o: { email?: string; masterHedging?: boolean; masterBalance?: string; slaves: Array<{ balance?: string; rule?: Partial<CopyRule>; hedging?: boolean; currency?: string }> }): Promise<SeededGroup> {
+export async function seedGroup(
+  store: Store,
+  broker: SimBroker,
+  o: {
+    email?: string;
+    masterHedging?: boolean;
+    masterBalance?: string;
+    slaves: Array<{ balance?: string; rule?: Partial<CopyRule>; hedging?: boolean; currency?: string }>;
+  },
+): Promise<SeededGroup> {
   const email = o.email ?? `u${Math.random().toString(36).slice(2)}@example.test`;
   const user = await store.users.create(email, 'x');
   const group = await store.accounts.createGroup(user.id, 'g');
-  const mSim = broker.createAccount({ balance: o.masterBalance ?? '10000', hedging: o.masterHedging ?? true, leverage: 500 });
-  const master = await store.accounts.create({ userId: user.id, platform: 'sim', role: 'master', name: 'M', groupId: group.id, brokerAccountId: mSim.id, brokerAccountNumber: mSim.login, balance: new Decimal(o.masterBalance ?? '10000'), equity: new Decimal(o.masterBalance ?? '10000') });
+  const mSim = broker.createAccount({
+    balance: o.masterBalance ?? '10000',
+    hedging: o.masterHedging ?? true,
+    leverage: 500,
+  });
+  const master = await store.accounts.create({
+    userId: user.id,
+    platform: 'sim',
+    role: 'master',
+    name: 'M',
+    groupId: group.id,
+    brokerAccountId: mSim.id,
+    brokerAccountNumber: mSim.login,
+    balance: new Decimal(o.masterBalance ?? '10000'),
+    equity: new Decimal(o.masterBalance ?? '10000'),
+  });
   const slaves = [];
   for (const [i, s] of o.slaves.entries()) {
     const currency = s.currency ?? 'USD';
-    const sim = broker.createAccount({ balance: s.balance ?? '10000', hedging: s.hedging ?? true, leverage: 500, currency });
-    const account = await store.accounts.create({ userId: user.id, platform: 'sim', role: 'slave', name: `S${i + 1}`, groupId: group.id, brokerAccountId: sim.id, brokerAccountNumber: sim.login, currency, balance: new Decimal(s.balance ?? '10000'), equity: new Decimal(s.balance ?? '10000') });
+    const sim = broker.createAccount({
+      balance: s.balance ?? '10000',
+      hedging: s.hedging ?? true,
+      leverage: 500,
+      currency,
+    });
+    const account = await store.accounts.create({
+      userId: user.id,
+      platform: 'sim',
+      role: 'slave',
+      name: `S${i + 1}`,
+      groupId: group.id,
+      brokerAccountId: sim.id,
+      brokerAccountNumber: sim.login,
+      currency,
+      balance: new Decimal(s.balance ?? '10000'),
+      equity: new Decimal(s.balance ?? '10000'),
+    });
     const rule = withDefaults(s.rule);
     await store.accounts.setRule(account.id, rule);
     slaves.push({ account, sim: sim.id, rule });
@@ -98,7 +174,10 @@ export async function seedGroup(store: Store, broker: SimBroker, o: { email?: st
   return { userId: user.id, master, masterSim: mSim.id, slaves };
 }
 
-export type StoreCase = [name: string, open: () => Promise<{ databaseUrl?: string; dataDir?: string; drop(): Promise<void> }>];
+export type StoreCase = [
+  name: string,
+  open: () => Promise<{ databaseUrl?: string; dataDir?: string; drop(): Promise<void> }>,
+];
 
 /**
  * The engine on one of storeCases()' stores for a whole describe block: started before its tests, closed and
@@ -126,14 +205,18 @@ export function engineOnStore(db: StoreCase[1], broker: SimBroker): () => Engine
 export async function storeCases(o: { durable?: boolean } = {}): Promise<StoreCase[]> {
   const embedded: StoreCase[1] = o.durable
     ? async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'ct-store-'));
-      return { dataDir: dir, drop: async () => rmSync(dir, { recursive: true, force: true }) };
-    }
+        const dir = mkdtempSync(join(tmpdir(), 'ct-store-'));
+        return { dataDir: dir, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+      }
     : async () => ({ drop: async () => undefined });
   const cases: StoreCase[] = [['embedded', embedded]];
-  if (await requirePostgres()) cases.push(['postgres', async () => {
-    const db = await tempDatabase();
-    return { databaseUrl: db.url, drop: db.drop };
-  }]);
+  if (await requirePostgres())
+    cases.push([
+      'postgres',
+      async () => {
+        const db = await tempDatabase();
+        return { databaseUrl: db.url, drop: db.drop };
+      },
+    ]);
   return cases;
 }

@@ -14,12 +14,14 @@ let h: EngineHarness;
 let g1: SeededGroup;
 let g2: SeededGroup;
 
-const open = (sim: string, tag: string) => broker.placeOrder(sim, { symbol: 'EURUSD', side: 'buy', type: 'market', volume: dec('0.1'), tag }).position!;
+const open = (sim: string, tag: string) =>
+  broker.placeOrder(sim, { symbol: 'EURUSD', side: 'buy', type: 'market', volume: dec('0.1'), tag }).position!;
 const copyTagsOn = async (g: SeededGroup, masterPositionId: string) => {
   const [trade] = await h.store.trades.tradesOfMasterPosition(g.master.id, masterPositionId);
   return (await h.store.trades.intentsOfTrade(trade!.id)).map((i) => i.tag);
 };
-const loopEvents = async (g: SeededGroup) => (await h.store.events.after(g.userId, 0, 1000)).filter((e) => e.type === 'copy.loop_ignored');
+const loopEvents = async (g: SeededGroup) =>
+  (await h.store.events.after(g.userId, 0, 1000)).filter((e) => e.type === 'copy.loop_ignored');
 
 beforeAll(async () => {
   broker = new SimBroker({ seed: 11 });
@@ -46,7 +48,9 @@ describe('copy loop guard', () => {
     await h.idle();
     expect(broker.positions(g1.slaves[0]!.sim)).toHaveLength(1);
     expect(await h.store.trades.tradesOfMasterPosition(g1.master.id, echo.id)).toEqual([]);
-    expect((await loopEvents(g1)).map((e) => e.payload)).toEqual([expect.objectContaining({ kind: 'position', itemId: echo.id, tag: g1CopyTag, groupId: g1.master.groupId })]);
+    expect((await loopEvents(g1)).map((e) => e.payload)).toEqual([
+      expect.objectContaining({ kind: 'position', itemId: echo.id, tag: g1CopyTag, groupId: g1.master.groupId }),
+    ]);
 
     const r = await h.reconciler.run((await h.store.accounts.byId(g1.master.id))!, { dryRun: false });
     expect(r.drift.filter((d) => d.masterPositionId === echo.id)).toEqual([]);
@@ -64,7 +68,14 @@ describe('copy loop guard', () => {
 
   it('a pending order carrying it is not copied either, nor is its fill', async () => {
     const before = broker.orders(g1.slaves[0]!.sim).length;
-    const limit = broker.placeOrder(g1.masterSim, { symbol: 'EURUSD', side: 'buy', type: 'limit', price: dec('1.05000'), volume: dec('0.1'), tag: g1CopyTag }).order!;
+    const limit = broker.placeOrder(g1.masterSim, {
+      symbol: 'EURUSD',
+      side: 'buy',
+      type: 'limit',
+      price: dec('1.05000'),
+      volume: dec('0.1'),
+      tag: g1CopyTag,
+    }).order!;
     await h.idle();
     expect(broker.orders(g1.slaves[0]!.sim)).toHaveLength(before);
     expect((await loopEvents(g1)).at(-1)!.payload).toMatchObject({ kind: 'order', itemId: limit.id });
@@ -94,6 +105,10 @@ describe('copy loop guard', () => {
     await h.idle();
     expect(await h.store.trades.tradesOfMasterPosition(g1.master.id, back.id)).toEqual([]);
     expect(broker.positions(g1.slaves[0]!.sim)).toHaveLength(1);
-    expect((await loopEvents(g1)).at(-1)!.payload).toMatchObject({ itemId: back.id, tag: g2CopyTag, groupId: g2.master.groupId });
+    expect((await loopEvents(g1)).at(-1)!.payload).toMatchObject({
+      itemId: back.id,
+      tag: g2CopyTag,
+      groupId: g2.master.groupId,
+    });
   });
 });

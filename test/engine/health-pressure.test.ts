@@ -11,11 +11,18 @@ let h: EngineHarness;
 let now = 1_000_000;
 let busy = new Set<string>();
 let acc: Account;
-const monitor = (o: { downAfterMs?: number } = {}) => new HealthMonitor(h.store, h.adapters, {
-  intervalMs: 1000, staleAfterMs: 30_000, checkTimeoutMs: 500, clock: () => now, isBusy: (id) => busy.has(id), ...o,
-});
+const monitor = (o: { downAfterMs?: number } = {}) =>
+  new HealthMonitor(h.store, h.adapters, {
+    intervalMs: 1000,
+    staleAfterMs: 30_000,
+    checkTimeoutMs: 500,
+    clock: () => now,
+    isBusy: (id) => busy.has(id),
+    ...o,
+  });
 const status = async () => (await h.store.accounts.byId(acc.id))!.status;
-const failReads = (times: number) => h.broker.faults.inject({ op: 'read', kind: 'reset', accountId: acc.brokerAccountId, times });
+const failReads = (times: number) =>
+  h.broker.faults.inject({ op: 'read', kind: 'reset', accountId: acc.brokerAccountId, times });
 
 beforeEach(async () => {
   h = await engineHarness();
@@ -100,7 +107,10 @@ describe('health under pressure', () => {
     expect((await h.store.accounts.byId(acc.id))!.health.checkedAt).toBe(failedAt);
     now += 1000;
     await m.checkAll();
-    expect((await h.store.accounts.byId(acc.id))!.health).toMatchObject({ state: 'ok', checkedAt: new Date(now).toISOString() });
+    expect((await h.store.accounts.byId(acc.id))!.health).toMatchObject({
+      state: 'ok',
+      checkedAt: new Date(now).toISOString(),
+    });
   });
 
   it('with downAfterMs 0 a failed read is acted on at once (the previous behaviour, kept for tests)', async () => {

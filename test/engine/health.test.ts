@@ -13,16 +13,24 @@ let monitor: HealthMonitor;
 const GENEROUS_MS = 30_000;
 
 beforeAll(async () => {
-  svc = await startTestService({ env: { COPYTRADE_HEALTH_INTERVAL_MS: '0', COPYTRADE_BROKER_TIMEOUT_MS: String(GENEROUS_MS) } });
-  monitor = new HealthMonitor(svc.store, svc.deps.adapters, { intervalMs: 60_000, staleAfterMs: 0, checkTimeoutMs: GENEROUS_MS });
+  svc = await startTestService({
+    env: { COPYTRADE_HEALTH_INTERVAL_MS: '0', COPYTRADE_BROKER_TIMEOUT_MS: String(GENEROUS_MS) },
+  });
+  monitor = new HealthMonitor(svc.store, svc.deps.adapters, {
+    intervalMs: 60_000,
+    staleAfterMs: 0,
+    checkTimeoutMs: GENEROUS_MS,
+  });
   // Opening the in-memory store alone takes well over 15 s when the two cores are shared by several runs.
 }, 180_000);
 afterAll(async () => svc?.close());
 
-const slave = async (platform: string) => (await svc.store.accounts.all()).find((a) => a.platform === platform && a.role === 'slave')!;
+const slave = async (platform: string) =>
+  (await svc.store.accounts.all()).find((a) => a.platform === platform && a.role === 'slave')!;
 const simIdOf = async (accountId: string) => {
   const a = (await svc.store.accounts.byId(accountId))!;
-  return (svc.broker.account(a.brokerAccountId) ?? svc.broker.accounts().find((s) => s.login === a.brokerAccountId))!.id;
+  return (svc.broker.account(a.brokerAccountId) ?? svc.broker.accounts().find((s) => s.login === a.brokerAccountId))!
+    .id;
 };
 
 describe('health per account (connected, trading allowed, data stale, reconnect required)', () => {
@@ -37,8 +45,15 @@ describe('health per account (connected, trading allowed, data stale, reconnect 
     expect(up).toMatchObject({ state: 'ok', connected: true, dataStale: false });
     const after = (await svc.store.accounts.byId(acc.id))!;
     expect(after.status).toBe('connected');
-    const events = (await svc.store.events.after(after.userId, 0, 1000)).filter((e) => e.accountId === acc.id).map((e) => e.type);
-    expect(events).toEqual(['account.health_changed', 'account.status_changed', 'account.health_changed', 'account.status_changed']);
+    const events = (await svc.store.events.after(after.userId, 0, 1000))
+      .filter((e) => e.accountId === acc.id)
+      .map((e) => e.type);
+    expect(events).toEqual([
+      'account.health_changed',
+      'account.status_changed',
+      'account.health_changed',
+      'account.status_changed',
+    ]);
   });
 
   it('an invalidated OAuth token makes a platform C account reconnect_required, visible on both families', async () => {
@@ -46,9 +61,13 @@ describe('health per account (connected, trading allowed, data stale, reconnect 
     svc.broker.faults.inject({ op: 'read', kind: 'token_invalidated', accountId: await simIdOf(acc.id), times: 5 });
     const h = await monitor.check(acc);
     expect(h).toMatchObject({ reconnectRequired: true, tradingAllowed: false });
-    const v = (await svc.call('GET', '/v1/accounts', { token: svc.demo!.apiKey })).body.accounts.find((a: any) => a.id === acc.id);
+    const v = (await svc.call('GET', '/v1/accounts', { token: svc.demo!.apiKey })).body.accounts.find(
+      (a: any) => a.id === acc.id,
+    );
     expect(v).toMatchObject({ status: 'reconnect_required', health: { reconnectRequired: true } });
-    const r = (await svc.call('GET', '/api/platformc/accounts', { token: svc.demo!.accessToken })).body.data.find((a: any) => a.id === acc.id);
+    const r = (await svc.call('GET', '/api/platformc/accounts', { token: svc.demo!.accessToken })).body.data.find(
+      (a: any) => a.id === acc.id,
+    );
     expect(r.health.reconnectRequired).toBe(true);
     svc.broker.faults.clear();
   });
@@ -57,6 +76,8 @@ describe('health per account (connected, trading allowed, data stale, reconnect 
     const acc = await slave('platformb');
     const sim = svc.broker.account(await simIdOf(acc.id))!;
     await monitor.check(acc);
-    expect((await svc.store.accounts.byId(acc.id))!.balance?.toString()).toBe(svc.broker.state(sim.id).balance.toString());
+    expect((await svc.store.accounts.byId(acc.id))!.balance?.toString()).toBe(
+      svc.broker.state(sim.id).balance.toString(),
+    );
   });
 });

@@ -29,8 +29,23 @@ describe.each(stores)('an orphan whose Master position is gone (%s store)', (_na
     const db = { where };
     // No watcher in the first life: it stops before it ever sees the Master's position.
     const h1 = await startEngine({ broker, ...db.where });
-    const g = await seedGroup(h1.store, broker, { slaves: [{ rule: {} }, { rule: {} }, { rule: { sizing: { mode: 'fixed', volume: '0.05' } } }] });
-    const res = await new OrderService(h1.store, h1.adapters, h1.engine).send(g.userId, g.master.id, { symbol: 'EURUSD', side: 'sell', volume: dec('0.3'), type: 'market', price: null, stopLoss: null, takeProfit: null }, null);
+    const g = await seedGroup(h1.store, broker, {
+      slaves: [{ rule: {} }, { rule: {} }, { rule: { sizing: { mode: 'fixed', volume: '0.05' } } }],
+    });
+    const res = await new OrderService(h1.store, h1.adapters, h1.engine).send(
+      g.userId,
+      g.master.id,
+      {
+        symbol: 'EURUSD',
+        side: 'sell',
+        volume: dec('0.3'),
+        type: 'market',
+        price: null,
+        stopLoss: null,
+        takeProfit: null,
+      },
+      null,
+    );
     await res.copies;
     await h1.close();
     expect(g.slaves.map((s) => broker.positions(s.sim).length)).toEqual([1, 1, 1]);
@@ -40,11 +55,15 @@ describe.each(stores)('an orphan whose Master position is gone (%s store)', (_na
     return { broker, g, h2, tradeId: res.tradeId };
   }
 
-  it('the dry run reports each copy as an orphan; the real run closes it with a ledger row and events', { timeout: 90_000 }, async () => {
+  it('the dry run reports each copy as an orphan; the real run closes it with a ledger row and events', {
+    timeout: 90_000,
+  }, async () => {
     const { broker, g, h2 } = await copiesThenMasterGone();
     const master = (await h2.store.accounts.byId(g.master.id))!;
     const dry = await h2.reconciler.run(master, { dryRun: true });
-    expect(dry.drift.map((d) => [d.slaveAccountId, d.kind, d.action]).sort()).toEqual(g.slaves.map((s) => [s.account.id, 'orphan', 'close_orphan']).sort());
+    expect(dry.drift.map((d) => [d.slaveAccountId, d.kind, d.action]).sort()).toEqual(
+      g.slaves.map((s) => [s.account.id, 'orphan', 'close_orphan']).sort(),
+    );
     expect(g.slaves.map((s) => broker.positions(s.sim).length)).toEqual([1, 1, 1]);
 
     const run = await h2.reconciler.run(master, { dryRun: false });
@@ -53,7 +72,9 @@ describe.each(stores)('an orphan whose Master position is gone (%s store)', (_na
     expect(g.slaves.flatMap((s) => broker.positions(s.sim))).toEqual([]);
     for (const hd of run.healed) {
       const rows = await h2.store.trades.intentsOfTrade(hd.tradeId!);
-      expect(rows.map((r) => [r.slaveAccountId, r.action, r.state])).toEqual([[hd.slaveAccountId, 'heal_close', 'confirmed']]);
+      expect(rows.map((r) => [r.slaveAccountId, r.action, r.state])).toEqual([
+        [hd.slaveAccountId, 'heal_close', 'confirmed'],
+      ]);
     }
     const types = (await h2.store.events.after(g.userId, 0, 500)).map((e) => e.type);
     expect(types.filter((t) => t === 'reconcile.drift_found')).toHaveLength(3);
@@ -61,20 +82,27 @@ describe.each(stores)('an orphan whose Master position is gone (%s store)', (_na
     expect((await h2.reconciler.run(master, { dryRun: true })).drift).toEqual([]);
   });
 
-  it('on a normal start the watcher knows the order-route position and copies its close; nothing is left open', { timeout: 90_000 }, async () => {
+  it('on a normal start the watcher knows the order-route position and copies its close; nothing is left open', {
+    timeout: 90_000,
+  }, async () => {
     const { broker, g, h2, tradeId } = await copiesThenMasterGone();
     await h2.start();
     await h2.quiesce([g.master]);
     expect(g.slaves.flatMap((s) => broker.positions(s.sim))).toEqual([]);
     const trades = await h2.store.trades.listTrades(g.userId, { limit: 20 });
     // The order-route trade, and the watcher's copy of the close: no reconciler trade was needed.
-    expect(trades.map((t) => [t.source, t.action]).sort()).toEqual([['api', 'open'], ['watcher', 'close']]);
+    expect(trades.map((t) => [t.source, t.action]).sort()).toEqual([
+      ['api', 'open'],
+      ['watcher', 'close'],
+    ]);
     expect(trades.find((t) => t.source === 'api')!.id).toBe(tradeId);
   });
 });
 
 describe('a reconcile pass that reads while an order is copied', () => {
-  it('does not take the fresh copy for an orphan or a missing copy: nothing is closed or opened twice', { timeout: 90_000 }, async () => {
+  it('does not take the fresh copy for an orphan or a missing copy: nothing is closed or opened twice', {
+    timeout: 90_000,
+  }, async () => {
     const broker = new SimBroker({ seed: 9 });
     broker.setPrice('EURUSD', '1.10000');
     const h = await startEngine({ broker, reconcileYoungMs: 5_000 });
@@ -86,7 +114,20 @@ describe('a reconcile pass that reads while an order is copied', () => {
       const ma = await h.adapters.forAccount(g.master);
       const list = ma.listPositions.bind(ma);
       const stale = await list();
-      const res = await new OrderService(h.store, h.adapters, h.engine).send(g.userId, g.master.id, { symbol: 'EURUSD', side: 'buy', volume: dec('0.2'), type: 'market', price: null, stopLoss: null, takeProfit: null }, null);
+      const res = await new OrderService(h.store, h.adapters, h.engine).send(
+        g.userId,
+        g.master.id,
+        {
+          symbol: 'EURUSD',
+          side: 'buy',
+          volume: dec('0.2'),
+          type: 'market',
+          price: null,
+          stopLoss: null,
+          takeProfit: null,
+        },
+        null,
+      );
       await res.copies;
       await h.idle();
       ma.listPositions = async () => {

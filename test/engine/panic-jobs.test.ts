@@ -24,19 +24,30 @@ afterAll(async () => {
 
 const finished = async (job: PanicJob) => panic.wait(job, 15_000);
 /** Closing deals the broker made for one position: more than one would be a double close. */
-const closes = (simId: string, positionId: string) => h.broker.deals(simId).filter((d) => d.positionId === positionId && d.entry === 'out').length;
-const eventsOf = async (type: string, jobId: string) => (await h.store.events.after(h.userId, 0, 10_000)).filter((e) => e.type === type && (e.payload as { jobId?: string }).jobId === jobId);
+const closes = (simId: string, positionId: string) =>
+  h.broker.deals(simId).filter((d) => d.positionId === positionId && d.entry === 'out').length;
+const eventsOf = async (type: string, jobId: string) =>
+  (await h.store.events.after(h.userId, 0, 10_000)).filter(
+    (e) => e.type === type && (e.payload as { jobId?: string }).jobId === jobId,
+  );
 
 describe('panic-close job', () => {
   it('progress and per-position results are readable while it runs, and it ends flat', async () => {
     const acc = await h.account();
     h.open(acc, 3);
-    h.broker.faults.inject({ op: 'closePosition', kind: 'delay', delayMs: 250, accountId: acc.brokerAccountId, times: 3 });
+    h.broker.faults.inject({
+      op: 'closePosition',
+      kind: 'delay',
+      delayMs: 250,
+      accountId: acc.brokerAccountId,
+      times: 3,
+    });
     const job = await panic.start(h.userId, 'account', acc.id);
     let seenRunning: PanicJob | null = null;
     for (let i = 0; i < 100 && !seenRunning; i++) {
       const j = (await panic.job(h.userId, job.id))!;
-      if (j.state === 'running' && j.progress.accounts[0]!.positions.some((p) => p.outcome === 'closing')) seenRunning = j;
+      if (j.state === 'running' && j.progress.accounts[0]!.positions.some((p) => p.outcome === 'closing'))
+        seenRunning = j;
       else await new Promise((r) => setTimeout(r, 10));
     }
     expect(seenRunning?.progress.accounts[0]).toMatchObject({ state: 'running', round: 1 });
@@ -65,8 +76,18 @@ describe('panic-close job', () => {
     const acc = await h.account();
     const [applied, lost] = h.open(acc, 2);
     // First close: applied at the broker but the answer is lost; second: lost before it was applied.
-    h.broker.faults.inject({ op: 'closePosition', kind: 'timeout_after_apply', accountId: acc.brokerAccountId, times: 1 });
-    h.broker.faults.inject({ op: 'closePosition', kind: 'timeout_before_apply', accountId: acc.brokerAccountId, times: 1 });
+    h.broker.faults.inject({
+      op: 'closePosition',
+      kind: 'timeout_after_apply',
+      accountId: acc.brokerAccountId,
+      times: 1,
+    });
+    h.broker.faults.inject({
+      op: 'closePosition',
+      kind: 'timeout_before_apply',
+      accountId: acc.brokerAccountId,
+      times: 1,
+    });
     const done = await finished(await panic.start(h.userId, 'account', acc.id));
     expect(done.state).toBe('succeeded');
     const byId = new Map(done.progress.accounts[0]!.positions.map((p) => [p.positionId, p]));
@@ -80,7 +101,12 @@ describe('panic-close job', () => {
   it('gives up after the last round with what is left, and keeps the account locked', async () => {
     const acc = await h.account();
     h.open(acc, 1);
-    const fault = h.broker.faults.inject({ op: 'closePosition', kind: 'reject', accountId: acc.brokerAccountId, times: 100 });
+    const fault = h.broker.faults.inject({
+      op: 'closePosition',
+      kind: 'reject',
+      accountId: acc.brokerAccountId,
+      times: 100,
+    });
     const done = await finished(await panic.start(h.userId, 'account', acc.id));
     h.broker.faults.remove(fault);
     expect(done.state).toBe('failed');
@@ -92,7 +118,15 @@ describe('panic-close job', () => {
   it('cancels pending orders unless told not to', async () => {
     const acc = await h.account();
     const ask = h.broker.quote('EURUSD').ask;
-    const place = () => h.broker.placeOrder(acc.brokerAccountId, { symbol: 'EURUSD', side: 'buy', type: 'limit', price: ask.minus('0.0100'), volume: h.broker.instrument('EURUSD')!.minVolume, tag: `p${Math.random()}` });
+    const place = () =>
+      h.broker.placeOrder(acc.brokerAccountId, {
+        symbol: 'EURUSD',
+        side: 'buy',
+        type: 'limit',
+        price: ask.minus('0.0100'),
+        volume: h.broker.instrument('EURUSD')!.minVolume,
+        tag: `p${Math.random()}`,
+      });
     place();
     const kept = await finished(await panic.start(h.userId, 'account', acc.id, { cancelPending: false }));
     expect(kept.state).toBe('succeeded');
@@ -110,7 +144,9 @@ describe('panic-close job', () => {
     expect(locked).toMatchObject({ status: 'locked', statusReason: expect.stringContaining(job.id) });
     await finished(job);
     expect((await h.store.accounts.byId(acc.id))!.status).toBe('locked');
-    const changed = (await h.store.events.after(h.userId, 0, 10_000)).filter((e) => e.type === 'account.status_changed' && e.accountId === acc.id);
+    const changed = (await h.store.events.after(h.userId, 0, 10_000)).filter(
+      (e) => e.type === 'account.status_changed' && e.accountId === acc.id,
+    );
     expect(changed.at(-1)?.payload).toMatchObject({ before: 'connected', after: 'locked' });
   });
 
@@ -126,7 +162,11 @@ describe('panic-close job', () => {
 
   it('a group job flattens and locks every member', async () => {
     const group = await h.store.accounts.createGroup(h.userId, 'g');
-    const members = [await h.account({ role: 'master', groupId: group.id }), await h.account({ groupId: group.id }), await h.account({ groupId: group.id })];
+    const members = [
+      await h.account({ role: 'master', groupId: group.id }),
+      await h.account({ groupId: group.id }),
+      await h.account({ groupId: group.id }),
+    ];
     for (const m of members) h.open(m, 2);
     const done = await finished(await panic.start(h.userId, 'group', group.id));
     expect(done).toMatchObject({ scope: 'group', targetId: group.id, state: 'succeeded' });
@@ -138,10 +178,16 @@ describe('panic-close job', () => {
     expect(await eventsOf('panic_close.finished', done.id)).toHaveLength(3);
   });
 
-  it('a rate-limit refusal is sent again after the broker\'s retry hint, within the same round', async () => {
+  it("a rate-limit refusal is sent again after the broker's retry hint, within the same round", async () => {
     const acc = await h.account();
     h.open(acc, 3);
-    h.broker.faults.inject({ op: 'closePosition', kind: 'rate_limit', retryAfterSec: 0.05, accountId: acc.brokerAccountId, times: 4 });
+    h.broker.faults.inject({
+      op: 'closePosition',
+      kind: 'rate_limit',
+      retryAfterSec: 0.05,
+      accountId: acc.brokerAccountId,
+      times: 4,
+    });
     const one = new PanicCloseService(h.store, h.adapters, h.dispatcher, { ...FAST, maxRounds: 1 });
     const done = await one.wait(await one.start(h.userId, 'account', acc.id), 15_000);
     await one.stop();
@@ -156,13 +202,27 @@ describe('panic-close job', () => {
   it('a close refused for the rate limit again and again fails the round instead of waiting forever', async () => {
     const acc = await h.account();
     h.open(acc, 1);
-    const fault = h.broker.faults.inject({ op: 'closePosition', kind: 'rate_limit', retryAfterSec: 0.01, accountId: acc.brokerAccountId, times: 1000 });
-    const one = new PanicCloseService(h.store, h.adapters, h.dispatcher, { ...FAST, maxRounds: 1, rateLimitRetries: 3 });
+    const fault = h.broker.faults.inject({
+      op: 'closePosition',
+      kind: 'rate_limit',
+      retryAfterSec: 0.01,
+      accountId: acc.brokerAccountId,
+      times: 1000,
+    });
+    const one = new PanicCloseService(h.store, h.adapters, h.dispatcher, {
+      ...FAST,
+      maxRounds: 1,
+      rateLimitRetries: 3,
+    });
     const done = await one.wait(await one.start(h.userId, 'account', acc.id), 15_000);
     await one.stop();
     h.broker.faults.remove(fault);
     expect(done.state).toBe('failed');
-    expect(done.progress.accounts[0]!.positions[0]).toMatchObject({ outcome: 'failed', attempts: 4, error: expect.stringContaining('rate_limited') });
+    expect(done.progress.accounts[0]!.positions[0]).toMatchObject({
+      outcome: 'failed',
+      attempts: 4,
+      error: expect.stringContaining('rate_limited'),
+    });
   });
 
   it('"flat" needs a fresh read of every account after the last one is done: a position that appeared meanwhile is closed too', async () => {
@@ -171,15 +231,28 @@ describe('panic-close job', () => {
     const slow = await h.account({ groupId: group.id });
     h.open(quick, 1);
     h.open(slow, 1);
-    h.broker.faults.inject({ op: 'closePosition', kind: 'delay', delayMs: 300, accountId: slow.brokerAccountId, times: 1 });
+    h.broker.faults.inject({
+      op: 'closePosition',
+      kind: 'delay',
+      delayMs: 300,
+      accountId: slow.brokerAccountId,
+      times: 1,
+    });
     const job = await panic.start(h.userId, 'group', group.id);
-    await expect.poll(async () => (await panic.wait(job, 0)).progress.accounts.find((r) => r.accountId === quick.id)?.state, { timeout: 5000, interval: 5 }).toBe('flat');
+    await expect
+      .poll(async () => (await panic.wait(job, 0)).progress.accounts.find((r) => r.accountId === quick.id)?.state, {
+        timeout: 5000,
+        interval: 5,
+      })
+      .toBe('flat');
     // Lands after the quick account read flat, while the slow one is still closing (a copy, a manual trade).
     const late = h.open(quick, 1)[0]!;
     const done = await finished(job);
     expect(done.state).toBe('succeeded');
     expect(h.broker.positions(quick.brokerAccountId)).toEqual([]);
-    expect(done.progress.accounts.find((r) => r.accountId === quick.id)!.positions.find((p) => p.positionId === late)).toMatchObject({ outcome: 'closed' });
+    expect(
+      done.progress.accounts.find((r) => r.accountId === quick.id)!.positions.find((p) => p.positionId === late),
+    ).toMatchObject({ outcome: 'closed' });
   });
 
   it('saves progress a bounded number of times, not once per position answer', async () => {
@@ -192,7 +265,9 @@ describe('panic-close job', () => {
     expect(done.state).toBe('succeeded');
     expect(done.progress.accounts[0]).toMatchObject({ closed: 200, remaining: 0 });
     expect(saves).toBeLessThan(40);
-    const closedEvents = (await h.store.events.after(h.userId, 0, 10_000)).filter((e) => e.type === 'position.closed' && e.accountId === acc.id);
+    const closedEvents = (await h.store.events.after(h.userId, 0, 10_000)).filter(
+      (e) => e.type === 'position.closed' && e.accountId === acc.id,
+    );
     expect(closedEvents).toHaveLength(200);
   });
 
@@ -214,7 +289,12 @@ describe('panic-close job across a restart', () => {
       const first = await engineHarness({ store, broker, timeoutMs: 300 });
       const acc = await first.account();
       first.open(acc, 2);
-      const fault = broker.faults.inject({ op: 'closePosition', kind: 'reject', accountId: acc.brokerAccountId, times: 1000 });
+      const fault = broker.faults.inject({
+        op: 'closePosition',
+        kind: 'reject',
+        accountId: acc.brokerAccountId,
+        times: 1000,
+      });
       const before = new PanicCloseService(store, first.adapters, first.dispatcher, { ...FAST, maxRounds: 100 });
       const job = await before.start(first.userId, 'account', acc.id);
       await new Promise((r) => setTimeout(r, 150));

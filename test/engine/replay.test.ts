@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Decimal, dec } from '../../src/domain/decimal.js';
+import { type Decimal, dec } from '../../src/domain/decimal.js';
 import type { Position } from '../../src/domain/types.js';
 import { SimBroker } from '../../src/simulator/broker.js';
 import type { IntentRow, LinkRow } from '../../src/store/repos/trades.js';
@@ -47,7 +47,10 @@ describe('replay: a long day of Master activity with faults and a restart', () =
       slaves: [
         { balance: '1000000', rule: { sizing: { mode: 'multiplier', multiplier: '1' } } },
         { balance: '1000000', rule: { sizing: { mode: 'multiplier', multiplier: '0.5' }, reverse: true } },
-        { balance: '1000000', rule: { sizing: { mode: 'fixed', volume: '0.05' }, copyStopLoss: false, copyPendingOrders: false } },
+        {
+          balance: '1000000',
+          rule: { sizing: { mode: 'fixed', volume: '0.05' }, copyStopLoss: false, copyPendingOrders: false },
+        },
         { balance: '500000', rule: { sizing: { mode: 'balance_ratio' }, excludeSymbols: ['GBPUSD'] } },
         { balance: '1000000', rule: { sizing: { mode: 'multiplier', multiplier: '0.1' }, copyTakeProfit: false } },
       ],
@@ -58,7 +61,8 @@ describe('replay: a long day of Master activity with faults and a restart', () =
     const tick = (s: string) => broker.instrument(s)!.tickSize;
     const step = (s: string) => broker.instrument(s)!.volumeStep;
     const onTick = (s: string, v: Decimal) => v.div(tick(s)).round().mul(tick(s));
-    const vol = (s: string) => (s === 'US500' ? dec(1 + Math.floor(rand() * 30)).div(10) : dec(1 + Math.floor(rand() * 200)).div(100));
+    const vol = (s: string) =>
+      s === 'US500' ? dec(1 + Math.floor(rand() * 30)).div(10) : dec(1 + Math.floor(rand() * 200)).div(100);
     const far = (s: string, side: 'buy' | 'sell', kind: 'sl' | 'tp', pct: number) => {
       const sign = (side === 'buy' ? 1 : -1) * (kind === 'sl' ? -1 : 1);
       return onTick(s, mid(s).mul(1 + sign * pct));
@@ -83,17 +87,32 @@ describe('replay: a long day of Master activity with faults and a restart', () =
         const side = rand() < 0.5 ? 'buy' : 'sell';
         const sl = rand() < 0.6 ? far(s, side, 'sl', 0.05) : null;
         const tp = rand() < 0.6 ? far(s, side, 'tp', 0.05) : null;
-        broker.placeOrder(M, { symbol: s, side, type: 'market', volume: vol(s), stopLoss: sl, takeProfit: tp, tag: `man${n}` });
+        broker.placeOrder(M, {
+          symbol: s,
+          side,
+          type: 'market',
+          volume: vol(s),
+          stopLoss: sl,
+          takeProfit: tp,
+          tag: `man${n}`,
+        });
       } else if (r < 0.45) {
         const p = pick(positions);
         const st = step(p.symbol);
-        const part = p.volume.mul(0.1 + rand() * 0.7).div(st).floor().mul(st);
+        const part = p.volume
+          .mul(0.1 + rand() * 0.7)
+          .div(st)
+          .floor()
+          .mul(st);
         if (part.gte(st) && p.volume.minus(part).gte(st)) broker.closePosition(M, p.id, part);
       } else if (r < 0.58) {
         broker.closePosition(M, pick(positions).id);
       } else if (r < 0.72) {
         const p = pick(positions);
-        broker.modifyPosition(M, p.id, { stopLoss: rand() < 0.8 ? far(p.symbol, p.side, 'sl', 0.03 + rand() * 0.04) : null, takeProfit: rand() < 0.8 ? far(p.symbol, p.side, 'tp', 0.03 + rand() * 0.04) : null });
+        broker.modifyPosition(M, p.id, {
+          stopLoss: rand() < 0.8 ? far(p.symbol, p.side, 'sl', 0.03 + rand() * 0.04) : null,
+          takeProfit: rand() < 0.8 ? far(p.symbol, p.side, 'tp', 0.03 + rand() * 0.04) : null,
+        });
       } else if (r < 0.84 || orders.length === 0) {
         const s = pick(SYMBOLS);
         const side = rand() < 0.5 ? 'buy' : 'sell';
@@ -179,33 +198,57 @@ describe('replay: a long day of Master activity with faults and a restart', () =
       const openLinks = links.filter((l) => l.slaveAccountId === sid && l.open);
       // 0 duplicates: one open copy per Master position (hedging Master, no increases), every copy linked to a live Master item.
       const perMaster = new Map<string, number>();
-      for (const l of openLinks.filter((x) => x.kind === 'position')) perMaster.set(l.masterPositionId, (perMaster.get(l.masterPositionId) ?? 0) + 1);
+      for (const l of openLinks.filter((x) => x.kind === 'position'))
+        perMaster.set(l.masterPositionId, (perMaster.get(l.masterPositionId) ?? 0) + 1);
       for (const [mp, c] of perMaster) if (c > 1) problems.push(`duplicate: ${sid} holds ${c} copies of ${mp}`);
       for (const p of slavePositions) {
         const l = openLinks.find((x) => x.kind === 'position' && x.slavePositionId === p.id);
-        if (!l) { problems.push(`unlinked slave position ${sid}/${p.id} tag ${p.tag}`); continue; }
-        if (!masterPositions.some((m) => m.id === l.masterPositionId)) problems.push(`orphan: ${sid}/${p.id} copies closed ${l.masterPositionId}`);
+        if (!l) {
+          problems.push(`unlinked slave position ${sid}/${p.id} tag ${p.tag}`);
+          continue;
+        }
+        if (!masterPositions.some((m) => m.id === l.masterPositionId))
+          problems.push(`orphan: ${sid}/${p.id} copies closed ${l.masterPositionId}`);
       }
       for (const o of slaveOrders) {
         const l = openLinks.find((x) => x.kind === 'order' && x.slavePositionId === o.id);
         if (!l) problems.push(`unlinked slave order ${sid}/${o.id}`);
-        else if (!masterOrders.some((m) => m.id === l.masterPositionId)) problems.push(`orphan order: ${sid}/${o.id} copies ${l.masterPositionId}`);
+        else if (!masterOrders.some((m) => m.id === l.masterPositionId))
+          problems.push(`orphan order: ${sid}/${o.id} copies ${l.masterPositionId}`);
       }
       // Every open Master position has its copy, sized by the rule, or a ledger reason.
       for (const mp of masterPositions) {
         const copies = openLinks.filter((l) => l.kind === 'position' && l.masterPositionId === mp.id);
         const history = await store.trades.intentsForMasterPosition(g.master.id, mp.id, sid);
-        const reason = explain(history, links.filter((l) => l.slaveAccountId === sid && l.masterPositionId === mp.id));
+        const reason = explain(
+          history,
+          links.filter((l) => l.slaveAccountId === sid && l.masterPositionId === mp.id),
+        );
         if (copies.length === 0) {
           if (!reason) {
             problems.push(`missing copy without reason: ${sid} for ${mp.id} ${mp.symbol} ${mp.volume}`);
             if (process.env.REPLAY_DEBUG) {
-              const ts = (await store.trades.tradesOfMasterPosition(g.master.id, mp.id)).map((t) => `${t.action}/${t.source}/${t.actionId}`);
+              const ts = (await store.trades.tradesOfMasterPosition(g.master.id, mp.id)).map(
+                (t) => `${t.action}/${t.source}/${t.actionId}`,
+              );
               const item = await store.trades.masterItem(g.master.id, 'position', mp.id);
-              console.log(JSON.stringify({ mp, ts, item, history, links: links.filter((l) => l.masterPositionId === mp.id || l.slaveAccountId === sid && l.masterPositionId === mp.id) }, null, 1));
+              console.log(
+                JSON.stringify(
+                  {
+                    mp,
+                    ts,
+                    item,
+                    history,
+                    links: links.filter(
+                      (l) => l.masterPositionId === mp.id || (l.slaveAccountId === sid && l.masterPositionId === mp.id),
+                    ),
+                  },
+                  null,
+                  1,
+                ),
+              );
             }
-          }
-          else explainedCount.skips++;
+          } else explainedCount.skips++;
           continue;
         }
         const sp = slavePositions.find((p) => p.id === copies[0]!.slavePositionId)!;
@@ -214,24 +257,34 @@ describe('replay: a long day of Master activity with faults and a restart', () =
         const reduces = history.filter((i) => i.action === 'reduce').length;
         const target = targetVolume(mp, s.rule, history);
         const tol = step(sp.symbol).mul(reduces + 1);
-        if (target && sp.volume.minus(target).abs().gt(tol) && !reason) problems.push(`volume ${sid}/${sp.id} ${sp.volume} vs ${target} (tolerance ${tol}) without reason`);
+        if (target && sp.volume.minus(target).abs().gt(tol) && !reason)
+          problems.push(`volume ${sid}/${sp.id} ${sp.volume} vs ${target} (tolerance ${tol}) without reason`);
         // SL/TP follow the rule (reverse swaps; off = not the Master's)
         const [sl, tp] = s.rule.reverse ? [mp.takeProfit, mp.stopLoss] : [mp.stopLoss, mp.takeProfit];
-        if (s.rule.copyStopLoss && !eq(sp.stopLoss, sl) && !reason) problems.push(`stop loss ${sid}/${sp.id} ${sp.stopLoss} vs ${sl}`);
-        if (s.rule.copyTakeProfit && !eq(sp.takeProfit, tp) && !reason) problems.push(`take profit ${sid}/${sp.id} ${sp.takeProfit} vs ${tp}`);
+        if (s.rule.copyStopLoss && !eq(sp.stopLoss, sl) && !reason)
+          problems.push(`stop loss ${sid}/${sp.id} ${sp.stopLoss} vs ${sl}`);
+        if (s.rule.copyTakeProfit && !eq(sp.takeProfit, tp) && !reason)
+          problems.push(`take profit ${sid}/${sp.id} ${sp.takeProfit} vs ${tp}`);
       }
       // User-closed copies were never reopened.
       for (const key of manualSlaveCloses.filter((k) => k.startsWith(`${sid}|`))) {
         const pid = key.split('|')[1]!;
         const l = links.find((x) => x.slaveAccountId === sid && x.slavePositionId === pid);
-        if (l && masterPositions.some((m) => m.id === l.masterPositionId) && openLinks.some((x) => x.masterPositionId === l.masterPositionId)) problems.push(`reopened a user-closed copy of ${l.masterPositionId} on ${sid}`);
+        if (
+          l &&
+          masterPositions.some((m) => m.id === l.masterPositionId) &&
+          openLinks.some((x) => x.masterPositionId === l.masterPositionId)
+        )
+          problems.push(`reopened a user-closed copy of ${l.masterPositionId} on ${sid}`);
       }
     }
     expect(problems).toEqual([]);
     const ledger = await store.trades.intentsOfTrades(allTrades.map((t) => t.id));
     const states = ledger.reduce<Record<string, number>>((a, i) => ({ ...a, [i.state]: (a[i.state] ?? 0) + 1 }), {});
     const resent = ledger.filter((i) => i.attempts > 1).length;
-    console.log(`replay: ${n} master actions (${allTrades.length} trades, ${ledger.length} ledger rows ${JSON.stringify(states)}, ${resent} resent after proof of absence, ${faults.injected} faults, ${manualSlaveCloses.length} manual Slave closes, ${explainedCount.skips} open positions explained) in ${Math.round(elapsed)} ms`);
+    console.log(
+      `replay: ${n} master actions (${allTrades.length} trades, ${ledger.length} ledger rows ${JSON.stringify(states)}, ${resent} resent after proof of absence, ${faults.injected} faults, ${manualSlaveCloses.length} manual Slave closes, ${explainedCount.skips} open positions explained) in ${Math.round(elapsed)} ms`,
+    );
     expect(faults.injected).toBeGreaterThan(10);
   }, 120_000);
 });
@@ -248,14 +301,19 @@ function explain(history: IntentRow[], links: LinkRow[]): string | null {
 }
 
 /** What the rule sizes from the Master's current volume (fixed sizes scale with the Master's partial closes). */
-function targetVolume(mp: Position, rule: { sizing: { mode: string; multiplier?: string; volume?: string } }, history: IntentRow[]): Decimal | null {
+function targetVolume(
+  mp: Position,
+  rule: { sizing: { mode: string; multiplier?: string; volume?: string } },
+  history: IntentRow[],
+): Decimal | null {
   const s = rule.sizing;
   if (s.mode === 'multiplier') return mp.volume.mul(s.multiplier ?? '1');
   if (s.mode === 'balance_ratio') return mp.volume.mul('0.5');
   if (s.mode === 'fixed') {
-    const open = history.find((i) => ['open', 'open_on_fill', 'order_filled', 'heal_open'].includes(i.action) && i.state === 'confirmed');
+    const open = history.find(
+      (i) => ['open', 'open_on_fill', 'order_filled', 'heal_open'].includes(i.action) && i.state === 'confirmed',
+    );
     return open ? null : null;
   }
   return null;
 }
-

@@ -19,14 +19,30 @@ describe('an unresolved copy is settled at once, not on the schedule', () => {
     await h.start();
     const slave = g.slaves[0]!;
     // A first copy warms the Slave's instrument cache, so the read fault below hits the lookup, not the sizing.
-    broker.placeOrder(g.masterSim, { symbol: 'EURUSD', side: 'buy', type: 'market', volume: dec('0.1'), tag: 'by-hand-1' });
+    broker.placeOrder(g.masterSim, {
+      symbol: 'EURUSD',
+      side: 'buy',
+      type: 'market',
+      volume: dec('0.1'),
+      tag: 'by-hand-1',
+    });
     await h.idle();
     broker.faults.inject({ op: 'placeOrder', kind: 'timeout_after_apply', accountId: slave.sim });
     broker.faults.inject({ op: 'read', kind: 'reset', accountId: slave.sim });
-    broker.placeOrder(g.masterSim, { symbol: 'EURUSD', side: 'buy', type: 'market', volume: dec('0.1'), tag: 'by-hand-2' });
-    await expect.poll(async () => (await h.store.trades.listTrades(g.userId, { limit: 5 })).length, { timeout: 20_000 }).toBe(2);
+    broker.placeOrder(g.masterSim, {
+      symbol: 'EURUSD',
+      side: 'buy',
+      type: 'market',
+      volume: dec('0.1'),
+      tag: 'by-hand-2',
+    });
+    await expect
+      .poll(async () => (await h.store.trades.listTrades(g.userId, { limit: 5 })).length, { timeout: 20_000 })
+      .toBe(2);
     const [trade] = await h.store.trades.listTrades(g.userId, { limit: 5 });
-    await expect.poll(async () => (await h.store.trades.intentsOfTrade(trade!.id))[0]?.state, { timeout: 20_000 }).toBe('confirmed');
+    await expect
+      .poll(async () => (await h.store.trades.intentsOfTrade(trade!.id))[0]?.state, { timeout: 20_000 })
+      .toBe('confirmed');
     const [row] = await h.store.trades.intentsOfTrade(trade!.id);
     expect(row!.outcome).toMatchObject({ kind: 'confirmed' });
     expect(broker.positions(slave.sim)).toHaveLength(2);
@@ -34,7 +50,7 @@ describe('an unresolved copy is settled at once, not on the schedule', () => {
 });
 
 describe('a copy refused for the broker rate limit', () => {
-  it('is sent again after the broker\'s hint while fresh, and confirmed once', async () => {
+  it("is sent again after the broker's hint while fresh, and confirmed once", async () => {
     const broker = new SimBroker({ seed: 4 });
     broker.setPrice('EURUSD', '1.10000');
     h = await startEngine({ broker });
@@ -42,7 +58,13 @@ describe('a copy refused for the broker rate limit', () => {
     await h.start();
     const slave = g.slaves[0]!;
     broker.faults.inject({ op: 'placeOrder', kind: 'rate_limit', retryAfterSec: 0.05, accountId: slave.sim, times: 2 });
-    broker.placeOrder(g.masterSim, { symbol: 'EURUSD', side: 'buy', type: 'market', volume: dec('0.1'), tag: 'by-hand' });
+    broker.placeOrder(g.masterSim, {
+      symbol: 'EURUSD',
+      side: 'buy',
+      type: 'market',
+      volume: dec('0.1'),
+      tag: 'by-hand',
+    });
     await h.idle();
     const [trade] = await h.store.trades.listTrades(g.userId, { limit: 5 });
     const [row] = await h.store.trades.intentsOfTrade(trade!.id);
@@ -58,7 +80,13 @@ describe('a copy refused for the broker rate limit', () => {
     await h.start();
     const slave = g.slaves[0]!;
     broker.faults.inject({ op: 'placeOrder', kind: 'rate_limit', retryAfterSec: 5, accountId: slave.sim });
-    broker.placeOrder(g.masterSim, { symbol: 'EURUSD', side: 'buy', type: 'market', volume: dec('0.1'), tag: 'by-hand' });
+    broker.placeOrder(g.masterSim, {
+      symbol: 'EURUSD',
+      side: 'buy',
+      type: 'market',
+      volume: dec('0.1'),
+      tag: 'by-hand',
+    });
     await h.idle();
     const [trade] = await h.store.trades.listTrades(g.userId, { limit: 5 });
     const [row] = await h.store.trades.intentsOfTrade(trade!.id);

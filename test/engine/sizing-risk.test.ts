@@ -40,7 +40,15 @@ describe.each(stores)('risk_percent sizing (%s store)', (_name, db) => {
     const g = await group();
     const sl = dec('1.26500');
     const tp = dec('1.28000');
-    broker.placeOrder(g.masterSim, { symbol: 'GBPUSD', side: 'buy', type: 'market', volume: dec('3'), stopLoss: sl, takeProfit: tp, tag: newId('int') });
+    broker.placeOrder(g.masterSim, {
+      symbol: 'GBPUSD',
+      side: 'buy',
+      type: 'market',
+      volume: dec('3'),
+      stopLoss: sl,
+      takeProfit: tp,
+      tag: newId('int'),
+    });
     // Prices are still (no feed running): what the Slaves got is what the planner saw.
     const { bid, ask } = broker.quote('GBPUSD');
     await engine().idle();
@@ -59,35 +67,58 @@ describe.each(stores)('risk_percent sizing (%s store)', (_name, db) => {
     expect(broker.positions(g.slaves[1]!.sim)[0]).toMatchObject({ side: 'sell', stopLoss: tp });
     for (const [i, s] of g.slaves.slice(0, 3).entries()) {
       const p = broker.positions(s.sim)[0]!;
-      const perLot = p.openPrice.minus(p.stopLoss!).abs().mul(LOT).div(i === 2 ? usdPerEur : 1);
+      const perLot = p.openPrice
+        .minus(p.stopLoss!)
+        .abs()
+        .mul(LOT)
+        .div(i === 2 ? usdPerEur : 1);
       expect(p.volume.mul(perLot).lte(100), `slave ${i + 1} risks no more than its 100 budget`).toBe(true);
     }
   }, 30_000);
 
   it('no stop loss on the Master trade: the risk Slaves are skipped with no_stop_loss, the plain one copies', async () => {
     const g = await group();
-    broker.placeOrder(g.masterSim, { symbol: 'GBPUSD', side: 'buy', type: 'market', volume: dec('1'), tag: newId('int') });
+    broker.placeOrder(g.masterSim, {
+      symbol: 'GBPUSD',
+      side: 'buy',
+      type: 'market',
+      volume: dec('1'),
+      tag: newId('int'),
+    });
     await engine().idle();
     expect(volumes(g.slaves.map((s) => s.sim))).toEqual([[], [], [], ['1']]);
     const [trade] = await engine().store.trades.listTrades(g.userId, { limit: 5 });
     const rows = await engine().store.trades.intentsOfTrade(trade!.id);
     const bySlave = new Map(rows.map((r) => [r.slaveAccountId, r]));
     for (const s of g.slaves.slice(0, 3)) {
-      expect(bySlave.get(s.account.id)).toMatchObject({ state: 'skipped', skipReason: expect.stringMatching(/^no_stop_loss: /) });
+      expect(bySlave.get(s.account.id)).toMatchObject({
+        state: 'skipped',
+        skipReason: expect.stringMatching(/^no_stop_loss: /),
+      });
     }
     expect(bySlave.get(g.slaves[3]!.account.id)?.state).toBe('confirmed');
   }, 30_000);
 
   it('a pending order is sized from its price to its stop, and resized when the Master moves the stop', async () => {
     const g = await group();
-    const id = broker.placeOrder(g.masterSim, { symbol: 'GBPUSD', side: 'buy', type: 'limit', volume: dec('1'), price: dec('1.26000'), stopLoss: dec('1.25500'), tag: newId('int') }).order.id;
+    const id = broker.placeOrder(g.masterSim, {
+      symbol: 'GBPUSD',
+      side: 'buy',
+      type: 'limit',
+      volume: dec('1'),
+      price: dec('1.26000'),
+      stopLoss: dec('1.25500'),
+      tag: newId('int'),
+    }).order.id;
     await engine().idle();
     // 1% of 10000 over 50 pips = 0.2 lot.
     expect(broker.orders(g.slaves[0]!.sim).map((o) => o.volume.toString())).toEqual(['0.2']);
     broker.modifyOrder(g.masterSim, id, { stopLoss: dec('1.25000') });
     await engine().idle();
     // 100 pips now: 0.1 lot, and the new stop.
-    expect(broker.orders(g.slaves[0]!.sim).map((o) => [o.volume.toString(), o.stopLoss?.toString()])).toEqual([['0.1', '1.25']]);
+    expect(broker.orders(g.slaves[0]!.sim).map((o) => [o.volume.toString(), o.stopLoss?.toString()])).toEqual([
+      ['0.1', '1.25'],
+    ]);
     expect(broker.orders(g.slaves[3]!.sim).map((o) => o.volume.toString())).toEqual(['1']);
   }, 30_000);
 
@@ -95,11 +126,26 @@ describe.each(stores)('risk_percent sizing (%s store)', (_name, db) => {
     const g = await group();
     const orders = new OrderService(engine().store, engine().adapters, engine().engine);
     const sl = dec('1.26000');
-    const r = await orders.send(g.userId, g.master.id, { symbol: 'GBPUSD', side: 'buy', volume: dec('2'), type: 'market', price: null, stopLoss: sl, takeProfit: dec('1.29000') }, null);
+    const r = await orders.send(
+      g.userId,
+      g.master.id,
+      {
+        symbol: 'GBPUSD',
+        side: 'buy',
+        volume: dec('2'),
+        type: 'market',
+        price: null,
+        stopLoss: sl,
+        takeProfit: dec('1.29000'),
+      },
+      null,
+    );
     await r.copies;
     await engine().idle();
     const { ask } = broker.quote('GBPUSD');
-    expect(broker.positions(g.slaves[0]!.sim).map((p) => p.volume.toString())).toEqual([floorToStep(dec(100).div(ask.minus(sl).mul(LOT)), dec('0.01')).toString()]);
+    expect(broker.positions(g.slaves[0]!.sim).map((p) => p.volume.toString())).toEqual([
+      floorToStep(dec(100).div(ask.minus(sl).mul(LOT)), dec('0.01')).toString(),
+    ]);
     expect(broker.positions(g.slaves[3]!.sim).map((p) => p.volume.toString())).toEqual(['2']);
   }, 30_000);
 });

@@ -14,8 +14,21 @@ let net: SeededGroup;
 
 const pos = (sim: string) => broker.positions(sim);
 const pending = (sim: string) => broker.orders(sim);
-const mkt = (sim: string, side: 'buy' | 'sell', volume: string, extra: { stopLoss?: string; takeProfit?: string; symbol?: string } = {}) =>
-  broker.placeOrder(sim, { symbol: extra.symbol ?? 'EURUSD', side, type: 'market', volume: dec(volume), tag: `manual${Math.random().toString(36).slice(2, 8)}`, stopLoss: extra.stopLoss ? dec(extra.stopLoss) : null, takeProfit: extra.takeProfit ? dec(extra.takeProfit) : null }).position!;
+const mkt = (
+  sim: string,
+  side: 'buy' | 'sell',
+  volume: string,
+  extra: { stopLoss?: string; takeProfit?: string; symbol?: string } = {},
+) =>
+  broker.placeOrder(sim, {
+    symbol: extra.symbol ?? 'EURUSD',
+    side,
+    type: 'market',
+    volume: dec(volume),
+    tag: `manual${Math.random().toString(36).slice(2, 8)}`,
+    stopLoss: extra.stopLoss ? dec(extra.stopLoss) : null,
+    takeProfit: extra.takeProfit ? dec(extra.takeProfit) : null,
+  }).position!;
 
 beforeAll(async () => {
   broker = new SimBroker({ seed: 7 });
@@ -29,7 +42,13 @@ beforeAll(async () => {
       { rule: { excludeSymbols: ['GBPUSD'] } },
     ],
   });
-  net = await seedGroup(h.store, broker, { masterHedging: false, slaves: [{ rule: { sizing: { mode: 'multiplier', multiplier: '2' } }, hedging: false }, { rule: {}, hedging: true }] });
+  net = await seedGroup(h.store, broker, {
+    masterHedging: false,
+    slaves: [
+      { rule: { sizing: { mode: 'multiplier', multiplier: '2' } }, hedging: false },
+      { rule: {}, hedging: true },
+    ],
+  });
   await h.start();
 });
 afterAll(async () => h?.close());
@@ -54,7 +73,12 @@ describe('watcher: manual Master activity is copied', () => {
     expect(trade).toMatchObject({ source: 'watcher', action: 'open', status: 'accepted', copiedTo: 4 });
     const rows = await h.store.trades.intentsOfTrade(trade!.id);
     expect(rows.map((r) => r.state)).toEqual(['confirmed', 'confirmed', 'confirmed', 'confirmed']);
-    expect(rows[0]!.latency).toMatchObject({ plan: expect.any(Number), record: expect.any(Number), send: expect.any(Number), ack: expect.any(Number) });
+    expect(rows[0]!.latency).toMatchObject({
+      plan: expect.any(Number),
+      record: expect.any(Number),
+      send: expect.any(Number),
+      ack: expect.any(Number),
+    });
   });
 
   it('an excluded symbol is skipped with a reason; the Slave that excludes it has no copy', async () => {
@@ -62,13 +86,16 @@ describe('watcher: manual Master activity is copied', () => {
     await h.idle();
     const [trade] = await h.store.trades.tradesOfMasterPosition(g.master.id, p.id);
     const rows = await h.store.trades.intentsOfTrade(trade!.id);
-    expect(rows.find((r) => r.slaveAccountId === g.slaves[3]!.account.id)).toMatchObject({ state: 'skipped', skipReason: expect.stringMatching(/^symbol_excluded/) });
+    expect(rows.find((r) => r.slaveAccountId === g.slaves[3]!.account.id)).toMatchObject({
+      state: 'skipped',
+      skipReason: expect.stringMatching(/^symbol_excluded/),
+    });
     broker.closePosition(g.masterSim, p.id);
     await h.idle();
     for (const s of g.slaves) expect(pos(s.sim).filter((x) => x.symbol === 'GBPUSD')).toEqual([]);
   });
 
-  it('SL/TP change: modified on the copies per rule (reversed swaps, copyStopLoss off keeps the Slave\'s own)', async () => {
+  it("SL/TP change: modified on the copies per rule (reversed swaps, copyStopLoss off keeps the Slave's own)", async () => {
     const s3pos = pos(g.slaves[2]!.sim)[0]!;
     broker.modifyPosition(g.slaves[2]!.sim, s3pos.id, { stopLoss: dec('1.05'), takeProfit: s3pos.takeProfit });
     broker.modifyPosition(g.masterSim, masterPos, { stopLoss: dec('1.08500'), takeProfit: dec('1.13000') });
@@ -97,9 +124,18 @@ describe('watcher: manual Master activity is copied', () => {
   });
 
   it('pending orders: placed, changed, cancelled; a Slave with pending copying off gets none', async () => {
-    const o = broker.placeOrder(g.masterSim, { symbol: 'EURUSD', side: 'buy', type: 'limit', volume: dec('0.4'), price: dec('1.09000'), tag: 'manualpend1' }).order;
+    const o = broker.placeOrder(g.masterSim, {
+      symbol: 'EURUSD',
+      side: 'buy',
+      type: 'limit',
+      volume: dec('0.4'),
+      price: dec('1.09000'),
+      tag: 'manualpend1',
+    }).order;
     await h.idle();
-    expect(pending(g.slaves[0]!.sim)).toMatchObject([{ type: 'limit', side: 'buy', volume: dec('0.4'), price: dec('1.09') }]);
+    expect(pending(g.slaves[0]!.sim)).toMatchObject([
+      { type: 'limit', side: 'buy', volume: dec('0.4'), price: dec('1.09') },
+    ]);
     // Reversed pending: a sell limit must sit above the market, so the reversed copy of a buy limit is refused by the broker, with its answer in the ledger.
     expect(pending(g.slaves[2]!.sim)).toEqual([]);
     broker.modifyOrder(g.masterSim, o.id, { price: dec('1.08800'), volume: dec('0.6') });
@@ -112,12 +148,22 @@ describe('watcher: manual Master activity is copied', () => {
     const trades = await h.store.trades.listTrades(g.userId, { limit: 10 });
     const placed = trades.find((t) => t.action === 'order_placed')!;
     const rows = await h.store.trades.intentsOfTrade(placed.id);
-    expect(rows.find((r) => r.slaveAccountId === g.slaves[2]!.account.id)).toMatchObject({ state: 'skipped', skipReason: expect.stringMatching(/^pending_orders_off/) });
+    expect(rows.find((r) => r.slaveAccountId === g.slaves[2]!.account.id)).toMatchObject({
+      state: 'skipped',
+      skipReason: expect.stringMatching(/^pending_orders_off/),
+    });
     expect(rows.find((r) => r.slaveAccountId === g.slaves[1]!.account.id)).toMatchObject({ state: 'rejected' });
   });
 
-  it('pending filled: the Slaves\' filled copies are linked (and a Slave without pending copies opens at market), then a close closes them all', async () => {
-    const o = broker.placeOrder(g.masterSim, { symbol: 'EURUSD', side: 'buy', type: 'limit', volume: dec('0.2'), price: dec('1.09500'), tag: 'manualpend2' }).order;
+  it("pending filled: the Slaves' filled copies are linked (and a Slave without pending copies opens at market), then a close closes them all", async () => {
+    const o = broker.placeOrder(g.masterSim, {
+      symbol: 'EURUSD',
+      side: 'buy',
+      type: 'limit',
+      volume: dec('0.2'),
+      price: dec('1.09500'),
+      tag: 'manualpend2',
+    }).order;
     await h.idle();
     broker.setPrice('EURUSD', '1.09400');
     await h.idle();
@@ -126,7 +172,9 @@ describe('watcher: manual Master activity is copied', () => {
     expect(pos(g.slaves[0]!.sim)).toMatchObject([{ volume: dec('0.2') }]);
     expect(pos(g.slaves[2]!.sim)).toMatchObject([{ volume: dec('0.03') }]);
     const links = await h.store.trades.openLinksOfMaster(g.master.id, masterPosition.id);
-    expect(new Set(links.map((l) => l.slaveAccountId))).toEqual(new Set([g.slaves[0]!.account.id, g.slaves[2]!.account.id, g.slaves[3]!.account.id]));
+    expect(new Set(links.map((l) => l.slaveAccountId))).toEqual(
+      new Set([g.slaves[0]!.account.id, g.slaves[2]!.account.id, g.slaves[3]!.account.id]),
+    );
     expect(await h.store.trades.openLinksOfMaster(g.master.id, o.id, 'order')).toEqual([]);
     broker.closePosition(g.masterSim, masterPosition.id);
     await h.idle();
@@ -141,8 +189,14 @@ describe('watcher: manual Master activity is copied', () => {
     expect(pos(net.masterSim)).toMatchObject([{ id: p.id, volume: dec('0.5') }]);
     expect(pos(net.slaves[0]!.sim)).toMatchObject([{ volume: dec('1') }]);
     // A hedging Slave holds the increase as a second position linked to the same Master position.
-    expect(pos(net.slaves[1]!.sim).map((x) => x.volume.toString()).sort()).toEqual(['0.2', '0.3']);
-    expect((await h.store.trades.openLinksOfMaster(net.master.id, p.id)).map((l) => Number(l.volume)).sort()).toEqual([0.2, 0.3, 1]);
+    expect(
+      pos(net.slaves[1]!.sim)
+        .map((x) => x.volume.toString())
+        .sort(),
+    ).toEqual(['0.2', '0.3']);
+    expect((await h.store.trades.openLinksOfMaster(net.master.id, p.id)).map((l) => Number(l.volume)).sort()).toEqual([
+      0.2, 0.3, 1,
+    ]);
     broker.closePosition(net.masterSim, p.id);
     await h.idle();
     for (const s of net.slaves) expect(pos(s.sim)).toEqual([]);

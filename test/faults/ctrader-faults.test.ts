@@ -1,7 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dec } from '../../src/domain/decimal.js';
-import { AppError } from '../../src/domain/errors.js';
 import type { BrokerAdapter, PlaceOrderRequest } from '../../src/platforms/adapter.js';
 import { CTraderConnection } from '../../src/platforms/ctrader/connection.js';
 import { OpenApiError } from '../../src/platforms/ctrader/errors.js';
@@ -9,7 +8,11 @@ import { createCTraderAdapterFactory, type CTraderAdapterFactory } from '../../s
 import { PT } from '../../src/protocols/ctrader/payload-types.js';
 import type { CTraderTokens } from '../../src/platforms/ctrader/tokens.js';
 import { SimBroker } from '../../src/simulator/broker.js';
-import { startCTraderSimServer, type CTraderSimServer, type CTraderSimServerOptions } from '../../src/simulator/ctrader/server.js';
+import {
+  startCTraderSimServer,
+  type CTraderSimServer,
+  type CTraderSimServerOptions,
+} from '../../src/simulator/ctrader/server.js';
 import { appError } from '../helpers/app-error.js';
 
 /**
@@ -57,7 +60,12 @@ async function world(serverOpts: CTraderSimServerOptions = {}): Promise<World> {
     },
   });
   const ctid = server.ctidTraderAccountIdOf(acc.id);
-  const adapter = await factory.create({ id: 'acc_f', brokerAccountId: ctid, environment: 'demo', credentials: { ...tokens, ctidTraderAccountId: ctid } });
+  const adapter = await factory.create({
+    id: 'acc_f',
+    brokerAccountId: ctid,
+    environment: 'demo',
+    credentials: { ...tokens, ctidTraderAccountId: ctid },
+  });
   // Warm up symbols so a later fault is consumed by the request under test, not by a first-use lookup.
   await adapter.instrument('EURUSD');
   const w = { broker, server, factory, adapter, simAccountId: acc.id, refreshed, tokens };
@@ -77,7 +85,6 @@ const buy = (t: string, withStops = false): PlaceOrderRequest => ({
 });
 const tagged = (w: World, t: string) => w.broker.positions(w.simAccountId).filter((p) => p.tag === t);
 
-
 describe('cTrader faults over the wire', () => {
   it('BLOCKED_PAYLOAD_TYPE: reads throw rate_limited with retryAfter, writes are rejected as rate_limited', async () => {
     const w = await world();
@@ -89,7 +96,11 @@ describe('cTrader faults over the wire', () => {
     const t = tag();
     w.broker.faults.inject({ op: 'placeOrder', kind: 'rate_limit', retryAfterSec: 2, accountId: w.simAccountId });
     const out = await w.adapter.placeOrder(buy(t));
-    expect(out).toMatchObject({ kind: 'rejected', code: 'rate_limited', raw: { errorCode: 'BLOCKED_PAYLOAD_TYPE', retryAfterSec: 2 } });
+    expect(out).toMatchObject({
+      kind: 'rejected',
+      code: 'rate_limited',
+      raw: { errorCode: 'BLOCKED_PAYLOAD_TYPE', retryAfterSec: 2 },
+    });
     expect(tagged(w, t)).toHaveLength(0);
   });
 
@@ -105,7 +116,9 @@ describe('cTrader faults over the wire', () => {
     try {
       raw.addAccount(ctid, w.tokens);
       await raw.ensureAccount(ctid);
-      const results = await Promise.allSettled(Array.from({ length: 70 }, () => raw.request(PT.TRADER_REQ, { ctidTraderAccountId: ctid })));
+      const results = await Promise.allSettled(
+        Array.from({ length: 70 }, () => raw.request(PT.TRADER_REQ, { ctidTraderAccountId: ctid })),
+      );
       const blocked = results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason);
       expect(blocked.length).toBeGreaterThan(0);
       expect(blocked[0]).toBeInstanceOf(OpenApiError);
@@ -115,8 +128,15 @@ describe('cTrader faults over the wire', () => {
     }
     // Same burst through the adapter: slower, but nothing refused.
     await sleep(1100);
-    const reads = await Promise.allSettled(Array.from({ length: 60 }, () => w.adapter.instrument('EURUSD').then(() => w.adapter.listPositions())));
-    expect(reads.filter((r) => r.status === "rejected").map((r) => String((r as PromiseRejectedResult).reason)).slice(0, 3)).toEqual([]);
+    const reads = await Promise.allSettled(
+      Array.from({ length: 60 }, () => w.adapter.instrument('EURUSD').then(() => w.adapter.listPositions())),
+    );
+    expect(
+      reads
+        .filter((r) => r.status === 'rejected')
+        .map((r) => String((r as PromiseRejectedResult).reason))
+        .slice(0, 3),
+    ).toEqual([]);
   }, 15_000);
 
   it('token invalidated: the write is rejected as reconnect_required, later reads too, nothing placed', async () => {

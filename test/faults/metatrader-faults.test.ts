@@ -1,6 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { dec } from '../../src/domain/decimal.js';
-import { AppError } from '../../src/domain/errors.js';
 import type { PlaceOrderRequest } from '../../src/platforms/adapter.js';
 import { MetaTraderAdapter } from '../../src/platforms/metatrader/adapter.js';
 import { provisionMtAccount } from '../../src/platforms/metatrader/connect.js';
@@ -24,8 +23,22 @@ async function setup(opts: { platform?: 'mt4' | 'mt5'; hedging?: boolean } = {})
   const acc = broker.createAccount({ balance: 50_000, hedging: opts.hedging ?? true, meta });
   broker.setPrice('EURUSD', '1.08000');
   const server = await startMetaApiSimServer(broker, { detectionMs: 5, deployMs: 5, connectMs: 5 });
-  const p = await provisionMtAccount({ baseUrl: server.baseUrl, token: server.token, server: meta.server, login: acc.login, password: meta.password, platform, waitMs: 3_000, pollMs: 5 });
-  const gateway = new MetaApiGateway({ clientUrl: server.baseUrl, token: server.token, accountId: p.accountId, timeoutMs: TIMEOUT_MS });
+  const p = await provisionMtAccount({
+    baseUrl: server.baseUrl,
+    token: server.token,
+    server: meta.server,
+    login: acc.login,
+    password: meta.password,
+    platform,
+    waitMs: 3_000,
+    pollMs: 5,
+  });
+  const gateway = new MetaApiGateway({
+    clientUrl: server.baseUrl,
+    token: server.token,
+    accountId: p.accountId,
+    timeoutMs: TIMEOUT_MS,
+  });
   const adapter = new MetaTraderAdapter({ gateway, platform, pollIntervalMs: 250 });
   await adapter.connect();
   return { broker, acc, server, adapter };
@@ -33,8 +46,13 @@ async function setup(opts: { platform?: 'mt4' | 'mt5'; hedging?: boolean } = {})
 
 let tagSeq = 0;
 const newTag = () => `ft${Date.now().toString(36)}${(++tagSeq).toString(36)}`;
-const market = (tag: string, volume = '0.10', side: 'buy' | 'sell' = 'buy'): PlaceOrderRequest => ({ symbol: 'EURUSD', side, type: 'market', volume: dec(volume), tag });
-
+const market = (tag: string, volume = '0.10', side: 'buy' | 'sell' = 'buy'): PlaceOrderRequest => ({
+  symbol: 'EURUSD',
+  side,
+  type: 'market',
+  volume: dec(volume),
+  tag,
+});
 
 describe('MetaTrader (MetaApi) faults, MT5 hedging', () => {
   let t: Awaited<ReturnType<typeof setup>>;
@@ -48,7 +66,8 @@ describe('MetaTrader (MetaApi) faults, MT5 hedging', () => {
   });
 
   const tagged = (tag: string) => t.broker.positions(t.acc.id).filter((p) => p.tag === tag);
-  const taggedOrders = (tag: string) => t.broker.orders(t.acc.id, { includeHistory: true }).filter((o) => o.tag === tag);
+  const taggedOrders = (tag: string) =>
+    t.broker.orders(t.acc.id, { includeHistory: true }).filter((o) => o.tag === tag);
 
   it('-11 TRADE_RETCODE_DISCONNECTED_DURING_TRADE: unresolved, applied once, settled by findByTag', async () => {
     const tag = newTag();
@@ -78,13 +97,23 @@ describe('MetaTrader (MetaApi) faults, MT5 hedging', () => {
     const tag = newTag();
     t.broker.faults.inject({ op: 'placeOrder', kind: 'reject', accountId: t.acc.id });
     const out = await t.adapter.placeOrder(market(tag));
-    expect(out).toMatchObject({ kind: 'rejected', code: 'rejected', raw: { numericCode: 10006, stringCode: 'TRADE_RETCODE_REJECT' } });
+    expect(out).toMatchObject({
+      kind: 'rejected',
+      code: 'rejected',
+      raw: { numericCode: 10006, stringCode: 'TRADE_RETCODE_REJECT' },
+    });
     expect(taggedOrders(tag)).toHaveLength(0);
   });
 
   it('business refusals carry their own codes: invalid volume and invalid stops', async () => {
-    expect(await t.adapter.placeOrder(market(newTag(), '0.015'))).toMatchObject({ kind: 'rejected', code: 'invalid_volume' });
-    expect(await t.adapter.placeOrder({ ...market(newTag()), takeProfit: dec('1.0') })).toMatchObject({ kind: 'rejected', code: 'invalid_stops' });
+    expect(await t.adapter.placeOrder(market(newTag(), '0.015'))).toMatchObject({
+      kind: 'rejected',
+      code: 'invalid_volume',
+    });
+    expect(await t.adapter.placeOrder({ ...market(newTag()), takeProfit: dec('1.0') })).toMatchObject({
+      kind: 'rejected',
+      code: 'invalid_stops',
+    });
   });
 
   it('connection reset on a read: upstream_unavailable, and the next read works', async () => {
@@ -116,7 +145,10 @@ describe('MetaTrader (MetaApi) faults, MT5 hedging', () => {
 
   it('revoked token: rejected broker_auth_failed on a write, AppError broker_auth_failed on a read', async () => {
     t.broker.faults.inject({ op: 'placeOrder', kind: 'token_invalidated', accountId: t.acc.id });
-    expect(await t.adapter.placeOrder(market(newTag()))).toMatchObject({ kind: 'rejected', code: 'broker_auth_failed' });
+    expect(await t.adapter.placeOrder(market(newTag()))).toMatchObject({
+      kind: 'rejected',
+      code: 'broker_auth_failed',
+    });
     t.broker.faults.inject({ op: 'read', kind: 'token_invalidated', accountId: t.acc.id });
     expect((await appError(t.adapter.accountInfo())).code).toBe('broker_auth_failed');
   });
@@ -126,10 +158,19 @@ describe('MetaTrader (MetaApi) faults, MT5 hedging', () => {
     await t.adapter.placeOrder(market(tag));
     const pos = tagged(tag)[0]!;
     t.broker.faults.inject({ op: 'modifyPosition', kind: 'disconnect', accountId: t.acc.id });
-    expect(await t.adapter.modifyPosition(pos.id, { stopLoss: dec('1.07'), takeProfit: null })).toMatchObject({ kind: 'unresolved' });
+    expect(await t.adapter.modifyPosition(pos.id, { stopLoss: dec('1.07'), takeProfit: null })).toMatchObject({
+      kind: 'unresolved',
+    });
     expect(tagged(tag)[0]?.stopLoss?.toString()).toBe('1.07');
     const lim = newTag();
-    const placed = await t.adapter.placeOrder({ symbol: 'EURUSD', side: 'buy', type: 'limit', volume: dec('0.1'), price: dec('1.07'), tag: lim });
+    const placed = await t.adapter.placeOrder({
+      symbol: 'EURUSD',
+      side: 'buy',
+      type: 'limit',
+      volume: dec('0.1'),
+      price: dec('1.07'),
+      tag: lim,
+    });
     const oid = placed.kind === 'confirmed' ? placed.brokerOrderId! : '';
     t.broker.faults.inject({ op: 'cancelOrder', kind: 'reject', accountId: t.acc.id });
     expect(await t.adapter.cancelOrder(oid)).toMatchObject({ kind: 'rejected' });
@@ -144,7 +185,6 @@ describe('MetaTrader (MetaApi) faults, MT5 hedging', () => {
     const out = await t.adapter.placeOrder(market('x'.repeat(27)));
     expect(out).toMatchObject({ kind: 'denied', code: 'tag_invalid' });
   });
-
 });
 
 describe('MetaTrader (MetaApi) MT4 accounts', () => {
@@ -152,10 +192,21 @@ describe('MetaTrader (MetaApi) MT4 accounts', () => {
     const t = await setup({ platform: 'mt4' });
     try {
       expect(t.adapter.capabilities.hedging).toBe(true);
-      expect(await t.adapter.placeOrder(market(newTag()))).toMatchObject({ kind: 'confirmed', raw: { numericCode: 0, stringCode: 'ERR_NO_ERROR' } });
-      expect(await t.adapter.placeOrder(market(newTag(), '0.015'))).toMatchObject({ kind: 'rejected', code: 'invalid_volume', raw: { numericCode: 131 } });
+      expect(await t.adapter.placeOrder(market(newTag()))).toMatchObject({
+        kind: 'confirmed',
+        raw: { numericCode: 0, stringCode: 'ERR_NO_ERROR' },
+      });
+      expect(await t.adapter.placeOrder(market(newTag(), '0.015'))).toMatchObject({
+        kind: 'rejected',
+        code: 'invalid_volume',
+        raw: { numericCode: 131 },
+      });
       t.broker.faults.inject({ op: 'placeOrder', kind: 'reject', accountId: t.acc.id });
-      expect(await t.adapter.placeOrder(market(newTag()))).toMatchObject({ kind: 'rejected', code: 'rejected', raw: { numericCode: 2 } });
+      expect(await t.adapter.placeOrder(market(newTag()))).toMatchObject({
+        kind: 'rejected',
+        code: 'rejected',
+        raw: { numericCode: 2 },
+      });
       const tag = newTag();
       t.broker.faults.inject({ op: 'placeOrder', kind: 'disconnect', accountId: t.acc.id });
       expect(await t.adapter.placeOrder(market(tag))).toMatchObject({ kind: 'unresolved' });

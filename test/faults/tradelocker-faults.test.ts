@@ -1,6 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { dec } from '../../src/domain/decimal.js';
-import { AppError } from '../../src/domain/errors.js';
 import type { PlaceOrderRequest } from '../../src/platforms/adapter.js';
 import { TradeLockerAdapter } from '../../src/platforms/tradelocker/adapter.js';
 import { TradeLockerRawClient } from '../../src/platforms/tradelocker/raw-client.js';
@@ -22,15 +21,26 @@ async function setup(serverOpts: TradeLockerSimOptions = {}) {
   const acc = broker.createAccount({ balance: 50_000, meta: META });
   broker.setPrice('EURUSD', '1.08000');
   const server = await startTradeLockerSimServer(broker, serverOpts);
-  const adapter = new TradeLockerAdapter({ baseUrl: server.baseUrl, ...META, accountId: acc.login, accNum: 1, timeoutMs: TIMEOUT_MS });
+  const adapter = new TradeLockerAdapter({
+    baseUrl: server.baseUrl,
+    ...META,
+    accountId: acc.login,
+    accNum: 1,
+    timeoutMs: TIMEOUT_MS,
+  });
   await adapter.connect();
   return { broker, acc, server, adapter };
 }
 
 let tagSeq = 0;
 const newTag = () => `ft${Date.now().toString(36)}${(++tagSeq).toString(36)}`;
-const market = (tag: string, volume = '0.10'): PlaceOrderRequest => ({ symbol: 'EURUSD', side: 'buy', type: 'market', volume: dec(volume), tag });
-
+const market = (tag: string, volume = '0.10'): PlaceOrderRequest => ({
+  symbol: 'EURUSD',
+  side: 'buy',
+  type: 'market',
+  volume: dec(volume),
+  tag,
+});
 
 describe('TradeLocker faults', () => {
   let t: Awaited<ReturnType<typeof setup>>;
@@ -44,7 +54,8 @@ describe('TradeLocker faults', () => {
   });
 
   const tagged = (tag: string) => t.broker.positions(t.acc.id).filter((p) => p.tag === tag);
-  const taggedOrders = (tag: string) => t.broker.orders(t.acc.id, { includeHistory: true }).filter((o) => o.tag === tag);
+  const taggedOrders = (tag: string) =>
+    t.broker.orders(t.acc.id, { includeHistory: true }).filter((o) => o.tag === tag);
 
   it('timeout after apply on a full close: unresolved, position gone, nothing reopened', async () => {
     const tag = newTag();
@@ -141,7 +152,14 @@ describe('TradeLocker faults', () => {
     const tag = newTag();
     t.broker.setPrice('EURUSD', '1.08000');
     const bid = t.broker.quote('EURUSD').bid;
-    const out = await t.adapter.placeOrder({ symbol: 'EURUSD', side: 'sell', type: 'limit', volume: dec('0.10'), price: dec('1.07000'), tag });
+    const out = await t.adapter.placeOrder({
+      symbol: 'EURUSD',
+      side: 'sell',
+      type: 'limit',
+      volume: dec('0.10'),
+      price: dec('1.07000'),
+      tag,
+    });
     expect(out).toMatchObject({ kind: 'confirmed', positionId: tagged(tag)[0]!.id });
     if (out.kind !== 'confirmed') return;
     expect(out.filledVolume?.toString()).toBe('0.1');
@@ -158,7 +176,9 @@ describe('TradeLocker faults', () => {
 
 describe('TradeLocker served rate limits and token lifetime', () => {
   it('the server answers 429 with Retry-After past the served limit; the adapter paces itself below it', async () => {
-    const t = await setup({ rateLimits: [{ rateLimitType: 'GET_POSITIONS', measure: 'SECONDS', intervalNum: 1, limit: 3 }] });
+    const t = await setup({
+      rateLimits: [{ rateLimitType: 'GET_POSITIONS', measure: 'SECONDS', intervalNum: 1, limit: 3 }],
+    });
     try {
       // The raw client does no pacing: hammering gets refused.
       const raw = new TradeLockerRawClient({ baseUrl: t.server.baseUrl, timeoutMs: 1000 });

@@ -24,7 +24,8 @@ export function killStarted(): void {
 /** The `copytrade` CLI from source, on the embedded store, health rounds off, quiet logs. */
 export function cli(args: string[], env: Record<string, string> = {}): ChildProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
-    env: { ...process.env, DATABASE_URL: '', COPYTRADE_HEALTH_INTERVAL_MS: '0', LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, DATABASE_URL: '', COPYTRADE_HEALTH_INTERVAL_MS: '0', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   startedPids.push(child.pid!);
   return child;
@@ -34,8 +35,11 @@ export function cli(args: string[], env: Record<string, string> = {}): ChildProc
 export function firstJson<T>(child: ChildProcess, key: string): Promise<T> {
   return new Promise((resolve, reject) => {
     let stderr = '';
-    child.stderr?.on('data', (c) => { stderr += String(c); });
-    const onExit = (code: number | null) => reject(new Error(`exited ${code} before printing ${key}: ${stderr.slice(-2000)}`));
+    child.stderr?.on('data', (c) => {
+      stderr += String(c);
+    });
+    const onExit = (code: number | null) =>
+      reject(new Error(`exited ${code} before printing ${key}: ${stderr.slice(-2000)}`));
     child.once('exit', onExit);
     createInterface({ input: child.stdout! }).on('line', (line) => {
       try {
@@ -44,9 +48,14 @@ export function firstJson<T>(child: ChildProcess, key: string): Promise<T> {
           child.off('exit', onExit);
           resolve(v as T);
         }
-      } catch { /* a log line */ }
+      } catch {
+        /* a log line */
+      }
     });
   });
 }
 
-export const exited = (child: ChildProcess) => new Promise<void>((r) => (child.exitCode !== null || child.signalCode !== null ? r() : child.once('exit', () => r())));
+export const exited = (child: ChildProcess) =>
+  new Promise<void>((r) =>
+    child.exitCode !== null || child.signalCode !== null ? r() : child.once('exit', () => r()),
+  );

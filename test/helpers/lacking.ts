@@ -19,7 +19,11 @@ export function lacking(adapter: BrokerAdapter, off: readonly Lack[]): BrokerAda
 }
 
 /** A factory whose adapters lack `off` for the broker accounts `which` selects (all when omitted). */
-export function lackingFactory(factory: AdapterFactory, off: readonly Lack[], which: (brokerAccountId: string) => boolean = () => true): AdapterFactory {
+export function lackingFactory(
+  factory: AdapterFactory,
+  off: readonly Lack[],
+  which: (brokerAccountId: string) => boolean = () => true,
+): AdapterFactory {
   return {
     platform: factory.platform,
     capabilities: factory.capabilities,

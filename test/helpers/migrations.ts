@@ -24,9 +24,15 @@ export async function migrateBefore(database: Database, tag: string): Promise<vo
 
 /** An unmigrated database of each kind, for migration tests. */
 export const unmigrated = {
-  pglite: async () => ({ database: await openDatabase({ dataDir: ':memory:', migrate: false, embeddedFsync: false }), cleanup: async () => undefined }),
+  pglite: async () => ({
+    database: await openDatabase({ dataDir: ':memory:', migrate: false, embeddedFsync: false }),
+    cleanup: async () => undefined,
+  }),
   postgres: async () => {
     const db = await tempDatabase();
-    return { database: await openDatabase({ dataDir: ':unused:', databaseUrl: db.url, migrate: false }), cleanup: db.drop };
+    return {
+      database: await openDatabase({ dataDir: ':unused:', databaseUrl: db.url, migrate: false }),
+      cleanup: db.drop,
+    };
   },
 };

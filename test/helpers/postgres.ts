@@ -21,7 +21,8 @@ export async function postgresReachable(): Promise<boolean> {
  */
 export async function requirePostgres(): Promise<boolean> {
   const ok = await postgresReachable();
-  if (!ok && process.env.CI) throw new Error(`PostgreSQL is not reachable at ${PG_ADMIN_URL}, and CI requires the PostgreSQL path`);
+  if (!ok && process.env.CI)
+    throw new Error(`PostgreSQL is not reachable at ${PG_ADMIN_URL}, and CI requires the PostgreSQL path`);
   if (!ok) console.warn(`PostgreSQL not reachable at ${PG_ADMIN_URL}: PostgreSQL-path tests skipped (they run in CI)`);
   return ok;
 }

@@ -16,11 +16,20 @@ const root = resolve(import.meta.dirname, '../..');
 
 async function run(baseDir: string, tsConfig?: unknown): Promise<ICruiseResult> {
   const options: ICruiseOptions = await extractDepcruiseOptions(join(root, '.dependency-cruiser.cjs'));
-  const { output } = await cruise(['src'], { ...options, baseDir, validate: true, outputType: 'json' }, undefined, tsConfig ? { tsConfig } : {});
+  const { output } = await cruise(
+    ['src'],
+    { ...options, baseDir, validate: true, outputType: 'json' },
+    undefined,
+    tsConfig ? { tsConfig } : {},
+  );
   return (typeof output === 'string' ? JSON.parse(output) : output) as ICruiseResult;
 }
 
-const described = (r: ICruiseResult) => r.summary.violations.map((v) => `${v.rule.name}: ${v.from} -> ${v.to}${v.cycle ? ` (cycle ${v.cycle.map((c) => c.name).join(' -> ')})` : ''}`);
+const described = (r: ICruiseResult) =>
+  r.summary.violations.map(
+    (v) =>
+      `${v.rule.name}: ${v.from} -> ${v.to}${v.cycle ? ` (cycle ${v.cycle.map((c) => c.name).join(' -> ')})` : ''}`,
+  );
 
 describe('the import arrows', () => {
   it('src has no import that breaks a rule of docs/architecture.md', async () => {
@@ -43,16 +52,22 @@ describe('the import arrows', () => {
       'src/domain/rule.ts': "import type { Port } from '../platforms/adapter.js';\nexport type Rule = Port;\n",
       'src/platforms/adapter.ts': "import type { Row } from '../store/row.js';\nexport type Port = Row;\n",
       'src/store/row.ts': 'export type Row = { id: string };\n',
-      'src/engine/uses-platform.ts': "import { tl } from '../platforms/tradelocker/adapter.js';\nexport const x = tl;\n",
-      'src/engine/uses-simulator.ts': "import { SimBroker } from '../simulator/broker.js';\nexport const y = SimBroker;\n",
+      'src/engine/uses-platform.ts':
+        "import { tl } from '../platforms/tradelocker/adapter.js';\nexport const x = tl;\n",
+      'src/engine/uses-simulator.ts':
+        "import { SimBroker } from '../simulator/broker.js';\nexport const y = SimBroker;\n",
       'src/engine/a.ts': "import { b } from './b.js';\nexport const a = () => b;\n",
       'src/engine/b.ts': "import { a } from './a.js';\nexport const b = () => a;\n",
       'src/platforms/tradelocker/adapter.ts': "import { run } from '../../engine/a.js';\nexport const tl = run;\n",
-      'src/platforms/sim/errors.ts': "import { SimBroker } from '../../simulator/broker.js';\nexport const e = SimBroker;\n",
-      'src/platforms/sim/ok.ts': "import type { Contract } from '../../simulator/contract.js';\nexport type C = Contract;\n",
+      'src/platforms/sim/errors.ts':
+        "import { SimBroker } from '../../simulator/broker.js';\nexport const e = SimBroker;\n",
+      'src/platforms/sim/ok.ts':
+        "import type { Contract } from '../../simulator/contract.js';\nexport type C = Contract;\n",
       'src/simulator/contract.ts': 'export type Contract = { id: string };\n',
-      'src/simulator/broker.ts': "import { tl } from '../platforms/tradelocker/adapter.js';\nexport const SimBroker = tl;\n",
-      'src/protocols/wire/codec.ts': "import { SimBroker } from '../../simulator/broker.js';\nexport const codec = SimBroker;\n",
+      'src/simulator/broker.ts':
+        "import { tl } from '../platforms/tradelocker/adapter.js';\nexport const SimBroker = tl;\n",
+      'src/protocols/wire/codec.ts':
+        "import { SimBroker } from '../../simulator/broker.js';\nexport const codec = SimBroker;\n",
       'src/web/page.tsx': "import { codec } from '../protocols/wire/codec.js';\nexport const Page = () => codec;\n",
     };
     for (const [path, text] of Object.entries(files)) {
@@ -74,6 +89,8 @@ describe('the import arrows', () => {
     ]);
     // The allowed arrow (an adapter to the simulator's published contract) is not reported.
     expect(described(result).filter((d) => d.includes('src/platforms/sim/ok.ts'))).toEqual([]);
-    expect(described(result)).toContain('engine-knows-only-the-port: src/engine/uses-simulator.ts -> src/simulator/broker.ts');
+    expect(described(result)).toContain(
+      'engine-knows-only-the-port: src/engine/uses-simulator.ts -> src/simulator/broker.ts',
+    );
   }, 120_000);
 });

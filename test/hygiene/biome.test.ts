@@ -7,7 +7,15 @@ import { runTool } from './run-tool.js';
  */
 describe('biome', () => {
   it('formats and lints src, test, bench and scripts without an error', async () => {
-    const run = await runTool('biome', ['ci', '--colors=off', '--max-diagnostics=50', 'src', 'test', 'bench', 'scripts']);
+    const run = await runTool('biome', [
+      'ci',
+      '--colors=off',
+      '--max-diagnostics=50',
+      'src',
+      'test',
+      'bench',
+      'scripts',
+    ]);
     expect(run.code, run.stdout + run.stderr).toBe(0);
   }, 120_000);
 });

@@ -29,18 +29,35 @@ describe.each(stores)('credential key rotation on the %s store (issue 13)', (_na
   beforeAll(async () => {
     const d = await makeDb();
     drop = d.drop;
-    store = await Store.open(d.databaseUrl ? { dataDir: ':memory:', databaseUrl: d.databaseUrl } : { dataDir: d.dataDir! });
+    store = await Store.open(
+      d.databaseUrl ? { dataDir: ':memory:', databaseUrl: d.databaseUrl } : { dataDir: d.dataDir! },
+    );
     const ring = loadCredentialKeys({ keyFile });
     const box = new CredentialBox(ring.current);
     const user = await store.users.create(`rot-${randomBytes(3).toString('hex')}@example.test`, 'x');
     for (let i = 0; i < 6; i++) {
       const creds = { password: `broker-pass-${i}`, accessToken: `tok-${i}` };
       // Two rows as the old code sealed them, the rest as today's.
-      const a = await store.accounts.create({ userId: user.id, platform: 'sim', role: 'slave', name: `a${i}`, brokerAccountId: `b${i}-${randomBytes(3).toString('hex')}`, brokerAccountNumber: `${i}`, credentialsEnc: i < 2 ? sealV1(ring.current, creds) : box.seal(creds) });
+      const a = await store.accounts.create({
+        userId: user.id,
+        platform: 'sim',
+        role: 'slave',
+        name: `a${i}`,
+        brokerAccountId: `b${i}-${randomBytes(3).toString('hex')}`,
+        brokerAccountNumber: `${i}`,
+        credentialsEnc: i < 2 ? sealV1(ring.current, creds) : box.seal(creds),
+      });
       plain.set(`accounts.credentials_enc:${a.id}`, creds);
     }
     const hooks = store.webhooks;
-    const e = await hooks.insert({ id: newId('whe'), userId: user.id, url: 'https://example.com/h', eventTypes: [], secretEnc: box.seal('whsec_current'), previousSecretEnc: box.seal('whsec_previous') });
+    const e = await hooks.insert({
+      id: newId('whe'),
+      userId: user.id,
+      url: 'https://example.com/h',
+      eventTypes: [],
+      secretEnc: box.seal('whsec_current'),
+      previousSecretEnc: box.seal('whsec_previous'),
+    });
     plain.set(`webhook_endpoints.secret_enc:${e.id}`, 'whsec_current');
     plain.set(`webhook_endpoints.previous_secret_enc:${e.id}`, 'whsec_previous');
   });
@@ -60,7 +77,13 @@ describe.each(stores)('credential key rotation on the %s store (issue 13)', (_na
   it('re-seals every credential and webhook secret under a new key; an interrupted run resumes; the old key then opens nothing', async () => {
     const oldKey = readKeyFile(keyFile)[0]!;
     // Interrupted after three values.
-    await expect(rotateKeys(store.sealed, loadCredentialKeys({ keyFile }), { onValue: (n) => { if (n === 3) throw new Error('power cut'); } })).rejects.toThrow('power cut');
+    await expect(
+      rotateKeys(store.sealed, loadCredentialKeys({ keyFile }), {
+        onValue: (n) => {
+          if (n === 3) throw new Error('power cut');
+        },
+      }),
+    ).rejects.toThrow('power cut');
     const midway = readKeyFile(keyFile);
     expect(midway).toHaveLength(2);
     expect(keyId(midway[1]!)).toBe(keyId(oldKey));
@@ -82,7 +105,11 @@ describe.each(stores)('credential key rotation on the %s store (issue 13)', (_na
 
     // Nothing left to do: a further run with the environment's key pair (new key set, old one as previous).
     const third = randomBytes(32);
-    const envRing = loadCredentialKeys({ configured: third.toString('base64'), previous: newKey.toString('base64'), keyFile: null });
+    const envRing = loadCredentialKeys({
+      configured: third.toString('base64'),
+      previous: newKey.toString('base64'),
+      keyFile: null,
+    });
     const r2 = await rotateKeys(store.sealed, envRing);
     expect(r2).toMatchObject({ keyId: keyId(third), resealed: plain.size, finished: false });
     await opensAll(new CredentialBox(third));

@@ -27,15 +27,37 @@ function migrationCase(name: string, open: () => Promise<{ database: Database; c
       ({ database, cleanup } = await open());
       await migrateBefore(database, '0004');
       const db = database.db;
-      await db.execute(sql`insert into users (id, email, password_hash) values ('usr_1', 'one@example.test', 'h'), ('usr_2', 'two@example.test', 'h'), ('usr_3', 'three@example.test', 'h')`);
+      await db.execute(
+        sql`insert into users (id, email, password_hash) values ('usr_1', 'one@example.test', 'h'), ('usr_2', 'two@example.test', 'h'), ('usr_3', 'three@example.test', 'h')`,
+      );
       await db.execute(sql`insert into copier_groups (id, user_id, name) values ('grp_1', 'usr_1', 'g')`);
-      const row = (id: string, user: string, platform: string, role: string, brokerId: string, number: string, env: string | null, broker: string | null, s: number, cred: Record<string, unknown> | null = null) =>
+      const row = (
+        id: string,
+        user: string,
+        platform: string,
+        role: string,
+        brokerId: string,
+        number: string,
+        env: string | null,
+        broker: string | null,
+        s: number,
+        cred: Record<string, unknown> | null = null,
+      ) =>
         db.execute(sql`insert into accounts (id, user_id, platform, role, status, name, group_id, broker_account_id, broker_account_number, broker_name, environment, credentials_enc, health, created_at)
           values (${id}, ${user}, ${platform}, ${role}, 'connected', ${id}, 'grp_1', ${brokerId}, ${number}, ${broker}, ${env}, ${cred ? box.seal(cred) : null}, '{}'::jsonb, ${at(s)})`);
       // The issue: one MT5 login connected twice by one user (two MetaApi ids), Master and Slave of one group.
-      await row('acc_a1', 'usr_1', 'platforma', 'master', 'metaapi-1', '5001', null, 'Broker', 1, { server: 'Sim-Live', login: '5001' });
-      await row('acc_a2', 'usr_1', 'platforma', 'slave', 'metaapi-2', '5001', null, 'Broker', 2, { server: 'SIM-LIVE', login: '5001' });
-      await row('acc_a3', 'usr_1', 'platforma', 'slave', 'metaapi-3', '5001', null, 'Broker', 3, { server: 'Other-Live', login: '5001' });
+      await row('acc_a1', 'usr_1', 'platforma', 'master', 'metaapi-1', '5001', null, 'Broker', 1, {
+        server: 'Sim-Live',
+        login: '5001',
+      });
+      await row('acc_a2', 'usr_1', 'platforma', 'slave', 'metaapi-2', '5001', null, 'Broker', 2, {
+        server: 'SIM-LIVE',
+        login: '5001',
+      });
+      await row('acc_a3', 'usr_1', 'platforma', 'slave', 'metaapi-3', '5001', null, 'Broker', 3, {
+        server: 'Other-Live',
+        login: '5001',
+      });
       // The same TradeLocker account by two users, the cTrader one twice across users, one sim alone.
       await row('acc_b1', 'usr_2', 'platformb', 'slave', '77', '77', 'live', 'SIMB', 4);
       await row('acc_b2', 'usr_1', 'platformb', 'slave', '77', '77', 'live', ' simb ', 5);
@@ -56,7 +78,11 @@ function migrationCase(name: string, open: () => Promise<{ database: Database; c
 
     it('keeps the oldest connection of each broker account and disables the later ones with a reason', async () => {
       expect(await get('acc_b1')).toMatchObject({ status: 'connected', brokerIdentity: 'platformb:live:simb:77' });
-      expect(await get('acc_b2')).toMatchObject({ status: 'disabled', brokerIdentity: null, statusReason: expect.stringContaining('by another user') });
+      expect(await get('acc_b2')).toMatchObject({
+        status: 'disabled',
+        brokerIdentity: null,
+        statusReason: expect.stringContaining('by another user'),
+      });
       // Another environment is another account.
       expect(await get('acc_b3')).toMatchObject({ status: 'connected', brokerIdentity: 'platformb:demo:simb:77' });
       expect(await get('acc_c1')).toMatchObject({ status: 'connected', brokerIdentity: 'platformc:demo:900' });
@@ -64,8 +90,18 @@ function migrationCase(name: string, open: () => Promise<{ database: Database; c
       expect((await get('acc_c2')).statusReason).not.toContain('acc_c1');
       expect(await get('acc_s1')).toMatchObject({ status: 'connected', brokerIdentity: 'sim:sim-1' });
       // The identities the migration wrote are the ones the connect flows compute: a new connect collides.
-      await expect(store.accounts.create({ userId: 'usr_3', platform: 'platformb', role: 'slave', name: 'again', brokerAccountId: '77', brokerAccountNumber: '77', brokerName: 'SimB', environment: 'live' }))
-        .rejects.toMatchObject({ code: 'account_already_connected' });
+      await expect(
+        store.accounts.create({
+          userId: 'usr_3',
+          platform: 'platformb',
+          role: 'slave',
+          name: 'again',
+          brokerAccountId: '77',
+          brokerAccountNumber: '77',
+          brokerName: 'SimB',
+          environment: 'live',
+        }),
+      ).rejects.toMatchObject({ code: 'account_already_connected' });
     });
 
     it('platform A rows get their identity on start from the sealed server; the later duplicate is disabled, naming the one kept', async () => {
@@ -73,10 +109,18 @@ function migrationCase(name: string, open: () => Promise<{ database: Database; c
       const r = await backfillIdentities(store, (s) => box.open(s));
       expect(r).toEqual({ claimed: ['acc_a1', 'acc_a3'], disabled: ['acc_a2'], unreadable: [] });
       expect(await get('acc_a1')).toMatchObject({ status: 'connected', brokerIdentity: 'platforma:sim-live:5001' });
-      expect(await get('acc_a2')).toMatchObject({ status: 'disabled', brokerIdentity: null, statusReason: expect.stringContaining('acc_a1') });
+      expect(await get('acc_a2')).toMatchObject({
+        status: 'disabled',
+        brokerIdentity: null,
+        statusReason: expect.stringContaining('acc_a1'),
+      });
       expect(await get('acc_a3')).toMatchObject({ status: 'connected', brokerIdentity: 'platforma:other-live:5001' });
       // A second start finds nothing left to do.
-      expect(await backfillIdentities(store, (s) => box.open(s))).toEqual({ claimed: [], disabled: [], unreadable: [] });
+      expect(await backfillIdentities(store, (s) => box.open(s))).toEqual({
+        claimed: [],
+        disabled: [],
+        unreadable: [],
+      });
     });
   });
 }

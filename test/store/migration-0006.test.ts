@@ -23,7 +23,9 @@ function migrationCase(name: string, open: () => Promise<{ database: Database; c
       const db = database.db;
       await db.execute(sql`insert into users (id, email, password_hash) values ('usr_1', 'one@example.test', 'h')`);
       const ev = (id: string, account: string | null, seq: number) =>
-        db.execute(sql`insert into events (id, user_id, account_id, seq, type, payload) values (${id}, 'usr_1', ${account}, ${seq}, 't', '{}'::jsonb)`);
+        db.execute(
+          sql`insert into events (id, user_id, account_id, seq, type, payload) values (${id}, 'usr_1', ${account}, ${seq}, 't', '{}'::jsonb)`,
+        );
       for (let i = 1; i <= 4; i++) await ev(`evt_a${i}`, 'acc_a', i);
       for (let i = 1; i <= 2; i++) await ev(`evt_u${i}`, null, i);
       await runMigrations(database);
@@ -37,7 +39,12 @@ function migrationCase(name: string, open: () => Promise<{ database: Database; c
     it('continues every scope after its last number, and starts a new scope at 1', async () => {
       const e = (accountId: string | null) => ({ userId: 'usr_1', accountId, type: 't', payload: {} });
       const rows = await store.events.emit([e('acc_a'), e(null), e('acc_b'), e('acc_a')]);
-      expect(rows.map((r) => [r.accountId, r.seq])).toEqual([['acc_a', 5], [null, 3], ['acc_b', 1], ['acc_a', 6]]);
+      expect(rows.map((r) => [r.accountId, r.seq])).toEqual([
+        ['acc_a', 5],
+        [null, 3],
+        ['acc_b', 1],
+        ['acc_a', 6],
+      ]);
     });
   });
 }

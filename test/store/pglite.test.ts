@@ -7,7 +7,10 @@ import { storeContract } from './store-contract.js';
 
 storeContract('PGlite (embedded, on disk)', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'ct-store-'));
-  return { store: await Store.open({ dataDir: dir }), cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
+  return {
+    store: await Store.open({ dataDir: dir }),
+    cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+  };
 });
 
 describe('embedded data dir', () => {

@@ -1,5 +1,5 @@
 import { beforeAll, afterAll, describe, expect, it } from 'vitest';
-import { Store } from '../../src/store/store.js';
+import type { Store } from '../../src/store/store.js';
 import { newId } from '../../src/domain/ids.js';
 import { IntentTransitionError } from '../../src/domain/intent.js';
 import { Decimal } from '../../src/domain/decimal.js';
@@ -57,15 +57,36 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       const u = await user();
       const other = await user();
       const id = `bid-${newId('acc')}`;
-      const a = await store.accounts.create({ userId: u.id, platform: 'platformc', role: 'slave', name: 'C', brokerAccountId: id, brokerAccountNumber: '7', environment: 'live' });
+      const a = await store.accounts.create({
+        userId: u.id,
+        platform: 'platformc',
+        role: 'slave',
+        name: 'C',
+        brokerAccountId: id,
+        brokerAccountNumber: '7',
+        environment: 'live',
+      });
       expect(a.brokerIdentity).toBe(`platformc:live:${id}`);
       expect((await store.accounts.byIdentity(`platformc:live:${id}`))?.id).toBe(a.id);
       // Another user, or the same user under another name of the same environment: the unique index refuses it.
-      await expect(store.accounts.create({ userId: other.id, platform: 'platformc', role: 'slave', name: 'C2', brokerAccountId: id, brokerAccountNumber: '7', environment: 'LIVE' }))
-        .rejects.toMatchObject({ code: 'account_already_connected' });
+      await expect(
+        store.accounts.create({
+          userId: other.id,
+          platform: 'platformc',
+          role: 'slave',
+          name: 'C2',
+          brokerAccountId: id,
+          brokerAccountNumber: '7',
+          environment: 'LIVE',
+        }),
+      ).rejects.toMatchObject({ code: 'account_already_connected' });
       await store.accounts.setStatus(a.id, 'reconnect_required', 'token revoked');
       await store.accounts.reconnect(a.id, { brokerAccountId: id, credentialsEnc: 'sealed-2' });
-      expect(await store.accounts.byId(a.id)).toMatchObject({ status: 'connected', statusReason: null, brokerIdentity: `platformc:live:${id}` });
+      expect(await store.accounts.byId(a.id)).toMatchObject({
+        status: 'connected',
+        statusReason: null,
+        brokerIdentity: `platformc:live:${id}`,
+      });
       expect(await store.accounts.credentialsEnc(a.id)).toBe('sealed-2');
       // A chosen status (a pause) survives a reconnect.
       await store.accounts.setStatus(a.id, 'paused', 'paused by the user');
@@ -77,8 +98,25 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       const u = await user();
       const other = await user();
       const g = await store.accounts.createGroup(u.id, 'main');
-      const m = await store.accounts.create({ userId: u.id, platform: 'sim', role: 'master', name: 'M', groupId: g.id, brokerAccountId: 'b1', brokerAccountNumber: '1001', balance: new Decimal('10000.5') });
-      const s = await store.accounts.create({ userId: u.id, platform: 'sim', role: 'slave', name: 'S', groupId: g.id, brokerAccountId: 'b2', brokerAccountNumber: '1002' });
+      const m = await store.accounts.create({
+        userId: u.id,
+        platform: 'sim',
+        role: 'master',
+        name: 'M',
+        groupId: g.id,
+        brokerAccountId: 'b1',
+        brokerAccountNumber: '1001',
+        balance: new Decimal('10000.5'),
+      });
+      const s = await store.accounts.create({
+        userId: u.id,
+        platform: 'sim',
+        role: 'slave',
+        name: 'S',
+        groupId: g.id,
+        brokerAccountId: 'b2',
+        brokerAccountNumber: '1002',
+      });
       await store.accounts.setRule(s.id, withDefaults({ sizing: { mode: 'fixed', volume: '0.05' } }));
       expect((await store.accounts.owned(u.id, m.id))?.balance?.toString()).toBe('10000.5');
       expect(await store.accounts.owned(other.id, m.id)).toBeNull();
@@ -93,16 +131,68 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
 
     it('records a trade and all its intents atomically, with unique tags', async () => {
       const u = await user();
-      const m = await store.accounts.create({ userId: u.id, platform: 'sim', role: 'master', name: 'M', brokerAccountId: 'x1', brokerAccountNumber: '1' });
-      const s = await store.accounts.create({ userId: u.id, platform: 'sim', role: 'slave', name: 'S', brokerAccountId: 'x2', brokerAccountNumber: '2' });
-      const t = await store.trades.insertTrade({ id: newId('trd'), userId: u.id, masterAccountId: m.id, source: 'api', action: 'open', symbol: 'EURUSD', side: 'buy', orderType: 'market', volume: '0.10', tag: newId('act'), status: 'pending' });
-      const intent = (tag: string) => ({ id: newId('int'), tradeId: t.id, slaveAccountId: s.id, tag, action: 'open', symbol: 'EURUSD', side: 'buy', plannedVolume: '0.2', state: 'planned' });
-      const t2 = await store.trades.insertTrade({ id: newId('trd'), userId: u.id, masterAccountId: m.id, source: 'api', action: 'open', symbol: 'EURUSD', side: 'buy', orderType: 'market', volume: '0.10', tag: newId('act'), status: 'pending' });
+      const m = await store.accounts.create({
+        userId: u.id,
+        platform: 'sim',
+        role: 'master',
+        name: 'M',
+        brokerAccountId: 'x1',
+        brokerAccountNumber: '1',
+      });
+      const s = await store.accounts.create({
+        userId: u.id,
+        platform: 'sim',
+        role: 'slave',
+        name: 'S',
+        brokerAccountId: 'x2',
+        brokerAccountNumber: '2',
+      });
+      const t = await store.trades.insertTrade({
+        id: newId('trd'),
+        userId: u.id,
+        masterAccountId: m.id,
+        source: 'api',
+        action: 'open',
+        symbol: 'EURUSD',
+        side: 'buy',
+        orderType: 'market',
+        volume: '0.10',
+        tag: newId('act'),
+        status: 'pending',
+      });
+      const intent = (tag: string) => ({
+        id: newId('int'),
+        tradeId: t.id,
+        slaveAccountId: s.id,
+        tag,
+        action: 'open',
+        symbol: 'EURUSD',
+        side: 'buy',
+        plannedVolume: '0.2',
+        state: 'planned',
+      });
+      const t2 = await store.trades.insertTrade({
+        id: newId('trd'),
+        userId: u.id,
+        masterAccountId: m.id,
+        source: 'api',
+        action: 'open',
+        symbol: 'EURUSD',
+        side: 'buy',
+        orderType: 'market',
+        volume: '0.10',
+        tag: newId('act'),
+        status: 'pending',
+      });
       // A duplicate tag aborts the whole batch and the trade update with it.
       await store.trades.recordIntents(t2.id, { status: 'unresolved' }, []);
-      await expect(store.trades.recordIntents(t2.id, { status: 'accepted' }, [intent('tag-x'), intent('tag-x')])).rejects.toThrow();
+      await expect(
+        store.trades.recordIntents(t2.id, { status: 'accepted' }, [intent('tag-x'), intent('tag-x')]),
+      ).rejects.toThrow();
       expect((await store.trades.ownedTrade(u.id, t2.id))?.status).toBe('unresolved');
-      expect(await store.trades.recordIntents(t.id, { status: 'accepted' }, [intent('tag-a'), intent('tag-b')])).toBe(true);
+      expect(await store.trades.recordIntents(t.id, { status: 'accepted' }, [intent('tag-a'), intent('tag-b')])).toBe(
+        true,
+      );
       expect((await store.trades.intentsOfTrade(t.id)).map((i) => i.plannedVolume)).toEqual(['0.2', '0.2']);
       // A trade fanned out once is never fanned out again (the route and the settle loop after a crash race here).
       expect(await store.trades.recordIntents(t.id, { status: 'changed' }, [intent('tag-c')])).toBe(false);
@@ -111,37 +201,115 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       expect(await store.trades.ownedTrade('usr_other', t.id)).toBeNull();
     });
 
-    it("enforces the intent state machine on every write: a second outcome for a settled intent is refused with nothing written", async () => {
+    it('enforces the intent state machine on every write: a second outcome for a settled intent is refused with nothing written', async () => {
       const u = await user();
-      const m = await store.accounts.create({ userId: u.id, platform: 'sim', role: 'master', name: 'M', brokerAccountId: 'sm1', brokerAccountNumber: '1' });
-      const s = await store.accounts.create({ userId: u.id, platform: 'sim', role: 'slave', name: 'S', brokerAccountId: 'sm2', brokerAccountNumber: '2' });
-      const t = await store.trades.insertTrade({ id: newId('trd'), userId: u.id, masterAccountId: m.id, source: 'api', action: 'open', symbol: 'EURUSD', side: 'buy', orderType: 'market', volume: '0.1', tag: newId('act'), status: 'pending' });
-      const intent = (state: string) => ({ id: newId('int'), tradeId: t.id, slaveAccountId: s.id, tag: newId('act'), action: 'open', symbol: 'EURUSD', side: 'buy', plannedVolume: '0.1', state });
+      const m = await store.accounts.create({
+        userId: u.id,
+        platform: 'sim',
+        role: 'master',
+        name: 'M',
+        brokerAccountId: 'sm1',
+        brokerAccountNumber: '1',
+      });
+      const s = await store.accounts.create({
+        userId: u.id,
+        platform: 'sim',
+        role: 'slave',
+        name: 'S',
+        brokerAccountId: 'sm2',
+        brokerAccountNumber: '2',
+      });
+      const t = await store.trades.insertTrade({
+        id: newId('trd'),
+        userId: u.id,
+        masterAccountId: m.id,
+        source: 'api',
+        action: 'open',
+        symbol: 'EURUSD',
+        side: 'buy',
+        orderType: 'market',
+        volume: '0.1',
+        tag: newId('act'),
+        status: 'pending',
+      });
+      const intent = (state: string) => ({
+        id: newId('int'),
+        tradeId: t.id,
+        slaveAccountId: s.id,
+        tag: newId('act'),
+        action: 'open',
+        symbol: 'EURUSD',
+        side: 'buy',
+        plannedVolume: '0.1',
+        state,
+      });
       // Recorded only as planned, skipped or denied.
-      await expect(store.trades.recordIntents(t.id, { status: 'accepted' }, [intent('confirmed')])).rejects.toBeInstanceOf(IntentTransitionError);
+      await expect(
+        store.trades.recordIntents(t.id, { status: 'accepted' }, [intent('confirmed')]),
+      ).rejects.toBeInstanceOf(IntentTransitionError);
       const i = intent('planned');
       expect(await store.trades.recordIntents(t.id, { status: 'accepted' }, [i])).toBe(true);
-      const link = (pos: string) => ({ op: 'upsert' as const, link: { id: newId('act'), kind: 'position' as const, masterAccountId: m.id, masterPositionId: 'mp1', slaveAccountId: s.id, slavePositionId: pos, intentId: i.id, volume: '0.1' } });
+      const link = (pos: string) => ({
+        op: 'upsert' as const,
+        link: {
+          id: newId('act'),
+          kind: 'position' as const,
+          masterAccountId: m.id,
+          masterPositionId: 'mp1',
+          slaveAccountId: s.id,
+          slavePositionId: pos,
+          intentId: i.id,
+          volume: '0.1',
+        },
+      });
       const ev = { userId: u.id, accountId: s.id, type: 'copy.confirmed', payload: {} };
-      await store.trades.applyOutcomes([{ intentId: i.id, update: { state: 'confirmed' }, links: [link('sp1')], events: [ev] }]);
+      await store.trades.applyOutcomes([
+        { intentId: i.id, update: { state: 'confirmed' }, links: [link('sp1')], events: [ev] },
+      ]);
       const events = (await store.events.after(u.id, 0, 100)).length;
       // Confirmed is terminal: a late second outcome (or a resend) is refused, and its links and events with it.
-      await expect(store.trades.applyOutcomes([{ intentId: i.id, update: { state: 'confirmed' }, links: [link('sp2')], events: [ev] }])).rejects.toBeInstanceOf(IntentTransitionError);
-      await expect(store.trades.updateIntent(i.id, { state: 'sent' })).rejects.toThrow(/cannot go from confirmed to sent/);
+      await expect(
+        store.trades.applyOutcomes([
+          { intentId: i.id, update: { state: 'confirmed' }, links: [link('sp2')], events: [ev] },
+        ]),
+      ).rejects.toBeInstanceOf(IntentTransitionError);
+      await expect(store.trades.updateIntent(i.id, { state: 'sent' })).rejects.toThrow(
+        /cannot go from confirmed to sent/,
+      );
       expect((await store.trades.intentById(i.id))?.state).toBe('confirmed');
       expect((await store.trades.openLinksOfSlave(s.id)).map((l) => l.slavePositionId)).toEqual(['sp1']);
       expect(await store.events.after(u.id, 0, 100)).toHaveLength(events);
       // The settle loop's moves are allowed: unresolved -> sent (a resend after proof of absence) -> confirmed.
       const j = intent('planned');
-      expect(await store.trades.recordAction({ id: newId('trd'), userId: u.id, masterAccountId: m.id, source: 'watcher', action: 'open', symbol: 'EURUSD', side: 'buy', orderType: 'market', volume: '0.1', tag: newId('act'), status: 'accepted' }, [j], [])).toBe(true);
-      for (const state of ['unresolved', 'sent', 'confirmed'] as const) await store.trades.updateIntent(j.id, { state });
+      expect(
+        await store.trades.recordAction(
+          {
+            id: newId('trd'),
+            userId: u.id,
+            masterAccountId: m.id,
+            source: 'watcher',
+            action: 'open',
+            symbol: 'EURUSD',
+            side: 'buy',
+            orderType: 'market',
+            volume: '0.1',
+            tag: newId('act'),
+            status: 'accepted',
+          },
+          [j],
+          [],
+        ),
+      ).toBe(true);
+      for (const state of ['unresolved', 'sent', 'confirmed'] as const)
+        await store.trades.updateIntent(j.id, { state });
       expect((await store.trades.intentById(j.id))?.state).toBe('confirmed');
     });
 
     it('limits hits per bucket in a sliding window and tells how long to wait', async () => {
       const b = `connect:${newId('usr')}`;
       const t0 = new Date();
-      for (let i = 0; i < 3; i++) expect((await store.requests.hit(b, 3, 300_000, new Date(t0.getTime() + i * 1000))).allowed).toBe(true);
+      for (let i = 0; i < 3; i++)
+        expect((await store.requests.hit(b, 3, 300_000, new Date(t0.getTime() + i * 1000))).allowed).toBe(true);
       const denied = await store.requests.hit(b, 3, 300_000, new Date(t0.getTime() + 10_000));
       expect(denied).toEqual({ allowed: false, retryAfterSec: 290 });
       expect((await store.requests.hit(b, 3, 300_000, new Date(t0.getTime() + 300_001))).allowed).toBe(true);
@@ -149,17 +317,37 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
 
     it('appends events with dense sequence numbers per account, also from concurrent transactions', async () => {
       const u = await user();
-      const ev = (accountId: string | null, n: number) => Array.from({ length: n }, () => ({ userId: u.id, accountId, type: 'webhook.test', payload: {} }));
+      const ev = (accountId: string | null, n: number) =>
+        Array.from({ length: n }, () => ({ userId: u.id, accountId, type: 'webhook.test', payload: {} }));
       const batch = await store.events.emit([...ev('acc_a', 3), ...ev(null, 2), ...ev('acc_b', 1)]);
-      expect(batch.map((e) => `${e.accountId}:${e.seq}`)).toEqual(['acc_a:1', 'acc_a:2', 'acc_a:3', 'null:1', 'null:2', 'acc_b:1']);
+      expect(batch.map((e) => `${e.accountId}:${e.seq}`)).toEqual([
+        'acc_a:1',
+        'acc_a:2',
+        'acc_a:3',
+        'null:1',
+        'null:2',
+        'acc_b:1',
+      ]);
       await Promise.all(Array.from({ length: 8 }, () => store.events.emit(ev('acc_a', 5))));
-      const all = (await store.events.after(u.id, 0, 1000)).filter((e) => e.accountId === 'acc_a').map((e) => e.seq).sort((a, b) => a - b);
+      const all = (await store.events.after(u.id, 0, 1000))
+        .filter((e) => e.accountId === 'acc_a')
+        .map((e) => e.seq)
+        .sort((a, b) => a - b);
       expect(all).toEqual(Array.from({ length: 43 }, (_, i) => i + 1));
     });
 
     it('keeps request records per user', async () => {
       const u = await user();
-      await store.requests.record({ id: newId('req'), userId: u.id, method: 'POST', route: '/v1/x', path: '/v1/x', status: 201, bodyDigest: 'abc', response: { ok: 1 } });
+      await store.requests.record({
+        id: newId('req'),
+        userId: u.id,
+        method: 'POST',
+        route: '/v1/x',
+        path: '/v1/x',
+        status: 201,
+        bodyDigest: 'abc',
+        response: { ok: 1 },
+      });
       const [r] = await store.requests.list(u.id, { limit: 10 });
       expect(r).toMatchObject({ method: 'POST', status: 201, bodyDigest: 'abc', response: { ok: 1 } });
       expect(await store.requests.byId('usr_other', r!.id)).toBeNull();

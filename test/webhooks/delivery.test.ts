@@ -30,7 +30,15 @@ describe('webhook delivery', () => {
     const rx = await receiver();
     const { secret } = await h.hooks.service.create(h.userId, { url: rx.url });
     rx.secrets = [secret];
-    await h.emit('acc_1', 'order.accepted', { tradeId: 'trd_1', symbol: 'EURUSD', side: 'buy', volume: '0.10', copiedTo: 2, positionId: 'p1', fillPrice: '1.1' });
+    await h.emit('acc_1', 'order.accepted', {
+      tradeId: 'trd_1',
+      symbol: 'EURUSD',
+      side: 'buy',
+      volume: '0.10',
+      copiedTo: 2,
+      positionId: 'p1',
+      fillPrice: '1.1',
+    });
     await rx.until(() => rx.accepted.length === 1);
     const got = rx.accepted[0]!;
     expect(got.verifiedBy).toEqual([0]);
@@ -38,8 +46,22 @@ describe('webhook delivery', () => {
     expect(got.headers['webhook-id']).toBe(got.id);
     expect(Math.abs(Number(got.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(30);
     const body = JSON.parse(got.body);
-    expect(Object.keys(body).sort()).toEqual(['accountId', 'data', 'id', 'schemaVersion', 'sequence', 'timestamp', 'type']);
-    expect(body).toMatchObject({ type: 'order.accepted', accountId: 'acc_1', sequence: 1, schemaVersion: 1, data: { tradeId: 'trd_1', volume: '0.10' } });
+    expect(Object.keys(body).sort()).toEqual([
+      'accountId',
+      'data',
+      'id',
+      'schemaVersion',
+      'sequence',
+      'timestamp',
+      'type',
+    ]);
+    expect(body).toMatchObject({
+      type: 'order.accepted',
+      accountId: 'acc_1',
+      sequence: 1,
+      schemaVersion: 1,
+      data: { tradeId: 'trd_1', volume: '0.10' },
+    });
     // The attempt row commits just after the receiver answered.
     const epId = (await h.hooks.service.list(h.userId))[0]!.id;
     let attempts = await h.hooks.repo.attempts(epId, 10);
@@ -92,7 +114,9 @@ describe('webhook delivery', () => {
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids).toHaveLength(30);
     for (const a of accounts) {
-      expect(rx.accepted.filter((r) => r.accountId === a).map((r) => r.sequence)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+      expect(rx.accepted.filter((r) => r.accountId === a).map((r) => r.sequence)).toEqual([
+        1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+      ]);
     }
     expect(rx.accepted.every((r) => r.verifiedBy.length === 1)).toBe(true);
     expect((await h.hooks.service.get(h.userId, ep.id)).failingSince).toBeNull();
@@ -104,7 +128,10 @@ describe('webhook delivery', () => {
     const other = await receiver();
     rx.respond = () => ({ status: 410, body: 'gone' });
     const { endpoint } = await h.hooks.service.create(h.userId, { url: rx.url });
-    const { secret } = await h.hooks.service.create(h.userId, { url: other.url, eventTypes: ['webhook_endpoint.disabled'] });
+    const { secret } = await h.hooks.service.create(h.userId, {
+      url: other.url,
+      eventTypes: ['webhook_endpoint.disabled'],
+    });
     other.secrets = [secret];
     await h.emit('acc_1', 'order.accepted');
     await other.until(() => other.accepted.length === 1, 10_000, 'the disabled event at the other endpoint');
@@ -113,7 +140,11 @@ describe('webhook delivery', () => {
     expect(ep.enabled).toBe(false);
     expect(ep.disabledReason).toMatch(/410/);
     const ev = JSON.parse(other.accepted[0]!.body);
-    expect(ev).toMatchObject({ type: 'webhook_endpoint.disabled', accountId: null, data: { endpointId: endpoint.id, url: rx.url } });
+    expect(ev).toMatchObject({
+      type: 'webhook_endpoint.disabled',
+      accountId: null,
+      data: { endpointId: endpoint.id, url: rx.url },
+    });
     await h.emit('acc_1', 'order.accepted');
     await new Promise((r) => setTimeout(r, 300));
     expect(rx.all).toHaveLength(1);
@@ -151,7 +182,9 @@ describe('webhook delivery', () => {
     expect(attempts.length).toBeGreaterThan(3);
     expect(attempts.every((a) => a.status === 500 && Buffer.byteLength(a.responseSnippet ?? '') <= 1024)).toBe(true);
     expect(attempts.map((a) => a.attempt).sort((a, b) => a - b)).toEqual(attempts.map((_, i) => i + 1));
-    const disabled = (await h.store.events.after(h.userId, 0, 100)).filter((e) => e.type === 'webhook_endpoint.disabled');
+    const disabled = (await h.store.events.after(h.userId, 0, 100)).filter(
+      (e) => e.type === 'webhook_endpoint.disabled',
+    );
     expect(disabled).toHaveLength(1);
   });
 
@@ -159,17 +192,35 @@ describe('webhook delivery', () => {
     h = await harness({ store });
     const rx = await receiver();
     await h.hooks.service.create(h.userId, { url: rx.url, eventTypes: ['copy.confirmed', 'copy.rejected'] });
-    for (const t of ['order.accepted', 'copy.confirmed', 'position.opened', 'copy.rejected', 'order.accepted', 'copy.confirmed']) await h.emit('acc_1', t);
+    for (const t of [
+      'order.accepted',
+      'copy.confirmed',
+      'position.opened',
+      'copy.rejected',
+      'order.accepted',
+      'copy.confirmed',
+    ])
+      await h.emit('acc_1', t);
     await rx.until(() => rx.accepted.length === 3);
     await new Promise((r) => setTimeout(r, 200));
-    expect(rx.accepted.map((r) => [r.type, r.sequence])).toEqual([['copy.confirmed', 2], ['copy.rejected', 4], ['copy.confirmed', 6]]);
+    expect(rx.accepted.map((r) => [r.type, r.sequence])).toEqual([
+      ['copy.confirmed', 2],
+      ['copy.rejected', 4],
+      ['copy.confirmed', 6],
+    ]);
   });
 
   it('refuses private targets when not allowed: at create, and again at delivery', async () => {
     h = await harness({ store, cfg: { allowPrivateTargets: false } });
-    await expect(h.hooks.service.create(h.userId, { url: 'http://127.0.0.1:9/hook' })).rejects.toMatchObject({ code: 'invalid_request' });
-    await expect(h.hooks.service.create(h.userId, { url: 'http://localhost:9/hook' })).rejects.toMatchObject({ code: 'invalid_request' });
-    await expect(h.hooks.service.create(h.userId, { url: 'http://[::ffff:10.0.0.1]/hook' })).rejects.toMatchObject({ code: 'invalid_request' });
+    await expect(h.hooks.service.create(h.userId, { url: 'http://127.0.0.1:9/hook' })).rejects.toMatchObject({
+      code: 'invalid_request',
+    });
+    await expect(h.hooks.service.create(h.userId, { url: 'http://localhost:9/hook' })).rejects.toMatchObject({
+      code: 'invalid_request',
+    });
+    await expect(h.hooks.service.create(h.userId, { url: 'http://[::ffff:10.0.0.1]/hook' })).rejects.toMatchObject({
+      code: 'invalid_request',
+    });
     // An endpoint stored before the setting changed (or whose name now resolves privately) is refused at delivery.
     const rx = await receiver();
     const { endpoint } = await h.hooks.service.create(h.userId, { url: 'http://93.184.215.14:9/hook' });

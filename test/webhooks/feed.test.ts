@@ -23,10 +23,12 @@ describe('event feed on PGlite', () => {
       const u = await userWithStore(store);
       await store.events.emit([{ userId: u, accountId: 'a', type: 'order.accepted', payload: {} }]);
       expect(await feed.read(u, 0, 10)).toHaveLength(1);
-      await store.database.db.transaction(async (tx) => {
-        await store.events.append(tx, [{ userId: u, accountId: 'a', type: 'order.rejected', payload: {} }]);
-        tx.rollback();
-      }).catch(() => undefined);
+      await store.database.db
+        .transaction(async (tx) => {
+          await store.events.append(tx, [{ userId: u, accountId: 'a', type: 'order.rejected', payload: {} }]);
+          tx.rollback();
+        })
+        .catch(() => undefined);
       await store.events.emit([{ userId: u, accountId: 'a', type: 'order.accepted', payload: { n: 2 } }]);
       // The hole might still be a transaction about to commit: hold back.
       expect(await feed.read(u, 0, 10)).toHaveLength(1);
@@ -64,7 +66,9 @@ describe.runIf(available)('event feed on PostgreSQL', () => {
       const inFlight = new Promise<void>((r) => (appended = r));
       // Transaction A takes the earlier cursor and stays open; B takes the later one and commits first.
       const a = store.database.db.transaction(async (tx) => {
-        await store.events.append(tx, [{ userId: u, accountId: 'acc_a', type: 'copy.confirmed', payload: { who: 'A' } }]);
+        await store.events.append(tx, [
+          { userId: u, accountId: 'acc_a', type: 'copy.confirmed', payload: { who: 'A' } },
+        ]);
         appended();
         await hold;
       });

@@ -29,7 +29,9 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function harness(opts: { store?: Store; box?: CredentialBox; cfg?: Partial<WebhookConfig>; userId?: string; start?: boolean } = {}): Promise<Harness> {
+export async function harness(
+  opts: { store?: Store; box?: CredentialBox; cfg?: Partial<WebhookConfig>; userId?: string; start?: boolean } = {},
+): Promise<Harness> {
   const ownStore = !opts.store;
   const store = opts.store ?? (await Store.open({ dataDir: ':memory:' }));
   const box = opts.box ?? new CredentialBox(randomBytes(32));
@@ -37,7 +39,10 @@ export async function harness(opts: { store?: Store; box?: CredentialBox; cfg?: 
   const hooks = createWebhooks(store, box, fastConfig(opts.cfg));
   if (opts.start !== false) hooks.start();
   return {
-    store, box, hooks, userId,
+    store,
+    box,
+    hooks,
+    userId,
     async emit(accountId, type, payload = {}) {
       await store.events.emit([{ userId, accountId, type, payload }]);
     },

@@ -14,7 +14,10 @@ export interface Received {
   verifiedBy: number[];
 }
 
-export type Responder = (req: Received, n: number) => { status: number; headers?: Record<string, string>; body?: string };
+export type Responder = (
+  req: Received,
+  n: number,
+) => { status: number; headers?: Record<string, string>; body?: string };
 
 /**
  * A webhook receiver on 127.0.0.1 that verifies every delivery with the standardwebhooks package. `accepted`
@@ -56,7 +59,10 @@ export class Receiver {
   async until(pred: () => boolean, ms = 10_000, what = 'condition'): Promise<void> {
     const t0 = Date.now();
     while (!pred()) {
-      if (Date.now() - t0 > ms) throw new Error(`receiver: timed out waiting for ${what} (got ${this.accepted.length} accepted, ${this.all.length} requests)`);
+      if (Date.now() - t0 > ms)
+        throw new Error(
+          `receiver: timed out waiting for ${what} (got ${this.accepted.length} accepted, ${this.all.length} requests)`,
+        );
       await new Promise((r) => setTimeout(r, 10));
     }
   }
@@ -75,7 +81,16 @@ export class Receiver {
       }
     });
     const parsed = JSON.parse(body) as { id: string; type: string; accountId: string | null; sequence: number };
-    const rec: Received = { id: parsed.id, type: parsed.type, accountId: parsed.accountId, sequence: parsed.sequence, body, headers, at: Date.now(), verifiedBy };
+    const rec: Received = {
+      id: parsed.id,
+      type: parsed.type,
+      accountId: parsed.accountId,
+      sequence: parsed.sequence,
+      body,
+      headers,
+      at: Date.now(),
+      verifiedBy,
+    };
     this.all.push(rec);
     const out = this.respond(rec, this.all.length);
     if (out.status >= 200 && out.status < 300) this.accepted.push(rec);

@@ -30,7 +30,8 @@ describe('webhook delivery across a restart', () => {
         await new Promise((r) => setTimeout(r, 200));
         expect(rx.accepted.map((r) => r.id)).toHaveLength(12);
         expect(new Set(rx.accepted.map((r) => r.id)).size).toBe(12);
-        for (const a of ['acc_0', 'acc_1']) expect(rx.accepted.filter((r) => r.accountId === a).map((r) => r.sequence)).toEqual([1, 2, 3, 4, 5, 6]);
+        for (const a of ['acc_0', 'acc_1'])
+          expect(rx.accepted.filter((r) => r.accountId === a).map((r) => r.sequence)).toEqual([1, 2, 3, 4, 5, 6]);
         expect(rx.accepted.every((r) => r.verifiedBy.length === 1)).toBe(true);
       } finally {
         await second.hooks.stop();

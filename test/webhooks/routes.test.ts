@@ -27,19 +27,37 @@ describe('webhook and event routes', () => {
   });
 
   it('refuses every route without a valid API key', async () => {
-    for (const [m, p] of [['GET', '/v1/webhook-endpoints'], ['POST', '/v1/webhook-endpoints'], ['GET', '/v1/events'], ['GET', '/v1/events/stream'], ['GET', '/v1/event-types']] as const) {
+    for (const [m, p] of [
+      ['GET', '/v1/webhook-endpoints'],
+      ['POST', '/v1/webhook-endpoints'],
+      ['GET', '/v1/events'],
+      ['GET', '/v1/events/stream'],
+      ['GET', '/v1/event-types'],
+    ] as const) {
       const r = await svc.call(m, p, m === 'POST' ? { body: { url: rx.url } } : {});
       expect(r.status, `${m} ${p}`).toBe(401);
-      expect((await svc.call(m, p, { token: 'ctk_nonsense', ...(m === 'POST' ? { body: { url: rx.url } } : {}) })).status).toBe(401);
+      expect(
+        (await svc.call(m, p, { token: 'ctk_nonsense', ...(m === 'POST' ? { body: { url: rx.url } } : {}) })).status,
+      ).toBe(401);
     }
     // The dashboard's access token is not an API key.
     expect((await svc.call('GET', '/v1/webhook-endpoints', { token })).status).toBe(401);
   });
 
   it('creates an endpoint showing its secret once; lists and reads never show it', async () => {
-    const c = await svc.call('POST', '/v1/webhook-endpoints', { token: key, body: { url: rx.url, description: 'ci', eventTypes: ['copy.confirmed'] } });
+    const c = await svc.call('POST', '/v1/webhook-endpoints', {
+      token: key,
+      body: { url: rx.url, description: 'ci', eventTypes: ['copy.confirmed'] },
+    });
     expect(c.status).toBe(201);
-    expect(c.body).toMatchObject({ id: expect.stringMatching(/^whe_/), url: rx.url, description: 'ci', eventTypes: ['copy.confirmed'], enabled: true, secret: expect.stringMatching(/^whsec_/) });
+    expect(c.body).toMatchObject({
+      id: expect.stringMatching(/^whe_/),
+      url: rx.url,
+      description: 'ci',
+      eventTypes: ['copy.confirmed'],
+      enabled: true,
+      secret: expect.stringMatching(/^whsec_/),
+    });
     const secret = c.body.secret as string;
     const list = await svc.call('GET', '/v1/webhook-endpoints', { token: key });
     expect(list.status).toBe(200);
@@ -62,7 +80,13 @@ describe('webhook and event routes', () => {
   });
 
   it('refuses a bad URL and unknown event types with 400', async () => {
-    for (const body of [{ url: 'ftp://example.test/x' }, { url: 'not a url' }, { url: rx.url, eventTypes: ['no.such_type'] }, { url: rx.url, extra: 1 }, {}]) {
+    for (const body of [
+      { url: 'ftp://example.test/x' },
+      { url: 'not a url' },
+      { url: rx.url, eventTypes: ['no.such_type'] },
+      { url: rx.url, extra: 1 },
+      {},
+    ]) {
       const r = await svc.call('POST', '/v1/webhook-endpoints', { token: key, body });
       expect(r.status, JSON.stringify(body)).toBe(400);
       expect(r.body).toMatchObject({ code: 'invalid_request', requestId: expect.any(String) });
@@ -87,7 +111,10 @@ describe('webhook and event routes', () => {
     expect(got.verifiedBy).toEqual([0, 1]);
     expect(JSON.parse(got.body).data).toMatchObject({ endpointId: id });
 
-    const rot2 = await svc.call('POST', `/v1/webhook-endpoints/${id}/rotate-secret`, { token: key, body: { overlapSeconds: 0 } });
+    const rot2 = await svc.call('POST', `/v1/webhook-endpoints/${id}/rotate-secret`, {
+      token: key,
+      body: { overlapSeconds: 0 },
+    });
     expect(rot2.body.previousSecretExpiresAt).toBeNull();
     rx.secrets = [c.body.secret, rot.body.secret, rot2.body.secret];
     await svc.call('POST', `/v1/webhook-endpoints/${id}/test`, { token: key });
@@ -107,8 +134,12 @@ describe('webhook and event routes', () => {
   it('lists events after a cursor in pages, and redelivers one to one endpoint with its original id', async () => {
     // A receiver of its own: the other tests' endpoints deliver to `rx` in the background.
     const own = await new Receiver().up();
-    const c = await svc.call('POST', '/v1/webhook-endpoints', { token: key, body: { url: own.url, eventTypes: ['risk.triggered'] } });
-    for (let i = 0; i < 5; i++) await svc.store.events.emit([{ userId, accountId: 'acc_x', type: 'position.modified', payload: { i } }]);
+    const c = await svc.call('POST', '/v1/webhook-endpoints', {
+      token: key,
+      body: { url: own.url, eventTypes: ['risk.triggered'] },
+    });
+    for (let i = 0; i < 5; i++)
+      await svc.store.events.emit([{ userId, accountId: 'acc_x', type: 'position.modified', payload: { i } }]);
     const p1 = await svc.call('GET', '/v1/events?limit=3', { token: key });
     expect(p1.status).toBe(200);
     const all: Array<{ id: string; cursor: number; sequence: number }> = [...p1.body.events];
@@ -128,15 +159,35 @@ describe('webhook and event routes', () => {
     const theirs = await svc.call('GET', '/v1/events', { token: otherKey });
     expect(theirs.body.events.map((e: { id: string }) => e.id)).not.toContain(mine[0]!.id);
 
-    const r = await svc.call('POST', `/v1/webhook-endpoints/${c.body.id}/redeliver`, { token: key, body: { eventId: mine[2]!.id } });
+    const r = await svc.call('POST', `/v1/webhook-endpoints/${c.body.id}/redeliver`, {
+      token: key,
+      body: { eventId: mine[2]!.id },
+    });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ ok: true, eventId: mine[2]!.id, trigger: 'manual' });
     expect(own.all.map((x) => x.id)).toEqual([mine[2]!.id]);
-    expect((await svc.call('POST', `/v1/webhook-endpoints/${c.body.id}/redeliver`, { token: key, body: { eventId: 'evt_unknown' } })).status).toBe(404);
+    expect(
+      (
+        await svc.call('POST', `/v1/webhook-endpoints/${c.body.id}/redeliver`, {
+          token: key,
+          body: { eventId: 'evt_unknown' },
+        })
+      ).status,
+    ).toBe(404);
     // Another user's event id through my endpoint: the same 404.
-    await svc.store.events.emit([{ userId: (await svc.deps.auth.authenticateApiKey(otherKey))!.userId, accountId: null, type: 'risk.triggered', payload: { rule: 'x' } }]);
+    await svc.store.events.emit([
+      {
+        userId: (await svc.deps.auth.authenticateApiKey(otherKey))!.userId,
+        accountId: null,
+        type: 'risk.triggered',
+        payload: { rule: 'x' },
+      },
+    ]);
     const foreignEvent = (await svc.call('GET', '/v1/events', { token: otherKey })).body.events.at(-1).id;
-    const fr = await svc.call('POST', `/v1/webhook-endpoints/${c.body.id}/redeliver`, { token: key, body: { eventId: foreignEvent } });
+    const fr = await svc.call('POST', `/v1/webhook-endpoints/${c.body.id}/redeliver`, {
+      token: key,
+      body: { eventId: foreignEvent },
+    });
     expect(fr.status).toBe(404);
     await own.down();
   });
@@ -145,11 +196,23 @@ describe('webhook and event routes', () => {
     const c = await svc.call('POST', '/v1/webhook-endpoints', { token: key, body: { url: rx.url } });
     const id = c.body.id as string;
     const calls: Array<[string, string, unknown?]> = [
-      ['GET', ''], ['PATCH', '', { enabled: false }], ['DELETE', ''], ['POST', '/rotate-secret', {}], ['POST', '/test'], ['GET', '/attempts'], ['POST', '/redeliver', { eventId: 'evt_x' }],
+      ['GET', ''],
+      ['PATCH', '', { enabled: false }],
+      ['DELETE', ''],
+      ['POST', '/rotate-secret', {}],
+      ['POST', '/test'],
+      ['GET', '/attempts'],
+      ['POST', '/redeliver', { eventId: 'evt_x' }],
     ];
     for (const [m, suffix, body] of calls) {
-      const foreign = await svc.call(m, `/v1/webhook-endpoints/${id}${suffix}`, { token: otherKey, ...(body !== undefined ? { body } : {}) });
-      const unknown = await svc.call(m, `/v1/webhook-endpoints/whe_doesnotexist${suffix}`, { token: otherKey, ...(body !== undefined ? { body } : {}) });
+      const foreign = await svc.call(m, `/v1/webhook-endpoints/${id}${suffix}`, {
+        token: otherKey,
+        ...(body !== undefined ? { body } : {}),
+      });
+      const unknown = await svc.call(m, `/v1/webhook-endpoints/whe_doesnotexist${suffix}`, {
+        token: otherKey,
+        ...(body !== undefined ? { body } : {}),
+      });
       expect(foreign.status, `${m} ${suffix}`).toBe(404);
       expect(unknown.status).toBe(404);
       expect({ ...foreign.body, requestId: 'x' }).toEqual({ ...unknown.body, requestId: 'x' });
@@ -160,9 +223,17 @@ describe('webhook and event routes', () => {
   it('updates and deletes an endpoint', async () => {
     const c = await svc.call('POST', '/v1/webhook-endpoints', { token: key, body: { url: rx.url } });
     const id = c.body.id as string;
-    const u = await svc.call('PATCH', `/v1/webhook-endpoints/${id}`, { token: key, body: { enabled: false, description: 'paused', eventTypes: ['order.accepted'] } });
+    const u = await svc.call('PATCH', `/v1/webhook-endpoints/${id}`, {
+      token: key,
+      body: { enabled: false, description: 'paused', eventTypes: ['order.accepted'] },
+    });
     expect(u.status).toBe(200);
-    expect(u.body).toMatchObject({ enabled: false, disabledReason: 'disabled by the user', description: 'paused', eventTypes: ['order.accepted'] });
+    expect(u.body).toMatchObject({
+      enabled: false,
+      disabledReason: 'disabled by the user',
+      description: 'paused',
+      eventTypes: ['order.accepted'],
+    });
     const back = await svc.call('PATCH', `/v1/webhook-endpoints/${id}`, { token: key, body: { enabled: true } });
     expect(back.body).toMatchObject({ enabled: true, disabledReason: null, failingSince: null });
     expect((await svc.call('DELETE', `/v1/webhook-endpoints/${id}`, { token: key })).status).toBe(204);
@@ -174,16 +245,50 @@ describe('webhook and event routes', () => {
     const types = await svc.call('GET', '/v1/event-types', { token: key });
     expect(types.status).toBe(200);
     expect(types.body.eventTypes.map((t: { type: string }) => t.type)).toEqual([
-      'order.accepted', 'order.rejected', 'order.unresolved', 'copy.confirmed', 'copy.rejected', 'copy.unresolved', 'copy.skipped', 'copy.denied',
-      'position.opened', 'position.modified', 'position.closed', 'account.health_changed', 'account.status_changed', 'risk.triggered',
-      'panic_close.started', 'panic_close.progress', 'panic_close.finished', 'reconcile.drift_found', 'reconcile.healed', 'webhook_endpoint.disabled', 'webhook.test',
-      'copy.loop_ignored', 'account.circuit_breaker_tripped', 'user.sign_in_failed', 'user.password_changed',
+      'order.accepted',
+      'order.rejected',
+      'order.unresolved',
+      'copy.confirmed',
+      'copy.rejected',
+      'copy.unresolved',
+      'copy.skipped',
+      'copy.denied',
+      'position.opened',
+      'position.modified',
+      'position.closed',
+      'account.health_changed',
+      'account.status_changed',
+      'risk.triggered',
+      'panic_close.started',
+      'panic_close.progress',
+      'panic_close.finished',
+      'reconcile.drift_found',
+      'reconcile.healed',
+      'webhook_endpoint.disabled',
+      'webhook.test',
+      'copy.loop_ignored',
+      'account.circuit_breaker_tripped',
+      'user.sign_in_failed',
+      'user.password_changed',
     ]);
     expect(types.body.eventTypes[0].schema.properties.data.properties.tradeId).toBeDefined();
     const doc = (await svc.call('GET', '/openapi.json')).body;
     const ops = new Map<string, Record<string, unknown>>();
-    for (const item of Object.values(doc.paths) as Array<Record<string, Record<string, unknown>>>) for (const op of Object.values(item)) if (op.operationId) ops.set(op.operationId as string, op);
-    for (const id of ['createWebhookEndpoint', 'listWebhookEndpoints', 'updateWebhookEndpoint', 'rotateWebhookEndpointSecret', 'deleteWebhookEndpoint', 'sendWebhookTestEvent', 'listWebhookAttempts', 'listEvents', 'redeliverEvent', 'streamEvents', 'listEventTypes']) {
+    for (const item of Object.values(doc.paths) as Array<Record<string, Record<string, unknown>>>)
+      for (const op of Object.values(item)) if (op.operationId) ops.set(op.operationId as string, op);
+    for (const id of [
+      'createWebhookEndpoint',
+      'listWebhookEndpoints',
+      'updateWebhookEndpoint',
+      'rotateWebhookEndpointSecret',
+      'deleteWebhookEndpoint',
+      'sendWebhookTestEvent',
+      'listWebhookAttempts',
+      'listEvents',
+      'redeliverEvent',
+      'streamEvents',
+      'listEventTypes',
+    ]) {
       expect(ops.get(id), id).toBeDefined();
       expect(ops.get(id)!['x-open-point'], id).toBe(true);
     }

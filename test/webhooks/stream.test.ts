@@ -1,10 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../helpers/service.js';
 
-interface Msg { id: number; event: string; data: { id: string; type: string; accountId: string | null; sequence: number } }
+interface Msg {
+  id: number;
+  event: string;
+  data: { id: string; type: string; accountId: string | null; sequence: number };
+}
 
 /** Reads server-sent events until `enough` says stop (or the time runs out), then drops the connection. */
-async function readStream(url: string, headers: Record<string, string>, enough: (got: Msg[]) => boolean, ms = 15_000): Promise<{ status: number; contentType: string | null; msgs: Msg[] }> {
+async function readStream(
+  url: string,
+  headers: Record<string, string>,
+  enough: (got: Msg[]) => boolean,
+  ms = 15_000,
+): Promise<{ status: number; contentType: string | null; msgs: Msg[] }> {
   const ac = new AbortController();
   const timer = setTimeout(() => ac.abort(), ms);
   const res = await fetch(url, { headers, signal: ac.signal });
@@ -63,9 +72,12 @@ describe('live event stream', () => {
   });
 
   it('resumes from a cursor with no gap and no duplicate while events are being appended', async () => {
-    const emit = (uid: string, acc: string, i: number) => svc.store.events.emit([{ userId: uid, accountId: acc, type: 'position.modified', payload: { i } }]);
+    const emit = (uid: string, acc: string, i: number) =>
+      svc.store.events.emit([{ userId: uid, accountId: acc, type: 'position.modified', payload: { i } }]);
     for (let i = 0; i < 10; i++) await emit(userId, `acc_${i % 2}`, i);
-    const listed = (await svc.call('GET', '/v1/events?limit=1000', { token: key })).body.events as Array<{ cursor: number }>;
+    const listed = (await svc.call('GET', '/v1/events?limit=1000', { token: key })).body.events as Array<{
+      cursor: number;
+    }>;
     const from = listed[4]!.cursor;
 
     // A writer appends 60 more (and noise for another user) while the client reads, drops, and resumes.
@@ -86,10 +98,17 @@ describe('live event stream', () => {
     expect(first.contentType).toMatch(/^text\/event-stream/);
     const lastId = first.msgs[first.msgs.length - 1]!.id;
     // Resume as EventSource does: Last-Event-ID wins over the cursor in the (old) URL.
-    const second = await readStream(`${svc.baseUrl}/v1/events/stream?cursor=${from}`, { ...auth, 'last-event-id': String(lastId) }, (m) => finalCursor !== null && m.length > 0 && m[m.length - 1]!.id >= finalCursor);
+    const second = await readStream(
+      `${svc.baseUrl}/v1/events/stream?cursor=${from}`,
+      { ...auth, 'last-event-id': String(lastId) },
+      (m) => finalCursor !== null && m.length > 0 && m[m.length - 1]!.id >= finalCursor,
+    );
     await writer;
     const all = [...first.msgs, ...second.msgs];
-    const truth = (await svc.call('GET', `/v1/events?limit=1000&cursor=${from}`, { token: key })).body.events as Array<{ cursor: number; id: string }>;
+    const truth = (await svc.call('GET', `/v1/events?limit=1000&cursor=${from}`, { token: key })).body.events as Array<{
+      cursor: number;
+      id: string;
+    }>;
     expect(truth).toHaveLength(65);
     expect(first.msgs.length).toBeLessThan(65);
     expect(all.map((m) => m.id)).toEqual(truth.map((e) => e.cursor));

@@ -6,11 +6,16 @@ import { requireAuth } from '../plugins/auth.js';
 import { OPEN, stdErrors } from '../schemas.js';
 
 const S = Type.String();
-const Logins = Type.Object({
-  platforma: Type.Array(Type.Object({ platform: S, server: S, login: S, password: S, balance: S })),
-  platformb: Type.Array(Type.Object({ environment: S, server: S, email: S, password: S, accountNumber: S, balance: S })),
-  platformc: Type.Array(Type.Object({ ctidUser: S, environment: S, accountNumber: S, balance: S })),
-}, OPEN);
+const Logins = Type.Object(
+  {
+    platforma: Type.Array(Type.Object({ platform: S, server: S, login: S, password: S, balance: S })),
+    platformb: Type.Array(
+      Type.Object({ environment: S, server: S, email: S, password: S, accountNumber: S, balance: S }),
+    ),
+    platformc: Type.Array(Type.Object({ ctidUser: S, environment: S, accountNumber: S, balance: S })),
+  },
+  OPEN,
+);
 
 /**
  * Demo mode only (registered only when the service runs the simulated brokers): the logins of the simulated
@@ -20,15 +25,23 @@ export async function demoRoutes(app: FastifyInstance, deps: ApiDeps): Promise<v
   const logins = deps.demoBrokerLogins;
   if (!logins) return;
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  r.get('/app/demo/broker-logins', {
-    onRequest: requireAuth(deps.auth, 'access_token'),
-    schema: {
-      operationId: 'getDemoBrokerLogins', tags: ['Demo'], security: [{ accessToken: [] }], ...OPEN,
-      summary: 'Demo mode only: broker logins of the simulated accounts left free for the connection wizards (simulated brokers, no real credentials)',
-      response: { 200: Logins, ...stdErrors() },
+  r.get(
+    '/app/demo/broker-logins',
+    {
+      onRequest: requireAuth(deps.auth, 'access_token'),
+      schema: {
+        operationId: 'getDemoBrokerLogins',
+        tags: ['Demo'],
+        security: [{ accessToken: [] }],
+        ...OPEN,
+        summary:
+          'Demo mode only: broker logins of the simulated accounts left free for the connection wizards (simulated brokers, no real credentials)',
+        response: { 200: Logins, ...stdErrors() },
+      },
     },
-  }, async (_req, reply) => {
-    reply.header('cache-control', 'no-store');
-    return (await logins()) as never;
-  });
+    async (_req, reply) => {
+      reply.header('cache-control', 'no-store');
+      return (await logins()) as never;
+    },
+  );
 }

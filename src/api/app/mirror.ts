@@ -11,4 +11,5 @@ export function rewriteAppMirror(req: IncomingMessage): string {
   return `/v1/${url.slice(PREFIX.length)}`;
 }
 
-export const isAppMirror = (req: IncomingMessage): boolean => (req as IncomingMessage & { [MIRROR]?: true })[MIRROR] === true;
+export const isAppMirror = (req: IncomingMessage): boolean =>
+  (req as IncomingMessage & { [MIRROR]?: true })[MIRROR] === true;

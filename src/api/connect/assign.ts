@@ -20,7 +20,10 @@ export async function connectionOf(deps: ApiDeps, userId: string, identity: stri
   return holder;
 }
 
-export interface Connected { account: Account; reconnected: boolean }
+export interface Connected {
+  account: Account;
+  reconnected: boolean;
+}
 
 /**
  * Last step of every connection flow: store the account with its sealed credentials and put it in the
@@ -28,10 +31,23 @@ export interface Connected { account: Account; reconnected: boolean }
  * owner is a reconnect: the existing connection gets the new broker link and credentials (its group, role
  * and rules stay); by anyone else it is refused, and the unique index refuses it too if two race.
  */
-export async function storeConnectedAccount(deps: ApiDeps, a: Omit<NewAccount, 'role' | 'groupId' | 'credentialsEnc' | 'brokerIdentity'> & { brokerIdentity: string; role?: Role; groupId?: string | null; credentials: Record<string, unknown> }): Promise<Connected> {
+export async function storeConnectedAccount(
+  deps: ApiDeps,
+  a: Omit<NewAccount, 'role' | 'groupId' | 'credentialsEnc' | 'brokerIdentity'> & {
+    brokerIdentity: string;
+    role?: Role;
+    groupId?: string | null;
+    credentials: Record<string, unknown>;
+  },
+): Promise<Connected> {
   const existing = await connectionOf(deps, a.userId, a.brokerIdentity);
   if (existing) {
-    await deps.store.accounts.reconnect(existing.id, { brokerAccountId: a.brokerAccountId, credentialsEnc: deps.box.seal(a.credentials), brokerName: a.brokerName ?? null, currency: a.currency ?? null });
+    await deps.store.accounts.reconnect(existing.id, {
+      brokerAccountId: a.brokerAccountId,
+      credentialsEnc: deps.box.seal(a.credentials),
+      brokerName: a.brokerName ?? null,
+      currency: a.currency ?? null,
+    });
     // The cached adapter holds the old link and credentials.
     await deps.adapters.evict(existing.id);
     return { account: (await deps.store.accounts.byId(existing.id))!, reconnected: true };
@@ -40,9 +56,15 @@ export async function storeConnectedAccount(deps: ApiDeps, a: Omit<NewAccount, '
   if (a.groupId) {
     const g = await deps.store.accounts.groupView(a.userId, a.groupId);
     if (!g) throw notFound('copier group');
-    if (role === 'master' && g.master) throw new AppError('conflict', `group ${a.groupId} already has a Master (${g.master.id})`);
+    if (role === 'master' && g.master)
+      throw new AppError('conflict', `group ${a.groupId} already has a Master (${g.master.id})`);
   }
   const { credentials, ...rest } = a;
-  const account = await deps.store.accounts.create({ ...rest, role, groupId: a.groupId ?? null, credentialsEnc: deps.box.seal(credentials) });
+  const account = await deps.store.accounts.create({
+    ...rest,
+    role,
+    groupId: a.groupId ?? null,
+    credentialsEnc: deps.box.seal(credentials),
+  });
   return { account, reconnected: false };
 }

@@ -8,13 +8,20 @@ import { sendError } from '../errors.js';
  * Runs after authentication (the user is known).
  */
 export function connectLimit(deps: ApiDeps): onRequestAsyncHookHandler {
-  return async function (req: FastifyRequest, reply: FastifyReply) {
+  return async (req: FastifyRequest, reply: FastifyReply) => {
     if (!req.principal) return;
     const { max, windowMs } = deps.connectLimit;
     const r = await deps.store.requests.hit(`connect:${req.principal.userId}`, max, windowMs);
     if (!r.allowed) {
       reply.header('retry-after', String(r.retryAfterSec));
-      await sendError(req, reply, 429, 'rate_limited', `at most ${max} account-connection requests per ${Math.round(windowMs / 60000)} minutes; try again in ${r.retryAfterSec} s`, { retryAfter: r.retryAfterSec });
+      await sendError(
+        req,
+        reply,
+        429,
+        'rate_limited',
+        `at most ${max} account-connection requests per ${Math.round(windowMs / 60000)} minutes; try again in ${r.retryAfterSec} s`,
+        { retryAfter: r.retryAfterSec },
+      );
       return reply;
     }
   };

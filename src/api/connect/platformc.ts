@@ -2,7 +2,13 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { buildAuthorizationUrl, exchangeCode, listAccountsForToken, verifyCTraderAccount, type CTraderAccountListing } from '../../platforms/ctrader/oauth.js';
+import {
+  buildAuthorizationUrl,
+  exchangeCode,
+  listAccountsForToken,
+  verifyCTraderAccount,
+  type CTraderAccountListing,
+} from '../../platforms/ctrader/oauth.js';
 import { AppError, type ErrorCode } from '../../domain/errors.js';
 import type { ApiDeps } from '../deps.js';
 import { QUOTA_NOTE } from '../quotas.js';
@@ -38,7 +44,8 @@ function popupPage(msg: { connectionId: string | null; ok: boolean; error?: stri
 <script>try{window.opener&&window.opener.postMessage(${data},window.location.origin)}catch(e){}setTimeout(function(){window.close()},300)</script>`;
 }
 
-const origin = (req: FastifyRequest) => process.env.COPYTRADE_PUBLIC_URL?.replace(/\/$/, '') ?? `${req.protocol}://${req.headers.host}`;
+const origin = (req: FastifyRequest) =>
+  process.env.COPYTRADE_PUBLIC_URL?.replace(/\/$/, '') ?? `${req.protocol}://${req.headers.host}`;
 
 /**
  * Platform C connection flow (spec table): start -> authorization popup -> callback with the code -> account
@@ -52,101 +59,236 @@ export async function connectPlatformCRoutes(app: FastifyInstance, deps: ApiDeps
   const tags = ['Connect accounts'];
   const c = () => deps.endpoints.platformc;
 
-  r.post('/api/connect/platformc/start', {
-    onRequest: [auth, connectLimit(deps)],
-    schema: {
-      operationId: 'connectPlatformCStart', tags, security, ...OPEN, summary: 'Platform C step 1: an authorization URL to open in a popup',
-      body: Type.Optional(Type.Object({}, { additionalProperties: false })),
-      response: { 200: Type.Object({ connectionId: Type.String(), authorizationUrl: Type.String() }), ...stdErrors() },
-    },
-  }, async (req, reply) => {
-    const nonce = randomBytes(16).toString('base64url');
-    const browserNonce = randomBytes(16).toString('base64url');
-    const redirectUri = `${origin(req)}${CALLBACK}`;
-    const connectionId = sessions.put({ userId: userOf(req), nonce, browserNonce, redirectUri, status: 'pending', error: null, tokens: null, accounts: [] });
-    // Binds the approval to this browser: a link to someone else's authorization URL cannot attach their
-    // broker account to an attacker's session (SameSite=Lax still rides the provider's redirect back).
-    reply.header('set-cookie', `${COOKIE}=${browserNonce}; Path=${CALLBACK}; HttpOnly; SameSite=Lax; Max-Age=600`);
-    return { connectionId, authorizationUrl: buildAuthorizationUrl({ oauthBaseUrl: c().oauthBaseUrl, clientId: c().clientId, redirectUri, state: `${connectionId}.${nonce}` }) };
-  });
-
-  r.get(CALLBACK, {
-    schema: {
-      operationId: 'oauthCallbackPlatformC', tags, security: [], ...OPEN, summary: 'Where the authorization popup returns (HTML that notifies the app and closes)',
-      querystring: Type.Object({ code: Type.Optional(Type.String({ maxLength: 2048 })), state: Type.Optional(Type.String({ maxLength: 200 })), error: Type.Optional(Type.String({ maxLength: 200 })) }),
-    },
-  }, async (req, reply) => {
-    reply.type('text/html; charset=utf-8').header('cache-control', 'no-store');
-    const [connectionId, nonce] = (req.query.state ?? '').split('.');
-    const s = connectionId ? sessions.peek(connectionId) : null;
-    const same = (a: string | undefined, b: string) => !!a && a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
-    const cookie = /(?:^|;\s*)ct_oauth_c=([^;]+)/.exec(req.headers.cookie ?? '')?.[1];
-    // Only a pending connection takes a callback, and only from the browser that started it.
-    const nonceOk = !!s && s.status === 'pending' && same(nonce, s.nonce) && same(cookie, s.browserNonce);
-    if (!s || !nonceOk) return reply.code(400).send(popupPage({ connectionId: null, ok: false, error: 'unknown or expired connection; start again' }));
-    const fail = (error: string, failure: ErrorCode = 'broker_auth_failed') => {
-      sessions.update(connectionId!, { ...s, status: 'failed', error, failure });
-      return reply.send(popupPage({ connectionId: connectionId!, ok: false, error }));
-    };
-    if (req.query.error || !req.query.code) return fail(req.query.error === 'access_denied' ? 'access was not approved' : `authorization failed: ${req.query.error ?? 'no code'}`);
-    try {
-      const tokens = await exchangeCode({ oauthBaseUrl: c().oauthBaseUrl, clientId: c().clientId, clientSecret: c().clientSecret, code: req.query.code, redirectUri: s.redirectUri });
-      const listed = await listAccountsForToken({ endpoint: c().endpoint('demo'), clientId: c().clientId, clientSecret: c().clientSecret, accessToken: tokens.accessToken });
-      if (!listed.canTrade) return fail('the approval only allows viewing; approve trading access to copy trades');
-      sessions.update(connectionId!, { ...s, status: 'authorized', tokens: { accessToken: tokens.accessToken, refreshToken: tokens.refreshToken }, accounts: listed.accounts });
-      return reply.send(popupPage({ connectionId: connectionId!, ok: true }));
-    } catch (err) {
-      const unreachable = !(err instanceof AppError) || err.code === 'upstream_error' || err.code === 'upstream_unavailable';
-      return fail(err instanceof AppError ? err.message : 'the broker did not answer; try again', unreachable ? 'upstream_unavailable' : 'broker_auth_failed');
-    }
-  });
-
-  r.get('/api/connect/platformc/connections/:connection_id', {
-    onRequest: auth,
-    schema: {
-      operationId: 'getPlatformCConnection', tags, security, ...OPEN, summary: 'State of a platform C connection and the accounts the approval granted',
-      params: Type.Object({ connection_id: Type.String({ minLength: 1, maxLength: 64 }) }),
-      response: {
-        200: Type.Object({
-          status: Type.String({ description: 'pending, authorized or failed' }), error: Type.Union([Type.String(), Type.Null()]),
-          accounts: Type.Array(Type.Object({ ctidTraderAccountId: Type.String(), accountNumber: Type.Union([Type.String(), Type.Null()]), environment: Type.String(), brokerName: Type.Union([Type.String(), Type.Null()]) })),
-        }),
-        ...stdErrors(),
+  r.post(
+    '/api/connect/platformc/start',
+    {
+      onRequest: [auth, connectLimit(deps)],
+      schema: {
+        operationId: 'connectPlatformCStart',
+        tags,
+        security,
+        ...OPEN,
+        summary: 'Platform C step 1: an authorization URL to open in a popup',
+        body: Type.Optional(Type.Object({}, { additionalProperties: false })),
+        response: {
+          200: Type.Object({ connectionId: Type.String(), authorizationUrl: Type.String() }),
+          ...stdErrors(),
+        },
       },
     },
-  }, async (req) => {
-    const s = sessions.get(userOf(req), req.params.connection_id);
-    return { status: s.status, error: s.error, accounts: s.accounts.map((a) => ({ ctidTraderAccountId: a.ctidTraderAccountId, accountNumber: a.traderLogin, environment: a.environment, brokerName: a.brokerName })) };
-  });
-
-  r.post('/api/connect/platformc/confirm', {
-    onRequest: [auth, connectLimit(deps)],
-    schema: {
-      operationId: 'connectPlatformC', tags, security, ...OPEN, description: QUOTA_NOTE('accounts', 'ACCOUNTS', 'a reconnect does not count'), summary: 'Platform C last step: pick the account, verify account and environment, connect it to a group (200: a reconnect of the caller\'s connection; 409 account_already_connected: connected by another user)',
-      body: Type.Object({
-        connectionId: Type.String({ minLength: 1, maxLength: 64 }), ctidTraderAccountId: Type.String({ maxLength: 32 }), accountNumber: Type.String({ maxLength: 32 }),
-        environment: Type.Union([Type.Literal('demo'), Type.Literal('live')]), ...AssignFields,
-      }, { additionalProperties: false }),
-      response: { 200: AccountSchema, 201: AccountSchema, ...stdErrors(409, 422) },
+    async (req, reply) => {
+      const nonce = randomBytes(16).toString('base64url');
+      const browserNonce = randomBytes(16).toString('base64url');
+      const redirectUri = `${origin(req)}${CALLBACK}`;
+      const connectionId = sessions.put({
+        userId: userOf(req),
+        nonce,
+        browserNonce,
+        redirectUri,
+        status: 'pending',
+        error: null,
+        tokens: null,
+        accounts: [],
+      });
+      // Binds the approval to this browser: a link to someone else's authorization URL cannot attach their
+      // broker account to an attacker's session (SameSite=Lax still rides the provider's redirect back).
+      reply.header('set-cookie', `${COOKIE}=${browserNonce}; Path=${CALLBACK}; HttpOnly; SameSite=Lax; Max-Age=600`);
+      return {
+        connectionId,
+        authorizationUrl: buildAuthorizationUrl({
+          oauthBaseUrl: c().oauthBaseUrl,
+          clientId: c().clientId,
+          redirectUri,
+          state: `${connectionId}.${nonce}`,
+        }),
+      };
     },
-  }, async (req, reply) => {
-    const userId = userOf(req);
-    const s = sessions.get(userId, req.body.connectionId);
-    if (s.status === 'failed') throw new AppError(s.failure ?? 'broker_auth_failed', `the broker did not authorize the connection: ${s.error}; start again`);
-    if (s.status !== 'authorized' || !s.tokens) throw new AppError('conflict', 'the authorization window has not been approved yet');
-    const picked = verifyCTraderAccount(s.accounts, { ctidTraderAccountId: req.body.ctidTraderAccountId, accountNumber: req.body.accountNumber, environment: req.body.environment });
-    const brokerIdentity = brokerIdentityOf({ platform: 'platformc', environment: picked.environment, accountId: picked.ctidTraderAccountId });
-    const { account, reconnected } = await storeConnectedAccount(deps, {
-      brokerIdentity, userId, platform: 'platformc', role: req.body.role ?? 'slave', groupId: req.body.groupId ?? null,
-      name: req.body.name ?? `${picked.brokerName ?? 'cTrader'} #${picked.traderLogin ?? picked.ctidTraderAccountId}`,
-      brokerAccountId: picked.ctidTraderAccountId, brokerAccountNumber: picked.traderLogin ?? picked.ctidTraderAccountId, brokerName: picked.brokerName, environment: picked.environment,
-      credentials: { ...s.tokens, ctidTraderAccountId: picked.ctidTraderAccountId, isLive: picked.isLive, ...(picked.traderLogin ? { traderLogin: picked.traderLogin } : {}) },
-    });
-    await refreshFunds(deps, account.id);
-    sessions.delete(req.body.connectionId);
-    reply.code(reconnected ? 200 : 201);
-    return toAccountJson((await deps.store.accounts.byId(account.id))!);
-  });
+  );
+
+  r.get(
+    CALLBACK,
+    {
+      schema: {
+        operationId: 'oauthCallbackPlatformC',
+        tags,
+        security: [],
+        ...OPEN,
+        summary: 'Where the authorization popup returns (HTML that notifies the app and closes)',
+        querystring: Type.Object({
+          code: Type.Optional(Type.String({ maxLength: 2048 })),
+          state: Type.Optional(Type.String({ maxLength: 200 })),
+          error: Type.Optional(Type.String({ maxLength: 200 })),
+        }),
+      },
+    },
+    async (req, reply) => {
+      reply.type('text/html; charset=utf-8').header('cache-control', 'no-store');
+      const [connectionId, nonce] = (req.query.state ?? '').split('.');
+      const s = connectionId ? sessions.peek(connectionId) : null;
+      const same = (a: string | undefined, b: string) =>
+        !!a && a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+      const cookie = /(?:^|;\s*)ct_oauth_c=([^;]+)/.exec(req.headers.cookie ?? '')?.[1];
+      // Only a pending connection takes a callback, and only from the browser that started it.
+      const nonceOk = !!s && s.status === 'pending' && same(nonce, s.nonce) && same(cookie, s.browserNonce);
+      if (!s || !nonceOk)
+        return reply
+          .code(400)
+          .send(popupPage({ connectionId: null, ok: false, error: 'unknown or expired connection; start again' }));
+      const fail = (error: string, failure: ErrorCode = 'broker_auth_failed') => {
+        sessions.update(connectionId!, { ...s, status: 'failed', error, failure });
+        return reply.send(popupPage({ connectionId: connectionId!, ok: false, error }));
+      };
+      if (req.query.error || !req.query.code)
+        return fail(
+          req.query.error === 'access_denied'
+            ? 'access was not approved'
+            : `authorization failed: ${req.query.error ?? 'no code'}`,
+        );
+      try {
+        const tokens = await exchangeCode({
+          oauthBaseUrl: c().oauthBaseUrl,
+          clientId: c().clientId,
+          clientSecret: c().clientSecret,
+          code: req.query.code,
+          redirectUri: s.redirectUri,
+        });
+        const listed = await listAccountsForToken({
+          endpoint: c().endpoint('demo'),
+          clientId: c().clientId,
+          clientSecret: c().clientSecret,
+          accessToken: tokens.accessToken,
+        });
+        if (!listed.canTrade) return fail('the approval only allows viewing; approve trading access to copy trades');
+        sessions.update(connectionId!, {
+          ...s,
+          status: 'authorized',
+          tokens: { accessToken: tokens.accessToken, refreshToken: tokens.refreshToken },
+          accounts: listed.accounts,
+        });
+        return reply.send(popupPage({ connectionId: connectionId!, ok: true }));
+      } catch (err) {
+        const unreachable =
+          !(err instanceof AppError) || err.code === 'upstream_error' || err.code === 'upstream_unavailable';
+        return fail(
+          err instanceof AppError ? err.message : 'the broker did not answer; try again',
+          unreachable ? 'upstream_unavailable' : 'broker_auth_failed',
+        );
+      }
+    },
+  );
+
+  r.get(
+    '/api/connect/platformc/connections/:connection_id',
+    {
+      onRequest: auth,
+      schema: {
+        operationId: 'getPlatformCConnection',
+        tags,
+        security,
+        ...OPEN,
+        summary: 'State of a platform C connection and the accounts the approval granted',
+        params: Type.Object({ connection_id: Type.String({ minLength: 1, maxLength: 64 }) }),
+        response: {
+          200: Type.Object({
+            status: Type.String({ description: 'pending, authorized or failed' }),
+            error: Type.Union([Type.String(), Type.Null()]),
+            accounts: Type.Array(
+              Type.Object({
+                ctidTraderAccountId: Type.String(),
+                accountNumber: Type.Union([Type.String(), Type.Null()]),
+                environment: Type.String(),
+                brokerName: Type.Union([Type.String(), Type.Null()]),
+              }),
+            ),
+          }),
+          ...stdErrors(),
+        },
+      },
+    },
+    async (req) => {
+      const s = sessions.get(userOf(req), req.params.connection_id);
+      return {
+        status: s.status,
+        error: s.error,
+        accounts: s.accounts.map((a) => ({
+          ctidTraderAccountId: a.ctidTraderAccountId,
+          accountNumber: a.traderLogin,
+          environment: a.environment,
+          brokerName: a.brokerName,
+        })),
+      };
+    },
+  );
+
+  r.post(
+    '/api/connect/platformc/confirm',
+    {
+      onRequest: [auth, connectLimit(deps)],
+      schema: {
+        operationId: 'connectPlatformC',
+        tags,
+        security,
+        ...OPEN,
+        description: QUOTA_NOTE('accounts', 'ACCOUNTS', 'a reconnect does not count'),
+        summary:
+          "Platform C last step: pick the account, verify account and environment, connect it to a group (200: a reconnect of the caller's connection; 409 account_already_connected: connected by another user)",
+        body: Type.Object(
+          {
+            connectionId: Type.String({ minLength: 1, maxLength: 64 }),
+            ctidTraderAccountId: Type.String({ maxLength: 32 }),
+            accountNumber: Type.String({ maxLength: 32 }),
+            environment: Type.Union([Type.Literal('demo'), Type.Literal('live')]),
+            ...AssignFields,
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: AccountSchema, 201: AccountSchema, ...stdErrors(409, 422) },
+      },
+    },
+    async (req, reply) => {
+      const userId = userOf(req);
+      const s = sessions.get(userId, req.body.connectionId);
+      if (s.status === 'failed')
+        throw new AppError(
+          s.failure ?? 'broker_auth_failed',
+          `the broker did not authorize the connection: ${s.error}; start again`,
+        );
+      if (s.status !== 'authorized' || !s.tokens)
+        throw new AppError('conflict', 'the authorization window has not been approved yet');
+      const picked = verifyCTraderAccount(s.accounts, {
+        ctidTraderAccountId: req.body.ctidTraderAccountId,
+        accountNumber: req.body.accountNumber,
+        environment: req.body.environment,
+      });
+      const brokerIdentity = brokerIdentityOf({
+        platform: 'platformc',
+        environment: picked.environment,
+        accountId: picked.ctidTraderAccountId,
+      });
+      const { account, reconnected } = await storeConnectedAccount(deps, {
+        brokerIdentity,
+        userId,
+        platform: 'platformc',
+        role: req.body.role ?? 'slave',
+        groupId: req.body.groupId ?? null,
+        name: req.body.name ?? `${picked.brokerName ?? 'cTrader'} #${picked.traderLogin ?? picked.ctidTraderAccountId}`,
+        brokerAccountId: picked.ctidTraderAccountId,
+        brokerAccountNumber: picked.traderLogin ?? picked.ctidTraderAccountId,
+        brokerName: picked.brokerName,
+        environment: picked.environment,
+        credentials: {
+          ...s.tokens,
+          ctidTraderAccountId: picked.ctidTraderAccountId,
+          isLive: picked.isLive,
+          ...(picked.traderLogin ? { traderLogin: picked.traderLogin } : {}),
+        },
+      });
+      await refreshFunds(deps, account.id);
+      sessions.delete(req.body.connectionId);
+      reply.code(reconnected ? 200 : 201);
+      return toAccountJson((await deps.store.accounts.byId(account.id))!);
+    },
+  );
 }
 
 /** Balance, equity and currency as the broker reports them right after connecting (best effort). */

@@ -21,7 +21,8 @@ export class ConnectionSessions<T extends { userId: string }> {
   /** The session of this user; another user's id is the same 404 as an expired one. */
   get(userId: string, id: string): T {
     const s = this.items.get(id);
-    if (!s || s.expiresAt < Date.now() || s.value.userId !== userId) throw new AppError('not_found', 'connection not found or expired; start the connection again');
+    if (!s || s.expiresAt < Date.now() || s.value.userId !== userId)
+      throw new AppError('not_found', 'connection not found or expired; start the connection again');
     return s.value;
   }
 

@@ -22,13 +22,21 @@ function bearer(req: FastifyRequest): string | null {
  * or of the other kind: the same 401, so a caller learns nothing about which part was wrong.
  */
 export function requireAuth(auth: AuthService, kind: AuthKind): onRequestAsyncHookHandler {
-  return async function (req: FastifyRequest, reply: FastifyReply) {
+  return async (req: FastifyRequest, reply: FastifyReply) => {
     const secret = bearer(req);
-    const principal = secret ? await (kind === 'api_key' ? auth.authenticateApiKey(secret) : auth.authenticateToken(secret)) : null;
+    const principal = secret
+      ? await (kind === 'api_key' ? auth.authenticateApiKey(secret) : auth.authenticateToken(secret))
+      : null;
     if (!principal) {
       reply.header('www-authenticate', 'Bearer');
       const what = kind === 'api_key' ? 'an API key' : 'a signed-in user access token';
-      await sendError(req, reply, 401, 'unauthorized', `missing or invalid credentials: send Authorization: Bearer <${kind === 'api_key' ? 'API_KEY' : 'ACCESS_TOKEN'}> with ${what}`);
+      await sendError(
+        req,
+        reply,
+        401,
+        'unauthorized',
+        `missing or invalid credentials: send Authorization: Bearer <${kind === 'api_key' ? 'API_KEY' : 'ACCESS_TOKEN'}> with ${what}`,
+      );
       return reply;
     }
     req.principal = principal;

@@ -29,7 +29,11 @@ declare module 'fastify' {
 /** Same JSON whatever the order of its keys: a client that re-serialises its body is still sending the same body. */
 function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (v && typeof v === 'object') return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  if (v && typeof v === 'object')
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
   return JSON.stringify(v ?? null);
 }
 
@@ -55,7 +59,10 @@ function canonicalOrMarker(v: unknown): string {
 export function idempotency(app: FastifyInstance, store: Store, opts: IdempotencyOptions): void {
   const ttlMs = opts.ttlMs ?? 24 * 3600_000;
   const repo = store.idempotency(ttlMs);
-  const purge = setInterval(() => void repo.purgeExpired().catch((err: unknown) => opts.onError?.(err)), Math.min(ttlMs, 3600_000));
+  const purge = setInterval(
+    () => void repo.purgeExpired().catch((err: unknown) => opts.onError?.(err)),
+    Math.min(ttlMs, 3600_000),
+  );
   purge.unref();
   app.addHook('onClose', async () => clearInterval(purge));
 
@@ -65,10 +72,13 @@ export function idempotency(app: FastifyInstance, store: Store, opts: Idempotenc
     const header = req.headers['idempotency-key'];
     if (header === undefined) return;
     if (Array.isArray(header)) return sendError(req, reply, 400, 'invalid_request', 'send one Idempotency-Key header');
-    if (header.length === 0 || header.length > MAX_KEY_LENGTH) return sendError(req, reply, 400, 'invalid_request', `Idempotency-Key must be 1 to ${MAX_KEY_LENGTH} characters`);
+    if (header.length === 0 || header.length > MAX_KEY_LENGTH)
+      return sendError(req, reply, 400, 'invalid_request', `Idempotency-Key must be 1 to ${MAX_KEY_LENGTH} characters`);
     const userId = req.principal?.userId;
     if (!userId) return;
-    const digest = createHash('sha256').update(`${req.method} ${req.url}\n${canonicalOrMarker(req.body)}`).digest('hex');
+    const digest = createHash('sha256')
+      .update(`${req.method} ${req.url}\n${canonicalOrMarker(req.body)}`)
+      .digest('hex');
     const claim = await repo.claim(userId, header, route, digest, { requestId: req.id, claimedBy: opts.instanceId });
     if (claim.claimed) {
       req.idempotency = { userId, key: header };
@@ -76,17 +86,33 @@ export function idempotency(app: FastifyInstance, store: Store, opts: Idempotenc
     }
     const { existing } = claim;
     if (existing.bodyDigest !== digest) {
-      return sendError(req, reply, 422, 'idempotency_key_reused', 'this Idempotency-Key was used for a different request (method, path or body); use a new key for a new request');
+      return sendError(
+        req,
+        reply,
+        422,
+        'idempotency_key_reused',
+        'this Idempotency-Key was used for a different request (method, path or body); use a new key for a new request',
+      );
     }
     if (existing.status === null) {
       reply.header('retry-after', '1');
-      return sendError(req, reply, 409, 'idempotency_key_in_flight', 'a request with this Idempotency-Key is still being processed; retry after it finished (if the service stopped while it ran, reconcile and use a new key)');
+      return sendError(
+        req,
+        reply,
+        409,
+        'idempotency_key_in_flight',
+        'a request with this Idempotency-Key is still being processed; retry after it finished (if the service stopped while it ran, reconcile and use a new key)',
+      );
     }
     const stored = existing.response as { body: unknown; headers?: Record<string, string> } | null;
     for (const [k, v] of Object.entries(stored?.headers ?? {})) reply.header(k, v);
     reply.header('idempotent-replayed', 'true');
     // Sent as the exact stored JSON: a replay repeats the first answer, it is not re-shaped by the route's schema.
-    return reply.code(existing.status).type('application/json').serializer((v) => (typeof v === 'string' ? v : JSON.stringify(v))).send(JSON.stringify(stored?.body ?? null));
+    return reply
+      .code(existing.status)
+      .type('application/json')
+      .serializer((v) => (typeof v === 'string' ? v : JSON.stringify(v)))
+      .send(JSON.stringify(stored?.body ?? null));
   });
 
   app.addHook('onSend', async (req, reply, payload) => {
@@ -102,10 +128,18 @@ export function idempotency(app: FastifyInstance, store: Store, opts: Idempotenc
       let body: unknown = null;
       if (SECRET_RESPONSE_ROUTES.has(req.routeOptions.url ?? '')) {
         // A secret is shown once and stored only sealed where it belongs; a replay says where it went.
-        body = { code: 'secret_shown_once', error: 'this request already succeeded; its secret was shown in the first answer and is not stored again (rotate it to get a new one)' };
+        body = {
+          code: 'secret_shown_once',
+          error:
+            'this request already succeeded; its secret was shown in the first answer and is not stored again (rotate it to get a new one)',
+        };
       } else if (typeof payload === 'string') {
         // Stored as jsonb: text PostgreSQL refuses would fail the write and leave the key in flight for good.
-        try { body = storableJson(JSON.parse(payload)); } catch { body = storableText(payload); }
+        try {
+          body = storableJson(JSON.parse(payload));
+        } catch {
+          body = storableText(payload);
+        }
       }
       const headers: Record<string, string> = {};
       for (const h of KEPT_HEADERS) {

@@ -20,7 +20,8 @@ export function inputGuard(app: FastifyInstance): void {
     const text = body as string;
     // `Content-Type: application/json` with nothing after it (common from HTTP clients) means no body.
     if (text.trim() === '') return done(null, undefined);
-    if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) return done(invalid(`the body is nested deeper than ${MAX_JSON_DEPTH} levels`), undefined);
+    if (jsonDepthExceeds(text, MAX_JSON_DEPTH))
+      return done(invalid(`the body is nested deeper than ${MAX_JSON_DEPTH} levels`), undefined);
     parseJson(req, text, (err, value) => {
       if (err) return done(err, undefined);
       const bad = findBadString(value, 'body');
@@ -29,7 +30,10 @@ export function inputGuard(app: FastifyInstance): void {
   });
 
   app.addHook('preValidation', async (req) => {
-    for (const [where, values] of [['params', req.params], ['query', req.query]] as const) {
+    for (const [where, values] of [
+      ['params', req.params],
+      ['query', req.query],
+    ] as const) {
       if (!values || typeof values !== 'object') continue;
       for (const [name, v] of Object.entries(values as Record<string, unknown>)) {
         for (const s of Array.isArray(v) ? v : [v]) {

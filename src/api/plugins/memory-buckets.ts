@@ -13,7 +13,9 @@ export class MemoryBuckets {
   async take(bucket: string, p: BucketPolicy, cost = 1): Promise<BucketState> {
     const now = this.now();
     const b = this.buckets.get(bucket);
-    const tokens = b ? Math.min(p.quota, b.tokens + (Math.max(0, now - b.at) / 1000) * (p.quota / p.windowSec)) : p.quota;
+    const tokens = b
+      ? Math.min(p.quota, b.tokens + (Math.max(0, now - b.at) / 1000) * (p.quota / p.windowSec))
+      : p.quota;
     if (tokens < cost) return { allowed: false, tokens };
     this.buckets.set(bucket, { tokens: tokens - cost, at: now });
     return { allowed: true, tokens: tokens - cost };

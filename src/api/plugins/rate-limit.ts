@@ -15,7 +15,10 @@ export interface V1Limits {
 type LimitClass = 'writes' | 'reads';
 
 /** The limits that apply to one caller: its key's dedicated ones where the operator set them, else the defaults. */
-function effectiveLimits(defaults: V1Limits, principal: Pick<Principal, 'limits'>): Record<LimitClass, BucketPolicy | null> {
+function effectiveLimits(
+  defaults: V1Limits,
+  principal: Pick<Principal, 'limits'>,
+): Record<LimitClass, BucketPolicy | null> {
   const of = (n: number | null | undefined, dflt: number) => {
     const quota = n ?? dflt;
     return quota > 0 ? { quota, windowSec: defaults.windowSec } : null;
@@ -51,7 +54,13 @@ export function rateLimiter(app: FastifyInstance, store: Store, defaults: V1Limi
   // Embedded store: one process by its lock file, so memory is exact; PostgreSQL: processes share the store's buckets.
   const repo = store.database.kind === 'pglite' ? new MemoryBuckets() : new RateBucketsRepo(store.database.db);
   const idleMs = Math.max(defaults.windowSec * 1000 * 2, 3600_000);
-  const purge = setInterval(() => void repo.purgeIdle(new Date(Date.now() - idleMs)).catch((err: unknown) => app.log.error({ err }, 'rate buckets not purged')), idleMs);
+  const purge = setInterval(
+    () =>
+      void repo
+        .purgeIdle(new Date(Date.now() - idleMs))
+        .catch((err: unknown) => app.log.error({ err }, 'rate buckets not purged')),
+    idleMs,
+  );
   purge.unref();
   app.addHook('onClose', async () => clearInterval(purge));
 
@@ -72,30 +81,62 @@ export function rateLimiter(app: FastifyInstance, store: Store, defaults: V1Limi
     if (state.allowed) return false;
     const retryAfter = Math.max(1, Math.ceil((1 - tokens) / rate));
     reply.header('retry-after', String(retryAfter));
-    await sendError(req, reply, 429, 'rate_limited', `over the ${cls} limit of ${policy.quota} requests per ${policy.windowSec} s for this ${principal.credentialKind === 'api_key' ? 'API key' : 'user'}; retry in ${retryAfter} s`, { retryAfter });
+    await sendError(
+      req,
+      reply,
+      429,
+      'rate_limited',
+      `over the ${cls} limit of ${policy.quota} requests per ${policy.windowSec} s for this ${principal.credentialKind === 'api_key' ? 'API key' : 'user'}; retry in ${retryAfter} s`,
+      { retryAfter },
+    );
     return true;
   };
 }
 
-const header = (description: string, example: string) => ({ description, schema: { type: 'string' }, example, 'x-open-point': true });
+const header = (description: string, example: string) => ({
+  description,
+  schema: { type: 'string' },
+  example,
+  'x-open-point': true,
+});
 const LIMIT_HEADERS = {
-  'RateLimit-Policy': header('the quota policy of this request\'s class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones', '"writes";q=60;w=60'),
-  RateLimit: header('where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)', '"writes";r=59;t=1'),
+  'RateLimit-Policy': header(
+    'the quota policy of this request\'s class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones',
+    '"writes";q=60;w=60',
+  ),
+  RateLimit: header(
+    'where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)',
+    '"writes";r=59;t=1',
+  ),
 };
-const RETRY_AFTER = { description: 'seconds until the next request of this class is served', schema: { type: 'integer' } };
+const RETRY_AFTER = {
+  description: 'seconds until the next request of this class is served',
+  schema: { type: 'integer' },
+};
 
 /**
  * The document's side of the limits: every answer of a family V operation carries the two fields, and each
  * operation lists the 429 with Retry-After. Applied to the finished document (one place, every route).
  */
 export function documentRateLimits(doc: Record<string, unknown>): void {
-  const paths = (doc.paths ?? {}) as Record<string, Record<string, { responses?: Record<string, { headers?: Record<string, unknown>; description?: string; content?: unknown }> }>>;
+  const paths = (doc.paths ?? {}) as Record<
+    string,
+    Record<
+      string,
+      { responses?: Record<string, { headers?: Record<string, unknown>; description?: string; content?: unknown }> }
+    >
+  >;
   for (const [path, ops] of Object.entries(paths)) {
     // Sign-in and password change answer 429 with Retry-After while an account or address must wait.
     if (path === '/app/sign-in' || path === '/app/password') {
       for (const op of Object.values(ops)) {
         const r429 = op?.responses?.['429'];
-        if (r429) Object.assign(r429, { description: 'too many failed sign-ins for this account or from this address (code rate_limited): wait Retry-After seconds', headers: { 'Retry-After': RETRY_AFTER } });
+        if (r429)
+          Object.assign(r429, {
+            description:
+              'too many failed sign-ins for this account or from this address (code rate_limited): wait Retry-After seconds',
+            headers: { 'Retry-After': RETRY_AFTER },
+          });
       }
       continue;
     }
@@ -107,7 +148,11 @@ export function documentRateLimits(doc: Record<string, unknown>): void {
       op.responses['429'] ??= { description: '', ...(errorBody ? { content: errorBody } : {}) };
       for (const [code, res] of Object.entries(op.responses)) {
         if (code === '401') continue;
-        res.headers = { ...(res.headers ?? {}), ...LIMIT_HEADERS, ...(code === '429' ? { 'Retry-After': RETRY_AFTER } : {}) };
+        res.headers = {
+          ...(res.headers ?? {}),
+          ...LIMIT_HEADERS,
+          ...(code === '429' ? { 'Retry-After': RETRY_AFTER } : {}),
+        };
         if (code === '429') res.description = 'over the rate limit (code rate_limited): wait Retry-After seconds';
       }
     }

@@ -12,7 +12,15 @@ async function appWith(body: () => unknown) {
   const app = Fastify();
   requestRecords(app, store, (err) => errors.push(err));
   // Whatever a parser or route leaves in req.body: the record must still be written.
-  app.post('/v1/thing', { preHandler: async (req) => { req.body = body(); } }, async () => ({ ok: true, echo: 'a\u0000b' }));
+  app.post(
+    '/v1/thing',
+    {
+      preHandler: async (req) => {
+        req.body = body();
+      },
+    },
+    async () => ({ ok: true, echo: 'a\u0000b' }),
+  );
   await app.ready();
   return { app, records, errors };
 }
@@ -26,7 +34,12 @@ describe('request records never fail on what a request carried', () => {
     expect(res.statusCode).toBe(200);
     expect(errors).toEqual([]);
     expect(records).toHaveLength(1);
-    expect(records[0]).toMatchObject({ method: 'POST', route: '/v1/thing', status: 200, bodyDigest: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(records[0]).toMatchObject({
+      method: 'POST',
+      route: '/v1/thing',
+      status: 200,
+      bodyDigest: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
   });
 
   it('a circular body, and a response holding U+0000 (refused by jsonb), are recorded in a storable form', async () => {

@@ -7,7 +7,10 @@ import { storableJson, storableText } from '../text-safety.js';
 const WRITE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /** Responses holding a secret shown once: never stored (request records, idempotent replays). */
 export const SECRET_RESPONSE_ROUTES = new Set([
-  '/app/sign-in', '/app/password', '/app/api-keys', '/app/api-keys/:key_id/rotate',
+  '/app/sign-in',
+  '/app/password',
+  '/app/api-keys',
+  '/app/api-keys/:key_id/rotate',
   ...['/v1', '/app/v1'].flatMap((p) => [`${p}/webhook-endpoints`, `${p}/webhook-endpoints/:endpoint_id/rotate-secret`]),
 ]);
 const MAX_STORED_RESPONSE = 16_384;
@@ -25,7 +28,12 @@ declare module 'fastify' {
  */
 export function requestRecords(app: FastifyInstance, store: Store, onError: (err: unknown) => void): void {
   app.addHook('onSend', async (req, _reply, payload) => {
-    if (WRITE.has(req.method) && typeof payload === 'string' && payload.length <= MAX_STORED_RESPONSE && !SECRET_RESPONSE_ROUTES.has(req.routeOptions.url ?? '')) {
+    if (
+      WRITE.has(req.method) &&
+      typeof payload === 'string' &&
+      payload.length <= MAX_STORED_RESPONSE &&
+      !SECRET_RESPONSE_ROUTES.has(req.routeOptions.url ?? '')
+    ) {
       try {
         req.recordedResponse = storableJson(JSON.parse(payload));
       } catch {
@@ -42,21 +50,27 @@ export function requestRecords(app: FastifyInstance, store: Store, onError: (err
     try {
       const body = WRITE.has(req.method) && req.body !== undefined ? serialised(req.body) : null;
       const key = req.headers['idempotency-key'];
-      store.requests.enqueue({
-        id: req.id,
-        userId: req.principal?.userId ?? null,
-        credentialKind: req.principal?.credentialKind ?? null,
-        credentialId: req.principal?.credentialId ?? null,
-        method: req.method,
-        route,
-        path: storableText(req.originalUrl.split('?')[0]!),
-        status: reply.statusCode,
-        // No digest of a body that carries a password: with the other fields known, it would allow offline guessing.
-        bodyDigest: body && !route.startsWith('/app/sign-in') && route !== '/app/password' && !route.startsWith('/api/connect/') ? createHash('sha256').update(body).digest('hex') : null,
-        response: req.recordedResponse ?? null,
-        durationMs: reply.elapsedTime.toFixed(3),
-        idempotencyKey: typeof key === 'string' ? storableText(key) : null,
-      }, onError);
+      store.requests.enqueue(
+        {
+          id: req.id,
+          userId: req.principal?.userId ?? null,
+          credentialKind: req.principal?.credentialKind ?? null,
+          credentialId: req.principal?.credentialId ?? null,
+          method: req.method,
+          route,
+          path: storableText(req.originalUrl.split('?')[0]!),
+          status: reply.statusCode,
+          // No digest of a body that carries a password: with the other fields known, it would allow offline guessing.
+          bodyDigest:
+            body && !route.startsWith('/app/sign-in') && route !== '/app/password' && !route.startsWith('/api/connect/')
+              ? createHash('sha256').update(body).digest('hex')
+              : null,
+          response: req.recordedResponse ?? null,
+          durationMs: reply.elapsedTime.toFixed(3),
+          idempotencyKey: typeof key === 'string' ? storableText(key) : null,
+        },
+        onError,
+      );
     } catch (err) {
       onError(err);
     }

@@ -5,7 +5,20 @@ import { invalid } from '../../domain/errors.js';
 import { ownedAccount, type ApiDeps } from '../deps.js';
 import { userOf } from '../plugins/auth.js';
 import { limitsJson } from '../plugins/rate-limit.js';
-import { AccountIdParams, AccountSchema, RateLimitsSchema, CapabilitiesSchema, OPEN, OrderSchema, PositionSchema, stdErrors, toAccountJson, toCapabilitiesJson, toOrderJson, toPositionJson } from '../schemas.js';
+import {
+  AccountIdParams,
+  AccountSchema,
+  RateLimitsSchema,
+  CapabilitiesSchema,
+  OPEN,
+  OrderSchema,
+  PositionSchema,
+  stdErrors,
+  toAccountJson,
+  toCapabilitiesJson,
+  toOrderJson,
+  toPositionJson,
+} from '../schemas.js';
 import { parseTimeParam } from '../time-params.js';
 import type { RouteOpts } from './route-opts.js';
 import { openCopies } from './open-copies.js';
@@ -17,93 +30,224 @@ export async function accountRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
   const { auth, security, prefix, hide } = o;
   const tags = ['Accounts'];
 
-  r.get(`${prefix}/me`, {
-    onRequest: auth,
-    schema: { operationId: 'getMe', hide, tags, security, ...OPEN, summary: "The caller's profile", response: { 200: Type.Object({ id: Type.String(), email: Type.String(), createdAt: Type.String(), credential: Type.Object({ kind: Type.String(), id: Type.String(), rateLimits: RateLimitsSchema }) }), ...stdErrors() } },
-  }, async (req) => {
-    const u = (await deps.store.users.byId(userOf(req)))!;
-    const p = req.principal!;
-    return { id: u.id, email: u.email, createdAt: u.createdAt.toISOString(), credential: { kind: p.credentialKind, id: p.credentialId, rateLimits: limitsJson(deps.v1Limits, p.limits) } };
-  });
-
-  r.get(`${prefix}/accounts`, {
-    onRequest: auth,
-    schema: {
-      operationId: 'listAccounts', hide, tags, security, summary: "The caller's accounts on every platform, with role, status and health",
-      description: 'Without limit: every account (the spec\'s envelope, unchanged; the accounts quota bounds it). With limit: a page, oldest first, and a Link rel="next" header while more follow (open point).',
-      // Other query parameters stay ignored, as before paging: the spec's route takes none and must not start refusing them.
-      querystring: Type.Object(pageQuery(ACCOUNTS_PAGE)),
-      response: { 200: Type.Object({ accounts: Type.Array(AccountSchema) }), ...stdErrors() },
+  r.get(
+    `${prefix}/me`,
+    {
+      onRequest: auth,
+      schema: {
+        operationId: 'getMe',
+        hide,
+        tags,
+        security,
+        ...OPEN,
+        summary: "The caller's profile",
+        response: {
+          200: Type.Object({
+            id: Type.String(),
+            email: Type.String(),
+            createdAt: Type.String(),
+            credential: Type.Object({ kind: Type.String(), id: Type.String(), rateLimits: RateLimitsSchema }),
+          }),
+          ...stdErrors(),
+        },
+      },
     },
-  }, async (req, reply) => {
-    const page = readPage(req.query, ACCOUNTS_PAGE);
-    const rows = pageOf(await deps.store.accounts.list(userOf(req)), page, (a) => a.id, 'asc');
-    return { accounts: finishPage(req, reply, rows, page, ACCOUNTS_PAGE, (a) => a.id).items.map(toAccountJson) };
-  });
-
-  r.get(`${prefix}/accounts/:account_id`, {
-    onRequest: auth,
-    schema: { operationId: 'getAccount', hide, tags, security, ...OPEN, summary: 'One owned account with its status and health', params: AccountIdParams, response: { 200: AccountSchema, ...stdErrors() } },
-  }, async (req) => toAccountJson(await ownedAccount(deps, userOf(req), req.params.account_id)));
-
-  r.delete(`${prefix}/accounts/:account_id`, {
-    onRequest: auth,
-    schema: {
-      operationId: 'removeAccount', hide, tags, security, ...OPEN,
-      summary: 'Remove an account with its sealed broker credentials, copy rule and links (a Master takes its trades and their ledger with it). '
-        + '409 open_copies while it holds copies (as a Slave) or leads them (as a Master), unless force=true, which leaves those copies open at the brokers, no longer followed; 409 panic_close_running while a panic-close runs on it',
-      params: AccountIdParams, querystring: Type.Object({ force: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])) }, { additionalProperties: false }),
-      response: { 204: Type.Null(), ...stdErrors(409) },
+    async (req) => {
+      const u = (await deps.store.users.byId(userOf(req)))!;
+      const p = req.principal!;
+      return {
+        id: u.id,
+        email: u.email,
+        createdAt: u.createdAt.toISOString(),
+        credential: { kind: p.credentialKind, id: p.credentialId, rateLimits: limitsJson(deps.v1Limits, p.limits) },
+      };
     },
-  }, async (req, reply) => {
-    const a = await ownedAccount(deps, userOf(req), req.params.account_id);
-    await deps.panic.assertNoRunningJob(a.userId, a.id, 'removing the account');
-    if (req.query.force !== 'true') {
-      const open = await deps.store.accounts.openCopies(a.id);
-      if (open.asSlave + open.asMaster > 0) {
-        const parts = [open.asSlave > 0 ? `holds ${open.asSlave} open ${open.asSlave === 1 ? 'copy' : 'copies'} of its Master's trades` : '', open.asMaster > 0 ? `leads ${open.asMaster} open ${open.asMaster === 1 ? 'copy' : 'copies'} on its Slaves` : ''].filter(Boolean);
-        throw openCopies(`the account ${parts.join(' and ')}; close them first (panic-close) or remove with force=true to leave them open at the brokers`, open);
+  );
+
+  r.get(
+    `${prefix}/accounts`,
+    {
+      onRequest: auth,
+      schema: {
+        operationId: 'listAccounts',
+        hide,
+        tags,
+        security,
+        summary: "The caller's accounts on every platform, with role, status and health",
+        description:
+          'Without limit: every account (the spec\'s envelope, unchanged; the accounts quota bounds it). With limit: a page, oldest first, and a Link rel="next" header while more follow (open point).',
+        // Other query parameters stay ignored, as before paging: the spec's route takes none and must not start refusing them.
+        querystring: Type.Object(pageQuery(ACCOUNTS_PAGE)),
+        response: { 200: Type.Object({ accounts: Type.Array(AccountSchema) }), ...stdErrors() },
+      },
+    },
+    async (req, reply) => {
+      const page = readPage(req.query, ACCOUNTS_PAGE);
+      const rows = pageOf(await deps.store.accounts.list(userOf(req)), page, (a) => a.id, 'asc');
+      return { accounts: finishPage(req, reply, rows, page, ACCOUNTS_PAGE, (a) => a.id).items.map(toAccountJson) };
+    },
+  );
+
+  r.get(
+    `${prefix}/accounts/:account_id`,
+    {
+      onRequest: auth,
+      schema: {
+        operationId: 'getAccount',
+        hide,
+        tags,
+        security,
+        ...OPEN,
+        summary: 'One owned account with its status and health',
+        params: AccountIdParams,
+        response: { 200: AccountSchema, ...stdErrors() },
+      },
+    },
+    async (req) => toAccountJson(await ownedAccount(deps, userOf(req), req.params.account_id)),
+  );
+
+  r.delete(
+    `${prefix}/accounts/:account_id`,
+    {
+      onRequest: auth,
+      schema: {
+        operationId: 'removeAccount',
+        hide,
+        tags,
+        security,
+        ...OPEN,
+        summary:
+          'Remove an account with its sealed broker credentials, copy rule and links (a Master takes its trades and their ledger with it). ' +
+          '409 open_copies while it holds copies (as a Slave) or leads them (as a Master), unless force=true, which leaves those copies open at the brokers, no longer followed; 409 panic_close_running while a panic-close runs on it',
+        params: AccountIdParams,
+        querystring: Type.Object(
+          { force: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])) },
+          { additionalProperties: false },
+        ),
+        response: { 204: Type.Null(), ...stdErrors(409) },
+      },
+    },
+    async (req, reply) => {
+      const a = await ownedAccount(deps, userOf(req), req.params.account_id);
+      await deps.panic.assertNoRunningJob(a.userId, a.id, 'removing the account');
+      if (req.query.force !== 'true') {
+        const open = await deps.store.accounts.openCopies(a.id);
+        if (open.asSlave + open.asMaster > 0) {
+          const parts = [
+            open.asSlave > 0
+              ? `holds ${open.asSlave} open ${open.asSlave === 1 ? 'copy' : 'copies'} of its Master's trades`
+              : '',
+            open.asMaster > 0
+              ? `leads ${open.asMaster} open ${open.asMaster === 1 ? 'copy' : 'copies'} on its Slaves`
+              : '',
+          ].filter(Boolean);
+          throw openCopies(
+            `the account ${parts.join(' and ')}; close them first (panic-close) or remove with force=true to leave them open at the brokers`,
+            open,
+          );
+        }
       }
-    }
-    // Drop the live connection first so nothing acts on the account while its row goes; the watcher lets go on its next scan.
-    await deps.adapters.evict(a.id);
-    await deps.store.accounts.remove(a.id);
-    reply.code(204);
-    return null;
-  });
-
-  r.get(`${prefix}/accounts/:account_id/capabilities`, {
-    onRequest: auth,
-    schema: { operationId: 'getAccountCapabilities', hide, tags, security, ...OPEN, summary: "The capabilities of the account's adapter; read them before choosing an action", params: AccountIdParams, response: { 200: CapabilitiesSchema, ...stdErrors() } },
-  }, async (req) => {
-    const a = await ownedAccount(deps, userOf(req), req.params.account_id);
-    return toCapabilitiesJson(deps.adapters.capabilities(a.platform) ?? (await deps.adapters.forAccount(a)).capabilities);
-  });
-
-  r.get(`${prefix}/accounts/:account_id/positions`, {
-    onRequest: auth,
-    schema: { operationId: 'listAccountPositions', hide, tags, security, ...OPEN, summary: 'Open positions of any account of the caller, read from its broker', params: AccountIdParams, response: { 200: Type.Object({ positions: Type.Array(PositionSchema) }), ...stdErrors(409, 502, 503) } },
-  }, async (req) => {
-    const a = await ownedAccount(deps, userOf(req), req.params.account_id);
-    return { positions: (await (await deps.adapters.forAccount(a)).listPositions()).map(toPositionJson) };
-  });
-
-  r.get(`${prefix}/accounts/:account_id/orders`, {
-    onRequest: auth,
-    schema: {
-      operationId: 'listAccountOrders', hide, tags, security, ...OPEN, summary: 'Pending orders (and with history=true final ones) of any account of the caller',
-      params: AccountIdParams,
-      querystring: Type.Object({ from: Type.Optional(Type.String({ maxLength: 40 })), to: Type.Optional(Type.String({ maxLength: 40 })), symbol: Type.Optional(Type.String({ maxLength: 32 })), history: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])), ...pageQuery(ORDERS_PAGE) }, { additionalProperties: false }),
-      response: { 200: Type.Object({ orders: Type.Array(OrderSchema), nextCursor: NextCursor }), ...stdErrors(409, 502, 503) },
+      // Drop the live connection first so nothing acts on the account while its row goes; the watcher lets go on its next scan.
+      await deps.adapters.evict(a.id);
+      await deps.store.accounts.remove(a.id);
+      reply.code(204);
+      return null;
     },
-  }, async (req, reply) => {
-    const page = readPage(req.query, ORDERS_PAGE);
-    const a = await ownedAccount(deps, userOf(req), req.params.account_id);
-    const from = parseTimeParam(req.query.from, 'from');
-    const to = parseTimeParam(req.query.to, 'to');
-    if (from && to && from > to) throw invalid('from must not be after to');
-    const orders = await (await deps.adapters.forAccount(a)).listOrders({ includeHistory: req.query.history === 'true', ...(from ? { from } : {}), ...(to ? { to } : {}), ...(req.query.symbol ? { symbol: req.query.symbol } : {}) });
-    const { items, nextCursor } = finishPage(req, reply, pageOf(orders, page, orderKey, 'desc'), page, ORDERS_PAGE, orderKey);
-    return { orders: items.map(toOrderJson), nextCursor };
-  });
+  );
+
+  r.get(
+    `${prefix}/accounts/:account_id/capabilities`,
+    {
+      onRequest: auth,
+      schema: {
+        operationId: 'getAccountCapabilities',
+        hide,
+        tags,
+        security,
+        ...OPEN,
+        summary: "The capabilities of the account's adapter; read them before choosing an action",
+        params: AccountIdParams,
+        response: { 200: CapabilitiesSchema, ...stdErrors() },
+      },
+    },
+    async (req) => {
+      const a = await ownedAccount(deps, userOf(req), req.params.account_id);
+      return toCapabilitiesJson(
+        deps.adapters.capabilities(a.platform) ?? (await deps.adapters.forAccount(a)).capabilities,
+      );
+    },
+  );
+
+  r.get(
+    `${prefix}/accounts/:account_id/positions`,
+    {
+      onRequest: auth,
+      schema: {
+        operationId: 'listAccountPositions',
+        hide,
+        tags,
+        security,
+        ...OPEN,
+        summary: 'Open positions of any account of the caller, read from its broker',
+        params: AccountIdParams,
+        response: { 200: Type.Object({ positions: Type.Array(PositionSchema) }), ...stdErrors(409, 502, 503) },
+      },
+    },
+    async (req) => {
+      const a = await ownedAccount(deps, userOf(req), req.params.account_id);
+      return { positions: (await (await deps.adapters.forAccount(a)).listPositions()).map(toPositionJson) };
+    },
+  );
+
+  r.get(
+    `${prefix}/accounts/:account_id/orders`,
+    {
+      onRequest: auth,
+      schema: {
+        operationId: 'listAccountOrders',
+        hide,
+        tags,
+        security,
+        ...OPEN,
+        summary: 'Pending orders (and with history=true final ones) of any account of the caller',
+        params: AccountIdParams,
+        querystring: Type.Object(
+          {
+            from: Type.Optional(Type.String({ maxLength: 40 })),
+            to: Type.Optional(Type.String({ maxLength: 40 })),
+            symbol: Type.Optional(Type.String({ maxLength: 32 })),
+            history: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
+            ...pageQuery(ORDERS_PAGE),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Type.Object({ orders: Type.Array(OrderSchema), nextCursor: NextCursor }),
+          ...stdErrors(409, 502, 503),
+        },
+      },
+    },
+    async (req, reply) => {
+      const page = readPage(req.query, ORDERS_PAGE);
+      const a = await ownedAccount(deps, userOf(req), req.params.account_id);
+      const from = parseTimeParam(req.query.from, 'from');
+      const to = parseTimeParam(req.query.to, 'to');
+      if (from && to && from > to) throw invalid('from must not be after to');
+      const orders = await (await deps.adapters.forAccount(a)).listOrders({
+        includeHistory: req.query.history === 'true',
+        ...(from ? { from } : {}),
+        ...(to ? { to } : {}),
+        ...(req.query.symbol ? { symbol: req.query.symbol } : {}),
+      });
+      const { items, nextCursor } = finishPage(
+        req,
+        reply,
+        pageOf(orders, page, orderKey, 'desc'),
+        page,
+        ORDERS_PAGE,
+        orderKey,
+      );
+      return { orders: items.map(toOrderJson), nextCursor };
+    },
+  );
 }

@@ -11,7 +11,12 @@ import type { ApiDeps } from '../deps.js';
  */
 function reachedIdentity(a: Account): string | null {
   if (a.platform === 'platforma') return a.brokerIdentity;
-  return brokerIdentity({ platform: a.platform, environment: a.environment, server: a.brokerName, accountId: a.brokerAccountId });
+  return brokerIdentity({
+    platform: a.platform,
+    environment: a.environment,
+    server: a.brokerName,
+    accountId: a.brokerAccountId,
+  });
 }
 
 /**
@@ -22,7 +27,10 @@ function reachedIdentity(a: Account): string | null {
  */
 export async function refuseCopyCycle(deps: ApiDeps, account: Account, role: Role, groupId: string): Promise<void> {
   if (account.status === 'disabled') {
-    throw new AppError('account_already_connected', `${account.statusReason ?? 'this is a duplicate connection'}: a disabled duplicate cannot copy; remove it`);
+    throw new AppError(
+      'account_already_connected',
+      `${account.statusReason ?? 'this is a duplicate connection'}: a disabled duplicate cannot copy; remove it`,
+    );
   }
   const all = await deps.store.accounts.all();
   const members: GraphMember[] = all
@@ -33,5 +41,9 @@ export async function refuseCopyCycle(deps: ApiDeps, account: Account, role: Rol
   if (!cycle) return;
   const owners = new Map(all.filter((a) => a.groupId).map((a) => [a.groupId!, a.userId] as const));
   const named = cycle.map((g) => (g === groupId || owners.get(g) === account.userId ? g : "another user's group"));
-  throw new AppError('copy_cycle', `this assignment closes a copy cycle (${named.join(' -> ')}): copies would be copied back to where they came from`, { details: { cycle: named } });
+  throw new AppError(
+    'copy_cycle',
+    `this assignment closes a copy cycle (${named.join(' -> ')}): copies would be copied back to where they came from`,
+    { details: { cycle: named } },
+  );
 }

@@ -27,7 +27,12 @@ export const prepareEventStreams = (app: FastifyInstance): void => void registry
  * starts from the last cursor written, so an event becoming visible during the backfill is neither lost nor
  * sent twice: the subscription only says "read again".
  */
-export function openEventStream(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply, o: { feed: EventFeed; userId: string; cursor: number; heartbeatMs: number; onEnd?: () => void }): void {
+export function openEventStream(
+  app: FastifyInstance,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  o: { feed: EventFeed; userId: string; cursor: number; heartbeatMs: number; onEnd?: () => void },
+): void {
   const streams = registry(app);
   reply.hijack();
   const res = reply.raw;
@@ -54,15 +59,16 @@ export function openEventStream(app: FastifyInstance, req: FastifyRequest, reply
     o.onEnd?.();
     res.end();
   };
-  const drained = () => new Promise<void>((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.on('drain', done);
-    res.on('close', done);
-  });
+  const drained = () =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        res.off('drain', done);
+        res.off('close', done);
+        resolve();
+      };
+      res.on('drain', done);
+      res.on('close', done);
+    });
 
   const pump = async (): Promise<void> => {
     if (running) {
@@ -78,7 +84,9 @@ export function openEventStream(app: FastifyInstance, req: FastifyRequest, reply
           const rows = await o.feed.read(o.userId, pos, PAGE);
           for (const row of rows) {
             if (closed) return;
-            const ok = res.write(`id: ${row.cursor}\nevent: ${row.type}\ndata: ${JSON.stringify(toWireEvent(row))}\n\n`);
+            const ok = res.write(
+              `id: ${row.cursor}\nevent: ${row.type}\ndata: ${JSON.stringify(toWireEvent(row))}\n\n`,
+            );
             pos = row.cursor;
             if (!ok) await drained();
           }
@@ -96,9 +104,12 @@ export function openEventStream(app: FastifyInstance, req: FastifyRequest, reply
   const unsubscribe = o.feed.onVisible((userId) => {
     if (userId === o.userId) void pump();
   });
-  const heartbeat = setInterval(() => {
-    if (!closed) res.write(': keep-alive\n\n');
-  }, Math.max(100, o.heartbeatMs));
+  const heartbeat = setInterval(
+    () => {
+      if (!closed) res.write(': keep-alive\n\n');
+    },
+    Math.max(100, o.heartbeatMs),
+  );
   streams.add(end);
   res.on('close', end);
   void pump();

@@ -11,8 +11,14 @@ import type { RouteOpts } from './route-opts.js';
 import { openEventStream, prepareEventStreams } from './event-stream.js';
 import { enforceQuota, QUOTA_NOTE } from '../quotas.js';
 
-const Cursor = Type.String({ pattern: '^[0-9]{1,15}$', description: 'a cursor from a previous answer or stream message id' });
-const ListedEvent = Type.Intersect([AnyEventSchema, Type.Object({ cursor: Type.Integer({ description: 'position in the outbox; resume after it' }) })], OPEN);
+const Cursor = Type.String({
+  pattern: '^[0-9]{1,15}$',
+  description: 'a cursor from a previous answer or stream message id',
+});
+const ListedEvent = Type.Intersect(
+  [AnyEventSchema, Type.Object({ cursor: Type.Integer({ description: 'position in the outbox; resume after it' }) })],
+  OPEN,
+);
 
 /** Event catalogue, replay by cursor, and the live stream (SSE). */
 export async function eventRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOpts): Promise<void> {
@@ -26,59 +32,130 @@ export async function eventRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
   // Each type's envelope as a named component of the OpenAPI document (once, though this module runs per family).
   for (const t of EVENT_TYPES) if (!app.getSchema(`Event.${t}`)) app.addSchema(envelopeSchema(t));
 
-  r.get(`${prefix}/event-types`, {
-    onRequest: auth,
-    schema: {
-      operationId: 'listEventTypes', hide, tags, security, ...OPEN, summary: 'The event catalogue: every type with its schema version and JSON schema',
-      response: {
-        200: Type.Object({ eventTypes: Type.Array(Type.Object({ type: Type.String(), schemaVersion: Type.Integer(), description: Type.String(), schema: Type.Unknown() })) }, OPEN),
-        ...stdErrors(),
+  r.get(
+    `${prefix}/event-types`,
+    {
+      onRequest: auth,
+      schema: {
+        operationId: 'listEventTypes',
+        hide,
+        tags,
+        security,
+        ...OPEN,
+        summary: 'The event catalogue: every type with its schema version and JSON schema',
+        response: {
+          200: Type.Object(
+            {
+              eventTypes: Type.Array(
+                Type.Object({
+                  type: Type.String(),
+                  schemaVersion: Type.Integer(),
+                  description: Type.String(),
+                  schema: Type.Unknown(),
+                }),
+              ),
+            },
+            OPEN,
+          ),
+          ...stdErrors(),
+        },
       },
     },
-  }, async () => ({ eventTypes: catalogue() }));
+    async () => ({ eventTypes: catalogue() }),
+  );
 
-  r.get(`${prefix}/events`, {
-    onRequest: auth,
-    schema: {
-      operationId: 'listEvents', hide, tags, security, ...OPEN,
-      summary: "The caller's events after a cursor, oldest first (replay); page on with nextCursor",
-      querystring: Type.Object({ cursor: Type.Optional(Cursor), limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,4}$', description: '1..1000, default 100; outside that a 400', 'x-open-point': true })) }),
-      response: { 200: Type.Object({ events: Type.Array(ListedEvent), nextCursor: Type.Integer(), hasMore: Type.Boolean() }, OPEN), ...stdErrors() },
+  r.get(
+    `${prefix}/events`,
+    {
+      onRequest: auth,
+      schema: {
+        operationId: 'listEvents',
+        hide,
+        tags,
+        security,
+        ...OPEN,
+        summary: "The caller's events after a cursor, oldest first (replay); page on with nextCursor",
+        querystring: Type.Object({
+          cursor: Type.Optional(Cursor),
+          limit: Type.Optional(
+            Type.String({
+              pattern: '^[0-9]{1,4}$',
+              description: '1..1000, default 100; outside that a 400',
+              'x-open-point': true,
+            }),
+          ),
+        }),
+        response: {
+          200: Type.Object(
+            { events: Type.Array(ListedEvent), nextCursor: Type.Integer(), hasMore: Type.Boolean() },
+            OPEN,
+          ),
+          ...stdErrors(),
+        },
+      },
     },
-  }, async (req) => {
-    const after = Number(req.query.cursor ?? 0);
-    const limit = Number(req.query.limit ?? 100);
-    if (limit < 1 || limit > 1000) throw invalid(`limit must be from 1 to 1000, got ${req.query.limit}; page on with nextCursor`);
-    const rows = await deps.eventFeed.read(userOf(req), after, limit + 1);
-    const page = rows.slice(0, limit);
-    return { events: page.map((e) => ({ ...toWireEvent(e), cursor: e.cursor })), nextCursor: page.length > 0 ? page[page.length - 1]!.cursor : after, hasMore: rows.length > limit };
-  });
+    async (req) => {
+      const after = Number(req.query.cursor ?? 0);
+      const limit = Number(req.query.limit ?? 100);
+      if (limit < 1 || limit > 1000)
+        throw invalid(`limit must be from 1 to 1000, got ${req.query.limit}; page on with nextCursor`);
+      const rows = await deps.eventFeed.read(userOf(req), after, limit + 1);
+      const page = rows.slice(0, limit);
+      return {
+        events: page.map((e) => ({ ...toWireEvent(e), cursor: e.cursor })),
+        nextCursor: page.length > 0 ? page[page.length - 1]!.cursor : after,
+        hasMore: rows.length > limit,
+      };
+    },
+  );
 
-  r.get(`${prefix}/events/stream`, {
-    onRequest: auth,
-    schema: {
-      operationId: 'streamEvents', hide, tags, security, ...OPEN,
-      summary: "Live stream of the caller's events (text/event-stream): backfill after the cursor, then live; id = cursor, so Last-Event-ID resumes without gap or duplicate. Without a cursor: from now.",
-      description: QUOTA_NOTE('eventStreamsPerKey', 'EVENT_STREAMS_PER_KEY'),
-      querystring: Type.Object({ cursor: Type.Optional(Cursor) }),
-      headers: Type.Object({ 'last-event-id': Type.Optional(Cursor) }),
-      response: { 200: { description: 'text/event-stream of `id: <cursor>`, `event: <type>`, `data: <event JSON>` messages. The data of a message is the envelope of its type, named after it among the components (`event: account.status_changed` carries an AccountStatusChangedEvent), as the webhooks section of this document posts it.', content: { 'text/event-stream': { schema: { type: 'string' } } } }, ...stdErrors() },
-    } as never,
-  }, async (req, reply) => {
-    const q = req.query as { cursor?: string };
-    const last = req.headers['last-event-id'];
-    const from = typeof last === 'string' && last !== '' ? last : q.cursor;
-    if (from !== undefined && !/^[0-9]{1,15}$/.test(from)) throw invalid('cursor must be a non-negative integer');
-    const start = from === undefined ? await deps.eventFeed.visibleCursor() : Number(from);
-    // Counted and taken in one synchronous step, so simultaneous opens cannot both pass the check.
-    const credential = req.principal!.credentialId;
-    enforceQuota(deps.quotas, 'eventStreamsPerKey', openStreams.get(credential) ?? 0);
-    openStreams.set(credential, (openStreams.get(credential) ?? 0) + 1);
-    const release = () => {
-      const n = (openStreams.get(credential) ?? 1) - 1;
-      if (n > 0) openStreams.set(credential, n);
-      else openStreams.delete(credential);
-    };
-    openEventStream(app, req, reply, { feed: deps.eventFeed, userId: userOf(req), cursor: start, heartbeatMs: deps.streamHeartbeatMs, onEnd: release });
-  });
+  r.get(
+    `${prefix}/events/stream`,
+    {
+      onRequest: auth,
+      schema: {
+        operationId: 'streamEvents',
+        hide,
+        tags,
+        security,
+        ...OPEN,
+        summary:
+          "Live stream of the caller's events (text/event-stream): backfill after the cursor, then live; id = cursor, so Last-Event-ID resumes without gap or duplicate. Without a cursor: from now.",
+        description: QUOTA_NOTE('eventStreamsPerKey', 'EVENT_STREAMS_PER_KEY'),
+        querystring: Type.Object({ cursor: Type.Optional(Cursor) }),
+        headers: Type.Object({ 'last-event-id': Type.Optional(Cursor) }),
+        response: {
+          200: {
+            description:
+              'text/event-stream of `id: <cursor>`, `event: <type>`, `data: <event JSON>` messages. The data of a message is the envelope of its type, named after it among the components (`event: account.status_changed` carries an AccountStatusChangedEvent), as the webhooks section of this document posts it.',
+            content: { 'text/event-stream': { schema: { type: 'string' } } },
+          },
+          ...stdErrors(),
+        },
+      } as never,
+    },
+    async (req, reply) => {
+      const q = req.query as { cursor?: string };
+      const last = req.headers['last-event-id'];
+      const from = typeof last === 'string' && last !== '' ? last : q.cursor;
+      if (from !== undefined && !/^[0-9]{1,15}$/.test(from)) throw invalid('cursor must be a non-negative integer');
+      const start = from === undefined ? await deps.eventFeed.visibleCursor() : Number(from);
+      // Counted and taken in one synchronous step, so simultaneous opens cannot both pass the check.
+      const credential = req.principal!.credentialId;
+      enforceQuota(deps.quotas, 'eventStreamsPerKey', openStreams.get(credential) ?? 0);
+      openStreams.set(credential, (openStreams.get(credential) ?? 0) + 1);
+      const release = () => {
+        const n = (openStreams.get(credential) ?? 1) - 1;
+        if (n > 0) openStreams.set(credential, n);
+        else openStreams.delete(credential);
+      };
+      openEventStream(app, req, reply, {
+        feed: deps.eventFeed,
+        userId: userOf(req),
+        cursor: start,
+        heartbeatMs: deps.streamHeartbeatMs,
+        onEnd: release,
+      });
+    },
+  );
 }

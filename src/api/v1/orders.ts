@@ -11,16 +11,30 @@ import { DecimalIn, decimalIn } from '../decimal-json.js';
 const Price = Type.Union([Type.Number({ exclusiveMinimum: 0 }), Type.Null()]);
 
 /** The spec's order request; `type` and `price` are our additions for pending orders (open point). */
-export const OrderRequest = Type.Object({
-  symbol: Type.String({ minLength: 1, maxLength: 32, pattern: '^[A-Za-z0-9._/#-]+$' }),
-  side: Type.Union([Type.Literal('buy'), Type.Literal('sell')], { ...OPEN, description: 'buy or sell (values beyond buy: open point)' }),
-  volume: Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000, description: 'decimal quantity in lots of the Master broker; a multiple of its volume step' }),
-  stopLoss: Type.Optional(Price),
-  takeProfit: Type.Optional(Price),
-  type: Type.Optional(Type.Union([Type.Literal('market'), Type.Literal('limit'), Type.Literal('stop')], { ...OPEN, default: 'market' })),
-  // Not the spec's: family V's convention for our own fields (number or decimal string).
-  price: Type.Optional(Type.Union([DecimalIn({ positive: true, description: 'limit or stop price of a pending order' }), Type.Null()])),
-}, { additionalProperties: false });
+export const OrderRequest = Type.Object(
+  {
+    symbol: Type.String({ minLength: 1, maxLength: 32, pattern: '^[A-Za-z0-9._/#-]+$' }),
+    side: Type.Union([Type.Literal('buy'), Type.Literal('sell')], {
+      ...OPEN,
+      description: 'buy or sell (values beyond buy: open point)',
+    }),
+    volume: Type.Number({
+      exclusiveMinimum: 0,
+      maximum: 1_000_000,
+      description: 'decimal quantity in lots of the Master broker; a multiple of its volume step',
+    }),
+    stopLoss: Type.Optional(Price),
+    takeProfit: Type.Optional(Price),
+    type: Type.Optional(
+      Type.Union([Type.Literal('market'), Type.Literal('limit'), Type.Literal('stop')], { ...OPEN, default: 'market' }),
+    ),
+    // Not the spec's: family V's convention for our own fields (number or decimal string).
+    price: Type.Optional(
+      Type.Union([DecimalIn({ positive: true, description: 'limit or stop price of a pending order' }), Type.Null()]),
+    ),
+  },
+  { additionalProperties: false },
+);
 
 export const OrderResponse = Type.Object({
   tradeId: Type.String(),
@@ -36,23 +50,50 @@ const dn = (n: number | string | null | undefined) => (n === null || n === undef
 
 export async function orderRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOpts): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  r.post(`${o.prefix}/accounts/:account_id/orders`, {
-    onRequest: o.auth,
-    schema: {
-      operationId: 'sendOrder', hide: o.hide, tags: ['Orders'], security: o.security, ...OPEN,
-      summary: 'Send an order to a Master account; copy rules distribute it to its eligible Slaves',
-      description: 'The Master broker confirms first; then one copy intent per eligible Slave is recorded and dispatched. "accepted" is not "filled": read the trade (getTrade) for each copy\'s outcome. 409 write_outcome_unknown when the Master broker did not answer in time; 409 panic_close_running (with jobId) while a panic-close job covers the account.',
-      params: AccountIdParams, body: OrderRequest,
-      response: { 202: OrderResponse, ...stdErrors(409, 502, 503) },
+  r.post(
+    `${o.prefix}/accounts/:account_id/orders`,
+    {
+      onRequest: o.auth,
+      schema: {
+        operationId: 'sendOrder',
+        hide: o.hide,
+        tags: ['Orders'],
+        security: o.security,
+        ...OPEN,
+        summary: 'Send an order to a Master account; copy rules distribute it to its eligible Slaves',
+        description:
+          'The Master broker confirms first; then one copy intent per eligible Slave is recorded and dispatched. "accepted" is not "filled": read the trade (getTrade) for each copy\'s outcome. 409 write_outcome_unknown when the Master broker did not answer in time; 409 panic_close_running (with jobId) while a panic-close job covers the account.',
+        params: AccountIdParams,
+        body: OrderRequest,
+        response: { 202: OrderResponse, ...stdErrors(409, 502, 503) },
+      },
     },
-  }, async (req, reply) => {
-    const b = req.body;
-    await deps.panic.assertNoRunningJob(userOf(req), req.params.account_id, 'an order');
-    const res = await deps.orders.send(userOf(req), req.params.account_id, {
-      symbol: b.symbol, side: b.side, volume: d(b.volume), type: b.type ?? 'market', price: dn(b.price), stopLoss: dn(b.stopLoss), takeProfit: dn(b.takeProfit),
-    }, req.id);
-    res.copies.catch((err: unknown) => req.log.error({ err, tradeId: res.tradeId }, 'copy dispatch failed'));
-    reply.code(202);
-    return { tradeId: res.tradeId, status: res.status, copiedTo: res.copiedTo, masterPositionId: res.masterPositionId, fillPrice: res.fillPrice?.toNumber() ?? null };
-  });
+    async (req, reply) => {
+      const b = req.body;
+      await deps.panic.assertNoRunningJob(userOf(req), req.params.account_id, 'an order');
+      const res = await deps.orders.send(
+        userOf(req),
+        req.params.account_id,
+        {
+          symbol: b.symbol,
+          side: b.side,
+          volume: d(b.volume),
+          type: b.type ?? 'market',
+          price: dn(b.price),
+          stopLoss: dn(b.stopLoss),
+          takeProfit: dn(b.takeProfit),
+        },
+        req.id,
+      );
+      res.copies.catch((err: unknown) => req.log.error({ err, tradeId: res.tradeId }, 'copy dispatch failed'));
+      reply.code(202);
+      return {
+        tradeId: res.tradeId,
+        status: res.status,
+        copiedTo: res.copiedTo,
+        masterPositionId: res.masterPositionId,
+        fillPrice: res.fillPrice?.toNumber() ?? null,
+      };
+    },
+  );
 }

@@ -16,35 +16,83 @@ const DECIMAL_LIMITS = new Set(['maxDrawdownPercent', 'dailyLossLimit', 'maxOpen
 const NStr = Type.Union([Type.String(), Type.Null()]);
 const NNum = Type.Union([Type.Number(), Type.Null()]);
 const LimitFields = {
-  maxDrawdownPercent: Type.Optional(Type.Union([DecimalIn({ percent: true, description: 'percent of peak equity' }), Type.Null()])),
-  dailyLossLimit: Type.Optional(Type.Union([DecimalIn({ description: 'largest loss since the start of the trading day, in account currency' }), Type.Null()])),
-  maxOpenVolume: Type.Optional(Type.Union([DecimalIn({ description: 'largest total volume (lots) of open positions' }), Type.Null()])),
-  onBreach: Type.Optional(Type.Union([Type.Literal('pause'), Type.Literal('close_and_pause'), Type.Null()], { description: 'pause copying, or panic-close and lock (default pause)' })),
+  maxDrawdownPercent: Type.Optional(
+    Type.Union([DecimalIn({ percent: true, description: 'percent of peak equity' }), Type.Null()]),
+  ),
+  dailyLossLimit: Type.Optional(
+    Type.Union([
+      DecimalIn({ description: 'largest loss since the start of the trading day, in account currency' }),
+      Type.Null(),
+    ]),
+  ),
+  maxOpenVolume: Type.Optional(
+    Type.Union([DecimalIn({ description: 'largest total volume (lots) of open positions' }), Type.Null()]),
+  ),
+  onBreach: Type.Optional(
+    Type.Union([Type.Literal('pause'), Type.Literal('close_and_pause'), Type.Null()], {
+      description: 'pause copying, or panic-close and lock (default pause)',
+    }),
+  ),
   dayResetHourUtc: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 23 }), Type.Null()])),
   requireStopLoss: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
 };
-const Body = Type.Object({
-  ...LimitFields,
-  resetPeak: Type.Optional(Type.Boolean({ description: 'start the drawdown from the current equity (after a breach the user accepts)' })),
-}, { additionalProperties: false });
+const Body = Type.Object(
+  {
+    ...LimitFields,
+    resetPeak: Type.Optional(
+      Type.Boolean({ description: 'start the drawdown from the current equity (after a breach the user accepts)' }),
+    ),
+  },
+  { additionalProperties: false },
+);
 const LimitsSchema = Type.Object({
-  maxDrawdownPercent: NNum, dailyLossLimit: NNum, maxOpenVolume: NNum, onBreach: NStr,
-  dayResetHourUtc: Type.Union([Type.Integer(), Type.Null()]), requireStopLoss: Type.Union([Type.Boolean(), Type.Null()]),
+  maxDrawdownPercent: NNum,
+  dailyLossLimit: NNum,
+  maxOpenVolume: NNum,
+  onBreach: NStr,
+  dayResetHourUtc: Type.Union([Type.Integer(), Type.Null()]),
+  requireStopLoss: Type.Union([Type.Boolean(), Type.Null()]),
 });
 const StateSchema = Type.Object({
-  peakEquity: NNum, dayKey: NStr, dayStartEquity: NNum, lastEquity: NNum, lastOpenVolume: NNum, sampledAt: NStr,
-  lastBreach: Type.Union([Type.Object({ rule: Type.String(), detail: Type.String(), at: Type.String(), action: Type.String() }), Type.Null()]),
+  peakEquity: NNum,
+  dayKey: NStr,
+  dayStartEquity: NNum,
+  lastEquity: NNum,
+  lastOpenVolume: NNum,
+  sampledAt: NStr,
+  lastBreach: Type.Union([
+    Type.Object({ rule: Type.String(), detail: Type.String(), at: Type.String(), action: Type.String() }),
+    Type.Null(),
+  ]),
 });
-const RiskView = Type.Object({
-  targetId: Type.String(), scope: Type.String(), limits: LimitsSchema,
-  state: Type.Union([StateSchema, Type.Null()], { description: "the monitor's last sample of an account (null for a group)" }),
-}, { ...OPEN, description: 'Risk limits and, for an account, what the monitor last saw' });
+const RiskView = Type.Object(
+  {
+    targetId: Type.String(),
+    scope: Type.String(),
+    limits: LimitsSchema,
+    state: Type.Union([StateSchema, Type.Null()], {
+      description: "the monitor's last sample of an account (null for a group)",
+    }),
+  },
+  { ...OPEN, description: 'Risk limits and, for an account, what the monitor last saw' },
+);
 
 /** Answers carry the stored decimal strings as JSON numbers (src/api/decimal-json.ts). */
-const limitsJson = (l: RiskLimits) => ({ ...l, maxDrawdownPercent: numberOut(l.maxDrawdownPercent), dailyLossLimit: numberOut(l.dailyLossLimit), maxOpenVolume: numberOut(l.maxOpenVolume) });
-const stateJson = (s: RiskState) => ({ ...s, peakEquity: numberOut(s.peakEquity), dayStartEquity: numberOut(s.dayStartEquity), lastEquity: numberOut(s.lastEquity), lastOpenVolume: numberOut(s.lastOpenVolume) });
+const limitsJson = (l: RiskLimits) => ({
+  ...l,
+  maxDrawdownPercent: numberOut(l.maxDrawdownPercent),
+  dailyLossLimit: numberOut(l.dailyLossLimit),
+  maxOpenVolume: numberOut(l.maxOpenVolume),
+});
+const stateJson = (s: RiskState) => ({
+  ...s,
+  peakEquity: numberOut(s.peakEquity),
+  dayStartEquity: numberOut(s.dayStartEquity),
+  lastEquity: numberOut(s.lastEquity),
+  lastOpenVolume: numberOut(s.lastOpenVolume),
+});
 const view = (targetId: string, scope: string, row: RiskRow<RiskLimits, RiskState> | null) => {
-  const state = scope === 'account' ? row?.state ?? null : null;
+  const state = scope === 'account' ? (row?.state ?? null) : null;
   return { targetId, scope, limits: limitsJson(row?.limits ?? NO_LIMITS), state: state ? stateJson(state) : null };
 };
 
@@ -55,44 +103,109 @@ export async function riskRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOp
   const GroupParams = Type.Object({ group_id: Type.String({ minLength: 1, maxLength: 64 }) });
   const toLimits = (b: Record<string, unknown>): RiskLimits => ({
     ...NO_LIMITS,
-    ...Object.fromEntries(Object.entries(b).filter(([k]) => k !== 'resetPeak').map(([k, v]) => [k, DECIMAL_LIMITS.has(k) ? decimalInOrNull(v as number | string | null) : v])),
+    ...Object.fromEntries(
+      Object.entries(b)
+        .filter(([k]) => k !== 'resetPeak')
+        .map(([k, v]) => [k, DECIMAL_LIMITS.has(k) ? decimalInOrNull(v as number | string | null) : v]),
+    ),
   });
-  const description = 'Fields left out are no limit. A group limit applies to each Slave of the group on its own equity; where both set one, the stricter wins. '
-    + 'On a breach the monitor pauses copying (status paused) or panic-closes and locks (status locked), and writes risk.triggered; the pre-trade check shrinks or skips copies that would break the daily loss allowance at their stop loss or the open-volume limit.';
+  const description =
+    'Fields left out are no limit. A group limit applies to each Slave of the group on its own equity; where both set one, the stricter wins. ' +
+    'On a breach the monitor pauses copying (status paused) or panic-closes and locks (status locked), and writes risk.triggered; the pre-trade check shrinks or skips copies that would break the daily loss allowance at their stop loss or the open-volume limit.';
 
-  r.put(`${prefix}/accounts/:account_id/risk-limits`, {
-    onRequest: auth,
-    schema: { operationId: 'setAccountRiskLimits', hide, tags, security, ...OPEN, summary: "Set an account's risk limits", description, params: AccountIdParams, body: Body, response: { 200: RiskView, ...stdErrors() } },
-  }, async (req) => {
-    const a = await ownedAccount(deps, userOf(req), req.params.account_id);
-    const row = await deps.risk.setLimits(a.userId, 'account', a.id, toLimits(req.body), req.body.resetPeak ?? false);
-    return view(a.id, 'account', row);
-  });
+  r.put(
+    `${prefix}/accounts/:account_id/risk-limits`,
+    {
+      onRequest: auth,
+      schema: {
+        operationId: 'setAccountRiskLimits',
+        hide,
+        tags,
+        security,
+        ...OPEN,
+        summary: "Set an account's risk limits",
+        description,
+        params: AccountIdParams,
+        body: Body,
+        response: { 200: RiskView, ...stdErrors() },
+      },
+    },
+    async (req) => {
+      const a = await ownedAccount(deps, userOf(req), req.params.account_id);
+      const row = await deps.risk.setLimits(a.userId, 'account', a.id, toLimits(req.body), req.body.resetPeak ?? false);
+      return view(a.id, 'account', row);
+    },
+  );
 
-  r.get(`${prefix}/accounts/:account_id/risk-limits`, {
-    onRequest: auth,
-    schema: { operationId: 'getAccountRiskLimits', hide, tags, security, ...OPEN, summary: "An account's risk limits and the monitor's last sample", params: AccountIdParams, response: { 200: RiskView, ...stdErrors() } },
-  }, async (req) => {
-    const a = await ownedAccount(deps, userOf(req), req.params.account_id);
-    return view(a.id, 'account', deps.risk.row(a.id) ?? (await deps.risk.repo.get(a.id)));
-  });
+  r.get(
+    `${prefix}/accounts/:account_id/risk-limits`,
+    {
+      onRequest: auth,
+      schema: {
+        operationId: 'getAccountRiskLimits',
+        hide,
+        tags,
+        security,
+        ...OPEN,
+        summary: "An account's risk limits and the monitor's last sample",
+        params: AccountIdParams,
+        response: { 200: RiskView, ...stdErrors() },
+      },
+    },
+    async (req) => {
+      const a = await ownedAccount(deps, userOf(req), req.params.account_id);
+      return view(a.id, 'account', deps.risk.row(a.id) ?? (await deps.risk.repo.get(a.id)));
+    },
+  );
 
-  r.put(`${prefix}/copier-groups/:group_id/risk-limits`, {
-    onRequest: auth,
-    schema: { operationId: 'setGroupRiskLimits', hide, tags, security, ...OPEN, summary: 'Set the risk limits every Slave of the group gets', description, params: GroupParams, body: Body, response: { 200: RiskView, ...stdErrors() } },
-  }, async (req) => {
-    const userId = userOf(req);
-    if (!(await deps.store.accounts.ownedGroup(userId, req.params.group_id))) throw notFound('copier group');
-    const row = await deps.risk.setLimits(userId, 'group', req.params.group_id, toLimits(req.body));
-    return view(req.params.group_id, 'group', row);
-  });
+  r.put(
+    `${prefix}/copier-groups/:group_id/risk-limits`,
+    {
+      onRequest: auth,
+      schema: {
+        operationId: 'setGroupRiskLimits',
+        hide,
+        tags,
+        security,
+        ...OPEN,
+        summary: 'Set the risk limits every Slave of the group gets',
+        description,
+        params: GroupParams,
+        body: Body,
+        response: { 200: RiskView, ...stdErrors() },
+      },
+    },
+    async (req) => {
+      const userId = userOf(req);
+      if (!(await deps.store.accounts.ownedGroup(userId, req.params.group_id))) throw notFound('copier group');
+      const row = await deps.risk.setLimits(userId, 'group', req.params.group_id, toLimits(req.body));
+      return view(req.params.group_id, 'group', row);
+    },
+  );
 
-  r.get(`${prefix}/copier-groups/:group_id/risk-limits`, {
-    onRequest: auth,
-    schema: { operationId: 'getGroupRiskLimits', hide, tags, security, ...OPEN, summary: "A copier group's risk limits", params: GroupParams, response: { 200: RiskView, ...stdErrors() } },
-  }, async (req) => {
-    const userId = userOf(req);
-    if (!(await deps.store.accounts.ownedGroup(userId, req.params.group_id))) throw notFound('copier group');
-    return view(req.params.group_id, 'group', deps.risk.row(req.params.group_id) ?? (await deps.risk.repo.get(req.params.group_id)));
-  });
+  r.get(
+    `${prefix}/copier-groups/:group_id/risk-limits`,
+    {
+      onRequest: auth,
+      schema: {
+        operationId: 'getGroupRiskLimits',
+        hide,
+        tags,
+        security,
+        ...OPEN,
+        summary: "A copier group's risk limits",
+        params: GroupParams,
+        response: { 200: RiskView, ...stdErrors() },
+      },
+    },
+    async (req) => {
+      const userId = userOf(req);
+      if (!(await deps.store.accounts.ownedGroup(userId, req.params.group_id))) throw notFound('copier group');
+      return view(
+        req.params.group_id,
+        'group',
+        deps.risk.row(req.params.group_id) ?? (await deps.risk.repo.get(req.params.group_id)),
+      );
+    },
+  );
 }

@@ -118,7 +118,7 @@ export function adminCommands(program: Command): void {
   keys
     .command('limit')
     .description(
-      "set a key's dedicated family V rate limits (requests per window; \"default\" = back to the configured default); the key's owner sees them in the key list and /v1/me",
+      'set a key\'s dedicated family V rate limits (requests per window; "default" = back to the configured default); the key\'s owner sees them in the key list and /v1/me',
     )
     .requiredOption('--id <keyId>')
     .option('--writes <n>', 'write requests per window')
@@ -126,12 +126,23 @@ export function adminCommands(program: Command): void {
     .option(...dataDirOpt)
     .option('--json')
     .action(async (o: StoreFlags & { id: string; writes?: string; reads?: string }) => {
-      const k = (await runAdmin(o, 'keys.limit', { id: o.id, writes: o.writes, reads: o.reads })) as { id: string; writes: number | null; reads: number | null };
+      const k = (await runAdmin(o, 'keys.limit', { id: o.id, writes: o.writes, reads: o.reads })) as {
+        id: string;
+        writes: number | null;
+        reads: number | null;
+      };
       const d = loadConfig(o.dataDir ? { dataDir: o.dataDir } : {}).v1Limits;
-      const show = (n: number | null, dflt: number) => (n === null ? `${dflt} per ${d.windowSec} s (default)` : `${n} per ${d.windowSec} s (dedicated)`);
+      const show = (n: number | null, dflt: number) =>
+        n === null ? `${dflt} per ${d.windowSec} s (default)` : `${n} per ${d.windowSec} s (dedicated)`;
       out(
         o.json,
-        { id: k.id, writes: k.writes ?? d.writes, reads: k.reads ?? d.reads, windowSec: d.windowSec, dedicated: { writes: k.writes !== null, reads: k.reads !== null } },
+        {
+          id: k.id,
+          writes: k.writes ?? d.writes,
+          reads: k.reads ?? d.reads,
+          windowSec: d.windowSec,
+          dedicated: { writes: k.writes !== null, reads: k.reads !== null },
+        },
         `API key ${k.id}: writes ${show(k.writes, d.writes)}, reads ${show(k.reads, d.reads)}`,
       );
     });
@@ -144,11 +155,15 @@ export function adminCommands(program: Command): void {
     .option(...dataDirOpt)
     .option('--json')
     .action(async (o: StoreFlags & { email: string; password: string }) => {
-      const r = (await runAdmin(o, 'users.reset-password', { email: o.email, password: o.password })) as { tokensRevoked: number };
+      const r = (await runAdmin(o, 'users.reset-password', { email: o.email, password: o.password })) as {
+        tokensRevoked: number;
+      };
       out(o.json, r, `password of ${o.email} reset; ${r.tokensRevoked} access token(s) revoked`);
     });
 
-  const secrets = program.command('secrets').description('the key that encrypts broker credentials and webhook secrets at rest');
+  const secrets = program
+    .command('secrets')
+    .description('the key that encrypts broker credentials and webhook secrets at rest');
   secrets
     .command('rotate')
     .description(
@@ -163,13 +178,19 @@ export function adminCommands(program: Command): void {
       withStore(o, async (store, _auth, cfg) => {
         const { loadCredentialKeys } = await import('../../auth/credential-box.js');
         const { rotateKeys } = await import('../../auth/key-rotation.js');
-        const ring = loadCredentialKeys({ configured: cfg.secretKey, previous: cfg.secretKeyPrevious, keyFile: cfg.secretKeyFile });
+        const ring = loadCredentialKeys({
+          configured: cfg.secretKey,
+          previous: cfg.secretKeyPrevious,
+          keyFile: cfg.secretKeyFile,
+        });
         const r = await rotateKeys(store.sealed, ring);
         out(
           o.json,
           r,
           `${r.resealed} sealed value(s) re-encrypted, ${r.alreadyCurrent} already under key ${r.keyId}. ` +
-            (ring.source === 'file' ? `${ring.file} now holds only the new key.` : 'Remove COPYTRADE_SECRET_KEY_PREVIOUS from the environment now.'),
+            (ring.source === 'file'
+              ? `${ring.file} now holds only the new key.`
+              : 'Remove COPYTRADE_SECRET_KEY_PREVIOUS from the environment now.'),
         );
       }),
     );

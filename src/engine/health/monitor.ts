@@ -55,17 +55,23 @@ export class HealthMonitor {
   private readonly lastSnapshot = new Map<string, number>();
   private lastPrune = 0;
 
-  constructor(private readonly store: Store, private readonly adapters: AdapterRegistry, private readonly opts: HealthMonitorOptions) {
+  constructor(
+    private readonly store: Store,
+    private readonly adapters: AdapterRegistry,
+    private readonly opts: HealthMonitorOptions,
+  ) {
     this.startedAt = this.now();
   }
 
   /** The first round waits `firstDelayMs`, so start-up (and the first requests) are not competing with it. */
   start(firstDelayMs = 1500): void {
     const tick = () => {
-      this.round = this.checkAll().catch(() => undefined).finally(() => {
-        this.round = null;
-        if (this.timer !== null) this.timer = setTimeout(tick, this.opts.intervalMs);
-      });
+      this.round = this.checkAll()
+        .catch(() => undefined)
+        .finally(() => {
+          this.round = null;
+          if (this.timer !== null) this.timer = setTimeout(tick, this.opts.intervalMs);
+        });
     };
     this.timer = setTimeout(tick, firstDelayMs);
   }
@@ -131,22 +137,54 @@ export class HealthMonitor {
       this.backoff.delete(account.id);
       await this.store.accounts.setFunds(account.id, info.balance, info.equity);
       this.snapshots.push({ accountId: account.id, at: new Date(now), balance: info.balance, equity: info.equity });
-      health = { ...account.health, state: account.health.inSync ? 'ok' : 'degraded', connected: true, tradingAllowed: true, dataStale: false, reconnectRequired: false, checkedAt: new Date(now).toISOString(), lastError: null };
+      health = {
+        ...account.health,
+        state: account.health.inSync ? 'ok' : 'degraded',
+        connected: true,
+        tradingAllowed: true,
+        dataStale: false,
+        reconnectRequired: false,
+        checkedAt: new Date(now).toISOString(),
+        lastError: null,
+      };
       if (status === 'disconnected' || status === 'reconnect_required') status = 'connected';
     } catch (err) {
       const code = err instanceof AppError ? err.code : 'upstream_unavailable';
       const message = err instanceof Error ? err.message : String(err);
       const stale = now - (this.lastOk.get(account.id) ?? account.updatedAt.getTime()) > this.opts.staleAfterMs;
       if (code === 'reconnect_required') {
-        health = { ...account.health, state: 'down', connected: false, tradingAllowed: false, reconnectRequired: true, dataStale: stale, checkedAt: new Date(now).toISOString(), lastError: message };
+        health = {
+          ...account.health,
+          state: 'down',
+          connected: false,
+          tradingAllowed: false,
+          reconnectRequired: true,
+          dataStale: stale,
+          checkedAt: new Date(now).toISOString(),
+          lastError: message,
+        };
         if (!CHOSEN.includes(status)) status = 'reconnect_required';
       } else if (code === 'rate_limited' || this.underPressure(account.id, now)) {
         // The broker is there, only busy (or slow for less than downAfterMs): keep what we know, say why the data
         // may lag, and ask it again less often.
-        health = { ...account.health, state: 'degraded', dataStale: stale, checkedAt: new Date(now).toISOString(), lastError: message };
+        health = {
+          ...account.health,
+          state: 'degraded',
+          dataStale: stale,
+          checkedAt: new Date(now).toISOString(),
+          lastError: message,
+        };
         this.backoff.set(account.id, Math.min(4, 2 * (this.backoff.get(account.id) ?? 0) + 1));
       } else {
-        health = { ...account.health, state: 'down', connected: false, tradingAllowed: false, dataStale: stale, checkedAt: new Date(now).toISOString(), lastError: message };
+        health = {
+          ...account.health,
+          state: 'down',
+          connected: false,
+          tradingAllowed: false,
+          dataStale: stale,
+          checkedAt: new Date(now).toISOString(),
+          lastError: message,
+        };
         if (!CHOSEN.includes(status)) status = 'disconnected';
       }
     }
@@ -176,22 +214,59 @@ export class HealthMonitor {
   }
 
   private async record(account: Account, health: Health, status: AccountStatus): Promise<void> {
-    const changed = (['state', 'connected', 'tradingAllowed', 'inSync', 'dataStale', 'reconnectRequired'] as const).some((k) => account.health[k] !== health[k]);
+    const changed = (
+      ['state', 'connected', 'tradingAllowed', 'inSync', 'dataStale', 'reconnectRequired'] as const
+    ).some((k) => account.health[k] !== health[k]);
     await this.store.accounts.setHealth(account.id, health);
     const events = [];
-    if (changed) events.push({ userId: account.userId, accountId: account.id, type: 'account.health_changed', payload: { before: pick(account.health), after: pick(health), lastError: health.lastError } });
-    if (status !== account.status && (await this.store.accounts.setStatusIf(account.id, account.status, status, status === 'connected' ? null : health.lastError))) {
-      events.push({ userId: account.userId, accountId: account.id, type: 'account.status_changed', payload: { before: account.status, after: status, reason: health.lastError } });
+    if (changed)
+      events.push({
+        userId: account.userId,
+        accountId: account.id,
+        type: 'account.health_changed',
+        payload: { before: pick(account.health), after: pick(health), lastError: health.lastError },
+      });
+    if (
+      status !== account.status &&
+      (await this.store.accounts.setStatusIf(
+        account.id,
+        account.status,
+        status,
+        status === 'connected' ? null : health.lastError,
+      ))
+    ) {
+      events.push({
+        userId: account.userId,
+        accountId: account.id,
+        type: 'account.status_changed',
+        payload: { before: account.status, after: status, reason: health.lastError },
+      });
     }
     if (events.length > 0) await this.store.events.emit(events);
   }
 }
 
-const pick = (h: Health) => ({ state: h.state, connected: h.connected, tradingAllowed: h.tradingAllowed, inSync: h.inSync, dataStale: h.dataStale, reconnectRequired: h.reconnectRequired });
+const pick = (h: Health) => ({
+  state: h.state,
+  connected: h.connected,
+  tradingAllowed: h.tradingAllowed,
+  inSync: h.inSync,
+  dataStale: h.dataStale,
+  reconnectRequired: h.reconnectRequired,
+});
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   return new Promise((resolve, reject) => {
     const t = setTimeout(() => reject(new AppError('upstream_unavailable', `no answer within ${ms} ms`)), ms);
-    p.then((v) => { clearTimeout(t); resolve(v); }, (e: unknown) => { clearTimeout(t); reject(e); });
+    p.then(
+      (v) => {
+        clearTimeout(t);
+        resolve(v);
+      },
+      (e: unknown) => {
+        clearTimeout(t);
+        reject(e);
+      },
+    );
   });
 }

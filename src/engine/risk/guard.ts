@@ -49,7 +49,12 @@ export class RiskGuard {
   private timer: NodeJS.Timeout | null = null;
   private ticking: Promise<void> | null = null;
 
-  constructor(private readonly store: Store, private readonly adapters: AdapterRegistry, private readonly panic: PanicCloseService, private readonly opts: RiskGuardOptions = {}) {
+  constructor(
+    private readonly store: Store,
+    private readonly adapters: AdapterRegistry,
+    private readonly panic: PanicCloseService,
+    private readonly opts: RiskGuardOptions = {},
+  ) {
     this.repo = store.riskLimits;
     this.clock = opts.clock ?? (() => new Date());
   }
@@ -61,9 +66,19 @@ export class RiskGuard {
     for (const r of all) this.rows.set(r.targetId, r);
   }
 
-  async setLimits(userId: string, scope: 'account' | 'group', targetId: string, limits: RiskLimits, resetPeak = false): Promise<Row> {
+  async setLimits(
+    userId: string,
+    scope: 'account' | 'group',
+    targetId: string,
+    limits: RiskLimits,
+    resetPeak = false,
+  ): Promise<Row> {
     const prev = this.rows.get(targetId) ?? (await this.repo.get<RiskLimits, RiskState>(targetId));
-    const state: RiskState = { ...EMPTY_STATE, ...(prev?.state ?? {}), ...(resetPeak ? { peakEquity: null, lastBreach: null } : {}) };
+    const state: RiskState = {
+      ...EMPTY_STATE,
+      ...(prev?.state ?? {}),
+      ...(resetPeak ? { peakEquity: null, lastBreach: null } : {}),
+    };
     const row: Row = { targetId, userId, scope, limits, state, updatedAt: this.clock() };
     await this.repo.upsert(row);
     this.rows.set(targetId, row);
@@ -76,29 +91,42 @@ export class RiskGuard {
 
   limitsOf(account: Account): EffectiveLimits | null {
     const own = this.rows.get(account.id)?.limits ?? null;
-    const group = account.groupId && account.role === 'slave' ? this.rows.get(account.groupId)?.limits ?? null : null;
+    const group = account.groupId && account.role === 'slave' ? (this.rows.get(account.groupId)?.limits ?? null) : null;
     return effectiveLimits(own, group);
   }
 
   /** Reads equity and open volume at the broker, updates peak and day start, and acts on a breach. */
-  async sample(account: Account): Promise<{ state: RiskState; breach: { rule: RiskRule; detail: string } | null } | null> {
+  async sample(
+    account: Account,
+  ): Promise<{ state: RiskState; breach: { rule: RiskRule; detail: string } | null } | null> {
     const limits = this.limitsOf(account);
     if (!limits) return null;
     const adapter = await this.adapters.forAccount(account);
     const [info, positions] = await Promise.all([adapter.accountInfo(), adapter.listPositions()]);
-    const s: Sample = { equity: info.equity, openVolume: positions.reduce((a, p) => a.plus(p.volume), new Decimal(0)), at: this.clock() };
+    const s: Sample = {
+      equity: info.equity,
+      openVolume: positions.reduce((a, p) => a.plus(p.volume), new Decimal(0)),
+      at: this.clock(),
+    };
     this.samples.set(account.id, s);
     const prev = this.rows.get(account.id);
     const { state, breach } = evaluate(limits, prev?.state ?? EMPTY_STATE, s);
     if (breach) await this.act(account, limits, breach, state);
-    const row: Row = prev ? { ...prev, state } : { targetId: account.id, userId: account.userId, scope: 'account', limits: NO_LIMITS, state, updatedAt: s.at };
+    const row: Row = prev
+      ? { ...prev, state }
+      : { targetId: account.id, userId: account.userId, scope: 'account', limits: NO_LIMITS, state, updatedAt: s.at };
     this.rows.set(account.id, row);
     if (prev) await this.repo.setState(account.id, state);
     else await this.repo.upsert(row);
     return { state, breach };
   }
 
-  private async act(account: Account, limits: EffectiveLimits, breach: { rule: RiskRule; detail: string }, state: RiskState): Promise<void> {
+  private async act(
+    account: Account,
+    limits: EffectiveLimits,
+    breach: { rule: RiskRule; detail: string },
+    state: RiskState,
+  ): Promise<void> {
     // Already off (paused, locked, or being acted on): one breach acts once; a resume while it lasts acts again.
     const current = await this.store.accounts.byId(account.id);
     if (!current || current.status !== 'connected' || this.acting.has(account.id)) return;
@@ -106,14 +134,28 @@ export class RiskGuard {
     try {
       const base = { rule: breach.rule, detail: breach.detail, action: limits.onBreach };
       if (limits.onBreach === 'close_and_pause') {
-        const job = await this.panic.start(account.userId, 'account', account.id, { reason: `risk ${breach.rule}: ${breach.detail}` });
-        await this.store.events.emit([{ userId: account.userId, accountId: account.id, type: 'risk.triggered', payload: { ...base, jobId: job.id } }]);
+        const job = await this.panic.start(account.userId, 'account', account.id, {
+          reason: `risk ${breach.rule}: ${breach.detail}`,
+        });
+        await this.store.events.emit([
+          {
+            userId: account.userId,
+            accountId: account.id,
+            type: 'risk.triggered',
+            payload: { ...base, jobId: job.id },
+          },
+        ]);
       } else {
         const reason = `risk ${breach.rule}: ${breach.detail}; resume to copy again`;
         await this.store.accounts.setStatus(account.id, 'paused', reason);
         await this.store.events.emit([
           { userId: account.userId, accountId: account.id, type: 'risk.triggered', payload: base },
-          { userId: account.userId, accountId: account.id, type: 'account.status_changed', payload: { before: current.status, after: 'paused', reason } },
+          {
+            userId: account.userId,
+            accountId: account.id,
+            type: 'account.status_changed',
+            payload: { before: current.status, after: 'paused', reason },
+          },
         ]);
       }
       state.lastBreach = { ...breach, at: this.clock().toISOString(), action: limits.onBreach };
@@ -130,7 +172,8 @@ export class RiskGuard {
         const a = await this.store.accounts.byId(r.targetId);
         if (a && this.limitsOf(a)) out.set(a.id, a);
       } else {
-        for (const a of await this.store.accounts.list(r.userId, { groupId: r.targetId })) if (a.role === 'slave' && this.limitsOf(a)) out.set(a.id, a);
+        for (const a of await this.store.accounts.list(r.userId, { groupId: r.targetId }))
+          if (a.role === 'slave' && this.limitsOf(a)) out.set(a.id, a);
       }
     }
     return [...out.values()];
@@ -146,7 +189,11 @@ export class RiskGuard {
     if (this.timer) return;
     this.timer = setInterval(() => {
       if (this.ticking) return;
-      this.ticking = this.tick().catch((err: unknown) => this.opts.onError?.(err)).finally(() => { this.ticking = null; });
+      this.ticking = this.tick()
+        .catch((err: unknown) => this.opts.onError?.(err))
+        .finally(() => {
+          this.ticking = null;
+        });
     }, intervalMs);
     this.timer.unref();
   }
@@ -173,12 +220,20 @@ export class RiskGuard {
     }
     const state = this.rows.get(ctx.slave.id)?.state ?? EMPTY_STATE;
     const verdict = preTradeCheck({
-      volume: ctx.volume, entryPrice: ctx.price, stopLoss: ctx.stopLoss, contractSize: ctx.spec.contractSize, volumeStep: ctx.spec.volumeStep, minVolume: ctx.spec.minVolume,
+      volume: ctx.volume,
+      entryPrice: ctx.price,
+      stopLoss: ctx.stopLoss,
+      contractSize: ctx.spec.contractSize,
+      volumeStep: ctx.spec.volumeStep,
+      minVolume: ctx.spec.minVolume,
       quoteToAccount: quoteToAccount(ctx.symbol, ctx.slave.currency, ctx.price),
-      openVolume: s?.openVolume ?? new Decimal(0), maxOpenVolume: limits.maxOpenVolume,
-      remainingDailyLoss: remainingDailyLoss(limits, state), requireStopLoss: limits.requireStopLoss,
+      openVolume: s?.openVolume ?? new Decimal(0),
+      maxOpenVolume: limits.maxOpenVolume,
+      remainingDailyLoss: remainingDailyLoss(limits, state),
+      requireStopLoss: limits.requireStopLoss,
     });
-    if (verdict.action === 'skip') return { ok: false, code: `risk_${verdict.reason.split(':')[0]}`, message: verdict.reason };
+    if (verdict.action === 'skip')
+      return { ok: false, code: `risk_${verdict.reason.split(':')[0]}`, message: verdict.reason };
     const volume = verdict.action === 'shrink' ? verdict.volume : ctx.volume;
     if (s) this.samples.set(ctx.slave.id, { ...s, openVolume: s.openVolume.plus(volume) });
     return verdict.action === 'shrink' ? { ok: true, volume } : { ok: true };

@@ -28,7 +28,14 @@ export interface EffectiveLimits {
   requireStopLoss: boolean;
 }
 
-export const NO_LIMITS: RiskLimits = { maxDrawdownPercent: null, dailyLossLimit: null, maxOpenVolume: null, onBreach: null, dayResetHourUtc: null, requireStopLoss: null };
+export const NO_LIMITS: RiskLimits = {
+  maxDrawdownPercent: null,
+  dailyLossLimit: null,
+  maxOpenVolume: null,
+  onBreach: null,
+  dayResetHourUtc: null,
+  requireStopLoss: null,
+};
 
 const stricter = (a: string | null | undefined, b: string | null | undefined): Decimal | null => {
   const xs = [a, b].filter((x): x is string => x !== null && x !== undefined).map((x) => new Decimal(x));
@@ -44,7 +51,8 @@ export function effectiveLimits(own: RiskLimits | null, group: RiskLimits | null
     maxDrawdownPercent: stricter(own?.maxDrawdownPercent, group?.maxDrawdownPercent),
     dailyLossLimit: stricter(own?.dailyLossLimit, group?.dailyLossLimit),
     maxOpenVolume: stricter(own?.maxOpenVolume, group?.maxOpenVolume),
-    onBreach: own?.onBreach === 'close_and_pause' || group?.onBreach === 'close_and_pause' ? 'close_and_pause' : 'pause',
+    onBreach:
+      own?.onBreach === 'close_and_pause' || group?.onBreach === 'close_and_pause' ? 'close_and_pause' : 'pause',
     dayResetHourUtc: own?.dayResetHourUtc ?? group?.dayResetHourUtc ?? 0,
     requireStopLoss: Boolean(own?.requireStopLoss ?? group?.requireStopLoss ?? false),
   };

@@ -1,4 +1,4 @@
-import { Decimal, dec, isMultipleOf } from '../../domain/decimal.js';
+import { type Decimal, dec, isMultipleOf } from '../../domain/decimal.js';
 import type { AccountInfo, InstrumentSpec, Order, Position, Quote } from '../../domain/types.js';
 import type {
   BrokerAdapter,
@@ -14,7 +14,15 @@ import type {
 import { CTRADER_TAG_MAX, ctraderCapabilities } from './capabilities.js';
 import type { CTraderConnection } from './connection.js';
 import { RequestTimeoutError, readError, writeFailure } from './errors.js';
-import { parseExecutionEvent, parseOrder, parsePosition, parseSymbol, toInstrumentSpec, closedVolume, type SymbolInfo } from './parse.js';
+import {
+  parseExecutionEvent,
+  parseOrder,
+  parsePosition,
+  parseSymbol,
+  toInstrumentSpec,
+  closedVolume,
+  type SymbolInfo,
+} from './parse.js';
 import { ExecutionType, OrderStatus, OrderType, TradeSide } from '../../protocols/ctrader/enums.js';
 import type {
   AssetMsg,
@@ -31,7 +39,14 @@ import type {
   UnrealizedPnLResMsg,
 } from '../../protocols/ctrader/messages.js';
 import { PT } from '../../protocols/ctrader/payload-types.js';
-import { fromMoney, lotsToWireVolume, msToIso, priceFromDouble, RELATIVE_PRICE_SCALE, toRelative } from '../../protocols/ctrader/units.js';
+import {
+  fromMoney,
+  lotsToWireVolume,
+  msToIso,
+  priceFromDouble,
+  RELATIVE_PRICE_SCALE,
+  toRelative,
+} from '../../protocols/ctrader/units.js';
 import { confirmed, denied, rejected } from '../adapter.js';
 
 export interface CTraderAdapterOptions {
@@ -86,14 +101,25 @@ export class CTraderAdapter implements BrokerAdapter {
 
   async accountInfo(): Promise<AccountInfo> {
     return this.read('account info', async () => {
-      const [traderEnv, pnlEnv] = await Promise.all([this.call(PT.TRADER_REQ, {}), this.call(PT.GET_POSITION_UNREALIZED_PNL_REQ, {})]);
+      const [traderEnv, pnlEnv] = await Promise.all([
+        this.call(PT.TRADER_REQ, {}),
+        this.call(PT.GET_POSITION_UNREALIZED_PNL_REQ, {}),
+      ]);
       const t = (traderEnv.payload as { trader: TraderMsg }).trader;
       this.hedging = (t.accountType ?? 0) !== 1;
       const balance = fromMoney(t.balance, t.moneyDigits ?? 2);
       const pnl = pnlEnv.payload as unknown as UnrealizedPnLResMsg;
-      const unrealized = (pnl.positionUnrealizedPnL ?? []).reduce((sum, p) => sum.plus(fromMoney(p.netUnrealizedPnL, pnl.moneyDigits)), dec(0));
+      const unrealized = (pnl.positionUnrealizedPnL ?? []).reduce(
+        (sum, p) => sum.plus(fromMoney(p.netUnrealizedPnL, pnl.moneyDigits)),
+        dec(0),
+      );
       const currency = (await this.assetNames()).get(String(t.depositAssetId)) ?? String(t.depositAssetId);
-      return { balance, equity: balance.plus(unrealized), currency, brokerAccountNumber: String(t.traderLogin ?? this.ctid) };
+      return {
+        balance,
+        equity: balance.plus(unrealized),
+        currency,
+        brokerAccountNumber: String(t.traderLogin ?? this.ctid),
+      };
     });
   }
 
@@ -118,7 +144,12 @@ export class CTraderAdapter implements BrokerAdapter {
     return this.read('positions', async () => {
       const [rec, pnlEnv] = await Promise.all([this.reconcile(), this.call(PT.GET_POSITION_UNREALIZED_PNL_REQ, {})]);
       const pnl = pnlEnv.payload as unknown as UnrealizedPnLResMsg;
-      const profits = new Map((pnl.positionUnrealizedPnL ?? []).map((p) => [String(p.positionId), fromMoney(p.netUnrealizedPnL, pnl.moneyDigits)]));
+      const profits = new Map(
+        (pnl.positionUnrealizedPnL ?? []).map((p) => [
+          String(p.positionId),
+          fromMoney(p.netUnrealizedPnL, pnl.moneyDigits),
+        ]),
+      );
       const out: Position[] = [];
       for (const p of rec.position ?? []) {
         const s = await this.symbolById(String(p.tradeData.symbolId));
@@ -160,7 +191,9 @@ export class CTraderAdapter implements BrokerAdapter {
       }
       let o: OrderMsg | undefined = (rec.order ?? []).find((x) => x.clientOrderId === tag || x.tradeData.label === tag);
       // Tags settle recent writes: one week of history (one request) is the window searched.
-      o ??= (await this.orderHistory(new Date(Date.now() - WEEK_MS + 60_000), undefined)).filter((x) => x.clientOrderId === tag || x.tradeData.label === tag).at(-1);
+      o ??= (await this.orderHistory(new Date(Date.now() - WEEK_MS + 60_000), undefined))
+        .filter((x) => x.clientOrderId === tag || x.tradeData.label === tag)
+        .at(-1);
       if (o) {
         const s = await this.symbolById(String(o.tradeData.symbolId));
         const parsed = s ? parseOrder(o, s) : null;
@@ -181,12 +214,23 @@ export class CTraderAdapter implements BrokerAdapter {
     try {
       s = await this.symbolByName(req.symbol);
     } catch (err) {
-      return denied(readError(err, 'symbol lookup').code, `symbol lookup failed before sending: ${(err as Error).message}`);
+      return denied(
+        readError(err, 'symbol lookup').code,
+        `symbol lookup failed before sending: ${(err as Error).message}`,
+      );
     }
     if (!s) return denied('unknown_symbol', `unknown symbol ${req.symbol}`);
     const volume = lotsToWireVolume(req.volume, s.lotSize);
-    if (volume === null || req.volume.lt(s.minVolume) || req.volume.gt(s.maxVolume) || !isMultipleOf(req.volume, s.volumeStep)) {
-      return denied('invalid_volume', `volume ${req.volume.toString()} outside ${s.minVolume}..${s.maxVolume} step ${s.volumeStep}`);
+    if (
+      volume === null ||
+      req.volume.lt(s.minVolume) ||
+      req.volume.gt(s.maxVolume) ||
+      !isMultipleOf(req.volume, s.volumeStep)
+    ) {
+      return denied(
+        'invalid_volume',
+        `volume ${req.volume.toString()} outside ${s.minVolume}..${s.maxVolume} step ${s.volumeStep}`,
+      );
     }
     const body: Record<string, unknown> = {
       symbolId: s.symbolId,
@@ -224,7 +268,11 @@ export class CTraderAdapter implements BrokerAdapter {
     }
     const out = this.fillOutcome(events, s) ?? this.acceptedOutcome(events);
     if (isMarket && out.kind === 'confirmed' && out.positionId === null) {
-      return rejected('not_filled', 'market order ended without a fill', events.map((e) => e.payload));
+      return rejected(
+        'not_filled',
+        'market order ended without a fill',
+        events.map((e) => e.payload),
+      );
     }
     if (isMarket && out.kind === 'confirmed' && out.positionId && (stops.stopLoss || stops.takeProfit)) {
       await this.fixStops(out, events, s, stops);
@@ -232,12 +280,19 @@ export class CTraderAdapter implements BrokerAdapter {
     return out;
   }
 
-  async modifyPosition(positionId: string, change: { stopLoss: Decimal | null; takeProfit: Decimal | null }): Promise<OrderOutcome> {
+  async modifyPosition(
+    positionId: string,
+    change: { stopLoss: Decimal | null; takeProfit: Decimal | null },
+  ): Promise<OrderOutcome> {
     const body: Record<string, unknown> = { positionId };
     if (change.stopLoss) body.stopLoss = change.stopLoss.toNumber();
     if (change.takeProfit) body.takeProfit = change.takeProfit.toNumber();
     try {
-      const events = await this.write(PT.AMEND_POSITION_SLTP_REQ, body, (env) => env.payloadType === PT.EXECUTION_EVENT);
+      const events = await this.write(
+        PT.AMEND_POSITION_SLTP_REQ,
+        body,
+        (env) => env.payloadType === PT.EXECUTION_EVENT,
+      );
       return confirmed({ positionId, brokerTime: this.eventTime(events), raw: events.map((e) => e.payload) });
     } catch (err) {
       return writeFailure(err, 'amend position SL/TP');
@@ -249,17 +304,28 @@ export class CTraderAdapter implements BrokerAdapter {
     try {
       target = await this.positionTarget(positionId);
     } catch (err) {
-      return denied(readError(err, 'position lookup').code, `position lookup failed before sending: ${(err as Error).message}`);
+      return denied(
+        readError(err, 'position lookup').code,
+        `position lookup failed before sending: ${(err as Error).message}`,
+      );
     }
     if (!target) return rejected('position_not_found', `no open position ${positionId}`);
     const s = (await this.symbolById(target.symbolId).catch(() => undefined)) ?? null;
     if (!s) return denied('unknown_symbol', `symbol ${target.symbolId} of position ${positionId} is unknown`);
     const wireVolume = volume ? lotsToWireVolume(volume, s.lotSize) : target.volume;
-    if (wireVolume === null) return denied('invalid_volume', `volume ${volume?.toString()} is not a whole number of cents of units`);
+    if (wireVolume === null)
+      return denied('invalid_volume', `volume ${volume?.toString()} is not a whole number of cents of units`);
     try {
-      const events = await this.write(PT.CLOSE_POSITION_REQ, { positionId, volume: wireVolume }, (env) => this.orderDone(env, true));
+      const events = await this.write(PT.CLOSE_POSITION_REQ, { positionId, volume: wireVolume }, (env) =>
+        this.orderDone(env, true),
+      );
       const out = this.fillOutcome(events, s);
-      if (!out) return rejected('not_filled', 'close ended without a fill', events.map((e) => e.payload));
+      if (!out)
+        return rejected(
+          'not_filled',
+          'close ended without a fill',
+          events.map((e) => e.payload),
+        );
       return { ...out, positionId };
     } catch (err) {
       return writeFailure(err, 'close position');
@@ -268,8 +334,16 @@ export class CTraderAdapter implements BrokerAdapter {
 
   async cancelOrder(orderId: string): Promise<OrderOutcome> {
     try {
-      const events = await this.write(PT.CANCEL_ORDER_REQ, { orderId }, (env) => env.payloadType === PT.EXECUTION_EVENT && exec(env).executionType !== ExecutionType.ORDER_ACCEPTED);
-      return confirmed({ brokerOrderId: orderId, brokerTime: this.eventTime(events), raw: events.map((e) => e.payload) });
+      const events = await this.write(
+        PT.CANCEL_ORDER_REQ,
+        { orderId },
+        (env) => env.payloadType === PT.EXECUTION_EVENT && exec(env).executionType !== ExecutionType.ORDER_ACCEPTED,
+      );
+      return confirmed({
+        brokerOrderId: orderId,
+        brokerTime: this.eventTime(events),
+        raw: events.map((e) => e.payload),
+      });
     } catch (err) {
       return writeFailure(err, 'cancel order');
     }
@@ -284,23 +358,32 @@ export class CTraderAdapter implements BrokerAdapter {
     try {
       current = (await this.reconcile()).order?.find((o) => String(o.orderId) === orderId);
     } catch (err) {
-      return denied(readError(err, 'order lookup').code, `order lookup failed before sending: ${(err as Error).message}`);
+      return denied(
+        readError(err, 'order lookup').code,
+        `order lookup failed before sending: ${(err as Error).message}`,
+      );
     }
     if (!current) return rejected('order_not_found', `no pending order ${orderId}`);
     const s = await this.symbolById(String(current.tradeData.symbolId)).catch(() => undefined);
     if (!s) return denied('unknown_symbol', `symbol of order ${orderId} is unknown`);
     const body: Record<string, unknown> = { orderId };
-    if (change.price) body[current.orderType === OrderType.LIMIT ? 'limitPrice' : 'stopPrice'] = change.price.toNumber();
+    if (change.price)
+      body[current.orderType === OrderType.LIMIT ? 'limitPrice' : 'stopPrice'] = change.price.toNumber();
     if (change.volume) {
       const v = lotsToWireVolume(change.volume, s.lotSize);
-      if (v === null) return denied('invalid_volume', `volume ${change.volume.toString()} is not a whole number of cents of units`);
+      if (v === null)
+        return denied('invalid_volume', `volume ${change.volume.toString()} is not a whole number of cents of units`);
       body.volume = v;
     }
     if (change.stopLoss) body.stopLoss = change.stopLoss.toNumber();
     if (change.takeProfit) body.takeProfit = change.takeProfit.toNumber();
     try {
       const events = await this.write(PT.AMEND_ORDER_REQ, body, (env) => env.payloadType === PT.EXECUTION_EVENT);
-      return confirmed({ brokerOrderId: orderId, brokerTime: this.eventTime(events), raw: events.map((e) => e.payload) });
+      return confirmed({
+        brokerOrderId: orderId,
+        brokerTime: this.eventTime(events),
+        raw: events.map((e) => e.payload),
+      });
     } catch (err) {
       return writeFailure(err, 'amend order');
     }
@@ -332,12 +415,22 @@ export class CTraderAdapter implements BrokerAdapter {
   }
 
   private async call(payloadType: number, body: Record<string, unknown>): Promise<Envelope> {
-    const [env] = await this.conn.accountRequest(this.ctid, payloadType, body, { idempotent: true, timeoutMs: this.timeoutMs });
+    const [env] = await this.conn.accountRequest(this.ctid, payloadType, body, {
+      idempotent: true,
+      timeoutMs: this.timeoutMs,
+    });
     return env!;
   }
 
-  private write(payloadType: number, body: Record<string, unknown>, done: (env: Envelope) => boolean): Promise<Envelope[]> {
-    return this.conn.accountRequest(this.ctid, payloadType, body, { timeoutMs: this.timeoutMs, collect: (env) => done(env) });
+  private write(
+    payloadType: number,
+    body: Record<string, unknown>,
+    done: (env: Envelope) => boolean,
+  ): Promise<Envelope[]> {
+    return this.conn.accountRequest(this.ctid, payloadType, body, {
+      timeoutMs: this.timeoutMs,
+      collect: (env) => done(env),
+    });
   }
 
   private async reconcile(): Promise<ReconcileResMsg> {
@@ -352,7 +445,8 @@ export class CTraderAdapter implements BrokerAdapter {
     const out: OrderMsg[] = [];
     while (start < end) {
       const stop = Math.min(end, start + WEEK_MS);
-      const res = (await this.call(PT.ORDER_LIST_REQ, { fromTimestamp: String(start), toTimestamp: String(stop) })).payload as unknown as OrderListResMsg;
+      const res = (await this.call(PT.ORDER_LIST_REQ, { fromTimestamp: String(start), toTimestamp: String(stop) }))
+        .payload as unknown as OrderListResMsg;
       out.push(...(res.order ?? []));
       start = stop;
     }
@@ -369,7 +463,9 @@ export class CTraderAdapter implements BrokerAdapter {
   private lookup: Promise<ReconcileResMsg> | null = null;
 
   private async positionTarget(positionId: string): Promise<{ symbolId: string; volume: string } | null> {
-    this.lookup ??= this.reconcile().finally(() => { this.lookup = null; });
+    this.lookup ??= this.reconcile().finally(() => {
+      this.lookup = null;
+    });
     const p = ((await this.lookup).position ?? []).find((x) => String(x.positionId) === positionId);
     return p ? { symbolId: String(p.tradeData.symbolId), volume: String(p.tradeData.volume) } : null;
   }
@@ -378,7 +474,10 @@ export class CTraderAdapter implements BrokerAdapter {
 
   private loadLightSymbols(): Promise<Map<string, LightSymbolMsg>> {
     this.lightSymbols ??= this.call(PT.SYMBOLS_LIST_REQ, { includeArchivedSymbols: false })
-      .then((env) => new Map(((env.payload as { symbol?: LightSymbolMsg[] }).symbol ?? []).map((s) => [String(s.symbolId), s])))
+      .then(
+        (env) =>
+          new Map(((env.payload as { symbol?: LightSymbolMsg[] }).symbol ?? []).map((s) => [String(s.symbolId), s])),
+      )
       .catch((err: unknown) => {
         this.lightSymbols = null;
         throw err;
@@ -413,7 +512,9 @@ export class CTraderAdapter implements BrokerAdapter {
 
   private async assetNames(): Promise<Map<string, string>> {
     this.assets ??= this.call(PT.ASSET_LIST_REQ, {})
-      .then((env) => new Map(((env.payload as { asset?: AssetMsg[] }).asset ?? []).map((a) => [String(a.assetId), a.name])))
+      .then(
+        (env) => new Map(((env.payload as { asset?: AssetMsg[] }).asset ?? []).map((a) => [String(a.assetId), a.name])),
+      )
       .catch((err: unknown) => {
         this.assets = null;
         throw err;
@@ -452,19 +553,29 @@ export class CTraderAdapter implements BrokerAdapter {
     const dir = side === 'buy' ? 1 : -1;
     const fields: Record<string, string> = {};
     if (stops.stopLoss) {
-      if (ref.minus(stops.stopLoss).mul(dir).lte(0)) return { denied: `stop loss ${stops.stopLoss} is on the wrong side of ${ref} for a ${side}` };
+      if (ref.minus(stops.stopLoss).mul(dir).lte(0))
+        return { denied: `stop loss ${stops.stopLoss} is on the wrong side of ${ref} for a ${side}` };
       fields.relativeStopLoss = toRelative(ref.minus(stops.stopLoss));
     }
     if (stops.takeProfit) {
-      if (stops.takeProfit.minus(ref).mul(dir).lte(0)) return { denied: `take profit ${stops.takeProfit} is on the wrong side of ${ref} for a ${side}` };
+      if (stops.takeProfit.minus(ref).mul(dir).lte(0))
+        return { denied: `take profit ${stops.takeProfit} is on the wrong side of ${ref} for a ${side}` };
       fields.relativeTakeProfit = toRelative(stops.takeProfit.minus(ref));
     }
     return { fields };
   }
 
   /** After the fill, set the exact SL/TP asked for when the distances landed elsewhere (price moved, rounding). */
-  private async fixStops(out: ConfirmedOutcome, events: Envelope[], s: SymbolInfo, want: { stopLoss: Decimal | null; takeProfit: Decimal | null }): Promise<void> {
-    const pos = [...events].reverse().map(exec).find((e) => e.position)?.position;
+  private async fixStops(
+    out: ConfirmedOutcome,
+    events: Envelope[],
+    s: SymbolInfo,
+    want: { stopLoss: Decimal | null; takeProfit: Decimal | null },
+  ): Promise<void> {
+    const pos = [...events]
+      .reverse()
+      .map(exec)
+      .find((e) => e.position)?.position;
     const has = (v: number | undefined) => (v === undefined || v === 0 ? null : priceFromDouble(v, s.digits));
     const same = (a: Decimal | null, b: Decimal | null) => (a === null || b === null ? a === b : a.eq(b));
     if (pos && same(has(pos.stopLoss), want.stopLoss) && same(has(pos.takeProfit), want.takeProfit)) return;
@@ -494,7 +605,13 @@ export class CTraderAdapter implements BrokerAdapter {
   }
 
   private fillOutcome(events: Envelope[], s: SymbolInfo): ConfirmedOutcome | null {
-    const fills = events.map(exec).filter((e) => e.deal && (e.executionType === ExecutionType.ORDER_FILLED || e.executionType === ExecutionType.ORDER_PARTIAL_FILL));
+    const fills = events
+      .map(exec)
+      .filter(
+        (e) =>
+          e.deal &&
+          (e.executionType === ExecutionType.ORDER_FILLED || e.executionType === ExecutionType.ORDER_PARTIAL_FILL),
+      );
     if (fills.length === 0) return null;
     const last = fills.at(-1)!;
     const deals = fills.map((f) => f.deal!) as DealMsg[];
@@ -522,7 +639,10 @@ export class CTraderAdapter implements BrokerAdapter {
 
   private eventTime(events: Envelope[]): string | null {
     const e = events.map(exec).at(-1);
-    return msToIso(e?.deal?.executionTimestamp ?? e?.order?.utcLastUpdateTimestamp ?? e?.position?.utcLastUpdateTimestamp) ?? new Date().toISOString();
+    return (
+      msToIso(e?.deal?.executionTimestamp ?? e?.order?.utcLastUpdateTimestamp ?? e?.position?.utcLastUpdateTimestamp) ??
+      new Date().toISOString()
+    );
   }
 
   private onEvent(env: Envelope): void {
@@ -540,7 +660,9 @@ export class CTraderAdapter implements BrokerAdapter {
     const ev = exec(env);
     // Ordered delivery even when a symbol must be fetched first.
     this.eventChain = this.eventChain.then(async () => {
-      const ids = [ev.position?.tradeData.symbolId, ev.order?.tradeData.symbolId, ev.deal?.symbolId].filter((x): x is string => x !== undefined);
+      const ids = [ev.position?.tradeData.symbolId, ev.order?.tradeData.symbolId, ev.deal?.symbolId].filter(
+        (x): x is string => x !== undefined,
+      );
       for (const id of ids) await this.symbolById(String(id)).catch(() => null);
       for (const out of parseExecutionEvent(ev, (id) => this.symbols.get(id))) {
         for (const l of this.listeners) {
@@ -556,4 +678,3 @@ export class CTraderAdapter implements BrokerAdapter {
 }
 
 const exec = (env: Envelope): ExecutionEventMsg => env.payload as unknown as ExecutionEventMsg;
-

@@ -1,11 +1,25 @@
 import { isIP } from 'node:net';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { AppError } from '../../domain/errors.js';
-import { ConnectionLostError, NotSentError, OpenApiError, RequestTimeoutError, TOKEN_CODES, readError } from './errors.js';
+import {
+  ConnectionLostError,
+  NotSentError,
+  OpenApiError,
+  RequestTimeoutError,
+  TOKEN_CODES,
+  readError,
+} from './errors.js';
 import { decodeEnvelope, encodeEnvelope } from '../../protocols/ctrader/codec.js';
 import { ExecutionType } from '../../protocols/ctrader/enums.js';
 import { FrameReader, frame } from '../../protocols/ctrader/framing.js';
-import type { Envelope, ErrorResMsg, ExecutionEventMsg, OrderErrorEventMsg, RefreshTokenResMsg, TokenInvalidatedEventMsg } from '../../protocols/ctrader/messages.js';
+import type {
+  Envelope,
+  ErrorResMsg,
+  ExecutionEventMsg,
+  OrderErrorEventMsg,
+  RefreshTokenResMsg,
+  TokenInvalidatedEventMsg,
+} from '../../protocols/ctrader/messages.js';
 import { HISTORICAL_REQUESTS, PT } from '../../protocols/ctrader/payload-types.js';
 import { RateWindow } from './rate-window.js';
 import { TokenRefresher, type CTraderTokens } from './tokens.js';
@@ -71,7 +85,12 @@ export interface RequestOptions {
   idempotent?: boolean;
 }
 
-const ACCOUNT_EVENTS: ReadonlySet<number> = new Set([PT.EXECUTION_EVENT, PT.ORDER_ERROR_EVENT, PT.SPOT_EVENT, PT.ACCOUNT_DISCONNECT_EVENT]);
+const ACCOUNT_EVENTS: ReadonlySet<number> = new Set([
+  PT.EXECUTION_EVENT,
+  PT.ORDER_ERROR_EVENT,
+  PT.SPOT_EVENT,
+  PT.ACCOUNT_DISCONNECT_EVENT,
+]);
 
 /**
  * One TLS connection to one Open API endpoint (demo or live host), shared by every account on it: application
@@ -133,7 +152,16 @@ export class CTraderConnection {
       existing.refs += 1;
       return;
     }
-    this.accounts.set(ctid, { ctid, tokens, state: 'unauthorised', error: null, authPromise: null, listeners: new Set(), hooks, refs: 1 });
+    this.accounts.set(ctid, {
+      ctid,
+      tokens,
+      state: 'unauthorised',
+      error: null,
+      authPromise: null,
+      listeners: new Set(),
+      hooks,
+      refs: 1,
+    });
   }
 
   /** Returns true when no account is left (the owner may close the connection). */
@@ -161,7 +189,8 @@ export class CTraderConnection {
   /** Makes sure the account is usable now: connected, app-authorised, account-authorised. */
   async ensureAccount(ctid: string, timeoutMs = this.timeoutMs): Promise<void> {
     const acc = this.mustAccount(ctid);
-    if (acc.state === 'reconnect_required' || acc.state === 'failed') throw new NotSentError(acc.error!.message, acc.error!);
+    if (acc.state === 'reconnect_required' || acc.state === 'failed')
+      throw new NotSentError(acc.error!.message, acc.error!);
     await this.whenReady(timeoutMs);
     if (acc.state === 'authorised') return;
     try {
@@ -176,7 +205,12 @@ export class CTraderConnection {
    * A request on behalf of an account. A token or not-authorised refusal is definite (nothing applied), so it
    * is resent once after re-authorising; a dropped connection is resent only for idempotent requests.
    */
-  async accountRequest(ctid: string, payloadType: number, body: Record<string, unknown>, ro: RequestOptions = {}): Promise<Envelope[]> {
+  async accountRequest(
+    ctid: string,
+    payloadType: number,
+    body: Record<string, unknown>,
+    ro: RequestOptions = {},
+  ): Promise<Envelope[]> {
     const acc = this.mustAccount(ctid);
     const timeoutMs = ro.timeoutMs ?? this.timeoutMs;
     let retried = false;
@@ -193,7 +227,10 @@ export class CTraderConnection {
         return await this.request(payloadType, { ...body, ctidTraderAccountId: ctid }, { ...ro, timeoutMs });
       } catch (err) {
         if (retried) throw err;
-        if (err instanceof OpenApiError && (TOKEN_CODES.has(err.errorCode) || err.errorCode === 'ACCOUNT_NOT_AUTHORIZED')) {
+        if (
+          err instanceof OpenApiError &&
+          (TOKEN_CODES.has(err.errorCode) || err.errorCode === 'ACCOUNT_NOT_AUTHORIZED')
+        ) {
           if (acc.state === 'authorised') acc.state = 'unauthorised';
           retried = true;
           continue;
@@ -223,7 +260,10 @@ export class CTraderConnection {
     // While we waited for a slot the link may have dropped or been replaced by one not yet authorised.
     const usable = payloadType === PT.APPLICATION_AUTH_REQ ? this.open : this.isReady;
     if (!socket || this.socket !== socket || !usable) {
-      throw new NotSentError('not connected', new AppError('upstream_unavailable', 'cTrader connection is down', { retryable: true }));
+      throw new NotSentError(
+        'not connected',
+        new AppError('upstream_unavailable', 'cTrader connection is down', { retryable: true }),
+      );
     }
     const id = `ct${++this.seq}`;
     return new Promise<Envelope[]>((resolve, reject) => {
@@ -247,7 +287,10 @@ export class CTraderConnection {
     clearInterval(this.ticker);
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     this.failPending(new ConnectionLostError('connection closed by us', []));
-    for (const w of this.readyWaiters.splice(0)) w.reject(new NotSentError('connection closed', new AppError('upstream_unavailable', 'cTrader connection closed')));
+    for (const w of this.readyWaiters.splice(0))
+      w.reject(
+        new NotSentError('connection closed', new AppError('upstream_unavailable', 'cTrader connection closed')),
+      );
     const s = this.socket;
     this.socket = null;
     if (s && !s.destroyed) {
@@ -268,7 +311,10 @@ export class CTraderConnection {
 
   private whenReady(timeoutMs: number): Promise<void> {
     if (this.fatal) return Promise.reject(new NotSentError(this.fatal.message, this.fatal));
-    if (this.closing) return Promise.reject(new NotSentError('connection closed', new AppError('upstream_unavailable', 'cTrader connection closed')));
+    if (this.closing)
+      return Promise.reject(
+        new NotSentError('connection closed', new AppError('upstream_unavailable', 'cTrader connection closed')),
+      );
     if (this.isReady) return Promise.resolve();
     if (!this.socket && !this.reconnectTimer) this.connect();
     return new Promise<void>((resolve, reject) => {
@@ -285,7 +331,12 @@ export class CTraderConnection {
       const timer = setTimeout(() => {
         this.readyWaiters = this.readyWaiters.filter((x) => x !== w);
         const why = this.lastError ? ` (${this.lastError})` : '';
-        reject(new NotSentError(`not connected within ${timeoutMs} ms${why}`, new AppError('upstream_unavailable', `cTrader endpoint unreachable${why}`, { retryable: true })));
+        reject(
+          new NotSentError(
+            `not connected within ${timeoutMs} ms${why}`,
+            new AppError('upstream_unavailable', `cTrader endpoint unreachable${why}`, { retryable: true }),
+          ),
+        );
       }, timeoutMs);
       this.readyWaiters.push(w);
     });
@@ -333,10 +384,16 @@ export class CTraderConnection {
 
   private async onOpen(socket: TLSSocket): Promise<void> {
     try {
-      await this.request(PT.APPLICATION_AUTH_REQ, { clientId: this.opts.clientId, clientSecret: this.opts.clientSecret });
+      await this.request(PT.APPLICATION_AUTH_REQ, {
+        clientId: this.opts.clientId,
+        clientSecret: this.opts.clientSecret,
+      });
     } catch (err) {
       if (!(err instanceof OpenApiError && err.errorCode === 'CH_CLIENT_ALREADY_AUTHENTICATED')) {
-        if (err instanceof OpenApiError && (err.errorCode === 'CH_CLIENT_AUTH_FAILURE' || err.errorCode === 'CH_OA_CLIENT_NOT_FOUND')) {
+        if (
+          err instanceof OpenApiError &&
+          (err.errorCode === 'CH_CLIENT_AUTH_FAILURE' || err.errorCode === 'CH_OA_CLIENT_NOT_FOUND')
+        ) {
           // Wrong application credentials do not heal by retrying: stop and say so.
           this.fatal = readError(err, 'cTrader application auth');
           for (const w of this.readyWaiters.splice(0)) w.reject(new NotSentError(this.fatal.message, this.fatal));
@@ -449,7 +506,9 @@ export class CTraderConnection {
     if (env.payloadType === PT.EXECUTION_EVENT) {
       const e = env.payload as unknown as ExecutionEventMsg;
       if (e.executionType === ExecutionType.ORDER_REJECTED || e.executionType === ExecutionType.ORDER_CANCEL_REJECTED) {
-        return settle(() => p.reject(new OpenApiError(e.errorCode ?? 'ORDER_REJECTED', 'rejected by the broker', 'execution_rejected')));
+        return settle(() =>
+          p.reject(new OpenApiError(e.errorCode ?? 'ORDER_REJECTED', 'rejected by the broker', 'execution_rejected')),
+        );
       }
     }
     p.collected.push(env);
@@ -502,7 +561,11 @@ export class CTraderConnection {
     } catch (err) {
       if (err instanceof OpenApiError && TOKEN_CODES.has(err.errorCode)) {
         acc.state = 'reconnect_required';
-        acc.error = new AppError('reconnect_required', `cTrader access for account ${acc.ctid} was revoked or expired; the user must connect again`, { cause: err });
+        acc.error = new AppError(
+          'reconnect_required',
+          `cTrader access for account ${acc.ctid} was revoked or expired; the user must connect again`,
+          { cause: err },
+        );
       }
       throw err;
     }

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { ConnectionLostError, NotSentError, OpenApiError, RequestTimeoutError, readError, writeFailure } from './errors.js';
+import {
+  ConnectionLostError,
+  NotSentError,
+  OpenApiError,
+  RequestTimeoutError,
+  readError,
+  writeFailure,
+} from './errors.js';
 import { AppError } from '../../domain/errors.js';
 
 const res = (code: string, retryAfter?: number) => new OpenApiError(code, 'x', 'error_res', retryAfter);
@@ -21,13 +28,35 @@ describe('cTrader error mapping', () => {
   });
 
   it('maps writes to outcomes: only explicit refusals are rejected', () => {
-    expect(writeFailure(new RequestTimeoutError(10, []), 'w')).toMatchObject({ kind: 'unresolved', code: 'write_outcome_unknown' });
+    expect(writeFailure(new RequestTimeoutError(10, []), 'w')).toMatchObject({
+      kind: 'unresolved',
+      code: 'write_outcome_unknown',
+    });
     expect(writeFailure(new ConnectionLostError('gone', []), 'w')).toMatchObject({ kind: 'unresolved' });
-    expect(writeFailure(new NotSentError('down', new AppError('upstream_unavailable', 'down')), 'w')).toMatchObject({ kind: 'denied', code: 'upstream_unavailable' });
-    expect(writeFailure(new OpenApiError('NOT_ENOUGH_MONEY', 'm', 'order_error_event'), 'w')).toMatchObject({ kind: 'rejected', code: 'not_enough_money' });
-    expect(writeFailure(new OpenApiError('TRADING_BAD_VOLUME', 'm', 'error_res'), 'w')).toMatchObject({ kind: 'rejected', code: 'invalid_volume' });
-    expect(writeFailure(res('BLOCKED_PAYLOAD_TYPE', 2), 'w')).toMatchObject({ kind: 'rejected', code: 'rate_limited', raw: { retryAfterSec: 2 } });
-    expect(writeFailure(res('CH_ACCESS_TOKEN_INVALID'), 'w')).toMatchObject({ kind: 'rejected', code: 'reconnect_required' });
-    expect(writeFailure(new OpenApiError('WHATEVER', 'm', 'order_error_event'), 'w')).toMatchObject({ kind: 'rejected', code: 'broker_rejected' });
+    expect(writeFailure(new NotSentError('down', new AppError('upstream_unavailable', 'down')), 'w')).toMatchObject({
+      kind: 'denied',
+      code: 'upstream_unavailable',
+    });
+    expect(writeFailure(new OpenApiError('NOT_ENOUGH_MONEY', 'm', 'order_error_event'), 'w')).toMatchObject({
+      kind: 'rejected',
+      code: 'not_enough_money',
+    });
+    expect(writeFailure(new OpenApiError('TRADING_BAD_VOLUME', 'm', 'error_res'), 'w')).toMatchObject({
+      kind: 'rejected',
+      code: 'invalid_volume',
+    });
+    expect(writeFailure(res('BLOCKED_PAYLOAD_TYPE', 2), 'w')).toMatchObject({
+      kind: 'rejected',
+      code: 'rate_limited',
+      raw: { retryAfterSec: 2 },
+    });
+    expect(writeFailure(res('CH_ACCESS_TOKEN_INVALID'), 'w')).toMatchObject({
+      kind: 'rejected',
+      code: 'reconnect_required',
+    });
+    expect(writeFailure(new OpenApiError('WHATEVER', 'm', 'order_error_event'), 'w')).toMatchObject({
+      kind: 'rejected',
+      code: 'broker_rejected',
+    });
   });
 });

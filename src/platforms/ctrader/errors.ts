@@ -115,10 +115,15 @@ export function mapOpenApiError(err: OpenApiError, what: string): AppError {
   if (RATE_CODES.has(err.errorCode)) {
     return new AppError('rate_limited', msg, { cause: err, details, retryable: true, retryAfter: err.retryAfter ?? 1 });
   }
-  if (UNAVAILABLE_CODES.has(err.errorCode)) return new AppError('upstream_unavailable', msg, { cause: err, details, retryable: true });
+  if (UNAVAILABLE_CODES.has(err.errorCode))
+    return new AppError('upstream_unavailable', msg, { cause: err, details, retryable: true });
   if (NOT_FOUND_CODES.has(err.errorCode)) return new AppError('not_found', msg, { cause: err, details });
   if (INVALID_CODES.has(err.errorCode)) return new AppError('invalid_request', msg, { cause: err, details });
-  if (CONFIG_CODES.has(err.errorCode)) return new AppError('broker_auth_failed', `${msg} (cTrader refused the application credentials)`, { cause: err, details });
+  if (CONFIG_CODES.has(err.errorCode))
+    return new AppError('broker_auth_failed', `${msg} (cTrader refused the application credentials)`, {
+      cause: err,
+      details,
+    });
   return new AppError('upstream_error', msg, { cause: err, details });
 }
 
@@ -127,8 +132,10 @@ export function readError(err: unknown, what: string): AppError {
   if (err instanceof AppError) return err;
   if (err instanceof OpenApiError) return mapOpenApiError(err, what);
   if (err instanceof NotSentError) return err.appError;
-  if (err instanceof RequestTimeoutError) return new AppError('upstream_unavailable', `${what}: ${err.message}`, { cause: err, retryable: true });
-  if (err instanceof ConnectionLostError) return new AppError('upstream_unavailable', `${what}: ${err.message}`, { cause: err, retryable: true });
+  if (err instanceof RequestTimeoutError)
+    return new AppError('upstream_unavailable', `${what}: ${err.message}`, { cause: err, retryable: true });
+  if (err instanceof ConnectionLostError)
+    return new AppError('upstream_unavailable', `${what}: ${err.message}`, { cause: err, retryable: true });
   return new AppError('internal_error', `${what}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
 }
 
@@ -144,10 +151,14 @@ export function writeFailure(err: unknown, what: string): Exclude<OrderOutcome, 
   if (err instanceof OpenApiError) {
     const app = mapOpenApiError(err, what);
     // Protocol-level refusals keep our error code (rate_limited, reconnect_required...); business ones the broker's meaning.
-    const code = err.source === 'error_res' && app.code !== 'invalid_request' && app.code !== 'not_found'
-      ? app.code
-      : (REJECT_CODES[err.errorCode] ?? 'broker_rejected');
-    return rejected(code, app.message, { errorCode: err.errorCode, ...(err.retryAfter !== undefined ? { retryAfterSec: err.retryAfter } : {}) });
+    const code =
+      err.source === 'error_res' && app.code !== 'invalid_request' && app.code !== 'not_found'
+        ? app.code
+        : (REJECT_CODES[err.errorCode] ?? 'broker_rejected');
+    return rejected(code, app.message, {
+      errorCode: err.errorCode,
+      ...(err.retryAfter !== undefined ? { retryAfterSec: err.retryAfter } : {}),
+    });
   }
   return unresolved('write_outcome_unknown', `${what}: ${err instanceof Error ? err.message : String(err)}`);
 }

@@ -31,16 +31,34 @@ export interface CTraderCredentials {
   brokerName?: string;
 }
 
-export function parseCTraderCredentials(raw: Record<string, unknown> | null, brokerAccountId: string): CTraderCredentials {
+export function parseCTraderCredentials(
+  raw: Record<string, unknown> | null,
+  brokerAccountId: string,
+): CTraderCredentials {
   const c = raw ?? {};
   const str = (k: string) => (typeof c[k] === 'string' && (c[k] as string).length > 0 ? (c[k] as string) : null);
   const idRaw = c.ctidTraderAccountId;
-  const ctid = typeof idRaw === 'string' && /^\d+$/.test(idRaw) ? idRaw : typeof idRaw === 'number' && Number.isSafeInteger(idRaw) ? String(idRaw) : /^\d+$/.test(brokerAccountId) ? brokerAccountId : null;
+  const ctid =
+    typeof idRaw === 'string' && /^\d+$/.test(idRaw)
+      ? idRaw
+      : typeof idRaw === 'number' && Number.isSafeInteger(idRaw)
+        ? String(idRaw)
+        : /^\d+$/.test(brokerAccountId)
+          ? brokerAccountId
+          : null;
   const accessToken = str('accessToken');
   const refreshToken = str('refreshToken');
-  const missing = [!accessToken && 'accessToken', !refreshToken && 'refreshToken', !ctid && 'ctidTraderAccountId'].filter(Boolean);
+  const missing = [
+    !accessToken && 'accessToken',
+    !refreshToken && 'refreshToken',
+    !ctid && 'ctidTraderAccountId',
+  ].filter(Boolean);
   if (missing.length > 0) throw new AppError('invalid_request', `cTrader credentials lack ${missing.join(', ')}`);
-  const out: CTraderCredentials = { accessToken: accessToken!, refreshToken: refreshToken!, ctidTraderAccountId: ctid! };
+  const out: CTraderCredentials = {
+    accessToken: accessToken!,
+    refreshToken: refreshToken!,
+    ctidTraderAccountId: ctid!,
+  };
   if (typeof c.expiresIn === 'number') out.expiresIn = c.expiresIn;
   if (typeof c.isLive === 'boolean') out.isLive = c.isLive;
   if (str('traderLogin')) out.traderLogin = str('traderLogin')!;
@@ -107,9 +125,13 @@ export function createCTraderAdapterFactory(opts: CTraderFactoryOptions): CTrade
       const creds = parseCTraderCredentials(account.credentials, account.brokerAccountId);
       const { key, conn } = connectionFor(opts.resolveEndpoint(account.environment));
       const ctid = creds.ctidTraderAccountId;
-      conn.addAccount(ctid, { accessToken: creds.accessToken, refreshToken: creds.refreshToken }, {
-        onTokensRefreshed: (tokens) => opts.onTokensRefreshed?.(account.id, tokens),
-      });
+      conn.addAccount(
+        ctid,
+        { accessToken: creds.accessToken, refreshToken: creds.refreshToken },
+        {
+          onTokensRefreshed: (tokens) => opts.onTokensRefreshed?.(account.id, tokens),
+        },
+      );
       // Lazy: the first call connects and authorises, so a broker that is down at start-up does not stop the service.
       return new CTraderAdapter({
         connection: conn,

@@ -65,16 +65,23 @@ async function tokenRequest(i: TokenEndpointInput, params: Record<string, string
       signal: AbortSignal.timeout(i.timeoutMs ?? 10_000),
     });
   } catch (err) {
-    throw new AppError('upstream_unavailable', `cTrader token endpoint unreachable: ${(err as Error).message}`, { retryable: true, cause: err });
+    throw new AppError('upstream_unavailable', `cTrader token endpoint unreachable: ${(err as Error).message}`, {
+      retryable: true,
+      cause: err,
+    });
   }
   const json = (await res.json().catch(() => null)) as Record<string, unknown> | null;
   // Failures come back as errorCode/description (status not documented), so the body decides, not the status.
   if (!json || typeof json.accessToken !== 'string' || typeof json.refreshToken !== 'string' || json.errorCode) {
     const code = typeof json?.errorCode === 'string' ? json.errorCode : `HTTP ${res.status}`;
     const desc = typeof json?.description === 'string' ? json.description : 'no tokens in the answer';
-    throw new AppError(res.status >= 500 ? 'upstream_error' : 'invalid_request', `cTrader refused the token request: ${code}: ${desc}`, {
-      details: { errorCode: code },
-    });
+    throw new AppError(
+      res.status >= 500 ? 'upstream_error' : 'invalid_request',
+      `cTrader refused the token request: ${code}: ${desc}`,
+      {
+        details: { errorCode: code },
+      },
+    );
   }
   return {
     accessToken: json.accessToken,
@@ -110,7 +117,12 @@ export async function listAccountsForToken(i: {
   timeoutMs?: number;
 }): Promise<AccountListResult> {
   const timeoutMs = i.timeoutMs ?? 10_000;
-  const conn = new CTraderConnection({ endpoint: i.endpoint, clientId: i.clientId, clientSecret: i.clientSecret, requestTimeoutMs: timeoutMs });
+  const conn = new CTraderConnection({
+    endpoint: i.endpoint,
+    clientId: i.clientId,
+    clientSecret: i.clientSecret,
+    requestTimeoutMs: timeoutMs,
+  });
   try {
     await conn.ready(timeoutMs);
     const [env] = await conn.request(PT.GET_ACCOUNTS_BY_ACCESS_TOKEN_REQ, { accessToken: i.accessToken });
@@ -138,27 +150,48 @@ export async function listAccountsForToken(i: {
  */
 export function verifyCTraderAccount(
   accounts: CTraderAccountListing[],
-  pick: { ctidTraderAccountId?: string | number | null; accountNumber?: string | number | null; environment?: string | null },
+  pick: {
+    ctidTraderAccountId?: string | number | null;
+    accountNumber?: string | number | null;
+    environment?: string | null;
+  },
 ): CTraderAccountListing {
-  const want = (v: string | number | null | undefined) => (v === null || v === undefined || v === '' ? null : String(v).replace(/^#/, '').trim());
+  const want = (v: string | number | null | undefined) =>
+    v === null || v === undefined || v === '' ? null : String(v).replace(/^#/, '').trim();
   const id = want(pick.ctidTraderAccountId);
   const number = want(pick.accountNumber);
-  if (!id && !number) throw new AppError('invalid_request', 'choose a cTrader account: ctidTraderAccountId or account number is required');
-  const matches = accounts.filter((a) => (!id || a.ctidTraderAccountId === id) && (!number || a.traderLogin === number));
+  if (!id && !number)
+    throw new AppError(
+      'invalid_request',
+      'choose a cTrader account: ctidTraderAccountId or account number is required',
+    );
+  const matches = accounts.filter(
+    (a) => (!id || a.ctidTraderAccountId === id) && (!number || a.traderLogin === number),
+  );
   if (matches.length === 0) {
     const known = accounts.map((a) => `${a.traderLogin ?? '?'} (${a.environment})`).join(', ') || 'none';
-    throw new AppError('invalid_request', `this cTrader ID does not grant account ${number ?? id}; it grants: ${known}`, {
-      details: { ctidTraderAccountId: id, accountNumber: number },
-    });
+    throw new AppError(
+      'invalid_request',
+      `this cTrader ID does not grant account ${number ?? id}; it grants: ${known}`,
+      {
+        details: { ctidTraderAccountId: id, accountNumber: number },
+      },
+    );
   }
   const env = pick.environment ? String(pick.environment).toLowerCase() : null;
-  if (env && env !== 'demo' && env !== 'live') throw new AppError('invalid_request', `environment must be demo or live, not ${pick.environment}`);
+  if (env && env !== 'demo' && env !== 'live')
+    throw new AppError('invalid_request', `environment must be demo or live, not ${pick.environment}`);
   const inEnv = env ? matches.filter((a) => a.environment === env) : matches;
   if (inEnv.length === 0) {
-    throw new AppError('invalid_request', `account ${number ?? id} is a ${matches[0]!.environment} account, not ${env}`, {
-      details: { environment: matches[0]!.environment },
-    });
+    throw new AppError(
+      'invalid_request',
+      `account ${number ?? id} is a ${matches[0]!.environment} account, not ${env}`,
+      {
+        details: { environment: matches[0]!.environment },
+      },
+    );
   }
-  if (inEnv.length > 1) throw new AppError('invalid_request', `account number ${number} is ambiguous; pick it by ctidTraderAccountId`);
+  if (inEnv.length > 1)
+    throw new AppError('invalid_request', `account number ${number} is ambiguous; pick it by ctidTraderAccountId`);
   return inEnv[0]!;
 }

@@ -1,8 +1,21 @@
-import { Decimal, dec } from '../../domain/decimal.js';
-import type { InstrumentSpec, Order, OrderStatus as DomainOrderStatus, OrderType as DomainOrderType, Position } from '../../domain/types.js';
+import { type Decimal, dec } from '../../domain/decimal.js';
+import type {
+  InstrumentSpec,
+  Order,
+  OrderStatus as DomainOrderStatus,
+  OrderType as DomainOrderType,
+  Position,
+} from '../../domain/types.js';
 import type { BrokerEvent } from '../adapter.js';
 import { ExecutionType, OrderStatus, OrderType, PositionStatus, TradeSide } from '../../protocols/ctrader/enums.js';
-import type { DealMsg, ExecutionEventMsg, LightSymbolMsg, OrderMsg, PositionMsg, SymbolMsg } from '../../protocols/ctrader/messages.js';
+import type {
+  DealMsg,
+  ExecutionEventMsg,
+  LightSymbolMsg,
+  OrderMsg,
+  PositionMsg,
+  SymbolMsg,
+} from '../../protocols/ctrader/messages.js';
 import { fromMoney, msToIso, priceFromDouble, wireVolumeToLots } from '../../protocols/ctrader/units.js';
 
 /** Pure Open API message -> domain parsers. Volumes come back in lots through the symbol's lotSize. */
@@ -40,14 +53,27 @@ export function parseSymbol(light: LightSymbolMsg, full: SymbolMsg): SymbolInfo 
 }
 
 export function toInstrumentSpec(s: SymbolInfo): InstrumentSpec {
-  return { symbol: s.name, volumeStep: s.volumeStep, minVolume: s.minVolume, maxVolume: s.maxVolume, contractSize: s.contractSize, tickSize: s.tickSize };
+  return {
+    symbol: s.name,
+    volumeStep: s.volumeStep,
+    minVolume: s.minVolume,
+    maxVolume: s.maxVolume,
+    contractSize: s.contractSize,
+    tickSize: s.tickSize,
+  };
 }
 
 const sideOf = (tradeSide: number) => (tradeSide === TradeSide.SELL ? ('sell' as const) : ('buy' as const));
-const px = (v: number | undefined, s: SymbolInfo): Decimal | null => (v === undefined || v === 0 ? null : priceFromDouble(v, s.digits));
+const px = (v: number | undefined, s: SymbolInfo): Decimal | null =>
+  v === undefined || v === 0 ? null : priceFromDouble(v, s.digits);
 const nowIso = () => new Date().toISOString();
 
-export function parsePosition(p: PositionMsg, s: SymbolInfo, profit: Decimal | null = null, currentPrice: Decimal | null = null): Position {
+export function parsePosition(
+  p: PositionMsg,
+  s: SymbolInfo,
+  profit: Decimal | null = null,
+  currentPrice: Decimal | null = null,
+): Position {
   return {
     id: String(p.positionId),
     symbol: s.name,
@@ -63,7 +89,13 @@ export function parsePosition(p: PositionMsg, s: SymbolInfo, profit: Decimal | n
   };
 }
 
-const ORDER_TYPES: Record<number, DomainOrderType> = { [OrderType.MARKET]: 'market', [OrderType.MARKET_RANGE]: 'market', [OrderType.LIMIT]: 'limit', [OrderType.STOP]: 'stop', [OrderType.STOP_LIMIT]: 'stop' };
+const ORDER_TYPES: Record<number, DomainOrderType> = {
+  [OrderType.MARKET]: 'market',
+  [OrderType.MARKET_RANGE]: 'market',
+  [OrderType.LIMIT]: 'limit',
+  [OrderType.STOP]: 'stop',
+  [OrderType.STOP_LIMIT]: 'stop',
+};
 const ORDER_STATUSES: Record<number, DomainOrderStatus> = {
   [OrderStatus.ACCEPTED]: 'pending',
   [OrderStatus.FILLED]: 'filled',
@@ -95,7 +127,9 @@ export function parseOrder(o: OrderMsg, s: SymbolInfo): Order | null {
   };
 }
 
-const isPendingType = (o: OrderMsg | undefined) => o !== undefined && (o.orderType === OrderType.LIMIT || o.orderType === OrderType.STOP || o.orderType === OrderType.STOP_LIMIT);
+const isPendingType = (o: OrderMsg | undefined) =>
+  o !== undefined &&
+  (o.orderType === OrderType.LIMIT || o.orderType === OrderType.STOP || o.orderType === OrderType.STOP_LIMIT);
 
 /** Volume a fill closed, from the closing deal. */
 export function closedVolume(deal: DealMsg | undefined, s: SymbolInfo): Decimal | null {
@@ -111,7 +145,9 @@ export function parseExecutionEvent(ev: ExecutionEventMsg, symbolOf: SymbolLooku
   const symId = ev.position?.tradeData.symbolId ?? ev.order?.tradeData.symbolId ?? ev.deal?.symbolId;
   const s = symId === undefined ? undefined : symbolOf(String(symId));
   if (!s) return [];
-  const at = msToIso(ev.deal?.executionTimestamp ?? ev.order?.utcLastUpdateTimestamp ?? ev.position?.utcLastUpdateTimestamp) ?? nowIso();
+  const at =
+    msToIso(ev.deal?.executionTimestamp ?? ev.order?.utcLastUpdateTimestamp ?? ev.position?.utcLastUpdateTimestamp) ??
+    nowIso();
   const order = ev.order ? parseOrder(ev.order, s) : null;
   const position = ev.position ? parsePosition(ev.position, s) : null;
   const out: BrokerEvent[] = [];
@@ -120,7 +156,8 @@ export function parseExecutionEvent(ev: ExecutionEventMsg, symbolOf: SymbolLooku
       if (order && isPendingType(ev.order) && order.status === 'pending') out.push({ kind: 'order_placed', order, at });
       break;
     case ExecutionType.ORDER_REPLACED:
-      if (order && isPendingType(ev.order) && order.status === 'pending') out.push({ kind: 'order_modified', order, at });
+      if (order && isPendingType(ev.order) && order.status === 'pending')
+        out.push({ kind: 'order_modified', order, at });
       else if (position) out.push({ kind: 'position_modified', position, at });
       break;
     case ExecutionType.ORDER_CANCELLED:
@@ -136,7 +173,9 @@ export function parseExecutionEvent(ev: ExecutionEventMsg, symbolOf: SymbolLooku
         const closed = closedVolume(ev.deal, s);
         const dealPrice = px(ev.deal?.executionPrice, s);
         if (ev.position!.positionStatus === PositionStatus.CLOSED) {
-          const profit = ev.deal?.closePositionDetail ? fromMoney(ev.deal.closePositionDetail.grossProfit, ev.deal.closePositionDetail.moneyDigits) : null;
+          const profit = ev.deal?.closePositionDetail
+            ? fromMoney(ev.deal.closePositionDetail.grossProfit, ev.deal.closePositionDetail.moneyDigits)
+            : null;
           out.push({
             kind: 'position_closed',
             position: { ...position, volume: closed ?? position.volume, currentPrice: dealPrice, profit },
@@ -149,7 +188,8 @@ export function parseExecutionEvent(ev: ExecutionEventMsg, symbolOf: SymbolLooku
         break;
       }
       out.push({ kind: 'position_opened', position, at });
-      if (order && isPendingType(ev.order)) out.push({ kind: 'order_filled', order: { ...order, status: 'filled', positionId: position.id }, at });
+      if (order && isPendingType(ev.order))
+        out.push({ kind: 'order_filled', order: { ...order, status: 'filled', positionId: position.id }, at });
       break;
     }
   }

@@ -106,7 +106,8 @@ export class MetaTraderAdapter implements BrokerAdapter {
     this.open();
     const from = query.from?.getTime() ?? -Infinity;
     const to = query.to?.getTime() ?? Infinity;
-    const keep = (o: Order) => (!query.symbol || o.symbol === query.symbol) && Date.parse(o.createdAt) >= from && Date.parse(o.createdAt) <= to;
+    const keep = (o: Order) =>
+      (!query.symbol || o.symbol === query.symbol) && Date.parse(o.createdAt) >= from && Date.parse(o.createdAt) <= to;
     const pending = (await this.gateway.orders()).filter(keep);
     if (!query.includeHistory) return pending;
     const { start, end } = this.window(query.from, query.to);
@@ -134,7 +135,8 @@ export class MetaTraderAdapter implements BrokerAdapter {
     const fit = fitComment(req.tag, this.opts.comment);
     if (!fit.ok) return denied('tag_invalid', fit.reason);
     if (!req.volume.isFinite() || req.volume.lte(0)) return denied('invalid_volume', 'volume must be positive');
-    if (req.type !== 'market' && (!req.price || req.price.lte(0))) return denied('price_required', `a ${req.type} order needs a price`);
+    if (req.type !== 'market' && (!req.price || req.price.lte(0)))
+      return denied('price_required', `a ${req.type} order needs a price`);
     const body: MtTradeRequest = {
       actionType: PLACE_ACTION[`${req.side}:${req.type}`],
       symbol: req.symbol,
@@ -155,11 +157,19 @@ export class MetaTraderAdapter implements BrokerAdapter {
     return this.withFill(res.result, sentAt, null);
   }
 
-  async modifyPosition(positionId: string, change: { stopLoss: Decimal | null; takeProfit: Decimal | null }): Promise<OrderOutcome> {
+  async modifyPosition(
+    positionId: string,
+    change: { stopLoss: Decimal | null; takeProfit: Decimal | null },
+  ): Promise<OrderOutcome> {
     if (this.closed) return denied('upstream_unavailable', 'adapter closed');
     // 0 is MT's "no stop": sending both levels makes null remove one, as the port asks.
     const res = await this.send(
-      { actionType: 'POSITION_MODIFY', positionId, stopLoss: change.stopLoss ? num(change.stopLoss) : 0, takeProfit: change.takeProfit ? num(change.takeProfit) : 0 },
+      {
+        actionType: 'POSITION_MODIFY',
+        positionId,
+        stopLoss: change.stopLoss ? num(change.stopLoss) : 0,
+        takeProfit: change.takeProfit ? num(change.takeProfit) : 0,
+      },
       'modify position',
     );
     if (!res.ok) return res.outcome;
@@ -168,8 +178,11 @@ export class MetaTraderAdapter implements BrokerAdapter {
 
   async closePosition(positionId: string, volume?: Decimal): Promise<OrderOutcome> {
     if (this.closed) return denied('upstream_unavailable', 'adapter closed');
-    if (volume !== undefined && (!volume.isFinite() || volume.lte(0))) return denied('invalid_volume', 'volume to close must be positive');
-    const body: MtTradeRequest = volume ? { actionType: 'POSITION_PARTIAL', positionId, volume: num(volume) } : { actionType: 'POSITION_CLOSE_ID', positionId };
+    if (volume !== undefined && (!volume.isFinite() || volume.lte(0)))
+      return denied('invalid_volume', 'volume to close must be positive');
+    const body: MtTradeRequest = volume
+      ? { actionType: 'POSITION_PARTIAL', positionId, volume: num(volume) }
+      : { actionType: 'POSITION_CLOSE_ID', positionId };
     const sentAt = Date.now();
     const res = await this.send(body, volume ? 'partial close' : 'close position');
     if (!res.ok) return res.outcome;
@@ -185,7 +198,11 @@ export class MetaTraderAdapter implements BrokerAdapter {
 
   async modifyOrder(orderId: string, change: ModifyOrderChange): Promise<OrderOutcome> {
     if (this.closed) return denied('upstream_unavailable', 'adapter closed');
-    if (change.volume !== undefined) return denied('unsupported', 'MetaTrader cannot change the volume of a pending order; cancel and place a new one');
+    if (change.volume !== undefined)
+      return denied(
+        'unsupported',
+        'MetaTrader cannot change the volume of a pending order; cancel and place a new one',
+      );
     let price = change.price;
     if (!price) {
       // ORDER_MODIFY requires openPrice even when only SL/TP change.
@@ -217,7 +234,9 @@ export class MetaTraderAdapter implements BrokerAdapter {
         },
         finalOrder: async (o) => {
           const from = new Date(Date.parse(o.createdAt) - 1000);
-          return (await this.gateway.historyOrders(from, new Date(Date.now() + 60_000))).find((h) => h.id === o.id) ?? null;
+          return (
+            (await this.gateway.historyOrders(from, new Date(Date.now() + 60_000))).find((h) => h.id === o.id) ?? null
+          );
         },
         intervalMs: Math.max(MIN_POLL_MS, this.opts.pollIntervalMs ?? 1000),
       });
@@ -250,7 +269,10 @@ export class MetaTraderAdapter implements BrokerAdapter {
     };
   }
 
-  private async send(body: MtTradeRequest, what: string): Promise<{ ok: true; result: MtTradeResult } | { ok: false; outcome: OrderOutcome }> {
+  private async send(
+    body: MtTradeRequest,
+    what: string,
+  ): Promise<{ ok: true; result: MtTradeResult } | { ok: false; outcome: OrderOutcome }> {
     const answer = await this.gateway.trade(body);
     if (answer.kind === 'failed') return { ok: false, outcome: answer.outcome };
     const failure = tradeResultFailure(answer.result, this.platform, `MetaTrader ${what}`);
@@ -272,7 +294,9 @@ export class MetaTraderAdapter implements BrokerAdapter {
       }
     }
     const volume = deals.reduce((s, d) => s.plus(d.volume!), new Decimal(0));
-    const price = volume.isZero() ? null : deals.reduce((s, d) => s.plus(d.price!.mul(d.volume!)), new Decimal(0)).div(volume);
+    const price = volume.isZero()
+      ? null
+      : deals.reduce((s, d) => s.plus(d.price!.mul(d.volume!)), new Decimal(0)).div(volume);
     const last = deals.at(-1);
     return confirmed({
       brokerOrderId: result.orderId,

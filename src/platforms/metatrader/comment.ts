@@ -13,7 +13,8 @@ export type CommentFit = { ok: true; clientId: string; comment?: string } | { ok
 export function fitComment(tag: string, comment?: string): CommentFit {
   if (tag.length === 0) return { ok: false, reason: 'the correlation tag is empty' };
   if (!TAG_PATTERN.test(tag)) return { ok: false, reason: 'the correlation tag must be alphanumeric (plus _ and -)' };
-  if (tag.length > MT_COMMENT_LIMIT) return { ok: false, reason: `clientId holds at most ${MT_COMMENT_LIMIT} characters, tag has ${tag.length}` };
+  if (tag.length > MT_COMMENT_LIMIT)
+    return { ok: false, reason: `clientId holds at most ${MT_COMMENT_LIMIT} characters, tag has ${tag.length}` };
   const room = MT_COMMENT_LIMIT - tag.length;
   const c = (comment ?? '').slice(0, room);
   return c ? { ok: true, clientId: tag, comment: c } : { ok: true, clientId: tag };

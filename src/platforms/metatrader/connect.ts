@@ -3,7 +3,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError } from '../../domain/errors.js';
 import type { MtPlatform } from './capabilities.js';
 import { readError } from './errors.js';
-import { type MtServerGroup, parseAccountDto, parseAccountInformation, parseErrorBody, parseServerSearch, recommendedRetryMs } from './parse.js';
+import {
+  type MtServerGroup,
+  parseAccountDto,
+  parseAccountInformation,
+  parseErrorBody,
+  parseServerSearch,
+  recommendedRetryMs,
+} from './parse.js';
 import { MetaApiRawClient, newTransactionId, type WireResult } from './raw-client.js';
 
 /**
@@ -32,8 +39,11 @@ function client(ep: MetaApiEndpoint): MetaApiRawClient {
   });
 }
 
-export async function searchMtServers(input: MetaApiEndpoint & { platform: MtPlatform; query: string }): Promise<MtServerGroup[]> {
-  if (input.platform !== 'mt4' && input.platform !== 'mt5') throw new AppError('invalid_request', 'platform must be mt4 or mt5');
+export async function searchMtServers(
+  input: MetaApiEndpoint & { platform: MtPlatform; query: string },
+): Promise<MtServerGroup[]> {
+  if (input.platform !== 'mt4' && input.platform !== 'mt5')
+    throw new AppError('invalid_request', 'platform must be mt4 or mt5');
   const r = await client(input).searchServers(input.platform === 'mt4' ? 4 : 5, input.query.trim());
   if (r.kind !== 'response' || r.status !== 200) throw readError(r, 'MetaApi server search');
   return parseServerSearch(r.body);
@@ -86,15 +96,22 @@ export interface ProvisionedMtAccount {
 
 const credentialsError = () =>
   // Never echo what was typed: the message may end up in logs.
-  new AppError('broker_auth_failed', 'the broker refused the login: check the account number, password and server', { details: { reason: 'E_AUTH' } });
+  new AppError('broker_auth_failed', 'the broker refused the login: check the account number, password and server', {
+    details: { reason: 'E_AUTH' },
+  });
 
 export async function provisionMtAccount(input: ProvisionMtAccountInput): Promise<ProvisionedMtAccount> {
   for (const k of ['baseUrl', 'token', 'server', 'login', 'password'] as const) {
-    if (typeof input[k] !== 'string' || input[k].trim() === '') throw new AppError('invalid_request', `${k} is required`);
+    if (typeof input[k] !== 'string' || input[k].trim() === '')
+      throw new AppError('invalid_request', `${k} is required`);
   }
-  if (input.platform !== 'mt4' && input.platform !== 'mt5') throw new AppError('invalid_request', 'platform must be mt4 or mt5');
+  if (input.platform !== 'mt4' && input.platform !== 'mt5')
+    throw new AppError('invalid_request', 'platform must be mt4 or mt5');
   const login = input.login.trim();
-  if (!/^\d+$/.test(login)) throw new AppError('invalid_request', 'the MetaTrader login is the account number: digits only', { details: { field: 'login' } });
+  if (!/^\d+$/.test(login))
+    throw new AppError('invalid_request', 'the MetaTrader login is the account number: digits only', {
+      details: { field: 'login' },
+    });
   const creds = { platform: input.platform, server: input.server.trim(), login, password: input.password };
   if (input.failedCredentials?.has(creds)) throw credentialsError();
 
@@ -119,8 +136,13 @@ export async function provisionMtAccount(input: ProvisionMtAccountInput): Promis
     created = await raw.createAccount(body, txId);
     if (created.kind !== 'response' || created.status !== 202) break;
     // The body's recommendedRetryTime is precise to the millisecond; Retry-After only to the second.
-    const waitMs = recommendedRetryMs(parseErrorBody(created.body).metadata) ?? (created.retryAfterSec !== null ? created.retryAfterSec * 1000 : pollMs);
-    if (Date.now() + waitMs > deadline) throw new AppError('upstream_unavailable', 'MetaApi is still detecting the broker settings; try again later', { retryable: true });
+    const waitMs =
+      recommendedRetryMs(parseErrorBody(created.body).metadata) ??
+      (created.retryAfterSec !== null ? created.retryAfterSec * 1000 : pollMs);
+    if (Date.now() + waitMs > deadline)
+      throw new AppError('upstream_unavailable', 'MetaApi is still detecting the broker settings; try again later', {
+        retryable: true,
+      });
     await sleep(Math.max(10, waitMs));
   }
   if (created.kind === 'response' && created.status === 400) {
@@ -131,13 +153,26 @@ export async function provisionMtAccount(input: ProvisionMtAccountInput): Promis
     }
     if (e.code === 'E_SRV_NOT_FOUND') {
       const d = e.details as { serversByBrokers?: unknown } | null;
-      throw new AppError('invalid_request', `unknown MetaTrader server "${creds.server}": pick one from the server search`, {
-        details: { reason: 'E_SRV_NOT_FOUND', field: 'server', ...(d?.serversByBrokers ? { suggestions: d.serversByBrokers } : {}) },
-      });
+      throw new AppError(
+        'invalid_request',
+        `unknown MetaTrader server "${creds.server}": pick one from the server search`,
+        {
+          details: {
+            reason: 'E_SRV_NOT_FOUND',
+            field: 'server',
+            ...(d?.serversByBrokers ? { suggestions: d.serversByBrokers } : {}),
+          },
+        },
+      );
     }
-    if (e.code === 'E_SERVER_TIMEZONE') throw new AppError('upstream_unavailable', 'MetaApi could not detect the broker settings; try again later', { retryable: true, details: { reason: e.code } });
+    if (e.code === 'E_SERVER_TIMEZONE')
+      throw new AppError('upstream_unavailable', 'MetaApi could not detect the broker settings; try again later', {
+        retryable: true,
+        details: { reason: e.code },
+      });
   }
-  if (created.kind !== 'response' || (created.status !== 201 && created.status !== 200)) throw readError(created, 'MetaApi account creation');
+  if (created.kind !== 'response' || (created.status !== 201 && created.status !== 200))
+    throw readError(created, 'MetaApi account creation');
   const accountId = parseAccountDto(created.body).id;
 
   try {
@@ -149,18 +184,32 @@ export async function provisionMtAccount(input: ProvisionMtAccountInput): Promis
       if (r.kind !== 'response' || r.status !== 200) throw readError(r, 'MetaApi account state');
       last = parseAccountDto(r.body);
       if (last.state === 'DEPLOYED' && last.connectionStatus === 'CONNECTED') break;
-      if (last.state === 'DEPLOY_FAILED') throw new AppError('upstream_error', 'MetaApi could not deploy the account', { details: { state: last.state } });
+      if (last.state === 'DEPLOY_FAILED')
+        throw new AppError('upstream_error', 'MetaApi could not deploy the account', {
+          details: { state: last.state },
+        });
       if (Date.now() + pollMs > deadline) {
         // Deployed but never connected: the broker keeps refusing the terminal's login.
         if (last.state === 'DEPLOYED') throw credentialsError();
-        throw new AppError('upstream_unavailable', `MetaApi did not finish deploying in time (state ${last.state})`, { retryable: true });
+        throw new AppError('upstream_unavailable', `MetaApi did not finish deploying in time (state ${last.state})`, {
+          retryable: true,
+        });
       }
       await sleep(pollMs);
     }
     const info = await raw.accountInformation(accountId);
     if (info.kind !== 'response' || info.status !== 200) throw readError(info, 'MetaApi account information');
     const ai = parseAccountInformation(info.body);
-    return { accountId, accountNumber: ai.login, platform: ai.platform, server: ai.server || creds.server, broker: ai.broker, currency: ai.currency, name: ai.name, hedging: ai.hedging };
+    return {
+      accountId,
+      accountNumber: ai.login,
+      platform: ai.platform,
+      server: ai.server || creds.server,
+      broker: ai.broker,
+      currency: ai.currency,
+      name: ai.name,
+      hedging: ai.hedging,
+    };
   } catch (err) {
     await removeMtAccount({ ...input, accountId }).catch(() => undefined);
     throw err;
@@ -173,5 +222,6 @@ export async function removeMtAccount(input: MetaApiEndpoint & { accountId: stri
   const un = await raw.undeployAccount(input.accountId);
   if (un.kind === 'response' && un.status === 404) return;
   const del = await raw.deleteAccount(input.accountId);
-  if (del.kind !== 'response' || (del.status >= 300 && del.status !== 404)) throw readError(del, 'MetaApi account removal');
+  if (del.kind !== 'response' || (del.status >= 300 && del.status !== 404))
+    throw readError(del, 'MetaApi account removal');
 }

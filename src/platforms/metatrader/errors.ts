@@ -14,7 +14,13 @@ export type TradeClass = 'success' | 'unknown' | 'not_delivered' | 'rejected';
 
 /** Success set of the trade endpoint (fact sheet A5), numeric and symbolic. */
 const SUCCESS_NUMERIC = new Set([0, 10008, 10009, 10010, 10025]);
-const SUCCESS_STRING = new Set(['ERR_NO_ERROR', 'TRADE_RETCODE_PLACED', 'TRADE_RETCODE_DONE', 'TRADE_RETCODE_DONE_PARTIAL', 'TRADE_RETCODE_NO_CHANGES']);
+const SUCCESS_STRING = new Set([
+  'ERR_NO_ERROR',
+  'TRADE_RETCODE_PLACED',
+  'TRADE_RETCODE_DONE',
+  'TRADE_RETCODE_DONE_PARTIAL',
+  'TRADE_RETCODE_NO_CHANGES',
+]);
 
 /**
  * Outcome unknown: -11 is documented; -1 and -7 are what third-party clients treat as unknown; MT4 1 (no result)
@@ -32,7 +38,10 @@ const UNKNOWN_STRING = new Set([
 const UNKNOWN_NUMERIC = new Set([-11, -7, -1, 10012]);
 const UNKNOWN_NUMERIC_MT4 = new Set([1, 128]);
 
-export function classifyTradeResult(r: Pick<MtTradeResult, 'numericCode' | 'stringCode'>, platform: 'mt4' | 'mt5'): TradeClass {
+export function classifyTradeResult(
+  r: Pick<MtTradeResult, 'numericCode' | 'stringCode'>,
+  platform: 'mt4' | 'mt5',
+): TradeClass {
   // The success set is documented both ways and no failure shares a number or a name with it.
   if (SUCCESS_STRING.has(r.stringCode) || SUCCESS_NUMERIC.has(r.numericCode)) return 'success';
   if (r.stringCode === 'TRADE_RETCODE_DISCONNECTED_BEFORE_TRADE' || r.numericCode === -10) return 'not_delivered';
@@ -83,31 +92,52 @@ export function retryAfterOf(body: unknown, retryAfterHeader: number | null, now
   return Math.max(1, fromBody ?? retryAfterHeader ?? 1);
 }
 
-export function httpStatusError(status: number, body: unknown, retryAfterHeader: number | null, what: string): AppError {
+export function httpStatusError(
+  status: number,
+  body: unknown,
+  retryAfterHeader: number | null,
+  what: string,
+): AppError {
   const e = parseErrorBody(body);
   const msg = e.message ?? e.name ?? `HTTP ${status}`;
-  const details: Record<string, unknown> = { status, upstreamError: e.name, upstreamMessage: msg, ...(e.code ? { upstreamCode: e.code } : {}) };
+  const details: Record<string, unknown> = {
+    status,
+    upstreamError: e.name,
+    upstreamMessage: msg,
+    ...(e.code ? { upstreamCode: e.code } : {}),
+  };
   if (status === 400 || status === 422) return new AppError('invalid_request', `${what}: ${msg}`, { details });
-  if (status === 401 || status === 403) return new AppError('broker_auth_failed', `${what}: MetaApi refused the credentials (${msg})`, { details });
+  if (status === 401 || status === 403)
+    return new AppError('broker_auth_failed', `${what}: MetaApi refused the credentials (${msg})`, { details });
   if (status === 404) return new AppError('not_found', `${what}: ${msg}`, { details });
   if (status === 409) return new AppError('conflict', `${what}: ${msg}`, { retryable: true, details });
   if (status === 429) {
-    return new AppError('rate_limited', `${what}: rate limited by MetaApi`, { retryable: true, retryAfter: retryAfterOf(body, retryAfterHeader), details });
+    return new AppError('rate_limited', `${what}: rate limited by MetaApi`, {
+      retryable: true,
+      retryAfter: retryAfterOf(body, retryAfterHeader),
+      details,
+    });
   }
   return new AppError('upstream_error', `${what}: ${msg}`, { retryable: status >= 500, details });
 }
 
 /** Mapping for reads (and any call that changes nothing): a failure is an AppError to throw. */
 export function readError(r: WireResult, what: string): AppError {
-  if (r.kind === 'timeout') return new AppError('upstream_unavailable', `${what}: MetaApi did not answer in time`, { retryable: true });
-  if (r.kind === 'network') return new AppError('upstream_unavailable', `${what}: ${r.message}`, { retryable: true, details: { code: r.code } });
-  if (r.status >= 200 && r.status < 300) return new AppError('upstream_error', `${what}: unexpected HTTP ${r.status}`, { details: { status: r.status } });
+  if (r.kind === 'timeout')
+    return new AppError('upstream_unavailable', `${what}: MetaApi did not answer in time`, { retryable: true });
+  if (r.kind === 'network')
+    return new AppError('upstream_unavailable', `${what}: ${r.message}`, {
+      retryable: true,
+      details: { code: r.code },
+    });
+  if (r.status >= 200 && r.status < 300)
+    return new AppError('upstream_error', `${what}: unexpected HTTP ${r.status}`, { details: { status: r.status } });
   return httpStatusError(r.status, r.body, r.retryAfterSec, what);
 }
 
 type Failure = Exclude<OrderOutcome, { kind: 'confirmed' }>;
 
-const unknownOutcome = (message: string): Failure => (unresolved('write_outcome_unknown', message));
+const unknownOutcome = (message: string): Failure => unresolved('write_outcome_unknown', message);
 
 /** A trade call that did not come back as HTTP 200: unresolved unless the answer proves nothing was applied. */
 export function tradeTransportFailure(r: WireResult, what: string): Failure | null {
@@ -118,9 +148,14 @@ export function tradeTransportFailure(r: WireResult, what: string): Failure | nu
   }
   if (r.status >= 200 && r.status < 300) return null;
   // 5xx and 409 may come after the terminal got the request; only these 4xx prove it was refused.
-  if (r.status >= 500 || r.status === 409 || r.status < 400) return unknownOutcome(`${what}: HTTP ${r.status}; outcome unknown`);
+  if (r.status >= 500 || r.status === 409 || r.status < 400)
+    return unknownOutcome(`${what}: HTTP ${r.status}; outcome unknown`);
   const err = httpStatusError(r.status, r.body, r.retryAfterSec, what);
-  return rejected(err.code, err.message, { status: r.status, body: r.body, ...(err.retryAfter !== undefined ? { retryAfterSec: err.retryAfter } : {}) });
+  return rejected(err.code, err.message, {
+    status: r.status,
+    body: r.body,
+    ...(err.retryAfter !== undefined ? { retryAfterSec: err.retryAfter } : {}),
+  });
 }
 
 /** Outcome of a trade answer that is not a success; null for success. */

@@ -24,14 +24,24 @@ export interface MetaTraderCredentials {
   hedging: boolean | null;
 }
 
-export function parseMetaTraderCredentials(raw: Record<string, unknown> | null, brokerAccountId: string): MetaTraderCredentials {
+export function parseMetaTraderCredentials(
+  raw: Record<string, unknown> | null,
+  brokerAccountId: string,
+): MetaTraderCredentials {
   const c = raw ?? {};
-  const str = (k: string) => (typeof c[k] === 'string' && (c[k] as string).trim() !== '' ? (c[k] as string).trim() : null);
+  const str = (k: string) =>
+    typeof c[k] === 'string' && (c[k] as string).trim() !== '' ? (c[k] as string).trim() : null;
   const metaApiAccountId = str('metaApiAccountId') ?? (brokerAccountId || null);
   const platform = c.platform === 'mt4' || c.platform === 'mt5' ? c.platform : null;
   const missing = [!metaApiAccountId && 'metaApiAccountId', !platform && 'platform'].filter(Boolean);
   if (missing.length > 0) throw new AppError('invalid_request', `MetaTrader credentials lack ${missing.join(', ')}`);
-  return { metaApiAccountId: metaApiAccountId!, platform: platform!, server: str('server'), login: str('login'), hedging: typeof c.hedging === 'boolean' ? c.hedging : null };
+  return {
+    metaApiAccountId: metaApiAccountId!,
+    platform: platform!,
+    server: str('server'),
+    login: str('login'),
+    hedging: typeof c.hedging === 'boolean' ? c.hedging : null,
+  };
 }
 
 export function createMetaTraderAdapterFactory(opts: {

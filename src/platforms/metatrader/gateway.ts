@@ -20,7 +20,9 @@ import { unresolved } from '../adapter.js';
 export type MtTradeRequest = MtTradeBody;
 
 /** The terminal answered (with any code), or the call failed in transport and this is what that means. */
-export type TradeAnswer = { kind: 'result'; result: MtTradeResult } | { kind: 'failed'; outcome: Exclude<OrderOutcome, { kind: 'confirmed' }> };
+export type TradeAnswer =
+  | { kind: 'result'; result: MtTradeResult }
+  | { kind: 'failed'; outcome: Exclude<OrderOutcome, { kind: 'confirmed' }> };
 
 /**
  * One MT account's terminal, as the adapter needs it: MetaTrader models in, MetaTrader models out. MetaApi's
@@ -82,19 +84,30 @@ export class MetaApiGateway implements MetaTraderGateway {
   }
 
   positions(): Promise<Position[]> {
-    return this.read('positions', () => this.raw.positions(this.accountId), (b) => arr(b, 'positions').map(parsePosition));
+    return this.read(
+      'positions',
+      () => this.raw.positions(this.accountId),
+      (b) => arr(b, 'positions').map(parsePosition),
+    );
   }
 
   orders(): Promise<Order[]> {
-    return this.read('orders', () => this.raw.orders(this.accountId), (b) =>
-      arr(b, 'orders')
-        .map((o) => parseOrder(o, true))
-        .filter((o): o is Order => o !== null),
+    return this.read(
+      'orders',
+      () => this.raw.orders(this.accountId),
+      (b) =>
+        arr(b, 'orders')
+          .map((o) => parseOrder(o, true))
+          .filter((o): o is Order => o !== null),
     );
   }
 
   historyOrders(from: Date, to: Date): Promise<Order[]> {
-    return this.pages('history orders', (page) => this.raw.historyOrders(this.accountId, from, to, page), (row) => parseOrder(row));
+    return this.pages(
+      'history orders',
+      (page) => this.raw.historyOrders(this.accountId, from, to, page),
+      (row) => parseOrder(row),
+    );
   }
 
   historyDeals(from: Date, to: Date): Promise<MtDeal[]> {
@@ -109,7 +122,10 @@ export class MetaApiGateway implements MetaTraderGateway {
       return { kind: 'result', result: parseTradeResult(r.kind === 'response' ? r.body : null) };
     } catch (err) {
       // A 200 we cannot read may still be a fill: only a lookup can tell.
-      return { kind: 'failed', outcome: unresolved('write_outcome_unknown', `unreadable trade answer: ${(err as Error).message}`) };
+      return {
+        kind: 'failed',
+        outcome: unresolved('write_outcome_unknown', `unreadable trade answer: ${(err as Error).message}`),
+      };
     }
   }
 
@@ -125,7 +141,11 @@ export class MetaApiGateway implements MetaTraderGateway {
   }
 
   /** offset/limit paging; a short page (counted before parsing drops rows) is the last one. */
-  private async pages<T>(what: string, call: (page: { offset: number; limit: number }) => Promise<WireResult>, parse: (row: unknown) => T | null): Promise<T[]> {
+  private async pages<T>(
+    what: string,
+    call: (page: { offset: number; limit: number }) => Promise<WireResult>,
+    parse: (row: unknown) => T | null,
+  ): Promise<T[]> {
     const out: T[] = [];
     for (let p = 0; p < MAX_PAGES; p++) {
       const rows = this.ok(await call({ offset: p * PAGE, limit: PAGE }), what, (b) => arr(b, what));

@@ -38,7 +38,14 @@ const POSITION = {
 describe('MetaApi parsers', () => {
   it('parses a position: decimals exact, 0 take profit means none, clientId is the tag', () => {
     const p = parsePosition(POSITION);
-    expect(p).toMatchObject({ id: '7200000000000000042', side: 'sell', symbol: 'EURUSD', takeProfit: null, tag: 'ctabcdefghijklmnop', openedAt: '2026-01-05T10:00:00.000Z' });
+    expect(p).toMatchObject({
+      id: '7200000000000000042',
+      side: 'sell',
+      symbol: 'EURUSD',
+      takeProfit: null,
+      tag: 'ctabcdefghijklmnop',
+      openedAt: '2026-01-05T10:00:00.000Z',
+    });
     expect(p.openPrice.toString()).toBe('1.08003');
     expect(p.volume.toString()).toBe('0.3');
     expect(p.stopLoss?.toString()).toBe('1.081');
@@ -47,61 +54,175 @@ describe('MetaApi parsers', () => {
   });
 
   it('parses pending and history orders, and skips bookkeeping types', () => {
-    const pending = parseOrder({ id: '9', type: 'ORDER_TYPE_BUY_LIMIT', state: 'ORDER_STATE_PLACED', symbol: 'EURUSD', time: '2026-01-05T10:00:00Z', openPrice: 1.07, volume: 0.1, currentVolume: 0.1, clientId: 't1' });
+    const pending = parseOrder({
+      id: '9',
+      type: 'ORDER_TYPE_BUY_LIMIT',
+      state: 'ORDER_STATE_PLACED',
+      symbol: 'EURUSD',
+      time: '2026-01-05T10:00:00Z',
+      openPrice: 1.07,
+      volume: 0.1,
+      currentVolume: 0.1,
+      clientId: 't1',
+    });
     expect(pending).toMatchObject({ type: 'limit', side: 'buy', status: 'pending', tag: 't1', positionId: null });
     expect(pending?.price?.toString()).toBe('1.07');
     expect(pending?.filledVolume.toString()).toBe('0');
-    const done = parseOrder({ id: '10', type: 'ORDER_TYPE_SELL', state: 'ORDER_STATE_FILLED', symbol: 'EURUSD', time: '2026-01-05T10:00:00Z', doneTime: '2026-01-05T10:00:01Z', openPrice: 1.08, volume: 0.2, currentVolume: 0.05, positionId: 77 });
-    expect(done).toMatchObject({ type: 'market', price: null, status: 'filled', positionId: '77', updatedAt: '2026-01-05T10:00:01.000Z' });
+    const done = parseOrder({
+      id: '10',
+      type: 'ORDER_TYPE_SELL',
+      state: 'ORDER_STATE_FILLED',
+      symbol: 'EURUSD',
+      time: '2026-01-05T10:00:00Z',
+      doneTime: '2026-01-05T10:00:01Z',
+      openPrice: 1.08,
+      volume: 0.2,
+      currentVolume: 0.05,
+      positionId: 77,
+    });
+    expect(done).toMatchObject({
+      type: 'market',
+      price: null,
+      status: 'filled',
+      positionId: '77',
+      updatedAt: '2026-01-05T10:00:01.000Z',
+    });
     expect(done?.filledVolume.toString()).toBe('0.15');
-    expect(parseOrder({ id: '11', type: 'ORDER_TYPE_CLOSE_BY', state: 'ORDER_STATE_FILLED', symbol: 'EURUSD', time: '2026-01-05T10:00:00Z', volume: 1 })).toBeNull();
-    expect(parseOrder({ id: '12', type: 'ORDER_TYPE_SELL_STOP', symbol: 'EURUSD', time: '2026-01-05T10:00:00Z', openPrice: 1.05, volume: 1 }, true)?.status).toBe('pending');
-    expect(parseOrder({ id: '13', type: 'ORDER_TYPE_BUY', state: 'ORDER_STATE_EXPIRED', symbol: 'X', time: '2026-01-05T10:00:00Z', volume: 1 })?.status).toBe('cancelled');
+    expect(
+      parseOrder({
+        id: '11',
+        type: 'ORDER_TYPE_CLOSE_BY',
+        state: 'ORDER_STATE_FILLED',
+        symbol: 'EURUSD',
+        time: '2026-01-05T10:00:00Z',
+        volume: 1,
+      }),
+    ).toBeNull();
+    expect(
+      parseOrder(
+        {
+          id: '12',
+          type: 'ORDER_TYPE_SELL_STOP',
+          symbol: 'EURUSD',
+          time: '2026-01-05T10:00:00Z',
+          openPrice: 1.05,
+          volume: 1,
+        },
+        true,
+      )?.status,
+    ).toBe('pending');
+    expect(
+      parseOrder({
+        id: '13',
+        type: 'ORDER_TYPE_BUY',
+        state: 'ORDER_STATE_EXPIRED',
+        symbol: 'X',
+        time: '2026-01-05T10:00:00Z',
+        volume: 1,
+      })?.status,
+    ).toBe('cancelled');
   });
 
   it('parses deals, including balance deals without a side', () => {
-    expect(parseDeal({ id: '1', type: 'DEAL_TYPE_BUY', entryType: 'DEAL_ENTRY_IN', symbol: 'EURUSD', time: '2026-01-05T10:00:00Z', volume: 0.1, price: 1.08, profit: 0, positionId: '5', orderId: '4', clientId: 'c' })).toMatchObject({
+    expect(
+      parseDeal({
+        id: '1',
+        type: 'DEAL_TYPE_BUY',
+        entryType: 'DEAL_ENTRY_IN',
+        symbol: 'EURUSD',
+        time: '2026-01-05T10:00:00Z',
+        volume: 0.1,
+        price: 1.08,
+        profit: 0,
+        positionId: '5',
+        orderId: '4',
+        clientId: 'c',
+      }),
+    ).toMatchObject({
       side: 'buy',
       entry: 'in',
       positionId: '5',
       orderId: '4',
       tag: 'c',
     });
-    expect(parseDeal({ id: '2', type: 'DEAL_TYPE_BALANCE', time: '2026-01-05T10:00:00Z', profit: 1000 })).toMatchObject({ side: null, entry: null, symbol: null, volume: null });
+    expect(parseDeal({ id: '2', type: 'DEAL_TYPE_BALANCE', time: '2026-01-05T10:00:00Z', profit: 1000 })).toMatchObject(
+      { side: null, entry: null, symbol: null, volume: null },
+    );
   });
 
   it('reads hedging from marginMode, and MT4 as always hedging', () => {
-    const base = { broker: 'B', currency: 'USD', server: 'S', balance: 1000.5, equity: 1001.25, login: 50000001, name: 'n', tradeAllowed: true };
-    expect(parseAccountInformation({ ...base, platform: 'mt5', marginMode: 'ACCOUNT_MARGIN_MODE_RETAIL_NETTING' })).toMatchObject({ hedging: false, login: '50000001' });
-    expect(parseAccountInformation({ ...base, platform: 'mt5', marginMode: 'ACCOUNT_MARGIN_MODE_RETAIL_HEDGING' }).hedging).toBe(true);
+    const base = {
+      broker: 'B',
+      currency: 'USD',
+      server: 'S',
+      balance: 1000.5,
+      equity: 1001.25,
+      login: 50000001,
+      name: 'n',
+      tradeAllowed: true,
+    };
+    expect(
+      parseAccountInformation({ ...base, platform: 'mt5', marginMode: 'ACCOUNT_MARGIN_MODE_RETAIL_NETTING' }),
+    ).toMatchObject({ hedging: false, login: '50000001' });
+    expect(
+      parseAccountInformation({ ...base, platform: 'mt5', marginMode: 'ACCOUNT_MARGIN_MODE_RETAIL_HEDGING' }).hedging,
+    ).toBe(true);
     expect(parseAccountInformation({ ...base, platform: 'mt4' }).hedging).toBe(true);
     expect(parseAccountInformation({ ...base, platform: 'mt4' }).balance.toString()).toBe('1000.5');
   });
 
   it('parses symbol specifications, deriving tick size from digits when absent', () => {
-    const s = parseSymbolSpecification({ symbol: 'US500', digits: 2, minVolume: 0.1, maxVolume: 100, volumeStep: 0.1, contractSize: 1 }, 'US500');
+    const s = parseSymbolSpecification(
+      { symbol: 'US500', digits: 2, minVolume: 0.1, maxVolume: 100, volumeStep: 0.1, contractSize: 1 },
+      'US500',
+    );
     expect(s.tickSize.toString()).toBe('0.01');
     expect(s.volumeStep.toString()).toBe('0.1');
   });
 
   it('parses trade results, also in the legacy field names', () => {
-    expect(parseTradeResult({ numericCode: 10009, stringCode: 'TRADE_RETCODE_DONE', message: 'ok', orderId: '46870472', positionId: 46870472 })).toEqual({
+    expect(
+      parseTradeResult({
+        numericCode: 10009,
+        stringCode: 'TRADE_RETCODE_DONE',
+        message: 'ok',
+        orderId: '46870472',
+        positionId: 46870472,
+      }),
+    ).toEqual({
       numericCode: 10009,
       stringCode: 'TRADE_RETCODE_DONE',
       message: 'ok',
       orderId: '46870472',
       positionId: '46870472',
     });
-    expect(parseTradeResult({ error: 10006, description: 'TRADE_RETCODE_REJECT' })).toMatchObject({ numericCode: 10006, stringCode: 'TRADE_RETCODE_REJECT' });
+    expect(parseTradeResult({ error: 10006, description: 'TRADE_RETCODE_REJECT' })).toMatchObject({
+      numericCode: 10006,
+      stringCode: 'TRADE_RETCODE_REJECT',
+    });
     expect(() => parseTradeResult({ message: 'no codes' })).toThrow(AppError);
   });
 
   it('parses provisioning answers and error bodies of every shape', () => {
-    expect(parseServerSearch({ 'Raw Trading Ltd': ['ICMarketsSC-Demo', 'ICMarketsSC-MT5'], junk: 3 })).toEqual([{ broker: 'Raw Trading Ltd', servers: ['ICMarketsSC-Demo', 'ICMarketsSC-MT5'] }]);
-    expect(parseAccountDto({ id: 'abc', state: 'DRAFT' })).toMatchObject({ id: 'abc', state: 'DRAFT', connectionStatus: 'DISCONNECTED' });
-    expect(parseAccountDto({ _id: 'abc', state: 'DEPLOYED', connectionStatus: 'CONNECTED', login: '123' })).toMatchObject({ id: 'abc', login: '123' });
-    expect(parseErrorBody({ id: 1, error: 'ValidationError', message: 'm', details: 'E_AUTH' })).toMatchObject({ name: 'ValidationError', code: 'E_AUTH' });
-    expect(parseErrorBody({ error: 'ValidationError', details: { code: 'E_RESOURCE_SLOTS', recommendedResourceSlots: 2 } }).code).toBe('E_RESOURCE_SLOTS');
+    expect(parseServerSearch({ 'Raw Trading Ltd': ['ICMarketsSC-Demo', 'ICMarketsSC-MT5'], junk: 3 })).toEqual([
+      { broker: 'Raw Trading Ltd', servers: ['ICMarketsSC-Demo', 'ICMarketsSC-MT5'] },
+    ]);
+    expect(parseAccountDto({ id: 'abc', state: 'DRAFT' })).toMatchObject({
+      id: 'abc',
+      state: 'DRAFT',
+      connectionStatus: 'DISCONNECTED',
+    });
+    expect(
+      parseAccountDto({ _id: 'abc', state: 'DEPLOYED', connectionStatus: 'CONNECTED', login: '123' }),
+    ).toMatchObject({ id: 'abc', login: '123' });
+    expect(parseErrorBody({ id: 1, error: 'ValidationError', message: 'm', details: 'E_AUTH' })).toMatchObject({
+      name: 'ValidationError',
+      code: 'E_AUTH',
+    });
+    expect(
+      parseErrorBody({ error: 'ValidationError', details: { code: 'E_RESOURCE_SLOTS', recommendedResourceSlots: 2 } })
+        .code,
+    ).toBe('E_RESOURCE_SLOTS');
     expect(parseErrorBody({ error: 'ValidationError', details: [{ parameter: 'login' }] }).code).toBeNull();
     expect(parseErrorBody('upstream connect error')).toMatchObject({ name: null, message: 'upstream connect error' });
     expect(parseErrorBody(null)).toMatchObject({ name: null, message: null });

@@ -10,7 +10,8 @@ import type { InstrumentSpec, Order, OrderStatus, OrderType, Position, Side } fr
 
 type Obj = Record<string, unknown>;
 
-const bad = (what: string, detail: string) => new AppError('upstream_error', `MetaApi sent an unexpected ${what}: ${detail}`);
+const bad = (what: string, detail: string) =>
+  new AppError('upstream_error', `MetaApi sent an unexpected ${what}: ${detail}`);
 
 export function obj(v: unknown, what: string): Obj {
   if (!v || typeof v !== 'object' || Array.isArray(v)) throw bad(what, 'not an object');
@@ -42,7 +43,8 @@ export function idOf(v: unknown, what: string): string {
   throw bad(what, `missing id (${JSON.stringify(v)})`);
 }
 
-const optId = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : typeof v === 'number' && Number.isInteger(v) ? String(v) : null);
+const optId = (v: unknown): string | null =>
+  typeof v === 'string' && v !== '' ? v : typeof v === 'number' && Number.isInteger(v) ? String(v) : null;
 const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
 
 function timeOf(v: unknown, what: string): string {
@@ -105,7 +107,12 @@ export function parseOrder(raw: unknown, pendingList = false): Order | null {
   const status = typeof o.state === 'string' ? ORDER_STATES[o.state] : pendingList ? 'pending' : undefined;
   if (!status) throw bad('order', `state ${String(o.state)}`);
   const volume = decOf(o.volume, 'order volume');
-  const current = o.currentVolume === undefined ? (status === 'filled' ? new Decimal(0) : volume) : decOf(o.currentVolume, 'order currentVolume');
+  const current =
+    o.currentVolume === undefined
+      ? status === 'filled'
+        ? new Decimal(0)
+        : volume
+      : decOf(o.currentVolume, 'order currentVolume');
   const createdAt = timeOf(o.time, 'order time');
   return {
     id: idOf(o.id, 'order id'),
@@ -140,7 +147,12 @@ export interface MtDeal {
   tag: string | null;
 }
 
-const ENTRIES: Record<string, MtDeal['entry']> = { DEAL_ENTRY_IN: 'in', DEAL_ENTRY_OUT: 'out', DEAL_ENTRY_INOUT: 'inout', DEAL_ENTRY_OUT_BY: 'out_by' };
+const ENTRIES: Record<string, MtDeal['entry']> = {
+  DEAL_ENTRY_IN: 'in',
+  DEAL_ENTRY_OUT: 'out',
+  DEAL_ENTRY_INOUT: 'inout',
+  DEAL_ENTRY_OUT_BY: 'out_by',
+};
 
 export function parseDeal(raw: unknown): MtDeal {
   const d = obj(raw, 'deal');
@@ -197,7 +209,12 @@ export function parseAccountInformation(raw: unknown): MtAccountInformation {
 
 export function parseSymbolSpecification(raw: unknown, symbol: string): InstrumentSpec {
   const s = obj(raw, `specification of ${symbol}`);
-  const tickSize = s.tickSize !== undefined ? decOf(s.tickSize, 'tickSize') : typeof s.digits === 'number' ? new Decimal(10).pow(-s.digits) : null;
+  const tickSize =
+    s.tickSize !== undefined
+      ? decOf(s.tickSize, 'tickSize')
+      : typeof s.digits === 'number'
+        ? new Decimal(10).pow(-s.digits)
+        : null;
   if (!tickSize) throw bad(`specification of ${symbol}`, 'neither tickSize nor digits');
   return {
     symbol: typeof s.symbol === 'string' ? s.symbol : symbol,
@@ -222,7 +239,12 @@ export function parseTradeResult(raw: unknown): MtTradeResult {
   const r = obj(raw, 'trade response');
   const numeric = r.numericCode ?? r.error;
   const stringCode = str(r.stringCode) ?? str(r.description);
-  const numericCode = typeof numeric === 'number' ? numeric : typeof numeric === 'string' && /^-?\d+$/.test(numeric) ? Number(numeric) : null;
+  const numericCode =
+    typeof numeric === 'number'
+      ? numeric
+      : typeof numeric === 'string' && /^-?\d+$/.test(numeric)
+        ? Number(numeric)
+        : null;
   if (numericCode === null && stringCode === null) throw bad('trade response', 'no numericCode or stringCode');
   return {
     numericCode: numericCode ?? Number.NaN,
@@ -277,8 +299,16 @@ export interface MtErrorBody {
 
 /** Error bodies vary: `details` is an object, an array of field errors, or a bare string; some proxies send text. */
 export function parseErrorBody(body: unknown): MtErrorBody {
-  if (typeof body === 'string') return { name: null, message: body.length < 500 ? body : body.slice(0, 500), code: null, details: null, metadata: null };
-  if (!body || typeof body !== 'object' || Array.isArray(body)) return { name: null, message: null, code: null, details: null, metadata: null };
+  if (typeof body === 'string')
+    return {
+      name: null,
+      message: body.length < 500 ? body : body.slice(0, 500),
+      code: null,
+      details: null,
+      metadata: null,
+    };
+  if (!body || typeof body !== 'object' || Array.isArray(body))
+    return { name: null, message: null, code: null, details: null, metadata: null };
   const b = body as Obj;
   const details = b.details;
   const code =
@@ -287,7 +317,8 @@ export function parseErrorBody(body: unknown): MtErrorBody {
       : details && typeof details === 'object' && !Array.isArray(details) && typeof (details as Obj).code === 'string'
         ? ((details as Obj).code as string)
         : null;
-  const metadata = b.metadata && typeof b.metadata === 'object' && !Array.isArray(b.metadata) ? (b.metadata as Obj) : null;
+  const metadata =
+    b.metadata && typeof b.metadata === 'object' && !Array.isArray(b.metadata) ? (b.metadata as Obj) : null;
   return { name: str(b.error), message: str(b.message), code, details: details ?? null, metadata };
 }
 

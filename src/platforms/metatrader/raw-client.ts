@@ -74,7 +74,10 @@ export class MetaApiRawClient {
   }
 
   createAccount(body: NewMtAccountBody, transactionId: string): Promise<WireResult> {
-    return this.call('POST', this.provisioningUrl, '/users/current/accounts', { body, headers: { 'transaction-id': transactionId } });
+    return this.call('POST', this.provisioningUrl, '/users/current/accounts', {
+      body,
+      headers: { 'transaction-id': transactionId },
+    });
   }
 
   readAccount(accountId: string): Promise<WireResult> {
@@ -110,16 +113,24 @@ export class MetaApiRawClient {
   /** Start inclusive, end exclusive; limit 1..1000. */
   historyOrders(accountId: string, from: Date, to: Date, page: { offset: number; limit: number }): Promise<WireResult> {
     const path = `/users/current/accounts/${enc(accountId)}/history-orders/time/${enc(from.toISOString())}/${enc(to.toISOString())}`;
-    return this.call('GET', this.clientUrl, path, { query: { offset: String(page.offset), limit: String(page.limit) } });
+    return this.call('GET', this.clientUrl, path, {
+      query: { offset: String(page.offset), limit: String(page.limit) },
+    });
   }
 
   historyDeals(accountId: string, from: Date, to: Date, page: { offset: number; limit: number }): Promise<WireResult> {
     const path = `/users/current/accounts/${enc(accountId)}/history-deals/time/${enc(from.toISOString())}/${enc(to.toISOString())}`;
-    return this.call('GET', this.clientUrl, path, { query: { offset: String(page.offset), limit: String(page.limit) } });
+    return this.call('GET', this.clientUrl, path, {
+      query: { offset: String(page.offset), limit: String(page.limit) },
+    });
   }
 
   symbolSpecification(accountId: string, symbol: string): Promise<WireResult> {
-    return this.call('GET', this.clientUrl, `/users/current/accounts/${enc(accountId)}/symbols/${enc(symbol)}/specification`);
+    return this.call(
+      'GET',
+      this.clientUrl,
+      `/users/current/accounts/${enc(accountId)}/symbols/${enc(symbol)}/specification`,
+    );
   }
 
   /** The one write endpoint. Sent once; a timeout here means "outcome unknown", never "try again". */

@@ -53,8 +53,14 @@ describe('SimAdapter without faults', () => {
 
   it('turns a broker refusal into rejected with the mapped code', async () => {
     const { broker, id, adapter } = setup();
-    expect(await adapter.placeOrder(order('bad', { volume: dec('0.015') }))).toMatchObject({ kind: 'rejected', code: 'invalid_volume' });
-    expect(await adapter.placeOrder(order('bad', { takeProfit: dec('1.0') }))).toMatchObject({ kind: 'rejected', code: 'invalid_stops' });
+    expect(await adapter.placeOrder(order('bad', { volume: dec('0.015') }))).toMatchObject({
+      kind: 'rejected',
+      code: 'invalid_volume',
+    });
+    expect(await adapter.placeOrder(order('bad', { takeProfit: dec('1.0') }))).toMatchObject({
+      kind: 'rejected',
+      code: 'invalid_stops',
+    });
     expect(await adapter.closePosition('123')).toMatchObject({ kind: 'rejected', code: 'position_not_found' });
     expect(broker.positions(id)).toEqual([]);
   });
@@ -63,7 +69,10 @@ describe('SimAdapter without faults', () => {
     const { broker, id, adapter } = setup();
     const open = await adapter.placeOrder(order('life'));
     const pid = open.kind === 'confirmed' ? open.positionId! : '';
-    expect(await adapter.modifyPosition(pid, { stopLoss: dec('1.07'), takeProfit: null })).toMatchObject({ kind: 'confirmed', positionId: pid });
+    expect(await adapter.modifyPosition(pid, { stopLoss: dec('1.07'), takeProfit: null })).toMatchObject({
+      kind: 'confirmed',
+      positionId: pid,
+    });
     expect(broker.positions(id)[0]?.stopLoss?.toString()).toBe('1.07');
     const part = await adapter.closePosition(pid, dec('0.1'));
     expect(part).toMatchObject({ kind: 'confirmed', positionId: pid });
@@ -74,11 +83,19 @@ describe('SimAdapter without faults', () => {
     const placed = await adapter.placeOrder(order('lim', { type: 'limit', price: dec('1.07') }));
     expect(placed).toMatchObject({ kind: 'confirmed', filledVolume: null, fillPrice: null, positionId: null });
     const oid = placed.kind === 'confirmed' ? placed.brokerOrderId! : '';
-    expect(await adapter.modifyOrder(oid, { price: dec('1.06') })).toMatchObject({ kind: 'confirmed', brokerOrderId: oid });
+    expect(await adapter.modifyOrder(oid, { price: dec('1.06') })).toMatchObject({
+      kind: 'confirmed',
+      brokerOrderId: oid,
+    });
     expect((await adapter.listOrders())[0]?.price?.toString()).toBe('1.06');
     expect(await adapter.cancelOrder(oid)).toMatchObject({ kind: 'confirmed', brokerOrderId: oid });
     expect(await adapter.listOrders()).toEqual([]);
-    expect((await adapter.listOrders({ includeHistory: true })).map((o) => o.status)).toEqual(['filled', 'filled', 'filled', 'cancelled']);
+    expect((await adapter.listOrders({ includeHistory: true })).map((o) => o.status)).toEqual([
+      'filled',
+      'filled',
+      'filled',
+      'cancelled',
+    ]);
   });
 
   it('reads account info, instrument specs and tags', async () => {
@@ -134,7 +151,11 @@ describe('SimAdapter fault playback on writes', () => {
     { kind: 'reset', outcome: { kind: 'unresolved', code: 'connection_reset' }, applied: false },
     { kind: 'disconnect', outcome: { kind: 'unresolved', code: 'connection_reset' }, applied: false },
     { kind: 'reject', outcome: { kind: 'rejected', code: 'rejected' }, applied: false },
-    { kind: 'rate_limit', outcome: { kind: 'rejected', code: 'rate_limited', raw: { retryAfterSec: 4 } }, applied: false },
+    {
+      kind: 'rate_limit',
+      outcome: { kind: 'rejected', code: 'rate_limited', raw: { retryAfterSec: 4 } },
+      applied: false,
+    },
     { kind: 'token_invalidated', outcome: { kind: 'rejected', code: 'reconnect_required' }, applied: false },
     { kind: 'token_expired', outcome: { kind: 'confirmed' }, applied: true },
   ];
@@ -161,11 +182,19 @@ describe('SimAdapter fault playback on writes', () => {
     broker.faults.inject({ op: 'placeOrder', kind: 'cancel_after_timeout', refuseAs: 'rejected', accountId: id });
     expect(await adapter.placeOrder(order('cx'))).toMatchObject({ kind: 'unresolved', code: 'timeout' });
     expect(await adapter.placeOrder(order('rj'))).toMatchObject({ kind: 'unresolved', code: 'timeout' });
-    expect(await adapter.findByTag('cx')).toMatchObject({ found: true, order: { status: 'cancelled', type: 'market', positionId: null } });
+    expect(await adapter.findByTag('cx')).toMatchObject({
+      found: true,
+      order: { status: 'cancelled', type: 'market', positionId: null },
+    });
     expect((await adapter.findByTag('rj')).order?.status).toBe('rejected');
     expect((await adapter.findByTag('cx')).position).toBeUndefined();
     expect(await adapter.listPositions()).toEqual([]);
-    expect(events).toEqual(['order_placed:pending', 'order_cancelled:cancelled', 'order_placed:pending', 'order_cancelled:rejected']);
+    expect(events).toEqual([
+      'order_placed:pending',
+      'order_cancelled:cancelled',
+      'order_placed:pending',
+      'order_cancelled:rejected',
+    ]);
   });
 
   it('delay shorter than the timeout waits, then confirms', async () => {
@@ -257,8 +286,15 @@ describe('sim errors and factory', () => {
     const acc = broker.createAccount({ balance: 100 });
     const factory = createSimAdapterFactory(broker, { timeoutMs: TIMEOUT_MS });
     expect(factory.platform).toBe('sim');
-    const adapter = await factory.create({ id: 'acc_1', brokerAccountId: acc.id, environment: null, credentials: null });
+    const adapter = await factory.create({
+      id: 'acc_1',
+      brokerAccountId: acc.id,
+      environment: null,
+      credentials: null,
+    });
     expect((await adapter.accountInfo()).balance.toString()).toBe('100');
-    await expect(factory.create({ id: 'acc_2', brokerAccountId: 'nope', environment: null, credentials: null })).rejects.toMatchObject({ code: 'not_found' });
+    await expect(
+      factory.create({ id: 'acc_2', brokerAccountId: 'nope', environment: null, credentials: null }),
+    ).rejects.toMatchObject({ code: 'not_found' });
   });
 });

@@ -86,11 +86,19 @@ export class SimAdapter implements BrokerAdapter {
 
   placeOrder(req: PlaceOrderRequest): Promise<OrderOutcome> {
     return this.write('placeOrder', (ratio, refuseAs) =>
-      fromResult(this.broker.placeOrder(this.simAccountId, req, { ...(ratio === undefined ? {} : { partialRatio: ratio }), ...(refuseAs ? { refuseAs } : {}) })),
+      fromResult(
+        this.broker.placeOrder(this.simAccountId, req, {
+          ...(ratio === undefined ? {} : { partialRatio: ratio }),
+          ...(refuseAs ? { refuseAs } : {}),
+        }),
+      ),
     );
   }
 
-  modifyPosition(positionId: string, change: { stopLoss: Decimal | null; takeProfit: Decimal | null }): Promise<OrderOutcome> {
+  modifyPosition(
+    positionId: string,
+    change: { stopLoss: Decimal | null; takeProfit: Decimal | null },
+  ): Promise<OrderOutcome> {
     return this.write('modifyPosition', () => {
       const p = this.broker.modifyPosition(this.simAccountId, positionId, change);
       return confirmed({ positionId: p.id, brokerTime: new Date().toISOString() });
@@ -141,12 +149,17 @@ export class SimAdapter implements BrokerAdapter {
     switch (f?.kind) {
       case 'rate_limit': {
         const retryAfter = f.retryAfterSec ?? 1;
-        throw new AppError('rate_limited', f.message ?? `rate limited, retry after ${retryAfter}s`, { retryable: true, retryAfter });
+        throw new AppError('rate_limited', f.message ?? `rate limited, retry after ${retryAfter}s`, {
+          retryable: true,
+          retryAfter,
+        });
       }
       case 'timeout_after_apply':
       case 'timeout_before_apply':
         await sleep(this.timeoutMs);
-        throw new AppError('upstream_unavailable', f.message ?? `no answer within ${this.timeoutMs} ms`, { retryable: true });
+        throw new AppError('upstream_unavailable', f.message ?? `no answer within ${this.timeoutMs} ms`, {
+          retryable: true,
+        });
       case 'reset':
       case 'disconnect':
         throw new AppError('upstream_unavailable', f.message ?? 'connection reset', { retryable: true });
@@ -161,14 +174,18 @@ export class SimAdapter implements BrokerAdapter {
         break;
     }
     try {
-      if (!this.broker.account(this.simAccountId)) throw new AppError('not_found', `sim account ${this.simAccountId} not found`);
+      if (!this.broker.account(this.simAccountId))
+        throw new AppError('not_found', `sim account ${this.simAccountId} not found`);
       return run();
     } catch (err) {
       throw toAppError(err);
     }
   }
 
-  private async write(op: WriteOp, run: (partialRatio?: number, refuseAs?: 'cancelled' | 'rejected') => ConfirmedOutcome): Promise<OrderOutcome> {
+  private async write(
+    op: WriteOp,
+    run: (partialRatio?: number, refuseAs?: 'cancelled' | 'rejected') => ConfirmedOutcome,
+  ): Promise<OrderOutcome> {
     const f = this.broker.faults.take(op, this.simAccountId);
     const attempt = (ratio?: number, refuseAs?: 'cancelled' | 'rejected'): OrderOutcome => {
       try {

@@ -17,12 +17,20 @@ export const SIM_REJECT_CODES: Record<SimErrorCode, string> = {
   REJECTED: 'rejected',
 };
 
-const NOT_FOUND: ReadonlySet<SimErrorCode> = new Set(['UNKNOWN_ACCOUNT', 'UNKNOWN_SYMBOL', 'POSITION_NOT_FOUND', 'ORDER_NOT_FOUND']);
+const NOT_FOUND: ReadonlySet<SimErrorCode> = new Set([
+  'UNKNOWN_ACCOUNT',
+  'UNKNOWN_SYMBOL',
+  'POSITION_NOT_FOUND',
+  'ORDER_NOT_FOUND',
+]);
 const INVALID: ReadonlySet<SimErrorCode> = new Set(['INVALID_VOLUME', 'INVALID_PRICE', 'INVALID_STOPS']);
 
 /** Duck-typed as well, because another SimBrokerApi implementation may throw its own class with the same shape. */
 export function isSimError(err: unknown): err is SimError {
-  return err instanceof SimError || (err instanceof Error && err.name === 'SimError' && typeof (err as { code?: unknown }).code === 'string');
+  return (
+    err instanceof SimError ||
+    (err instanceof Error && err.name === 'SimError' && typeof (err as { code?: unknown }).code === 'string')
+  );
 }
 
 export function simErrorToRejected(err: SimError): RejectedOutcome {
@@ -31,7 +39,8 @@ export function simErrorToRejected(err: SimError): RejectedOutcome {
 
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
-  if (!isSimError(err)) return new AppError('internal_error', err instanceof Error ? err.message : String(err), { cause: err });
+  if (!isSimError(err))
+    return new AppError('internal_error', err instanceof Error ? err.message : String(err), { cause: err });
   const details = { simCode: err.code };
   if (NOT_FOUND.has(err.code)) return new AppError('not_found', err.message, { cause: err, details });
   if (INVALID.has(err.code)) return new AppError('invalid_request', err.message, { cause: err, details });

@@ -11,7 +11,9 @@ export function createSimAdapterFactory(broker: SimBrokerApi, opts: { timeoutMs?
     capabilities: SIM_CAPABILITIES,
     async create(account) {
       if (!broker.account(account.brokerAccountId)) {
-        throw new AppError('not_found', `sim account ${account.brokerAccountId} not found`, { details: { accountId: account.id } });
+        throw new AppError('not_found', `sim account ${account.brokerAccountId} not found`, {
+          details: { accountId: account.id },
+        });
       }
       return new SimAdapter(broker, account.brokerAccountId, opts);
     },

@@ -23,27 +23,46 @@ describe('TradeLocker connect flow, factory and polling watcher', () => {
   afterAll(() => srv.close());
 
   it('discovers every account of the user and verifies the picked number', async () => {
-    const accounts = await discoverTradeLockerAccounts({ baseUrl: srv.baseUrl, email: META.email, password: META.password, server: META.server });
+    const accounts = await discoverTradeLockerAccounts({
+      baseUrl: srv.baseUrl,
+      email: META.email,
+      password: META.password,
+      server: META.server,
+    });
     expect(accounts.map((a) => [a.accNum, a.currency, a.balance.toString()])).toEqual([
       [1, 'USD', '1000'],
       [2, 'EUR', '2500'],
     ]);
     const second = accounts[1]!;
-    expect(verifyTradeLockerAccount(accounts, { accountId: second.id, accountNumber: ` #${second.accountNumber} ` })).toBe(second);
-    expect(() => verifyTradeLockerAccount(accounts, { accountId: second.id, accountNumber: accounts[0]!.accountNumber })).toThrow(/does not match/);
+    expect(
+      verifyTradeLockerAccount(accounts, { accountId: second.id, accountNumber: ` #${second.accountNumber} ` }),
+    ).toBe(second);
+    expect(() =>
+      verifyTradeLockerAccount(accounts, { accountId: second.id, accountNumber: accounts[0]!.accountNumber }),
+    ).toThrow(/does not match/);
     expect(() => verifyTradeLockerAccount(accounts, { accountId: '1', accountNumber: '1' })).toThrow(AppError);
   });
 
-  it('reports bad credentials as broker_auth_failed (not the caller\'s credential) without echoing them', async () => {
-    const err = await discoverTradeLockerAccounts({ baseUrl: srv.baseUrl, email: META.email, password: 'wrong-secret', server: META.server }).catch((e: unknown) => e);
+  it("reports bad credentials as broker_auth_failed (not the caller's credential) without echoing them", async () => {
+    const err = await discoverTradeLockerAccounts({
+      baseUrl: srv.baseUrl,
+      email: META.email,
+      password: 'wrong-secret',
+      server: META.server,
+    }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'broker_auth_failed' });
     expect(String((err as Error).message)).not.toContain('wrong-secret');
   });
 
   it('the factory validates stored credentials and picks the base URL by environment', async () => {
     const seen: (string | null)[] = [];
-    const factory = createTradeLockerAdapterFactory({ resolveBaseUrl: (env) => (seen.push(env), srv.baseUrl), timeoutMs: 500 });
-    await expect(factory.create({ id: 'acc_x', brokerAccountId: '', environment: 'live', credentials: { email: 'x' } })).rejects.toMatchObject({ code: 'invalid_request' });
+    const factory = createTradeLockerAdapterFactory({
+      resolveBaseUrl: (env) => (seen.push(env), srv.baseUrl),
+      timeoutMs: 500,
+    });
+    await expect(
+      factory.create({ id: 'acc_x', brokerAccountId: '', environment: 'live', credentials: { email: 'x' } }),
+    ).rejects.toMatchObject({ code: 'invalid_request' });
     const acc = broker.accounts()[1]!;
     const adapter = await factory.create({
       id: 'acc_y',
@@ -58,18 +77,31 @@ describe('TradeLocker connect flow, factory and polling watcher', () => {
 
   it('subscribe polls and diffs: opened, modified, reduced, closed, pending placed / cancelled / filled', async () => {
     const acc = broker.accounts()[0]!;
-    const adapter = new TradeLockerAdapter({ baseUrl: srv.baseUrl, ...META, accountId: acc.login, accNum: 1, timeoutMs: 500, pollIntervalMs: 50 });
+    const adapter = new TradeLockerAdapter({
+      baseUrl: srv.baseUrl,
+      ...META,
+      accountId: acc.login,
+      accNum: 1,
+      timeoutMs: 500,
+      pollIntervalMs: 50,
+    });
     const events: BrokerEvent[] = [];
     const off = adapter.subscribe((ev) => events.push(ev));
     const waitFor = async (kind: BrokerEvent['kind']) => {
       for (let i = 0; i < 100 && !events.some((e) => e.kind === kind); i++) await new Promise((r) => setTimeout(r, 20));
       const ev = events.find((e) => e.kind === kind);
-      expect(ev, `no ${kind} event in ${events.map((e) => e.kind).join(",")}`).toBeDefined();
+      expect(ev, `no ${kind} event in ${events.map((e) => e.kind).join(',')}`).toBeDefined();
       return ev!;
     };
     await new Promise((r) => setTimeout(r, 150)); // baseline poll
     broker.setPrice('EURUSD', '1.08000');
-    const opened = broker.placeOrder(acc.id, { symbol: 'EURUSD', side: 'buy', type: 'market', volume: dec('0.3'), tag: 'w1' });
+    const opened = broker.placeOrder(acc.id, {
+      symbol: 'EURUSD',
+      side: 'buy',
+      type: 'market',
+      volume: dec('0.3'),
+      tag: 'w1',
+    });
     expect((await waitFor('position_opened')).position?.id).toBe(opened.position!.id);
     broker.modifyPosition(acc.id, opened.position!.id, { stopLoss: dec('1.07'), takeProfit: null });
     expect((await waitFor('position_modified')).position?.stopLoss?.toString()).toBe('1.07');
@@ -78,13 +110,28 @@ describe('TradeLocker connect flow, factory and polling watcher', () => {
     broker.closePosition(acc.id, opened.position!.id);
     await waitFor('position_closed');
 
-    const limit = broker.placeOrder(acc.id, { symbol: 'EURUSD', side: 'buy', type: 'limit', volume: dec('0.1'), price: dec('1.07'), tag: 'w2' });
+    const limit = broker.placeOrder(acc.id, {
+      symbol: 'EURUSD',
+      side: 'buy',
+      type: 'limit',
+      volume: dec('0.1'),
+      price: dec('1.07'),
+      tag: 'w2',
+    });
     expect((await waitFor('order_placed')).order?.id).toBe(limit.order.id);
     broker.cancelOrder(acc.id, limit.order.id);
     expect((await waitFor('order_cancelled')).order?.status).toBe('cancelled');
-    const stop = broker.placeOrder(acc.id, { symbol: 'EURUSD', side: 'buy', type: 'stop', volume: dec('0.1'), price: dec('1.0810'), tag: 'w3' });
+    const stop = broker.placeOrder(acc.id, {
+      symbol: 'EURUSD',
+      side: 'buy',
+      type: 'stop',
+      volume: dec('0.1'),
+      price: dec('1.0810'),
+      tag: 'w3',
+    });
     // A pending order that fills between two polls is only ever seen as its position: wait until it was seen.
-    for (let i = 0; i < 100 && !events.some((e) => e.kind === 'order_placed' && e.order?.id === stop.order.id); i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 100 && !events.some((e) => e.kind === 'order_placed' && e.order?.id === stop.order.id); i++)
+      await new Promise((r) => setTimeout(r, 20));
     broker.setPrice('EURUSD', '1.0820');
     const filled = await waitFor('order_filled');
     expect(filled.order).toMatchObject({ id: stop.order.id, status: 'filled' });
@@ -98,15 +145,33 @@ describe('TradeLocker connect flow, factory and polling watcher', () => {
     const bodies: { method: string; path: string; body: Record<string, unknown> }[] = [];
     const spy: typeof fetch = async (input, init) => {
       if (init?.body && typeof init.body === 'string') {
-        bodies.push({ method: init.method ?? 'GET', path: new URL(String(input)).pathname, body: JSON.parse(init.body) as Record<string, unknown> });
+        bodies.push({
+          method: init.method ?? 'GET',
+          path: new URL(String(input)).pathname,
+          body: JSON.parse(init.body) as Record<string, unknown>,
+        });
       }
       return fetch(input, init);
     };
-    const adapter = new TradeLockerAdapter({ baseUrl: srv.baseUrl, ...META, accountId: acc.login, accNum: 1, timeoutMs: 2000, fetch: spy });
+    const adapter = new TradeLockerAdapter({
+      baseUrl: srv.baseUrl,
+      ...META,
+      accountId: acc.login,
+      accNum: 1,
+      timeoutMs: 2000,
+      fetch: spy,
+    });
     broker.setPrice('EURUSD', '1.08000');
     const tag = 'w'.repeat(32);
     const placed = await adapter.placeOrder({
-      symbol: 'EURUSD', side: 'buy', type: 'limit', volume: dec('0.1'), price: dec('1.07250'), stopLoss: dec('1.0625'), takeProfit: dec('1.0911'), tag,
+      symbol: 'EURUSD',
+      side: 'buy',
+      type: 'limit',
+      volume: dec('0.1'),
+      price: dec('1.07250'),
+      stopLoss: dec('1.0625'),
+      takeProfit: dec('1.0911'),
+      tag,
     });
     expect(placed.kind).toBe('confirmed');
     const place = bodies.find((b) => b.method === 'POST' && b.path.endsWith('/orders'))!.body;
@@ -127,15 +192,30 @@ describe('TradeLocker connect flow, factory and polling watcher', () => {
     });
     const orderId = placed.kind === 'confirmed' ? placed.brokerOrderId! : '';
     expect(broker.orders(acc.id).find((o) => o.id === orderId)?.tag).toBe(tag);
-    expect(await adapter.modifyOrder(orderId, { price: dec('1.0731'), stopLoss: null })).toMatchObject({ kind: 'confirmed' });
+    expect(await adapter.modifyOrder(orderId, { price: dec('1.0731'), stopLoss: null })).toMatchObject({
+      kind: 'confirmed',
+    });
     expect(bodies.find((b) => b.method === 'PATCH')!.body).toEqual({ price: 1.0731, stopLoss: null });
     await adapter.cancelOrder(orderId);
 
-    const opened = await adapter.placeOrder({ symbol: 'EURUSD', side: 'sell', type: 'market', volume: dec('0.1'), tag: 'wire-m' });
+    const opened = await adapter.placeOrder({
+      symbol: 'EURUSD',
+      side: 'sell',
+      type: 'market',
+      volume: dec('0.1'),
+      tag: 'wire-m',
+    });
     const positionId = opened.kind === 'confirmed' ? opened.positionId! : '';
-    expect(await adapter.modifyPosition(positionId, { stopLoss: dec('1.0912'), takeProfit: null })).toMatchObject({ kind: 'confirmed' });
+    expect(await adapter.modifyPosition(positionId, { stopLoss: dec('1.0912'), takeProfit: null })).toMatchObject({
+      kind: 'confirmed',
+    });
     expect(bodies.filter((b) => b.method === 'PATCH').at(-1)!.body).toEqual({ stopLoss: 1.0912, takeProfit: null });
-    expect(broker.positions(acc.id).find((p) => p.id === positionId)?.stopLoss?.toString()).toBe('1.0912');
+    expect(
+      broker
+        .positions(acc.id)
+        .find((p) => p.id === positionId)
+        ?.stopLoss?.toString(),
+    ).toBe('1.0912');
     await adapter.closePosition(positionId);
     await adapter.close();
   });

@@ -28,7 +28,14 @@ import {
   type TradeConfig,
   unwrap,
 } from './parse.js';
-import { type AuthContext, type ModifyOrderBody, type OrdersQuery, type PlaceOrderBody, TradeLockerRawClient, type WireResult } from './raw-client.js';
+import {
+  type AuthContext,
+  type ModifyOrderBody,
+  type OrdersQuery,
+  type PlaceOrderBody,
+  TradeLockerRawClient,
+  type WireResult,
+} from './raw-client.js';
 import { wirePrices } from './wire-prices.js';
 import { TradeLockerSession } from './session.js';
 import { PollingWatcher } from '../polling-watcher.js';
@@ -57,7 +64,6 @@ const MAX_HISTORY_PAGES = 50;
 
 type WriteResult = { ok: true; body: unknown } | { ok: false; outcome: OrderOutcome };
 
-
 /**
  * BrokerAdapter over the TradeLocker public REST API: build the request, call the raw client, parse.
  * Reads refresh the token once on 401 and retry; writes are sent exactly once and a lost answer is
@@ -79,8 +85,16 @@ export class TradeLockerAdapter implements BrokerAdapter {
   private readonly closed = { closed: false };
 
   constructor(private readonly opts: TradeLockerAdapterOptions) {
-    this.raw = new TradeLockerRawClient({ baseUrl: opts.baseUrl, timeoutMs: opts.timeoutMs ?? 10_000, ...(opts.fetch ? { fetch: opts.fetch } : {}) });
-    this.session = new TradeLockerSession(this.raw, { email: opts.email, password: opts.password, server: opts.server });
+    this.raw = new TradeLockerRawClient({
+      baseUrl: opts.baseUrl,
+      timeoutMs: opts.timeoutMs ?? 10_000,
+      ...(opts.fetch ? { fetch: opts.fetch } : {}),
+    });
+    this.session = new TradeLockerSession(this.raw, {
+      email: opts.email,
+      password: opts.password,
+      server: opts.server,
+    });
     this.pollIntervalMs = opts.pollIntervalMs ?? 1000;
   }
 
@@ -93,8 +107,11 @@ export class TradeLockerAdapter implements BrokerAdapter {
 
   async accountInfo(): Promise<AccountInfo> {
     const cfg = await this.ensureReady();
-    const details = await this.read('GET_ACCOUNTS_STATE', 'account state', (a) => this.raw.accountState(a, this.opts.accountId), (b) =>
-      parseAccountDetails(b, cfg.accountDetails),
+    const details = await this.read(
+      'GET_ACCOUNTS_STATE',
+      'account state',
+      (a) => this.raw.accountState(a, this.opts.accountId),
+      (b) => parseAccountDetails(b, cfg.accountDetails),
     );
     if (!this.listing) {
       const accounts = await this.read(null, 'account list', (a) => this.raw.allAccounts(a), parseAllAccounts);
@@ -118,8 +135,11 @@ export class TradeLockerAdapter implements BrokerAdapter {
     if (!ref) return null;
     const cached = this.specs.get(symbol);
     if (cached) return cached;
-    const spec = await this.read('GET_INSTRUMENT_DETAILS', `instrument ${symbol}`, (a) => this.raw.instrumentDetails(a, ref.tradableInstrumentId, ref.infoRouteId), (b) =>
-      parseInstrumentDetails(b, symbol),
+    const spec = await this.read(
+      'GET_INSTRUMENT_DETAILS',
+      `instrument ${symbol}`,
+      (a) => this.raw.instrumentDetails(a, ref.tradableInstrumentId, ref.infoRouteId),
+      (b) => parseInstrumentDetails(b, symbol),
     );
     this.specs.set(symbol, spec);
     return spec;
@@ -173,9 +193,14 @@ export class TradeLockerAdapter implements BrokerAdapter {
   // ---- writes -------------------------------------------------------------------------------------
 
   async placeOrder(req: PlaceOrderRequest): Promise<OrderOutcome> {
-    if (req.tag.length > TRADELOCKER_TAG_MAX) return denied('tag_too_long', `strategyId holds at most ${TRADELOCKER_TAG_MAX} characters, tag has ${req.tag.length}`);
+    if (req.tag.length > TRADELOCKER_TAG_MAX)
+      return denied(
+        'tag_too_long',
+        `strategyId holds at most ${TRADELOCKER_TAG_MAX} characters, tag has ${req.tag.length}`,
+      );
     if (!req.volume.isFinite() || req.volume.lte(0)) return denied('invalid_volume', 'volume must be positive');
-    if (req.type !== 'market' && (!req.price || req.price.lte(0))) return denied('price_required', `a ${req.type} order needs a price`);
+    if (req.type !== 'market' && (!req.price || req.price.lte(0)))
+      return denied('price_required', `a ${req.type} order needs a price`);
     try {
       await this.ensureReady();
     } catch (err) {
@@ -197,10 +222,13 @@ export class TradeLockerAdapter implements BrokerAdapter {
     if (req.type === 'limit') body.price = levels.price!;
     if (req.type === 'stop') body.stopPrice = levels.price!;
     if (levels.stopLoss !== undefined) Object.assign(body, { stopLoss: levels.stopLoss, stopLossType: 'absolute' });
-    if (levels.takeProfit !== undefined) Object.assign(body, { takeProfit: levels.takeProfit, takeProfitType: 'absolute' });
+    if (levels.takeProfit !== undefined)
+      Object.assign(body, { takeProfit: levels.takeProfit, takeProfitType: 'absolute' });
 
     const sentAt = Date.now();
-    const res = await this.write('PLACE_ORDER', 'place order', (a) => this.raw.placeOrder(a, this.opts.accountId, body));
+    const res = await this.write('PLACE_ORDER', 'place order', (a) =>
+      this.raw.placeOrder(a, this.opts.accountId, body),
+    );
     if (!res.ok) return res.outcome;
     const orderId = (() => {
       try {
@@ -216,20 +244,28 @@ export class TradeLockerAdapter implements BrokerAdapter {
   }
 
   async closePosition(positionId: string, volume?: Decimal): Promise<OrderOutcome> {
-    if (volume !== undefined && (!volume.isFinite() || volume.lte(0))) return denied('invalid_volume', 'volume to close must be positive');
+    if (volume !== undefined && (!volume.isFinite() || volume.lte(0)))
+      return denied('invalid_volume', 'volume to close must be positive');
     try {
       await this.ensureReady();
     } catch (err) {
       return notSent(err);
     }
     const sentAt = Date.now();
-    const res = await this.write('MODIFY_POSITION', 'close position', (a) => this.raw.closePosition(a, positionId, volume ? volume.toFixed() : '0'));
+    const res = await this.write('MODIFY_POSITION', 'close position', (a) =>
+      this.raw.closePosition(a, positionId, volume ? volume.toFixed() : '0'),
+    );
     if (!res.ok) return res.outcome;
     // Closing places a closing order; its fill is the detail worth reporting, when we can see it.
     let closing: ParsedOrder | undefined;
     try {
       await this.historyPages({ from: sentAt - SETTLE_LOOKBACK_MS }, (o) => {
-        if (o.order.positionId === positionId && o.order.status === 'filled' && (!closing || o.order.createdAt >= closing.order.createdAt)) closing = o;
+        if (
+          o.order.positionId === positionId &&
+          o.order.status === 'filled' &&
+          (!closing || o.order.createdAt >= closing.order.createdAt)
+        )
+          closing = o;
         return false;
       });
     } catch {
@@ -245,7 +281,10 @@ export class TradeLockerAdapter implements BrokerAdapter {
     });
   }
 
-  async modifyPosition(positionId: string, change: { stopLoss: Decimal | null; takeProfit: Decimal | null }): Promise<OrderOutcome> {
+  async modifyPosition(
+    positionId: string,
+    change: { stopLoss: Decimal | null; takeProfit: Decimal | null },
+  ): Promise<OrderOutcome> {
     try {
       await this.ensureReady();
     } catch (err) {
@@ -254,7 +293,10 @@ export class TradeLockerAdapter implements BrokerAdapter {
     const levels = wirePrices({ stopLoss: change.stopLoss, takeProfit: change.takeProfit });
     if ('denied' in levels) return levels.denied;
     const res = await this.write('MODIFY_POSITION', 'modify position', (a) =>
-      this.raw.modifyPosition(a, positionId, { stopLoss: levels.stopLoss ?? null, takeProfit: levels.takeProfit ?? null }),
+      this.raw.modifyPosition(a, positionId, {
+        stopLoss: levels.stopLoss ?? null,
+        takeProfit: levels.takeProfit ?? null,
+      }),
     );
     if (!res.ok) return res.outcome;
     return confirmed({ positionId, brokerTime: new Date().toISOString(), raw: res.body });
@@ -286,8 +328,18 @@ export class TradeLockerAdapter implements BrokerAdapter {
     const body: ModifyOrderBody = {};
     if (levels.price !== undefined) body[current.order.type === 'stop' ? 'stopPrice' : 'price'] = levels.price;
     if (change.volume) body.qty = change.volume.toFixed();
-    if (change.stopLoss !== undefined) Object.assign(body, levels.stopLoss !== undefined ? { stopLoss: levels.stopLoss, stopLossType: 'absolute' } : { stopLoss: null });
-    if (change.takeProfit !== undefined) Object.assign(body, levels.takeProfit !== undefined ? { takeProfit: levels.takeProfit, takeProfitType: 'absolute' } : { takeProfit: null });
+    if (change.stopLoss !== undefined)
+      Object.assign(
+        body,
+        levels.stopLoss !== undefined ? { stopLoss: levels.stopLoss, stopLossType: 'absolute' } : { stopLoss: null },
+      );
+    if (change.takeProfit !== undefined)
+      Object.assign(
+        body,
+        levels.takeProfit !== undefined
+          ? { takeProfit: levels.takeProfit, takeProfitType: 'absolute' }
+          : { takeProfit: null },
+      );
     const res = await this.write('MODIFY_ORDER', 'modify order', (a) => this.raw.modifyOrder(a, orderId, body));
     if (!res.ok) return res.outcome;
     return confirmed({ brokerOrderId: orderId, brokerTime: new Date().toISOString(), raw: res.body });
@@ -301,7 +353,12 @@ export class TradeLockerAdapter implements BrokerAdapter {
         snapshot: () => this.snapshot(false),
         finalOrder: (o) => this.finalOrder(o),
         // Two reads per poll; use at most half of each route's budget so trading calls keep the rest.
-        intervalMs: () => Math.max(this.pollIntervalMs, 2 * this.pacer.minSpacingMs('GET_POSITIONS'), 2 * this.pacer.minSpacingMs('GET_ORDERS')),
+        intervalMs: () =>
+          Math.max(
+            this.pollIntervalMs,
+            2 * this.pacer.minSpacingMs('GET_POSITIONS'),
+            2 * this.pacer.minSpacingMs('GET_ORDERS'),
+          ),
       });
     }
     return this.watcher.add(listener);
@@ -326,7 +383,13 @@ export class TradeLockerAdapter implements BrokerAdapter {
         const cfg = await this.read(null, 'trade config', (a) => this.raw.config(a), parseTradeConfig, true);
         this.pacer.configure(cfg.rateLimits);
         this.config = cfg;
-        const list = await this.read('GET_INSTRUMENTS', 'instruments', (a) => this.raw.instruments(a, this.opts.accountId), parseInstruments, true);
+        const list = await this.read(
+          'GET_INSTRUMENTS',
+          'instruments',
+          (a) => this.raw.instruments(a, this.opts.accountId),
+          parseInstruments,
+          true,
+        );
         this.bySymbol = new Map(list.map((i) => [i.symbol, i]));
         this.byTid = new Map(list.map((i) => [i.tradableInstrumentId, i]));
       })();
@@ -380,8 +443,11 @@ export class TradeLockerAdapter implements BrokerAdapter {
   }
 
   private pendingOrders(q: OrdersQuery): Promise<ParsedOrder[]> {
-    return this.read('GET_ORDERS', 'orders', (a) => this.raw.orders(a, this.opts.accountId, q), (b) =>
-      rowsOf(b, 'orders').map((row) => parseOrderRow(row, this.config!.orders, this.symbolOf)),
+    return this.read(
+      'GET_ORDERS',
+      'orders',
+      (a) => this.raw.orders(a, this.opts.accountId, q),
+      (b) => rowsOf(b, 'orders').map((row) => parseOrderRow(row, this.config!.orders, this.symbolOf)),
     );
   }
 
@@ -394,10 +460,15 @@ export class TradeLockerAdapter implements BrokerAdapter {
     let from = q.from;
     for (let page = 0; page < MAX_HISTORY_PAGES; page++) {
       const query: OrdersQuery = { ...q, ...(from !== undefined ? { from } : {}) };
-      const { rows, hasMore } = await this.read('GET_ORDERS_HISTORY', 'orders history', (a) => this.raw.ordersHistory(a, this.opts.accountId, query), (b) => ({
-        rows: rowsOf(b, 'ordersHistory').map((row) => parseOrderRow(row, this.config!.ordersHistory, this.symbolOf)),
-        hasMore: unwrap(b).hasMore === true,
-      }));
+      const { rows, hasMore } = await this.read(
+        'GET_ORDERS_HISTORY',
+        'orders history',
+        (a) => this.raw.ordersHistory(a, this.opts.accountId, query),
+        (b) => ({
+          rows: rowsOf(b, 'ordersHistory').map((row) => parseOrderRow(row, this.config!.ordersHistory, this.symbolOf)),
+          hasMore: unwrap(b).hasMore === true,
+        }),
+      );
       let newest = from ?? 0;
       let fresh = 0;
       for (const o of rows) {
@@ -415,8 +486,11 @@ export class TradeLockerAdapter implements BrokerAdapter {
   /** Positions with SL/TP levels filled in from their child orders, plus the user's pending orders. */
   private async snapshot(withOrders: boolean): Promise<{ positions: Position[]; orders: Order[] }> {
     const cfg = await this.ensureReady();
-    const parsed = await this.read('GET_POSITIONS', 'positions', (a) => this.raw.positions(a, this.opts.accountId), (b) =>
-      rowsOf(b, 'positions').map((row) => parsePositionRow(row, cfg.positions, this.symbolOf)),
+    const parsed = await this.read(
+      'GET_POSITIONS',
+      'positions',
+      (a) => this.raw.positions(a, this.opts.accountId),
+      (b) => rowsOf(b, 'positions').map((row) => parsePositionRow(row, cfg.positions, this.symbolOf)),
     );
     const needOrders = withOrders || this.watcherActive() || parsed.some((p) => p.stopLossId || p.takeProfitId);
     const orders = needOrders ? await this.pendingOrders({}) : [];
@@ -436,11 +510,14 @@ export class TradeLockerAdapter implements BrokerAdapter {
   private async finalOrder(o: Order): Promise<Order | null> {
     const ref = this.bySymbol.get(o.symbol);
     let found: Order | null = null;
-    await this.historyPages({ from: Date.parse(o.createdAt) - 1000, ...(ref ? { tradableInstrumentId: ref.tradableInstrumentId } : {}) }, (h) => {
-      if (h.order.id !== o.id) return false;
-      found = h.order;
-      return true;
-    });
+    await this.historyPages(
+      { from: Date.parse(o.createdAt) - 1000, ...(ref ? { tradableInstrumentId: ref.tradableInstrumentId } : {}) },
+      (h) => {
+        if (h.order.id !== o.id) return false;
+        found = h.order;
+        return true;
+      },
+    );
     return found;
   }
 
@@ -448,7 +525,12 @@ export class TradeLockerAdapter implements BrokerAdapter {
    * After an accepted place: read back the order to report fill, position and price. If the read fails the
    * order is still confirmed (the broker gave us its id); only a final refusal turns it into a rejection.
    */
-  private async settlePlaced(orderId: string, ref: InstrumentRef, market: boolean, sentAt: number): Promise<OrderOutcome> {
+  private async settlePlaced(
+    orderId: string,
+    ref: InstrumentRef,
+    market: boolean,
+    sentAt: number,
+  ): Promise<OrderOutcome> {
     const q: OrdersQuery = { tradableInstrumentId: ref.tradableInstrumentId };
     const inHistory = async () => {
       let hit: ParsedOrder | undefined;
@@ -469,7 +551,10 @@ export class TradeLockerAdapter implements BrokerAdapter {
     if (!found) return confirmed({ brokerOrderId: orderId, brokerTime: new Date().toISOString() });
     const o = found.order;
     if (o.status === 'rejected' || (o.status === 'cancelled' && o.filledVolume.isZero())) {
-      return rejected('broker_refused', `order ${orderId} ended ${found.rawStatus}`, { orderId, status: found.rawStatus });
+      return rejected('broker_refused', `order ${orderId} ended ${found.rawStatus}`, {
+        orderId,
+        status: found.rawStatus,
+      });
     }
     const filled = o.filledVolume.gt(0);
     return confirmed({

@@ -30,21 +30,38 @@ export async function discoverTradeLockerAccounts(input: {
   fetch?: typeof fetch;
 }): Promise<TradeLockerAccountChoice[]> {
   for (const k of ['baseUrl', 'email', 'password', 'server'] as const) {
-    if (typeof input[k] !== 'string' || input[k].trim() === '') throw new AppError('invalid_request', `${k} is required`);
+    if (typeof input[k] !== 'string' || input[k].trim() === '')
+      throw new AppError('invalid_request', `${k} is required`);
   }
-  const raw = new TradeLockerRawClient({ baseUrl: input.baseUrl, timeoutMs: input.timeoutMs ?? 15_000, ...(input.fetch ? { fetch: input.fetch } : {}) });
+  const raw = new TradeLockerRawClient({
+    baseUrl: input.baseUrl,
+    timeoutMs: input.timeoutMs ?? 15_000,
+    ...(input.fetch ? { fetch: input.fetch } : {}),
+  });
   const login = await raw.signIn({ email: input.email.trim(), password: input.password, server: input.server.trim() });
   if (login.kind === 'response' && (login.status === 400 || login.status === 401 || login.status === 403)) {
     // Never echo what was typed: the message may end up in logs.
-    throw new AppError('broker_auth_failed', 'TradeLocker refused the sign-in: check email, password, server and environment');
+    throw new AppError(
+      'broker_auth_failed',
+      'TradeLocker refused the sign-in: check email, password, server and environment',
+    );
   }
-  if (login.kind !== 'response' || (login.status !== 200 && login.status !== 201)) throw readError(login, 'TradeLocker sign-in');
+  if (login.kind !== 'response' || (login.status !== 200 && login.status !== 201))
+    throw readError(login, 'TradeLocker sign-in');
   const { accessToken } = parseTokenPair(login.body);
   const list = await raw.allAccounts({ accessToken });
   if (list.kind !== 'response' || list.status !== 200) throw readError(list, 'TradeLocker account list');
   const accounts = parseAllAccounts(list.body);
-  if (accounts.length === 0) throw new AppError('not_found', 'this TradeLocker user has no trading accounts on that server');
-  return accounts.map((a) => ({ id: a.id, accNum: a.accNum, accountNumber: a.id, name: a.name, currency: a.currency, balance: a.balance }));
+  if (accounts.length === 0)
+    throw new AppError('not_found', 'this TradeLocker user has no trading accounts on that server');
+  return accounts.map((a) => ({
+    id: a.id,
+    accNum: a.accNum,
+    accountNumber: a.id,
+    name: a.name,
+    currency: a.currency,
+    balance: a.balance,
+  }));
 }
 
 const normalise = (s: string) => s.trim().replace(/^#/, '').trim();
@@ -55,9 +72,14 @@ export function verifyTradeLockerAccount(
   pick: { accountId: string; accountNumber: string },
 ): TradeLockerAccountChoice {
   const chosen = accounts.find((a) => a.id === String(pick.accountId));
-  if (!chosen) throw new AppError('invalid_request', 'the selected account is not among the accounts TradeLocker returned', { details: { field: 'accountId' } });
+  if (!chosen)
+    throw new AppError('invalid_request', 'the selected account is not among the accounts TradeLocker returned', {
+      details: { field: 'accountId' },
+    });
   if (normalise(String(pick.accountNumber ?? '')) !== normalise(chosen.accountNumber)) {
-    throw new AppError('invalid_request', 'the account number does not match the selected account', { details: { field: 'accountNumber' } });
+    throw new AppError('invalid_request', 'the account number does not match the selected account', {
+      details: { field: 'accountNumber' },
+    });
   }
   return chosen;
 }

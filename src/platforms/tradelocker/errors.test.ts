@@ -2,15 +2,33 @@ import { describe, expect, it } from 'vitest';
 import { httpStatusError, isEnvelopeError, readError, writeFailure } from './errors.js';
 import type { WireResult } from './raw-client.js';
 
-const res = (status: number, body: unknown = { s: 'error', errmsg: 'nope' }, retryAfterSec: number | null = null): WireResult => ({
+const res = (
+  status: number,
+  body: unknown = { s: 'error', errmsg: 'nope' },
+  retryAfterSec: number | null = null,
+): WireResult => ({
   kind: 'response',
   status,
   body,
   retryAfterSec,
 });
 const timeout: WireResult = { kind: 'timeout', method: 'POST', path: '/x' };
-const reset: WireResult = { kind: 'network', method: 'POST', path: '/x', code: 'ECONNRESET', message: 'socket hang up', notSent: false };
-const refused: WireResult = { kind: 'network', method: 'POST', path: '/x', code: 'ECONNREFUSED', message: 'refused', notSent: true };
+const reset: WireResult = {
+  kind: 'network',
+  method: 'POST',
+  path: '/x',
+  code: 'ECONNRESET',
+  message: 'socket hang up',
+  notSent: false,
+};
+const refused: WireResult = {
+  kind: 'network',
+  method: 'POST',
+  path: '/x',
+  code: 'ECONNREFUSED',
+  message: 'refused',
+  notSent: true,
+};
 
 describe('TradeLocker error mapping (reads)', () => {
   it.each([
@@ -59,13 +77,20 @@ describe('TradeLocker error mapping (writes)', () => {
   });
 
   it('HTTP 200 with s:"error" is rejected with the broker message', () => {
-    expect(writeFailure(res(200, { s: 'error', errmsg: 'Not enough margin' }), 'x')).toMatchObject({ kind: 'rejected', message: 'Not enough margin' });
+    expect(writeFailure(res(200, { s: 'error', errmsg: 'Not enough margin' }), 'x')).toMatchObject({
+      kind: 'rejected',
+      message: 'Not enough margin',
+    });
   });
 
   it('4xx is rejected with the mapped code; 429 keeps retryAfterSec', () => {
     expect(writeFailure(res(400), 'x')).toMatchObject({ kind: 'rejected', code: 'invalid_request' });
     expect(writeFailure(res(404), 'x')).toMatchObject({ kind: 'rejected', code: 'not_found' });
-    expect(writeFailure(res(429, null, 2), 'x')).toMatchObject({ kind: 'rejected', code: 'rate_limited', raw: { retryAfterSec: 2 } });
+    expect(writeFailure(res(429, null, 2), 'x')).toMatchObject({
+      kind: 'rejected',
+      code: 'rate_limited',
+      raw: { retryAfterSec: 2 },
+    });
   });
 
   it('a plain success is no failure', () => {

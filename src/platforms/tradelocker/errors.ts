@@ -29,7 +29,8 @@ export function httpStatusError(status: number, body: unknown, retryAfterSec: nu
   const msg = errmsgOf(body) ?? `HTTP ${status}`;
   const details = { status, upstreamMessage: msg };
   if (status === 400 || status === 422) return new AppError('invalid_request', `${what}: ${msg}`, { details });
-  if (status === 401 || status === 403) return new AppError('broker_auth_failed', `${what}: TradeLocker refused the credentials (${msg})`, { details });
+  if (status === 401 || status === 403)
+    return new AppError('broker_auth_failed', `${what}: TradeLocker refused the credentials (${msg})`, { details });
   if (status === 404) return new AppError('not_found', `${what}: ${msg}`, { details });
   if (status === 429) {
     return new AppError('rate_limited', `${what}: rate limited by TradeLocker`, {
@@ -43,10 +44,17 @@ export function httpStatusError(status: number, body: unknown, retryAfterSec: nu
 
 /** Mapping for reads (and for any call that changes nothing): a failure is an AppError to throw. */
 export function readError(r: WireResult, what: string): AppError {
-  if (r.kind === 'timeout') return new AppError('upstream_unavailable', `${what}: TradeLocker did not answer in time`, { retryable: true });
-  if (r.kind === 'network') return new AppError('upstream_unavailable', `${what}: ${r.message}`, { retryable: true, details: { code: r.code } });
+  if (r.kind === 'timeout')
+    return new AppError('upstream_unavailable', `${what}: TradeLocker did not answer in time`, { retryable: true });
+  if (r.kind === 'network')
+    return new AppError('upstream_unavailable', `${what}: ${r.message}`, {
+      retryable: true,
+      details: { code: r.code },
+    });
   if (r.status >= 200 && r.status < 300) {
-    return new AppError('upstream_error', `${what}: ${errmsgOf(r.body) ?? 'unexpected answer'}`, { details: { status: r.status } });
+    return new AppError('upstream_error', `${what}: ${errmsgOf(r.body) ?? 'unexpected answer'}`, {
+      details: { status: r.status },
+    });
   }
   return httpStatusError(r.status, r.body, r.retryAfterSec, what);
 }
@@ -62,7 +70,10 @@ export function writeFailure(r: WireResult, what: string): Exclude<OrderOutcome,
   }
   if (r.kind === 'network') {
     if (r.notSent) return denied('upstream_unavailable', `${what}: not sent (${r.message})`);
-    return unresolved('write_outcome_unknown', `${what}: connection failed mid-request (${r.message}); outcome unknown`);
+    return unresolved(
+      'write_outcome_unknown',
+      `${what}: connection failed mid-request (${r.message}); outcome unknown`,
+    );
   }
   const msg = errmsgOf(r.body);
   if (r.status >= 200 && r.status < 300) {
@@ -74,5 +85,9 @@ export function writeFailure(r: WireResult, what: string): Exclude<OrderOutcome,
     return unresolved('write_outcome_unknown', `${what}: HTTP ${r.status}; outcome unknown`);
   }
   const err = httpStatusError(r.status, r.body, r.retryAfterSec, what);
-  return rejected(err.code, err.message, { status: r.status, body: r.body, ...(err.retryAfter !== undefined ? { retryAfterSec: err.retryAfter } : {}) });
+  return rejected(err.code, err.message, {
+    status: r.status,
+    body: r.body,
+    ...(err.retryAfter !== undefined ? { retryAfterSec: err.retryAfter } : {}),
+  });
 }

@@ -23,15 +23,30 @@ export interface TradeLockerCredentials {
   accountId: string;
 }
 
-export function parseTradeLockerCredentials(raw: Record<string, unknown> | null, brokerAccountId: string): TradeLockerCredentials {
+export function parseTradeLockerCredentials(
+  raw: Record<string, unknown> | null,
+  brokerAccountId: string,
+): TradeLockerCredentials {
   const c = raw ?? {};
   const str = (k: string) => (typeof c[k] === 'string' && (c[k] as string).length > 0 ? (c[k] as string) : null);
   const email = str('email');
   const password = str('password');
   const server = str('server');
-  const accountId = str('accountId') ?? (typeof c.accountId === 'number' ? String(c.accountId) : brokerAccountId || null);
-  const accNum = typeof c.accNum === 'number' ? c.accNum : typeof c.accNum === 'string' && /^\d+$/.test(c.accNum) ? Number(c.accNum) : NaN;
-  const missing = [!email && 'email', !password && 'password', !server && 'server', !accountId && 'accountId', !(accNum > 0) && 'accNum'].filter(Boolean);
+  const accountId =
+    str('accountId') ?? (typeof c.accountId === 'number' ? String(c.accountId) : brokerAccountId || null);
+  const accNum =
+    typeof c.accNum === 'number'
+      ? c.accNum
+      : typeof c.accNum === 'string' && /^\d+$/.test(c.accNum)
+        ? Number(c.accNum)
+        : NaN;
+  const missing = [
+    !email && 'email',
+    !password && 'password',
+    !server && 'server',
+    !accountId && 'accountId',
+    !(accNum > 0) && 'accNum',
+  ].filter(Boolean);
   if (missing.length > 0) throw new AppError('invalid_request', `TradeLocker credentials lack ${missing.join(', ')}`);
   return { email: email!, password: password!, server: server!, accNum, accountId: accountId! };
 }

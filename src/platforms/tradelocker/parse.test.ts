@@ -1,16 +1,88 @@
 import { describe, expect, it } from 'vitest';
-import { parseAccountDetails, parseAllAccounts, parseInstrumentDetails, parseOrderRow, parsePositionRow, parseTradeConfig, rowsOf } from './parse.js';
+import {
+  parseAccountDetails,
+  parseAllAccounts,
+  parseInstrumentDetails,
+  parseOrderRow,
+  parsePositionRow,
+  parseTradeConfig,
+  rowsOf,
+} from './parse.js';
 
 // Column lists and rows as in the TradeLocker reference examples (11-column position, 22-column order).
-const POSITION_COLS = ['id', 'tradableInstrumentId', 'routeId', 'side', 'qty', 'avgPrice', 'stopLossId', 'takeProfitId', 'openDate', 'unrealizedPl', 'strategyId'];
-const POSITION_ROW = ['7277816997907787135', '206', '451', 'buy', '0.25', '1.08431', '7277816997907787200', null, '1767886346666', '-3.50', 'ctabc123'];
+const POSITION_COLS = [
+  'id',
+  'tradableInstrumentId',
+  'routeId',
+  'side',
+  'qty',
+  'avgPrice',
+  'stopLossId',
+  'takeProfitId',
+  'openDate',
+  'unrealizedPl',
+  'strategyId',
+];
+const POSITION_ROW = [
+  '7277816997907787135',
+  '206',
+  '451',
+  'buy',
+  '0.25',
+  '1.08431',
+  '7277816997907787200',
+  null,
+  '1767886346666',
+  '-3.50',
+  'ctabc123',
+];
 const ORDER_COLS = [
-  'id', 'tradableInstrumentId', 'routeId', 'qty', 'side', 'type', 'status', 'filledQty', 'avgPrice', 'price', 'stopPrice', 'validity',
-  'expireDate', 'createdDate', 'lastModified', 'isOpen', 'positionId', 'stopLoss', 'stopLossType', 'takeProfit', 'takeProfitType', 'strategyId',
+  'id',
+  'tradableInstrumentId',
+  'routeId',
+  'qty',
+  'side',
+  'type',
+  'status',
+  'filledQty',
+  'avgPrice',
+  'price',
+  'stopPrice',
+  'validity',
+  'expireDate',
+  'createdDate',
+  'lastModified',
+  'isOpen',
+  'positionId',
+  'stopLoss',
+  'stopLossType',
+  'takeProfit',
+  'takeProfitType',
+  'strategyId',
 ];
 const ORDER_ROW = [
-  '7277816997907787999', '206', '451', '1.50', 'sell', 'limit', 'New', '0', null, '1.09500', '0', 'GTC', null, '1767886346000', '1767886347000',
-  'true', null, '1.10000', 'absolute', '1.08000', 'absolute', '',
+  '7277816997907787999',
+  '206',
+  '451',
+  '1.50',
+  'sell',
+  'limit',
+  'New',
+  '0',
+  null,
+  '1.09500',
+  '0',
+  'GTC',
+  null,
+  '1767886346000',
+  '1767886347000',
+  'true',
+  null,
+  '1.10000',
+  'absolute',
+  '1.08000',
+  'absolute',
+  '',
 ];
 const ACCOUNT_COLS = ['balance', 'projectedBalance', 'availableFunds', 'openGrossPnL'];
 
@@ -50,7 +122,13 @@ describe('TradeLocker parse', () => {
   it('reads a position row by column id, keeping 64-bit ids as exact strings', () => {
     const cfg = parseTradeConfig(config(POSITION_COLS, ORDER_COLS));
     const p = parsePositionRow(POSITION_ROW, cfg.positions, symbolOf);
-    expect(p.position).toMatchObject({ id: '7277816997907787135', symbol: 'EURUSD', side: 'buy', tag: 'ctabc123', openedAt: new Date(1767886346666).toISOString() });
+    expect(p.position).toMatchObject({
+      id: '7277816997907787135',
+      symbol: 'EURUSD',
+      side: 'buy',
+      tag: 'ctabc123',
+      openedAt: new Date(1767886346666).toISOString(),
+    });
     expect(p.position.volume.toString()).toBe('0.25');
     expect(p.position.openPrice.toString()).toBe('1.08431');
     expect(p.stopLossId).toBe('7277816997907787200');
@@ -64,15 +142,26 @@ describe('TradeLocker parse', () => {
       const ord = permute(ORDER_COLS, [ORDER_ROW], seed + 1);
       expect(pos.cols).not.toEqual(POSITION_COLS);
       const shuffled = parseTradeConfig(config(pos.cols, ord.cols));
-      expect(parsePositionRow(pos.rows[0], shuffled.positions, symbolOf)).toEqual(parsePositionRow(POSITION_ROW, plain.positions, symbolOf));
-      expect(parseOrderRow(ord.rows[0], shuffled.orders, symbolOf)).toEqual(parseOrderRow(ORDER_ROW, plain.orders, symbolOf));
+      expect(parsePositionRow(pos.rows[0], shuffled.positions, symbolOf)).toEqual(
+        parsePositionRow(POSITION_ROW, plain.positions, symbolOf),
+      );
+      expect(parseOrderRow(ord.rows[0], shuffled.orders, symbolOf)).toEqual(
+        parseOrderRow(ORDER_ROW, plain.orders, symbolOf),
+      );
     });
   }
 
   it('reads an order row: limit price from price, stop price from stopPrice, "" strategyId as no tag', () => {
     const cfg = parseTradeConfig(config(POSITION_COLS, ORDER_COLS));
     const o = parseOrderRow(ORDER_ROW, cfg.orders, symbolOf).order;
-    expect(o).toMatchObject({ id: '7277816997907787999', side: 'sell', type: 'limit', status: 'pending', tag: null, positionId: null });
+    expect(o).toMatchObject({
+      id: '7277816997907787999',
+      side: 'sell',
+      type: 'limit',
+      status: 'pending',
+      tag: null,
+      positionId: null,
+    });
     expect(o.price?.toString()).toBe('1.095');
     expect(o.stopLoss?.toString()).toBe('1.1');
     const stopRow = [...ORDER_ROW];
@@ -99,8 +188,13 @@ describe('TradeLocker parse', () => {
   });
 
   it('reads account details by id (JSON numbers) and served rate limits', () => {
-    const cfg = parseTradeConfig(config(POSITION_COLS, ORDER_COLS, ['openGrossPnL', 'balance', 'availableFunds', 'projectedBalance']));
-    const d = parseAccountDetails({ s: 'ok', d: { accountDetailsData: [-12.5, 10000, 9000.25, 9987.5] } }, cfg.accountDetails);
+    const cfg = parseTradeConfig(
+      config(POSITION_COLS, ORDER_COLS, ['openGrossPnL', 'balance', 'availableFunds', 'projectedBalance']),
+    );
+    const d = parseAccountDetails(
+      { s: 'ok', d: { accountDetailsData: [-12.5, 10000, 9000.25, 9987.5] } },
+      cfg.accountDetails,
+    );
     expect(d.get('balance')?.toString()).toBe('10000');
     expect(d.get('projectedBalance')?.toString()).toBe('9987.5');
     expect(cfg.rateLimits).toEqual([
@@ -110,16 +204,40 @@ describe('TradeLocker parse', () => {
   });
 
   it('refuses a config that lacks a column it needs, naming it', () => {
-    expect(() => parseTradeConfig(config(POSITION_COLS.filter((c) => c !== 'qty'), ORDER_COLS))).toThrow(/positionsConfig lacks column\(s\) qty/);
+    expect(() =>
+      parseTradeConfig(
+        config(
+          POSITION_COLS.filter((c) => c !== 'qty'),
+          ORDER_COLS,
+        ),
+      ),
+    ).toThrow(/positionsConfig lacks column\(s\) qty/);
   });
 
   it('reads all-accounts with string or number fields, and instrument details with tick ranges', () => {
-    const accs = parseAllAccounts({ accounts: [{ id: '123456', name: 'Main', currency: 'USD', accNum: '2', accountBalance: '1000.50' }, { id: 7, accNum: 1 }] });
+    const accs = parseAllAccounts({
+      accounts: [
+        { id: '123456', name: 'Main', currency: 'USD', accNum: '2', accountBalance: '1000.50' },
+        { id: 7, accNum: 1 },
+      ],
+    });
     expect(accs[0]).toMatchObject({ id: '123456', accNum: 2, currency: 'USD' });
     expect(accs[0]!.balance.toString()).toBe('1000.5');
     expect(accs[1]).toMatchObject({ id: '7', accNum: 1 });
     const spec = parseInstrumentDetails(
-      { s: 'ok', d: { lotSize: 100000, lotStep: 0.01, minLot: 0.01, maxLot: null, tickSize: [{ leftRangeLimit: 10, tickSize: 0.001 }, { leftRangeLimit: 0, tickSize: 0.00001 }] } },
+      {
+        s: 'ok',
+        d: {
+          lotSize: 100000,
+          lotStep: 0.01,
+          minLot: 0.01,
+          maxLot: null,
+          tickSize: [
+            { leftRangeLimit: 10, tickSize: 0.001 },
+            { leftRangeLimit: 0, tickSize: 0.00001 },
+          ],
+        },
+      },
       'EURUSD',
     );
     expect(spec.tickSize.toString()).toBe('0.00001');

@@ -124,7 +124,14 @@ export function parseTradeConfig(body: unknown): TradeConfig {
   };
   requireColumns(cfg.positions, 'positionsConfig', ['id', 'tradableInstrumentId', 'side', 'qty', 'avgPrice']);
   requireColumns(cfg.orders, 'ordersConfig', ['id', 'tradableInstrumentId', 'qty', 'side', 'type', 'status']);
-  requireColumns(cfg.ordersHistory, 'ordersHistoryConfig', ['id', 'tradableInstrumentId', 'qty', 'side', 'type', 'status']);
+  requireColumns(cfg.ordersHistory, 'ordersHistoryConfig', [
+    'id',
+    'tradableInstrumentId',
+    'qty',
+    'side',
+    'type',
+    'status',
+  ]);
   requireColumns(cfg.accountDetails, 'accountDetailsConfig', ['balance']);
   return cfg;
 }
@@ -288,7 +295,12 @@ export function parseInstruments(body: unknown): InstrumentRef[] {
     // Duplicate names exist on real servers; the first listed wins, as the official client does.
     if (trade === undefined || info === undefined || seen.has(it.name)) continue;
     seen.add(it.name);
-    out.push({ tradableInstrumentId: num(it.tradableInstrumentId, 'tradableInstrumentId'), symbol: it.name, tradeRouteId: num(trade, 'routeId'), infoRouteId: num(info, 'routeId') });
+    out.push({
+      tradableInstrumentId: num(it.tradableInstrumentId, 'tradableInstrumentId'),
+      symbol: it.name,
+      tradeRouteId: num(trade, 'routeId'),
+      infoRouteId: num(info, 'routeId'),
+    });
   }
   return out;
 }
@@ -320,8 +332,13 @@ export function parseInstrumentDetails(body: unknown, symbol: string): Instrumen
 
 export function parseTokenPair(body: unknown): TokenPair {
   const d = isObj(body) && isObj(body.d) ? body.d : body;
-  if (!isObj(d) || typeof d.accessToken !== 'string' || typeof d.refreshToken !== 'string') throw bad('sign-in answer without tokens');
-  return { accessToken: d.accessToken, refreshToken: d.refreshToken, expireDate: typeof d.expireDate === 'string' ? d.expireDate : '' };
+  if (!isObj(d) || typeof d.accessToken !== 'string' || typeof d.refreshToken !== 'string')
+    throw bad('sign-in answer without tokens');
+  return {
+    accessToken: d.accessToken,
+    refreshToken: d.refreshToken,
+    expireDate: typeof d.expireDate === 'string' ? d.expireDate : '',
+  };
 }
 
 export function parseAllAccounts(body: unknown): TlAccountListing[] {
@@ -350,4 +367,3 @@ export function tokenExpiryMs(pair: TokenPair): number | null {
     return null;
   }
 }
-

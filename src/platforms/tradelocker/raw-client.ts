@@ -140,7 +140,11 @@ export class TradeLockerRawClient {
     return this.call('DELETE', `/trade/orders/${enc(orderId)}`, { auth });
   }
 
-  modifyPosition(auth: AuthContext, positionId: string, body: { stopLoss: number | null; takeProfit: number | null }): Promise<WireResult> {
+  modifyPosition(
+    auth: AuthContext,
+    positionId: string,
+    body: { stopLoss: number | null; takeProfit: number | null },
+  ): Promise<WireResult> {
     return this.call('PATCH', `/trade/positions/${enc(positionId)}`, { auth, body });
   }
 

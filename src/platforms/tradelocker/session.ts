@@ -26,7 +26,8 @@ export class TradeLockerSession {
   ) {}
 
   async accessToken(): Promise<string> {
-    if (!this.pair || (this.refreshAt !== null && Date.now() >= this.refreshAt)) await this.single(() => this.renewNow());
+    if (!this.pair || (this.refreshAt !== null && Date.now() >= this.refreshAt))
+      await this.single(() => this.renewNow());
     return this.pair!.accessToken;
   }
 
@@ -53,7 +54,8 @@ export class TradeLockerSession {
         return;
       }
       // A dead refresh token is normal after long idle; anything else (timeout, 5xx) is worth reporting.
-      if (r.kind !== 'response' || (r.status !== 400 && r.status !== 401 && r.status !== 403)) throw readError(r, 'TradeLocker token refresh');
+      if (r.kind !== 'response' || (r.status !== 400 && r.status !== 401 && r.status !== 403))
+        throw readError(r, 'TradeLocker token refresh');
     }
     const r = await this.raw.signIn(this.login);
     if (r.kind === 'response' && (r.status === 200 || r.status === 201)) {
@@ -62,7 +64,9 @@ export class TradeLockerSession {
     }
     this.pair = null;
     if (r.kind === 'response' && (r.status === 400 || r.status === 401 || r.status === 403)) {
-      throw new AppError('broker_auth_failed', 'TradeLocker refused the sign-in: check email, password and server', { details: { status: r.status } });
+      throw new AppError('broker_auth_failed', 'TradeLocker refused the sign-in: check email, password and server', {
+        details: { status: r.status },
+      });
     }
     throw readError(r, 'TradeLocker sign-in');
   }
@@ -72,6 +76,7 @@ export class TradeLockerSession {
     this.pair = pair;
     this.expiresAt = tokenExpiryMs(pair);
     // Refresh with 10% of the lifetime left, at most 5 minutes early, so a short-lived token still gets used.
-    this.refreshAt = this.expiresAt === null ? null : this.expiresAt - Math.min(300_000, Math.max(0, (this.expiresAt - now) * 0.1));
+    this.refreshAt =
+      this.expiresAt === null ? null : this.expiresAt - Math.min(300_000, Math.max(0, (this.expiresAt - now) * 0.1));
   }
 }

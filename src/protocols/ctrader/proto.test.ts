@@ -60,7 +60,14 @@ describe('codec', () => {
     // Encoding does not check proto2 `required`; decoding does, and a peer's malformed frame must not pass silently.
     // An account-auth request without accessToken: the body of a message that lacks field 3.
     const env = messageType('ProtoMessage');
-    const bytes = env.encode(env.fromObject({ payloadType: PT.ACCOUNT_AUTH_REQ, payload: encodeBody('ProtoOAAccountAuthRes', { ctidTraderAccountId: '1' }) })).finish();
+    const bytes = env
+      .encode(
+        env.fromObject({
+          payloadType: PT.ACCOUNT_AUTH_REQ,
+          payload: encodeBody('ProtoOAAccountAuthRes', { ctidTraderAccountId: '1' }),
+        }),
+      )
+      .finish();
     expect(() => decodeEnvelope(bytes)).toThrow(/accessToken/);
     expect(decodeEnvelope(encodeEnvelope(PT.HEARTBEAT_EVENT, {})).payloadType).toBe(PT.HEARTBEAT_EVENT);
   });

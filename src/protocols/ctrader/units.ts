@@ -19,7 +19,8 @@ export function lotsToWireVolume(lots: Decimal, lotSize: DecimalValue): string |
 export const wireVolumeToLots = (volume: DecimalValue, lotSize: DecimalValue): Decimal => dec(volume).div(lotSize);
 
 /** Relative distance in 1/100000 price units, rounded to the nearest integer (the field is int64). */
-export const toRelative = (distance: Decimal): string => distance.abs().mul(RELATIVE_PRICE_SCALE).toDecimalPlaces(0, Decimal.ROUND_HALF_UP).toFixed(0);
+export const toRelative = (distance: Decimal): string =>
+  distance.abs().mul(RELATIVE_PRICE_SCALE).toDecimalPlaces(0, Decimal.ROUND_HALF_UP).toFixed(0);
 export const fromRelative = (rel: DecimalValue): Decimal => dec(rel).div(RELATIVE_PRICE_SCALE);
 
 export const toMoney = (amount: Decimal, moneyDigits: number): string =>
@@ -28,7 +29,8 @@ export const fromMoney = (scaled: DecimalValue, moneyDigits: number | undefined)
   dec(scaled).div(dec(10).pow(moneyDigits ?? 0));
 
 /** Wire doubles carry real prices; round to the symbol's digits so binary noise never reaches a Decimal. */
-export const priceFromDouble = (v: number, digits: number): Decimal => dec(v).toDecimalPlaces(digits, Decimal.ROUND_HALF_UP);
+export const priceFromDouble = (v: number, digits: number): Decimal =>
+  dec(v).toDecimalPlaces(digits, Decimal.ROUND_HALF_UP);
 
 export const msToIso = (ms: DecimalValue | undefined | null): string | null =>
   ms === undefined || ms === null || ms === '' ? null : new Date(Number(ms)).toISOString();

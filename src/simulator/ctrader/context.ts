@@ -46,7 +46,11 @@ export interface ClientSession {
   readonly spots: Map<string, Map<string, string>>;
   send(payloadType: number, body: Record<string, unknown>, clientMsgId?: string): void;
   sendAll(replies: Reply[], clientMsgId?: string): void;
-  sendError(errorCode: string, description: string, opts?: { clientMsgId?: string | undefined; ctid?: string | undefined; retryAfter?: number | undefined }): void;
+  sendError(
+    errorCode: string,
+    description: string,
+    opts?: { clientMsgId?: string | undefined; ctid?: string | undefined; retryAfter?: number | undefined },
+  ): void;
   applying<T>(simAccountId: string, fn: () => T): T;
   onSimEvent(simAccountId: string, ev: SimEvent): void;
   dropTokens(accessTokens: string[], reason: string): void;

@@ -18,13 +18,19 @@ export interface OAuthHttpOptions {
   tokens: SimTokenStore;
 }
 
-const AUTH_PATHS = new Set(['/apps/auth', '/my/settings/openapi/grantingaccess/', '/my/settings/openapi/grantingaccess']);
+const AUTH_PATHS = new Set([
+  '/apps/auth',
+  '/my/settings/openapi/grantingaccess/',
+  '/my/settings/openapi/grantingaccess',
+]);
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 export async function startOAuthHttp(o: OAuthHttpOptions): Promise<{ server: Server; baseUrl: string }> {
   const server = createServer((req, res) => {
-    handle(o, req, res).catch((err: unknown) => json(res, 500, { errorCode: 'SERVER_ERROR', description: (err as Error).message }));
+    handle(o, req, res).catch((err: unknown) =>
+      json(res, 500, { errorCode: 'SERVER_ERROR', description: (err as Error).message }),
+    );
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -52,7 +58,8 @@ function authorize(o: OAuthHttpOptions, url: URL, res: ServerResponse): void {
   const redirectUri = q.get('redirect_uri') ?? '';
   const scope: Scope = q.get('scope') === 'accounts' ? 'accounts' : 'trading';
   const state = q.get('state');
-  if (clientId !== o.clientId) return page(res, 400, 'Unknown application', '<p>client_id is not a registered application.</p>');
+  if (clientId !== o.clientId)
+    return page(res, 400, 'Unknown application', '<p>client_id is not a registered application.</p>');
   let target: URL;
   try {
     target = new URL(redirectUri);
@@ -72,9 +79,21 @@ function authorize(o: OAuthHttpOptions, url: URL, res: ServerResponse): void {
     if (state !== null) target.searchParams.set('state', state);
     return void res.writeHead(302, { location: target.toString() }).end();
   }
-  const users = [...new Set(o.broker.accounts().map((a) => a.meta['ctidUserId']).filter((u): u is string => !!u))].sort();
+  const users = [
+    ...new Set(
+      o.broker
+        .accounts()
+        .map((a) => a.meta['ctidUserId'])
+        .filter((u): u is string => !!u),
+    ),
+  ].sort();
   const link = (extra: string) => `${url.pathname}?${q.toString()}&${extra}`;
-  const items = users.map((u) => `<li><a href="${escapeHtml(link(`user=${encodeURIComponent(u)}`))}">Sign in as ${escapeHtml(u)} and allow</a></li>`).join('');
+  const items = users
+    .map(
+      (u) =>
+        `<li><a href="${escapeHtml(link(`user=${encodeURIComponent(u)}`))}">Sign in as ${escapeHtml(u)} and allow</a></li>`,
+    )
+    .join('');
   page(
     res,
     200,
@@ -90,11 +109,20 @@ function token(o: OAuthHttpOptions, p: URLSearchParams, res: ServerResponse): vo
   }
   const grant = p.get('grant_type');
   let out: ReturnType<SimTokenStore['exchangeCode']> | undefined;
-  if (grant === 'authorization_code') out = o.tokens.exchangeCode(p.get('code') ?? '', p.get('client_id') ?? '', p.get('redirect_uri') ?? '');
+  if (grant === 'authorization_code')
+    out = o.tokens.exchangeCode(p.get('code') ?? '', p.get('client_id') ?? '', p.get('redirect_uri') ?? '');
   else if (grant === 'refresh_token') out = o.tokens.refreshPair(p.get('refresh_token') ?? '');
-  else return json(res, 400, { errorCode: 'INVALID_REQUEST', description: `unsupported grant_type ${grant ?? '(none)'}` });
+  else
+    return json(res, 400, { errorCode: 'INVALID_REQUEST', description: `unsupported grant_type ${grant ?? '(none)'}` });
   if ('error' in out) return json(res, 400, { errorCode: 'ACCESS_DENIED', description: out.error });
-  json(res, 200, { accessToken: out.accessToken, refreshToken: out.refreshToken, expiresIn: out.expiresIn, tokenType: out.tokenType, errorCode: null, description: null });
+  json(res, 200, {
+    accessToken: out.accessToken,
+    refreshToken: out.refreshToken,
+    expiresIn: out.expiresIn,
+    tokenType: out.tokenType,
+    errorCode: null,
+    description: null,
+  });
 }
 
 function json(res: ServerResponse, status: number, body: unknown): void {
@@ -105,7 +133,9 @@ function json(res: ServerResponse, status: number, body: unknown): void {
 function page(res: ServerResponse, status: number, title: string, html: string): void {
   res
     .writeHead(status, { 'content-type': 'text/html; charset=utf-8' })
-    .end(`<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body><h1>${escapeHtml(title)}</h1>${html}</body></html>`);
+    .end(
+      `<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body><h1>${escapeHtml(title)}</h1>${html}</body></html>`,
+    );
 }
 
 function readBody(req: IncomingMessage, limit = 64 * 1024): Promise<string> {

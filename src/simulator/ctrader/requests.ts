@@ -1,7 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Decimal, dec } from '../../domain/decimal.js';
 import type { OrderType, Side } from '../../domain/types.js';
-import { ExecutionType, OrderStatus, OrderType as OT, PositionStatus, TradeSide } from '../../protocols/ctrader/enums.js';
+import {
+  ExecutionType,
+  OrderStatus,
+  OrderType as OT,
+  PositionStatus,
+  TradeSide,
+} from '../../protocols/ctrader/enums.js';
 import type { Envelope } from '../../protocols/ctrader/messages.js';
 import { PT } from '../../protocols/ctrader/payload-types.js';
 import { fromRelative } from '../../protocols/ctrader/units.js';
@@ -39,7 +45,13 @@ const READS: Record<number, (s: SimSession, acc: AuthorisedAccount, body: Body) 
 };
 
 type RefuseAs = 'cancelled' | 'rejected';
-const WRITES: Record<number, { op: Exclude<FaultOp, '*'>; run: (s: SimSession, acc: AuthorisedAccount, body: Body, partialRatio?: number, refuseAs?: RefuseAs) => Reply[] }> = {
+const WRITES: Record<
+  number,
+  {
+    op: Exclude<FaultOp, '*'>;
+    run: (s: SimSession, acc: AuthorisedAccount, body: Body, partialRatio?: number, refuseAs?: RefuseAs) => Reply[];
+  }
+> = {
   [PT.NEW_ORDER_REQ]: { op: 'placeOrder', run: newOrder },
   [PT.AMEND_POSITION_SLTP_REQ]: { op: 'modifyPosition', run: amendPositionSltp },
   [PT.CLOSE_POSITION_REQ]: { op: 'closePosition', run: closePosition },
@@ -52,7 +64,11 @@ export async function handleRequest(s: SimSession, env: Envelope): Promise<void>
   const body = (env.payload ?? {}) as Body;
   const retryAfter = s.rateLimited(env.payloadType);
   if (retryAfter !== null) {
-    return s.sendError('BLOCKED_PAYLOAD_TYPE', 'request frequency exceeded', { clientMsgId: id, ctid: body.ctidTraderAccountId, retryAfter });
+    return s.sendError('BLOCKED_PAYLOAD_TYPE', 'request frequency exceeded', {
+      clientMsgId: id,
+      ctid: body.ctidTraderAccountId,
+      retryAfter,
+    });
   }
   switch (env.payloadType) {
     case PT.APPLICATION_AUTH_REQ:
@@ -60,8 +76,10 @@ export async function handleRequest(s: SimSession, env: Envelope): Promise<void>
     case PT.VERSION_REQ:
       return s.send(PT.VERSION_RES, { version: 'copytrade-sim-1' }, id);
   }
-  if (env.payload === null) return s.sendError('UNSUPPORTED_MESSAGE', `payloadType ${env.payloadType} is not supported`, { clientMsgId: id });
-  if (!s.appAuthed) return s.sendError('CH_CLIENT_NOT_AUTHENTICATED', 'send ProtoOAApplicationAuthReq first', { clientMsgId: id });
+  if (env.payload === null)
+    return s.sendError('UNSUPPORTED_MESSAGE', `payloadType ${env.payloadType} is not supported`, { clientMsgId: id });
+  if (!s.appAuthed)
+    return s.sendError('CH_CLIENT_NOT_AUTHENTICATED', 'send ProtoOAApplicationAuthReq first', { clientMsgId: id });
   switch (env.payloadType) {
     case PT.GET_ACCOUNTS_BY_ACCESS_TOKEN_REQ:
       return accountList(s, body, id);
@@ -72,14 +90,23 @@ export async function handleRequest(s: SimSession, env: Envelope): Promise<void>
   }
   const read = READS[env.payloadType];
   const write = WRITES[env.payloadType];
-  if (!read && !write) return s.sendError('UNSUPPORTED_MESSAGE', `payloadType ${env.payloadType} is not a request`, { clientMsgId: id });
+  if (!read && !write)
+    return s.sendError('UNSUPPORTED_MESSAGE', `payloadType ${env.payloadType} is not a request`, { clientMsgId: id });
   const ctid = String(body.ctidTraderAccountId ?? '');
   const acc = [...s.accounts.values()].find((a) => a.ctid === ctid);
-  if (!acc) return s.sendError('ACCOUNT_NOT_AUTHORIZED', `account ${ctid} is not authorised on this connection`, { clientMsgId: id, ctid });
+  if (!acc)
+    return s.sendError('ACCOUNT_NOT_AUTHORIZED', `account ${ctid} is not authorised on this connection`, {
+      clientMsgId: id,
+      ctid,
+    });
   if (read) return withFaults(s, acc, 'read', id, false, () => read(s, acc, body));
   const w = write!;
   if (acc.scope !== 'trading') {
-    return s.send(PT.ORDER_ERROR_EVENT, { ctidTraderAccountId: ctid, errorCode: 'TRADING_NOT_ALLOWED', description: 'token has view-only scope' }, id);
+    return s.send(
+      PT.ORDER_ERROR_EVENT,
+      { ctidTraderAccountId: ctid, errorCode: 'TRADING_NOT_ALLOWED', description: 'token has view-only scope' },
+      id,
+    );
   }
   return withFaults(s, acc, w.op, id, true, (ratio, refuseAs) => w.run(s, acc, body, ratio, refuseAs));
 }
@@ -115,7 +142,11 @@ async function withFaults(
       run(undefined, fault.refuseAs ?? 'cancelled');
       return;
     case 'rate_limit':
-      return s.sendError('BLOCKED_PAYLOAD_TYPE', desc('request frequency exceeded'), { clientMsgId, ctid: acc.ctid, retryAfter: fault.retryAfterSec ?? 1 });
+      return s.sendError('BLOCKED_PAYLOAD_TYPE', desc('request frequency exceeded'), {
+        clientMsgId,
+        ctid: acc.ctid,
+        retryAfter: fault.retryAfterSec ?? 1,
+      });
     case 'token_expired':
       s.ctx.tokens.expire(acc.accessToken);
       return s.sendError('OA_AUTH_TOKEN_EXPIRED', desc('access token expired'), { clientMsgId, ctid: acc.ctid });
@@ -125,7 +156,13 @@ async function withFaults(
     case 'disconnect':
       return s.disconnect(desc('connection closed by the server'));
     case 'reject':
-      return refuse(s, acc, clientMsgId, isWrite, new Refusal('TRADING_DISABLED', desc('rejected by the broker (injected fault)')));
+      return refuse(
+        s,
+        acc,
+        clientMsgId,
+        isWrite,
+        new Refusal('TRADING_DISABLED', desc('rejected by the broker (injected fault)')),
+      );
     case 'delay': {
       const replies = run();
       if (!replies) return;
@@ -144,7 +181,13 @@ async function withFaults(
   }
 }
 
-function refuse(s: SimSession, acc: AuthorisedAccount, clientMsgId: string | undefined, isWrite: boolean, err: unknown): void {
+function refuse(
+  s: SimSession,
+  acc: AuthorisedAccount,
+  clientMsgId: string | undefined,
+  isWrite: boolean,
+  err: unknown,
+): void {
   const code = err instanceof Refusal ? err.errorCode : simErrorCode(err);
   if (code === null) throw err;
   const description = (err as Error).message;
@@ -158,9 +201,12 @@ function refuse(s: SimSession, acc: AuthorisedAccount, clientMsgId: string | und
 // ---- session -------------------------------------------------------------------------------------------
 
 function applicationAuth(s: SimSession, body: Body, id?: string): void {
-  if (body.clientId !== s.ctx.clientId) return s.sendError('CH_OA_CLIENT_NOT_FOUND', 'unknown client id', { clientMsgId: id });
-  if (body.clientSecret !== s.ctx.clientSecret) return s.sendError('CH_CLIENT_AUTH_FAILURE', 'wrong client secret', { clientMsgId: id });
-  if (s.appAuthed) return s.sendError('CH_CLIENT_ALREADY_AUTHENTICATED', 'application already authenticated', { clientMsgId: id });
+  if (body.clientId !== s.ctx.clientId)
+    return s.sendError('CH_OA_CLIENT_NOT_FOUND', 'unknown client id', { clientMsgId: id });
+  if (body.clientSecret !== s.ctx.clientSecret)
+    return s.sendError('CH_CLIENT_AUTH_FAILURE', 'wrong client secret', { clientMsgId: id });
+  if (s.appAuthed)
+    return s.sendError('CH_CLIENT_ALREADY_AUTHENTICATED', 'application already authenticated', { clientMsgId: id });
   s.appAuthed = true;
   s.send(PT.APPLICATION_AUTH_RES, {}, id);
 }
@@ -198,31 +244,56 @@ function accountList(s: SimSession, body: Body, id?: string): void {
 function refreshToken(s: SimSession, body: Body, id?: string): void {
   const out = s.ctx.tokens.refreshPair(String(body.refreshToken ?? ''));
   if ('error' in out) return s.sendError('CH_ACCESS_TOKEN_INVALID', out.error, { clientMsgId: id });
-  s.send(PT.REFRESH_TOKEN_RES, { accessToken: out.accessToken, tokenType: out.tokenType, expiresIn: out.expiresIn, refreshToken: out.refreshToken }, id);
+  s.send(
+    PT.REFRESH_TOKEN_RES,
+    {
+      accessToken: out.accessToken,
+      tokenType: out.tokenType,
+      expiresIn: out.expiresIn,
+      refreshToken: out.refreshToken,
+    },
+    id,
+  );
 }
 
 function accountAuth(s: SimSession, body: Body, id?: string): void {
   const ctid = String(body.ctidTraderAccountId ?? '');
   const token = String(body.accessToken ?? '');
   const acc = accountByCtid(s.ctx.broker, ctid);
-  if (!acc) return s.sendError('CH_CTID_TRADER_ACCOUNT_NOT_FOUND', `no trading account ${ctid}`, { clientMsgId: id, ctid });
+  if (!acc)
+    return s.sendError('CH_CTID_TRADER_ACCOUNT_NOT_FOUND', `no trading account ${ctid}`, { clientMsgId: id, ctid });
   const fault = s.ctx.broker.faults.take('auth', acc.id);
   if (fault?.kind === 'reset') return s.destroy();
   if (fault?.kind === 'disconnect') return s.disconnect(fault.message ?? 'connection closed by the server');
   if (fault?.kind === 'timeout_before_apply' || fault?.kind === 'timeout_after_apply') return;
-  if (fault?.kind === 'rate_limit') return s.sendError('BLOCKED_PAYLOAD_TYPE', 'request frequency exceeded', { clientMsgId: id, ctid, retryAfter: fault.retryAfterSec ?? 1 });
+  if (fault?.kind === 'rate_limit')
+    return s.sendError('BLOCKED_PAYLOAD_TYPE', 'request frequency exceeded', {
+      clientMsgId: id,
+      ctid,
+      retryAfter: fault.retryAfterSec ?? 1,
+    });
   if (fault?.kind === 'token_expired' || fault?.kind === 'token_invalidated' || fault?.kind === 'reject') {
-    return s.sendError(fault.kind === 'token_expired' ? 'OA_AUTH_TOKEN_EXPIRED' : 'CH_ACCESS_TOKEN_INVALID', fault.message ?? 'access token refused', { clientMsgId: id, ctid });
+    return s.sendError(
+      fault.kind === 'token_expired' ? 'OA_AUTH_TOKEN_EXPIRED' : 'CH_ACCESS_TOKEN_INVALID',
+      fault.message ?? 'access token refused',
+      { clientMsgId: id, ctid },
+    );
   }
   if (environmentOf(acc) !== s.environment) {
-    return s.sendError('CH_CTID_TRADER_ACCOUNT_NOT_FOUND', `account ${ctid} is a ${environmentOf(acc)} account; this is the ${s.environment} endpoint`, { clientMsgId: id, ctid });
+    return s.sendError(
+      'CH_CTID_TRADER_ACCOUNT_NOT_FOUND',
+      `account ${ctid} is a ${environmentOf(acc)} account; this is the ${s.environment} endpoint`,
+      { clientMsgId: id, ctid },
+    );
   }
   if (tokenError(s, token, id, ctid)) return;
   const check = s.ctx.tokens.check(token);
   if (!check.ok) return;
-  if (acc.meta['ctidUserId'] !== check.userId) return s.sendError('CH_ACCESS_TOKEN_INVALID', `token does not grant account ${ctid}`, { clientMsgId: id, ctid });
+  if (acc.meta['ctidUserId'] !== check.userId)
+    return s.sendError('CH_ACCESS_TOKEN_INVALID', `token does not grant account ${ctid}`, { clientMsgId: id, ctid });
   const existing = s.accounts.get(acc.id);
-  if (existing && existing.accessToken === token) return s.sendError('ALREADY_LOGGED_IN', `account ${ctid} already authorised`, { clientMsgId: id, ctid });
+  if (existing && existing.accessToken === token)
+    return s.sendError('ALREADY_LOGGED_IN', `account ${ctid} already authorised`, { clientMsgId: id, ctid });
   s.accounts.set(acc.id, { simAccountId: acc.id, ctid, accessToken: token, userId: check.userId, scope: check.scope });
   s.send(PT.ACCOUNT_AUTH_RES, { ctidTraderAccountId: ctid }, id);
 }
@@ -245,7 +316,12 @@ function assets(s: SimSession, acc: AuthorisedAccount): Reply[] {
 }
 
 function symbolsList(s: SimSession, acc: AuthorisedAccount): Reply[] {
-  return [[PT.SYMBOLS_LIST_RES, { ctidTraderAccountId: acc.ctid, symbol: s.ctx.broker.instruments().map((i) => s.ctx.wire.lightSymbol(i)) }]];
+  return [
+    [
+      PT.SYMBOLS_LIST_RES,
+      { ctidTraderAccountId: acc.ctid, symbol: s.ctx.broker.instruments().map((i) => s.ctx.wire.lightSymbol(i)) },
+    ],
+  ];
 }
 
 function symbolById(s: SimSession, acc: AuthorisedAccount, body: Body): Reply[] {
@@ -289,7 +365,10 @@ function dealList(s: SimSession, acc: AuthorisedAccount, body: Body): Reply[] {
 }
 
 function orderList(s: SimSession, acc: AuthorisedAccount, body: Body): Reply[] {
-  const orders = s.ctx.broker.orders(acc.simAccountId, { includeHistory: true, ...window(body, 'fromTimestamp', 'toTimestamp') });
+  const orders = s.ctx.broker.orders(acc.simAccountId, {
+    includeHistory: true,
+    ...window(body, 'fromTimestamp', 'toTimestamp'),
+  });
   const deals = s.ctx.broker.deals(acc.simAccountId);
   const order = orders.map((o) => {
     const ds = deals.filter((d) => d.orderId === o.id);
@@ -304,7 +383,12 @@ function unrealizedPnl(s: SimSession, acc: AuthorisedAccount): Reply[] {
     const v = (p.profit ?? dec(0)).mul(100).toDecimalPlaces(0, Decimal.ROUND_HALF_UP).toFixed(0);
     return { positionId: p.id, grossUnrealizedPnL: v, netUnrealizedPnL: v };
   });
-  return [[PT.GET_POSITION_UNREALIZED_PNL_RES, { ctidTraderAccountId: acc.ctid, positionUnrealizedPnL: rows, moneyDigits: 2 }]];
+  return [
+    [
+      PT.GET_POSITION_UNREALIZED_PNL_RES,
+      { ctidTraderAccountId: acc.ctid, positionUnrealizedPnL: rows, moneyDigits: 2 },
+    ],
+  ];
 }
 
 function subscribeSpots(s: SimSession, acc: AuthorisedAccount, body: Body): Reply[] {
@@ -346,22 +430,39 @@ function instrumentOf(s: SimSession, symbolId: unknown): SimInstrument {
 
 const onTick = (v: Decimal, i: SimInstrument): Decimal => v.toDecimalPlaces(i.digits, Decimal.ROUND_HALF_UP);
 
-function newOrder(s: SimSession, acc: AuthorisedAccount, body: Body, partialRatio?: number, refuseAs?: RefuseAs): Reply[] {
+function newOrder(
+  s: SimSession,
+  acc: AuthorisedAccount,
+  body: Body,
+  partialRatio?: number,
+  refuseAs?: RefuseAs,
+): Reply[] {
   const { broker, wire } = s.ctx;
   const i = instrumentOf(s, body.symbolId);
   const side: Side = body.tradeSide === TradeSide.SELL ? 'sell' : 'buy';
-  const type: OrderType | null = body.orderType === OT.MARKET ? 'market' : body.orderType === OT.LIMIT ? 'limit' : body.orderType === OT.STOP ? 'stop' : null;
+  const type: OrderType | null =
+    body.orderType === OT.MARKET
+      ? 'market'
+      : body.orderType === OT.LIMIT
+        ? 'limit'
+        : body.orderType === OT.STOP
+          ? 'stop'
+          : null;
   if (!type) throw new Refusal('INVALID_REQUEST', `orderType ${body.orderType} is not supported by the simulator`);
   const clientOrderId: string = body.clientOrderId ?? '';
   const label: string = body.label ?? '';
   if (clientOrderId.length > 50) throw new Refusal('INVALID_REQUEST', 'clientOrderId longer than 50 characters');
   if (label.length > 100) throw new Refusal('INVALID_REQUEST', 'label longer than 100 characters');
   if (type === 'market' && (body.stopLoss !== undefined || body.takeProfit !== undefined)) {
-    throw new Refusal('TRADING_BAD_STOPS', 'absolute stopLoss/takeProfit are not accepted for MARKET orders; use relativeStopLoss/relativeTakeProfit');
+    throw new Refusal(
+      'TRADING_BAD_STOPS',
+      'absolute stopLoss/takeProfit are not accepted for MARKET orders; use relativeStopLoss/relativeTakeProfit',
+    );
   }
   const lots = wire.lots(i.symbol, String(body.volume));
   const price = type === 'limit' ? body.limitPrice : type === 'stop' ? body.stopPrice : undefined;
-  if (type !== 'market' && price === undefined) throw new Refusal('TRADING_BAD_PRICES', `${type} order needs ${type}Price`);
+  if (type !== 'market' && price === undefined)
+    throw new Refusal('TRADING_BAD_PRICES', `${type} order needs ${type}Price`);
   const q = broker.quote(i.symbol);
   const ref = price !== undefined ? dec(price) : side === 'buy' ? q.ask : q.bid;
   const dir = side === 'buy' ? 1 : -1;
@@ -374,7 +475,16 @@ function newOrder(s: SimSession, acc: AuthorisedAccount, body: Body, partialRati
   const takeProfit = stop(body.takeProfit, body.relativeTakeProfit, 1);
   const result = broker.placeOrder(
     acc.simAccountId,
-    { symbol: i.symbol, side, type, volume: lots, price: price === undefined ? null : dec(price), stopLoss, takeProfit, tag: clientOrderId || label },
+    {
+      symbol: i.symbol,
+      side,
+      type,
+      volume: lots,
+      price: price === undefined ? null : dec(price),
+      stopLoss,
+      takeProfit,
+      tag: clientOrderId || label,
+    },
     { ...(partialRatio === undefined ? {} : { partialRatio }), ...(refuseAs ? { refuseAs } : {}) },
   );
   const accepted = exec(acc, ExecutionType.ORDER_ACCEPTED, {
@@ -387,11 +497,20 @@ function newOrder(s: SimSession, acc: AuthorisedAccount, body: Body, partialRati
     ? wire.position(result.position, result.position.volume.isZero() ? PositionStatus.CLOSED : PositionStatus.OPEN)
     : closedStub(s, acc, d.positionId, d.symbol, d.side === 'buy' ? 'sell' : 'buy');
   const filled = exec(acc, partial ? ExecutionType.ORDER_PARTIAL_FILL : ExecutionType.ORDER_FILLED, {
-    order: wire.order(result.order, { status: OrderStatus.FILLED, executionPrice: d.price, closing: d.entry === 'out' }),
+    order: wire.order(result.order, {
+      status: OrderStatus.FILLED,
+      executionPrice: d.price,
+      closing: d.entry === 'out',
+    }),
     position,
     deal: wire.deal(d, {
       requested: result.order.volume,
-      ...(d.entry === 'out' ? { entryPrice: wire.entryPrice(acc.simAccountId, d.positionId) ?? d.price, balance: broker.state(acc.simAccountId).balance } : {}),
+      ...(d.entry === 'out'
+        ? {
+            entryPrice: wire.entryPrice(acc.simAccountId, d.positionId) ?? d.price,
+            balance: broker.state(acc.simAccountId).balance,
+          }
+        : {}),
     }),
   });
   return [accepted, filled];
@@ -437,9 +556,14 @@ function closePosition(s: SimSession, acc: AuthorisedAccount, body: Body): Reply
   const result = broker.closePosition(acc.simAccountId, positionId, lots);
   const d = result.deal!;
   const accepted = exec(acc, ExecutionType.ORDER_ACCEPTED, {
-    order: wire.order({ ...result.order, status: 'pending', filledVolume: dec(0) }, { status: OrderStatus.ACCEPTED, closing: true }),
+    order: wire.order(
+      { ...result.order, status: 'pending', filledVolume: dec(0) },
+      { status: OrderStatus.ACCEPTED, closing: true },
+    ),
   });
-  const position = result.position ? wire.position(result.position) : wire.position(before, PositionStatus.CLOSED, lots);
+  const position = result.position
+    ? wire.position(result.position)
+    : wire.position(before, PositionStatus.CLOSED, lots);
   const filled = exec(acc, ExecutionType.ORDER_FILLED, {
     order: wire.order(result.order, { status: OrderStatus.FILLED, executionPrice: d.price, closing: true }),
     position,

@@ -10,7 +10,13 @@ export type Reply = [payloadType: number, body: Body];
  * A change the client did not ask for on this connection (SL/TP hit, a pending order triggering, a trade placed
  * through another front end) becomes the execution event cTrader would push, flagged isServerEvent.
  */
-export function serverExecutionEvents(broker: SimBrokerApi, wire: SimWire, accountId: string, ctid: string, ev: SimEvent): Reply[] {
+export function serverExecutionEvents(
+  broker: SimBrokerApi,
+  wire: SimWire,
+  accountId: string,
+  ctid: string,
+  ev: SimEvent,
+): Reply[] {
   const base = (executionType: number, extra: Body): Reply => [
     PT.EXECUTION_EVENT,
     { ctidTraderAccountId: ctid, executionType, isServerEvent: true, ...extra },

@@ -30,7 +30,12 @@ describe('cTrader simulator front end', () => {
     server = await startCTraderSimServer(broker);
     ctid = server.ctidTraderAccountIdOf(simId);
     liveCtid = server.ctidTraderAccountIdOf(live.id);
-    conn = new CTraderConnection({ endpoint: { ...server.endpoints.demo, ca: server.ca }, clientId: server.clientId, clientSecret: server.clientSecret, requestTimeoutMs: 1_000 });
+    conn = new CTraderConnection({
+      endpoint: { ...server.endpoints.demo, ca: server.ca },
+      clientId: server.clientId,
+      clientSecret: server.clientSecret,
+      requestTimeoutMs: 1_000,
+    });
     await conn.ready();
   });
   afterAll(async () => {
@@ -39,7 +44,10 @@ describe('cTrader simulator front end', () => {
   });
 
   const refused = async (p: Promise<unknown>) => {
-    const err = await p.then(() => null, (e: unknown) => e);
+    const err = await p.then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(OpenApiError);
     return err as OpenApiError;
   };
@@ -50,16 +58,25 @@ describe('cTrader simulator front end', () => {
   });
 
   it('account requests need account auth; auth needs a token granting the account in this environment', async () => {
-    expect((await refused(conn.request(PT.TRADER_REQ, { ctidTraderAccountId: ctid }))).errorCode).toBe('ACCOUNT_NOT_AUTHORIZED');
-    expect((await refused(conn.request(PT.ACCOUNT_AUTH_REQ, { ctidTraderAccountId: ctid, accessToken: 'bogus' }))).errorCode).toBe('CH_ACCESS_TOKEN_INVALID');
+    expect((await refused(conn.request(PT.TRADER_REQ, { ctidTraderAccountId: ctid }))).errorCode).toBe(
+      'ACCOUNT_NOT_AUTHORIZED',
+    );
+    expect(
+      (await refused(conn.request(PT.ACCOUNT_AUTH_REQ, { ctidTraderAccountId: ctid, accessToken: 'bogus' }))).errorCode,
+    ).toBe('CH_ACCESS_TOKEN_INVALID');
     const other = server.issueTokenFor('someone-else');
-    expect((await refused(conn.request(PT.ACCOUNT_AUTH_REQ, { ctidTraderAccountId: ctid, accessToken: other.accessToken }))).errorCode).toBe('CH_ACCESS_TOKEN_INVALID');
+    expect(
+      (await refused(conn.request(PT.ACCOUNT_AUTH_REQ, { ctidTraderAccountId: ctid, accessToken: other.accessToken })))
+        .errorCode,
+    ).toBe('CH_ACCESS_TOKEN_INVALID');
     const { accessToken } = server.issueTokenFor('u');
     const wrongEnv = await refused(conn.request(PT.ACCOUNT_AUTH_REQ, { ctidTraderAccountId: liveCtid, accessToken }));
     expect(wrongEnv.message).toMatch(/live account/);
     const [ok] = await conn.request(PT.ACCOUNT_AUTH_REQ, { ctidTraderAccountId: ctid, accessToken });
     expect(ok!.payloadType).toBe(PT.ACCOUNT_AUTH_RES);
-    expect((await refused(conn.request(PT.ACCOUNT_AUTH_REQ, { ctidTraderAccountId: ctid, accessToken }))).errorCode).toBe('ALREADY_LOGGED_IN');
+    expect(
+      (await refused(conn.request(PT.ACCOUNT_AUTH_REQ, { ctidTraderAccountId: ctid, accessToken }))).errorCode,
+    ).toBe('ALREADY_LOGGED_IN');
   });
 
   it('symbols carry volumes in cents of units', async () => {
@@ -69,14 +86,29 @@ describe('cTrader simulator front end', () => {
   });
 
   it('market orders refuse absolute SL/TP and take relative ones; answers are execution events', async () => {
-    const base = { ctidTraderAccountId: ctid, symbolId: '1', orderType: OrderType.MARKET, tradeSide: TradeSide.BUY, volume: '1000000', clientOrderId: 'rel1', label: 'rel1' };
+    const base = {
+      ctidTraderAccountId: ctid,
+      symbolId: '1',
+      orderType: OrderType.MARKET,
+      tradeSide: TradeSide.BUY,
+      volume: '1000000',
+      clientOrderId: 'rel1',
+      label: 'rel1',
+    };
     const bad = await refused(conn.request(PT.NEW_ORDER_REQ, { ...base, stopLoss: 1.07 }));
     expect(bad).toMatchObject({ errorCode: 'TRADING_BAD_STOPS', source: 'order_error_event' });
     const ask = broker.quote('EURUSD').ask;
-    const events = await conn.request(PT.NEW_ORDER_REQ, { ...base, relativeStopLoss: '500', relativeTakeProfit: '700' }, {
-      collect: (e) => (e.payload as unknown as ExecutionEventMsg).executionType === ExecutionType.ORDER_FILLED,
-    });
-    expect(events.map((e) => (e.payload as unknown as ExecutionEventMsg).executionType)).toEqual([ExecutionType.ORDER_ACCEPTED, ExecutionType.ORDER_FILLED]);
+    const events = await conn.request(
+      PT.NEW_ORDER_REQ,
+      { ...base, relativeStopLoss: '500', relativeTakeProfit: '700' },
+      {
+        collect: (e) => (e.payload as unknown as ExecutionEventMsg).executionType === ExecutionType.ORDER_FILLED,
+      },
+    );
+    expect(events.map((e) => (e.payload as unknown as ExecutionEventMsg).executionType)).toEqual([
+      ExecutionType.ORDER_ACCEPTED,
+      ExecutionType.ORDER_FILLED,
+    ]);
     const filled = events[1]!.payload as unknown as ExecutionEventMsg;
     expect(filled.order?.clientOrderId).toBe('rel1');
     expect(filled.deal?.filledVolume).toBe('1000000');
@@ -87,12 +119,25 @@ describe('cTrader simulator front end', () => {
   });
 
   it('unknown payload types are UNSUPPORTED_MESSAGE; heartbeats are never answered with errors', async () => {
-    expect((await refused(conn.request(PT.VERSION_REQ, {}).then(() => conn.request(PT.SPOT_EVENT, { ctidTraderAccountId: ctid, symbolId: '1' })))).errorCode).toBe('UNSUPPORTED_MESSAGE');
+    expect(
+      (
+        await refused(
+          conn
+            .request(PT.VERSION_REQ, {})
+            .then(() => conn.request(PT.SPOT_EVENT, { ctidTraderAccountId: ctid, symbolId: '1' })),
+        )
+      ).errorCode,
+    ).toBe('UNSUPPORTED_MESSAGE');
   });
 
   /** Sends raw bytes as one frame on a fresh connection and returns the first answer. */
   const rawExchange = async (message: Uint8Array): Promise<Envelope> => {
-    const socket = tlsConnect({ host: server.host, port: server.endpoints.demo.port, ca: server.ca, servername: 'localhost' });
+    const socket = tlsConnect({
+      host: server.host,
+      port: server.endpoints.demo.port,
+      ca: server.ca,
+      servername: 'localhost',
+    });
     try {
       await new Promise<void>((resolve, reject) => socket.once('secureConnect', resolve).once('error', reject));
       const reader = new FrameReader();
@@ -112,23 +157,42 @@ describe('cTrader simulator front end', () => {
 
   /** ProtoMessage{payloadType=1, payload=2, clientMsgId=3} written by hand, so the payload can be anything. */
   const envelopeBytes = (payloadType: number, payload: Uint8Array, clientMsgId?: string) => {
-    const w = protobuf.Writer.create().uint32((1 << 3) | 0).uint32(payloadType).uint32((2 << 3) | 2).bytes(payload);
+    const w = protobuf.Writer.create()
+      .uint32((1 << 3) | 0)
+      .uint32(payloadType)
+      .uint32((2 << 3) | 2)
+      .bytes(payload);
     if (clientMsgId !== undefined) w.uint32((3 << 3) | 2).string(clientMsgId);
     return w.finish();
   };
 
   it('a malformed request is answered with ProtoOAErrorRes carrying the clientMsgId the envelope had', async () => {
     // ProtoOAApplicationAuthReq with its required clientSecret (field 3) missing.
-    const noSecret = protobuf.Writer.create().uint32((2 << 3) | 2).string(server.clientId).finish();
+    const noSecret = protobuf.Writer.create()
+      .uint32((2 << 3) | 2)
+      .string(server.clientId)
+      .finish();
     const answer = await rawExchange(envelopeBytes(PT.APPLICATION_AUTH_REQ, noSecret, 'cm-malformed-1'));
-    expect(answer).toMatchObject({ payloadType: PT.OA_ERROR_RES, clientMsgId: 'cm-malformed-1', payload: { errorCode: 'INVALID_REQUEST' } });
+    expect(answer).toMatchObject({
+      payloadType: PT.OA_ERROR_RES,
+      clientMsgId: 'cm-malformed-1',
+      payload: { errorCode: 'INVALID_REQUEST' },
+    });
     // A payload whose bytes are not protobuf at all (a length running past the end).
-    const garbage = await rawExchange(envelopeBytes(PT.NEW_ORDER_REQ, Uint8Array.from([0x0a, 0x7f, 0x01]), 'cm-malformed-2'));
-    expect(garbage).toMatchObject({ payloadType: PT.OA_ERROR_RES, clientMsgId: 'cm-malformed-2', payload: { errorCode: 'INVALID_REQUEST' } });
+    const garbage = await rawExchange(
+      envelopeBytes(PT.NEW_ORDER_REQ, Uint8Array.from([0x0a, 0x7f, 0x01]), 'cm-malformed-2'),
+    );
+    expect(garbage).toMatchObject({
+      payloadType: PT.OA_ERROR_RES,
+      clientMsgId: 'cm-malformed-2',
+      payload: { errorCode: 'INVALID_REQUEST' },
+    });
   });
 
   it('an envelope that cannot be read at all is refused without a clientMsgId', async () => {
-    const answer = await rawExchange(Uint8Array.from([0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]));
+    const answer = await rawExchange(
+      Uint8Array.from([0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]),
+    );
     expect(answer.payloadType).toBe(PT.OA_ERROR_RES);
     expect(answer.clientMsgId).toBeUndefined();
     expect(answer.payload).toMatchObject({ errorCode: 'INVALID_REQUEST' });

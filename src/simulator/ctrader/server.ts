@@ -60,7 +60,10 @@ const DEFAULT_TUNING: SimServerTuning = {
 };
 
 /** The cTrader Open API front end of the simulator: protobuf over TLS on loopback, plus the OAuth pages. */
-export async function startCTraderSimServer(broker: SimBrokerApi, opts: CTraderSimServerOptions = {}): Promise<CTraderSimServer> {
+export async function startCTraderSimServer(
+  broker: SimBrokerApi,
+  opts: CTraderSimServerOptions = {},
+): Promise<CTraderSimServer> {
   const host = opts.host ?? '127.0.0.1';
   const tuning: SimServerTuning = {
     heartbeatMs: opts.heartbeatMs ?? DEFAULT_TUNING.heartbeatMs,
@@ -102,7 +105,14 @@ export async function startCTraderSimServer(broker: SimBrokerApi, opts: CTraderS
 
   const demo = await listen('demo', opts.port ?? 0);
   const live = await listen('live', opts.livePort ?? 0);
-  const oauth = await startOAuthHttp({ host, port: opts.oauthPort ?? 0, clientId: ctx.clientId, clientSecret: ctx.clientSecret, broker, tokens });
+  const oauth = await startOAuthHttp({
+    host,
+    port: opts.oauthPort ?? 0,
+    clientId: ctx.clientId,
+    clientSecret: ctx.clientSecret,
+    broker,
+    tokens,
+  });
   const portOf = (s: TlsServer) => (s.address() as AddressInfo).port;
 
   return {

@@ -35,10 +35,13 @@ export class SimSession implements ClientSession {
     socket.on('close', () => this.teardown());
     const { heartbeatMs, idleTimeoutMs, spotIntervalMs } = ctx.tuning;
     this.timers.push(
-      setInterval(() => {
-        if (Date.now() - this.lastRx > idleTimeoutMs) return this.destroy();
-        if (Date.now() - this.lastTx >= heartbeatMs) this.send(PT.HEARTBEAT_EVENT, {});
-      }, Math.max(10, Math.min(heartbeatMs, idleTimeoutMs) / 2)),
+      setInterval(
+        () => {
+          if (Date.now() - this.lastRx > idleTimeoutMs) return this.destroy();
+          if (Date.now() - this.lastTx >= heartbeatMs) this.send(PT.HEARTBEAT_EVENT, {});
+        },
+        Math.max(10, Math.min(heartbeatMs, idleTimeoutMs) / 2),
+      ),
       setInterval(() => this.pushSpots(), spotIntervalMs),
     );
     for (const t of this.timers) t.unref();
@@ -54,7 +57,11 @@ export class SimSession implements ClientSession {
     for (const [pt, body] of replies) this.send(pt, body, clientMsgId);
   }
 
-  sendError(errorCode: string, description: string, opts: { clientMsgId?: string | undefined; ctid?: string | undefined; retryAfter?: number | undefined } = {}): void {
+  sendError(
+    errorCode: string,
+    description: string,
+    opts: { clientMsgId?: string | undefined; ctid?: string | undefined; retryAfter?: number | undefined } = {},
+  ): void {
     const body: Record<string, unknown> = { errorCode, description };
     if (opts.ctid) body.ctidTraderAccountId = opts.ctid;
     if (opts.retryAfter !== undefined) body.retryAfter = opts.retryAfter;
@@ -133,12 +140,16 @@ export class SimSession implements ClientSession {
       try {
         env = decodeEnvelope(f);
       } catch (err) {
-        this.sendError('INVALID_REQUEST', `malformed message: ${(err as Error).message}`, { clientMsgId: peekClientMsgId(f) });
+        this.sendError('INVALID_REQUEST', `malformed message: ${(err as Error).message}`, {
+          clientMsgId: peekClientMsgId(f),
+        });
         continue;
       }
       if (env.payloadType === PT.HEARTBEAT_EVENT) continue;
       handleRequest(this, env).catch((err: unknown) => {
-        this.sendError('UNKNOWN_ERROR', `simulator failure: ${(err as Error).message}`, { clientMsgId: env.clientMsgId });
+        this.sendError('UNKNOWN_ERROR', `simulator failure: ${(err as Error).message}`, {
+          clientMsgId: env.clientMsgId,
+        });
       });
     }
   }

@@ -39,7 +39,9 @@ interface CodeRec {
   used: boolean;
 }
 
-export type TokenCheck = { ok: true; userId: string; scope: Scope } | { ok: false; reason: 'unknown' | 'expired' | 'revoked' };
+export type TokenCheck =
+  | { ok: true; userId: string; scope: Scope }
+  | { ok: false; reason: 'unknown' | 'expired' | 'revoked' };
 
 const secret = (prefix: string) => `${prefix}${randomBytes(24).toString('base64url')}`;
 

@@ -1,6 +1,13 @@
 import { Decimal, dec } from '../../domain/decimal.js';
 import type { Order, Position } from '../../domain/types.js';
-import { DealStatus, OrderStatus, OrderType, PositionStatus, TimeInForce, TradeSide } from '../../protocols/ctrader/enums.js';
+import {
+  DealStatus,
+  OrderStatus,
+  OrderType,
+  PositionStatus,
+  TimeInForce,
+  TradeSide,
+} from '../../protocols/ctrader/enums.js';
 import { lotSizeFromContractSize, toMoney } from '../../protocols/ctrader/units.js';
 import type { SimAccount, SimAccountState, SimBrokerApi, SimDeal, SimInstrument } from '../contract.js';
 import { assetIdOf, assetsOfSymbol, ctidOf, traderLoginOf } from './ids.js';
@@ -87,7 +94,12 @@ export class SimWire {
   }
 
   tradeData(symbol: string, s: 'buy' | 'sell', lots: Decimal, openedAt: string, tag: string | null): Body {
-    const td: Body = { symbolId: this.symbolId(symbol), volume: this.volume(symbol, lots), tradeSide: side(s), openTimestamp: ms(openedAt) };
+    const td: Body = {
+      symbolId: this.symbolId(symbol),
+      volume: this.volume(symbol, lots),
+      tradeSide: side(s),
+      openTimestamp: ms(openedAt),
+    };
     if (tag) td.label = tag;
     return td;
   }

@@ -48,17 +48,42 @@ export function send(res: ServerResponse, reply: Reply): void {
   res.writeHead(reply.status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(reply.body));
 }
 
-
-export const readJson = (req: IncomingMessage) => readJsonObject(req, (status, message) => new ApiError(status, message));
+export const readJson = (req: IncomingMessage) =>
+  readJsonObject(req, (status, message) => new ApiError(status, message));
 
 /** 429 as both MetaApi APIs send it: Retry-After header plus metadata.recommendedRetryTime (an ISO time). */
-export function tooManyRequests(retryAfterSec: number, api: 'client' | 'provisioning', message?: string, now = Date.now()): ApiError {
+export function tooManyRequests(
+  retryAfterSec: number,
+  api: 'client' | 'provisioning',
+  message?: string,
+  now = Date.now(),
+): ApiError {
   const recommendedRetryTime = new Date(now + retryAfterSec * 1000).toISOString();
   const metadata: Record<string, unknown> =
     api === 'client'
-      ? { periodInSeconds: 1, creditsAvailable: 0, creditsUsed: 1000, creditsRequired: 50, exceededConfig: 'perAccount', exceededPeriod: '1s', recommendedRetryTime }
-      : { periodInMinutes: 1, requestsPerPeriodAllowed: 10, exceededConfig: 'perAccount', exceededPeriod: '60s', recommendedRetryTime };
+      ? {
+          periodInSeconds: 1,
+          creditsAvailable: 0,
+          creditsUsed: 1000,
+          creditsRequired: 50,
+          exceededConfig: 'perAccount',
+          exceededPeriod: '1s',
+          recommendedRetryTime,
+        }
+      : {
+          periodInMinutes: 1,
+          requestsPerPeriodAllowed: 10,
+          exceededConfig: 'perAccount',
+          exceededPeriod: '60s',
+          recommendedRetryTime,
+        };
   const msg =
-    message ?? (api === 'client' ? 'The API allows 1000 cpu credits per 1s for an account. Please wait and retry' : 'The API allows 10 requests per 60s. Please wait and retry');
-  return new ApiError(429, msg, { metadata, headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSec))) } });
+    message ??
+    (api === 'client'
+      ? 'The API allows 1000 cpu credits per 1s for an account. Please wait and retry'
+      : 'The API allows 10 requests per 60s. Please wait and retry');
+  return new ApiError(429, msg, {
+    metadata,
+    headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSec))) },
+  });
 }

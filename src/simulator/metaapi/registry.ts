@@ -114,9 +114,16 @@ export class AccountRegistry {
       const body = validateNew(raw);
       const version = body.platform === 'mt4' ? 4 : 5;
       if (Object.values(this.searchServers(version, body.server)).every((list) => !list.includes(body.server))) {
-        throw new ApiError(400, 'Server file not found for the specified server name. Please check the server name or use a provisioning profile', {
-          details: { code: 'E_SRV_NOT_FOUND', serversByBrokers: this.searchServers(version, body.server.slice(0, 3)) },
-        });
+        throw new ApiError(
+          400,
+          'Server file not found for the specified server name. Please check the server name or use a provisioning profile',
+          {
+            details: {
+              code: 'E_SRV_NOT_FOUND',
+              serversByBrokers: this.searchServers(version, body.server.slice(0, 3)),
+            },
+          },
+        );
       }
       pending = { readyAt: this.now() + this.opts.detectionMs, body };
       this.creates.set(transactionId, pending);
@@ -142,7 +149,9 @@ export class AccountRegistry {
     const credentialsOk = sim !== null && sim.meta.password === body.password;
     if (!credentialsOk && this.opts.credentialCheck === 'create') {
       // The real API sends `details` as the bare code string here, unlike E_SRV_NOT_FOUND's object.
-      return new ApiError(400, 'Failed to authenticate to the broker: invalid account number or password', { details: 'E_AUTH' }).toReply();
+      return new ApiError(400, 'Failed to authenticate to the broker: invalid account number or password', {
+        details: 'E_AUTH',
+      }).toReply();
     }
     const acc: MetaApiAccount = {
       id: randomUUID().replace(/-/g, ''),
@@ -191,8 +200,10 @@ export class AccountRegistry {
     if (acc.deployedAt === null) return { ...base, state: 'UNDEPLOYED', connectionStatus: 'DISCONNECTED' };
     const age = now - acc.deployedAt;
     if (age < this.opts.deployMs) return { ...base, state: 'DEPLOYING', connectionStatus: 'DISCONNECTED' };
-    if (!acc.credentialsOk || !acc.simId || !this.broker.account(acc.simId)) return { ...base, state: 'DEPLOYED', connectionStatus: 'DISCONNECTED_FROM_BROKER' };
-    if (age < this.opts.deployMs + this.opts.connectMs) return { ...base, state: 'DEPLOYED', connectionStatus: 'DISCONNECTED' };
+    if (!acc.credentialsOk || !acc.simId || !this.broker.account(acc.simId))
+      return { ...base, state: 'DEPLOYED', connectionStatus: 'DISCONNECTED_FROM_BROKER' };
+    if (age < this.opts.deployMs + this.opts.connectMs)
+      return { ...base, state: 'DEPLOYED', connectionStatus: 'DISCONNECTED' };
     return { ...base, state: 'DEPLOYED', connectionStatus: 'CONNECTED' };
   }
 
@@ -220,12 +231,17 @@ export class AccountRegistry {
     const acc = this.get(id);
     const v = this.view(acc);
     if (v.state !== 'DEPLOYED') throw new ApiError(404, `Trading account ${id} is not deployed (state ${v.state})`);
-    if (v.connectionStatus !== 'CONNECTED') throw new ApiError(404, `Trading account ${id} is not connected to the broker yet`);
+    if (v.connectionStatus !== 'CONNECTED')
+      throw new ApiError(404, `Trading account ${id} is not connected to the broker yet`);
     return { acc, sim: this.broker.account(acc.simId!)! };
   }
 
   private findSim(server: string, login: string, platform: MtPlatform): SimAccount | null {
-    return this.broker.accounts().find((s) => s.meta.server === server && s.login === login && mtPlatformOf(s) === platform) ?? null;
+    return (
+      this.broker
+        .accounts()
+        .find((s) => s.meta.server === server && s.login === login && mtPlatformOf(s) === platform) ?? null
+    );
   }
 }
 
@@ -233,10 +249,19 @@ function validateNew(b: Record<string, unknown>): NewAccountBody {
   const str = (k: string) => (typeof b[k] === 'string' ? (b[k] as string).trim() : '');
   const missing = ['name', 'server', 'login', 'password'].filter((k) => !str(k));
   if (typeof b.magic !== 'number') missing.push('magic');
-  if (missing.length) throw new ApiError(400, 'Validation failed', { details: missing.map((k) => ({ parameter: k, message: `${k} is required` })) });
-  if (!/^\d+$/.test(str('login'))) throw new ApiError(400, 'Validation failed', { details: [{ parameter: 'login', message: 'login must contain digits only' }] });
+  if (missing.length)
+    throw new ApiError(400, 'Validation failed', {
+      details: missing.map((k) => ({ parameter: k, message: `${k} is required` })),
+    });
+  if (!/^\d+$/.test(str('login')))
+    throw new ApiError(400, 'Validation failed', {
+      details: [{ parameter: 'login', message: 'login must contain digits only' }],
+    });
   const platform = str('platform') || 'mt5';
-  if (platform !== 'mt4' && platform !== 'mt5') throw new ApiError(400, 'Validation failed', { details: [{ parameter: 'platform', message: 'platform must be mt4 or mt5' }] });
+  if (platform !== 'mt4' && platform !== 'mt5')
+    throw new ApiError(400, 'Validation failed', {
+      details: [{ parameter: 'platform', message: 'platform must be mt4 or mt5' }],
+    });
   return {
     name: str('name'),
     server: str('server'),

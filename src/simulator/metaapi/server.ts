@@ -6,7 +6,15 @@ import type { ActiveFault, FaultOp, SimBrokerApi } from '../contract.js';
 import { ApiError, type Reply, readJson, send, tooManyRequests } from './http.js';
 import { AccountRegistry, type AccountView, mtPlatformOf } from './registry.js';
 import { resultOf, runTrade, type TradeCtx, tradeOp } from './trade.js';
-import { accountInformationDto, type CommentStore, dealDto, fillPrices, orderDto, positionDto, specificationDto } from './wire.js';
+import {
+  accountInformationDto,
+  type CommentStore,
+  dealDto,
+  fillPrices,
+  orderDto,
+  positionDto,
+  specificationDto,
+} from './wire.js';
 
 export interface MetaApiSimOptions {
   host?: string;
@@ -41,7 +49,10 @@ const b64url = (s: string) => Buffer.from(s).toString('base64url');
 
 function isoParam(v: string, name: string): Date {
   const t = Date.parse(v);
-  if (Number.isNaN(t)) throw new ApiError(400, 'Validation failed', { details: [{ parameter: name, message: `${name} must be an ISO-8601 time` }] });
+  if (Number.isNaN(t))
+    throw new ApiError(400, 'Validation failed', {
+      details: [{ parameter: name, message: `${name} must be an ISO-8601 time` }],
+    });
   return new Date(t);
 }
 
@@ -49,7 +60,9 @@ function paging(q: URLSearchParams): { offset: number; limit: number } {
   const offset = Number(q.get('offset') ?? 0);
   const limit = Number(q.get('limit') ?? 1000);
   if (!Number.isInteger(offset) || offset < 0 || !Number.isInteger(limit) || limit < 1 || limit > 1000) {
-    throw new ApiError(400, 'Validation failed', { details: [{ parameter: 'offset/limit', message: 'offset >= 0, 1 <= limit <= 1000' }] });
+    throw new ApiError(400, 'Validation failed', {
+      details: [{ parameter: 'offset/limit', message: 'offset >= 0, 1 <= limit <= 1000' }],
+    });
   }
   return { offset, limit };
 }
@@ -62,8 +75,13 @@ const ACCOUNT = '/users/current/accounts';
  * simulated account, so a test scripts them the same way for every protocol. A `disconnect` fault on a trade
  * applies the write and answers -11 TRADE_RETCODE_DISCONNECTED_DURING_TRADE: MetaApi's "outcome unknown".
  */
-export async function startMetaApiSimServer(broker: SimBrokerApi, opts: MetaApiSimOptions = {}): Promise<MetaApiSimServer> {
-  const token = opts.token ?? `${b64url('{"alg":"RS512","typ":"JWT"}')}.${b64url(JSON.stringify({ sub: 'sim', iat: Date.now() }))}.${randomBytes(24).toString('base64url')}`;
+export async function startMetaApiSimServer(
+  broker: SimBrokerApi,
+  opts: MetaApiSimOptions = {},
+): Promise<MetaApiSimServer> {
+  const token =
+    opts.token ??
+    `${b64url('{"alg":"RS512","typ":"JWT"}')}.${b64url(JSON.stringify({ sub: 'sim', iat: Date.now() }))}.${randomBytes(24).toString('base64url')}`;
   const registry = new AccountRegistry(broker, {
     detectionMs: opts.detectionMs ?? 40,
     deployMs: opts.deployMs ?? 30,
@@ -77,7 +95,13 @@ export async function startMetaApiSimServer(broker: SimBrokerApi, opts: MetaApiS
   const hold = (req: IncomingMessage, fault: ActiveFault) => held.hold(req, fault);
 
   /** Faults that end the request before the handler runs; returns true when the request is finished or abandoned. */
-  const shortCircuit = (req: IncomingMessage, res: ServerResponse, f: ActiveFault, api: 'client' | 'provisioning', write: boolean): boolean => {
+  const shortCircuit = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    f: ActiveFault,
+    api: 'client' | 'provisioning',
+    write: boolean,
+  ): boolean => {
     switch (f.kind) {
       case 'reset':
         req.socket.destroy();
@@ -109,14 +133,27 @@ export async function startMetaApiSimServer(broker: SimBrokerApi, opts: MetaApiS
     }
   };
 
-  async function withFault(req: IncomingMessage, res: ServerResponse, op: Exclude<FaultOp, '*'>, simId: string, api: 'client' | 'provisioning', run: () => Reply): Promise<void> {
+  async function withFault(
+    req: IncomingMessage,
+    res: ServerResponse,
+    op: Exclude<FaultOp, '*'>,
+    simId: string,
+    api: 'client' | 'provisioning',
+    run: () => Reply,
+  ): Promise<void> {
     const f = broker.faults.take(op, simId);
     if (f && shortCircuit(req, res, f, api, false)) return;
     if (f?.kind === 'delay') await sleep(f.delayMs ?? 0);
     send(res, run());
   }
 
-  async function handleTrade(req: IncomingMessage, res: ServerResponse, simId: string, platform: 'mt4' | 'mt5', body: Record<string, unknown>): Promise<void> {
+  async function handleTrade(
+    req: IncomingMessage,
+    res: ServerResponse,
+    simId: string,
+    platform: 'mt4' | 'mt5',
+    body: Record<string, unknown>,
+  ): Promise<void> {
     const op = tradeOp(body);
     const f = broker.faults.take(op, simId);
     const ctx: TradeCtx = { broker, simId, platform, comments };
@@ -154,7 +191,13 @@ export async function startMetaApiSimServer(broker: SimBrokerApi, opts: MetaApiS
     send(res, { status: 200, body: runTrade(ctx, body) });
   }
 
-  async function handleClient(req: IncomingMessage, res: ServerResponse, accountId: string, rest: string, url: URL): Promise<boolean> {
+  async function handleClient(
+    req: IncomingMessage,
+    res: ServerResponse,
+    accountId: string,
+    rest: string,
+    url: URL,
+  ): Promise<boolean> {
     const { acc, sim } = registry.connected(accountId);
     const platform = mtPlatformOf(sim);
     const ctx = { platform, magic: acc.magic, comments };
@@ -162,10 +205,17 @@ export async function startMetaApiSimServer(broker: SimBrokerApi, opts: MetaApiS
       const q = broker.quote(symbol);
       return side === 'buy' ? q.ask : q.bid;
     };
-    const read = (run: () => unknown) => withFault(req, res, 'read', sim.id, 'client', () => ({ status: 200, body: run() }));
+    const read = (run: () => unknown) =>
+      withFault(req, res, 'read', sim.id, 'client', () => ({ status: 200, body: run() }));
     const orders = (list: ReturnType<SimBrokerApi['orders']>) => {
       const prices = fillPrices(broker.deals(sim.id));
-      return list.map((o) => orderDto(o, { ...ctx, fillPrice: prices.get(o.id) ?? null, currentPrice: o.status === 'pending' ? quoteFor(o.symbol, o.side) : null }));
+      return list.map((o) =>
+        orderDto(o, {
+          ...ctx,
+          fillPrice: prices.get(o.id) ?? null,
+          currentPrice: o.status === 'pending' ? quoteFor(o.symbol, o.side) : null,
+        }),
+      );
     };
     let m: RegExpExecArray | null;
     if (req.method === 'POST' && rest === '/trade') {
@@ -214,8 +264,15 @@ export async function startMetaApiSimServer(broker: SimBrokerApi, opts: MetaApiS
       await read(() => {
         const all =
           kind === 'deals'
-            ? broker.deals(sim.id).filter((d) => inRange(d.time)).map((d) => dealDto(d, ctx))
-            : orders(broker.orders(sim.id, { includeHistory: true }).filter((o) => o.status !== 'pending' && inRange(o.createdAt)));
+            ? broker
+                .deals(sim.id)
+                .filter((d) => inRange(d.time))
+                .map((d) => dealDto(d, ctx))
+            : orders(
+                broker
+                  .orders(sim.id, { includeHistory: true })
+                  .filter((o) => o.status !== 'pending' && inRange(o.createdAt)),
+              );
         return all.slice(offset, offset + limit);
       });
       return true;
@@ -237,11 +294,15 @@ export async function startMetaApiSimServer(broker: SimBrokerApi, opts: MetaApiS
   }
 
   async function route(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
-    if (req.headers['auth-token'] !== token) throw new ApiError(401, 'Authorization token invalid or missing (header auth-token)');
+    if (req.headers['auth-token'] !== token)
+      throw new ApiError(401, 'Authorization token invalid or missing (header auth-token)');
     const path = url.pathname.replace(/\/+$/, '');
     let m: RegExpExecArray | null;
     if (req.method === 'GET' && (m = /^\/known-mt-servers\/([45])\/search$/.exec(path))) {
-      send(res, { status: 200, body: registry.searchServers(Number(m[1]) as 4 | 5, url.searchParams.get('query') ?? '') });
+      send(res, {
+        status: 200,
+        body: registry.searchServers(Number(m[1]) as 4 | 5, url.searchParams.get('query') ?? ''),
+      });
       return;
     }
     if (path === ACCOUNT) {
@@ -249,12 +310,16 @@ export async function startMetaApiSimServer(broker: SimBrokerApi, opts: MetaApiS
         const body = await readJson(req);
         const simId = broker.accounts().find((s) => s.meta.server === body.server && s.login === body.login)?.id ?? '';
         const tx = req.headers['transaction-id'];
-        await withFault(req, res, 'auth', simId, 'provisioning', () => registry.create(typeof tx === 'string' ? tx : undefined, body));
+        await withFault(req, res, 'auth', simId, 'provisioning', () =>
+          registry.create(typeof tx === 'string' ? tx : undefined, body),
+        );
         return;
       }
       if (req.method === 'GET') {
         const q = (url.searchParams.get('query') ?? '').toLowerCase();
-        const list = registry.list().filter((a) => !q || [a.id, a.name, a.server, a.login].some((s) => s.toLowerCase().includes(q)));
+        const list = registry
+          .list()
+          .filter((a) => !q || [a.id, a.name, a.server, a.login].some((s) => s.toLowerCase().includes(q)));
         send(res, { status: 200, body: list.map((a) => registry.dto(a)) });
         return;
       }

@@ -19,21 +19,32 @@ export interface TradeResult {
 type Code = [number, string, string];
 
 /** [numericCode, stringCode, message] per platform: MT5 trade return codes, MT4 error codes. */
-const CODES: Record<MtPlatform, Record<'done' | 'placed' | 'partial' | 'noChanges' | 'reject' | 'unknown' | SimErrorCode, Code>> = {
+const CODES: Record<
+  MtPlatform,
+  Record<'done' | 'placed' | 'partial' | 'noChanges' | 'reject' | 'unknown' | SimErrorCode, Code>
+> = {
   mt5: {
     done: [10009, 'TRADE_RETCODE_DONE', 'Request completed'],
     placed: [10008, 'TRADE_RETCODE_PLACED', 'Order placed'],
     partial: [10010, 'TRADE_RETCODE_DONE_PARTIAL', 'Only part of the request was completed'],
     noChanges: [10025, 'TRADE_RETCODE_NO_CHANGES', 'No changes in request'],
     reject: [10006, 'TRADE_RETCODE_REJECT', 'Request rejected'],
-    unknown: [-11, 'TRADE_RETCODE_DISCONNECTED_DURING_TRADE', 'Trade request was sent but connection to the terminal was lost; outcome unknown'],
+    unknown: [
+      -11,
+      'TRADE_RETCODE_DISCONNECTED_DURING_TRADE',
+      'Trade request was sent but connection to the terminal was lost; outcome unknown',
+    ],
     UNKNOWN_ACCOUNT: [10013, 'TRADE_RETCODE_INVALID', 'Invalid request'],
     UNKNOWN_SYMBOL: [10013, 'TRADE_RETCODE_INVALID', 'Invalid request: unknown symbol'],
     INVALID_VOLUME: [10014, 'TRADE_RETCODE_INVALID_VOLUME', 'Invalid volume in the request'],
     INVALID_PRICE: [10015, 'TRADE_RETCODE_INVALID_PRICE', 'Invalid price in the request'],
     INVALID_STOPS: [10016, 'TRADE_RETCODE_INVALID_STOPS', 'Invalid stops in the request'],
     NOT_ENOUGH_MONEY: [10019, 'TRADE_RETCODE_NO_MONEY', 'There is not enough money to complete the request'],
-    POSITION_NOT_FOUND: [10036, 'TRADE_RETCODE_POSITION_CLOSED', 'Position with the specified identifier has already been closed'],
+    POSITION_NOT_FOUND: [
+      10036,
+      'TRADE_RETCODE_POSITION_CLOSED',
+      'Position with the specified identifier has already been closed',
+    ],
     ORDER_NOT_FOUND: [10013, 'TRADE_RETCODE_INVALID', 'Invalid request: order not found'],
     MARKET_CLOSED: [10018, 'TRADE_RETCODE_MARKET_CLOSED', 'Market is closed'],
     REJECTED: [10006, 'TRADE_RETCODE_REJECT', 'Request rejected'],
@@ -44,7 +55,11 @@ const CODES: Record<MtPlatform, Record<'done' | 'placed' | 'partial' | 'noChange
     partial: [0, 'ERR_NO_ERROR', 'No error returned'],
     noChanges: [0, 'ERR_NO_ERROR', 'No error returned'],
     reject: [2, 'ERR_COMMON_ERROR', 'Common error'],
-    unknown: [-11, 'TRADE_RETCODE_DISCONNECTED_DURING_TRADE', 'Trade request was sent but connection to the terminal was lost; outcome unknown'],
+    unknown: [
+      -11,
+      'TRADE_RETCODE_DISCONNECTED_DURING_TRADE',
+      'Trade request was sent but connection to the terminal was lost; outcome unknown',
+    ],
     UNKNOWN_ACCOUNT: [65, 'ERR_INVALID_ACCOUNT', 'Invalid account'],
     UNKNOWN_SYMBOL: [3, 'ERR_INVALID_TRADE_PARAMETERS', 'Invalid trade parameters: unknown symbol'],
     INVALID_VOLUME: [131, 'ERR_INVALID_TRADE_VOLUME', 'Invalid trade volume'],
@@ -58,7 +73,12 @@ const CODES: Record<MtPlatform, Record<'done' | 'placed' | 'partial' | 'noChange
   },
 };
 
-export const resultOf = (platform: MtPlatform, key: keyof (typeof CODES)['mt5'], extra: Partial<TradeResult> = {}, detail?: string): TradeResult => {
+export const resultOf = (
+  platform: MtPlatform,
+  key: keyof (typeof CODES)['mt5'],
+  extra: Partial<TradeResult> = {},
+  detail?: string,
+): TradeResult => {
   const [numericCode, stringCode, message] = CODES[platform][key];
   return { numericCode, stringCode, message: detail ? `${message}: ${detail}` : message, ...extra };
 };
@@ -90,7 +110,10 @@ export type TradeOp = 'placeOrder' | 'modifyPosition' | 'closePosition' | 'modif
 /** Which simulator fault op a trade action consumes; validates actionType first. */
 export function tradeOp(body: Record<string, unknown>): TradeOp {
   const a = body.actionType;
-  if (typeof a !== 'string' || !ALL_ACTIONS.has(a)) throw new ApiError(400, 'Validation failed', { details: [{ parameter: 'actionType', message: `unknown actionType ${String(a)}` }] });
+  if (typeof a !== 'string' || !ALL_ACTIONS.has(a))
+    throw new ApiError(400, 'Validation failed', {
+      details: [{ parameter: 'actionType', message: `unknown actionType ${String(a)}` }],
+    });
   if (a.startsWith('ORDER_TYPE_')) return 'placeOrder';
   if (a === 'POSITION_MODIFY') return 'modifyPosition';
   if (a === 'ORDER_MODIFY') return 'modifyOrder';
@@ -101,10 +124,14 @@ export function tradeOp(body: Record<string, unknown>): TradeOp {
 function num(body: Record<string, unknown>, k: string, required: boolean): Decimal | undefined {
   const v = body[k];
   if (v === undefined || v === null) {
-    if (required) throw new ApiError(400, 'Validation failed', { details: [{ parameter: k, message: `${k} is required` }] });
+    if (required)
+      throw new ApiError(400, 'Validation failed', { details: [{ parameter: k, message: `${k} is required` }] });
     return undefined;
   }
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new ApiError(400, 'Validation failed', { details: [{ parameter: k, message: `${k} must be a non-negative number` }] });
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0)
+    throw new ApiError(400, 'Validation failed', {
+      details: [{ parameter: k, message: `${k} must be a non-negative number` }],
+    });
   return new Decimal(v);
 }
 
@@ -136,13 +163,16 @@ export interface TradeCtx {
 export function runTrade(ctx: TradeCtx, body: Record<string, unknown>): TradeResult {
   const action = body.actionType as string;
   for (const k of ['stopLossUnits', 'takeProfitUnits', 'openPriceUnits']) {
-    if (body[k] !== undefined && body[k] !== 'ABSOLUTE_PRICE') throw new ApiError(400, `the simulator supports only ABSOLUTE_PRICE for ${k}`);
+    if (body[k] !== undefined && body[k] !== 'ABSOLUTE_PRICE')
+      throw new ApiError(400, `the simulator supports only ABSOLUTE_PRICE for ${k}`);
   }
   const clientId = typeof body.clientId === 'string' ? body.clientId : '';
   const comment = typeof body.comment === 'string' ? body.comment : '';
   if (clientId.length + comment.length > COMMENT_LIMIT) {
     throw new ApiError(400, 'Validation failed', {
-      details: [{ parameter: 'clientId', message: `comment and clientId together must not exceed ${COMMENT_LIMIT} characters` }],
+      details: [
+        { parameter: 'clientId', message: `comment and clientId together must not exceed ${COMMENT_LIMIT} characters` },
+      ],
     });
   }
   const tag = clientId || comment;
@@ -152,7 +182,8 @@ export function runTrade(ctx: TradeCtx, body: Record<string, unknown>): TradeRes
     return result;
   } catch (err) {
     const code = (err as { code?: unknown })?.code;
-    if (typeof code === 'string' && code in CODES[ctx.platform]) return resultOf(ctx.platform, code as SimErrorCode, {}, (err as Error).message);
+    if (typeof code === 'string' && code in CODES[ctx.platform])
+      return resultOf(ctx.platform, code as SimErrorCode, {}, (err as Error).message);
     throw err;
   }
 }
@@ -161,13 +192,28 @@ function dispatch(ctx: TradeCtx, action: string, body: Record<string, unknown>, 
   const { broker, simId, platform } = ctx;
   const place = PLACE[action];
   if (place) {
-    if (typeof body.symbol !== 'string') throw new ApiError(400, 'Validation failed', { details: [{ parameter: 'symbol', message: 'symbol is required' }] });
+    if (typeof body.symbol !== 'string')
+      throw new ApiError(400, 'Validation failed', {
+        details: [{ parameter: 'symbol', message: 'symbol is required' }],
+      });
     const volume = num(body, 'volume', true)!;
     const price = place.type === 'market' ? null : num(body, 'openPrice', true)!;
     const r = broker.placeOrder(
       simId,
-      { symbol: body.symbol, side: place.side, type: place.type, volume, price, stopLoss: level(body, 'stopLoss', null), takeProfit: level(body, 'takeProfit', null), tag },
-      { ...(ctx.partialRatio === undefined ? {} : { partialRatio: ctx.partialRatio }), ...(ctx.refuseAs ? { refuseAs: ctx.refuseAs } : {}) },
+      {
+        symbol: body.symbol,
+        side: place.side,
+        type: place.type,
+        volume,
+        price,
+        stopLoss: level(body, 'stopLoss', null),
+        takeProfit: level(body, 'takeProfit', null),
+        tag,
+      },
+      {
+        ...(ctx.partialRatio === undefined ? {} : { partialRatio: ctx.partialRatio }),
+        ...(ctx.refuseAs ? { refuseAs: ctx.refuseAs } : {}),
+      },
     );
     if (place.type !== 'market' || !r.deal) return resultOf(platform, 'placed', { orderId: r.order.id });
     return filled(platform, r, volume);
@@ -196,13 +242,21 @@ function dispatch(ctx: TradeCtx, action: string, body: Record<string, unknown>, 
       }
       // With a clientId the closing order carries it, as MetaApi stores it on the closing order and deal.
       const r = tag
-        ? broker.placeOrder(simId, { symbol: p.symbol, side: p.side === 'buy' ? 'sell' : 'buy', type: 'market', volume, tag, positionId: pid })
+        ? broker.placeOrder(simId, {
+            symbol: p.symbol,
+            side: p.side === 'buy' ? 'sell' : 'buy',
+            type: 'market',
+            volume,
+            tag,
+            positionId: pid,
+          })
         : broker.closePosition(simId, pid, volume);
       return filled(platform, r, action === 'POSITION_PARTIAL' ? num(body, 'volume', true)! : p.volume);
     }
     case 'POSITIONS_CLOSE_SYMBOL': {
       if (typeof body.symbol !== 'string') throw new ApiError(400, 'symbol is required');
-      for (const p of broker.positions(simId).filter((x) => x.symbol === body.symbol)) broker.closePosition(simId, p.id);
+      for (const p of broker.positions(simId).filter((x) => x.symbol === body.symbol))
+        broker.closePosition(simId, p.id);
       return resultOf(platform, 'done');
     }
     case 'ORDER_MODIFY': {
@@ -210,7 +264,11 @@ function dispatch(ctx: TradeCtx, action: string, body: Record<string, unknown>, 
       const o = broker.orders(simId).find((x) => x.id === oid);
       if (!o) return resultOf(platform, 'ORDER_NOT_FOUND');
       const price = num(body, 'openPrice', true)!;
-      broker.modifyOrder(simId, oid, { price, stopLoss: level(body, 'stopLoss', o.stopLoss), takeProfit: level(body, 'takeProfit', o.takeProfit) });
+      broker.modifyOrder(simId, oid, {
+        price,
+        stopLoss: level(body, 'stopLoss', o.stopLoss),
+        takeProfit: level(body, 'takeProfit', o.takeProfit),
+      });
       return resultOf(platform, 'done', { orderId: oid });
     }
     case 'ORDER_CANCEL': {

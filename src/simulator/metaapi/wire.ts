@@ -15,7 +15,8 @@ export type CommentStore = Map<string, string>;
 const BROKER_OFFSET_MS = 2 * 3600_000;
 
 const n = (d: Decimal) => Number(d.toString());
-export const brokerTime = (iso: string) => new Date(Date.parse(iso) + BROKER_OFFSET_MS).toISOString().replace('T', ' ').replace('Z', '');
+export const brokerTime = (iso: string) =>
+  new Date(Date.parse(iso) + BROKER_OFFSET_MS).toISOString().replace('T', ' ').replace('Z', '');
 
 function tagFields(tag: string | null, comments: CommentStore): Record<string, string> {
   if (!tag) return {};
@@ -73,7 +74,13 @@ function orderState(o: Order): string {
 
 export function orderDto(
   o: Order,
-  ctx: { platform: MtPlatform; magic: number; comments: CommentStore; fillPrice: Decimal | null; currentPrice: Decimal | null },
+  ctx: {
+    platform: MtPlatform;
+    magic: number;
+    comments: CommentStore;
+    fillPrice: Decimal | null;
+    currentPrice: Decimal | null;
+  },
 ): Record<string, unknown> {
   const done = o.status !== 'pending';
   const openPrice = o.price ?? ctx.fillPrice;
@@ -101,7 +108,10 @@ export function orderDto(
   };
 }
 
-export function dealDto(d: SimDeal, ctx: { platform: MtPlatform; magic: number; comments: CommentStore }): Record<string, unknown> {
+export function dealDto(
+  d: SimDeal,
+  ctx: { platform: MtPlatform; magic: number; comments: CommentStore },
+): Record<string, unknown> {
   return {
     id: d.id,
     type: d.side === 'buy' ? 'DEAL_TYPE_BUY' : 'DEAL_TYPE_SELL',
@@ -140,7 +150,8 @@ export function accountInformationDto(broker: SimBrokerApi, sim: SimAccount): Re
     tradeAllowed: true,
     investorMode: false,
     // MT4 has no netting; an MT5 account is netting or hedging by its server's setting.
-    marginMode: platform === 'mt4' || sim.hedging ? 'ACCOUNT_MARGIN_MODE_RETAIL_HEDGING' : 'ACCOUNT_MARGIN_MODE_RETAIL_NETTING',
+    marginMode:
+      platform === 'mt4' || sim.hedging ? 'ACCOUNT_MARGIN_MODE_RETAIL_HEDGING' : 'ACCOUNT_MARGIN_MODE_RETAIL_NETTING',
     name: sim.meta.name ?? `Account ${sim.login}`,
     login: Number(sim.login),
     credit: 0,

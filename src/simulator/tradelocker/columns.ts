@@ -5,23 +5,81 @@
  */
 
 export const POSITION_COLUMNS = [
-  'id', 'tradableInstrumentId', 'routeId', 'side', 'qty', 'avgPrice', 'stopLossId', 'takeProfitId', 'openDate',
-  'unrealizedPl', 'strategyId',
+  'id',
+  'tradableInstrumentId',
+  'routeId',
+  'side',
+  'qty',
+  'avgPrice',
+  'stopLossId',
+  'takeProfitId',
+  'openDate',
+  'unrealizedPl',
+  'strategyId',
 ] as const;
 
 export const ORDER_COLUMNS = [
-  'id', 'tradableInstrumentId', 'routeId', 'qty', 'side', 'type', 'status', 'filledQty', 'avgPrice', 'price',
-  'stopPrice', 'validity', 'expireDate', 'createdDate', 'lastModified', 'isOpen', 'positionId', 'stopLoss',
-  'stopLossType', 'takeProfit', 'takeProfitType', 'strategyId',
+  'id',
+  'tradableInstrumentId',
+  'routeId',
+  'qty',
+  'side',
+  'type',
+  'status',
+  'filledQty',
+  'avgPrice',
+  'price',
+  'stopPrice',
+  'validity',
+  'expireDate',
+  'createdDate',
+  'lastModified',
+  'isOpen',
+  'positionId',
+  'stopLoss',
+  'stopLossType',
+  'takeProfit',
+  'takeProfitType',
+  'strategyId',
 ] as const;
 
-export const FILLED_ORDER_COLUMNS = ['id', 'price', 'side', 'createdDate', 'qty', 'orderId', 'positionId', 'tradableInstrumentId'] as const;
+export const FILLED_ORDER_COLUMNS = [
+  'id',
+  'price',
+  'side',
+  'createdDate',
+  'qty',
+  'orderId',
+  'positionId',
+  'tradableInstrumentId',
+] as const;
 
 export const ACCOUNT_DETAILS_COLUMNS = [
-  'balance', 'projectedBalance', 'availableFunds', 'blockedBalance', 'cashBalance', 'unsettledCash',
-  'withdrawalAvailable', 'stocksValue', 'optionValue', 'initialMarginReq', 'maintMarginReq', 'marginWarningLevel',
-  'blockedForStocks', 'stockOrdersReq', 'stopOutLevel', 'warningMarginReq', 'marginBeforeWarning', 'todayGross',
-  'todayNet', 'todayFees', 'todayVolume', 'todayTradesCount', 'openGrossPnL', 'openNetPnL', 'positionsCount',
+  'balance',
+  'projectedBalance',
+  'availableFunds',
+  'blockedBalance',
+  'cashBalance',
+  'unsettledCash',
+  'withdrawalAvailable',
+  'stocksValue',
+  'optionValue',
+  'initialMarginReq',
+  'maintMarginReq',
+  'marginWarningLevel',
+  'blockedForStocks',
+  'stockOrdersReq',
+  'stopOutLevel',
+  'warningMarginReq',
+  'marginBeforeWarning',
+  'todayGross',
+  'todayNet',
+  'todayFees',
+  'todayVolume',
+  'todayTradesCount',
+  'openGrossPnL',
+  'openNetPnL',
+  'positionsCount',
   'ordersCount',
 ] as const;
 
@@ -49,7 +107,8 @@ function shuffled(ids: readonly string[], seed: number): string[] {
 }
 
 export function columnSet(shuffleSeed?: number): ColumnSet {
-  const order = (ids: readonly string[], k: number) => (shuffleSeed === undefined ? [...ids] : shuffled(ids, shuffleSeed + k));
+  const order = (ids: readonly string[], k: number) =>
+    shuffleSeed === undefined ? [...ids] : shuffled(ids, shuffleSeed + k);
   return {
     positions: order(POSITION_COLUMNS, 1),
     orders: order(ORDER_COLUMNS, 2),

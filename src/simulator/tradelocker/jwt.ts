@@ -35,7 +35,11 @@ export class TokenIssuer {
     this.issued.set(sub, list.slice(-200));
     const access = this.sign({ sub, typ: 'access', jti: aj, iat: now, exp: now + this.accessTtlSec });
     const refresh = this.sign({ sub, typ: 'refresh', jti: rj, iat: now, exp: now + this.refreshTtlSec });
-    return { accessToken: access, refreshToken: refresh, expireDate: new Date((now + this.accessTtlSec) * 1000).toISOString() };
+    return {
+      accessToken: access,
+      refreshToken: refresh,
+      expireDate: new Date((now + this.accessTtlSec) * 1000).toISOString(),
+    };
   }
 
   verify(token: string, typ: TokenClaims['typ']): TokenClaims | null {

@@ -32,7 +32,16 @@ const MINUTE = 60_000;
 const KEEP_MINUTES = 7 * 24 * 60;
 
 /** Resolution names of /trade/history (fact sheet §9) and their fixed lengths; months are calendar months. */
-const FIXED: Record<string, number> = { '1m': MINUTE, '5m': 5 * MINUTE, '15m': 15 * MINUTE, '30m': 30 * MINUTE, '1H': 60 * MINUTE, '4H': 240 * MINUTE, '1D': 1440 * MINUTE, '1W': 7 * 1440 * MINUTE };
+const FIXED: Record<string, number> = {
+  '1m': MINUTE,
+  '5m': 5 * MINUTE,
+  '15m': 15 * MINUTE,
+  '30m': 30 * MINUTE,
+  '1H': 60 * MINUTE,
+  '4H': 240 * MINUTE,
+  '1D': 1440 * MINUTE,
+  '1W': 7 * 1440 * MINUTE,
+};
 export const RESOLUTIONS = [...Object.keys(FIXED), '1M'];
 
 /** Start of the bucket holding `t`: weeks start on Monday 00:00 UTC, months on the 1st. */
@@ -54,7 +63,12 @@ export function bucketCount(resolution: string, from: number, to: number): numbe
   return Math.floor((to - from) / len) + 1;
 }
 
-const merge = (a: Ohlc, price: number): Ohlc => ({ o: a.o, h: Math.max(a.h, price), l: Math.min(a.l, price), c: price });
+const merge = (a: Ohlc, price: number): Ohlc => ({
+  o: a.o,
+  h: Math.max(a.h, price),
+  l: Math.min(a.l, price),
+  c: price,
+});
 const point = (price: number): Ohlc => ({ o: price, h: price, l: price, c: price });
 
 export class PriceHistory {

@@ -34,7 +34,8 @@ export function resolveLevel(inst: SimInstrument, side: Side, ref: () => Decimal
   if (value === null) return null;
   const allowed: readonly string[] = kind === 'stopLoss' ? STOP_LOSS_TYPES : TAKE_PROFIT_TYPES;
   if (type === undefined || type === null) throw new LevelError(`${kind} must come with ${kind}Type`);
-  if (typeof type !== 'string' || !allowed.includes(type)) throw new LevelError(`${kind}Type must be one of ${allowed.join(', ')}`);
+  if (typeof type !== 'string' || !allowed.includes(type))
+    throw new LevelError(`${kind}Type must be one of ${allowed.join(', ')}`);
   if (type === 'absolute') return value;
   if (value.lte(0)) throw new LevelError(`${kind} offset must be positive`);
   const distance = value.mul(pipSize(inst));

@@ -112,7 +112,8 @@ export function buildRoutes(deps: RouteDeps): Route[] {
   /** Market-data routes address the instrument through its INFO route, as /trade/quotes does. */
   const infoInstrument = (query: URLSearchParams): SimInstrument => {
     const inst = instById(query.get('tradableInstrumentId'));
-    if (Number(query.get('routeId')) !== infoRouteId(inst)) throw new HttpError(400, 'routeId must be the instrument INFO route');
+    if (Number(query.get('routeId')) !== infoRouteId(inst))
+      throw new HttpError(400, 'routeId must be the instrument INFO route');
     deps.prices.record(broker.quote(inst.symbol));
     return inst;
   };
@@ -146,7 +147,14 @@ export function buildRoutes(deps: RouteDeps): Route[] {
     op: 'read',
     handler: () =>
       ok({
-        customerAccess: { orders: true, ordersHistory: true, filledOrders: true, positions: true, symbolInfo: true, marketDepth: true },
+        customerAccess: {
+          orders: true,
+          ordersHistory: true,
+          filledOrders: true,
+          positions: true,
+          symbolInfo: true,
+          marketDepth: true,
+        },
         positionsConfig: panelConfig('positions', 'Positions', columns.positions),
         ordersConfig: panelConfig('orders', 'Orders', columns.orders),
         ordersHistoryConfig: panelConfig('ordersHistory', 'Orders History', columns.ordersHistory),
@@ -214,7 +222,8 @@ export function buildRoutes(deps: RouteDeps): Route[] {
   add('GET', '/trade/accounts/:accountId/positions', {
     op: 'read',
     rateType: 'GET_POSITIONS',
-    handler: ({ acct }) => ok({ positions: broker.positions(acct.sim.id).map((p) => positionRow(columns.positions, p, instOf(p.symbol))) }),
+    handler: ({ acct }) =>
+      ok({ positions: broker.positions(acct.sim.id).map((p) => positionRow(columns.positions, p, instOf(p.symbol))) }),
   });
 
   add('GET', '/trade/accounts/:accountId/orders', {
@@ -224,10 +233,19 @@ export function buildRoutes(deps: RouteDeps): Route[] {
       const from = msParam(query, 'from');
       const to = msParam(query, 'to');
       const symbol = symbolFilter(query);
-      const pending = broker.orders(acct.sim.id, { ...(from && { from }), ...(to && { to }), ...(symbol && { symbol }) });
+      const pending = broker.orders(acct.sim.id, {
+        ...(from && { from }),
+        ...(to && { to }),
+        ...(symbol && { symbol }),
+      });
       const protective = broker
         .positions(acct.sim.id)
-        .filter((p) => (!symbol || p.symbol === symbol) && (!from || Date.parse(p.openedAt) >= +from) && (!to || Date.parse(p.openedAt) <= +to))
+        .filter(
+          (p) =>
+            (!symbol || p.symbol === symbol) &&
+            (!from || Date.parse(p.openedAt) >= +from) &&
+            (!to || Date.parse(p.openedAt) <= +to),
+        )
         .flatMap((p) => protectiveRows(columns.orders, p, instOf(p.symbol)));
       return ok({ orders: [...orderRows(columns.orders, acct.sim.id, pending), ...protective] });
     },
@@ -241,18 +259,27 @@ export function buildRoutes(deps: RouteDeps): Route[] {
       const to = msParam(query, 'to');
       const symbol = symbolFilter(query);
       const all = broker
-        .orders(acct.sim.id, { includeHistory: true, ...(from && { from }), ...(to && { to }), ...(symbol && { symbol }) })
+        .orders(acct.sim.id, {
+          includeHistory: true,
+          ...(from && { from }),
+          ...(to && { to }),
+          ...(symbol && { symbol }),
+        })
         .filter((o) => o.status !== 'pending')
         .sort((a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt) || (a.id < b.id ? -1 : 1));
       const page = all.slice(0, deps.historyPageSize);
-      return ok({ ordersHistory: orderRows(columns.ordersHistory, acct.sim.id, page), hasMore: all.length > page.length });
+      return ok({
+        ordersHistory: orderRows(columns.ordersHistory, acct.sim.id, page),
+        hasMore: all.length > page.length,
+      });
     },
   });
 
   add('GET', '/trade/accounts/:accountId/executions', {
     op: 'read',
     rateType: 'GET_EXECUTIONS',
-    handler: ({ acct }) => ok({ executions: broker.deals(acct.sim.id).map((d) => fillRow(columns.filledOrders, d, instOf(d.symbol))) }),
+    handler: ({ acct }) =>
+      ok({ executions: broker.deals(acct.sim.id).map((d) => fillRow(columns.filledOrders, d, instOf(d.symbol))) }),
   });
 
   add('GET', '/trade/accounts/:accountId/instruments', {
@@ -266,7 +293,8 @@ export function buildRoutes(deps: RouteDeps): Route[] {
     rateType: 'GET_INSTRUMENT_DETAILS',
     handler: ({ params, query }) => {
       const inst = instById(params[0]);
-      if (Number(query.get('routeId')) !== infoRouteId(inst)) throw new HttpError(400, 'routeId must be the instrument INFO route');
+      if (Number(query.get('routeId')) !== infoRouteId(inst))
+        throw new HttpError(400, 'routeId must be the instrument INFO route');
       return ok(instrumentDetails(inst));
     },
   });
@@ -312,12 +340,16 @@ export function buildRoutes(deps: RouteDeps): Route[] {
     handler: ({ query }) => {
       const inst = infoInstrument(query);
       const resolution = query.get('resolution') ?? '';
-      if (!RESOLUTIONS.includes(resolution)) throw new HttpError(400, `resolution must be one of ${RESOLUTIONS.join(', ')}`);
+      if (!RESOLUTIONS.includes(resolution))
+        throw new HttpError(400, `resolution must be one of ${RESOLUTIONS.join(', ')}`);
       const from = msParam(query, 'from');
       const to = msParam(query, 'to');
       if (!from || !to || +from > +to) throw new HttpError(400, 'from and to (ms) are required, from <= to');
       if (bucketCount(resolution, +from, +to) > deps.historyBarsLimit) {
-        throw new HttpError(400, `the range holds more than ${deps.historyBarsLimit} bars (limits.QUOTES_HISTORY_BARS)`);
+        throw new HttpError(
+          400,
+          `the range holds more than ${deps.historyBarsLimit} bars (limits.QUOTES_HISTORY_BARS)`,
+        );
       }
       const bars = deps.prices.series(inst.symbol, resolution, +from, +to, 'BID');
       if (bars.length === 0) return { status: 200, body: { s: 'no_data' } };
@@ -353,23 +385,43 @@ export function buildRoutes(deps: RouteDeps): Route[] {
       if (side !== 'buy' && side !== 'sell') throw new HttpError(400, 'side must be buy or sell');
       if (!['market', 'limit', 'stop'].includes(type)) throw new HttpError(400, 'type must be market, limit or stop');
       const wantValidity = type === 'market' ? 'IOC' : 'GTC';
-      if (body.validity !== wantValidity) throw new HttpError(400, `validity (TimeInForce) must be ${wantValidity} for ${type} orders`);
-      if (Number(body.routeId) !== tradeRouteId(inst)) throw new HttpError(400, 'routeId must be the instrument TRADE route');
+      if (body.validity !== wantValidity)
+        throw new HttpError(400, `validity (TimeInForce) must be ${wantValidity} for ${type} orders`);
+      if (Number(body.routeId) !== tradeRouteId(inst))
+        throw new HttpError(400, 'routeId must be the instrument TRADE route');
       const qty = num(body.qty);
       if (qty === null) throw new HttpError(400, 'qty is required');
       const price = type === 'limit' ? num(body.price) : type === 'stop' ? num(body.stopPrice) : null;
-      if (type !== 'market' && (price === null || price.lte(0))) throw new HttpError(400, `${type === 'limit' ? 'price' : 'stopPrice'} is required`);
+      if (type !== 'market' && (price === null || price.lte(0)))
+        throw new HttpError(400, `${type === 'limit' ? 'price' : 'stopPrice'} is required`);
       const strategyId = body.strategyId === undefined || body.strategyId === null ? '' : String(body.strategyId);
-      if (strategyId.length > STRATEGY_ID_MAX) throw new HttpError(400, `strategyId must be at most ${STRATEGY_ID_MAX} characters`);
+      if (strategyId.length > STRATEGY_ID_MAX)
+        throw new HttpError(400, `strategyId must be at most ${STRATEGY_ID_MAX} characters`);
       // Offsets count from where the order executes: the market now, or its own price when it rests.
-      const fillsNow = type === 'market' || (type === 'limit' && (side === 'buy' ? price!.gte(marketSide(inst, side)) : price!.lte(marketSide(inst, side))));
+      const fillsNow =
+        type === 'market' ||
+        (type === 'limit' &&
+          (side === 'buy' ? price!.gte(marketSide(inst, side)) : price!.lte(marketSide(inst, side))));
       const ref = () => (fillsNow ? marketSide(inst, side) : price!);
-      const stopLoss = level(inst, side, ref, { kind: 'stopLoss', value: num(body.stopLoss), type: body.stopLossType, trailing: num(body.trStopOffset) });
-      const takeProfit = level(inst, side, ref, { kind: 'takeProfit', value: num(body.takeProfit), type: body.takeProfitType });
+      const stopLoss = level(inst, side, ref, {
+        kind: 'stopLoss',
+        value: num(body.stopLoss),
+        type: body.stopLossType,
+        trailing: num(body.trStopOffset),
+      });
+      const takeProfit = level(inst, side, ref, {
+        kind: 'takeProfit',
+        value: num(body.takeProfit),
+        type: body.takeProfitType,
+      });
       const res = broker.placeOrder(
         acct.sim.id,
         { symbol: inst.symbol, side, type, volume: qty, price, stopLoss, takeProfit, tag: strategyId },
-        { marketableLimit: 'fill', ...(partialRatio === undefined ? {} : { partialRatio }), ...(refuseAs ? { refuseAs } : {}) },
+        {
+          marketableLimit: 'fill',
+          ...(partialRatio === undefined ? {} : { partialRatio }),
+          ...(refuseAs ? { refuseAs } : {}),
+        },
       );
       return ok({ orderId: res.order.id });
     },
@@ -409,7 +461,8 @@ export function buildRoutes(deps: RouteDeps): Route[] {
       if (prot) {
         const p = prot.position;
         const level = prot.kind === 'sl' ? num(body.stopPrice) : num(body.price);
-        if (level === null) throw new HttpError(400, prot.kind === 'sl' ? 'stopPrice is required' : 'price is required');
+        if (level === null)
+          throw new HttpError(400, prot.kind === 'sl' ? 'stopPrice is required' : 'price is required');
         const moved = broker.modifyPosition(acct.sim.id, p.id, {
           stopLoss: prot.kind === 'sl' ? level : p.stopLoss,
           takeProfit: prot.kind === 'tp' ? level : p.takeProfit,
@@ -426,11 +479,22 @@ export function buildRoutes(deps: RouteDeps): Route[] {
       const inst = instOf(current.symbol);
       const ref = () => price ?? current.price!;
       // Only a level sent without its type keeps the old absolute meaning (null removes it).
-      const typed = (kind: 'stopLoss' | 'takeProfit') => body[`${kind}Type`] ?? (num(body[kind]) === null ? undefined : 'absolute');
+      const typed = (kind: 'stopLoss' | 'takeProfit') =>
+        body[`${kind}Type`] ?? (num(body[kind]) === null ? undefined : 'absolute');
       if ('stopLoss' in body || 'trStopOffset' in body) {
-        change.stopLoss = level(inst, current.side, ref, { kind: 'stopLoss', value: num(body.stopLoss), type: typed('stopLoss'), trailing: num(body.trStopOffset) });
+        change.stopLoss = level(inst, current.side, ref, {
+          kind: 'stopLoss',
+          value: num(body.stopLoss),
+          type: typed('stopLoss'),
+          trailing: num(body.trStopOffset),
+        });
       }
-      if ('takeProfit' in body) change.takeProfit = level(inst, current.side, ref, { kind: 'takeProfit', value: num(body.takeProfit), type: typed('takeProfit') });
+      if ('takeProfit' in body)
+        change.takeProfit = level(inst, current.side, ref, {
+          kind: 'takeProfit',
+          value: num(body.takeProfit),
+          type: typed('takeProfit'),
+        });
       const o = broker.modifyOrder(acct.sim.id, id, change);
       return ok({ orders: orderRows(columns.orders, acct.sim.id, [o]) });
     },
@@ -466,7 +530,12 @@ export function buildRoutes(deps: RouteDeps): Route[] {
       const inst = instOf(p.symbol);
       const trailing = num(body.trailingOffset);
       const stopLoss = trailing
-        ? level(inst, p.side, () => p.currentPrice ?? marketSide(inst, p.side === 'buy' ? 'sell' : 'buy'), { kind: 'stopLoss', value: null, type: 'trailingOffset', trailing })
+        ? level(inst, p.side, () => p.currentPrice ?? marketSide(inst, p.side === 'buy' ? 'sell' : 'buy'), {
+            kind: 'stopLoss',
+            value: null,
+            type: 'trailingOffset',
+            trailing,
+          })
         : 'stopLoss' in body
           ? num(body.stopLoss)
           : p.stopLoss;

@@ -13,9 +13,14 @@ describe('TradeLocker simulator front end (wire)', () => {
   let token: string;
   let login: string;
 
-  const get = (path: string, headers: Record<string, string> = {}) => fetch(`${srv.baseUrl}${path}`, { headers: { authorization: `Bearer ${token}`, ...headers } });
+  const get = (path: string, headers: Record<string, string> = {}) =>
+    fetch(`${srv.baseUrl}${path}`, { headers: { authorization: `Bearer ${token}`, ...headers } });
   const send = (method: string, path: string, body: unknown) =>
-    fetch(`${srv.baseUrl}${path}`, { method, headers: { authorization: `Bearer ${token}`, accNum: '1', 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    fetch(`${srv.baseUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, accNum: '1', 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
 
   beforeAll(async () => {
     broker = new SimBroker({ seed: 5 });
@@ -27,7 +32,11 @@ describe('TradeLocker simulator front end (wire)', () => {
   afterAll(() => srv.close());
 
   it('signs in with HTTP 201 and a JWT; a wrong password is refused', async () => {
-    const bad = await fetch(`${srv.baseUrl}/auth/jwt/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...META, password: 'x' }) });
+    const bad = await fetch(`${srv.baseUrl}/auth/jwt/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ...META, password: 'x' }),
+    });
     expect(bad.status).toBe(401);
     const r = await fetch(`${srv.baseUrl}/auth/jwt/token`, {
       method: 'POST',
@@ -39,14 +48,20 @@ describe('TradeLocker simulator front end (wire)', () => {
     expect(body.accessToken.split('.')).toHaveLength(3);
     expect(Date.parse(body.expireDate)).toBeGreaterThan(Date.now());
     token = body.accessToken;
-    const refreshed = await fetch(`${srv.baseUrl}/auth/jwt/refresh`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ refreshToken: body.refreshToken }) });
+    const refreshed = await fetch(`${srv.baseUrl}/auth/jwt/refresh`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ refreshToken: body.refreshToken }),
+    });
     expect(refreshed.status).toBe(201);
   });
 
   it('all-accounts lists only this user on this environment, numbers as strings', async () => {
     const r = await get('/auth/jwt/all-accounts');
     const body = (await r.json()) as { accounts: { id: string; accNum: string; accountBalance: string }[] };
-    expect(body.accounts).toEqual([expect.objectContaining({ id: login, accNum: '1', accountBalance: '1000.00', currency: 'USD' })]);
+    expect(body.accounts).toEqual([
+      expect.objectContaining({ id: login, accNum: '1', accountBalance: '1000.00', currency: 'USD' }),
+    ]);
   });
 
   it('requires the accNum header on /trade routes and a matching accountId', async () => {
@@ -57,7 +72,10 @@ describe('TradeLocker simulator front end (wire)', () => {
   });
 
   it('serves column maps and all 18 rate-limit route types', async () => {
-    const body = (await (await get('/trade/config', { accNum: '1' })).json()) as { s: string; d: Record<string, { columns?: unknown[] }> & { rateLimits: unknown[] } };
+    const body = (await (await get('/trade/config', { accNum: '1' })).json()) as {
+      s: string;
+      d: Record<string, { columns?: unknown[] }> & { rateLimits: unknown[] };
+    };
     expect(body.s).toBe('ok');
     expect(body.d.positionsConfig!.columns).toHaveLength(11);
     expect(body.d.ordersConfig!.columns).toHaveLength(22);
@@ -71,10 +89,24 @@ describe('TradeLocker simulator front end (wire)', () => {
     };
     const eur = instruments.d.instruments.find((i) => i.name === 'EURUSD')!;
     const routeId = eur.routes.find((x) => x.type === 'TRADE')!.id;
-    const base = { tradableInstrumentId: eur.tradableInstrumentId, qty: '0.01', side: 'buy', type: 'market', routeId, strategyId: 'wire-tag' };
+    const base = {
+      tradableInstrumentId: eur.tradableInstrumentId,
+      qty: '0.01',
+      side: 'buy',
+      type: 'market',
+      routeId,
+      strategyId: 'wire-tag',
+    };
     expect((await send('POST', `/trade/accounts/${login}/orders`, { ...base, validity: 'GTC' })).status).toBe(400);
     const sl = broker.quote('EURUSD').bid.minus('0.01').toFixed();
-    const placed = (await (await send('POST', `/trade/accounts/${login}/orders`, { ...base, validity: 'IOC', stopLoss: sl, stopLossType: 'absolute' })).json()) as {
+    const placed = (await (
+      await send('POST', `/trade/accounts/${login}/orders`, {
+        ...base,
+        validity: 'IOC',
+        stopLoss: sl,
+        stopLossType: 'absolute',
+      })
+    ).json()) as {
       s: string;
       d: { orderId: string };
     };
@@ -82,13 +114,23 @@ describe('TradeLocker simulator front end (wire)', () => {
     expect(typeof placed.d.orderId).toBe('string');
     expect(BigInt(placed.d.orderId) > 2n ** 53n).toBe(true);
 
-    const cfg = (await (await get('/trade/config', { accNum: '1' })).json()) as { d: { positionsConfig: { columns: { id: string }[] } } };
+    const cfg = (await (await get('/trade/config', { accNum: '1' })).json()) as {
+      d: { positionsConfig: { columns: { id: string }[] } };
+    };
     const col = (id: string) => cfg.d.positionsConfig.columns.findIndex((c) => c.id === id);
-    const rows = ((await (await get(`/trade/accounts/${login}/positions`, { accNum: '1' })).json()) as { d: { positions: (string | null)[][] } }).d.positions;
+    const rows = (
+      (await (await get(`/trade/accounts/${login}/positions`, { accNum: '1' })).json()) as {
+        d: { positions: (string | null)[][] };
+      }
+    ).d.positions;
     expect(rows).toHaveLength(1);
     expect(rows[0]![col('strategyId')]).toBe('wire-tag');
     const slId = rows[0]![col('stopLossId')];
-    const orders = ((await (await get(`/trade/accounts/${login}/orders`, { accNum: '1' })).json()) as { d: { orders: (string | null)[][] } }).d.orders;
+    const orders = (
+      (await (await get(`/trade/accounts/${login}/orders`, { accNum: '1' })).json()) as {
+        d: { orders: (string | null)[][] };
+      }
+    ).d.orders;
     expect(orders.some((r) => r.includes(slId!))).toBe(true);
   });
 
@@ -128,7 +170,11 @@ describe('TradeLocker simulator front end (wire)', () => {
       ...extra,
     });
     const place = async (extra: Record<string, unknown>) =>
-      (await (await send('POST', `/trade/accounts/${login}/orders`, order(extra))).json()) as { s: string; d?: { orderId: string }; errmsg?: string };
+      (await (await send('POST', `/trade/accounts/${login}/orders`, order(extra))).json()) as {
+        s: string;
+        d?: { orderId: string };
+        errmsg?: string;
+      };
     const acct = () => broker.accounts()[0]!.id;
     const pip = dec('0.0001');
 
@@ -146,17 +192,46 @@ describe('TradeLocker simulator front end (wire)', () => {
     it('takes stopLossType/takeProfitType offset (pips from the fill) and trailingOffset (fixed at placement)', async () => {
       broker.setPrice('EURUSD', '1.08000');
       const { ask } = broker.quote('EURUSD');
-      expect(await place({ stopLoss: 20, stopLossType: 'offset', takeProfit: 35, takeProfitType: 'offset', strategyId: 'off-1' })).toMatchObject({ s: 'ok' });
+      expect(
+        await place({
+          stopLoss: 20,
+          stopLossType: 'offset',
+          takeProfit: 35,
+          takeProfitType: 'offset',
+          strategyId: 'off-1',
+        }),
+      ).toMatchObject({ s: 'ok' });
       const p1 = broker.positions(acct()).find((p) => p.tag === 'off-1')!;
       expect(p1.stopLoss?.toString()).toBe(ask.minus(pip.mul(20)).toString());
       expect(p1.takeProfit?.toString()).toBe(ask.plus(pip.mul(35)).toString());
       // A sell limit resting above the market: offsets count from its price.
-      expect(await place({ side: 'sell', type: 'limit', validity: 'GTC', price: 1.09, stopLoss: 10, stopLossType: 'offset', strategyId: 'off-2' })).toMatchObject({ s: 'ok' });
-      expect(broker.orders(acct()).find((o) => o.tag === 'off-2')?.stopLoss?.toString()).toBe('1.091');
-      expect(await place({ stopLoss: 15, stopLossType: 'trailingOffset', trStopOffset: 15, strategyId: 'trail-1' })).toMatchObject({ s: 'ok' });
+      expect(
+        await place({
+          side: 'sell',
+          type: 'limit',
+          validity: 'GTC',
+          price: 1.09,
+          stopLoss: 10,
+          stopLossType: 'offset',
+          strategyId: 'off-2',
+        }),
+      ).toMatchObject({ s: 'ok' });
+      expect(
+        broker
+          .orders(acct())
+          .find((o) => o.tag === 'off-2')
+          ?.stopLoss?.toString(),
+      ).toBe('1.091');
+      expect(
+        await place({ stopLoss: 15, stopLossType: 'trailingOffset', trStopOffset: 15, strategyId: 'trail-1' }),
+      ).toMatchObject({ s: 'ok' });
       const p3 = broker.positions(acct()).find((p) => p.tag === 'trail-1')!;
       expect(p3.stopLoss?.toString()).toBe(p3.openPrice.minus(pip.mul(15)).toString());
-      const bad = await send('POST', `/trade/accounts/${login}/orders`, order({ takeProfit: 10, takeProfitType: 'trailingOffset' }));
+      const bad = await send(
+        'POST',
+        `/trade/accounts/${login}/orders`,
+        order({ takeProfit: 10, takeProfitType: 'trailingOffset' }),
+      );
       expect(bad.status).toBe(400);
       const missingType = await send('POST', `/trade/accounts/${login}/orders`, order({ stopLoss: 1.07 }));
       expect(missingType.status).toBe(400);
@@ -173,7 +248,10 @@ describe('TradeLocker simulator front end (wire)', () => {
     });
 
     describe('the market-data and session routes /trade/config advertises', () => {
-      const info = () => ({ tradableInstrumentId: String(eur().numericId), routeId: String(eur().numericId * 100 + 2) });
+      const info = () => ({
+        tradableInstrumentId: String(eur().numericId),
+        routeId: String(eur().numericId * 100 + 2),
+      });
       const q = (extra: Record<string, string>) => new URLSearchParams({ ...info(), ...extra }).toString();
       const json = async (path: string) => {
         const r = await get(path, { accNum: '1' });
@@ -200,7 +278,10 @@ describe('TradeLocker simulator front end (wire)', () => {
       it('depth: one level each side at the simulated quote', async () => {
         const r = await json(`/trade/depth?${q({})}`);
         const quote = broker.quote('EURUSD');
-        expect(r.body).toMatchObject({ s: 'ok', d: { asks: [[quote.ask.toNumber(), expect.any(Number)]], bids: [[quote.bid.toNumber(), expect.any(Number)]] } });
+        expect(r.body).toMatchObject({
+          s: 'ok',
+          d: { asks: [[quote.ask.toNumber(), expect.any(Number)]], bids: [[quote.bid.toNumber(), expect.any(Number)]] },
+        });
       });
 
       it('history: bars of the requested resolution within from/to, no_data when empty', async () => {
@@ -218,8 +299,12 @@ describe('TradeLocker simulator front end (wire)', () => {
           expect(b.l).toBeLessThanOrEqual(Math.min(b.o, b.c));
         }
         expect(bars.at(-1)!.c).toBe(broker.quote('EURUSD').bid.toNumber());
-        expect((await json(`/trade/history?${q({ resolution: '1m', from: '1000', to: '2000' })}`)).body.s).toBe('no_data');
-        expect((await json(`/trade/history?${q({ resolution: '7m', from: String(from), to: String(to) })}`)).status).toBe(400);
+        expect((await json(`/trade/history?${q({ resolution: '1m', from: '1000', to: '2000' })}`)).body.s).toBe(
+          'no_data',
+        );
+        expect(
+          (await json(`/trade/history?${q({ resolution: '7m', from: String(from), to: String(to) })}`)).status,
+        ).toBe(400);
         // More bars than /trade/config limits.QUOTES_HISTORY_BARS allows in one request.
         expect((await json(`/trade/history?${q({ resolution: '1m', from: '0', to: String(to) })}`)).status).toBe(400);
       });

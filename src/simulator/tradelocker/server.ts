@@ -36,8 +36,16 @@ export interface TradeLockerSimServer {
 const PREFIX = '/backend-api';
 const SIM_NOT_FOUND: SimErrorCode[] = ['POSITION_NOT_FOUND', 'ORDER_NOT_FOUND', 'UNKNOWN_ACCOUNT'];
 const SIM_CODES = new Set<string>([
-  'UNKNOWN_ACCOUNT', 'UNKNOWN_SYMBOL', 'INVALID_VOLUME', 'INVALID_PRICE', 'INVALID_STOPS', 'NOT_ENOUGH_MONEY',
-  'POSITION_NOT_FOUND', 'ORDER_NOT_FOUND', 'MARKET_CLOSED', 'REJECTED',
+  'UNKNOWN_ACCOUNT',
+  'UNKNOWN_SYMBOL',
+  'INVALID_VOLUME',
+  'INVALID_PRICE',
+  'INVALID_STOPS',
+  'NOT_ENOUGH_MONEY',
+  'POSITION_NOT_FOUND',
+  'ORDER_NOT_FOUND',
+  'MARKET_CLOSED',
+  'REJECTED',
 ]);
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -74,7 +82,10 @@ const readJson = (req: IncomingMessage) => readJsonObject(req, (status, message)
  * /trade/config, `{s,d,errmsg}` envelopes, rejections as HTTP 200, 64-bit ids as strings, served rate limits.
  * Faults come from `broker.faults` so a test scripts them the same way for every protocol.
  */
-export async function startTradeLockerSimServer(broker: SimBrokerApi, opts: TradeLockerSimOptions = {}): Promise<TradeLockerSimServer> {
+export async function startTradeLockerSimServer(
+  broker: SimBrokerApi,
+  opts: TradeLockerSimOptions = {},
+): Promise<TradeLockerSimServer> {
   const directory = new TlDirectory(broker, opts.environment);
   const tokens = new TokenIssuer(opts.accessTokenTtlSec ?? 3600, opts.refreshTokenTtlSec ?? 7 * 24 * 3600);
   const rateLimits = mergeRateLimits(opts.rateLimits);
@@ -108,7 +119,12 @@ export async function startTradeLockerSimServer(broker: SimBrokerApi, opts: Trad
    * Applies a fault that short-circuits the request. Returns true when the request is finished (or abandoned).
    * Faults that change how the write runs (delay, partial fill, timeout after apply) are handled by the caller.
    */
-  const shortCircuit = (req: IncomingMessage, res: ServerResponse, fault: ActiveFault, claims: TokenClaims | null): boolean => {
+  const shortCircuit = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    fault: ActiveFault,
+    claims: TokenClaims | null,
+  ): boolean => {
     switch (fault.kind) {
       case 'reset':
       case 'disconnect':
@@ -145,7 +161,13 @@ export async function startTradeLockerSimServer(broker: SimBrokerApi, opts: Trad
     if (path === '/auth/jwt/token' && req.method === 'POST') {
       const body = await readJson(req);
       const { email, password, server } = body;
-      if (typeof email !== 'string' || typeof password !== 'string' || typeof server !== 'string' || !email || !server) {
+      if (
+        typeof email !== 'string' ||
+        typeof password !== 'string' ||
+        typeof server !== 'string' ||
+        !email ||
+        !server
+      ) {
         send(res, fail(400, 'email, password and server are required'));
         return true;
       }
@@ -188,7 +210,12 @@ export async function startTradeLockerSimServer(broker: SimBrokerApi, opts: Trad
   }
 
   /** Faults on calls that write nothing: those that would apply something just behave like their read form. */
-  async function runFaultPrelude(req: IncomingMessage, res: ServerResponse, fault: ActiveFault, claims: TokenClaims | null): Promise<boolean> {
+  async function runFaultPrelude(
+    req: IncomingMessage,
+    res: ServerResponse,
+    fault: ActiveFault,
+    claims: TokenClaims | null,
+  ): Promise<boolean> {
     if (fault.kind === 'timeout_after_apply') {
       hold(req, fault);
       return true;

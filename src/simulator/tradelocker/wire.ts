@@ -25,7 +25,11 @@ export function protectiveOrderId(positionId: string, kind: 'sl' | 'tp'): string
   return ((h.readBigUInt64BE(0) & 0x3fffffffffffffffn) | 0x4000000000000000n).toString();
 }
 
-export function findProtective(broker: SimBrokerApi, simAccountId: string, orderId: string): { position: Position; kind: 'sl' | 'tp' } | null {
+export function findProtective(
+  broker: SimBrokerApi,
+  simAccountId: string,
+  orderId: string,
+): { position: Position; kind: 'sl' | 'tp' } | null {
   for (const p of broker.positions(simAccountId)) {
     if (p.stopLoss && protectiveOrderId(p.id, 'sl') === orderId) return { position: p, kind: 'sl' };
     if (p.takeProfit && protectiveOrderId(p.id, 'tp') === orderId) return { position: p, kind: 'tp' };
@@ -49,7 +53,12 @@ export function positionRow(columns: string[], p: Position, inst: SimInstrument)
   });
 }
 
-const STATUS: Record<Order['status'], string> = { pending: 'New', filled: 'Filled', cancelled: 'Cancelled', rejected: 'Rejected' };
+const STATUS: Record<Order['status'], string> = {
+  pending: 'New',
+  filled: 'Filled',
+  cancelled: 'Cancelled',
+  rejected: 'Rejected',
+};
 
 export function orderRow(columns: string[], o: Order, inst: SimInstrument, fillPrice: Decimal | null) {
   return toRow(columns, {
@@ -100,8 +109,26 @@ export function protectiveRows(columns: string[], p: Position, inst: SimInstrume
     takeProfitType: null,
     strategyId: p.tag ?? '',
   };
-  if (p.stopLoss) rows.push(toRow(columns, { ...base, id: protectiveOrderId(p.id, 'sl'), type: 'stop', price: '0', stopPrice: s(p.stopLoss) }));
-  if (p.takeProfit) rows.push(toRow(columns, { ...base, id: protectiveOrderId(p.id, 'tp'), type: 'limit', price: s(p.takeProfit), stopPrice: '0' }));
+  if (p.stopLoss)
+    rows.push(
+      toRow(columns, {
+        ...base,
+        id: protectiveOrderId(p.id, 'sl'),
+        type: 'stop',
+        price: '0',
+        stopPrice: s(p.stopLoss),
+      }),
+    );
+  if (p.takeProfit)
+    rows.push(
+      toRow(columns, {
+        ...base,
+        id: protectiveOrderId(p.id, 'tp'),
+        type: 'limit',
+        price: s(p.takeProfit),
+        stopPrice: '0',
+      }),
+    );
   return rows;
 }
 

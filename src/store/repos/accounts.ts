@@ -2,7 +2,7 @@ import { and, asc, eq, gt, inArray, isNull, ne, or, sql } from 'drizzle-orm';
 import type { Db } from '../db.js';
 import { accounts, copierGroups, copyRules, positionLinks, riskLimits } from '../schema.js';
 import { newId } from '../../domain/ids.js';
-import { Decimal, decOrNull } from '../../domain/decimal.js';
+import { type Decimal, decOrNull } from '../../domain/decimal.js';
 import { initialHealth, type Account, type CopierGroup } from '../../domain/account.js';
 import type { AccountStatus, Health, Platform, Role } from '../../domain/types.js';
 import { withDefaults, type CopyRule } from '../../domain/copy-rule.js';
@@ -52,10 +52,17 @@ export interface NewAccount {
 }
 
 /** The identity a new row gets: given, or derived from the columns that hold it for sim, B and C. */
-export function identityOf(a: Pick<NewAccount, 'platform' | 'environment' | 'brokerName' | 'brokerAccountId' | 'brokerIdentity'>): string {
+export function identityOf(
+  a: Pick<NewAccount, 'platform' | 'environment' | 'brokerName' | 'brokerAccountId' | 'brokerIdentity'>,
+): string {
   if (a.brokerIdentity) return a.brokerIdentity;
   if (a.platform === 'platforma') throw new Error('a platform A account needs its broker identity (server + login)');
-  return brokerIdentity({ platform: a.platform, environment: a.environment ?? null, server: a.brokerName ?? null, accountId: a.brokerAccountId });
+  return brokerIdentity({
+    platform: a.platform,
+    environment: a.environment ?? null,
+    server: a.brokerName ?? null,
+    accountId: a.brokerAccountId,
+  });
 }
 
 /** The unique index on broker_identity refused the row: a second connection of a connected broker account. */
@@ -63,13 +70,20 @@ export function isDuplicateIdentity(err: unknown): boolean {
   for (let e: unknown = err, i = 0; e && i < 4; e = (e as { cause?: unknown }).cause, i++) {
     const x = e as { code?: unknown; constraint?: unknown; message?: unknown };
     // accounts_broker_uq (per user, older) can only fire for a row of the same broker account too.
-    if (x.code === '23505' && /accounts_broker(_identity)?_uq/.test(`${String(x.constraint ?? '')} ${String(x.message ?? '')}`)) return true;
+    if (
+      x.code === '23505' &&
+      /accounts_broker(_identity)?_uq/.test(`${String(x.constraint ?? '')} ${String(x.message ?? '')}`)
+    )
+      return true;
   }
   return false;
 }
 
 export const alreadyConnected = (detail?: string) =>
-  new AppError('account_already_connected', `this broker account is already connected${detail ? ` ${detail}` : ''}; a broker account can be connected once in this deployment`);
+  new AppError(
+    'account_already_connected',
+    `this broker account is already connected${detail ? ` ${detail}` : ''}; a broker account can be connected once in this deployment`,
+  );
 
 export interface GroupView extends CopierGroup {
   master: Account | null;
@@ -90,7 +104,10 @@ export class AccountsRepo {
   /** Copy rules by Slave (null = none stored), under the same single-writer condition as `cache`. */
   private readonly rules: Map<string, CopyRule | null> | null;
 
-  constructor(private readonly db: Db, opts: { cache?: boolean } = {}) {
+  constructor(
+    private readonly db: Db,
+    opts: { cache?: boolean } = {},
+  ) {
     this.cache = opts.cache ? new Map() : null;
     this.rules = opts.cache ? new Map() : null;
   }
@@ -101,27 +118,31 @@ export class AccountsRepo {
 
   async create(a: NewAccount): Promise<Account> {
     this.invalidate();
-    const [row] = await this.db.insert(accounts).values({
-      brokerIdentity: identityOf(a),
-      id: newId('acc'),
-      userId: a.userId,
-      platform: a.platform,
-      role: a.role,
-      status: 'connected',
-      name: a.name,
-      groupId: a.groupId ?? null,
-      brokerAccountId: a.brokerAccountId,
-      brokerAccountNumber: a.brokerAccountNumber,
-      brokerName: a.brokerName ?? null,
-      environment: a.environment ?? null,
-      currency: a.currency ?? null,
-      credentialsEnc: a.credentialsEnc ?? null,
-      health: initialHealth(),
-      balance: a.balance?.toString() ?? null,
-      equity: a.equity?.toString() ?? null,
-    }).returning().catch((err: unknown) => {
-      throw isDuplicateIdentity(err) ? alreadyConnected() : err;
-    });
+    const [row] = await this.db
+      .insert(accounts)
+      .values({
+        brokerIdentity: identityOf(a),
+        id: newId('acc'),
+        userId: a.userId,
+        platform: a.platform,
+        role: a.role,
+        status: 'connected',
+        name: a.name,
+        groupId: a.groupId ?? null,
+        brokerAccountId: a.brokerAccountId,
+        brokerAccountNumber: a.brokerAccountNumber,
+        brokerName: a.brokerName ?? null,
+        environment: a.environment ?? null,
+        currency: a.currency ?? null,
+        credentialsEnc: a.credentialsEnc ?? null,
+        health: initialHealth(),
+        balance: a.balance?.toString() ?? null,
+        equity: a.equity?.toString() ?? null,
+      })
+      .returning()
+      .catch((err: unknown) => {
+        throw isDuplicateIdentity(err) ? alreadyConnected() : err;
+      });
     return toAccount(row!);
   }
 
@@ -135,19 +156,35 @@ export class AccountsRepo {
    * A reconnect of a connected broker account by its owner: new broker link and credentials on the same row
    * (its group, role, rules, ledger and links stay); a connection that was down is connected again.
    */
-  async reconnect(id: string, link: { brokerAccountId: string; credentialsEnc: string; brokerName?: string | null; currency?: string | null }): Promise<void> {
+  async reconnect(
+    id: string,
+    link: { brokerAccountId: string; credentialsEnc: string; brokerName?: string | null; currency?: string | null },
+  ): Promise<void> {
     this.invalidate();
-    await this.db.update(accounts).set({
-      brokerAccountId: link.brokerAccountId, credentialsEnc: link.credentialsEnc, health: initialHealth(), updatedAt: new Date(),
-      ...(link.brokerName !== undefined ? { brokerName: link.brokerName } : {}), ...(link.currency ? { currency: link.currency } : {}),
-      status: sql`case when ${accounts.status} in ('disconnected', 'reconnect_required') then 'connected' else ${accounts.status} end`,
-      statusReason: sql`case when ${accounts.status} in ('disconnected', 'reconnect_required') then null else ${accounts.statusReason} end`,
-    }).where(eq(accounts.id, id));
+    await this.db
+      .update(accounts)
+      .set({
+        brokerAccountId: link.brokerAccountId,
+        credentialsEnc: link.credentialsEnc,
+        health: initialHealth(),
+        updatedAt: new Date(),
+        ...(link.brokerName !== undefined ? { brokerName: link.brokerName } : {}),
+        ...(link.currency ? { currency: link.currency } : {}),
+        status: sql`case when ${accounts.status} in ('disconnected', 'reconnect_required') then 'connected' else ${accounts.status} end`,
+        statusReason: sql`case when ${accounts.status} in ('disconnected', 'reconnect_required') then null else ${accounts.statusReason} end`,
+      })
+      .where(eq(accounts.id, id));
   }
 
   /** Rows without an identity that are not disabled duplicates: platform A rows from before migration 0004. */
   async withoutIdentity(): Promise<Account[]> {
-    return (await this.db.select().from(accounts).where(and(isNull(accounts.brokerIdentity), ne(accounts.status, 'disabled'))).orderBy(asc(accounts.createdAt), asc(accounts.id))).map(toAccount);
+    return (
+      await this.db
+        .select()
+        .from(accounts)
+        .where(and(isNull(accounts.brokerIdentity), ne(accounts.status, 'disabled')))
+        .orderBy(asc(accounts.createdAt), asc(accounts.id))
+    ).map(toAccount);
   }
 
   /**
@@ -159,7 +196,10 @@ export class AccountsRepo {
     const holder = await this.byIdentity(identity);
     if (!holder) {
       try {
-        await this.db.update(accounts).set({ brokerIdentity: identity, updatedAt: new Date() }).where(eq(accounts.id, id));
+        await this.db
+          .update(accounts)
+          .set({ brokerIdentity: identity, updatedAt: new Date() })
+          .where(eq(accounts.id, id));
         return true;
       } catch (err) {
         if (!isDuplicateIdentity(err)) throw err;
@@ -167,9 +207,10 @@ export class AccountsRepo {
     }
     const self = await this.byId(id);
     const keeper = holder ?? (await this.byIdentity(identity));
-    const reason = keeper && self && keeper.userId === self.userId
-      ? `duplicate connection: this broker account is already connected as ${keeper.id}`
-      : 'duplicate connection: this broker account is already connected by another user';
+    const reason =
+      keeper && self && keeper.userId === self.userId
+        ? `duplicate connection: this broker account is already connected as ${keeper.id}`
+        : 'duplicate connection: this broker account is already connected by another user';
     await this.setStatus(id, 'disabled', reason);
     return false;
   }
@@ -178,21 +219,38 @@ export class AccountsRepo {
     if (this.cache) {
       let all = this.cache.get(userId);
       if (!all) {
-        all = (await this.db.select().from(accounts).where(eq(accounts.userId, userId)).orderBy(asc(accounts.createdAt), asc(accounts.id))).map(toAccount);
+        all = (
+          await this.db
+            .select()
+            .from(accounts)
+            .where(eq(accounts.userId, userId))
+            .orderBy(asc(accounts.createdAt), asc(accounts.id))
+        ).map(toAccount);
         this.cache.set(userId, all);
       }
-      return all.filter((a) => (!filter.platform || a.platform === filter.platform) && (!filter.groupId || a.groupId === filter.groupId));
+      return all.filter(
+        (a) =>
+          (!filter.platform || a.platform === filter.platform) && (!filter.groupId || a.groupId === filter.groupId),
+      );
     }
     const conds = [eq(accounts.userId, userId)];
     if (filter.platform) conds.push(eq(accounts.platform, filter.platform));
     if (filter.groupId) conds.push(eq(accounts.groupId, filter.groupId));
-    const rows = await this.db.select().from(accounts).where(and(...conds)).orderBy(asc(accounts.createdAt), asc(accounts.id));
+    const rows = await this.db
+      .select()
+      .from(accounts)
+      .where(and(...conds))
+      .orderBy(asc(accounts.createdAt), asc(accounts.id));
     return rows.map(toAccount);
   }
 
   async owned(userId: string, id: string): Promise<Account | null> {
     if (this.cache) return (await this.list(userId)).find((a) => a.id === id) ?? null;
-    const [row] = await this.db.select().from(accounts).where(and(eq(accounts.id, id), eq(accounts.userId, userId))).limit(1);
+    const [row] = await this.db
+      .select()
+      .from(accounts)
+      .where(and(eq(accounts.id, id), eq(accounts.userId, userId)))
+      .limit(1);
     return row ? toAccount(row) : null;
   }
 
@@ -207,7 +265,11 @@ export class AccountsRepo {
   }
 
   async credentialsEnc(id: string): Promise<string | null> {
-    const [row] = await this.db.select({ c: accounts.credentialsEnc }).from(accounts).where(eq(accounts.id, id)).limit(1);
+    const [row] = await this.db
+      .select({ c: accounts.credentialsEnc })
+      .from(accounts)
+      .where(eq(accounts.id, id))
+      .limit(1);
     return row?.c ?? null;
   }
 
@@ -219,23 +281,37 @@ export class AccountsRepo {
   /** Re-points an account at its broker (demo upstreams re-provisioned after a restart, or a reconnect). */
   async relink(id: string, brokerAccountId: string, credentialsEnc: string): Promise<void> {
     this.invalidate();
-    await this.db.update(accounts).set({ brokerAccountId, credentialsEnc, updatedAt: new Date() }).where(eq(accounts.id, id));
+    await this.db
+      .update(accounts)
+      .set({ brokerAccountId, credentialsEnc, updatedAt: new Date() })
+      .where(eq(accounts.id, id));
   }
 
   /**
    * Compare-and-set: changes the status only if it is still `expected`, so a background check that read the
    * account earlier cannot overwrite a lock or pause that landed meanwhile. True when it changed.
    */
-  async setStatusIf(id: string, expected: AccountStatus, status: AccountStatus, reason: string | null): Promise<boolean> {
+  async setStatusIf(
+    id: string,
+    expected: AccountStatus,
+    status: AccountStatus,
+    reason: string | null,
+  ): Promise<boolean> {
     this.invalidate();
-    const rows = await this.db.update(accounts).set({ status, statusReason: reason, updatedAt: new Date() })
-      .where(and(eq(accounts.id, id), eq(accounts.status, expected))).returning({ id: accounts.id });
+    const rows = await this.db
+      .update(accounts)
+      .set({ status, statusReason: reason, updatedAt: new Date() })
+      .where(and(eq(accounts.id, id), eq(accounts.status, expected)))
+      .returning({ id: accounts.id });
     return rows.length > 0;
   }
 
   async setStatus(id: string, status: AccountStatus, reason: string | null = null): Promise<void> {
     this.invalidate();
-    await this.db.update(accounts).set({ status, statusReason: reason, updatedAt: new Date() }).where(eq(accounts.id, id));
+    await this.db
+      .update(accounts)
+      .set({ status, statusReason: reason, updatedAt: new Date() })
+      .where(eq(accounts.id, id));
   }
 
   async setHealth(id: string, health: Health): Promise<void> {
@@ -245,7 +321,10 @@ export class AccountsRepo {
 
   async setFunds(id: string, balance: Decimal, equity: Decimal): Promise<void> {
     this.invalidate();
-    await this.db.update(accounts).set({ balance: balance.toString(), equity: equity.toString(), updatedAt: new Date() }).where(eq(accounts.id, id));
+    await this.db
+      .update(accounts)
+      .set({ balance: balance.toString(), equity: equity.toString(), updatedAt: new Date() })
+      .where(eq(accounts.id, id));
   }
 
   async setRoleAndGroup(id: string, role: Role, groupId: string | null): Promise<void> {
@@ -258,10 +337,18 @@ export class AccountsRepo {
    * and open links where it is the Master those copies follow.
    */
   async openCopies(id: string): Promise<{ asSlave: number; asMaster: number }> {
-    const [row] = await this.db.select({
-      asSlave: sql<number>`count(*) filter (where ${positionLinks.slaveAccountId} = ${id})`.mapWith(Number),
-      asMaster: sql<number>`count(*) filter (where ${positionLinks.masterAccountId} = ${id})`.mapWith(Number),
-    }).from(positionLinks).where(and(eq(positionLinks.open, true), or(eq(positionLinks.slaveAccountId, id), eq(positionLinks.masterAccountId, id))));
+    const [row] = await this.db
+      .select({
+        asSlave: sql<number>`count(*) filter (where ${positionLinks.slaveAccountId} = ${id})`.mapWith(Number),
+        asMaster: sql<number>`count(*) filter (where ${positionLinks.masterAccountId} = ${id})`.mapWith(Number),
+      })
+      .from(positionLinks)
+      .where(
+        and(
+          eq(positionLinks.open, true),
+          or(eq(positionLinks.slaveAccountId, id), eq(positionLinks.masterAccountId, id)),
+        ),
+      );
     return { asSlave: row?.asSlave ?? 0, asMaster: row?.asMaster ?? 0 };
   }
 
@@ -280,14 +367,21 @@ export class AccountsRepo {
 
   /** Connections that count toward the user's quota (a disabled duplicate does not). */
   async countActive(userId: string): Promise<number> {
-    const [r] = await this.db.select({ n: sql<number>`count(*)::int` }).from(accounts).where(and(eq(accounts.userId, userId), ne(accounts.status, 'disabled')));
+    const [r] = await this.db
+      .select({ n: sql<number>`count(*)::int` })
+      .from(accounts)
+      .where(and(eq(accounts.userId, userId), ne(accounts.status, 'disabled')));
     return Number(r?.n ?? 0);
   }
 
   // --- copier groups -------------------------------------------------------------------------------
 
   async renameGroup(userId: string, id: string, name: string): Promise<boolean> {
-    const rows = await this.db.update(copierGroups).set({ name }).where(and(eq(copierGroups.id, id), eq(copierGroups.userId, userId))).returning({ id: copierGroups.id });
+    const rows = await this.db
+      .update(copierGroups)
+      .set({ name })
+      .where(and(eq(copierGroups.id, id), eq(copierGroups.userId, userId)))
+      .returning({ id: copierGroups.id });
     return rows.length > 0;
   }
 
@@ -295,32 +389,51 @@ export class AccountsRepo {
   async deleteGroup(userId: string, id: string): Promise<boolean> {
     this.invalidate();
     return this.db.transaction(async (tx) => {
-      await tx.update(accounts).set({ groupId: null, updatedAt: new Date() }).where(and(eq(accounts.groupId, id), eq(accounts.userId, userId)));
+      await tx
+        .update(accounts)
+        .set({ groupId: null, updatedAt: new Date() })
+        .where(and(eq(accounts.groupId, id), eq(accounts.userId, userId)));
       await tx.delete(riskLimits).where(and(eq(riskLimits.targetId, id), eq(riskLimits.userId, userId)));
-      const rows = await tx.delete(copierGroups).where(and(eq(copierGroups.id, id), eq(copierGroups.userId, userId))).returning({ id: copierGroups.id });
+      const rows = await tx
+        .delete(copierGroups)
+        .where(and(eq(copierGroups.id, id), eq(copierGroups.userId, userId)))
+        .returning({ id: copierGroups.id });
       return rows.length > 0;
     });
   }
 
-
   async createGroup(userId: string, name: string): Promise<CopierGroup> {
-    const [row] = await this.db.insert(copierGroups).values({ id: newId('grp'), userId, name }).returning();
+    const [row] = await this.db
+      .insert(copierGroups)
+      .values({ id: newId('grp'), userId, name })
+      .returning();
     return row!;
   }
 
   async countGroups(userId: string): Promise<number> {
-    const [r] = await this.db.select({ n: sql<number>`count(*)::int` }).from(copierGroups).where(eq(copierGroups.userId, userId));
+    const [r] = await this.db
+      .select({ n: sql<number>`count(*)::int` })
+      .from(copierGroups)
+      .where(eq(copierGroups.userId, userId));
     return Number(r?.n ?? 0);
   }
 
   async ownedGroup(userId: string, id: string): Promise<CopierGroup | null> {
-    const [row] = await this.db.select().from(copierGroups).where(and(eq(copierGroups.id, id), eq(copierGroups.userId, userId))).limit(1);
+    const [row] = await this.db
+      .select()
+      .from(copierGroups)
+      .where(and(eq(copierGroups.id, id), eq(copierGroups.userId, userId)))
+      .limit(1);
     return row ?? null;
   }
 
   /** Oldest first, by id (its leading time part); `after` = the last id of the previous page. */
   async listGroups(userId: string, page: { after?: string | undefined; limit?: number } = {}): Promise<GroupView[]> {
-    const q = this.db.select().from(copierGroups).where(and(eq(copierGroups.userId, userId), page.after ? gt(copierGroups.id, page.after) : undefined)).orderBy(asc(copierGroups.id));
+    const q = this.db
+      .select()
+      .from(copierGroups)
+      .where(and(eq(copierGroups.userId, userId), page.after ? gt(copierGroups.id, page.after) : undefined))
+      .orderBy(asc(copierGroups.id));
     const groups = await (page.limit ? q.limit(page.limit) : q);
     if (groups.length === 0) return [];
     const members = await this.list(userId);
@@ -340,7 +453,9 @@ export class AccountsRepo {
     return {
       ...g,
       master: inGroup.find((m) => m.role === 'master') ?? null,
-      slaves: inGroup.filter((m) => m.role === 'slave').map((m) => ({ ...m, rule: rules.get(m.id) ?? withDefaults(undefined) })),
+      slaves: inGroup
+        .filter((m) => m.role === 'slave')
+        .map((m) => ({ ...m, rule: rules.get(m.id) ?? withDefaults(undefined) })),
     };
   }
 
@@ -367,7 +482,10 @@ export class AccountsRepo {
 
   async setRule(slaveAccountId: string, rule: CopyRule): Promise<void> {
     this.rules?.delete(slaveAccountId);
-    await this.db.insert(copyRules).values({ slaveAccountId, rule }).onConflictDoUpdate({ target: copyRules.slaveAccountId, set: { rule, updatedAt: new Date() } });
+    await this.db
+      .insert(copyRules)
+      .values({ slaveAccountId, rule })
+      .onConflictDoUpdate({ target: copyRules.slaveAccountId, set: { rule, updatedAt: new Date() } });
     this.rules?.delete(slaveAccountId);
   }
 }

@@ -18,26 +18,48 @@ export interface ApiKeyRow {
   rateLimitReads: number | null;
 }
 
-export interface KeyLimits { writes: number | null; reads: number | null }
+export interface KeyLimits {
+  writes: number | null;
+  reads: number | null;
+}
 
 const keyColumns = {
-  id: apiKeys.id, userId: apiKeys.userId, name: apiKeys.name, displayPrefix: apiKeys.displayPrefix, createdAt: apiKeys.createdAt,
-  expiresAt: apiKeys.expiresAt, revokedAt: apiKeys.revokedAt, lastUsedAt: apiKeys.lastUsedAt, replacedBy: apiKeys.replacedBy,
-  rateLimitWrites: apiKeys.rateLimitWrites, rateLimitReads: apiKeys.rateLimitReads,
+  id: apiKeys.id,
+  userId: apiKeys.userId,
+  name: apiKeys.name,
+  displayPrefix: apiKeys.displayPrefix,
+  createdAt: apiKeys.createdAt,
+  expiresAt: apiKeys.expiresAt,
+  revokedAt: apiKeys.revokedAt,
+  lastUsedAt: apiKeys.lastUsedAt,
+  replacedBy: apiKeys.replacedBy,
+  rateLimitWrites: apiKeys.rateLimitWrites,
+  rateLimitReads: apiKeys.rateLimitReads,
 };
 
-export interface LiveKey { id: string; userId: string; limits: KeyLimits }
+export interface LiveKey {
+  id: string;
+  userId: string;
+  limits: KeyLimits;
+}
 
 /** Access tokens and API keys: only hashes are stored. */
 export class CredentialsRepo {
   /** Hash -> live key, only for the single-process embedded store; rotate and revoke clear it. */
   private readonly keyCache: Map<string, LiveKey & { expiresAt: Date | null }> | null;
 
-  constructor(private readonly db: Db, opts: { cache?: boolean } = {}) {
+  constructor(
+    private readonly db: Db,
+    opts: { cache?: boolean } = {},
+  ) {
     this.keyCache = opts.cache ? new Map() : null;
   }
 
-  async insertAccessToken(userId: string, tokenHash: string, expiresAt: Date): Promise<{ id: string; expiresAt: Date }> {
+  async insertAccessToken(
+    userId: string,
+    tokenHash: string,
+    expiresAt: Date,
+  ): Promise<{ id: string; expiresAt: Date }> {
     const id = newId('tok');
     await this.db.insert(accessTokens).values({ id, userId, tokenHash, expiresAt });
     return { id, expiresAt };
@@ -48,30 +70,51 @@ export class CredentialsRepo {
     const [row] = await this.db
       .select({ id: accessTokens.id, userId: accessTokens.userId })
       .from(accessTokens)
-      .where(and(eq(accessTokens.tokenHash, tokenHash), isNull(accessTokens.revokedAt), gt(accessTokens.expiresAt, now)))
+      .where(
+        and(eq(accessTokens.tokenHash, tokenHash), isNull(accessTokens.revokedAt), gt(accessTokens.expiresAt, now)),
+      )
       .limit(1);
     return row ?? null;
   }
 
   async revokeAccessToken(id: string, userId: string): Promise<boolean> {
-    const rows = await this.db.update(accessTokens).set({ revokedAt: new Date() })
-      .where(and(eq(accessTokens.id, id), eq(accessTokens.userId, userId), isNull(accessTokens.revokedAt))).returning({ id: accessTokens.id });
+    const rows = await this.db
+      .update(accessTokens)
+      .set({ revokedAt: new Date() })
+      .where(and(eq(accessTokens.id, id), eq(accessTokens.userId, userId), isNull(accessTokens.revokedAt)))
+      .returning({ id: accessTokens.id });
     return rows.length > 0;
   }
 
   async insertApiKey(userId: string, name: string, displayPrefix: string, keyHash: string): Promise<ApiKeyRow> {
-    const [row] = await this.db.insert(apiKeys).values({ id: newId('key'), userId, name, displayPrefix, keyHash }).returning(keyColumns);
+    const [row] = await this.db
+      .insert(apiKeys)
+      .values({ id: newId('key'), userId, name, displayPrefix, keyHash })
+      .returning(keyColumns);
     return row!;
   }
 
   /** The usable key with this hash: not revoked and, if rotated, still inside its overlap window. */
   async liveApiKey(keyHash: string, now = new Date()): Promise<LiveKey | null> {
     const hit = this.keyCache?.get(keyHash);
-    if (hit) return hit.expiresAt && hit.expiresAt <= now ? null : { id: hit.id, userId: hit.userId, limits: hit.limits };
+    if (hit)
+      return hit.expiresAt && hit.expiresAt <= now ? null : { id: hit.id, userId: hit.userId, limits: hit.limits };
     const [row] = await this.db
-      .select({ id: apiKeys.id, userId: apiKeys.userId, expiresAt: apiKeys.expiresAt, writes: apiKeys.rateLimitWrites, reads: apiKeys.rateLimitReads })
+      .select({
+        id: apiKeys.id,
+        userId: apiKeys.userId,
+        expiresAt: apiKeys.expiresAt,
+        writes: apiKeys.rateLimitWrites,
+        reads: apiKeys.rateLimitReads,
+      })
       .from(apiKeys)
-      .where(and(eq(apiKeys.keyHash, keyHash), isNull(apiKeys.revokedAt), or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, now))))
+      .where(
+        and(
+          eq(apiKeys.keyHash, keyHash),
+          isNull(apiKeys.revokedAt),
+          or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, now)),
+        ),
+      )
       .limit(1);
     if (!row) return null;
     const live = { id: row.id, userId: row.userId, limits: { writes: row.writes, reads: row.reads } };
@@ -95,31 +138,69 @@ export class CredentialsRepo {
 
   /** Newest first, by id (its leading time part); `after` = the last id of the previous page. */
   async listApiKeys(userId: string, page: { after?: string | undefined; limit?: number } = {}): Promise<ApiKeyRow[]> {
-    const q = this.db.select(keyColumns).from(apiKeys).where(and(eq(apiKeys.userId, userId), page.after ? lt(apiKeys.id, page.after) : undefined)).orderBy(desc(apiKeys.id));
+    const q = this.db
+      .select(keyColumns)
+      .from(apiKeys)
+      .where(and(eq(apiKeys.userId, userId), page.after ? lt(apiKeys.id, page.after) : undefined))
+      .orderBy(desc(apiKeys.id));
     return page.limit ? q.limit(page.limit) : q;
   }
 
   /** Keys that count toward the quota: not revoked, not replaced by a rotation, not expired. */
   async countActiveApiKeys(userId: string, now = new Date()): Promise<number> {
-    const [r] = await this.db.select({ n: sql<number>`count(*)::int` }).from(apiKeys)
-      .where(and(eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt), isNull(apiKeys.replacedBy), or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, now))));
+    const [r] = await this.db
+      .select({ n: sql<number>`count(*)::int` })
+      .from(apiKeys)
+      .where(
+        and(
+          eq(apiKeys.userId, userId),
+          isNull(apiKeys.revokedAt),
+          isNull(apiKeys.replacedBy),
+          or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, now)),
+        ),
+      );
     return Number(r?.n ?? 0);
   }
 
   async apiKey(userId: string, id: string): Promise<ApiKeyRow | null> {
-    const [row] = await this.db.select(keyColumns).from(apiKeys).where(and(eq(apiKeys.id, id), eq(apiKeys.userId, userId))).limit(1);
+    const [row] = await this.db
+      .select(keyColumns)
+      .from(apiKeys)
+      .where(and(eq(apiKeys.id, id), eq(apiKeys.userId, userId)))
+      .limit(1);
     return row ?? null;
   }
 
   /** New key replaces the old one; the old keeps working until `overlapUntil`. One transaction. */
-  async rotateApiKey(userId: string, oldId: string, overlapUntil: Date, displayPrefix: string, keyHash: string): Promise<ApiKeyRow | null> {
+  async rotateApiKey(
+    userId: string,
+    oldId: string,
+    overlapUntil: Date,
+    displayPrefix: string,
+    keyHash: string,
+  ): Promise<ApiKeyRow | null> {
     this.keyCache?.clear();
     return this.db.transaction(async (tx) => {
-      const [old] = await tx.select(keyColumns).from(apiKeys)
-        .where(and(eq(apiKeys.id, oldId), eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt))).limit(1).for('update');
+      const [old] = await tx
+        .select(keyColumns)
+        .from(apiKeys)
+        .where(and(eq(apiKeys.id, oldId), eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt)))
+        .limit(1)
+        .for('update');
       if (!old) return null;
       // The replacement keeps the operator's dedicated limits: rotating a key is not a way to lose (or reset) them.
-      const [fresh] = await tx.insert(apiKeys).values({ id: newId('key'), userId, name: old.name, displayPrefix, keyHash, rateLimitWrites: old.rateLimitWrites, rateLimitReads: old.rateLimitReads }).returning(keyColumns);
+      const [fresh] = await tx
+        .insert(apiKeys)
+        .values({
+          id: newId('key'),
+          userId,
+          name: old.name,
+          displayPrefix,
+          keyHash,
+          rateLimitWrites: old.rateLimitWrites,
+          rateLimitReads: old.rateLimitReads,
+        })
+        .returning(keyColumns);
       // Never extend an already shorter window: rotating twice must not revive an old key's lifetime.
       const until = old.expiresAt && old.expiresAt < overlapUntil ? old.expiresAt : overlapUntil;
       await tx.update(apiKeys).set({ expiresAt: until, replacedBy: fresh!.id }).where(eq(apiKeys.id, oldId));
@@ -129,14 +210,24 @@ export class CredentialsRepo {
 
   async revokeApiKey(userId: string, id: string): Promise<boolean> {
     this.keyCache?.clear();
-    const rows = await this.db.update(apiKeys).set({ revokedAt: new Date() })
-      .where(and(eq(apiKeys.id, id), eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt))).returning({ id: apiKeys.id });
+    const rows = await this.db
+      .update(apiKeys)
+      .set({ revokedAt: new Date() })
+      .where(and(eq(apiKeys.id, id), eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt)))
+      .returning({ id: apiKeys.id });
     return rows.length > 0;
   }
 
   /** Last-used stamps are best effort and coarse (once a minute) so reads do not turn into writes. */
   async touchApiKey(id: string): Promise<void> {
-    await this.db.update(apiKeys).set({ lastUsedAt: new Date() })
-      .where(and(eq(apiKeys.id, id), or(isNull(apiKeys.lastUsedAt), sql`${apiKeys.lastUsedAt} < now() - interval '1 minute'`)));
+    await this.db
+      .update(apiKeys)
+      .set({ lastUsedAt: new Date() })
+      .where(
+        and(
+          eq(apiKeys.id, id),
+          or(isNull(apiKeys.lastUsedAt), sql`${apiKeys.lastUsedAt} < now() - interval '1 minute'`),
+        ),
+      );
   }
 }

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gt, inArray, lte, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, lte, sql } from 'drizzle-orm';
 import type { Db } from '../db.js';
 import { eventSeqs, events } from '../schema.js';
 import { newId } from '../../domain/ids.js';
@@ -49,12 +49,25 @@ export class EventsRepo {
       on conflict (user_id, scope) do update set last_seq = ${eventSeqs}.last_seq + excluded.last_seq
       returning user_id, scope, last_seq`);
     // The first number of each scope's range: its new last minus what this batch takes.
-    const next = new Map(rowsOf<{ user_id: string; scope: string; last_seq: number }>(bumped).map((r) => [`${r.user_id}|${r.scope}`, Number(r.last_seq) - counts.get(`${r.user_id}|${r.scope}`)!.n]));
+    const next = new Map(
+      rowsOf<{ user_id: string; scope: string; last_seq: number }>(bumped).map((r) => [
+        `${r.user_id}|${r.scope}`,
+        Number(r.last_seq) - counts.get(`${r.user_id}|${r.scope}`)!.n,
+      ]),
+    );
     const rows = evs.map((e) => {
       const scope = `${e.userId}|${e.accountId ?? ''}`;
       const seq = next.get(scope)! + 1;
       next.set(scope, seq);
-      return { id: newId('evt'), userId: e.userId, accountId: e.accountId, seq, type: e.type, schemaVersion: e.schemaVersion ?? 1, payload: e.payload };
+      return {
+        id: newId('evt'),
+        userId: e.userId,
+        accountId: e.accountId,
+        seq,
+        type: e.type,
+        schemaVersion: e.schemaVersion ?? 1,
+        payload: e.payload,
+      };
     });
     return tx.insert(events).values(rows).returning();
   }
@@ -94,7 +107,12 @@ export class EventsRepo {
   }
 
   async after(userId: string, cursor: number, limit: number): Promise<EventRow[]> {
-    return this.db.select().from(events).where(and(eq(events.userId, userId), gt(events.cursor, cursor))).orderBy(asc(events.cursor)).limit(limit);
+    return this.db
+      .select()
+      .from(events)
+      .where(and(eq(events.userId, userId), gt(events.cursor, cursor)))
+      .orderBy(asc(events.cursor))
+      .limit(limit);
   }
 
   async allAfter(cursor: number, limit: number): Promise<EventRow[]> {
@@ -103,9 +121,12 @@ export class EventsRepo {
 
   /** A user's events in (after, upTo], in cursor order: the gap-free feed reads only up to its horizon. */
   async between(userId: string, after: number, upTo: number, limit: number): Promise<EventRow[]> {
-    return this.db.select().from(events)
+    return this.db
+      .select()
+      .from(events)
       .where(and(eq(events.userId, userId), gt(events.cursor, after), lte(events.cursor, upTo)))
-      .orderBy(asc(events.cursor)).limit(limit);
+      .orderBy(asc(events.cursor))
+      .limit(limit);
   }
 
   /** The highest cursor taken by a committed event (0 when none). */
@@ -116,11 +137,20 @@ export class EventsRepo {
 
   /** Cursors and their users after `cursor`, in order: what the feed scans for gaps. */
   async cursorsAfter(cursor: number, limit: number): Promise<Array<{ c: number; u: string }>> {
-    return this.db.select({ c: events.cursor, u: events.userId }).from(events).where(gt(events.cursor, cursor)).orderBy(asc(events.cursor)).limit(limit);
+    return this.db
+      .select({ c: events.cursor, u: events.userId })
+      .from(events)
+      .where(gt(events.cursor, cursor))
+      .orderBy(asc(events.cursor))
+      .limit(limit);
   }
 
   async byId(userId: string, id: string): Promise<EventRow | null> {
-    const [row] = await this.db.select().from(events).where(and(eq(events.userId, userId), eq(events.id, id))).limit(1);
+    const [row] = await this.db
+      .select()
+      .from(events)
+      .where(and(eq(events.userId, userId), eq(events.id, id)))
+      .limit(1);
     return row ?? null;
   }
 }

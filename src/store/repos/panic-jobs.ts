@@ -7,9 +7,17 @@ import type { PanicJob, PanicJobState, PanicProgress, PanicScope } from '../../d
 type Row = typeof panicJobs.$inferSelect;
 
 const toJob = (r: Row): PanicJob => ({
-  id: r.id, userId: r.userId, scope: r.scope as PanicScope, targetId: r.targetId, state: r.state as PanicJobState,
-  cancelPending: r.cancelPending, progress: r.progress as PanicProgress, error: r.error,
-  createdAt: r.createdAt, updatedAt: r.updatedAt, finishedAt: r.finishedAt,
+  id: r.id,
+  userId: r.userId,
+  scope: r.scope as PanicScope,
+  targetId: r.targetId,
+  state: r.state as PanicJobState,
+  cancelPending: r.cancelPending,
+  progress: r.progress as PanicProgress,
+  error: r.error,
+  createdAt: r.createdAt,
+  updatedAt: r.updatedAt,
+  finishedAt: r.finishedAt,
 });
 
 export interface JobPatch {
@@ -24,11 +32,20 @@ export interface JobPatch {
  * (panic_close.started / progress / finished), so the outbox never reports a change that did not happen.
  */
 export class PanicJobsRepo {
-  constructor(private readonly db: Db, private readonly events: EventsRepo) {}
+  constructor(
+    private readonly db: Db,
+    private readonly events: EventsRepo,
+  ) {}
 
-  async create(job: Pick<PanicJob, 'id' | 'userId' | 'scope' | 'targetId' | 'cancelPending' | 'progress'>, evs: NewEvent[]): Promise<PanicJob> {
+  async create(
+    job: Pick<PanicJob, 'id' | 'userId' | 'scope' | 'targetId' | 'cancelPending' | 'progress'>,
+    evs: NewEvent[],
+  ): Promise<PanicJob> {
     const row = await this.db.transaction(async (tx) => {
-      const [r] = await tx.insert(panicJobs).values({ ...job, state: 'running' }).returning();
+      const [r] = await tx
+        .insert(panicJobs)
+        .values({ ...job, state: 'running' })
+        .returning();
       await this.events.append(tx, evs);
       return r!;
     });
@@ -38,29 +55,53 @@ export class PanicJobsRepo {
 
   async update(id: string, patch: JobPatch, evs: NewEvent[] = []): Promise<void> {
     await this.db.transaction(async (tx) => {
-      await tx.update(panicJobs).set({ ...patch, updatedAt: new Date() }).where(eq(panicJobs.id, id));
+      await tx
+        .update(panicJobs)
+        .set({ ...patch, updatedAt: new Date() })
+        .where(eq(panicJobs.id, id));
       if (evs.length > 0) await this.events.append(tx, evs);
     });
     if (evs.length > 0) this.events.notify(evs.map((e) => e.userId));
   }
 
   async owned(userId: string, id: string): Promise<PanicJob | null> {
-    const [r] = await this.db.select().from(panicJobs).where(and(eq(panicJobs.id, id), eq(panicJobs.userId, userId))).limit(1);
+    const [r] = await this.db
+      .select()
+      .from(panicJobs)
+      .where(and(eq(panicJobs.id, id), eq(panicJobs.userId, userId)))
+      .limit(1);
     return r ? toJob(r) : null;
   }
 
   async running(): Promise<PanicJob[]> {
-    return (await this.db.select().from(panicJobs).where(eq(panicJobs.state, 'running')).orderBy(asc(panicJobs.createdAt))).map(toJob);
+    return (
+      await this.db.select().from(panicJobs).where(eq(panicJobs.state, 'running')).orderBy(asc(panicJobs.createdAt))
+    ).map(toJob);
   }
 
   /** A user's running jobs (few: one per target at most), to find the ones covering an account. */
   async runningOf(userId: string): Promise<PanicJob[]> {
-    return (await this.db.select().from(panicJobs).where(and(eq(panicJobs.userId, userId), eq(panicJobs.state, 'running')))).map(toJob);
+    return (
+      await this.db
+        .select()
+        .from(panicJobs)
+        .where(and(eq(panicJobs.userId, userId), eq(panicJobs.state, 'running')))
+    ).map(toJob);
   }
 
   async runningFor(userId: string, scope: PanicScope, targetId: string): Promise<PanicJob | null> {
-    const [r] = await this.db.select().from(panicJobs)
-      .where(and(eq(panicJobs.userId, userId), eq(panicJobs.scope, scope), eq(panicJobs.targetId, targetId), eq(panicJobs.state, 'running'))).limit(1);
+    const [r] = await this.db
+      .select()
+      .from(panicJobs)
+      .where(
+        and(
+          eq(panicJobs.userId, userId),
+          eq(panicJobs.scope, scope),
+          eq(panicJobs.targetId, targetId),
+          eq(panicJobs.state, 'running'),
+        ),
+      )
+      .limit(1);
     return r ? toJob(r) : null;
   }
 }

@@ -14,7 +14,8 @@ export interface BucketState {
   tokens: number;
 }
 
-const rowsOf = (r: unknown): Array<Record<string, unknown>> => ((r as { rows?: unknown[] }).rows ?? (r as unknown[])) as Array<Record<string, unknown>>;
+const rowsOf = (r: unknown): Array<Record<string, unknown>> =>
+  ((r as { rows?: unknown[] }).rows ?? (r as unknown[])) as Array<Record<string, unknown>>;
 
 /**
  * Token buckets kept in the store, so every API process on one database draws from the same bucket. One
@@ -28,14 +29,19 @@ export class RateBucketsRepo {
   async take(bucket: string, p: BucketPolicy, cost = 1): Promise<BucketState> {
     const rate = p.quota / p.windowSec;
     const refilled = sql`least(${p.quota}::float8, ${rateBuckets.tokens} + greatest(0, extract(epoch from clock_timestamp() - ${rateBuckets.updatedAt}))::float8 * ${rate}::float8)`;
-    const taken = rowsOf(await this.db.execute(sql`
+    const taken = rowsOf(
+      await this.db.execute(sql`
       insert into rate_buckets as b (bucket, tokens, updated_at) values (${bucket}, ${p.quota - cost}::float8, clock_timestamp())
       on conflict (bucket) do update set tokens = least(${p.quota}::float8, b.tokens + greatest(0, extract(epoch from clock_timestamp() - b.updated_at))::float8 * ${rate}::float8) - ${cost}::float8,
         updated_at = clock_timestamp()
       where least(${p.quota}::float8, b.tokens + greatest(0, extract(epoch from clock_timestamp() - b.updated_at))::float8 * ${rate}::float8) >= ${cost}::float8
-      returning tokens`));
+      returning tokens`),
+    );
     if (taken.length > 0) return { allowed: true, tokens: Number(taken[0]!.tokens) };
-    const [row] = await this.db.select({ tokens: sql<number>`${refilled}` }).from(rateBuckets).where(sql`${rateBuckets.bucket} = ${bucket}`);
+    const [row] = await this.db
+      .select({ tokens: sql<number>`${refilled}` })
+      .from(rateBuckets)
+      .where(sql`${rateBuckets.bucket} = ${bucket}`);
     return { allowed: false, tokens: Number(row?.tokens ?? 0) };
   }
 

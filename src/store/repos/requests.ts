@@ -12,7 +12,11 @@ export class RequestsRepo {
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
 
-  constructor(private readonly db: Db, private readonly flushMs = 100, private readonly maxBatch = 500) {}
+  constructor(
+    private readonly db: Db,
+    private readonly flushMs = 100,
+    private readonly maxBatch = 500,
+  ) {}
 
   async record(r: NewRequestRecord): Promise<void> {
     await this.db.insert(requestRecords).values(r);
@@ -41,16 +45,28 @@ export class RequestsRepo {
     return run;
   }
 
-  async list(userId: string, opts: { before?: Date; after?: string | undefined; limit: number }): Promise<Array<RequestRecordRow & { position: string }>> {
+  async list(
+    userId: string,
+    opts: { before?: Date; after?: string | undefined; limit: number },
+  ): Promise<Array<RequestRecordRow & { position: string }>> {
     await this.flush();
     const conds = [eq(requestRecords.userId, userId)];
     if (opts.before) conds.push(lt(requestRecords.createdAt, opts.before));
     if (opts.after) conds.push(olderThan(requestRecords.createdAt, requestRecords.id, opts.after));
-    return this.db.select({ ...getTableColumns(requestRecords), position: positionOf(requestRecords.createdAt, requestRecords.id) }).from(requestRecords).where(and(...conds)).orderBy(desc(requestRecords.createdAt), desc(requestRecords.id)).limit(opts.limit);
+    return this.db
+      .select({ ...getTableColumns(requestRecords), position: positionOf(requestRecords.createdAt, requestRecords.id) })
+      .from(requestRecords)
+      .where(and(...conds))
+      .orderBy(desc(requestRecords.createdAt), desc(requestRecords.id))
+      .limit(opts.limit);
   }
 
   async byId(userId: string, id: string): Promise<RequestRecordRow | null> {
-    const [row] = await this.db.select().from(requestRecords).where(and(eq(requestRecords.id, id), eq(requestRecords.userId, userId))).limit(1);
+    const [row] = await this.db
+      .select()
+      .from(requestRecords)
+      .where(and(eq(requestRecords.id, id), eq(requestRecords.userId, userId)))
+      .limit(1);
     return row ?? null;
   }
 
@@ -58,13 +74,21 @@ export class RequestsRepo {
    * Sliding-window limit kept in the store, so it holds across restarts and API processes. Counts the hit
    * only when allowed; returns the seconds until the oldest hit in the window leaves it.
    */
-  async hit(bucket: string, limit: number, windowMs: number, now = new Date()): Promise<{ allowed: boolean; retryAfterSec: number }> {
+  async hit(
+    bucket: string,
+    limit: number,
+    windowMs: number,
+    now = new Date(),
+  ): Promise<{ allowed: boolean; retryAfterSec: number }> {
     return this.db.transaction(async (tx) => {
       // Serialise hits on one bucket; the advisory lock is released with the transaction.
       await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${bucket}))`);
       const since = new Date(now.getTime() - windowMs);
-      const hits = await tx.select({ at: rateLimitHits.at }).from(rateLimitHits)
-        .where(and(eq(rateLimitHits.bucket, bucket), gte(rateLimitHits.at, since))).orderBy(rateLimitHits.at);
+      const hits = await tx
+        .select({ at: rateLimitHits.at })
+        .from(rateLimitHits)
+        .where(and(eq(rateLimitHits.bucket, bucket), gte(rateLimitHits.at, since)))
+        .orderBy(rateLimitHits.at);
       if (hits.length >= limit) {
         const oldest = hits[hits.length - limit]!.at.getTime();
         return { allowed: false, retryAfterSec: Math.max(1, Math.ceil((oldest + windowMs - now.getTime()) / 1000)) };

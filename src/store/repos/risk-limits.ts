@@ -12,7 +12,12 @@ export interface RiskRow<L = unknown, S = unknown> {
 }
 
 const toRow = <L, S>(r: typeof riskLimits.$inferSelect): RiskRow<L, S> => ({
-  targetId: r.targetId, userId: r.userId, scope: r.scope as 'account' | 'group', limits: r.limits as L, state: r.state as S, updatedAt: r.updatedAt,
+  targetId: r.targetId,
+  userId: r.userId,
+  scope: r.scope as 'account' | 'group',
+  limits: r.limits as L,
+  state: r.state as S,
+  updatedAt: r.updatedAt,
 });
 
 /** Risk limits per account or group, and the monitor's state per account (peak equity, day start). */
@@ -30,8 +35,13 @@ export class RiskLimitsRepo {
 
   async upsert(row: Omit<RiskRow, 'updatedAt'>): Promise<void> {
     const now = new Date();
-    await this.db.insert(riskLimits).values({ ...row, updatedAt: now })
-      .onConflictDoUpdate({ target: riskLimits.targetId, set: { limits: row.limits, state: row.state, updatedAt: now } });
+    await this.db
+      .insert(riskLimits)
+      .values({ ...row, updatedAt: now })
+      .onConflictDoUpdate({
+        target: riskLimits.targetId,
+        set: { limits: row.limits, state: row.state, updatedAt: now },
+      });
   }
 
   async setState(targetId: string, state: unknown): Promise<void> {

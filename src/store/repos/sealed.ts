@@ -5,13 +5,32 @@ import { accounts, webhookEndpoints } from '../schema.js';
 
 /** Every column that holds a value sealed by the credential box (see auth/credential-box.ts). */
 const COLUMNS = {
-  'accounts.credentials_enc': { table: accounts, id: accounts.id, col: accounts.credentialsEnc, field: 'credentialsEnc' },
-  'webhook_endpoints.secret_enc': { table: webhookEndpoints, id: webhookEndpoints.id, col: webhookEndpoints.secretEnc, field: 'secretEnc' },
-  'webhook_endpoints.previous_secret_enc': { table: webhookEndpoints, id: webhookEndpoints.id, col: webhookEndpoints.previousSecretEnc, field: 'previousSecretEnc' },
+  'accounts.credentials_enc': {
+    table: accounts,
+    id: accounts.id,
+    col: accounts.credentialsEnc,
+    field: 'credentialsEnc',
+  },
+  'webhook_endpoints.secret_enc': {
+    table: webhookEndpoints,
+    id: webhookEndpoints.id,
+    col: webhookEndpoints.secretEnc,
+    field: 'secretEnc',
+  },
+  'webhook_endpoints.previous_secret_enc': {
+    table: webhookEndpoints,
+    id: webhookEndpoints.id,
+    col: webhookEndpoints.previousSecretEnc,
+    field: 'previousSecretEnc',
+  },
 } satisfies Record<string, { table: PgTable; id: AnyColumn; col: AnyColumn; field: string }>;
 
 export type SealedColumn = keyof typeof COLUMNS;
-export interface SealedValue { column: SealedColumn; id: string; sealed: string }
+export interface SealedValue {
+  column: SealedColumn;
+  id: string;
+  sealed: string;
+}
 
 /** Sealed values across tables, for re-sealing them under a new key (copytrade secrets rotate). */
 export class SealedRepo {
@@ -29,8 +48,11 @@ export class SealedRepo {
   /** Compare-and-set: replaced only if the row still holds `v.sealed` (a value changed meanwhile is left to the next pass). */
   async replace(v: SealedValue, next: string): Promise<boolean> {
     const c = COLUMNS[v.column];
-    const rows = await this.db.update(c.table).set({ [c.field]: next } as never)
-      .where(and(eq(c.id, v.id), eq(c.col, v.sealed))).returning({ id: c.id });
+    const rows = await this.db
+      .update(c.table)
+      .set({ [c.field]: next } as never)
+      .where(and(eq(c.id, v.id), eq(c.col, v.sealed)))
+      .returning({ id: c.id });
     return rows.length > 0;
   }
 }

@@ -17,10 +17,21 @@ export class ShadowTwinsRepo {
     return r ?? null;
   }
 
-  async upsert(row: { accountId: string; simAccountId: string; enabled: boolean; startBalance: string }): Promise<ShadowTwinRow> {
+  async upsert(row: {
+    accountId: string;
+    simAccountId: string;
+    enabled: boolean;
+    startBalance: string;
+  }): Promise<ShadowTwinRow> {
     const now = new Date();
-    const [r] = await this.db.insert(shadowTwins).values({ ...row, updatedAt: now })
-      .onConflictDoUpdate({ target: shadowTwins.accountId, set: { simAccountId: row.simAccountId, enabled: row.enabled, startBalance: row.startBalance, updatedAt: now } }).returning();
+    const [r] = await this.db
+      .insert(shadowTwins)
+      .values({ ...row, updatedAt: now })
+      .onConflictDoUpdate({
+        target: shadowTwins.accountId,
+        set: { simAccountId: row.simAccountId, enabled: row.enabled, startBalance: row.startBalance, updatedAt: now },
+      })
+      .returning();
     return r!;
   }
 }

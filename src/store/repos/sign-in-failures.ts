@@ -20,13 +20,19 @@ export class SignInFailuresRepo {
 
   /** The latest time any of the subjects may try again, when one of them is still waiting. */
   async blockedUntil(subjects: string[], now = new Date()): Promise<Date | null> {
-    const rows = await this.db.select({ until: signInFailures.blockedUntil }).from(signInFailures)
+    const rows = await this.db
+      .select({ until: signInFailures.blockedUntil })
+      .from(signInFailures)
       .where(and(inArray(signInFailures.subject, subjects), gt(signInFailures.blockedUntil, now)));
     const times = rows.map((r) => r.until!.getTime());
     return times.length > 0 ? new Date(Math.max(...times)) : null;
   }
 
-  async fail(subject: string, p: FailurePolicy, now = new Date()): Promise<{ failures: number; blockedUntil: Date | null }> {
+  async fail(
+    subject: string,
+    p: FailurePolicy,
+    now = new Date(),
+  ): Promise<{ failures: number; blockedUntil: Date | null }> {
     const cutoff = new Date(now.getTime() - p.windowMs);
     const n = sql`(case when f.last_failure_at < ${cutoff} then 1 else f.failures + 1 end)`;
     // The k-th failure past the free ones waits base * 2^(k-1), at most maxDelayMs.
@@ -38,8 +44,11 @@ export class SignInFailuresRepo {
       values (${subject}, 1, ${now}, ${until(sql`1`)})
       on conflict (subject) do update set failures = ${n}, last_failure_at = ${now}, blocked_until = ${until(n)}
       returning failures, blocked_until`);
-    const row = ((res as unknown as { rows: Array<{ failures: number; blocked_until: string | Date | null }> }).rows)[0]!;
-    return { failures: Number(row.failures), blockedUntil: row.blocked_until === null ? null : new Date(row.blocked_until) };
+    const row = (res as unknown as { rows: Array<{ failures: number; blocked_until: string | Date | null }> }).rows[0]!;
+    return {
+      failures: Number(row.failures),
+      blockedUntil: row.blocked_until === null ? null : new Date(row.blocked_until),
+    };
   }
 
   async clear(subject: string): Promise<void> {
@@ -48,6 +57,13 @@ export class SignInFailuresRepo {
 
   /** Rows whose window and wait are both over say nothing any more. */
   async purge(olderThan: Date): Promise<void> {
-    await this.db.delete(signInFailures).where(and(lt(signInFailures.lastFailureAt, olderThan), or(sql`${signInFailures.blockedUntil} is null`, lt(signInFailures.blockedUntil, olderThan))));
+    await this.db
+      .delete(signInFailures)
+      .where(
+        and(
+          lt(signInFailures.lastFailureAt, olderThan),
+          or(sql`${signInFailures.blockedUntil} is null`, lt(signInFailures.blockedUntil, olderThan)),
+        ),
+      );
   }
 }

@@ -3,7 +3,6 @@ import { olderThan, positionOf } from './keyset.js';
 import type { Db } from '../db.js';
 import { copyIntents, masterItems, positionLinks, trades } from '../schema.js';
 import { allowedFrom, INITIAL_STATES, IntentTransitionError, type IntentState } from '../../domain/intent.js';
-import type { Side } from '../../domain/types.js';
 import type { EventsRepo, NewEvent, Tx } from './events.js';
 
 export type TradeRow = typeof trades.$inferSelect;
@@ -32,7 +31,11 @@ export interface IntentUpdate {
 }
 
 /** What one settled broker write changes besides its intent: links opened, closed or resized. */
-export interface LinkKey { slaveAccountId: string; kind: LinkKind; slavePositionId: string }
+export interface LinkKey {
+  slaveAccountId: string;
+  kind: LinkKind;
+  slavePositionId: string;
+}
 export type LinkChange =
   /** Inserts, or adds to the open link's volume (an increase on a netting Slave lands on the position it already has). */
   | { op: 'upsert'; link: NewLink & { kind: LinkKind; volume: string } }
@@ -53,16 +56,46 @@ export interface OutcomeWrite {
  * statement whatever the number of Slaves (PGlite: far cheaper than a multi-row VALUES list).
  */
 const INTENT_COLS = [
-  ['id', 'text'], ['trade_id', 'text'], ['slave_account_id', 'text'], ['tag', 'text'], ['action', 'text'], ['symbol', 'text'], ['side', 'text'],
-  ['planned_volume', 'numeric'], ['planned_price', 'numeric'], ['stop_loss', 'numeric'], ['take_profit', 'numeric'], ['state', 'text'],
-  ['skip_reason', 'text'], ['target_id', 'text'], ['outcome', 'jsonb'], ['latency', 'jsonb'], ['attempts', 'integer'],
+  ['id', 'text'],
+  ['trade_id', 'text'],
+  ['slave_account_id', 'text'],
+  ['tag', 'text'],
+  ['action', 'text'],
+  ['symbol', 'text'],
+  ['side', 'text'],
+  ['planned_volume', 'numeric'],
+  ['planned_price', 'numeric'],
+  ['stop_loss', 'numeric'],
+  ['take_profit', 'numeric'],
+  ['state', 'text'],
+  ['skip_reason', 'text'],
+  ['target_id', 'text'],
+  ['outcome', 'jsonb'],
+  ['latency', 'jsonb'],
+  ['attempts', 'integer'],
 ] as const;
 const INTENT_FIELDS: Record<(typeof INTENT_COLS)[number][0], keyof NewIntent> = {
-  id: 'id', trade_id: 'tradeId', slave_account_id: 'slaveAccountId', tag: 'tag', action: 'action', symbol: 'symbol', side: 'side',
-  planned_volume: 'plannedVolume', planned_price: 'plannedPrice', stop_loss: 'stopLoss', take_profit: 'takeProfit', state: 'state',
-  skip_reason: 'skipReason', target_id: 'targetId', outcome: 'outcome', latency: 'latency', attempts: 'attempts',
+  id: 'id',
+  trade_id: 'tradeId',
+  slave_account_id: 'slaveAccountId',
+  tag: 'tag',
+  action: 'action',
+  symbol: 'symbol',
+  side: 'side',
+  planned_volume: 'plannedVolume',
+  planned_price: 'plannedPrice',
+  stop_loss: 'stopLoss',
+  take_profit: 'takeProfit',
+  state: 'state',
+  skip_reason: 'skipReason',
+  target_id: 'targetId',
+  outcome: 'outcome',
+  latency: 'latency',
+  attempts: 'attempts',
 };
-const INTENT_HEAD = sql.raw(`insert into copy_intents (${INTENT_COLS.map((c) => c[0]).join(', ')}) select ${INTENT_COLS.map((c) => (c[0] === 'attempts' ? 'coalesce(attempts, 0)' : c[0])).join(', ')} from json_to_recordset(`);
+const INTENT_HEAD = sql.raw(
+  `insert into copy_intents (${INTENT_COLS.map((c) => c[0]).join(', ')}) select ${INTENT_COLS.map((c) => (c[0] === 'attempts' ? 'coalesce(attempts, 0)' : c[0])).join(', ')} from json_to_recordset(`,
+);
 const INTENT_TAIL = sql.raw(`::json) as x(${INTENT_COLS.map((c) => `${c[0]} ${c[1]}`).join(', ')})`);
 
 async function insertIntents(tx: Tx, rows: NewIntent[]): Promise<void> {
@@ -70,20 +103,25 @@ async function insertIntents(tx: Tx, rows: NewIntent[]): Promise<void> {
   const wrong = rows.find((r) => !INITIAL_STATES.includes(r.state as IntentState));
   if (wrong) throw new IntentTransitionError(wrong.id, wrong.state as IntentState, null);
   // Absent keys read as null: leaving nulls out makes the document (and its parse) a third smaller.
-  const json = JSON.stringify(rows.map((r) => {
-    const o: Record<string, unknown> = {};
-    for (const [col] of INTENT_COLS) {
-      const v = r[INTENT_FIELDS[col]];
-      if (v !== null && v !== undefined) o[col] = v;
-    }
-    return o;
-  }));
+  const json = JSON.stringify(
+    rows.map((r) => {
+      const o: Record<string, unknown> = {};
+      for (const [col] of INTENT_COLS) {
+        const v = r[INTENT_FIELDS[col]];
+        if (v !== null && v !== undefined) o[col] = v;
+      }
+      return o;
+    }),
+  );
   await tx.execute(sql`${INTENT_HEAD}${json}${INTENT_TAIL}`);
 }
 
 /** Trades, the copy ledger (intents), position/order links and the watcher's view of Master items. */
 export class TradesRepo {
-  constructor(private readonly db: Db, private readonly events: EventsRepo) {}
+  constructor(
+    private readonly db: Db,
+    private readonly events: EventsRepo,
+  ) {}
 
   /** Runs a write and appends its events in one transaction, then wakes the event consumers. */
   private async withEvents(evs: NewEvent[], write: (tx: Db) => Promise<void>): Promise<void> {
@@ -102,15 +140,21 @@ export class TradesRepo {
 
   async updateTrade(id: string, set: Partial<NewTrade>, evs: NewEvent[] = []): Promise<void> {
     await this.withEvents(evs, async (db) => {
-      await db.update(trades).set({ ...set, updatedAt: new Date() }).where(eq(trades.id, id));
+      await db
+        .update(trades)
+        .set({ ...set, updatedAt: new Date() })
+        .where(eq(trades.id, id));
     });
   }
 
   /** Updates the trade only while it is in one of `from`: returns false (and emits nothing) otherwise. */
   async updateTradeIf(id: string, from: string[], set: Partial<NewTrade>, evs: NewEvent[] = []): Promise<boolean> {
     const done = await this.db.transaction(async (tx) => {
-      const upd = await tx.update(trades).set({ ...set, updatedAt: new Date() })
-        .where(and(eq(trades.id, id), inArray(trades.status, from))).returning({ id: trades.id });
+      const upd = await tx
+        .update(trades)
+        .set({ ...set, updatedAt: new Date() })
+        .where(and(eq(trades.id, id), inArray(trades.status, from)))
+        .returning({ id: trades.id });
       if (upd.length === 0) return false;
       if (evs.length > 0) await this.events.append(tx, evs);
       return true;
@@ -121,17 +165,29 @@ export class TradesRepo {
 
   /** Order-route trades still waiting for their Master's outcome (the route answered 409, or never finished). */
   async apiTradesAwaitingMaster(): Promise<TradeRow[]> {
-    return this.db.select().from(trades).where(and(eq(trades.source, 'api'), inArray(trades.status, ['pending', 'unresolved']))).orderBy(asc(trades.createdAt));
+    return this.db
+      .select()
+      .from(trades)
+      .where(and(eq(trades.source, 'api'), inArray(trades.status, ['pending', 'unresolved'])))
+      .orderBy(asc(trades.createdAt));
   }
 
   async ownedTrade(userId: string, id: string): Promise<TradeRow | null> {
-    const [row] = await this.db.select().from(trades).where(and(eq(trades.id, id), eq(trades.userId, userId))).limit(1);
+    const [row] = await this.db
+      .select()
+      .from(trades)
+      .where(and(eq(trades.id, id), eq(trades.userId, userId)))
+      .limit(1);
     return row ?? null;
   }
 
   /** The trade a request created (the order route records its request id); settles a key left in flight. */
   async tradeOfRequest(userId: string, requestId: string): Promise<TradeRow | null> {
-    const [row] = await this.db.select().from(trades).where(and(eq(trades.userId, userId), eq(trades.requestId, requestId))).limit(1);
+    const [row] = await this.db
+      .select()
+      .from(trades)
+      .where(and(eq(trades.userId, userId), eq(trades.requestId, requestId)))
+      .limit(1);
     return row ?? null;
   }
 
@@ -146,16 +202,28 @@ export class TradesRepo {
   }
 
   async tradesOfMasterPosition(masterAccountId: string, masterPositionId: string): Promise<TradeRow[]> {
-    return this.db.select().from(trades).where(and(eq(trades.masterAccountId, masterAccountId), eq(trades.masterPositionId, masterPositionId))).orderBy(asc(trades.createdAt));
+    return this.db
+      .select()
+      .from(trades)
+      .where(and(eq(trades.masterAccountId, masterAccountId), eq(trades.masterPositionId, masterPositionId)))
+      .orderBy(asc(trades.createdAt));
   }
 
   /** Newest first; `after` = the position (see keyset.ts) of the last row of the previous page. */
-  async listTrades(userId: string, opts: { accountId?: string; before?: Date; after?: string | undefined; limit: number }): Promise<Array<TradeRow & { position: string }>> {
+  async listTrades(
+    userId: string,
+    opts: { accountId?: string; before?: Date; after?: string | undefined; limit: number },
+  ): Promise<Array<TradeRow & { position: string }>> {
     const conds = [eq(trades.userId, userId)];
     if (opts.accountId) conds.push(eq(trades.masterAccountId, opts.accountId));
     if (opts.before) conds.push(lt(trades.createdAt, opts.before));
     if (opts.after) conds.push(olderThan(trades.createdAt, trades.id, opts.after));
-    return this.db.select({ ...getTableColumns(trades), position: positionOf(trades.createdAt, trades.id) }).from(trades).where(and(...conds)).orderBy(desc(trades.createdAt), desc(trades.id)).limit(opts.limit);
+    return this.db
+      .select({ ...getTableColumns(trades), position: positionOf(trades.createdAt, trades.id) })
+      .from(trades)
+      .where(and(...conds))
+      .orderBy(desc(trades.createdAt), desc(trades.id))
+      .limit(opts.limit);
   }
 
   /**
@@ -167,10 +235,19 @@ export class TradesRepo {
    * in one transaction. Returns false and writes nothing when the trade is no longer waiting for its fan-out
    * (the route and the settle loop after a crash can both get here; only one records).
    */
-  async recordIntents(tradeId: string, tradeSet: Partial<NewTrade>, intents: NewIntent[], evs: NewEvent[] = [], items: NewMasterItem[] = []): Promise<boolean> {
+  async recordIntents(
+    tradeId: string,
+    tradeSet: Partial<NewTrade>,
+    intents: NewIntent[],
+    evs: NewEvent[] = [],
+    items: NewMasterItem[] = [],
+  ): Promise<boolean> {
     const recorded = await this.db.transaction(async (tx) => {
-      const upd = await tx.update(trades).set({ ...tradeSet, updatedAt: new Date() })
-        .where(and(eq(trades.id, tradeId), inArray(trades.status, ['pending', 'unresolved']))).returning({ id: trades.id });
+      const upd = await tx
+        .update(trades)
+        .set({ ...tradeSet, updatedAt: new Date() })
+        .where(and(eq(trades.id, tradeId), inArray(trades.status, ['pending', 'unresolved'])))
+        .returning({ id: trades.id });
       if (upd.length === 0) return false;
       await insertIntents(tx, intents);
       // The watcher may have seen the item first (and since): its view stays.
@@ -187,7 +264,12 @@ export class TradesRepo {
    * and the events, in one transaction. The trade's unique action id makes a second recording of the same
    * action a no-op: returns false and writes nothing.
    */
-  async recordAction(trade: NewTrade, intents: NewIntent[], items: NewMasterItem[], evs: NewEvent[] = []): Promise<boolean> {
+  async recordAction(
+    trade: NewTrade,
+    intents: NewIntent[],
+    items: NewMasterItem[],
+    evs: NewEvent[] = [],
+  ): Promise<boolean> {
     const recorded = await this.db.transaction(async (tx) => {
       const ins = await tx.insert(trades).values(trade).onConflictDoNothing().returning({ id: trades.id });
       if (ins.length === 0) return false;
@@ -219,7 +301,11 @@ export class TradesRepo {
       const db = tx as unknown as Db;
       const now = new Date();
       for (const w of writes) {
-        if (w.trade) await db.update(trades).set({ ...w.trade.set, updatedAt: now }).where(eq(trades.id, w.trade.id));
+        if (w.trade)
+          await db
+            .update(trades)
+            .set({ ...w.trade.set, updatedAt: now })
+            .where(eq(trades.id, w.trade.id));
         if (w.intentId && w.update) await moveIntent(db, w.intentId, w.update, now);
         for (const l of w.links ?? []) await applyLink(db, l);
       }
@@ -239,7 +325,11 @@ export class TradesRepo {
   }
 
   async intentsOfTrade(tradeId: string): Promise<IntentRow[]> {
-    return this.db.select().from(copyIntents).where(eq(copyIntents.tradeId, tradeId)).orderBy(asc(copyIntents.createdAt), asc(copyIntents.id));
+    return this.db
+      .select()
+      .from(copyIntents)
+      .where(eq(copyIntents.tradeId, tradeId))
+      .orderBy(asc(copyIntents.createdAt), asc(copyIntents.id));
   }
 
   async intentsOfTrades(tradeIds: string[]): Promise<IntentRow[]> {
@@ -253,23 +343,44 @@ export class TradesRepo {
 
   /** Intents whose broker write has no known outcome (planned or sent when the process died, or unresolved), with their trade. */
   async unsettledIntents(): Promise<Array<{ intent: IntentRow; trade: TradeRow }>> {
-    const rows = await this.db.select().from(copyIntents).innerJoin(trades, eq(copyIntents.tradeId, trades.id))
-      .where(inArray(copyIntents.state, ['planned', 'sent', 'unresolved'])).orderBy(asc(copyIntents.createdAt));
+    const rows = await this.db
+      .select()
+      .from(copyIntents)
+      .innerJoin(trades, eq(copyIntents.tradeId, trades.id))
+      .where(inArray(copyIntents.state, ['planned', 'sent', 'unresolved']))
+      .orderBy(asc(copyIntents.createdAt));
     return rows.map((r) => ({ intent: r.copy_intents, trade: r.trades }));
   }
 
-  async intentsOfAccount(slaveAccountId: string, opts: { before?: Date; after?: string | undefined; limit: number }): Promise<Array<IntentRow & { position: string }>> {
+  async intentsOfAccount(
+    slaveAccountId: string,
+    opts: { before?: Date; after?: string | undefined; limit: number },
+  ): Promise<Array<IntentRow & { position: string }>> {
     const conds = [eq(copyIntents.slaveAccountId, slaveAccountId)];
     if (opts.before) conds.push(lt(copyIntents.createdAt, opts.before));
     if (opts.after) conds.push(olderThan(copyIntents.createdAt, copyIntents.id, opts.after));
-    return this.db.select({ ...getTableColumns(copyIntents), position: positionOf(copyIntents.createdAt, copyIntents.id) }).from(copyIntents).where(and(...conds)).orderBy(desc(copyIntents.createdAt), desc(copyIntents.id)).limit(opts.limit);
+    return this.db
+      .select({ ...getTableColumns(copyIntents), position: positionOf(copyIntents.createdAt, copyIntents.id) })
+      .from(copyIntents)
+      .where(and(...conds))
+      .orderBy(desc(copyIntents.createdAt), desc(copyIntents.id))
+      .limit(opts.limit);
   }
 
   /** Every intent of one Slave for one Master position (opens, follow-ups, heals), oldest first. */
-  async intentsForMasterPosition(masterAccountId: string, masterPositionId: string, slaveAccountId?: string): Promise<IntentRow[]> {
+  async intentsForMasterPosition(
+    masterAccountId: string,
+    masterPositionId: string,
+    slaveAccountId?: string,
+  ): Promise<IntentRow[]> {
     const conds = [eq(trades.masterAccountId, masterAccountId), eq(trades.masterPositionId, masterPositionId)];
     if (slaveAccountId) conds.push(eq(copyIntents.slaveAccountId, slaveAccountId));
-    const rows = await this.db.select({ i: copyIntents }).from(copyIntents).innerJoin(trades, eq(copyIntents.tradeId, trades.id)).where(and(...conds)).orderBy(asc(copyIntents.createdAt));
+    const rows = await this.db
+      .select({ i: copyIntents })
+      .from(copyIntents)
+      .innerJoin(trades, eq(copyIntents.tradeId, trades.id))
+      .where(and(...conds))
+      .orderBy(asc(copyIntents.createdAt));
     return rows.map((r) => r.i);
   }
 
@@ -277,7 +388,10 @@ export class TradesRepo {
   async intentsByTags(slaveAccountId: string, tags: string[]): Promise<IntentRow[]> {
     if (tags.length === 0) return [];
     const inPrev = tags.map((t) => sql`${copyIntents.prevTags} @> ${JSON.stringify([t])}::jsonb`);
-    return this.db.select().from(copyIntents).where(and(eq(copyIntents.slaveAccountId, slaveAccountId), or(inArray(copyIntents.tag, tags), ...inPrev)));
+    return this.db
+      .select()
+      .from(copyIntents)
+      .where(and(eq(copyIntents.slaveAccountId, slaveAccountId), or(inArray(copyIntents.tag, tags), ...inPrev)));
   }
 
   /**
@@ -287,7 +401,11 @@ export class TradesRepo {
   async intentByAnyTag(tag: string): Promise<IntentRow | null> {
     const [row] = await this.db.select().from(copyIntents).where(eq(copyIntents.tag, tag)).limit(1);
     if (row || !/^ct[a-z2-7]{16}$/.test(tag)) return row ?? null;
-    const [prev] = await this.db.select().from(copyIntents).where(sql`${copyIntents.prevTags} @> ${JSON.stringify([tag])}::jsonb`).limit(1);
+    const [prev] = await this.db
+      .select()
+      .from(copyIntents)
+      .where(sql`${copyIntents.prevTags} @> ${JSON.stringify([tag])}::jsonb`)
+      .limit(1);
     return prev ?? null;
   }
 
@@ -303,20 +421,48 @@ export class TradesRepo {
     });
   }
 
-  async openLinksOfMaster(masterAccountId: string, masterPositionId: string, kind: LinkKind = 'position'): Promise<LinkRow[]> {
-    return this.db.select().from(positionLinks)
-      .where(and(eq(positionLinks.masterAccountId, masterAccountId), eq(positionLinks.masterPositionId, masterPositionId), eq(positionLinks.kind, kind), eq(positionLinks.open, true)))
+  async openLinksOfMaster(
+    masterAccountId: string,
+    masterPositionId: string,
+    kind: LinkKind = 'position',
+  ): Promise<LinkRow[]> {
+    return this.db
+      .select()
+      .from(positionLinks)
+      .where(
+        and(
+          eq(positionLinks.masterAccountId, masterAccountId),
+          eq(positionLinks.masterPositionId, masterPositionId),
+          eq(positionLinks.kind, kind),
+          eq(positionLinks.open, true),
+        ),
+      )
       .orderBy(asc(positionLinks.createdAt));
   }
 
   /** Open and closed: a link closed as user_closed forbids copying that Master position to that Slave again. */
-  async linksOfMaster(masterAccountId: string, masterPositionId: string, kind: LinkKind = 'position'): Promise<LinkRow[]> {
-    return this.db.select().from(positionLinks)
-      .where(and(eq(positionLinks.masterAccountId, masterAccountId), eq(positionLinks.masterPositionId, masterPositionId), eq(positionLinks.kind, kind)));
+  async linksOfMaster(
+    masterAccountId: string,
+    masterPositionId: string,
+    kind: LinkKind = 'position',
+  ): Promise<LinkRow[]> {
+    return this.db
+      .select()
+      .from(positionLinks)
+      .where(
+        and(
+          eq(positionLinks.masterAccountId, masterAccountId),
+          eq(positionLinks.masterPositionId, masterPositionId),
+          eq(positionLinks.kind, kind),
+        ),
+      );
   }
 
   async openLinksOfMasterAccount(masterAccountId: string): Promise<LinkRow[]> {
-    return this.db.select().from(positionLinks).where(and(eq(positionLinks.masterAccountId, masterAccountId), eq(positionLinks.open, true)));
+    return this.db
+      .select()
+      .from(positionLinks)
+      .where(and(eq(positionLinks.masterAccountId, masterAccountId), eq(positionLinks.open, true)));
   }
 
   async linksOfMasterAccount(masterAccountId: string): Promise<LinkRow[]> {
@@ -324,7 +470,10 @@ export class TradesRepo {
   }
 
   async openLinksOfSlave(slaveAccountId: string): Promise<LinkRow[]> {
-    return this.db.select().from(positionLinks).where(and(eq(positionLinks.slaveAccountId, slaveAccountId), eq(positionLinks.open, true)));
+    return this.db
+      .select()
+      .from(positionLinks)
+      .where(and(eq(positionLinks.slaveAccountId, slaveAccountId), eq(positionLinks.open, true)));
   }
 
   async linkById(id: string): Promise<LinkRow | null> {
@@ -334,7 +483,10 @@ export class TradesRepo {
 
   async closeLink(id: string, reason: string, evs: NewEvent[] = []): Promise<void> {
     await this.withEvents(evs, async (db) => {
-      await db.update(positionLinks).set({ open: false, closedReason: reason, closedAt: new Date() }).where(eq(positionLinks.id, id));
+      await db
+        .update(positionLinks)
+        .set({ open: false, closedReason: reason, closedAt: new Date() })
+        .where(eq(positionLinks.id, id));
     });
   }
 
@@ -347,11 +499,18 @@ export class TradesRepo {
   async masterItems(accountId: string, opts: { openOnly?: boolean } = {}): Promise<MasterItemRow[]> {
     const conds = [eq(masterItems.accountId, accountId)];
     if (opts.openOnly) conds.push(eq(masterItems.open, true));
-    return this.db.select().from(masterItems).where(and(...conds));
+    return this.db
+      .select()
+      .from(masterItems)
+      .where(and(...conds));
   }
 
   async masterItem(accountId: string, kind: LinkKind, itemId: string): Promise<MasterItemRow | null> {
-    const [row] = await this.db.select().from(masterItems).where(and(eq(masterItems.accountId, accountId), eq(masterItems.kind, kind), eq(masterItems.itemId, itemId))).limit(1);
+    const [row] = await this.db
+      .select()
+      .from(masterItems)
+      .where(and(eq(masterItems.accountId, accountId), eq(masterItems.kind, kind), eq(masterItems.itemId, itemId)))
+      .limit(1);
     return row ?? null;
   }
 
@@ -365,8 +524,11 @@ export class TradesRepo {
  * throws IntentTransitionError, which rolls the whole transaction back (its links and events with it).
  */
 async function moveIntent(db: Db, id: string, u: IntentUpdate, now: Date): Promise<void> {
-  const moved = await db.update(copyIntents).set({ ...u, updatedAt: now })
-    .where(and(eq(copyIntents.id, id), inArray(copyIntents.state, allowedFrom(u.state)))).returning({ id: copyIntents.id });
+  const moved = await db
+    .update(copyIntents)
+    .set({ ...u, updatedAt: now })
+    .where(and(eq(copyIntents.id, id), inArray(copyIntents.state, allowedFrom(u.state))))
+    .returning({ id: copyIntents.id });
   if (moved.length > 0) return;
   const [cur] = await db.select({ state: copyIntents.state }).from(copyIntents).where(eq(copyIntents.id, id)).limit(1);
   throw new IntentTransitionError(id, u.state, (cur?.state as IntentState | undefined) ?? null);
@@ -374,25 +536,45 @@ async function moveIntent(db: Db, id: string, u: IntentUpdate, now: Date): Promi
 
 async function upsertItem(db: Db, it: NewMasterItem): Promise<void> {
   const { accountId: _a, kind: _k, itemId: _i, ...rest } = it;
-  await db.insert(masterItems).values(it).onConflictDoUpdate({ target: [masterItems.accountId, masterItems.kind, masterItems.itemId], set: { ...rest, updatedAt: new Date() } });
+  await db
+    .insert(masterItems)
+    .values(it)
+    .onConflictDoUpdate({
+      target: [masterItems.accountId, masterItems.kind, masterItems.itemId],
+      set: { ...rest, updatedAt: new Date() },
+    });
 }
 
-const byKey = (k: LinkKey) => and(eq(positionLinks.slaveAccountId, k.slaveAccountId), eq(positionLinks.kind, k.kind), eq(positionLinks.slavePositionId, k.slavePositionId));
+const byKey = (k: LinkKey) =>
+  and(
+    eq(positionLinks.slaveAccountId, k.slaveAccountId),
+    eq(positionLinks.kind, k.kind),
+    eq(positionLinks.slavePositionId, k.slavePositionId),
+  );
 
 async function applyLink(db: Db, l: LinkChange): Promise<void> {
   switch (l.op) {
     case 'upsert':
-      await db.insert(positionLinks).values(l.link).onConflictDoUpdate({
-        target: [positionLinks.slaveAccountId, positionLinks.kind, positionLinks.slavePositionId],
-        set: { volume: sql`coalesce(${positionLinks.volume}, 0) + excluded.volume` },
-        setWhere: sql`${positionLinks.open} = true`,
-      });
+      await db
+        .insert(positionLinks)
+        .values(l.link)
+        .onConflictDoUpdate({
+          target: [positionLinks.slaveAccountId, positionLinks.kind, positionLinks.slavePositionId],
+          set: { volume: sql`coalesce(${positionLinks.volume}, 0) + excluded.volume` },
+          setWhere: sql`${positionLinks.open} = true`,
+        });
       return;
     case 'close':
-      await db.update(positionLinks).set({ open: false, closedReason: l.reason, closedAt: new Date() }).where(and(byKey(l.key), eq(positionLinks.open, true)));
+      await db
+        .update(positionLinks)
+        .set({ open: false, closedReason: l.reason, closedAt: new Date() })
+        .where(and(byKey(l.key), eq(positionLinks.open, true)));
       return;
     case 'adjust':
-      await db.update(positionLinks).set({ volume: sql`greatest(coalesce(${positionLinks.volume}, 0) + ${l.by}::numeric, 0)` }).where(and(byKey(l.key), eq(positionLinks.open, true)));
+      await db
+        .update(positionLinks)
+        .set({ volume: sql`greatest(coalesce(${positionLinks.volume}, 0) + ${l.by}::numeric, 0)` })
+        .where(and(byKey(l.key), eq(positionLinks.open, true)));
       return;
   }
 }

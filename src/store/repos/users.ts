@@ -5,22 +5,39 @@ import type { EventsRepo, NewEvent } from './events.js';
 import { newId } from '../../domain/ids.js';
 import { AppError } from '../../domain/errors.js';
 
-export interface UserRow { id: string; email: string; passwordHash: string; createdAt: Date }
+export interface UserRow {
+  id: string;
+  email: string;
+  passwordHash: string;
+  createdAt: Date;
+}
 
 export class UsersRepo {
-  constructor(private readonly db: Db, private readonly events: EventsRepo) {}
+  constructor(
+    private readonly db: Db,
+    private readonly events: EventsRepo,
+  ) {}
 
   /**
    * A new password hash, every live access token of the user revoked, and the event saying so, in one
    * transaction: a stolen session does not outlive the password it was signed in with.
    */
-  async setPassword(userId: string, passwordHash: string, event: Omit<NewEvent, 'userId' | 'accountId'>): Promise<{ tokensRevoked: number } | null> {
+  async setPassword(
+    userId: string,
+    passwordHash: string,
+    event: Omit<NewEvent, 'userId' | 'accountId'>,
+  ): Promise<{ tokensRevoked: number } | null> {
     const res = await this.db.transaction(async (tx) => {
       const [u] = await tx.update(users).set({ passwordHash }).where(eq(users.id, userId)).returning({ id: users.id });
       if (!u) return null;
-      const revoked = await tx.update(accessTokens).set({ revokedAt: new Date() })
-        .where(and(eq(accessTokens.userId, userId), isNull(accessTokens.revokedAt))).returning({ id: accessTokens.id });
-      await this.events.append(tx, [{ ...event, userId, accountId: null, payload: { ...event.payload, tokensRevoked: revoked.length } }]);
+      const revoked = await tx
+        .update(accessTokens)
+        .set({ revokedAt: new Date() })
+        .where(and(eq(accessTokens.userId, userId), isNull(accessTokens.revokedAt)))
+        .returning({ id: accessTokens.id });
+      await this.events.append(tx, [
+        { ...event, userId, accountId: null, payload: { ...event.payload, tokensRevoked: revoked.length } },
+      ]);
       return { tokensRevoked: revoked.length };
     });
     if (res) this.events.notify([userId]);
@@ -29,7 +46,10 @@ export class UsersRepo {
 
   async create(email: string, passwordHash: string): Promise<UserRow> {
     if (await this.byEmail(email)) throw new AppError('conflict', `a user with email ${email} already exists`);
-    const [row] = await this.db.insert(users).values({ id: newId('usr'), email, passwordHash }).returning();
+    const [row] = await this.db
+      .insert(users)
+      .values({ id: newId('usr'), email, passwordHash })
+      .returning();
     return row!;
   }
 

@@ -47,12 +47,22 @@ export async function must<D>(p: Promise<{ data?: D; error?: unknown; response: 
  * A small typed fetch for routes that are not (yet) in the OpenAPI document: the connection wizards' routes,
  * webhook endpoints, panic-close jobs. Same auth and error handling as the typed clients.
  */
-export async function http<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown, init?: { signal?: AbortSignal }): Promise<T> {
+export async function http<T>(
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+  path: string,
+  body?: unknown,
+  init?: { signal?: AbortSignal },
+): Promise<T> {
   const headers: Record<string, string> = { Accept: 'application/json' };
   const t = accessToken();
   if (t) headers.Authorization = `Bearer ${t}`;
   if (body !== undefined) headers['Content-Type'] = 'application/json';
-  const response = await fetch(`${origin}${path}`, { method, headers, body: body === undefined ? null : JSON.stringify(body), signal: init?.signal ?? null });
+  const response = await fetch(`${origin}${path}`, {
+    method,
+    headers,
+    body: body === undefined ? null : JSON.stringify(body),
+    signal: init?.signal ?? null,
+  });
   if (t && sessionEnded(response)) saveSession(null);
   if (!response.ok) throw await toApiError(response);
   if (response.status === 204) return undefined as T;
@@ -61,7 +71,9 @@ export async function http<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE
 }
 
 /** Every item of a paged list, following nextCursor to the last page (such lists are bounded by quotas). */
-export async function allPages<T>(page: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor: string | null }>): Promise<T[]> {
+export async function allPages<T>(
+  page: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor: string | null }>,
+): Promise<T[]> {
   const out: T[] = [];
   let cursor: string | undefined;
   do {
@@ -82,4 +94,3 @@ export function documentedRoutes(): Promise<Set<string>> {
     .catch(() => new Set<string>());
   return routesPromise;
 }
-

@@ -12,22 +12,35 @@ export type MtPlatform = 'mt4' | 'mt5';
 export type PlatformAServerGroup = Ok<'/api/connect/platforma/servers', 'get'>['servers'][number];
 export const searchPlatformAServers = (query: string, platform: MtPlatform) =>
   must(api.GET('/api/connect/platforma/servers', { params: { query: { query, platform } } }));
-export const connectPlatformA = (body: Body<'/api/connect/platforma', 'post'>): Promise<Account> => must(api.POST('/api/connect/platforma', { body }));
+export const connectPlatformA = (body: Body<'/api/connect/platforma', 'post'>): Promise<Account> =>
+  must(api.POST('/api/connect/platforma', { body }));
 
 // Platform B: environment + server + email + password; pick one of the returned accounts and verify its number.
 export type PlatformBAccount = Ok<'/api/connect/platformb/discover', 'post'>['accounts'][number];
-export const discoverPlatformB = (body: Body<'/api/connect/platformb/discover', 'post'>) => must(api.POST('/api/connect/platformb/discover', { body }));
-export const confirmPlatformB = (body: Body<'/api/connect/platformb/confirm', 'post'>): Promise<Account> => must(api.POST('/api/connect/platformb/confirm', { body }));
+export const discoverPlatformB = (body: Body<'/api/connect/platformb/discover', 'post'>) =>
+  must(api.POST('/api/connect/platformb/discover', { body }));
+export const confirmPlatformB = (body: Body<'/api/connect/platformb/confirm', 'post'>): Promise<Account> =>
+  must(api.POST('/api/connect/platformb/confirm', { body }));
 
 // Platform C: OAuth in a popup, then pick the returned account and verify account and environment.
 export type PlatformCConnection = Ok<'/api/connect/platformc/connections/{connection_id}', 'get'>;
 export type PlatformCAccount = PlatformCConnection['accounts'][number];
 export const startPlatformC = () => must(api.POST('/api/connect/platformc/start', { body: {} }));
 export const platformCConnection = (connectionId: string) =>
-  must(api.GET('/api/connect/platformc/connections/{connection_id}', { params: { path: { connection_id: connectionId } } }));
-export const confirmPlatformC = (body: Body<'/api/connect/platformc/confirm', 'post'>): Promise<Account> => must(api.POST('/api/connect/platformc/confirm', { body }));
+  must(
+    api.GET('/api/connect/platformc/connections/{connection_id}', {
+      params: { path: { connection_id: connectionId } },
+    }),
+  );
+export const confirmPlatformC = (body: Body<'/api/connect/platformc/confirm', 'post'>): Promise<Account> =>
+  must(api.POST('/api/connect/platformc/confirm', { body }));
 
 /** What the authorization popup posts to its opener when it ends on /api/connect/platformc/callback. */
-export interface PlatformCMessage { type: 'copytrade:platformc'; connectionId: string | null; ok: boolean; error?: string }
+export interface PlatformCMessage {
+  type: 'copytrade:platformc';
+  connectionId: string | null;
+  ok: boolean;
+  error?: string;
+}
 export const isPlatformCMessage = (d: unknown): d is PlatformCMessage =>
   !!d && typeof d === 'object' && (d as { type?: unknown }).type === 'copytrade:platformc';

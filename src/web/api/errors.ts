@@ -43,7 +43,12 @@ export async function toApiError(response: Response, body?: unknown): Promise<Ap
   }
   const o = (b && typeof b === 'object' ? b : {}) as Record<string, unknown>;
   const { code, error, requestId, ...rest } = o;
-  const message = typeof error === 'string' ? error : typeof o.message === 'string' ? o.message : `${response.status} ${response.statusText || 'error'}`;
+  const message =
+    typeof error === 'string'
+      ? error
+      : typeof o.message === 'string'
+        ? o.message
+        : `${response.status} ${response.statusText || 'error'}`;
   return new ApiError(
     response.status,
     typeof code === 'string' ? code : `http_${response.status}`,
@@ -63,7 +68,8 @@ export function describeError(err: unknown): string {
       return `Too many requests: ${message}.${wait}`.replace('..', '.');
     }
     if (err.status === 401) return 'Your session has ended or the credentials are wrong. Sign in again.';
-    if (err.status === 500) return 'Something went wrong in the service. Try again; if it goes on, give the request id below to whoever runs it.';
+    if (err.status === 500)
+      return 'Something went wrong in the service. Try again; if it goes on, give the request id below to whoever runs it.';
     if (err.status >= 500) return `The broker did not answer as expected: ${message}`;
     return message;
   }

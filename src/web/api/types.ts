@@ -2,9 +2,17 @@ import type { paths } from '../../client/schema';
 
 type Json<T> = T extends { content: { 'application/json': infer B } } ? B : never;
 export type Ok<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { responses: infer R }
-  ? R extends { 200: infer X } ? Json<X> : R extends { 201: infer X } ? Json<X> : R extends { 202: infer X } ? Json<X> : never
+  ? R extends { 200: infer X }
+    ? Json<X>
+    : R extends { 201: infer X }
+      ? Json<X>
+      : R extends { 202: infer X }
+        ? Json<X>
+        : never
   : never;
-export type Body<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { requestBody?: infer B } ? Json<NonNullable<B>> : never;
+export type Body<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { requestBody?: infer B }
+  ? Json<NonNullable<B>>
+  : never;
 
 /** Shapes of the service's answers, taken from the generated OpenAPI types. */
 export type Account = Ok<'/v1/accounts', 'get'>['accounts'][number];

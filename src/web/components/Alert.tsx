@@ -10,7 +10,11 @@ export function Alert({ error, title }: { error: unknown; title?: string }) {
       {title && <strong>{title}: </strong>}
       {describeError(error)}
       {problems.length > 0 && (
-        <ul>{problems.map((p) => <li key={p}>{p}</li>)}</ul>
+        <ul>
+          {problems.map((p) => (
+            <li key={p}>{p}</li>
+          ))}
+        </ul>
       )}
       {error instanceof ApiError && error.requestId && <div className="muted small">request {error.requestId}</div>}
     </div>
@@ -18,5 +22,9 @@ export function Alert({ error, title }: { error: unknown; title?: string }) {
 }
 
 export function Notice({ children, tone = 'info' }: { children: React.ReactNode; tone?: 'info' | 'good' | 'warn' }) {
-  return <div className={`alert alert-${tone}`} role="status">{children}</div>;
+  return (
+    <div className={`alert alert-${tone}`} role="status">
+      {children}
+    </div>
+  );
 }

@@ -1,6 +1,11 @@
 import { useId } from 'react';
 
-export interface Bar { key: string; label: string; value: number; hint?: string }
+export interface Bar {
+  key: string;
+  label: string;
+  value: number;
+  hint?: string;
+}
 const W = 960;
 const H = 200;
 const PAD = { l: 56, r: 8, t: 10, b: 24 };
@@ -20,17 +25,30 @@ export function BarChart({ bars, label, format }: { bars: Bar[]; label: string; 
         {[max / 2, max].map((v) => (
           <g key={v}>
             <line x1={PAD.l} x2={W - PAD.r} y1={y(v)} y2={y(v)} className="grid" />
-            <text x={PAD.l - 6} y={y(v) + 4} textAnchor="end" className="axis">{format(v)}</text>
+            <text x={PAD.l - 6} y={y(v) + 4} textAnchor="end" className="axis">
+              {format(v)}
+            </text>
           </g>
         ))}
         <line x1={PAD.l} x2={W - PAD.r} y1={y(0)} y2={y(0)} className="grid" />
         {bars.map((b, i) => (
-          <rect key={b.key} x={PAD.l + i * step + (step - bw) / 2} y={y(b.value)} width={bw} height={Math.max(1, y(0) - y(b.value))} className="bar">
+          <rect
+            key={b.key}
+            x={PAD.l + i * step + (step - bw) / 2}
+            y={y(b.value)}
+            width={bw}
+            height={Math.max(1, y(0) - y(b.value))}
+            className="bar"
+          >
             <title>{`${b.label}: ${format(b.value)}${b.hint ? ` (${b.hint})` : ''}`}</title>
           </rect>
         ))}
-        <text x={PAD.l} y={H - 6} className="axis">{bars[0]!.label}</text>
-        <text x={W - PAD.r} y={H - 6} textAnchor="end" className="axis">{bars[bars.length - 1]!.label}</text>
+        <text x={PAD.l} y={H - 6} className="axis">
+          {bars[0]!.label}
+        </text>
+        <text x={W - PAD.r} y={H - 6} textAnchor="end" className="axis">
+          {bars[bars.length - 1]!.label}
+        </text>
       </svg>
     </figure>
   );

@@ -9,15 +9,39 @@ import { RetryCountdown } from './RetryCountdown';
 export function ConnectError({ error }: { error: unknown }) {
   if (!error) return null;
   if (error instanceof ApiError) {
-    if (error.status === 429) return <RetryCountdown key={error.requestId ?? String(error.retryAfterSec)} seconds={error.retryAfterSec ?? 300} />;
+    if (error.status === 429)
+      return (
+        <RetryCountdown key={error.requestId ?? String(error.retryAfterSec)} seconds={error.retryAfterSec ?? 300} />
+      );
     if (error.code === 'account_already_connected') {
-      return <Alert error={new Error(`This broker account is already connected here, by another user. A broker account can be connected once: copying an account onto itself multiplies every trade. (${error.message})`)} />;
+      return (
+        <Alert
+          error={
+            new Error(
+              `This broker account is already connected here, by another user. A broker account can be connected once: copying an account onto itself multiplies every trade. (${error.message})`,
+            )
+          }
+        />
+      );
     }
     const text = `${error.code} ${error.message}`.toLowerCase();
     if (error.status === 401 || error.status === 403 || /credential|password|login|auth/.test(text)) {
-      return <Alert error={new Error(`The broker refused these credentials: check the login or email, the password and the server. (${error.message})`)} />;
+      return (
+        <Alert
+          error={
+            new Error(
+              `The broker refused these credentials: check the login or email, the password and the server. (${error.message})`,
+            )
+          }
+        />
+      );
     }
-    if (error.status === 502 || error.status === 503) return <Alert error={new Error(`The broker could not be reached or failed (${error.message}). Try again in a moment.`)} />;
+    if (error.status === 502 || error.status === 503)
+      return (
+        <Alert
+          error={new Error(`The broker could not be reached or failed (${error.message}). Try again in a moment.`)}
+        />
+      );
   }
   return <Alert error={error} />;
 }

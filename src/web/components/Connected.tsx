@@ -7,9 +7,14 @@ import { Badge } from './Badge';
 export function Connected({ account }: { account: Account }) {
   return (
     <div className="alert alert-good" role="status" data-testid="connected">
-      <strong>Connected: {account.name}</strong> ({platformName(account.platform)}, account {account.accountNumber}{account.environment ? `, ${account.environment}` : ''}) —
-      {' '}<Badge value={account.status} /> <Badge value={account.role} />{account.balance !== null ? ` balance ${money(account.balance, account.currency)}` : ''}.
-      <p><Link to={`/accounts/${account.id}`}>Open the account</Link> · <Link to="/groups">Copier groups</Link> · <Link to="/connect">Connect another</Link></p>
+      <strong>Connected: {account.name}</strong> ({platformName(account.platform)}, account {account.accountNumber}
+      {account.environment ? `, ${account.environment}` : ''}) — <Badge value={account.status} />{' '}
+      <Badge value={account.role} />
+      {account.balance !== null ? ` balance ${money(account.balance, account.currency)}` : ''}.
+      <p>
+        <Link to={`/accounts/${account.id}`}>Open the account</Link> · <Link to="/groups">Copier groups</Link> ·{' '}
+        <Link to="/connect">Connect another</Link>
+      </p>
     </div>
   );
 }

@@ -5,14 +5,25 @@ import { formToRule, ruleToForm, type RuleErrors, type RuleForm, type SizingMode
 import { Alert } from './Alert';
 
 /** A Slave's copy rule. The form checks what it can; the server checks the rest against the Slave's adapter and its reasons show as sent. */
-export function CopyRuleForm({ accountId, rule, onSaved }: { accountId: string; rule: CopyRule; onSaved?: (r: CopyRule) => void }) {
+export function CopyRuleForm({
+  accountId,
+  rule,
+  onSaved,
+}: {
+  accountId: string;
+  rule: CopyRule;
+  onSaved?: (r: CopyRule) => void;
+}) {
   const [f, setF] = useState<RuleForm>(() => ruleToForm(rule));
   const [errors, setErrors] = useState<RuleErrors>({});
   const [serverError, setServerError] = useState<unknown>(null);
   const [saved, setSaved] = useState(false);
   const [busy, setBusy] = useState(false);
   const id = useId();
-  const set = <K extends keyof RuleForm>(k: K, v: RuleForm[K]) => { setF((x) => ({ ...x, [k]: v })); setSaved(false); };
+  const set = <K extends keyof RuleForm>(k: K, v: RuleForm[K]) => {
+    setF((x) => ({ ...x, [k]: v }));
+    setSaved(false);
+  };
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -22,7 +33,9 @@ export function CopyRuleForm({ accountId, rule, onSaved }: { accountId: string; 
     if (!r) return;
     setBusy(true);
     try {
-      const savedRule = await must(app.PUT('/v1/accounts/{account_id}/copy-rule', { params: { path: { account_id: accountId } }, body: r }));
+      const savedRule = await must(
+        app.PUT('/v1/accounts/{account_id}/copy-rule', { params: { path: { account_id: accountId } }, body: r }),
+      );
       setSaved(true);
       onSaved?.(savedRule);
     } catch (err) {
@@ -36,47 +49,116 @@ export function CopyRuleForm({ accountId, rule, onSaved }: { accountId: string; 
     <div className={`field ${errors[k] ? 'has-error' : ''}`}>
       <label htmlFor={`${id}-${k}`}>{label}</label>
       {input}
-      {hint && <div className="muted small" id={`${id}-${k}-hint`}>{hint}</div>}
-      {errors[k] && <div className="bad small" id={`${id}-${k}-err`} role="alert">{errors[k]}</div>}
+      {hint && (
+        <div className="muted small" id={`${id}-${k}-hint`}>
+          {hint}
+        </div>
+      )}
+      {errors[k] && (
+        <div className="bad small" id={`${id}-${k}-err`} role="alert">
+          {errors[k]}
+        </div>
+      )}
     </div>
   );
-  type TextField = 'multiplier' | 'volume' | 'riskPercent' | 'minVolume' | 'maxVolume' | 'maxDelayMs' | 'maxSlippage' | 'includeSymbols' | 'excludeSymbols';
+  type TextField =
+    | 'multiplier'
+    | 'volume'
+    | 'riskPercent'
+    | 'minVolume'
+    | 'maxVolume'
+    | 'maxDelayMs'
+    | 'maxSlippage'
+    | 'includeSymbols'
+    | 'excludeSymbols';
   const text = (k: TextField, placeholder = '') => (
-    <input id={`${id}-${k}`} name={k} value={f[k]} placeholder={placeholder} onChange={(e) => set(k, e.target.value)} aria-invalid={!!errors[k]} aria-describedby={errors[k] ? `${id}-${k}-err` : undefined} />
+    <input
+      id={`${id}-${k}`}
+      name={k}
+      value={f[k]}
+      placeholder={placeholder}
+      onChange={(e) => set(k, e.target.value)}
+      aria-invalid={!!errors[k]}
+      aria-describedby={errors[k] ? `${id}-${k}-err` : undefined}
+    />
   );
   const check = (k: 'reverse' | 'copyStopLoss' | 'copyTakeProfit' | 'copyPendingOrders', label: string) => (
     <label className="inline">
-      <input type="checkbox" name={k} checked={f[k]} onChange={(e) => set(k, e.target.checked)} aria-invalid={!!errors[k]} /> {label}
-      {errors[k] && <span className="bad small" role="alert"> {errors[k]}</span>}
+      <input
+        type="checkbox"
+        name={k}
+        checked={f[k]}
+        onChange={(e) => set(k, e.target.checked)}
+        aria-invalid={!!errors[k]}
+      />{' '}
+      {label}
+      {errors[k] && (
+        <span className="bad small" role="alert">
+          {' '}
+          {errors[k]}
+        </span>
+      )}
     </label>
   );
 
   return (
     <form className="rule-form" onSubmit={(e) => void submit(e)} aria-label="Copy rule" noValidate>
       <div className="form-grid">
-        {field('mode', 'Sizing', (
-          <select id={`${id}-mode`} name="mode" value={f.mode} onChange={(e) => set('mode', e.target.value as SizingMode)}>
+        {field(
+          'mode',
+          'Sizing',
+          <select
+            id={`${id}-mode`}
+            name="mode"
+            value={f.mode}
+            onChange={(e) => set('mode', e.target.value as SizingMode)}
+          >
             <option value="multiplier">Multiplier of Master volume</option>
             <option value="fixed">Fixed volume</option>
             <option value="balance_ratio">Balance ratio</option>
             <option value="equity_ratio">Equity ratio</option>
             <option value="risk_percent">Risk % of equity at the stop loss</option>
-          </select>
-        ))}
+          </select>,
+        )}
         {f.mode === 'fixed'
           ? field('volume', 'Volume (lots)', text('volume', '0.01'))
           : f.mode === 'risk_percent'
-          ? field('riskPercent', 'Risk (% of equity)', text('riskPercent', '1'), 'sized so the stop loss loses this share; a trade without a stop loss is not copied')
-          : field('multiplier', f.mode === 'multiplier' ? 'Multiplier' : 'Extra multiplier', text('multiplier', f.mode === 'multiplier' ? '1' : 'optional'))}
+            ? field(
+                'riskPercent',
+                'Risk (% of equity)',
+                text('riskPercent', '1'),
+                'sized so the stop loss loses this share; a trade without a stop loss is not copied',
+              )
+            : field(
+                'multiplier',
+                f.mode === 'multiplier' ? 'Multiplier' : 'Extra multiplier',
+                text('multiplier', f.mode === 'multiplier' ? '1' : 'optional'),
+              )}
         {field('minVolume', 'Minimum volume', text('minVolume', 'none'))}
         {field('maxVolume', 'Maximum volume', text('maxVolume', 'none'))}
         {field('includeSymbols', 'Only these symbols', text('includeSymbols', 'all'), 'comma separated')}
         {field('excludeSymbols', 'Never these symbols', text('excludeSymbols', 'none'), 'comma separated')}
-        {field('symbolMap', 'Symbol map', (
-          <textarea id={`${id}-symbolMap`} name="symbolMap" rows={2} value={f.symbolMap} placeholder="EURUSD=EURUSD.m" onChange={(e) => set('symbolMap', e.target.value)} aria-invalid={!!errors.symbolMap} />
-        ), 'one MASTER=SLAVE per line')}
+        {field(
+          'symbolMap',
+          'Symbol map',
+          <textarea
+            id={`${id}-symbolMap`}
+            name="symbolMap"
+            rows={2}
+            value={f.symbolMap}
+            placeholder="EURUSD=EURUSD.m"
+            onChange={(e) => set('symbolMap', e.target.value)}
+            aria-invalid={!!errors.symbolMap}
+          />,
+          'one MASTER=SLAVE per line',
+        )}
         {field('maxDelayMs', 'Max delay (ms)', text('maxDelayMs'), 'skip a copy older than this')}
-        {field('maxSlippage', 'Max slippage (price)', text('maxSlippage', 'none'), "skip a market copy whose price is worse than the Master's fill by more, e.g. 0.0005")}
+        {field(
+          'maxSlippage',
+          'Max slippage (price)',
+          text('maxSlippage', 'none'),
+          "skip a market copy whose price is worse than the Master's fill by more, e.g. 0.0005",
+        )}
       </div>
       <div className="checks">
         {check('reverse', 'Reverse (buy becomes sell)')}
@@ -86,8 +168,14 @@ export function CopyRuleForm({ accountId, rule, onSaved }: { accountId: string; 
       </div>
       <Alert error={serverError} title="The server refused the rule" />
       <div className="actions">
-        {saved && <span className="good small" role="status">Saved.</span>}
-        <button type="submit" className="btn btn-primary" disabled={busy}>{busy ? 'Saving…' : 'Save rule'}</button>
+        {saved && (
+          <span className="good small" role="status">
+            Saved.
+          </span>
+        )}
+        <button type="submit" className="btn btn-primary" disabled={busy}>
+          {busy ? 'Saving…' : 'Save rule'}
+        </button>
       </div>
     </form>
   );

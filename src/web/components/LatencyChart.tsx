@@ -9,7 +9,14 @@ export function LatencyChart({ trades }: { trades: Trade[] }) {
     if (lats.length === 0) return [];
     const max = Math.max(...lats);
     const median = [...lats].sort((a, b) => a - b)[Math.floor(lats.length / 2)]!;
-    return [{ key: t.tradeId, label: new Date(t.createdAt).toLocaleTimeString('en-GB'), value: max, hint: `${t.side} ${t.volume} ${t.symbol}, median ${ms(median)}, ${lats.length} copies` }];
+    return [
+      {
+        key: t.tradeId,
+        label: new Date(t.createdAt).toLocaleTimeString('en-GB'),
+        value: max,
+        hint: `${t.side} ${t.volume} ${t.symbol}, median ${ms(median)}, ${lats.length} copies`,
+      },
+    ];
   });
   return <BarChart bars={bars} label={`Copy latency per trade (slowest Slave), ${bars.length} trades`} format={ms} />;
 }

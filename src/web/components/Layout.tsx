@@ -24,25 +24,42 @@ export function Layout({ session, children }: { session: Session; children: Reac
   };
   return (
     <div className="shell">
-      <a className="skip" href="#main">Skip to content</a>
+      <a className="skip" href="#main">
+        Skip to content
+      </a>
       <header className="topbar">
-        <Link to="/" className="brand" aria-label="copytrade home">copy<span>trade</span></Link>
+        <Link to="/" className="brand" aria-label="copytrade home">
+          copy<span>trade</span>
+        </Link>
         <nav aria-label="Main">
           <ul>
             {NAV.map((n) => (
-              <li key={n.to}><Link to={n.to} aria-current={n.active(path) ? 'page' : undefined}>{n.label}</Link></li>
+              <li key={n.to}>
+                <Link to={n.to} aria-current={n.active(path) ? 'page' : undefined}>
+                  {n.label}
+                </Link>
+              </li>
             ))}
           </ul>
         </nav>
         <div className="who">
-          <span className={`live live-${live.mode}`} title={live.mode === 'stream' ? 'Live: event stream' : 'Live: polling every 2 s'}>
+          <span
+            className={`live live-${live.mode}`}
+            title={live.mode === 'stream' ? 'Live: event stream' : 'Live: polling every 2 s'}
+          >
             {live.mode === 'stream' ? 'live' : live.mode === 'poll' ? 'polling' : '…'}
           </span>
-          <span className="muted small" data-testid="who">{session.email}</span>
-          <button type="button" className="btn btn-small" onClick={() => void signOut()}>Sign out</button>
+          <span className="muted small" data-testid="who">
+            {session.email}
+          </span>
+          <button type="button" className="btn btn-small" onClick={() => void signOut()}>
+            Sign out
+          </button>
         </div>
       </header>
-      <main id="main" tabIndex={-1}>{children}</main>
+      <main id="main" tabIndex={-1}>
+        {children}
+      </main>
     </div>
   );
 }

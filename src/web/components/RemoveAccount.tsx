@@ -24,13 +24,25 @@ export function RemoveAccountDialog({ account, onClose }: { account: Account; on
   };
   return (
     <Modal title={`Remove ${account.name}`} onClose={onClose} busy={busy}>
-      <p>This removes the account from copytrade with its stored broker credentials, copy rule and risk limits{account.role === 'master' ? ', and the trades it led with their copy ledger' : ''}. Nothing is closed at the broker.</p>
+      <p>
+        This removes the account from copytrade with its stored broker credentials, copy rule and risk limits
+        {account.role === 'master' ? ', and the trades it led with their copy ledger' : ''}. Nothing is closed at the
+        broker.
+      </p>
       <Alert error={error} />
       <div className="actions">
-        <button type="button" className="btn" onClick={onClose} autoFocus>Cancel</button>
-        {blocked
-          ? <button type="button" className="btn btn-danger" disabled={busy} onClick={() => void run(true)}>Remove anyway, leave the copies open</button>
-          : <button type="button" className="btn btn-danger" disabled={busy} onClick={() => void run(false)}>Remove account</button>}
+        <button type="button" className="btn" onClick={onClose} autoFocus>
+          Cancel
+        </button>
+        {blocked ? (
+          <button type="button" className="btn btn-danger" disabled={busy} onClick={() => void run(true)}>
+            Remove anyway, leave the copies open
+          </button>
+        ) : (
+          <button type="button" className="btn btn-danger" disabled={busy} onClick={() => void run(false)}>
+            Remove account
+          </button>
+        )}
       </div>
     </Modal>
   );

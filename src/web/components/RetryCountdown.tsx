@@ -12,9 +12,14 @@ export function RetryCountdown({ seconds, what = 'connection requests' }: { seco
   const left = Math.max(0, Math.ceil((until - now) / 1000));
   return (
     <div className="alert alert-warn" role="alert">
-      {left > 0
-        ? <>The limit of 3 {what} per 5 minutes is reached. Try again in <strong data-testid="retry-wait">{formatWait(left)}</strong>.</>
-        : <>You can try again now.</>}
+      {left > 0 ? (
+        <>
+          The limit of 3 {what} per 5 minutes is reached. Try again in{' '}
+          <strong data-testid="retry-wait">{formatWait(left)}</strong>.
+        </>
+      ) : (
+        <>You can try again now.</>
+      )}
     </div>
   );
 }

@@ -3,8 +3,15 @@ export function Steps({ steps, current }: { steps: string[]; current: number }) 
   return (
     <ol className="steps" aria-label="Steps">
       {steps.map((s, i) => (
-        <li key={s} className={i < current ? 'done' : i === current ? 'current' : ''} aria-current={i === current ? 'step' : undefined}>
-          <span className="step-n" aria-hidden="true">{i < current ? '✓' : i + 1}</span> {s}
+        <li
+          key={s}
+          className={i < current ? 'done' : i === current ? 'current' : ''}
+          aria-current={i === current ? 'step' : undefined}
+        >
+          <span className="step-n" aria-hidden="true">
+            {i < current ? '✓' : i + 1}
+          </span>{' '}
+          {s}
         </li>
       ))}
     </ol>

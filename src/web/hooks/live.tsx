@@ -7,7 +7,11 @@ import { accessToken, saveSession } from '../lib/session';
  * while it is down, it polls every 2 s. Pages refetch on every `tick`.
  */
 export type LiveMode = 'connecting' | 'stream' | 'poll';
-interface Live { tick: number; mode: LiveMode; lastEvent: string | null }
+interface Live {
+  tick: number;
+  mode: LiveMode;
+  lastEvent: string | null;
+}
 const LiveContext = createContext<Live>({ tick: 0, mode: 'poll', lastEvent: null });
 
 export const POLL_MS = 2000;
@@ -47,10 +51,14 @@ export function LiveProvider({ children }: { children: ReactNode }) {
       const token = accessToken();
       if (!token) return;
       try {
-        const res = await fetch(STREAM_PATH, { headers: { Authorization: `Bearer ${token}`, Accept: 'text/event-stream' }, signal: ctrl.signal });
+        const res = await fetch(STREAM_PATH, {
+          headers: { Authorization: `Bearer ${token}`, Accept: 'text/event-stream' },
+          signal: ctrl.signal,
+        });
         if (res.status === 404) return setMode('poll'); // no stream on this service: polling it is
         if (res.status === 401) return saveSession(null);
-        if (!res.ok || !res.body || !(res.headers.get('content-type') ?? '').includes('text/event-stream')) throw new Error(`stream answered ${res.status}`);
+        if (!res.ok || !res.body || !(res.headers.get('content-type') ?? '').includes('text/event-stream'))
+          throw new Error(`stream answered ${res.status}`);
         setMode('stream');
         bump();
         const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();

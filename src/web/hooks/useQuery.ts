@@ -12,7 +12,11 @@ export interface Query<T> {
  * Loads `fn` now, again when `deps` change, and (with live) on every live tick. The last good data stays on
  * screen while a reload runs or fails; answers that arrive out of order are dropped.
  */
-export function useQuery<T>(fn: () => Promise<T>, deps: unknown[], opts: { live?: boolean; enabled?: boolean } = {}): Query<T> {
+export function useQuery<T>(
+  fn: () => Promise<T>,
+  deps: unknown[],
+  opts: { live?: boolean; enabled?: boolean } = {},
+): Query<T> {
   const { live = false, enabled = true } = opts;
   const [data, setData] = useState<T | undefined>(undefined);
   const [error, setError] = useState<unknown>(null);

@@ -12,13 +12,16 @@ export function num(v: number | null | undefined, digits = 5): string {
   return String(Number(v.toFixed(digits)));
 }
 
-export const signed = (v: number | null | undefined, digits = 5): string => (v === null || v === undefined ? '–' : v > 0 ? `+${num(v, digits)}` : num(v, digits));
+export const signed = (v: number | null | undefined, digits = 5): string =>
+  v === null || v === undefined ? '–' : v > 0 ? `+${num(v, digits)}` : num(v, digits);
 
 /** The copy latency of a ledger row in ms: a number, or the sum of the measured phases {plan, record, send, ack}. */
 export function latencyTotal(l: unknown): number | null {
   if (typeof l === 'number' && Number.isFinite(l)) return l;
   if (l && typeof l === 'object') {
-    const vals = Object.values(l as Record<string, unknown>).filter((x): x is number => typeof x === 'number' && Number.isFinite(x));
+    const vals = Object.values(l as Record<string, unknown>).filter(
+      (x): x is number => typeof x === 'number' && Number.isFinite(x),
+    );
     return vals.length ? vals.reduce((a, b) => a + b, 0) : null;
   }
   return null;
@@ -34,14 +37,24 @@ export function ms(v: number | null | undefined): string {
 /** The phases of a latency object, for a tooltip: "plan 5.8 ms, record 27 ms, ...". */
 export function latencyPhases(l: unknown): string {
   if (!l || typeof l !== 'object') return '';
-  return Object.entries(l as Record<string, unknown>).filter(([, v]) => typeof v === 'number').map(([k, v]) => `${k} ${ms(v as number)}`).join(', ');
+  return Object.entries(l as Record<string, unknown>)
+    .filter(([, v]) => typeof v === 'number')
+    .map(([k, v]) => `${k} ${ms(v as number)}`)
+    .join(', ');
 }
 
 export function time(iso: string | null | undefined): string {
   if (!iso) return '–';
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return iso;
-  return d.toLocaleString('en-GB', { year: 'numeric', month: 'short', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+  return d.toLocaleString('en-GB', {
+    year: 'numeric',
+    month: 'short',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  });
 }
 
 export function ago(iso: string | null | undefined, now = Date.now()): string {
@@ -55,18 +68,50 @@ export function ago(iso: string | null | undefined, now = Date.now()): string {
   return `${Math.floor(s / 86400)} d ago`;
 }
 
-const WORDS: Record<string, string> = { platforma: 'Platform A (MT4/MT5)', platformb: 'Platform B', platformc: 'Platform C', sim: 'Simulator' };
+const WORDS: Record<string, string> = {
+  platforma: 'Platform A (MT4/MT5)',
+  platformb: 'Platform B',
+  platformc: 'Platform C',
+  sim: 'Simulator',
+};
 export const platformName = (p: string): string => WORDS[p] ?? p;
 
-export const shortId = (id: string, n = 6): string => (id.length > n + 4 ? `${id.slice(0, id.indexOf('_') + 1)}…${id.slice(-n)}` : id);
+export const shortId = (id: string, n = 6): string =>
+  id.length > n + 4 ? `${id.slice(0, id.indexOf('_') + 1)}…${id.slice(-n)}` : id;
 
 /** Tone of a status word for its badge. */
 export function tone(s: string | null | undefined): 'good' | 'warn' | 'bad' | 'muted' | 'info' {
   switch (s) {
-    case 'ok': case 'connected': case 'confirmed': case 'accepted': case 'closed': case 'active': return 'good';
-    case 'degraded': case 'paused': case 'planned': case 'sent': case 'pending': case 'expiring': case 'skipped': case 'unresolved': return 'warn';
-    case 'down': case 'disconnected': case 'reconnect_required': case 'disabled': case 'locked': case 'rejected': case 'denied': case 'failed': case 'revoked': case 'expired': return 'bad';
-    case 'master': return 'info';
-    default: return 'muted';
+    case 'ok':
+    case 'connected':
+    case 'confirmed':
+    case 'accepted':
+    case 'closed':
+    case 'active':
+      return 'good';
+    case 'degraded':
+    case 'paused':
+    case 'planned':
+    case 'sent':
+    case 'pending':
+    case 'expiring':
+    case 'skipped':
+    case 'unresolved':
+      return 'warn';
+    case 'down':
+    case 'disconnected':
+    case 'reconnect_required':
+    case 'disabled':
+    case 'locked':
+    case 'rejected':
+    case 'denied':
+    case 'failed':
+    case 'revoked':
+    case 'expired':
+      return 'bad';
+    case 'master':
+      return 'info';
+    default:
+      return 'muted';
   }
 }

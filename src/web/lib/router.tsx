@@ -12,7 +12,12 @@ function subscribe(cb: () => void): () => void {
   };
 }
 
-export const usePath = (): string => useSyncExternalStore(subscribe, () => location.pathname + location.search, () => '/');
+export const usePath = (): string =>
+  useSyncExternalStore(
+    subscribe,
+    () => location.pathname + location.search,
+    () => '/',
+  );
 
 export function navigate(to: string, opts: { replace?: boolean } = {}): void {
   if (to === location.pathname + location.search) return;
@@ -42,5 +47,9 @@ export function Link({ to, children, ...rest }: { to: string } & AnchorHTMLAttri
     e.preventDefault();
     navigate(to);
   };
-  return <a href={to} {...rest} onClick={onClick}>{children}</a>;
+  return (
+    <a href={to} {...rest} onClick={onClick}>
+      {children}
+    </a>
+  );
 }

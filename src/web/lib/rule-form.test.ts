@@ -3,8 +3,18 @@ import type { CopyRule } from '../api/types';
 import { describeRule, formToRule, ruleToForm } from './rule-form';
 
 const base: CopyRule = {
-  sizing: { mode: 'multiplier', multiplier: 0.5 }, minVolume: null, maxVolume: null, symbolMap: { EURUSD: 'EURUSD.m' },
-  includeSymbols: [], excludeSymbols: ['XAUUSD'], reverse: false, copyStopLoss: true, copyTakeProfit: true, copyPendingOrders: true, maxDelayMs: 30000, maxSlippage: null,
+  sizing: { mode: 'multiplier', multiplier: 0.5 },
+  minVolume: null,
+  maxVolume: null,
+  symbolMap: { EURUSD: 'EURUSD.m' },
+  includeSymbols: [],
+  excludeSymbols: ['XAUUSD'],
+  reverse: false,
+  copyStopLoss: true,
+  copyTakeProfit: true,
+  copyPendingOrders: true,
+  maxDelayMs: 30000,
+  maxSlippage: null,
 };
 
 describe('rule form', () => {
@@ -33,7 +43,12 @@ describe('rule form', () => {
     expect(formToRule({ ...f, maxDelayMs: '-1' }).errors.maxDelayMs).toBeDefined();
   });
   it('accepts -> and => in the map and commas or spaces in lists', () => {
-    const { rule } = formToRule({ ...ruleToForm(base), symbolMap: 'EURUSD -> EURUSD.m\nGBPUSD=>GBPUSD.x', includeSymbols: 'EURUSD, GBPUSD USDJPY', excludeSymbols: '' });
+    const { rule } = formToRule({
+      ...ruleToForm(base),
+      symbolMap: 'EURUSD -> EURUSD.m\nGBPUSD=>GBPUSD.x',
+      includeSymbols: 'EURUSD, GBPUSD USDJPY',
+      excludeSymbols: '',
+    });
     expect(rule?.symbolMap).toEqual({ EURUSD: 'EURUSD.m', GBPUSD: 'GBPUSD.x' });
     expect(rule?.includeSymbols).toEqual(['EURUSD', 'GBPUSD', 'USDJPY']);
   });

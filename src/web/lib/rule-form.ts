@@ -41,7 +41,9 @@ export function ruleToForm(r: CopyRule): RuleForm {
     riskPercent: text(s.riskPercent),
     minVolume: text(r.minVolume),
     maxVolume: text(r.maxVolume),
-    symbolMap: Object.entries(r.symbolMap).map(([k, v]) => `${k}=${v}`).join('\n'),
+    symbolMap: Object.entries(r.symbolMap)
+      .map(([k, v]) => `${k}=${v}`)
+      .join('\n'),
     includeSymbols: r.includeSymbols.join(', '),
     excludeSymbols: r.excludeSymbols.join(', '),
     reverse: r.reverse,
@@ -53,7 +55,11 @@ export function ruleToForm(r: CopyRule): RuleForm {
   };
 }
 
-const list = (s: string) => s.split(/[\s,;]+/).map((x) => x.trim()).filter(Boolean);
+const list = (s: string) =>
+  s
+    .split(/[\s,;]+/)
+    .map((x) => x.trim())
+    .filter(Boolean);
 
 /**
  * The form as the rule the server takes, or the reasons it cannot be sent (per field). Decimals go as the text
@@ -61,7 +67,11 @@ const list = (s: string) => s.split(/[\s,;]+/).map((x) => x.trim()).filter(Boole
  */
 export function formToRule(f: RuleForm): { rule: Required<CopyRulePatch> | null; errors: RuleErrors } {
   const errors: RuleErrors = {};
-  const dec = (field: keyof RuleForm, v: string, opts: { required?: boolean; positive?: boolean } = {}): string | null => {
+  const dec = (
+    field: keyof RuleForm,
+    v: string,
+    opts: { required?: boolean; positive?: boolean } = {},
+  ): string | null => {
     const t = v.trim();
     if (!t) {
       if (opts.required) errors[field] = 'required';
@@ -76,8 +86,13 @@ export function formToRule(f: RuleForm): { rule: Required<CopyRulePatch> | null;
   };
 
   let sizing: Required<CopyRulePatch>['sizing'];
-  if (f.mode === 'fixed') sizing = { mode: 'fixed', volume: dec('volume', f.volume, { required: true, positive: true }) ?? '' };
-  else if (f.mode === 'multiplier') sizing = { mode: 'multiplier', multiplier: dec('multiplier', f.multiplier, { required: true, positive: true }) ?? '' };
+  if (f.mode === 'fixed')
+    sizing = { mode: 'fixed', volume: dec('volume', f.volume, { required: true, positive: true }) ?? '' };
+  else if (f.mode === 'multiplier')
+    sizing = {
+      mode: 'multiplier',
+      multiplier: dec('multiplier', f.multiplier, { required: true, positive: true }) ?? '',
+    };
   else if (f.mode === 'risk_percent') {
     const pct = dec('riskPercent', f.riskPercent, { required: true, positive: true });
     if (pct && !errors.riskPercent && Number(pct) > 100) errors.riskPercent = 'at most 100';
@@ -90,7 +105,8 @@ export function formToRule(f: RuleForm): { rule: Required<CopyRulePatch> | null;
   const minVolume = dec('minVolume', f.minVolume, { positive: true });
   const maxSlippage = dec('maxSlippage', f.maxSlippage, { positive: true });
   const maxVolume = dec('maxVolume', f.maxVolume, { positive: true });
-  if (minVolume && maxVolume && !errors.minVolume && !errors.maxVolume && Number(minVolume) > Number(maxVolume)) errors.maxVolume = 'must not be below the minimum volume';
+  if (minVolume && maxVolume && !errors.minVolume && !errors.maxVolume && Number(minVolume) > Number(maxVolume))
+    errors.maxVolume = 'must not be below the minimum volume';
 
   const symbolMap: Record<string, string> = {};
   for (const [i, line] of f.symbolMap.split('\n').entries()) {
@@ -105,7 +121,10 @@ export function formToRule(f: RuleForm): { rule: Required<CopyRulePatch> | null;
   }
   const includeSymbols = list(f.includeSymbols);
   const excludeSymbols = list(f.excludeSymbols);
-  for (const [field, syms] of [['includeSymbols', includeSymbols], ['excludeSymbols', excludeSymbols]] as const) {
+  for (const [field, syms] of [
+    ['includeSymbols', includeSymbols],
+    ['excludeSymbols', excludeSymbols],
+  ] as const) {
     const bad = syms.find((s) => !SYMBOL.test(s));
     if (bad) errors[field] = `"${bad}" is not a symbol`;
   }
@@ -118,9 +137,18 @@ export function formToRule(f: RuleForm): { rule: Required<CopyRulePatch> | null;
   if (Object.keys(errors).length) return { rule: null, errors };
   return {
     rule: {
-      sizing, minVolume, maxVolume, symbolMap, includeSymbols, excludeSymbols,
-      reverse: f.reverse, copyStopLoss: f.copyStopLoss, copyTakeProfit: f.copyTakeProfit, copyPendingOrders: f.copyPendingOrders,
-      maxDelayMs: Number(delay), maxSlippage,
+      sizing,
+      minVolume,
+      maxVolume,
+      symbolMap,
+      includeSymbols,
+      excludeSymbols,
+      reverse: f.reverse,
+      copyStopLoss: f.copyStopLoss,
+      copyTakeProfit: f.copyTakeProfit,
+      copyPendingOrders: f.copyPendingOrders,
+      maxDelayMs: Number(delay),
+      maxSlippage,
     },
     errors,
   };
@@ -129,8 +157,14 @@ export function formToRule(f: RuleForm): { rule: Required<CopyRulePatch> | null;
 /** One line about a rule, for the groups table. */
 export function describeRule(r: CopyRule): string {
   const s = r.sizing as { mode: SizingMode; multiplier?: number; volume?: number; riskPercent?: number };
-  const size = s.mode === 'multiplier' ? `x${s.multiplier}` : s.mode === 'fixed' ? `fixed ${s.volume}`
-    : s.mode === 'risk_percent' ? `risk ${s.riskPercent}% at the stop` : `${s.mode.replace('_', ' ')}${s.multiplier ? ` x${s.multiplier}` : ''}`;
+  const size =
+    s.mode === 'multiplier'
+      ? `x${s.multiplier}`
+      : s.mode === 'fixed'
+        ? `fixed ${s.volume}`
+        : s.mode === 'risk_percent'
+          ? `risk ${s.riskPercent}% at the stop`
+          : `${s.mode.replace('_', ' ')}${s.multiplier ? ` x${s.multiplier}` : ''}`;
   const parts = [size];
   if (r.reverse) parts.push('reverse');
   if (r.maxSlippage) parts.push(`slippage ≤ ${r.maxSlippage}`);

@@ -1,5 +1,11 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react';
-import { confirmPlatformC, isPlatformCMessage, platformCConnection, startPlatformC, type PlatformCAccount } from '../api/connect';
+import {
+  confirmPlatformC,
+  isPlatformCMessage,
+  platformCConnection,
+  startPlatformC,
+  type PlatformCAccount,
+} from '../api/connect';
 import type { Account } from '../api/types';
 import { Alert } from '../components/Alert';
 import { DemoLogins } from '../components/DemoLogins';
@@ -23,7 +29,7 @@ const number = (a: PlatformCAccount) => a.accountNumber ?? a.ctidTraderAccountId
 export function ConnectCWizard() {
   const groups = useGroups();
   const [step, setStep] = useState(0);
-    const [phase, setPhase] = useState<'idle' | 'blocked' | 'waiting' | 'loading'>('idle');
+  const [phase, setPhase] = useState<'idle' | 'blocked' | 'waiting' | 'loading'>('idle');
   const [connectionId, setConnectionId] = useState('');
   const [found, setFound] = useState<PlatformCAccount[]>([]);
   const [picked, setPicked] = useState('');
@@ -55,13 +61,22 @@ export function ConnectCWizard() {
     if (phase !== 'waiting') return;
     let done = false;
     const onMessage = (e: MessageEvent) => {
-      if (e.origin !== location.origin || !isPlatformCMessage(e.data) || (e.data.connectionId !== null && e.data.connectionId !== conn.current)) return;
+      if (
+        e.origin !== location.origin ||
+        !isPlatformCMessage(e.data) ||
+        (e.data.connectionId !== null && e.data.connectionId !== conn.current)
+      )
+        return;
       done = true;
       popup.current = null;
       if (e.data.ok) void loadAccounts(conn.current);
       else {
         setPhase('idle');
-        setError(new Error(`The authorization did not complete: ${e.data.error ?? 'unknown reason'}. Open the window again to retry.`));
+        setError(
+          new Error(
+            `The authorization did not complete: ${e.data.error ?? 'unknown reason'}. Open the window again to retry.`,
+          ),
+        );
       }
     };
     window.addEventListener('message', onMessage);
@@ -70,11 +85,23 @@ export function ConnectCWizard() {
       window.setTimeout(() => {
         if (done) return;
         done = true;
-        void platformCConnection(conn.current).then((c) => {
-          if (c.status === 'authorized') return loadAccounts(conn.current);
-          setPhase('idle');
-          setError(new Error(c.status === 'failed' ? `The authorization did not complete: ${c.error ?? 'unknown reason'}.` : 'The authorization window was closed before the access was approved. Open it again to retry.'));
-        }, (err: unknown) => { setPhase('idle'); setError(err); });
+        void platformCConnection(conn.current).then(
+          (c) => {
+            if (c.status === 'authorized') return loadAccounts(conn.current);
+            setPhase('idle');
+            setError(
+              new Error(
+                c.status === 'failed'
+                  ? `The authorization did not complete: ${c.error ?? 'unknown reason'}.`
+                  : 'The authorization window was closed before the access was approved. Open it again to retry.',
+              ),
+            );
+          },
+          (err: unknown) => {
+            setPhase('idle');
+            setError(err);
+          },
+        );
       }, 1500);
       window.clearInterval(watch);
     }, 500);
@@ -95,7 +122,9 @@ export function ConnectCWizard() {
     try {
       w.document.title = 'Authorization';
       w.document.body.textContent = 'Opening the authorization page…';
-    } catch { /* not ours to write to */ }
+    } catch {
+      /* not ours to write to */
+    }
     popup.current = w;
     try {
       const r = await startPlatformC();
@@ -118,7 +147,15 @@ export function ConnectCWizard() {
     setBusy(true);
     setError(null);
     try {
-      setAccount(await confirmPlatformC({ connectionId, ctidTraderAccountId: chosen.ctidTraderAccountId, accountNumber: number(chosen), environment: chosen.environment === 'live' ? 'live' : 'demo', ...placementBody(place) }));
+      setAccount(
+        await confirmPlatformC({
+          connectionId,
+          ctidTraderAccountId: chosen.ctidTraderAccountId,
+          accountNumber: number(chosen),
+          environment: chosen.environment === 'live' ? 'live' : 'demo',
+          ...placementBody(place),
+        }),
+      );
       setStep(3);
     } catch (err) {
       setError(err);
@@ -129,7 +166,9 @@ export function ConnectCWizard() {
 
   return (
     <section aria-labelledby="wc-title">
-      <p className="crumbs"><Link to="/connect">Connect</Link> /</p>
+      <p className="crumbs">
+        <Link to="/connect">Connect</Link> /
+      </p>
       <h1 id="wc-title">Connect a Platform C account</h1>
       <Steps steps={STEPS} current={step} />
       {step === 0 && <DemoLogins platform="platformc" />}
@@ -139,56 +178,129 @@ export function ConnectCWizard() {
             <p>The platform asks you to approve access in its own window. Your browser must allow this site's popup.</p>
             {phase === 'blocked' && (
               <div className="alert alert-bad" role="alert" data-testid="popup-blocked">
-                <strong>The popup was blocked.</strong> Allow popups for this site (the icon at the end of the address bar), then press “Open the authorization window” again.
+                <strong>The popup was blocked.</strong> Allow popups for this site (the icon at the end of the address
+                bar), then press “Open the authorization window” again.
               </div>
             )}
             {phase === 'waiting' && (
               <div role="status" aria-live="polite">
                 <progress aria-label="Waiting for approval" />
-                <p>Waiting for you to approve the access in the authorization window… <button type="button" className="btn btn-small" onClick={() => popup.current?.focus()}>Show the window</button></p>
+                <p>
+                  Waiting for you to approve the access in the authorization window…{' '}
+                  <button type="button" className="btn btn-small" onClick={() => popup.current?.focus()}>
+                    Show the window
+                  </button>
+                </p>
               </div>
             )}
-            {phase === 'loading' && <p role="status" aria-busy="true">Approved. Reading the accounts…</p>}
+            {phase === 'loading' && (
+              <p role="status" aria-busy="true">
+                Approved. Reading the accounts…
+              </p>
+            )}
             <ConnectError error={error} />
             <div className="actions">
-              <button type="button" className="btn btn-primary" onClick={() => void authorize()} disabled={phase === 'waiting' || phase === 'loading'}>Open the authorization window</button>
+              <button
+                type="button"
+                className="btn btn-primary"
+                onClick={() => void authorize()}
+                disabled={phase === 'waiting' || phase === 'loading'}
+              >
+                Open the authorization window
+              </button>
             </div>
           </>
         )}
         {step === 1 && (
           <>
-            {found.length === 0 ? <Alert error={new Error('The approval returned no trading account. Approve at least one account in the authorization window.')} /> : (
+            {found.length === 0 ? (
+              <Alert
+                error={
+                  new Error(
+                    'The approval returned no trading account. Approve at least one account in the authorization window.',
+                  )
+                }
+              />
+            ) : (
               <fieldset className="choices">
                 <legend>Select the account to connect</legend>
                 {found.map((a) => (
                   <label key={key(a)}>
-                    <input type="radio" name="account" value={key(a)} checked={picked === key(a)} onChange={() => { setPicked(key(a)); setVerified(false); }} />
-                    {' '}<strong>#{number(a)}</strong> · {a.environment} · {a.brokerName ?? 'broker'}
+                    <input
+                      type="radio"
+                      name="account"
+                      value={key(a)}
+                      checked={picked === key(a)}
+                      onChange={() => {
+                        setPicked(key(a));
+                        setVerified(false);
+                      }}
+                    />{' '}
+                    <strong>#{number(a)}</strong> · {a.environment} · {a.brokerName ?? 'broker'}
                   </label>
                 ))}
               </fieldset>
             )}
             <ConnectError error={error} />
             <div className="actions">
-              <button type="button" className="btn" onClick={() => { setStep(0); setPhase('idle'); }}>Back</button>
-              <button type="button" className="btn btn-primary" disabled={!chosen} onClick={() => setStep(2)}>Next</button>
+              <button
+                type="button"
+                className="btn"
+                onClick={() => {
+                  setStep(0);
+                  setPhase('idle');
+                }}
+              >
+                Back
+              </button>
+              <button type="button" className="btn btn-primary" disabled={!chosen} onClick={() => setStep(2)}>
+                Next
+              </button>
             </div>
           </>
         )}
         {step === 2 && chosen && (
           <form onSubmit={(e) => void confirm(e)} aria-label="Verify and connect">
             <dl className="facts">
-              <div><dt>Account</dt><dd>{number(chosen)}</dd></div>
-              <div><dt>Environment</dt><dd><strong>{chosen.environment}</strong></dd></div>
-              <div><dt>Broker</dt><dd>{chosen.brokerName ?? '—'}</dd></div>
+              <div>
+                <dt>Account</dt>
+                <dd>{number(chosen)}</dd>
+              </div>
+              <div>
+                <dt>Environment</dt>
+                <dd>
+                  <strong>{chosen.environment}</strong>
+                </dd>
+              </div>
+              <div>
+                <dt>Broker</dt>
+                <dd>{chosen.brokerName ?? '—'}</dd>
+              </div>
             </dl>
-            {chosen.environment === 'live' && <div className="alert alert-warn" role="alert">This is a <strong>live</strong> account: copies will trade real money.</div>}
-            <label className="inline"><input type="checkbox" name="verified" checked={verified} onChange={(e) => setVerified(e.target.checked)} required /> I checked the account number and the environment.</label>
+            {chosen.environment === 'live' && (
+              <div className="alert alert-warn" role="alert">
+                This is a <strong>live</strong> account: copies will trade real money.
+              </div>
+            )}
+            <label className="inline">
+              <input
+                type="checkbox"
+                name="verified"
+                checked={verified}
+                onChange={(e) => setVerified(e.target.checked)}
+                required
+              />{' '}
+              I checked the account number and the environment.
+            </label>
             <GroupPicker groups={groups.data ?? []} value={place} onChange={setPlace} />
             <ConnectError error={error} />
             <div className="actions">
-              <button type="button" className="btn" onClick={() => setStep(1)} disabled={busy}>Back</button>
-              <button type="submit" className="btn btn-primary" disabled={busy || !verified}>{busy ? 'Connecting…' : 'Connect this account'}</button>
+              <button type="button" className="btn" onClick={() => setStep(1)} disabled={busy}>
+                Back
+              </button>
+              <button type="submit" className="btn btn-primary" disabled={busy || !verified}>
+                {busy ? 'Connecting…' : 'Connect this account'}
+              </button>
             </div>
           </form>
         )}

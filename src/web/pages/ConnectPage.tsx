@@ -1,9 +1,26 @@
 import { Link } from '../lib/router';
 
 const PLATFORMS = [
-  { to: '/connect/platforma', title: 'Platform A', sub: 'MetaTrader 4 / 5', steps: 'Search the broker server, enter the login ID and trading password, confirm, then assign the account to a copier group.' },
-  { to: '/connect/platformb', title: 'Platform B', sub: 'email + password, Demo or Live', steps: 'Choose Demo or Live, enter the server, email and password; pick the account and verify its number.' },
-  { to: '/connect/platformc', title: 'Platform C', sub: 'authorization window', steps: 'Approve access in the authorization window (allow the popup), pick the account, verify account and environment, connect it to a group.' },
+  {
+    to: '/connect/platforma',
+    title: 'Platform A',
+    sub: 'MetaTrader 4 / 5',
+    steps:
+      'Search the broker server, enter the login ID and trading password, confirm, then assign the account to a copier group.',
+  },
+  {
+    to: '/connect/platformb',
+    title: 'Platform B',
+    sub: 'email + password, Demo or Live',
+    steps: 'Choose Demo or Live, enter the server, email and password; pick the account and verify its number.',
+  },
+  {
+    to: '/connect/platformc',
+    title: 'Platform C',
+    sub: 'authorization window',
+    steps:
+      'Approve access in the authorization window (allow the popup), pick the account, verify account and environment, connect it to a group.',
+  },
 ];
 
 /** Step one of every connection: choose the platform. */
@@ -15,10 +32,14 @@ export function ConnectPage() {
       <ul className="platforms">
         {PLATFORMS.map((p) => (
           <li key={p.to} className="card">
-            <h2><Link to={p.to}>{p.title}</Link></h2>
+            <h2>
+              <Link to={p.to}>{p.title}</Link>
+            </h2>
             <p className="muted">{p.sub}</p>
             <p className="small">{p.steps}</p>
-            <Link to={p.to} className="btn btn-primary" aria-label={`Connect a ${p.title} account`}>Connect</Link>
+            <Link to={p.to} className="btn btn-primary" aria-label={`Connect a ${p.title} account`}>
+              Connect
+            </Link>
           </li>
         ))}
       </ul>

@@ -9,10 +9,22 @@ export function DeveloperPage() {
       <section className="card" aria-labelledby="docs-title">
         <h2 id="docs-title">API reference</h2>
         <ul>
-          <li><a href="/openapi.json" target="_blank" rel="noreferrer">OpenAPI document</a> (<code>/openapi.json</code>)</li>
-          <li><a href="/docs" target="_blank" rel="noreferrer">Interactive reference</a> (<code>/docs</code>)</li>
+          <li>
+            <a href="/openapi.json" target="_blank" rel="noreferrer">
+              OpenAPI document
+            </a>{' '}
+            (<code>/openapi.json</code>)
+          </li>
+          <li>
+            <a href="/docs" target="_blank" rel="noreferrer">
+              Interactive reference
+            </a>{' '}
+            (<code>/docs</code>)
+          </li>
         </ul>
-        <p className="muted small">Family R (<code>/api</code>) takes a signed-in access token; family V (<code>/v1</code>) takes an API key.</p>
+        <p className="muted small">
+          Family R (<code>/api</code>) takes a signed-in access token; family V (<code>/v1</code>) takes an API key.
+        </p>
       </section>
       <ApiKeys />
       <WebhookEndpoints />

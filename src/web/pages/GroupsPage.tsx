@@ -34,7 +34,10 @@ export function GroupsPage() {
       setCreateError(err);
     }
   };
-  const refresh = () => { void groups.reload(); void accounts.reload(); };
+  const refresh = () => {
+    void groups.reload();
+    void accounts.reload();
+  };
   const list = groups.data ?? [];
 
   return (
@@ -42,9 +45,20 @@ export function GroupsPage() {
       <div className="page-head">
         <h1 id="groups-title">Copier groups</h1>
         <form className="inline-form" onSubmit={(e) => void create(e)} aria-label="Create a copier group">
-          <label className="sr-only" htmlFor="new-group">New group name</label>
-          <input id="new-group" placeholder="New group name" value={name} onChange={(e) => setName(e.target.value)} required maxLength={100} />
-          <button type="submit" className="btn btn-primary">Create group</button>
+          <label className="sr-only" htmlFor="new-group">
+            New group name
+          </label>
+          <input
+            id="new-group"
+            placeholder="New group name"
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+            required
+            maxLength={100}
+          />
+          <button type="submit" className="btn btn-primary">
+            Create group
+          </button>
         </form>
       </div>
       <Alert error={createError ?? groups.error} />
@@ -53,22 +67,46 @@ export function GroupsPage() {
         <article key={g.id} className="card group" aria-labelledby={`g-${g.id}`} data-testid="group-card">
           <div className="page-head">
             <h2 id={`g-${g.id}`}>{g.name}</h2>
-            <button type="button" className="btn btn-danger" onClick={() => setPanic(g)} disabled={!g.master && g.slaves.length === 0}>Panic close group…</button>
+            <button
+              type="button"
+              className="btn btn-danger"
+              onClick={() => setPanic(g)}
+              disabled={!g.master && g.slaves.length === 0}
+            >
+              Panic close group…
+            </button>
           </div>
           <GroupActions group={g} onChanged={refresh} />
           <h3>Master</h3>
           {g.master ? (
-            <p><Link to={`/accounts/${g.master.id}`}>{g.master.name}</Link> <Badge value={g.master.status} /> <HealthBadge health={g.master.health} /> <span className="muted">{money(g.master.equity, g.master.currency)}</span></p>
-          ) : <p className="muted">No Master yet: assign one below.</p>}
+            <p>
+              <Link to={`/accounts/${g.master.id}`}>{g.master.name}</Link> <Badge value={g.master.status} />{' '}
+              <HealthBadge health={g.master.health} />{' '}
+              <span className="muted">{money(g.master.equity, g.master.currency)}</span>
+            </p>
+          ) : (
+            <p className="muted">No Master yet: assign one below.</p>
+          )}
           <h3>Slaves ({g.slaves.length})</h3>
-          {g.slaves.length === 0 ? <p className="muted">No Slaves yet.</p> : (
+          {g.slaves.length === 0 ? (
+            <p className="muted">No Slaves yet.</p>
+          ) : (
             <ul className="slaves">
               {g.slaves.map((s) => (
                 <li key={s.id}>
                   <div className="slave-row">
-                    <span><Link to={`/accounts/${s.id}`}>{s.name}</Link> <Badge value={s.status} /> <HealthBadge health={s.health} /></span>
+                    <span>
+                      <Link to={`/accounts/${s.id}`}>{s.name}</Link> <Badge value={s.status} />{' '}
+                      <HealthBadge health={s.health} />
+                    </span>
                     <span className="muted small">{describeRule(s.rule)}</span>
-                    <button type="button" className="btn btn-small" aria-expanded={editing === s.id} aria-controls={`rule-${s.id}`} onClick={() => setEditing(editing === s.id ? null : s.id)}>
+                    <button
+                      type="button"
+                      className="btn btn-small"
+                      aria-expanded={editing === s.id}
+                      aria-controls={`rule-${s.id}`}
+                      onClick={() => setEditing(editing === s.id ? null : s.id)}
+                    >
                       {editing === s.id ? 'Close rule' : 'Edit rule'}
                     </button>
                   </div>
@@ -93,13 +131,27 @@ export function GroupsPage() {
         <Alert error={accounts.error} />
         <div className="table-wrap">
           <table>
-            <thead><tr><th>Account</th><th>Now</th><th>Move to</th></tr></thead>
+            <thead>
+              <tr>
+                <th>Account</th>
+                <th>Now</th>
+                <th>Move to</th>
+              </tr>
+            </thead>
             <tbody>
               {(accounts.data ?? []).map((a) => (
                 <tr key={`${a.id}:${a.groupId}:${a.role}`}>
-                  <td>{a.name}<div className="muted small">{a.accountNumber}</div></td>
-                  <td><Badge value={a.role} /> {list.find((g) => g.id === a.groupId)?.name ?? <span className="muted">no group</span>}</td>
-                  <td><AssignForm account={a} groups={list} onSaved={refresh} /></td>
+                  <td>
+                    {a.name}
+                    <div className="muted small">{a.accountNumber}</div>
+                  </td>
+                  <td>
+                    <Badge value={a.role} />{' '}
+                    {list.find((g) => g.id === a.groupId)?.name ?? <span className="muted">no group</span>}
+                  </td>
+                  <td>
+                    <AssignForm account={a} groups={list} onSaved={refresh} />
+                  </td>
                 </tr>
               ))}
             </tbody>
@@ -108,8 +160,19 @@ export function GroupsPage() {
       </section>
       {panic && (
         <PanicCloseDialog
-          scope={{ kind: 'group', id: panic.id, name: panic.name, accounts: [...(panic.master ? [panic.master] : []), ...panic.slaves].map((a) => ({ id: a.id, name: a.name })) }}
-          onClose={() => { setPanic(null); refresh(); }}
+          scope={{
+            kind: 'group',
+            id: panic.id,
+            name: panic.name,
+            accounts: [...(panic.master ? [panic.master] : []), ...panic.slaves].map((a) => ({
+              id: a.id,
+              name: a.name,
+            })),
+          }}
+          onClose={() => {
+            setPanic(null);
+            refresh();
+          }}
         />
       )}
     </section>

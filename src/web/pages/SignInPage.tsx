@@ -27,13 +27,39 @@ export function SignInPage() {
   return (
     <main className="signin" id="main">
       <form className="card" onSubmit={(e) => void submit(e)} aria-labelledby="signin-title">
-        <h1 id="signin-title">copy<span className="accent">trade</span></h1>
+        <h1 id="signin-title">
+          copy<span className="accent">trade</span>
+        </h1>
         <p className="muted">Sign in to your copy-trading dashboard.</p>
-        <label>Email<input type="email" name="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} /></label>
-        <label>Password<input type="password" name="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} /></label>
+        <label>
+          Email
+          <input
+            type="email"
+            name="email"
+            autoComplete="username"
+            required
+            value={email}
+            onChange={(e) => setEmail(e.target.value)}
+          />
+        </label>
+        <label>
+          Password
+          <input
+            type="password"
+            name="password"
+            autoComplete="current-password"
+            required
+            value={password}
+            onChange={(e) => setPassword(e.target.value)}
+          />
+        </label>
         <Alert error={error} />
-        <button type="submit" className="btn btn-primary" disabled={busy}>{busy ? 'Signing in…' : 'Sign in'}</button>
-        <p className="muted small">Demo mode: the credentials are in <code>demo-credentials.json</code> in the data directory.</p>
+        <button type="submit" className="btn btn-primary" disabled={busy}>
+          {busy ? 'Signing in…' : 'Sign in'}
+        </button>
+        <p className="muted small">
+          Demo mode: the credentials are in <code>demo-credentials.json</code> in the data directory.
+        </p>
       </form>
     </main>
   );
