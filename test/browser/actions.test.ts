@@ -74,7 +74,13 @@ describe('dashboard actions', { timeout: 120_000 }, () => {
     ]);
     await page.goto(`/accounts/${master.id}`);
     const chart = page.getByTestId('equity-chart');
-    await chart.locator('svg polyline').first().waitFor();
+    await chart
+      .locator('svg polyline')
+      .first()
+      .waitFor()
+      .catch(async (err: Error) => {
+        throw new Error(`${err.message}\nthe chart shows: ${await chart.innerText()}`);
+      });
     const firstLabel = () => chart.locator('svg text.axis').nth(3).textContent();
     const expected = await page.evaluate(
       (t) => new Date(t).toLocaleTimeString('en-GB', { hour: '2-digit', minute: '2-digit', second: '2-digit' }),
