@@ -69,15 +69,19 @@ describe('dashboard actions', { timeout: 120_000 }, () => {
   it('charts equity from the server, from before the tab was open, with a 1h/24h/7d range picker', async () => {
     const master = await accountNamed('Demo Master');
     const old = Math.floor((Date.now() - 5 * 3_600_000) / 60_000) * 60_000;
+    // Two snapshots, so the line has a slope whether or not a health round has written one yet: a flat line has
+    // an empty bounding box, which Playwright never calls visible (the case failed on busy full runs only).
+    const recent = Math.floor((Date.now() - 10 * 60_000) / 60_000) * 60_000;
     await h.svc.store.equity.insertMany([
       { accountId: master.id, at: new Date(old), balance: new Decimal(9000), equity: new Decimal(9100) },
+      { accountId: master.id, at: new Date(recent), balance: new Decimal(9000), equity: new Decimal(9400) },
     ]);
     await page.goto(`/accounts/${master.id}`);
     const chart = page.getByTestId('equity-chart');
     await chart
       .locator('svg polyline')
       .first()
-      .waitFor()
+      .waitFor({ state: 'attached' })
       .catch(async (err: Error) => {
         throw new Error(`${err.message}\nthe chart shows: ${await chart.innerText()}`);
       });
