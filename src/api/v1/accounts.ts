@@ -150,6 +150,8 @@ export async function accountRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
       // Drop the live connection first so nothing acts on the account while its row goes; the watcher lets go on its next scan.
       await deps.adapters.evict(a.id);
       await deps.store.accounts.remove(a.id);
+      // An adapter built from a read taken just before the row was marked goes too.
+      await deps.adapters.evict(a.id);
       reply.code(204);
       return null;
     },
