@@ -1,6 +1,15 @@
 import { and, asc, eq, gt, inArray, isNull, ne, or, sql } from 'drizzle-orm';
 import type { Db } from '../db.js';
-import { accounts, copierGroups, copyRules, masterItems, positionLinks, riskLimits, shadowTwins } from '../schema.js';
+import {
+  accounts,
+  copierGroups,
+  copyRules,
+  equitySnapshots,
+  masterItems,
+  positionLinks,
+  riskLimits,
+  shadowTwins,
+} from '../schema.js';
 import { newId } from '../../domain/ids.js';
 import { type Decimal, decOrNull } from '../../domain/decimal.js';
 import { initialHealth, type Account, type CopierGroup } from '../../domain/account.js';
@@ -376,7 +385,7 @@ export class AccountsRepo {
    * stays (marked `removed_at`) with its trades, its ledger rows and the ledger rows of its Slaves, while in one
    * transaction its sealed credentials are wiped, its broker identity is released (the broker account can be
    * connected again, as a new connection), it leaves its group, and its copy rule, position links, watcher
-   * state, shadow twin and risk limits go. Open links only exist here when the caller forced the removal.
+   * state, shadow twin, risk limits and equity history go. Open links only exist here when the caller forced the removal.
    */
   async remove(id: string): Promise<void> {
     this.invalidate();
@@ -389,6 +398,8 @@ export class AccountsRepo {
         .where(or(eq(positionLinks.slaveAccountId, id), eq(positionLinks.masterAccountId, id)));
       await tx.delete(masterItems).where(eq(masterItems.accountId, id));
       await tx.delete(shadowTwins).where(eq(shadowTwins.accountId, id));
+      // Balance history is not proof of what was copied; it went with the account before and still does.
+      await tx.delete(equitySnapshots).where(eq(equitySnapshots.accountId, id));
       const now = new Date();
       await tx
         .update(accounts)
