@@ -430,7 +430,7 @@ export interface paths {
         get: operations["getAccount"];
         put?: never;
         post?: never;
-        /** Remove an account with its sealed broker credentials, copy rule and links (a Master takes its trades and their ledger with it). 409 open_copies while it holds copies (as a Slave) or leads them (as a Master), unless force=true, which leaves those copies open at the brokers, no longer followed; 409 panic_close_running while a panic-close runs on it */
+        /** Remove an account (a soft delete): its row stays so its trades, its ledger and its Slaves' ledger rows stay readable (GET /v1/trades, GET /v1/trades/{id}, the Slaves' ledgers, with its name); its sealed broker credentials are wiped and its broker identity released (the broker account can be connected again as a new connection); it leaves its group; its copy rule, links, watcher state, shadow twin and risk limits go. Afterwards every account route answers 404 for it and no list shows it. 409 open_copies while it holds copies (as a Slave) or leads them (as a Master), unless force=true, which leaves those copies open at the brokers, no longer followed; 409 panic_close_running while a panic-close runs on it */
         delete: operations["removeAccount"];
         options?: never;
         head?: never;
@@ -7723,6 +7723,8 @@ export interface operations {
                     "application/json": {
                         entries: {
                             accountId: string;
+                            /** @description the Slave's name, also once the account was removed */
+                            accountName: string;
                             action: string;
                             brokerAnswer: unknown;
                             brokerOrderId: string | null;
@@ -16028,6 +16030,8 @@ export interface operations {
                             copiedTo: number;
                             copies: {
                                 accountId: string;
+                                /** @description the Slave's name, also once the account was removed */
+                                accountName: string;
                                 action: string;
                                 brokerAnswer: unknown;
                                 brokerOrderId: string | null;
@@ -16059,6 +16063,8 @@ export interface operations {
                                 tag: string;
                             };
                             masterAccountId: string;
+                            /** @description the Master's name, also once the account was removed */
+                            masterAccountName: string;
                             price: number | null;
                             requestId: string | null;
                             side: string;
@@ -16269,6 +16275,8 @@ export interface operations {
                         copiedTo: number;
                         copies: {
                             accountId: string;
+                            /** @description the Slave's name, also once the account was removed */
+                            accountName: string;
                             action: string;
                             brokerAnswer: unknown;
                             brokerOrderId: string | null;
@@ -16300,6 +16308,8 @@ export interface operations {
                             tag: string;
                         };
                         masterAccountId: string;
+                        /** @description the Master's name, also once the account was removed */
+                        masterAccountName: string;
                         price: number | null;
                         requestId: string | null;
                         side: string;

@@ -20,6 +20,8 @@ export interface Account {
   health: Health;
   balance: Decimal | null;
   equity: Decimal | null;
+  /** Set once the user removed the connection: only the history still refers to it, nothing acts on it. */
+  removedAt?: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }

@@ -1,5 +1,5 @@
 import type { Account } from '../domain/account.js';
-import { AppError } from '../domain/errors.js';
+import { AppError, notFound } from '../domain/errors.js';
 import type { Platform } from '../domain/types.js';
 import type { AdapterFactory, BrokerAdapter, Capabilities } from '../platforms/adapter.js';
 
@@ -8,7 +8,7 @@ export interface CredentialOpener {
   open(accountId: string): Promise<Record<string, unknown> | null>;
 }
 
-type AccountRef = Pick<Account, 'id' | 'platform' | 'brokerAccountId' | 'environment'>;
+type AccountRef = Pick<Account, 'id' | 'platform' | 'brokerAccountId' | 'environment' | 'removedAt'>;
 
 /**
  * Hands out another adapter for an account instead of its broker's (shadow mode: a Slave's simulated twin),
@@ -51,6 +51,8 @@ export class AdapterRegistry {
 
   /** The broker's own adapter for the account, whatever the resolver hands out. */
   brokerAdapter(account: AccountRef): Promise<BrokerAdapter> {
+    // A removed connection's row stays for the history (store.accounts.byId still returns it); nothing trades on it.
+    if (account.removedAt) return Promise.reject(notFound('account'));
     const existing = this.live.get(account.id);
     if (existing) return existing;
     const factory = this.factories.get(account.platform);

@@ -174,7 +174,8 @@ class AccountWatch {
         // Follow-ups plan from links; links come from the outcomes of what this Master did before.
         await this.engine.idle(this.accountId);
         const master = await this.store.accounts.byId(this.accountId);
-        if (!master || master.role !== 'master') continue;
+        // A removed Master's row stays for the history; the watcher lets go of it on its next scan.
+        if (!master || master.role !== 'master' || master.removedAt) continue;
         if (job.kind === 'event') await this.onEvent(master, job.ev);
         else await this.diff(master, job.reason === 'start');
       } catch (err) {

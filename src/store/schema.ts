@@ -118,6 +118,11 @@ export const accounts = pgTable(
      * deployment, so one broker account is connected once. Null only for a duplicate disabled by migration 0004.
      */
     brokerIdentity: text('broker_identity'),
+    /**
+     * Set when the user removed the connection: the row stays so its trades and its Slaves' ledger keep their
+     * account, with its credentials wiped and its broker identity released (the broker account may be connected again).
+     */
+    removedAt: ts('removed_at'),
     createdAt: createdAt(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
   },
@@ -125,7 +130,10 @@ export const accounts = pgTable(
     index('accounts_user_idx').on(t.userId),
     uniqueIndex('accounts_broker_identity_uq').on(t.brokerIdentity),
     index('accounts_group_idx').on(t.groupId),
-    uniqueIndex('accounts_broker_uq').on(t.userId, t.platform, t.brokerAccountId, t.environment),
+    // A removed row keeps its broker columns for the history; only live rows must differ.
+    uniqueIndex('accounts_broker_uq')
+      .on(t.userId, t.platform, t.brokerAccountId, t.environment)
+      .where(sql`${t.removedAt} is null`),
   ],
 );
 

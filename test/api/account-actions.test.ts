@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { requirePostgres, tempDatabase } from '../helpers/postgres.js';
+import { HealthMonitor } from '../../src/engine/health/monitor.js';
+import type { AdapterRegistry } from '../../src/engine/adapter-registry.js';
 
 /**
  * Issue 14's missing actions on family V (and so on the dashboard's /app/v1 mirror): rename, pause, resume and
@@ -88,7 +90,9 @@ describe.each(stores)('account and group actions ($name)', { timeout: 60_000 }, 
     const forced = await svc.call('DELETE', `/v1/accounts/${slave.id}?force=true`, { token: key });
     expect(forced.status).toBe(204);
     expect((await svc.call('GET', `/v1/accounts/${slave.id}`, { token: key })).status).toBe(404);
-    expect(await svc.store.accounts.byId(slave.id)).toBeNull();
+    // A soft delete: the row stays for the history, marked, its identity released.
+    expect(await svc.store.accounts.byId(slave.id)).toMatchObject({ brokerIdentity: null, groupId: null });
+    expect((await svc.store.accounts.byId(slave.id))!.removedAt).toBeInstanceOf(Date);
     expect(await svc.store.accounts.credentialsEnc(slave.id)).toBeNull();
     expect((await svc.store.accounts.openCopies(slave.id)).asSlave).toBe(0);
 
@@ -105,6 +109,113 @@ describe.each(stores)('account and group actions ($name)', { timeout: 60_000 }, 
     expect((await svc.call('GET', `/v1/copier-groups/${g.id}`, { token: key })).status).toBe(404);
     const master = (await svc.call('GET', `/v1/accounts/${g.master.id}`, { token: key })).body;
     expect(master).toMatchObject({ id: g.master.id, groupId: null, role: 'master' });
+  });
+
+  it("removing a Master keeps its trades and its Slaves' ledger, named; it is gone from every account view and from the health monitor", async () => {
+    const master = accounts.find((a) => a.id === demoGroup().master.id);
+    const app = svc.demo!.accessToken;
+    const before = (await svc.call('GET', `/v1/trades?accountId=${master.id}`, { token: key })).body.trades;
+    expect(before.length).toBeGreaterThan(0);
+    const copies = before.flatMap((t: any) => t.copies);
+    expect(copies.length).toBeGreaterThan(0);
+    const slaveId = copies
+      .map((c: any) => c.accountId)
+      .find((id: string) => accounts.some((a) => a.id === id && a.platform !== 'platformb'));
+
+    expect((await svc.call('DELETE', `/v1/accounts/${master.id}?force=true`, { token: key })).status).toBe(204);
+
+    // The history stays, with the removed Master's name.
+    const after = (await svc.call('GET', `/v1/trades?accountId=${master.id}`, { token: key })).body.trades;
+    expect(after.map((t: any) => t.tradeId)).toEqual(before.map((t: any) => t.tradeId));
+    expect(after.flatMap((t: any) => t.copies).map((c: any) => c.intentId)).toEqual(copies.map((c: any) => c.intentId));
+    expect(after[0].masterAccountName).toBe(master.name);
+    const one = await svc.call('GET', `/v1/trades/${before[0].tradeId}`, { token: key });
+    expect(one.status).toBe(200);
+    expect(one.body).toMatchObject({ masterAccountId: master.id, masterAccountName: master.name });
+    const ledger = await svc.call('GET', `/v1/accounts/${slaveId}/ledger`, { token: key });
+    expect(ledger.status).toBe(200);
+    const mine = copies.filter((c: any) => c.accountId === slaveId).map((c: any) => c.intentId);
+    expect(ledger.body.entries.map((e: any) => e.intentId)).toEqual(expect.arrayContaining(mine));
+
+    // Gone from every account view: the same 404 as an unknown id, absent from both families' lists.
+    for (const path of [
+      `/v1/accounts/${master.id}`,
+      `/v1/accounts/${master.id}/capabilities`,
+      `/v1/accounts/${master.id}/ledger`,
+      `/app/v1/accounts/${master.id}`,
+    ]) {
+      const r = await svc.call('GET', path, { token: path.startsWith('/app') ? app : key });
+      expect(r.status, path).toBe(404);
+      expect(r.body.code, path).toBe('not_found');
+    }
+    expect((await svc.call('DELETE', `/v1/accounts/${master.id}`, { token: key })).status).toBe(404);
+    const list = (await svc.call('GET', '/v1/accounts', { token: key })).body.accounts.map((a: any) => a.id);
+    expect(list).not.toContain(master.id);
+    expect(list.length).toBeGreaterThan(0);
+    const appList = (await svc.call('GET', '/app/v1/accounts', { token: app })).body.accounts.map((a: any) => a.id);
+    expect(appList).not.toContain(master.id);
+    const rList = await svc.call('GET', '/api/trading-accounts', { token: app });
+    expect(rList.status).toBe(200);
+    expect(JSON.stringify(rList.body)).not.toContain(master.id);
+    for (const g of (await svc.call('GET', '/v1/copier-groups', { token: key })).body.groups)
+      expect([g.master?.id, ...g.slaves.map((s: any) => s.id)]).not.toContain(master.id);
+
+    // Its sealed credentials are wiped, its identity released; the engine-internal read still finds the row.
+    expect(await svc.store.accounts.credentialsEnc(master.id)).toBeNull();
+    const row = (await svc.store.accounts.byId(master.id))!;
+    expect(row).toMatchObject({ brokerIdentity: null, groupId: null });
+    expect(row.removedAt).toBeInstanceOf(Date);
+    expect((await svc.store.accounts.all()).map((a) => a.id)).not.toContain(master.id);
+    await expect(svc.deps.adapters.forAccount(row)).rejects.toMatchObject({ code: 'not_found' });
+
+    // The health monitor reads the live accounts only.
+    const seen: string[] = [];
+    const probe = {
+      forAccount: async (a: { id: string }) => {
+        seen.push(a.id);
+        throw new Error('probe');
+      },
+    } as unknown as AdapterRegistry;
+    await new HealthMonitor(svc.store, probe, { intervalMs: 60_000, staleAfterMs: 0, checkTimeoutMs: 1000 }).checkAll();
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen).not.toContain(master.id);
+  });
+
+  it('the same broker login connects again (201, a new connection) after its removal', async () => {
+    svc.deps.connectLimit.max = 1000;
+    const login = { email: 'again@broker-b.example', password: 'b-password-again', server: 'SIMB-Again' };
+    svc.broker.createAccount({
+      balance: '1000',
+      currency: 'EUR',
+      hedging: true,
+      meta: { ...login, environment: 'live' },
+    });
+    const app = svc.demo!.accessToken;
+    const connect = async () => {
+      const d = await svc.call('POST', '/api/connect/platformb/discover', {
+        token: app,
+        body: { environment: 'live', ...login },
+      });
+      expect(d.status).toBe(200);
+      const pick = d.body.accounts[0];
+      return svc.call('POST', '/api/connect/platformb/confirm', {
+        token: app,
+        body: {
+          connectionId: d.body.connectionId,
+          accountId: pick.accountId,
+          accountNumber: pick.accountNumber,
+          role: 'slave',
+        },
+      });
+    };
+    const first = await connect();
+    expect(first.status).toBe(201);
+    expect((await svc.call('DELETE', `/v1/accounts/${first.body.id}`, { token: key })).status).toBe(204);
+    const again = await connect();
+    expect(again.status).toBe(201);
+    expect(again.body.id).not.toBe(first.body.id);
+    expect((await svc.call('GET', `/v1/accounts/${again.body.id}`, { token: key })).status).toBe(200);
+    expect((await svc.call('GET', `/v1/accounts/${first.body.id}`, { token: key })).status).toBe(404);
   });
 
   it('documents the new routes as open points', async () => {

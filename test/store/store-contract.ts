@@ -305,6 +305,69 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       expect((await store.trades.intentById(j.id))?.state).toBe('confirmed');
     });
 
+    it('removes an account softly: its trades and intents stay, nothing settles or recovers on it, its broker account connects again', async () => {
+      const u = await user();
+      const g = await store.accounts.createGroup(u.id, 'soft');
+      const acc = (role: 'master' | 'slave', n: string) =>
+        store.accounts.create({
+          userId: u.id,
+          platform: 'sim',
+          role,
+          name: `R${n}`,
+          groupId: g.id,
+          brokerAccountId: `soft${n}`,
+          brokerAccountNumber: n,
+          credentialsEnc: 'sealed',
+        });
+      const m = await acc('master', '1');
+      const s = await acc('slave', '2');
+      const t = await store.trades.insertTrade({
+        id: newId('trd'),
+        userId: u.id,
+        masterAccountId: m.id,
+        source: 'api',
+        action: 'open',
+        symbol: 'EURUSD',
+        side: 'buy',
+        orderType: 'market',
+        volume: '0.1',
+        tag: newId('act'),
+        status: 'pending',
+      });
+      await store.trades.recordIntents(t.id, { status: 'accepted' }, [
+        {
+          id: newId('int'),
+          tradeId: t.id,
+          slaveAccountId: s.id,
+          tag: newId('act'),
+          action: 'open',
+          symbol: 'EURUSD',
+          side: 'buy',
+          plannedVolume: '0.1',
+          state: 'planned',
+        },
+      ]);
+      expect((await store.trades.unsettledIntents()).map((r) => r.intent.slaveAccountId)).toContain(s.id);
+
+      await store.accounts.remove(s.id);
+      await store.accounts.remove(m.id);
+
+      expect(await store.trades.tradeById(t.id)).not.toBeNull();
+      expect(await store.trades.intentsOfTrade(t.id)).toHaveLength(1);
+      expect((await store.trades.unsettledIntents()).map((r) => r.intent.slaveAccountId)).not.toContain(s.id);
+      expect((await store.trades.apiTradesAwaitingMaster()).map((r) => r.id)).not.toContain(t.id);
+      expect(await store.accounts.list(u.id)).toEqual([]);
+      expect(await store.accounts.owned(u.id, m.id)).toBeNull();
+      expect(await store.accounts.countActive(u.id)).toBe(0);
+      expect((await store.accounts.groupView(u.id, g.id))?.master).toBeNull();
+      expect(await store.accounts.credentialsEnc(m.id)).toBeNull();
+      expect(await store.accounts.byId(m.id)).toMatchObject({ name: 'R1', brokerIdentity: null, groupId: null });
+      expect((await store.accounts.namesOf([m.id, s.id])).get(s.id)).toBe('R2');
+      // The same broker account, same owner: a new connection (the old row keeps its broker columns as history).
+      const again = await acc('master', '1');
+      expect(again.id).not.toBe(m.id);
+    });
+
     it('limits hits per bucket in a sliding window and tells how long to wait', async () => {
       const b = `connect:${newId('usr')}`;
       const t0 = new Date();

@@ -117,7 +117,7 @@ export async function accountRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
         security,
         ...OPEN,
         summary:
-          'Remove an account with its sealed broker credentials, copy rule and links (a Master takes its trades and their ledger with it). ' +
+          "Remove an account (a soft delete): its row stays so its trades, its ledger and its Slaves' ledger rows stay readable (GET /v1/trades, GET /v1/trades/{id}, the Slaves' ledgers, with its name); its sealed broker credentials are wiped and its broker identity released (the broker account can be connected again as a new connection); it leaves its group; its copy rule, links, watcher state, shadow twin and risk limits go. Afterwards every account route answers 404 for it and no list shows it. " +
           '409 open_copies while it holds copies (as a Slave) or leads them (as a Master), unless force=true, which leaves those copies open at the brokers, no longer followed; 409 panic_close_running while a panic-close runs on it',
         params: AccountIdParams,
         querystring: Type.Object(
@@ -150,6 +150,8 @@ export async function accountRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
       // Drop the live connection first so nothing acts on the account while its row goes; the watcher lets go on its next scan.
       await deps.adapters.evict(a.id);
       await deps.store.accounts.remove(a.id);
+      // An adapter built from a read taken just before the row was marked goes too.
+      await deps.adapters.evict(a.id);
       reply.code(204);
       return null;
     },

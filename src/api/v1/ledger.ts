@@ -20,6 +20,7 @@ const LedgerRow = Type.Object(
   {
     intentId: Type.String(),
     accountId: Type.String(),
+    accountName: Type.String({ description: "the Slave's name, also once the account was removed" }),
     action: Type.String(),
     symbol: Type.String(),
     side: Type.String(),
@@ -46,6 +47,7 @@ const TradeSchema = Type.Object(
   {
     tradeId: Type.String(),
     masterAccountId: Type.String(),
+    masterAccountName: Type.String({ description: "the Master's name, also once the account was removed" }),
     source: Type.String(),
     action: Type.String(),
     symbol: Type.String(),
@@ -67,9 +69,13 @@ const TradeSchema = Type.Object(
   OPEN,
 );
 
-const ledgerJson = (i: IntentRow) => ({
+/** Account names by id, removed accounts included (a removed account's history keeps its name). */
+type Names = Map<string, string>;
+
+const ledgerJson = (names: Names) => (i: IntentRow) => ({
   intentId: i.id,
   accountId: i.slaveAccountId,
+  accountName: names.get(i.slaveAccountId) ?? i.slaveAccountId,
   action: i.action,
   symbol: i.symbol,
   side: i.side,
@@ -90,9 +96,10 @@ const ledgerJson = (i: IntentRow) => ({
   createdAt: i.createdAt.toISOString(),
   updatedAt: i.updatedAt.toISOString(),
 });
-const tradeJson = (t: TradeRow, copies: IntentRow[]) => ({
+const tradeJson = (t: TradeRow, copies: IntentRow[], names: Names) => ({
   tradeId: t.id,
   masterAccountId: t.masterAccountId,
+  masterAccountName: names.get(t.masterAccountId) ?? t.masterAccountId,
   source: t.source,
   action: t.action,
   symbol: t.symbol,
@@ -113,7 +120,7 @@ const tradeJson = (t: TradeRow, copies: IntentRow[]) => ({
   copiedTo: t.copiedTo,
   requestId: t.requestId,
   createdAt: t.createdAt.toISOString(),
-  copies: copies.map(ledgerJson),
+  copies: copies.map(ledgerJson(names)),
 });
 
 const Paging = Type.Object(
@@ -162,6 +169,8 @@ export async function ledgerRoutes(app: FastifyInstance, deps: ApiDeps, o: Route
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const { auth, security, prefix, hide } = o;
   const tags = ['Ledger'];
+  const namesOf = (ts: TradeRow[], is: IntentRow[]) =>
+    deps.store.accounts.namesOf([...ts.map((t) => t.masterAccountId), ...is.map((i) => i.slaveAccountId)]);
 
   r.get(
     `${prefix}/trades/:trade_id`,
@@ -181,7 +190,8 @@ export async function ledgerRoutes(app: FastifyInstance, deps: ApiDeps, o: Route
     async (req) => {
       const t = await deps.store.trades.ownedTrade(userOf(req), req.params.trade_id);
       if (!t) throw notFound('trade');
-      return tradeJson(t, await deps.store.trades.intentsOfTrade(t.id));
+      const copies = await deps.store.trades.intentsOfTrade(t.id);
+      return tradeJson(t, copies, await namesOf([t], copies));
     },
   );
 
@@ -211,11 +221,13 @@ export async function ledgerRoutes(app: FastifyInstance, deps: ApiDeps, o: Route
       });
       const { items, nextCursor } = finishPage(req, reply, rows, page, TRADES_PAGE, position);
       const intents = await deps.store.trades.intentsOfTrades(items.map((t) => t.id));
+      const names = await namesOf(items, intents);
       return {
         trades: items.map((t) =>
           tradeJson(
             t,
             intents.filter((i) => i.tradeId === t.id),
+            names,
           ),
         ),
         nextCursor,
@@ -250,7 +262,7 @@ export async function ledgerRoutes(app: FastifyInstance, deps: ApiDeps, o: Route
         ...(before ? { before } : {}),
       });
       const { items, nextCursor } = finishPage(req, reply, rows, page, LEDGER_PAGE, position);
-      return { entries: items.map(ledgerJson), nextCursor };
+      return { entries: items.map(ledgerJson(new Map([[a.id, a.name]]))), nextCursor };
     },
   );
 

@@ -1,6 +1,15 @@
 import { and, asc, eq, gt, inArray, isNull, ne, or, sql } from 'drizzle-orm';
 import type { Db } from '../db.js';
-import { accounts, copierGroups, copyRules, positionLinks, riskLimits } from '../schema.js';
+import {
+  accounts,
+  copierGroups,
+  copyRules,
+  equitySnapshots,
+  masterItems,
+  positionLinks,
+  riskLimits,
+  shadowTwins,
+} from '../schema.js';
 import { newId } from '../../domain/ids.js';
 import { type Decimal, decOrNull } from '../../domain/decimal.js';
 import { initialHealth, type Account, type CopierGroup } from '../../domain/account.js';
@@ -10,6 +19,9 @@ import { brokerIdentity } from '../../domain/broker-identity.js';
 import { AppError } from '../../domain/errors.js';
 
 type AccountRow = typeof accounts.$inferSelect;
+
+/** Rows the user still has: a removed connection only lives on in the history (trades, ledger, events). */
+const live = isNull(accounts.removedAt);
 
 const toAccount = (r: AccountRow): Account => ({
   id: r.id,
@@ -29,6 +41,7 @@ const toAccount = (r: AccountRow): Account => ({
   health: r.health as Health,
   balance: decOrNull(r.balance),
   equity: decOrNull(r.equity),
+  removedAt: r.removedAt,
   createdAt: r.createdAt,
   updatedAt: r.updatedAt,
 });
@@ -182,7 +195,7 @@ export class AccountsRepo {
       await this.db
         .select()
         .from(accounts)
-        .where(and(isNull(accounts.brokerIdentity), ne(accounts.status, 'disabled')))
+        .where(and(isNull(accounts.brokerIdentity), ne(accounts.status, 'disabled'), live))
         .orderBy(asc(accounts.createdAt), asc(accounts.id))
     ).map(toAccount);
   }
@@ -223,7 +236,7 @@ export class AccountsRepo {
           await this.db
             .select()
             .from(accounts)
-            .where(eq(accounts.userId, userId))
+            .where(and(eq(accounts.userId, userId), live))
             .orderBy(asc(accounts.createdAt), asc(accounts.id))
         ).map(toAccount);
         this.cache.set(userId, all);
@@ -233,7 +246,7 @@ export class AccountsRepo {
           (!filter.platform || a.platform === filter.platform) && (!filter.groupId || a.groupId === filter.groupId),
       );
     }
-    const conds = [eq(accounts.userId, userId)];
+    const conds = [eq(accounts.userId, userId), live];
     if (filter.platform) conds.push(eq(accounts.platform, filter.platform));
     if (filter.groupId) conds.push(eq(accounts.groupId, filter.groupId));
     const rows = await this.db
@@ -249,19 +262,34 @@ export class AccountsRepo {
     const [row] = await this.db
       .select()
       .from(accounts)
-      .where(and(eq(accounts.id, id), eq(accounts.userId, userId)))
+      .where(and(eq(accounts.id, id), eq(accounts.userId, userId), live))
       .limit(1);
     return row ? toAccount(row) : null;
   }
 
-  /** For the engine and adapters, which act on behalf of the owner already checked at the edge. */
+  /**
+   * For the engine and adapters, which act on behalf of the owner already checked at the edge. A removed row is
+   * returned too (the history refers to it); `removedAt` says so, and no adapter is built for it.
+   */
   async byId(id: string): Promise<Account | null> {
     const [row] = await this.db.select().from(accounts).where(eq(accounts.id, id)).limit(1);
     return row ? toAccount(row) : null;
   }
 
+  /** Names by id, removed connections included: the history (trades, ledger) names the accounts it involves. */
+  async namesOf(ids: string[]): Promise<Map<string, string>> {
+    const unique = [...new Set(ids)];
+    if (unique.length === 0) return new Map();
+    const rows = await this.db
+      .select({ id: accounts.id, name: accounts.name })
+      .from(accounts)
+      .where(inArray(accounts.id, unique));
+    return new Map(rows.map((r) => [r.id, r.name]));
+  }
+
+  /** Every live connection (health monitor, watcher, reconciler): a removed one is never read or traded on. */
   async all(): Promise<Account[]> {
-    return (await this.db.select().from(accounts).orderBy(asc(accounts.createdAt))).map(toAccount);
+    return (await this.db.select().from(accounts).where(live).orderBy(asc(accounts.createdAt))).map(toAccount);
   }
 
   async credentialsEnc(id: string): Promise<string | null> {
@@ -353,16 +381,40 @@ export class AccountsRepo {
   }
 
   /**
-   * Removes an account and with it its sealed credentials, copy rule, links, watcher state, shadow twin and
-   * risk limits; a Master takes its trades and their ledger rows with it (foreign keys cascade). Events stay.
+   * Removes a connection as a soft delete, so the product can still prove what it did for every Slave: the row
+   * stays (marked `removed_at`) with its trades, its ledger rows and the ledger rows of its Slaves, while in one
+   * transaction its sealed credentials are wiped, its broker identity is released (the broker account can be
+   * connected again, as a new connection), it leaves its group, and its copy rule, position links, watcher
+   * state, shadow twin, risk limits and equity history go. Open links only exist here when the caller forced the removal.
    */
   async remove(id: string): Promise<void> {
     this.invalidate();
     this.rules?.delete(id);
     await this.db.transaction(async (tx) => {
       await tx.delete(riskLimits).where(eq(riskLimits.targetId, id));
-      await tx.delete(accounts).where(eq(accounts.id, id));
+      await tx.delete(copyRules).where(eq(copyRules.slaveAccountId, id));
+      await tx
+        .delete(positionLinks)
+        .where(or(eq(positionLinks.slaveAccountId, id), eq(positionLinks.masterAccountId, id)));
+      await tx.delete(masterItems).where(eq(masterItems.accountId, id));
+      await tx.delete(shadowTwins).where(eq(shadowTwins.accountId, id));
+      // Balance history is not proof of what was copied; it went with the account before and still does.
+      await tx.delete(equitySnapshots).where(eq(equitySnapshots.accountId, id));
+      const now = new Date();
+      await tx
+        .update(accounts)
+        .set({
+          removedAt: now,
+          credentialsEnc: null,
+          brokerIdentity: null,
+          groupId: null,
+          status: 'disabled',
+          statusReason: 'removed',
+          updatedAt: now,
+        })
+        .where(and(eq(accounts.id, id), live));
     });
+    this.invalidate();
   }
 
   /** Connections that count toward the user's quota (a disabled duplicate does not). */
@@ -370,7 +422,7 @@ export class AccountsRepo {
     const [r] = await this.db
       .select({ n: sql<number>`count(*)::int` })
       .from(accounts)
-      .where(and(eq(accounts.userId, userId), ne(accounts.status, 'disabled')));
+      .where(and(eq(accounts.userId, userId), ne(accounts.status, 'disabled'), live));
     return Number(r?.n ?? 0);
   }
 

@@ -1,7 +1,7 @@
-import { and, asc, desc, eq, getTableColumns, inArray, lt, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import { olderThan, positionOf } from './keyset.js';
 import type { Db } from '../db.js';
-import { copyIntents, masterItems, positionLinks, trades } from '../schema.js';
+import { accounts, copyIntents, masterItems, positionLinks, trades } from '../schema.js';
 import { allowedFrom, INITIAL_STATES, IntentTransitionError, type IntentState } from '../../domain/intent.js';
 import type { EventsRepo, NewEvent, Tx } from './events.js';
 
@@ -163,13 +163,20 @@ export class TradesRepo {
     return done;
   }
 
-  /** Order-route trades still waiting for their Master's outcome (the route answered 409, or never finished). */
+  /**
+   * Order-route trades still waiting for their Master's outcome (the route answered 409, or never finished).
+   * A removed Master's stay as they are: nothing reads its broker any more.
+   */
   async apiTradesAwaitingMaster(): Promise<TradeRow[]> {
-    return this.db
+    const rows = await this.db
       .select()
       .from(trades)
-      .where(and(eq(trades.source, 'api'), inArray(trades.status, ['pending', 'unresolved'])))
+      .innerJoin(accounts, eq(trades.masterAccountId, accounts.id))
+      .where(
+        and(eq(trades.source, 'api'), inArray(trades.status, ['pending', 'unresolved']), isNull(accounts.removedAt)),
+      )
       .orderBy(asc(trades.createdAt));
+    return rows.map((r) => r.trades);
   }
 
   async ownedTrade(userId: string, id: string): Promise<TradeRow | null> {
@@ -347,7 +354,9 @@ export class TradesRepo {
       .select()
       .from(copyIntents)
       .innerJoin(trades, eq(copyIntents.tradeId, trades.id))
-      .where(inArray(copyIntents.state, ['planned', 'sent', 'unresolved']))
+      // A removed Slave's writes keep the state they had (the history says what was known); nothing asks its broker.
+      .innerJoin(accounts, eq(copyIntents.slaveAccountId, accounts.id))
+      .where(and(inArray(copyIntents.state, ['planned', 'sent', 'unresolved']), isNull(accounts.removedAt)))
       .orderBy(asc(copyIntents.createdAt));
     return rows.map((r) => ({ intent: r.copy_intents, trade: r.trades }));
   }

@@ -6,7 +6,7 @@ import { navigate } from '../lib/router';
 import { Alert } from './Alert';
 import { Modal } from './Modal';
 
-/** Remove an account: its stored broker credentials go with it; open copies make the service ask first. */
+/** Remove an account: its stored broker credentials go with it, its history stays; open copies make the service ask first. */
 export function RemoveAccountDialog({ account, onClose }: { account: Account; onClose: () => void }) {
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
@@ -25,9 +25,11 @@ export function RemoveAccountDialog({ account, onClose }: { account: Account; on
   return (
     <Modal title={`Remove ${account.name}`} onClose={onClose} busy={busy}>
       <p>
-        This removes the account from copytrade with its stored broker credentials, copy rule and risk limits
-        {account.role === 'master' ? ', and the trades it led with their copy ledger' : ''}. Nothing is closed at the
-        broker.
+        This removes the account from copytrade with its stored broker credentials, copy rule and risk limits.
+        {account.role === 'master'
+          ? ' The trades it led and their copy ledger stay in Trades.'
+          : ' Its copy ledger stays in Trades.'}{' '}
+        Nothing is closed at the broker.
       </p>
       <Alert error={error} />
       <div className="actions">

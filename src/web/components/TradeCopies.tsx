@@ -5,7 +5,9 @@ import { describeReason } from '../lib/reasons';
 
 /** A trade's ledger: per Slave the outcome, volumes, fill, slippage, latency, or the reason it was skipped. */
 export function TradeCopies({ trade, accounts }: { trade: Trade; accounts: Account[] }) {
-  const name = (id: string) => accounts.find((a) => a.id === id)?.name ?? 'a removed account';
+  // A removed account is no longer listed; the ledger row still carries its name.
+  const name = (id: string, kept?: string) =>
+    accounts.find((a) => a.id === id)?.name ?? (kept ? `${kept} (removed)` : 'a removed account');
   if (trade.copies.length === 0)
     return (
       <p className="muted" data-testid="no-copies">
@@ -40,7 +42,7 @@ export function TradeCopies({ trade, accounts }: { trade: Trade; accounts: Accou
             const answer = c.brokerAnswer as { code?: string; message?: string } | null;
             return (
               <tr key={c.intentId} data-outcome={c.outcome}>
-                <td>{name(c.accountId)}</td>
+                <td>{name(c.accountId, c.accountName)}</td>
                 <td>
                   <Badge value={c.outcome} />
                 </td>

@@ -161,7 +161,7 @@ export function TradesPage() {
                     <td>
                       {accounts.data?.find((a) => a.id === t.masterAccountId)?.name ?? (
                         <span className="muted" title={t.masterAccountId}>
-                          a removed account
+                          {t.masterAccountName ? `${t.masterAccountName} (removed)` : 'a removed account'}
                         </span>
                       )}
                     </td>
