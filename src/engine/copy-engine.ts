@@ -25,7 +25,8 @@ import {
   type FollowSlave,
   type Planned as PlannedRow,
 } from './action-planner.js';
-import { actionTrade, fanoutTradeSet, outcomeWrite, type TradeLike } from './ledger.js';
+import { actionTrade, fanoutTradeSet, type TradeLike } from './ledger.js';
+import { outcomeWrite } from './outcome-ledger.js';
 import { actionEvents } from './action-events.js';
 import { needsMarket, slaveMarket } from './slave-market.js';
 import { MasterBreaker, pauseTripped, type BreakerOptions } from './circuit-breaker.js';
