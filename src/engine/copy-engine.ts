@@ -17,14 +17,12 @@ import { executeOp, opOf, verifyOp, type IntentOp } from './intent-ops.js';
 import { OutcomeWriter } from './outcome-writer.js';
 import { deniedByCapability, planOpen, type PreTradeCheck, type SlaveContext } from './planner.js';
 import {
-  linkKindOf,
   planAddingRows,
-  planFollowRows,
   planMasterRefusal,
   type ActionPlanInput,
-  type FollowSlave,
   type Planned as PlannedRow,
 } from './action-planner.js';
+import { linkKindOf, planFollowRows, type FollowSlave } from './follow-planner.js';
 import { actionTrade, fanoutTradeSet, type TradeLike } from './ledger.js';
 import { outcomeWrite } from './outcome-ledger.js';
 import { actionEvents } from './action-events.js';
