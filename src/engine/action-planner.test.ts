@@ -5,7 +5,8 @@ import { withDefaults, type CopyRule } from '../domain/copy-rule.js';
 import type { InstrumentSpec } from '../domain/types.js';
 import type { LinkRow } from '../store/repos/trades.js';
 import type { MasterAction } from './actions.js';
-import { planFollowRows, planMasterRefusal, type ActionPlanInput, type PlanSlave } from './action-planner.js';
+import { planMasterRefusal, type ActionPlanInput, type PlanSlave } from './action-planner.js';
+import { planFollowRows } from './follow-planner.js';
 
 const acct = (id: string, o: Partial<Account> = {}): Account => ({
   id,

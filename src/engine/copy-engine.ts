@@ -1,13 +1,12 @@
 import type { Logger } from 'pino';
 import { Decimal } from '../domain/decimal.js';
 import type { Account } from '../domain/account.js';
-import { withDefaults, type CopyRule } from '../domain/copy-rule.js';
-import { slaveSymbol } from '../domain/copy-mapping.js';
-import { addsRisk, goesStale, intentAction, type IntentAction } from '../domain/intent-action.js';
+import { withDefaults } from '../domain/copy-rule.js';
+import { goesStale, intentAction } from '../domain/intent-action.js';
 import { newId } from '../domain/ids.js';
-import type { BrokerAdapter, OrderOutcome } from '../platforms/adapter.js';
+import type { OrderOutcome } from '../platforms/adapter.js';
 import type { Store } from '../store/store.js';
-import type { IntentRow, LinkRow } from '../store/repos/trades.js';
+import type { IntentRow } from '../store/repos/trades.js';
 import type { NewEvent } from '../store/repos/events.js';
 import type { AdapterRegistry } from './adapter-registry.js';
 import type { Dispatcher } from './dispatcher.js';
@@ -15,57 +14,14 @@ import type { MasterAction } from './actions.js';
 import { sendPaced } from './rate-limit.js';
 import { executeOp, opOf, verifyOp, type IntentOp } from './intent-ops.js';
 import { OutcomeWriter } from './outcome-writer.js';
-import { deniedByCapability, planOpen, type PreTradeCheck, type SlaveContext } from './planner.js';
-import {
-  linkKindOf,
-  planAddingRows,
-  planFollowRows,
-  planMasterRefusal,
-  type ActionPlanInput,
-  type FollowSlave,
-  type Planned as PlannedRow,
-} from './action-planner.js';
-import { actionTrade, fanoutTradeSet, outcomeWrite, type TradeLike } from './ledger.js';
+import type { PreTradeCheck } from './planner.js';
+import { actionTrade, fanoutTradeSet, type TradeLike } from './ledger.js';
+import { outcomeWrite } from './outcome-ledger.js';
 import { actionEvents } from './action-events.js';
-import { needsMarket, slaveMarket } from './slave-market.js';
 import { MasterBreaker, pauseTripped, type BreakerOptions } from './circuit-breaker.js';
 import { SpecCache } from './spec-cache.js';
-
-export interface CopyOptions {
-  /** API path: the trade row already exists (recorded before the Master broker was called). */
-  tradeId?: string;
-  source?: 'api' | 'watcher' | 'reconciler';
-  /** The Master broker's answer on the API path (fill price, ids). */
-  masterOutcome?: OrderOutcome & { kind: 'confirmed' };
-  requestId?: string | null;
-  /** Only these Slaves (the reconciler heals one Slave at a time). */
-  onlySlaves?: Set<string>;
-  /** Reconciler heals: the row's action name (heal_open, heal_close, ...). */
-  intentAction?: IntentAction;
-  /** Targets for heals of follow-up kind, per Slave. */
-  targets?: Map<string, LinkRow[]>;
-  /** Watcher: actions its start diff found missed while the service was down (the circuit breaker skips them). */
-  catchUp?: boolean;
-  /** Extra events recorded with the intents (the order route's order.accepted), given the number of sends. */
-  events?: (copiedTo: number) => NewEvent[];
-}
-
-export interface CopyResult {
-  tradeId: string;
-  /** False when the action id was recorded before: nothing was planned or sent again. */
-  recorded: boolean;
-  dispatched: number;
-  /** Resolves when every dispatched copy has its outcome written. */
-  done: Promise<void>;
-}
-
-interface Slave {
-  account: Account;
-  rule: CopyRule;
-  adapter: BrokerAdapter | null;
-}
-
-type Planned = PlannedRow<Slave>;
+import { PlanInputs, type Planned, type Slave } from './plan-inputs.js';
+import type { CopyOptions, CopyResult } from './copy-options.js';
 
 export interface CopyEngineOptions {
   clock?: () => number;
@@ -99,6 +55,7 @@ export class CopyEngine {
   /** Per Master account, copies still being dispatched: follow-ups of the same account wait for them. */
   private readonly pending = new Map<string, Set<Promise<void>>>();
   private readonly breaker: MasterBreaker | null;
+  private readonly inputs: PlanInputs;
 
   constructor(
     private readonly store: Store,
@@ -110,6 +67,7 @@ export class CopyEngine {
     this.preTradeCheck = opts.preTradeCheck;
     this.writer = new OutcomeWriter(store, opts.logger ?? false);
     this.breaker = opts.breaker ? new MasterBreaker(opts.breaker, this.clock) : null;
+    this.inputs = new PlanInputs(store, this.specs, this.clock, () => this.preTradeCheck);
   }
 
   /**
@@ -153,7 +111,7 @@ export class CopyEngine {
     const tradeId = opts.tradeId ?? newId('trd');
     let slaves = await this.slavesOf(master);
     if (opts.onlySlaves) slaves = slaves.filter((s) => opts.onlySlaves!.has(s.account.id));
-    const planned = await this.plan(master, action, tradeId, slaves, opts);
+    const planned = await this.inputs.plan(master, action, tradeId, slaves, opts);
     const planMs = performance.now() - t0;
 
     const sends = planned.filter((p) => p.send);
@@ -256,155 +214,6 @@ export class CopyEngine {
     const tracked = this.dispatcher.track(p).catch(() => undefined);
     set.add(tracked);
     void tracked.finally(() => set!.delete(tracked));
-  }
-
-  // ---- planning: the engine reads what the planner needs (links, specs, quotes), the planner decides -----
-
-  private async plan(
-    master: Account,
-    action: MasterAction,
-    tradeId: string,
-    slaves: Slave[],
-    opts: CopyOptions,
-  ): Promise<Planned[]> {
-    // The last word before a row is recorded: a send the Slave's platform cannot do is skipped with the reason.
-    return (await this.planActions(master, action, tradeId, slaves, opts)).map((p) => {
-      const denied =
-        p.send && p.slave.adapter
-          ? deniedByCapability({ ...p.row, type: action.type }, p.slave.adapter.capabilities)
-          : null;
-      return denied
-        ? { ...p, row: { ...p.row, state: 'skipped', skipReason: `${denied.reason}: ${denied.detail}` }, send: false }
-        : p;
-    });
-  }
-
-  private async planActions(
-    master: Account,
-    action: MasterAction,
-    tradeId: string,
-    slaves: Slave[],
-    opts: CopyOptions,
-  ): Promise<Planned[]> {
-    const input = {
-      master,
-      action,
-      tradeId,
-      rowAction: opts.intentAction ?? action.kind,
-      newIntentId: () => newId('int'),
-    };
-    if (addsRisk(action.kind)) return this.planAdding(input, slaves);
-    if (action.kind === 'order_filled' && !opts.targets) {
-      // A Slave that does not copy pending orders copies the position the fill opened, at market, when it opens.
-      const atMarket = slaves.filter((s) => !s.rule.copyPendingOrders);
-      const rest = slaves.filter((s) => s.rule.copyPendingOrders);
-      const opened =
-        atMarket.length === 0
-          ? []
-          : await this.planAdding(
-              { ...input, action: { ...action, type: 'market' }, rowAction: 'open_on_fill' },
-              atMarket,
-            );
-      return [...opened, ...(await this.planFollow(input, rest, opts))];
-    }
-    return this.planFollow(input, slaves, opts);
-  }
-
-  private async planFollow(input: ActionPlanInput, slaves: Slave[], opts: CopyOptions): Promise<Planned[]> {
-    const { master, action } = input;
-    const kind = linkKindOf(action);
-    const all = opts.targets
-      ? null
-      : await this.store.trades.linksOfMaster(
-          master.id,
-          (kind === 'order' ? action.orderId : action.positionId)!,
-          kind,
-        );
-    const follow: Array<FollowSlave<Slave>> = [];
-    for (const slave of slaves) {
-      const links = opts.targets?.get(slave.account.id) ?? all!.filter((l) => l.slaveAccountId === slave.account.id);
-      // Only a Slave with an open copy needs the instrument (a read at its broker).
-      const spec =
-        slave.adapter && links.some((l) => l.open)
-          ? await this.specs.get(slave.adapter, slaveSymbol(slave.rule, action.symbol))
-          : null;
-      follow.push({ slave, links, spec });
-    }
-    // One by one: the risk guard sees each fill after the ones before it.
-    const out: Planned[] = [];
-    for (const p of planFollowRows(input, follow)) out.push(await this.decide(p));
-    return out;
-  }
-
-  private async planAdding(input: ActionPlanInput, slaves: Slave[]): Promise<Planned[]> {
-    const refused = planMasterRefusal(input, slaves);
-    if (refused) return refused;
-    const { master, action } = input;
-    const contexts: SlaveContext[] = [];
-    const waits: Array<Promise<void>> = [];
-    for (const s of slaves) {
-      const symbol = slaveSymbol(s.rule, action.symbol);
-      const ctx: SlaveContext = { account: s.account, rule: s.rule, spec: null };
-      if (s.adapter) {
-        const known = this.specs.now(s.adapter, symbol);
-        if (known) ctx.spec = known;
-        else
-          waits.push(
-            this.specs.get(s.adapter, symbol).then((spec) => {
-              ctx.spec = spec;
-            }),
-          );
-        if (needsMarket(s.rule, action.type))
-          waits.push(
-            slaveMarket(s.adapter, s.account, s.rule, symbol, action.type).then((m) => {
-              Object.assign(ctx, m);
-            }),
-          );
-      }
-      contexts.push(ctx);
-    }
-    if (waits.length > 0) await Promise.all(waits);
-    const plan = planOpen(
-      {
-        tradeId: input.tradeId,
-        masterAccount: master,
-        symbol: action.symbol,
-        side: action.side,
-        type: action.type,
-        volume: action.volume,
-        price: action.type === 'market' ? null : action.price,
-        stopLoss: action.stopLoss,
-        takeProfit: action.takeProfit,
-        at: action.at,
-        fillPrice: action.type === 'market' ? action.price : null,
-      },
-      contexts,
-      this.clock(),
-    );
-    // Never copy a Master position again to a Slave whose copy of it was closed by hand.
-    const userClosed =
-      action.kind === 'increase' && action.positionId
-        ? new Set(
-            (await this.store.trades.linksOfMaster(master.id, action.positionId))
-              .filter((l) => l.closedReason === 'user_closed')
-              .map((l) => l.slaveAccountId),
-          )
-        : new Set<string>();
-    return Promise.all(
-      planAddingRows(
-        input,
-        slaves,
-        plan,
-        contexts.map((c) => c.spec),
-        userClosed,
-      ).map((p) => this.decide(p)),
-    );
-  }
-
-  /** The risk guard's pre-trade check on a row that adds exposure (absent = everything passes). */
-  private async decide(p: Planned): Promise<Planned> {
-    if (!p.check) return p;
-    return p.check.decide(this.preTradeCheck ? await this.preTradeCheck(p.check.ctx) : { ok: true });
   }
 
   // ---- dispatch and outcomes ----------------------------------------------------------------------

@@ -1,53 +1,14 @@
 import type { Logger } from 'pino';
 import { Decimal } from '../domain/decimal.js';
 import type { Account } from '../domain/account.js';
-import { newId } from '../domain/ids.js';
 import { isIntentAction, opensCopy } from '../domain/intent-action.js';
-import type { Position, Side } from '../domain/types.js';
+import type { Position } from '../domain/types.js';
 import type { Store } from '../store/store.js';
-import type { LinkRow } from '../store/repos/trades.js';
-import type { NewEvent } from '../store/repos/events.js';
 import type { AdapterRegistry } from './adapter-registry.js';
-import type { MasterAction } from './actions.js';
 import type { CopyEngine } from './copy-engine.js';
 import { ownCopyOf } from './copy-loop.js';
-
-export type DriftKind =
-  | 'orphan'
-  | 'missing_copy'
-  | 'volume_mismatch'
-  | 'user_closed'
-  | 'unlinked_copy'
-  | 'duplicate_copy';
-export type HealAction =
-  | 'close_orphan'
-  | 'open_missing'
-  | 'reduce_volume'
-  | 'accept_volume'
-  | 'mark_user_closed'
-  | 'adopt_copy'
-  | 'close_duplicate'
-  | 'none';
-
-export interface Drift {
-  kind: DriftKind;
-  masterAccountId: string;
-  slaveAccountId: string;
-  masterPositionId: string | null;
-  slavePositionId: string | null;
-  detail: string;
-  /** What a real run does about it (policy), or `none` with the reason in detail. */
-  action: HealAction;
-}
-
-export interface ReconcileResult {
-  masterAccountId: string;
-  dryRun: boolean;
-  drift: Drift[];
-  healed: Array<Drift & { tradeId: string | null }>;
-  /** Slaves whose broker could not be read: not compared this time. */
-  unreachable: string[];
-}
+import type { Drift, ReconcileResult } from './drift.js';
+import { DriftHealer } from './drift-heal.js';
 
 /**
  * Compares what each Master holds, what our links say and what each Slave holds, and heals the difference
@@ -62,6 +23,7 @@ const YOUNG_MS = 5_000;
 export class Reconciler {
   private timer: NodeJS.Timeout | null = null;
   private readonly running = new Map<string, Promise<ReconcileResult>>();
+  private readonly healer: DriftHealer;
 
   constructor(
     private readonly store: Store,
@@ -73,7 +35,9 @@ export class Reconciler {
       beforeRun?: (masterId: string) => Promise<void>;
       youngMs?: number;
     } = {},
-  ) {}
+  ) {
+    this.healer = new DriftHealer(store, adapters, engine, (msg, err) => this.log(msg, err));
+  }
 
   start(): void {
     void this.runAll().catch((err: unknown) => this.log('reconcile failed', err));
@@ -288,190 +252,8 @@ export class Reconciler {
       }
     }
 
-    if (!opts.dryRun && result.drift.length > 0) await this.heal(master, result, masterOpen, links);
+    if (!opts.dryRun && result.drift.length > 0) await this.healer.heal(master, result, masterOpen, links);
     return result;
-  }
-
-  private async heal(
-    master: Account,
-    result: ReconcileResult,
-    masterOpen: Map<string, Position>,
-    links: LinkRow[],
-  ): Promise<void> {
-    const userId = master.userId;
-    await this.store.events.emit(
-      result.drift.map(
-        (d): NewEvent => ({
-          userId,
-          accountId: master.id,
-          type: 'reconcile.drift_found',
-          payload: {
-            kind: d.kind,
-            detail: d.detail,
-            masterPositionId: d.masterPositionId,
-            slavePositionId: d.slavePositionId,
-            slaveAccountId: d.slaveAccountId,
-            action: d.action,
-          },
-        }),
-      ),
-    );
-    for (const d of result.drift) {
-      let tradeId: string | null = null;
-      try {
-        const link =
-          links.find(
-            (l) =>
-              l.slaveAccountId === d.slaveAccountId && l.kind === 'position' && l.slavePositionId === d.slavePositionId,
-          ) ?? null;
-        switch (d.action) {
-          case 'mark_user_closed':
-            await this.store.trades.applyLinkChanges([
-              {
-                op: 'close',
-                key: { slaveAccountId: d.slaveAccountId, kind: 'position', slavePositionId: d.slavePositionId! },
-                reason: masterOpen.has(d.masterPositionId ?? '') ? 'user_closed' : 'closed_both',
-              },
-            ]);
-            break;
-          case 'accept_volume': {
-            const sp = await this.slavePosition(d);
-            if (sp && link) await this.store.trades.setLinkVolume(link.id, sp.volume.toString());
-            break;
-          }
-          case 'adopt_copy': {
-            const sp = await this.slavePosition(d);
-            if (sp)
-              await this.store.trades.insertLink({
-                id: newId('act'),
-                kind: 'position',
-                masterAccountId: master.id,
-                masterPositionId: d.masterPositionId!,
-                slaveAccountId: d.slaveAccountId,
-                slavePositionId: sp.id,
-                volume: sp.volume.toString(),
-              });
-            break;
-          }
-          case 'close_orphan':
-          case 'close_duplicate':
-          case 'reduce_volume': {
-            const sp = await this.slavePosition(d);
-            if (!sp) break;
-            const target: LinkRow = link ?? {
-              id: 'none',
-              kind: 'position',
-              masterAccountId: master.id,
-              masterPositionId: d.masterPositionId ?? sp.id,
-              slaveAccountId: d.slaveAccountId,
-              slavePositionId: sp.id,
-              intentId: null,
-              volume: sp.volume.toString(),
-              open: true,
-              closedReason: null,
-              createdAt: new Date(),
-              closedAt: null,
-            };
-            const reduce = d.action === 'reduce_volume';
-            const excess = reduce ? sp.volume.minus(link!.volume!) : sp.volume;
-            const action = this.syntheticAction(
-              master,
-              reduce ? 'reduce' : 'close',
-              d.masterPositionId ?? sp.id,
-              sp,
-              excess,
-              sp.volume,
-            );
-            const r = await this.engine.copy(master, action, {
-              source: 'reconciler',
-              intentAction: reduce ? 'heal_reduce' : 'heal_close',
-              onlySlaves: new Set([d.slaveAccountId]),
-              targets: new Map([[d.slaveAccountId, [{ ...target, volume: sp.volume.toString() }]]]),
-            });
-            await r.done;
-            tradeId = r.tradeId;
-            break;
-          }
-          case 'open_missing': {
-            const mp = masterOpen.get(d.masterPositionId!);
-            if (!mp) break;
-            const action = this.syntheticAction(master, 'open', mp.id, mp, mp.volume, null);
-            const r = await this.engine.copy(master, action, {
-              source: 'reconciler',
-              intentAction: 'heal_open',
-              onlySlaves: new Set([d.slaveAccountId]),
-            });
-            await r.done;
-            tradeId = r.tradeId;
-            break;
-          }
-          case 'none':
-            continue;
-        }
-        result.healed.push({ ...d, tradeId });
-        await this.store.events.emit([
-          {
-            userId,
-            accountId: d.slaveAccountId,
-            type: 'reconcile.healed',
-            payload: {
-              kind: d.kind,
-              action: d.action,
-              detail: d.detail,
-              tradeId,
-              masterPositionId: d.masterPositionId,
-              slavePositionId: d.slavePositionId,
-            },
-          },
-        ]);
-      } catch (err) {
-        this.log(`healing ${d.kind} on ${d.slaveAccountId} failed`, err);
-      }
-    }
-  }
-
-  private async slavePosition(d: Drift): Promise<Position | null> {
-    const acc = await this.store.accounts.byId(d.slaveAccountId);
-    const adapter = acc ? await this.adapters.forAccount(acc).catch(() => null) : null;
-    return (await adapter?.listPositions().catch(() => []))?.find((p) => p.id === d.slavePositionId) ?? null;
-  }
-
-  /** A heal goes through the same pipeline (ledger row, outcome, events) as the action it stands in for. */
-  private syntheticAction(
-    master: Account,
-    kind: 'open' | 'close' | 'reduce',
-    masterPositionId: string,
-    p: Position,
-    volume: Decimal,
-    prevVolume: Decimal | null,
-  ): MasterAction {
-    const openedAt = Date.parse(p.openedAt);
-    return {
-      id: null,
-      kind,
-      masterAccountId: master.id,
-      positionId: masterPositionId,
-      orderId: null,
-      symbol: p.symbol,
-      side: p.side as Side,
-      type: 'market',
-      volume,
-      prevVolume,
-      price: kind === 'open' ? p.openPrice : p.currentPrice,
-      stopLoss: p.stopLoss,
-      takeProfit: p.takeProfit,
-      // An open heals only while the Master position is fresh by the rule; closing is never too late.
-      at: kind === 'open' && openedAt ? openedAt : this.engine.clock(),
-      item: {
-        accountId: master.id,
-        kind: 'position',
-        itemId: masterPositionId,
-        symbol: p.symbol,
-        side: p.side,
-        orderType: 'market',
-        volume: p.volume.toString(),
-      },
-    };
   }
 
   private log(msg: string, err: unknown): void {

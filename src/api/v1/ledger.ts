@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { AppError, notFound } from '../../domain/errors.js';
-import type { ReconcileResult } from '../../engine/reconciler.js';
+import type { ReconcileResult } from '../../engine/drift.js';
 import type { IntentRow, TradeRow } from '../../store/repos/trades.js';
 import type { ApiDeps } from '../deps.js';
 import { userOf } from '../plugins/auth.js';

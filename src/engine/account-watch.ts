@@ -1,0 +1,258 @@
+import type { Logger } from 'pino';
+import type { Account } from '../domain/account.js';
+import type { Order, Position } from '../domain/types.js';
+import type { BrokerAdapter, BrokerEvent } from '../platforms/adapter.js';
+import type { Store } from '../store/store.js';
+import { diffOrder, diffPosition, orderItem, positionItem, type MasterAction } from './actions.js';
+import type { CopyEngine } from './copy-engine.js';
+import { reviveIfLate } from './order-recovery.js';
+import { ownCopyOf } from './copy-loop.js';
+
+export interface WatcherOptions {
+  logger?: Logger | false;
+  /** How often every Master is diffed against the store even when it streams (missed events, reconnects). */
+  resyncMs?: number;
+  /** Poll interval for adapters that cannot stream. */
+  pollMs?: number;
+  /** How often new Master accounts are picked up. */
+  scanMs?: number;
+}
+
+type Job = { kind: 'event'; ev: BrokerEvent } | { kind: 'diff'; reason: string };
+
+/** One Master's queue: its broker events and diffs, turned into copy actions one at a time, in order. */
+export class AccountWatch {
+  private queue: Job[] = [];
+  private running: Promise<void> | null = null;
+  private unsubscribe: (() => void) | null = null;
+  private poll: NodeJS.Timeout | null = null;
+  private stopped = false;
+
+  constructor(
+    readonly accountId: string,
+    private readonly adapter: BrokerAdapter,
+    private readonly store: Store,
+    private readonly engine: CopyEngine,
+    private readonly opts: WatcherOptions,
+    private readonly log: (msg: string, err: unknown) => void,
+  ) {}
+
+  start(): void {
+    // Subscribe before the diff: an event during the diff queues behind it and is then a no-op or the next step.
+    if (this.adapter.subscribe) this.unsubscribe = this.adapter.subscribe((ev) => this.enqueue({ kind: 'event', ev }));
+    else {
+      const ms = Math.max(
+        this.opts.pollMs ?? 1000,
+        Math.ceil(2000 / Math.max(1, this.adapter.capabilities.rateLimitPerSecond)),
+      );
+      this.poll = setInterval(() => {
+        if (!this.queue.some((j) => j.kind === 'diff')) this.enqueue({ kind: 'diff', reason: 'poll' });
+      }, ms);
+      this.poll.unref();
+    }
+    this.enqueue({ kind: 'diff', reason: 'start' });
+  }
+
+  enqueue(job: Job): void {
+    if (this.stopped) return;
+    this.queue.push(job);
+    if (!this.running)
+      this.running = this.drain().finally(() => {
+        this.running = null;
+      });
+  }
+
+  isIdle(): boolean {
+    return this.queue.length === 0 && !this.running;
+  }
+
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.unsubscribe?.();
+    if (this.poll) clearInterval(this.poll);
+    this.queue = [];
+    await this.idle();
+  }
+
+  private async drain(): Promise<void> {
+    while (this.queue.length > 0 && !this.stopped) {
+      const job = this.queue.shift()!;
+      try {
+        // Follow-ups plan from links; links come from the outcomes of what this Master did before.
+        await this.engine.idle(this.accountId);
+        const master = await this.store.accounts.byId(this.accountId);
+        // A removed Master's row stays for the history; the watcher lets go of it on its next scan.
+        if (!master || master.role !== 'master' || master.removedAt) continue;
+        if (job.kind === 'event') await this.onEvent(master, job.ev);
+        else await this.diff(master, job.reason === 'start');
+      } catch (err) {
+        this.log(`watcher job failed on ${this.accountId}`, err);
+      }
+    }
+  }
+
+  private async run(master: Account, actions: MasterAction[], catchUp = false): Promise<void> {
+    for (const a of actions) {
+      const r = await this.engine.copy(master, a, { source: 'watcher', catchUp });
+      // In order: the next action of this Master plans only after this one's copies have outcomes.
+      await r.done;
+    }
+  }
+
+  private async onEvent(master: Account, ev: BrokerEvent): Promise<void> {
+    const at = Date.parse(ev.at) || this.engine.clock();
+    if (ev.position) {
+      const p = ev.position;
+      const known = await this.store.trades.masterItem(master.id, 'position', p.id);
+      if (ev.kind === 'position_closed')
+        return this.run(master, diffPosition(master.id, known, null, at, p.currentPrice));
+      if (!known || !known.open) {
+        if (known) return;
+        if (await this.registeredElsewhere(master, p)) return;
+        return this.run(master, diffPosition(master.id, null, p, at));
+      }
+      // A pending fill folding into a netting position shows as a volume change followed by order_filled: the fill copies it.
+      if (this.fillQueuedFor(p.id))
+        return this.store.trades.upsertMasterItem(positionItem(master.id, p, known.seq, true, known.originTradeId));
+      return this.run(
+        master,
+        diffPosition(master.id, known, p, at, ev.kind === 'position_reduced' ? p.currentPrice : null),
+      );
+    }
+    if (ev.order) {
+      const o = ev.order;
+      // A market order is not a pending order to copy: its fill shows as a position event, and a market order
+      // the broker takes and then cancels or rejects (after our timeout) must copy nothing at all.
+      if (o.type === 'market') return;
+      const known = await this.store.trades.masterItem(master.id, 'order', o.id);
+      if (ev.kind === 'order_placed' || ev.kind === 'order_modified') {
+        if (!known && o.tag && (await this.store.trades.tradeByTag(o.tag))) {
+          // Sent through our order route, which copies it itself; remember it for what follows.
+          const t = (await this.store.trades.tradeByTag(o.tag))!;
+          await reviveIfLate(this.store, t);
+          return this.store.trades.upsertMasterItem(orderItem(master.id, o, 0, true, t.id));
+        }
+        if (!known && (await this.ignoredOwnCopy(master, 'order', o))) return;
+        return this.run(master, diffOrder(master.id, known, o, null, at));
+      }
+      return this.run(master, diffOrder(master.id, known, null, o, at));
+    }
+  }
+
+  /**
+   * A new Master position that is not a new trade to copy: one of our own copies (a loop), opened by our order
+   * route (its tag is a trade of ours), or the fill of a pending order we know (order_filled follows and links
+   * the Slaves' fills).
+   */
+  private async registeredElsewhere(master: Account, p: Position, fills: Order[] = []): Promise<boolean> {
+    // First: the fill of an ignored pending copy must not become an open Master item either.
+    if (p.tag && !(await this.store.trades.tradeByTag(p.tag)) && (await this.ignoredOwnCopy(master, 'position', p)))
+      return true;
+    const fromFill = fills.find((o) => o.positionId === p.id);
+    if (fromFill || this.fillQueuedFor(p.id)) {
+      const origin = (await this.store.trades.masterItems(master.id, { openOnly: true })).find(
+        (i) => i.kind === 'order' && (i.itemId === fromFill?.id || (p.tag !== null && i.tag === p.tag)),
+      );
+      await this.store.trades.upsertMasterItem(positionItem(master.id, p, 0, true, origin?.originTradeId ?? null));
+      return true;
+    }
+    if (p.tag) {
+      const t = await this.store.trades.tradeByTag(p.tag);
+      if (t) {
+        await this.store.trades.upsertMasterItem(positionItem(master.id, p, 0, true, t.id));
+        // An order-route trade: the route fans it out, or the settle loop does if the route never finished.
+        await reviveIfLate(this.store, t);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * A new Master item carrying the tag of one of our copies made from this Master's group (the same broker
+   * account connected twice, or a cycle of groups): copying it would feed on itself. It is remembered as a
+   * closed item, so neither the watcher nor the reconciler ever copies it or what happens to it.
+   */
+  private async ignoredOwnCopy(master: Account, kind: 'position' | 'order', it: Position | Order): Promise<boolean> {
+    if (!it.tag) return false;
+    const own = await ownCopyOf(this.store, master, it.tag);
+    if (!own) return false;
+    await this.store.trades.upsertMasterItem(
+      kind === 'position'
+        ? positionItem(master.id, it as Position, 0, false, null)
+        : orderItem(master.id, it as Order, 0, false, null),
+    );
+    await this.store.events.emit([
+      {
+        userId: master.userId,
+        accountId: master.id,
+        type: 'copy.loop_ignored',
+        payload: { kind, itemId: it.id, tag: it.tag, ...own },
+      },
+    ]);
+    this.log(
+      `master ${master.id} ${kind} ${it.id} carries the tag of our copy ${own.intentId}: not copied (copy loop)`,
+      null,
+    );
+    return true;
+  }
+
+  private fillQueuedFor(positionId: string): boolean {
+    return this.queue.some(
+      (j) => j.kind === 'event' && j.ev.kind === 'order_filled' && j.ev.order?.positionId === positionId,
+    );
+  }
+
+  /** Broker state now vs what the store knows: the actions that were missed (restart, reconnect, polling). */
+  private async diff(master: Account, catchUp = false): Promise<void> {
+    const [positions, pending, known] = await Promise.all([
+      this.adapter.listPositions(),
+      this.adapter.listOrders(),
+      this.store.trades.masterItems(master.id, { openOnly: true }),
+    ]);
+    const now = this.engine.clock();
+    const knownOrders = known.filter((k) => k.kind === 'order');
+    const knownPositions = new Map(known.filter((k) => k.kind === 'position').map((k) => [k.itemId, k] as const));
+    const pendingById = new Map(pending.map((o) => [o.id, o] as const));
+    const gone = knownOrders.filter((k) => !pendingById.has(k.itemId));
+    const history = gone.length > 0 ? await this.adapter.listOrders({ includeHistory: true }) : [];
+    const fills = history.filter((o) => o.status === 'filled' && gone.some((k) => k.itemId === o.id));
+
+    // New positions first: a filled pending registers its position before the fill links the Slaves' copies.
+    for (const p of positions) {
+      if (knownPositions.has(p.id)) continue;
+      const earlier = await this.store.trades.masterItem(master.id, 'position', p.id);
+      if (earlier) continue;
+      if (await this.registeredElsewhere(master, p, fills)) continue;
+      await this.run(master, diffPosition(master.id, null, p, Date.parse(p.openedAt) || now), catchUp);
+    }
+    for (const k of gone)
+      await this.run(
+        master,
+        diffOrder(master.id, k, null, history.find((o) => o.id === k.itemId) ?? null, now),
+        catchUp,
+      );
+    for (const o of pending) {
+      const k = knownOrders.find((x) => x.itemId === o.id) ?? null;
+      if (!k) {
+        const earlier = await this.store.trades.masterItem(master.id, 'order', o.id);
+        if (earlier) continue;
+        const t = o.tag ? await this.store.trades.tradeByTag(o.tag) : null;
+        if (t) {
+          await reviveIfLate(this.store, t);
+          await this.store.trades.upsertMasterItem(orderItem(master.id, o, 0, true, t.id));
+          continue;
+        }
+        if (await this.ignoredOwnCopy(master, 'order', o)) continue;
+      }
+      await this.run(master, diffOrder(master.id, k, o, null, k ? now : Date.parse(o.createdAt) || now), catchUp);
+    }
+    const byId = new Map(positions.map((p) => [p.id, p] as const));
+    for (const k of knownPositions.values())
+      await this.run(master, diffPosition(master.id, k, byId.get(k.itemId) ?? null, now), catchUp);
+  }
+}

@@ -1,0 +1,32 @@
+import type { IntentAction } from '../domain/intent-action.js';
+import type { OrderOutcome } from '../platforms/adapter.js';
+import type { NewEvent } from '../store/repos/events.js';
+import type { LinkRow } from '../store/repos/trades.js';
+
+export interface CopyOptions {
+  /** API path: the trade row already exists (recorded before the Master broker was called). */
+  tradeId?: string;
+  source?: 'api' | 'watcher' | 'reconciler';
+  /** The Master broker's answer on the API path (fill price, ids). */
+  masterOutcome?: OrderOutcome & { kind: 'confirmed' };
+  requestId?: string | null;
+  /** Only these Slaves (the reconciler heals one Slave at a time). */
+  onlySlaves?: Set<string>;
+  /** Reconciler heals: the row's action name (heal_open, heal_close, ...). */
+  intentAction?: IntentAction;
+  /** Targets for heals of follow-up kind, per Slave. */
+  targets?: Map<string, LinkRow[]>;
+  /** Watcher: actions its start diff found missed while the service was down (the circuit breaker skips them). */
+  catchUp?: boolean;
+  /** Extra events recorded with the intents (the order route's order.accepted), given the number of sends. */
+  events?: (copiedTo: number) => NewEvent[];
+}
+
+export interface CopyResult {
+  tradeId: string;
+  /** False when the action id was recorded before: nothing was planned or sent again. */
+  recorded: boolean;
+  dispatched: number;
+  /** Resolves when every dispatched copy has its outcome written. */
+  done: Promise<void>;
+}

@@ -1,0 +1,231 @@
+import type { Account } from '../domain/account.js';
+import { opposite } from '../domain/copy-mapping.js';
+import { isHeal, intentAction } from '../domain/intent-action.js';
+import { newId } from '../domain/ids.js';
+import type { Side } from '../domain/types.js';
+import type { OrderOutcome } from '../platforms/adapter.js';
+import type { NewEvent } from '../store/repos/events.js';
+import type { IntentRow, LinkChange, OutcomeWrite } from '../store/repos/trades.js';
+import type { IntentOp } from './intent-ops.js';
+import { outcomeFields, str, type TradeLike } from './ledger.js';
+
+type OutcomeRow = Pick<IntentRow, 'id' | 'action' | 'symbol' | 'side' | 'plannedVolume' | 'tag' | 'targetId'>;
+
+/**
+ * What one settled broker write changes in the ledger: the intent's outcome (broker answer, fill, slippage,
+ * latencies), the links it opens, closes or resizes, and its events. Pure; written by the outcome writer in
+ * batches, or at once by the settle loop.
+ */
+export function outcomeWrite(
+  master: Account,
+  tradeId: string,
+  trade: TradeLike,
+  row: OutcomeRow,
+  slaveAccountId: string,
+  op: IntentOp,
+  outcome: OrderOutcome,
+  extra: { attempts?: number; latency?: Record<string, number>; prevTags?: string[] },
+): OutcomeWrite {
+  const fields = outcomeFields(outcome);
+  const userId = master.userId;
+  const sid = slaveAccountId;
+  const volume = row.plannedVolume ?? '0';
+  const base = { tradeId, intentId: row.id, symbol: row.symbol, side: row.side, volume };
+  const links: LinkChange[] = [];
+  const events: NewEvent[] = [];
+  let slippage: string | null = null;
+  if (outcome.kind === 'confirmed') {
+    const filled = outcome.filledVolume?.toString() ?? volume;
+    const isOpenLike = op.kind === 'place' || op.kind === 'fill';
+    if (
+      outcome.fillPrice &&
+      trade.fillPrice &&
+      (isOpenLike || op.kind === 'close') &&
+      (!isOpenLike || (op.kind === 'place' && op.req.type === 'market') || op.kind === 'fill')
+    ) {
+      // Positive = worse for the Slave than the Master's price, on the side the Slave traded.
+      const execSide: Side = isOpenLike ? (row.side as Side) : opposite(row.side as Side);
+      if (isOpenLike ? row.side === trade.side : true) {
+        const diff = outcome.fillPrice.minus(trade.fillPrice);
+        slippage = (execSide === 'buy' ? diff : diff.neg()).toString();
+      }
+    }
+    events.push({
+      userId,
+      accountId: sid,
+      type: 'copy.confirmed',
+      payload: {
+        ...base,
+        positionId: outcome.positionId,
+        orderId: outcome.brokerOrderId,
+        fillPrice: str(outcome.fillPrice),
+        filledVolume: str(outcome.filledVolume),
+        slippage,
+      },
+    });
+    switch (op.kind) {
+      case 'place':
+      case 'fill': {
+        if (op.kind === 'fill')
+          links.push({
+            op: 'close',
+            key: { slaveAccountId: sid, kind: 'order', slavePositionId: op.orderId },
+            reason: 'filled',
+          });
+        const masterPos = op.kind === 'fill' ? op.masterPositionId : op.link === 'position' ? op.masterItemId : null;
+        if (outcome.positionId && masterPos) {
+          links.push({
+            op: 'upsert',
+            link: {
+              id: newId('act'),
+              kind: 'position',
+              masterAccountId: master.id,
+              masterPositionId: masterPos,
+              slaveAccountId: sid,
+              slavePositionId: outcome.positionId,
+              intentId: row.id,
+              volume: filled,
+            },
+          });
+          events.push({
+            userId,
+            accountId: sid,
+            type: 'position.opened',
+            payload: {
+              role: 'slave',
+              intentId: row.id,
+              tradeId,
+              positionId: outcome.positionId,
+              symbol: row.symbol,
+              side: row.side,
+              volume: filled,
+              price: str(outcome.fillPrice),
+              masterPositionId: masterPos,
+            },
+          });
+        } else if (op.kind === 'place' && op.link === 'order' && outcome.brokerOrderId && op.masterItemId) {
+          links.push({
+            op: 'upsert',
+            link: {
+              id: newId('act'),
+              kind: 'order',
+              masterAccountId: master.id,
+              masterPositionId: op.masterItemId,
+              slaveAccountId: sid,
+              slavePositionId: outcome.brokerOrderId,
+              intentId: row.id,
+              volume,
+            },
+          });
+        }
+        break;
+      }
+      case 'close':
+        if (op.volume) {
+          links.push({
+            op: 'adjust',
+            key: { slaveAccountId: sid, kind: 'position', slavePositionId: op.positionId },
+            by: `-${outcome.filledVolume?.toString() ?? op.volume.toString()}`,
+          });
+          events.push({
+            userId,
+            accountId: sid,
+            type: 'position.modified',
+            payload: {
+              role: 'slave',
+              positionId: op.positionId,
+              symbol: row.symbol,
+              volume: op.before ? op.before.minus(outcome.filledVolume ?? op.volume).toString() : undefined,
+              intentId: row.id,
+            },
+          });
+        } else {
+          links.push({
+            op: 'close',
+            key: { slaveAccountId: sid, kind: 'position', slavePositionId: op.positionId },
+            reason: isHeal(intentAction(row.action)) ? 'orphan_closed' : 'master_closed',
+          });
+          events.push({
+            userId,
+            accountId: sid,
+            type: 'position.closed',
+            payload: {
+              role: 'slave',
+              positionId: op.positionId,
+              symbol: row.symbol,
+              side: row.side,
+              volume,
+              price: str(outcome.fillPrice),
+              reason: 'copy',
+            },
+          });
+        }
+        break;
+      case 'modify':
+        events.push({
+          userId,
+          accountId: sid,
+          type: 'position.modified',
+          payload: {
+            role: 'slave',
+            positionId: op.positionId,
+            symbol: row.symbol,
+            stopLoss: str(op.stopLoss),
+            takeProfit: str(op.takeProfit),
+            intentId: row.id,
+          },
+        });
+        break;
+      case 'cancel':
+        links.push({
+          op: 'close',
+          key: { slaveAccountId: sid, kind: 'order', slavePositionId: op.orderId },
+          reason: 'cancelled',
+        });
+        break;
+      case 'modify_order':
+        break;
+    }
+  } else {
+    events.push({
+      userId,
+      accountId: sid,
+      type: `copy.${outcome.kind}`,
+      payload: { ...base, code: outcome.code, message: outcome.message },
+    });
+    if (outcome.kind === 'rejected') {
+      // The broker no longer has what the copy addressed: it was closed or cancelled outside the service.
+      if ((op.kind === 'close' || op.kind === 'modify') && outcome.code === 'position_not_found')
+        links.push({
+          op: 'close',
+          key: { slaveAccountId: sid, kind: 'position', slavePositionId: op.positionId },
+          reason: 'user_closed',
+        });
+      if ((op.kind === 'cancel' || op.kind === 'modify_order') && outcome.code === 'order_not_found')
+        links.push({
+          op: 'close',
+          key: { slaveAccountId: sid, kind: 'order', slavePositionId: op.orderId },
+          reason: 'gone',
+        });
+      if (op.kind === 'fill' && (outcome.code === 'slave_order_gone' || outcome.code === 'stale_action'))
+        links.push({
+          op: 'close',
+          key: { slaveAccountId: sid, kind: 'order', slavePositionId: op.orderId },
+          reason: outcome.code,
+        });
+    }
+  }
+  return {
+    intentId: row.id,
+    update: {
+      ...fields,
+      slippage,
+      ...(extra.latency ? { latency: extra.latency } : {}),
+      ...(extra.attempts !== undefined ? { attempts: extra.attempts } : {}),
+      tag: row.tag,
+      ...(extra.prevTags && extra.prevTags.length > 0 ? { prevTags: extra.prevTags } : {}),
+    },
+    links,
+    events,
+  };
+}
