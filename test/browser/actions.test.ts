@@ -238,15 +238,16 @@ describe('dashboard actions', { timeout: 120_000 }, () => {
   it('in demo mode each wizard shows simulated logins it can connect, and B fills them in', async () => {
     for (const p of ['platforma', 'platformb', 'platformc']) {
       await page.goto(`/connect/${p}`);
-      await expect(page.getByTestId('demo-logins').locator('li').count()).resolves.toBe(2);
+      // count() does not wait: poll until the wizard has loaded its demo logins.
+      await expect.poll(() => page.getByTestId('demo-logins').locator('li').count()).toBe(2);
     }
     await page.goto('/connect/platformb');
     const logins = page.getByTestId('demo-logins');
-    await expect(logins.textContent()).resolves.toContain('spare@broker-b.example');
+    await expect.poll(async () => (await logins.textContent()) ?? '').toContain('spare@broker-b.example');
     await logins.getByRole('button', { name: 'Use' }).first().click();
     await page.getByRole('button', { name: 'Next' }).click();
-    await expect(page.getByLabel('Account email').inputValue()).resolves.toBe('spare@broker-b.example');
-    await expect(page.getByLabel('Broker server').inputValue()).resolves.toBe('SIMB-Demo');
+    await expect.poll(() => page.getByLabel('Account email').inputValue()).toBe('spare@broker-b.example');
+    await expect.poll(() => page.getByLabel('Broker server').inputValue()).toBe('SIMB-Demo');
     await shot(page, 'connect-b-demo');
   });
 });
