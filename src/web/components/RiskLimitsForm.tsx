@@ -69,74 +69,81 @@ export function RiskLimitsForm({
           Last breach: {breach.rule}, {breach.detail} ({breach.action}).
         </Notice>
       )}
-      <div className="form-grid">
-        <label>
-          Max drawdown (% of peak equity)
-          <input
-            inputMode="decimal"
-            pattern="[0-9]+(\.[0-9]+)?"
-            value={f.maxDrawdownPercent}
-            onChange={(e) => set('maxDrawdownPercent', e.target.value)}
-            placeholder="no limit"
-          />
-        </label>
-        <label>
-          Daily loss limit{currency ? ` (${currency})` : ''}
-          <input
-            inputMode="decimal"
-            pattern="[0-9]+(\.[0-9]+)?"
-            value={f.dailyLossLimit}
-            onChange={(e) => set('dailyLossLimit', e.target.value)}
-            placeholder="no limit"
-          />
-        </label>
-        <label>
-          Max open volume (lots)
-          <input
-            inputMode="decimal"
-            pattern="[0-9]+(\.[0-9]+)?"
-            value={f.maxOpenVolume}
-            onChange={(e) => set('maxOpenVolume', e.target.value)}
-            placeholder="no limit"
-          />
-        </label>
-        <label>
-          Trading day starts (UTC hour)
-          <input
-            type="number"
-            min={0}
-            max={23}
-            value={f.dayResetHourUtc}
-            onChange={(e) => set('dayResetHourUtc', e.target.value)}
-            placeholder="0"
-          />
-        </label>
-        <label>
-          On a breach
-          <select value={f.onBreach} onChange={(e) => set('onBreach', e.target.value as Fields['onBreach'])}>
-            <option value="pause">pause copying</option>
-            <option value="close_and_pause">close everything and lock</option>
-          </select>
-        </label>
-        <label className="inline">
-          <input
-            type="checkbox"
-            checked={f.requireStopLoss}
-            onChange={(e) => set('requireStopLoss', e.target.checked)}
-          />{' '}
-          refuse copies without a stop loss
-        </label>
-      </div>
-      <div className="actions">
-        <button type="submit" className="btn btn-primary">
-          Save risk limits
-        </button>
-        {saved && (
-          <span role="status" className="good small">
-            Saved.
-          </span>
-        )}
-      </div>
+      {/* Disabled until the stored limits are read: an edit made before they arrive would be overwritten by them. */}
+      <fieldset
+        disabled={!current.data && !current.error}
+        aria-busy={!current.data && !current.error}
+        style={{ border: 0, padding: 0, margin: 0, minWidth: 0 }}
+      >
+        <div className="form-grid">
+          <label>
+            Max drawdown (% of peak equity)
+            <input
+              inputMode="decimal"
+              pattern="[0-9]+(\.[0-9]+)?"
+              value={f.maxDrawdownPercent}
+              onChange={(e) => set('maxDrawdownPercent', e.target.value)}
+              placeholder="no limit"
+            />
+          </label>
+          <label>
+            Daily loss limit{currency ? ` (${currency})` : ''}
+            <input
+              inputMode="decimal"
+              pattern="[0-9]+(\.[0-9]+)?"
+              value={f.dailyLossLimit}
+              onChange={(e) => set('dailyLossLimit', e.target.value)}
+              placeholder="no limit"
+            />
+          </label>
+          <label>
+            Max open volume (lots)
+            <input
+              inputMode="decimal"
+              pattern="[0-9]+(\.[0-9]+)?"
+              value={f.maxOpenVolume}
+              onChange={(e) => set('maxOpenVolume', e.target.value)}
+              placeholder="no limit"
+            />
+          </label>
+          <label>
+            Trading day starts (UTC hour)
+            <input
+              type="number"
+              min={0}
+              max={23}
+              value={f.dayResetHourUtc}
+              onChange={(e) => set('dayResetHourUtc', e.target.value)}
+              placeholder="0"
+            />
+          </label>
+          <label>
+            On a breach
+            <select value={f.onBreach} onChange={(e) => set('onBreach', e.target.value as Fields['onBreach'])}>
+              <option value="pause">pause copying</option>
+              <option value="close_and_pause">close everything and lock</option>
+            </select>
+          </label>
+          <label className="inline">
+            <input
+              type="checkbox"
+              checked={f.requireStopLoss}
+              onChange={(e) => set('requireStopLoss', e.target.checked)}
+            />{' '}
+            refuse copies without a stop loss
+          </label>
+        </div>
+        <div className="actions">
+          <button type="submit" className="btn btn-primary">
+            Save risk limits
+          </button>
+          {saved && (
+            <span role="status" className="good small">
+              Saved.
+            </span>
+          )}
+        </div>
+      </fieldset>
     </form>
   );
 }
