@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { dec } from '../domain/decimal.js';
-import { initialHealth, type Account } from '../domain/account.js';
+import type { Account } from '../domain/account.js';
+import { testAccount } from '../../test/helpers/account.js';
 import { withDefaults, type CopyRule } from '../domain/copy-rule.js';
 import type { InstrumentSpec } from '../domain/types.js';
 import type { LinkRow } from '../store/repos/trades.js';
@@ -8,28 +9,7 @@ import type { MasterAction } from './actions.js';
 import { planMasterRefusal, type ActionPlanInput, type PlanSlave } from './action-planner.js';
 import { planFollowRows } from './follow-planner.js';
 
-const acct = (id: string, o: Partial<Account> = {}): Account => ({
-  id,
-  userId: 'u',
-  platform: 'sim',
-  role: 'slave',
-  status: 'connected',
-  statusReason: null,
-  name: id,
-  groupId: 'g',
-  brokerAccountId: id,
-  brokerAccountNumber: id,
-  brokerName: null,
-  environment: null,
-  brokerIdentity: `sim:${id}`,
-  currency: 'USD',
-  health: initialHealth(),
-  balance: dec(10_000),
-  equity: dec(10_000),
-  createdAt: new Date(0),
-  updatedAt: new Date(0),
-  ...o,
-});
+const acct = testAccount;
 const spec: InstrumentSpec = {
   symbol: 'EURUSD.x',
   volumeStep: dec('0.01'),

@@ -1,34 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { Decimal, dec } from '../domain/decimal.js';
-import { initialHealth, type Account } from '../domain/account.js';
+import type { Account } from '../domain/account.js';
+import { testAccount } from '../../test/helpers/account.js';
 import { withDefaults, type CopyRule } from '../domain/copy-rule.js';
 import type { Capabilities } from '../domain/capabilities.js';
 import type { InstrumentSpec, OrderType } from '../domain/types.js';
 import { SIM_CAPABILITIES } from '../platforms/sim/capabilities.js';
 import { deniedByCapability, planOpen, type MasterOpen, type PlannedCopy, type SlaveContext } from './planner.js';
 
-const acct = (id: string, o: Partial<Account> = {}): Account => ({
-  id,
-  userId: 'u',
-  platform: 'sim',
-  role: 'slave',
-  status: 'connected',
-  statusReason: null,
-  name: id,
-  groupId: 'g',
-  brokerAccountId: id,
-  brokerAccountNumber: id,
-  brokerName: null,
-  environment: null,
-  brokerIdentity: `sim:${id}`,
-  currency: 'USD',
-  health: initialHealth(),
-  balance: dec(10_000),
-  equity: dec(10_000),
-  createdAt: new Date(0),
-  updatedAt: new Date(0),
-  ...o,
-});
+const acct = testAccount;
 const spec: InstrumentSpec = {
   symbol: 'EURUSD',
   volumeStep: dec('0.01'),
