@@ -234,12 +234,9 @@ export class TradesRepo {
   }
 
   /**
-   * All intents of one master action in ONE statement, in the same transaction as the trade's update:
-   * they are durable before the first is sent, so a crash cannot lose or double a copy.
-   */
-  /**
    * The fan-out of an order-route trade: the trade moves from pending/unresolved to accepted with every intent
-   * in one transaction. Returns false and writes nothing when the trade is no longer waiting for its fan-out
+   * in one transaction (one statement for all intents, durable before the first is sent, so a crash cannot lose or
+   * double a copy). Returns false and writes nothing when the trade is no longer waiting for its fan-out
    * (the route and the settle loop after a crash can both get here; only one records).
    */
   async recordIntents(
