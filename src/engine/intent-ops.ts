@@ -9,6 +9,7 @@ import {
   type ModifyOrderChange,
   type OrderOutcome,
   type PlaceOrderRequest,
+  type TagLookup,
 } from '../platforms/adapter.js';
 import type { IntentRow, TradeRow } from '../store/repos/trades.js';
 
@@ -208,6 +209,7 @@ export async function verifyOp(
   adapter: BrokerAdapter,
   op: IntentOp,
   tags: string[],
+  find: (tag: string) => Promise<TagLookup> = (tag) => adapter.findByTag(tag),
 ): Promise<{ state: 'applied'; outcome: OrderOutcome } | { state: 'absent' } | { state: 'unknown'; message: string }> {
   try {
     switch (op.kind) {
@@ -215,7 +217,7 @@ export async function verifyOp(
       case 'fill': {
         const lookups = [...tags, ...(op.kind === 'fill' && op.origTag ? [op.origTag] : [])];
         for (const tag of lookups) {
-          const f = await adapter.findByTag(tag);
+          const f = await find(tag);
           if (f.position) return { state: 'applied', outcome: linkedFill(f.order ?? null, f.position)! };
           if (f.order) {
             if (f.order.status === 'filled')

@@ -12,6 +12,8 @@ import { opOf, verifyOp } from './intent-ops.js';
 import { actionEvents } from './action-events.js';
 import { goesStale, intentAction } from '../domain/intent-action.js';
 import { recoverOrderTrade, type RecoveryResult } from './order-recovery.js';
+import { TagSnapshot } from './tag-snapshot.js';
+import type { BrokerAdapter } from '../platforms/adapter.js';
 
 export interface SettleReport {
   checked: number;
@@ -140,12 +142,19 @@ export class Settler {
     for (const r of rows) bySlave.set(r.intent.slaveAccountId, [...(bySlave.get(r.intent.slaveAccountId) ?? []), r]);
     await Promise.all(
       [...bySlave.values()].map(async (list) => {
+        // One reading of the Slave's tags serves the whole list (see tag-snapshot.ts).
+        const oldest = new Date(Math.min(...list.map((r) => r.intent.createdAt.getTime())));
+        let snapshot: TagSnapshot | null = null;
+        const lookups = (adapter: BrokerAdapter) => {
+          snapshot ??= new TagSnapshot(adapter, oldest, this.engine.clock);
+          return snapshot;
+        };
         for (const r of list) {
           if (this.engine.inFlight.has(r.intent.id)) continue;
           this.engine.inFlight.add(r.intent.id);
           try {
             report.checked++;
-            report[await this.settleOne(r.intent, r.trade)]++;
+            report[await this.settleOne(r.intent, r.trade, lookups)]++;
           } catch (err) {
             report.unknown++;
             if (this.opts.logger) this.opts.logger.error({ err, intentId: r.intent.id }, 'settling an intent failed');
@@ -161,6 +170,7 @@ export class Settler {
   private async settleOne(
     intent: IntentRow,
     trade: TradeRow,
+    lookups: (adapter: BrokerAdapter) => TagSnapshot,
   ): Promise<'confirmed' | 'resent' | 'rejected' | 'unknown'> {
     const [slaveAcc, master] = await Promise.all([
       this.store.accounts.byId(intent.slaveAccountId),
@@ -192,7 +202,8 @@ export class Settler {
       side: trade.side,
       actionAt,
     };
-    const v = await verifyOp(adapter, op, [intent.tag, ...prevTags]);
+    const snapshot = lookups(adapter);
+    const v = await verifyOp(adapter, op, [intent.tag, ...prevTags], (tag) => snapshot.find(tag));
     if (v.state === 'unknown') return 'unknown';
     if (v.state === 'applied') {
       await this.store.trades.applyOutcomes([

@@ -151,6 +151,12 @@ export interface BrokerAdapter {
   modifyOrder?(orderId: string, change: ModifyOrderChange): Promise<OrderOutcome>;
   /** Settles an unresolved write: is there a position or order carrying this tag? */
   findByTag(tag: string): Promise<TagLookup>;
+  /**
+   * Every tag on the account's positions, pending orders and the history since `since`, each answered as
+   * `findByTag` would: settles many unresolved writes of one account with one read (see tag-index.ts).
+   * Optional: without it, the engine asks `findByTag` once per tag.
+   */
+  tagIndex?(since: Date): Promise<ReadonlyMap<string, TagLookup>>;
   /** Subscribe to the account's broker events (streaming or polled by the adapter). Returns unsubscribe. */
   subscribe?(listener: (ev: BrokerEvent) => void): () => void;
   close(): Promise<void>;

@@ -292,6 +292,38 @@ export function runAdapterConformance(name: string, setup: () => Promise<Conform
       });
     });
 
+    it('tagIndex, where offered, answers every tag as findByTag does: position, pending order, refused order, unknown', async () => {
+      const { tagIndex } = h.adapter;
+      if (!tagIndex) return expect(h.adapter.tagIndex).toBeUndefined();
+      const since = new Date(Date.now() - 60_000);
+      const { tag: posTag, pos } = await open('buy');
+      const pendingTag = newTag();
+      const pending = caps().has.pendingOrders ? await placeLimit(pendingTag) : null;
+      const refusedTag = newTag();
+      h.broker.faults.inject({
+        op: 'placeOrder',
+        kind: 'cancel_after_timeout',
+        refuseAs: 'cancelled',
+        accountId: h.simAccountId,
+      });
+      expect(await h.adapter.placeOrder(market('buy', refusedTag, 1, false))).toMatchObject({ kind: 'unresolved' });
+      const unknownTag = `${newTag()}x`.slice(0, caps().correlationTag.maxLength);
+      const index = await tagIndex.call(h.adapter, since);
+      expect(index.get(posTag)?.position?.id).toBe(pos.id);
+      if (pending)
+        expect(index.get(pendingTag)).toMatchObject({ found: true, order: { id: pending.id, status: 'pending' } });
+      expect(index.get(refusedTag)).toMatchObject({ found: true, order: { status: 'cancelled' } });
+      expect(index.get(refusedTag)?.position).toBeUndefined();
+      expect(index.get(unknownTag)).toBeUndefined();
+      for (const tag of [posTag, refusedTag, ...(pending ? [pendingTag] : [])]) {
+        const one = await h.adapter.findByTag(tag);
+        expect({ position: index.get(tag)?.position?.id, order: index.get(tag)?.order?.id }).toEqual({
+          position: one.position?.id,
+          order: one.order?.id,
+        });
+      }
+    });
+
     it('an invalid volume is refused and opens nothing', async () => {
       const tag = newTag();
       const before = h.broker.positions(h.simAccountId).length;

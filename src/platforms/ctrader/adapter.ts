@@ -48,6 +48,7 @@ import {
   toRelative,
 } from '../../protocols/ctrader/units.js';
 import { confirmed, denied, rejected } from '../adapter.js';
+import { indexTags } from '../tag-index.js';
 
 export interface CTraderAdapterOptions {
   connection: CTraderConnection;
@@ -201,6 +202,30 @@ export class CTraderAdapter implements BrokerAdapter {
       }
       out.found = Boolean(out.position || out.order);
       return out;
+    });
+  }
+
+  async tagIndex(since: Date): Promise<ReadonlyMap<string, TagLookup>> {
+    return this.read('lookup by tag', async () => {
+      const rec = await this.reconcile();
+      const history = await this.orderHistory(since, undefined);
+      const positions: Position[] = [];
+      for (const p of rec.position ?? []) {
+        if (!p.tradeData.label) continue;
+        const s = await this.symbolById(String(p.tradeData.symbolId));
+        if (s) positions.push(parsePosition(p, s));
+      }
+      const orders = async (list: OrderMsg[]) => {
+        const out: Order[] = [];
+        for (const o of list) {
+          if (!o.clientOrderId && !o.tradeData.label) continue;
+          const s = await this.symbolById(String(o.tradeData.symbolId));
+          const parsed = s ? parseOrder(o, s) : null;
+          if (parsed) out.push(parsed);
+        }
+        return out;
+      };
+      return indexTags(positions, await orders(rec.order ?? []), await orders(history), { orderWithPosition: true });
     });
   }
 

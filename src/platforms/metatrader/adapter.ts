@@ -18,6 +18,7 @@ import type { MetaTraderGateway, MtTradeRequest } from './gateway.js';
 import type { MtDeal, MtTradeResult } from './parse.js';
 import { PollingWatcher } from '../polling-watcher.js';
 import { confirmed, denied, rejected } from '../adapter.js';
+import { indexTags } from '../tag-index.js';
 
 export interface MetaTraderAdapterOptions {
   gateway: MetaTraderGateway;
@@ -126,6 +127,17 @@ export class MetaTraderAdapter implements BrokerAdapter {
     const hits = (await this.gateway.historyOrders(start, end)).filter((o) => o.tag === tag);
     const last = hits.sort((a, b) => Date.parse(a.updatedAt) - Date.parse(b.updatedAt)).at(-1);
     return last ? { found: true, order: last } : { found: false };
+  }
+
+  async tagIndex(since: Date): Promise<ReadonlyMap<string, TagLookup>> {
+    this.open();
+    const positions = await this.gateway.positions();
+    const orders = await this.gateway.orders();
+    const { start, end } = this.window(since);
+    const history = (await this.gateway.historyOrders(start, end)).sort(
+      (a, b) => Date.parse(a.updatedAt) - Date.parse(b.updatedAt),
+    );
+    return indexTags(positions, orders, history);
   }
 
   // ---- writes -------------------------------------------------------------------------------------

@@ -40,6 +40,7 @@ import { wirePrices } from './wire-prices.js';
 import { TradeLockerSession } from './session.js';
 import { PollingWatcher } from '../polling-watcher.js';
 import { confirmed, denied, rejected } from '../adapter.js';
+import { indexTags } from '../tag-index.js';
 
 export interface TradeLockerAdapterOptions {
   /** Ends with /backend-api. */
@@ -188,6 +189,16 @@ export class TradeLockerAdapter implements BrokerAdapter {
       return false;
     });
     return last ? { found: true, order: last } : { found: false };
+  }
+
+  async tagIndex(since: Date): Promise<ReadonlyMap<string, TagLookup>> {
+    const { positions, orders } = await this.snapshot(true);
+    const history: Order[] = [];
+    await this.historyPages({ from: since.getTime() }, (o) => {
+      history.push(o.order);
+      return false;
+    });
+    return indexTags(positions, orders, history);
   }
 
   // ---- writes -------------------------------------------------------------------------------------
