@@ -13,7 +13,11 @@ import { actionEvents } from './action-events.js';
 import { goesStale, intentAction } from '../domain/intent-action.js';
 import { recoverOrderTrade, type RecoveryResult } from './order-recovery.js';
 import { TagSnapshot } from './tag-snapshot.js';
+import { settleChains } from './settle-chains.js';
 import type { BrokerAdapter } from '../platforms/adapter.js';
+
+/** Chains of one Slave settled at once; the adapter's pacer still keeps the broker's rate. */
+const CHAINS_PER_SLAVE = 8;
 
 export interface SettleReport {
   checked: number;
@@ -137,7 +141,7 @@ export class Settler {
     const rows = (await this.store.trades.unsettledIntents()).filter(
       ({ intent }) => !this.engine.inFlight.has(intent.id) && now - intent.updatedAt.getTime() >= graceMs,
     );
-    // Per Slave in order, Slaves in parallel: a resend and the next lookup of one account never cross.
+    // Slaves in parallel; within a Slave, writes about one Master position in order (see chains()).
     const bySlave = new Map<string, Array<{ intent: IntentRow; trade: TradeRow }>>();
     for (const r of rows) bySlave.set(r.intent.slaveAccountId, [...(bySlave.get(r.intent.slaveAccountId) ?? []), r]);
     await Promise.all(
@@ -149,8 +153,8 @@ export class Settler {
           snapshot ??= new TagSnapshot(adapter, oldest, this.engine.clock);
           return snapshot;
         };
-        for (const r of list) {
-          if (this.engine.inFlight.has(r.intent.id)) continue;
+        const settle = async (r: { intent: IntentRow; trade: TradeRow }) => {
+          if (this.engine.inFlight.has(r.intent.id)) return;
           this.engine.inFlight.add(r.intent.id);
           try {
             report.checked++;
@@ -161,10 +165,26 @@ export class Settler {
           } finally {
             this.engine.inFlight.delete(r.intent.id);
           }
-        }
+        };
+        const chains = await this.chains(list);
+        let next = 0;
+        await Promise.all(
+          Array.from({ length: Math.min(CHAINS_PER_SLAVE, chains.length) }, async () => {
+            while (next < chains.length) for (const r of chains[next++]!) await settle(r);
+          }),
+        );
       }),
     );
     return report;
+  }
+
+  /** A Slave's rows as chains (settle-chains.ts); one chain where the account cannot be read. */
+  private async chains(
+    list: Array<{ intent: IntentRow; trade: TradeRow }>,
+  ): Promise<Array<Array<{ intent: IntentRow; trade: TradeRow }>>> {
+    const account = await this.store.accounts.byId(list[0]!.intent.slaveAccountId);
+    const adapter = account ? await this.adapters.forAccount(account).catch(() => null) : null;
+    return settleChains(list, adapter?.capabilities.hedging ?? false);
   }
 
   private async settleOne(
