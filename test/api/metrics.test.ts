@@ -1,0 +1,157 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestService, type TestService } from '../helpers/service.js';
+
+let svc: TestService;
+let key: string;
+let masterId: string;
+let slaveIds: string[];
+
+beforeAll(async () => {
+  svc = await startTestService();
+  key = svc.demo!.apiKey;
+  const { body } = await svc.call('GET', '/v1/accounts', { token: key });
+  const master = body.accounts.find((a: any) => a.role === 'master' && a.platform === 'sim');
+  masterId = master.id;
+  slaveIds = body.accounts.filter((a: any) => a.role === 'slave' && a.groupId === master.groupId).map((a: any) => a.id);
+});
+afterAll(async () => svc?.close());
+
+const scrape = async () => {
+  const r = await fetch(`${svc.baseUrl}/metrics`);
+  expect(r.status).toBe(200);
+  expect(r.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+  return r.text();
+};
+
+/** The value of one sample line, e.g. `copytrade_copy_outcomes_total{outcome="confirmed",platform="sim"}`. */
+const sample = (text: string, name: string, labels: Record<string, string> = {}): number | null => {
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    const m = /^[^{ ]+(?:\{([^}]*)\})? (\S+)$/.exec(line);
+    if (!m) continue;
+    const have = Object.fromEntries([...(m[1] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
+    if (Object.entries(labels).every(([k, v]) => have[k] === v)) return Number(m[2]);
+  }
+  return null;
+};
+
+const sum = (text: string, name: string, labels: Record<string, string> = {}) =>
+  text
+    .split('\n')
+    .filter((l) => l.startsWith(`${name}{`) && Object.entries(labels).every(([k, v]) => l.includes(`${k}="${v}"`)))
+    .reduce((s, l) => s + Number(l.split(' ').pop()), 0);
+
+async function copyOrder(): Promise<string> {
+  const r = await svc.call('POST', `/v1/accounts/${masterId}/orders`, {
+    token: key,
+    body: { symbol: 'EURUSD', side: 'buy', volume: 0.1 },
+  });
+  expect(r.status).toBe(202);
+  await expect
+    .poll(
+      async () =>
+        (await svc.call('GET', `/v1/trades/${r.body.tradeId}`, { token: key })).body.copies.every(
+          (c: any) => c.outcome !== 'planned' && c.outcome !== 'sent',
+        ),
+      { timeout: 5000 },
+    )
+    .toBe(true);
+  return r.body.tradeId;
+}
+
+describe('GET /metrics (Prometheus text)', () => {
+  it('after an order is copied: hop latencies, outcomes, queue depth, panic jobs, leases, webhooks, process metrics', async () => {
+    const before = sum(await scrape(), 'copytrade_copy_outcomes_total', { outcome: 'confirmed' });
+    const tradeId = await copyOrder();
+    // The last outcome batch is counted once written: wait for the counter rather than for a clock.
+    await expect
+      .poll(async () => sum(await scrape(), 'copytrade_copy_outcomes_total', { outcome: 'confirmed' }), {
+        timeout: 5000,
+      })
+      .toBe(before + slaveIds.length);
+    const text = await scrape();
+    for (const hop of ['plan', 'record', 'send', 'ack'])
+      expect(sum(text, 'copytrade_copy_hop_seconds_count', { hop })).toBeGreaterThanOrEqual(slaveIds.length);
+    expect(
+      sample(text, 'copytrade_copy_hop_seconds_bucket', { hop: 'ack', platform: 'sim', le: '+Inf' }),
+    ).toBeGreaterThan(0);
+    // The demo group has Slaves on each platform: each has its own series.
+    for (const platform of ['sim', 'platformb', 'platformc', 'platforma'])
+      expect(sample(text, 'copytrade_copy_outcomes_total', { outcome: 'confirmed', platform })).toBeGreaterThan(0);
+    expect(sample(text, 'copytrade_copy_queue_depth')).toBe(0);
+    expect(sample(text, 'copytrade_panic_close_jobs_running')).toBe(0);
+    expect(sample(text, 'copytrade_leases_held')).toBe(0);
+    for (const name of [
+      'copytrade_copy_skips_total',
+      'copytrade_broker_rate_limited_total',
+      'copytrade_copy_retries_total',
+      'copytrade_webhook_attempts_total',
+    ])
+      expect(text).toContain(`# TYPE ${name} counter`);
+    expect(sample(text, 'process_resident_memory_bytes')).toBeGreaterThan(0);
+    expect(text).toContain('nodejs_eventloop_lag_seconds');
+    // Labels are platforms, hops, outcomes and reason codes: no user, account or trade id leaks to a scraper.
+    for (const id of [tradeId, masterId, ...slaveIds, svc.demo!.email]) expect(text).not.toContain(id);
+    expect(text).not.toMatch(/(usr|acc|trd|int)_[A-Za-z0-9]/);
+  });
+
+  it('a Slave skipped for its state is counted by reason code, without the free-text detail', async () => {
+    const paused = slaveIds[0]!;
+    expect((await svc.call('POST', `/v1/accounts/${paused}/pause`, { token: key })).status).toBe(200);
+    try {
+      const before = sum(await scrape(), 'copytrade_copy_skips_total');
+      await copyOrder();
+      const text = await scrape();
+      expect(sum(text, 'copytrade_copy_skips_total')).toBe(before + 1);
+      const line = text.split('\n').find((l) => l.startsWith('copytrade_copy_skips_total{'))!;
+      expect(line).toMatch(/reason="[a-z_]+"/);
+      expect(sum(text, 'copytrade_copy_outcomes_total', { outcome: 'skipped' })).toBeGreaterThanOrEqual(1);
+    } finally {
+      await svc.call('POST', `/v1/accounts/${paused}/resume`, { token: key });
+    }
+  });
+
+  it('the lease work sets its gauge through the service', async () => {
+    svc.metrics.setLeasesHeld(3);
+    expect(sample(await scrape(), 'copytrade_leases_held')).toBe(3);
+    svc.metrics.setLeasesHeld(0);
+  });
+});
+
+describe('GET /readyz', () => {
+  it('200 with each check named while the store answers; /healthz keeps its answer', async () => {
+    const r = await svc.call('GET', '/readyz');
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({
+      ready: true,
+      checks: { started: { ok: true }, store: { ok: true } },
+    });
+    // No NATS_URL here: no bus to check.
+    expect(r.body.checks.bus).toBeUndefined();
+    const h = await svc.call('GET', '/healthz');
+    expect(h.status).toBe(200);
+    expect(h.body).toEqual({ ok: true });
+  });
+
+  it('a check registered by another part (the leases) counts; removing it takes it out', async () => {
+    let held = false;
+    const off = svc.readiness.register('leases', async () => {
+      if (!held) throw new Error('no lease yet');
+    });
+    expect((await svc.call('GET', '/readyz')).status).toBe(503);
+    held = true;
+    expect((await svc.call('GET', '/readyz')).body.checks.leases).toMatchObject({ ok: true });
+    off();
+    expect((await svc.call('GET', '/readyz')).body.checks.leases).toBeUndefined();
+  });
+
+  // Last: it closes the store under the running service.
+  it('503 naming the store once the store cannot answer; the body carries no driver message', async () => {
+    await svc.store.close();
+    const r = await svc.call('GET', '/readyz');
+    expect(r.status).toBe(503);
+    expect(r.body).toMatchObject({ ready: false, checks: { store: { ok: false, error: 'unavailable' } } });
+    expect(Object.keys(r.body.checks.store).sort()).toEqual(['error', 'ms', 'ok']);
+    expect(svc.logs.some((l) => l.includes('readiness check failing') && l.includes('"check":"store"'))).toBe(true);
+  });
+});
