@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { opsRoutes } from '../../src/api/ops-routes.js';
+import { startOpsListener } from '../../src/api/ops-server.js';
 import { Readiness } from '../../src/metrics/readiness.js';
 import { ServiceMetrics, webhookResult } from '../../src/metrics/service-metrics.js';
 import { reasonCode } from '../../src/metrics/copy-metrics.js';
@@ -54,6 +55,28 @@ describe('operator routes', () => {
     }
     // Logged once per change to failing, not once per probe.
     expect(failures.sort()).toEqual(['down', 'hung']);
+  });
+
+  it('a process without route families (a worker) serves the probes and metrics on a listener of their own', async () => {
+    const metrics = new ServiceMetrics();
+    const readiness = new Readiness();
+    let leases = false;
+    readiness.register('leases', async () => {
+      if (!leases) throw new Error('none yet');
+    });
+    const listener = await startOpsListener({ metrics, readiness }, { host: '127.0.0.1', port: 0, logger: false });
+    try {
+      expect(listener.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(await (await fetch(`${listener.url}/healthz`)).json()).toEqual({ ok: true });
+      expect((await fetch(`${listener.url}/readyz`)).status).toBe(503);
+      leases = true;
+      metrics.setLeasesHeld(2);
+      expect((await fetch(`${listener.url}/readyz`)).status).toBe(200);
+      expect(await (await fetch(`${listener.url}/metrics`)).text()).toContain('copytrade_leases_held 2');
+      expect((await fetch(`${listener.url}/v1/accounts`)).status).toBe(404);
+    } finally {
+      await listener.close();
+    }
   });
 
   it('labels stay bounded: reason codes and webhook results', () => {
