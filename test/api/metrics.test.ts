@@ -171,6 +171,39 @@ describe('GET /metrics (Prometheus text)', () => {
     }
   });
 
+  it('a panic-close job running in this process shows on its gauge until it ends', async () => {
+    const slave = (await Promise.all(slaveIds.map((id) => svc.deps.store.accounts.byId(id)))).find(
+      (a) => a!.platform === 'sim',
+    )!;
+    // Its closes answer late (below the test service's broker timeout): the job runs long enough to be seen.
+    const fault = svc.broker.faults.inject({
+      op: 'closePosition',
+      kind: 'delay',
+      delayMs: 200,
+      accountId: slave.brokerAccountId,
+      times: 50,
+    });
+    try {
+      const r = await svc.call('POST', `/v1/accounts/${slave.id}/panic-close`, {
+        token: key,
+        headers: { prefer: 'respond-async' },
+      });
+      expect(r.status).toBe(202);
+      const gauge = async () => sample(await scrape(), 'copytrade_panic_close_jobs_running');
+      // The job was started before the 202: if it still runs after this scrape, the scrape saw it (the delayed
+      // closes make that the usual case; a job already over is not asserted on, so a slow scrape cannot flake).
+      const job = async () => (await svc.call('GET', r.headers.get('location')!, { token: key })).body.state;
+      const seen = await gauge();
+      const state = await job();
+      if (state === 'running') expect(seen).toBe(1);
+      await expect.poll(job, { timeout: 15_000 }).not.toBe('running');
+      await expect.poll(gauge, { timeout: 5000 }).toBe(0);
+    } finally {
+      svc.broker.faults.remove(fault);
+      await svc.call('POST', `/v1/accounts/${slave.id}/resume`, { token: key });
+    }
+  });
+
   it('the lease work sets its gauge through the service', async () => {
     svc.metrics.setLeasesHeld(3);
     expect(sample(await scrape(), 'copytrade_leases_held')).toBe(3);
