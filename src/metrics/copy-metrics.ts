@@ -32,7 +32,7 @@ export class CopyMetrics implements CopyObserver {
     const registers = [registry];
     this.hops = new Histogram({
       name: 'copytrade_copy_hop_seconds',
-      help: 'Latency of each hop of a copy: plan, record (intents durable), send (queue to wire), ack (broker answer)',
+      help: 'Latency of each hop of a copy: plan (decisions), record (intents durable), send (durable to the send starting), ack (send to broker answer: pacing waits and rate-limit resends included)',
       labelNames: ['hop', 'platform'],
       buckets: HOP_BUCKETS,
       registers,
