@@ -23,7 +23,9 @@ export async function buildOpenApiDocument(opts: { baseUrl?: string } = {}): Pro
   const stubDeps = new Proxy({ connectLimit: { max: 3, windowMs: 5 * 60_000 } } as Record<string | symbol, unknown>, {
     get: (t, prop) => (prop in t ? t[prop] : stub()),
   }) as unknown as ApiDeps;
-  const app = await buildServer(stubDeps, { families: ['r', 'v1'], logger: false, ...opts });
+  // The operator routes too (/readyz is documented; /metrics is hidden): every process serves them.
+  const ops = { metrics: stub(), readiness: stub() } as never;
+  const app = await buildServer(stubDeps, { families: ['r', 'v1'], logger: false, ops, ...opts });
   await app.ready();
   const doc = app.swagger() as unknown as Record<string, unknown>;
   await app.close();

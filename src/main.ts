@@ -34,6 +34,8 @@ import type { DemoCredentials, SeedHooks } from './demo/seed.js';
 import { createWebhooks } from './webhooks/compose.js';
 import { assertPortsFree } from './config/port-check.js';
 import { startOperatorListener } from './api/operator/server.js';
+import { ServiceMetrics } from './metrics/service-metrics.js';
+import { Readiness } from './metrics/readiness.js';
 
 export interface Service {
   baseUrl: string;
@@ -43,6 +45,10 @@ export interface Service {
   deps: ApiDeps;
   demo: DemoCredentials | null;
   servers: FastifyInstance[];
+  /** This process's /metrics registry (the lease work sets its leases gauge here). */
+  metrics: ServiceMetrics;
+  /** This process's /readyz checks (the lease work registers `leases` here). */
+  readiness: Readiness;
   close(): Promise<void>;
 }
 
@@ -74,10 +80,22 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
   const instanceId = randomUUID();
   const store = await Store.open({ dataDir: cfg.dataDir, databaseUrl: cfg.databaseUrl });
   const cleanup: Array<() => Promise<void>> = [() => store.close()];
+  const metrics = new ServiceMetrics();
+  const readiness = new Readiness({
+    onFailure: (check, err) => logger && logger.warn({ err, check }, 'readiness check failing'),
+  });
+  // Not ready until the start below is complete, and no longer once shutdown begins (a rolling restart's
+  // load balancer stops sending before the servers close).
+  let serving = false;
+  readiness.register('started', async () => {
+    if (!serving) throw new Error('starting or stopping');
+  });
+  readiness.register('store', () => store.ping());
   try {
     // Cross-process signals: NATS when configured (several processes on one PostgreSQL store), else in-process.
     const bus = cfg.natsUrl ? await NatsBus.connect(cfg.natsUrl) : new LocalBus();
     const detachBus = store.events.useBus(bus);
+    if (bus instanceof NatsBus) readiness.register('bus', () => bus.ping());
     cleanup.unshift(async () => {
       detachBus();
       await bus.close();
@@ -205,7 +223,7 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
       signIn: cfg.signIn,
     });
     // Before the servers: events written from the first request on are delivered; stopped after the engine drains.
-    const hooks = createWebhooks(store, box, cfg.webhooks, logger);
+    const hooks = createWebhooks(store, box, cfg.webhooks, logger, metrics.webhookAttempt);
     hooks.start();
     cleanup.unshift(() => hooks.stop());
     const deps: ApiDeps = {
@@ -230,6 +248,9 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
         ? { demoBrokerLogins: async () => (await import('./demo/seed.js')).demoBrokerLogins(demoBrokers!) }
         : {}),
     };
+    engine.observer = metrics.copy;
+    metrics.readFrom({ queueDepth: () => dispatcher.queued(), panicJobsRunning: () => panic.runningHere });
+    const ops = { metrics, readiness, metricsToken: cfg.metricsToken };
     cleanup.unshift(() => adapters.closeAll());
     cleanup.unshift(() => dispatcher.drain());
     // Before the drain: a panic job stops between rounds and resumes at the next start.
@@ -240,7 +261,7 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
 
     const servers: FastifyInstance[] = [];
     const split = cfg.v1Port !== null;
-    const main = await buildServer(deps, { families: split ? ['r'] : ['r', 'v1'], logger });
+    const main = await buildServer(deps, { families: split ? ['r'] : ['r', 'v1'], logger, ops });
     servers.push(main);
     // Bound now, announced at the end: "listening" is logged once the service is ready (demo credentials written).
     const bound = (a: string) => `bound ${a}, starting`;
@@ -248,7 +269,7 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
     const baseUrl = addr.replace('[::1]', 'localhost');
     let v1BaseUrl = baseUrl;
     if (split) {
-      const v1 = await buildServer(deps, { families: ['v1'], logger });
+      const v1 = await buildServer(deps, { families: ['v1'], logger, ops });
       servers.push(v1);
       v1BaseUrl = (await v1.listen({ host: cfg.host, port: cfg.v1Port!, listenTextResolver: bound })).replace(
         '[::1]',
@@ -322,6 +343,7 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
     await panic.resumeRunning();
     risk.start(10_000);
     // The line scripts wait for (Fastify's usual wording): everything a client reads after it exists by now.
+    serving = true;
     if (logger) for (const url of new Set([baseUrl, v1BaseUrl])) logger.info(`Server listening at ${url}`);
 
     return {
@@ -332,7 +354,10 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
       deps,
       demo,
       servers,
+      metrics,
+      readiness,
       async close() {
+        serving = false;
         for (const step of cleanup)
           await step().catch((err: unknown) => logger && logger.error({ err }, 'shutdown step failed'));
       },

@@ -31,6 +31,7 @@ import { equityRoutes } from './v1/equity.js';
 import type { RouteOpts } from './v1/route-opts.js';
 import { eventWebhooks, refResolver } from './openapi-events.js';
 import { lazySerializers } from './lazy-serializers.js';
+import { opsRoutes, type OpsRoutes } from './ops-routes.js';
 
 export type Family = 'r' | 'v1';
 
@@ -41,6 +42,8 @@ export interface ServerOptions {
   /** Public base URLs, shown in the OpenAPI document's servers. */
   baseUrl?: string;
   extraRoutes?: (app: FastifyInstance) => Promise<void>;
+  /** /metrics and /readyz of this process (absent: not served). */
+  ops?: OpsRoutes;
 }
 
 /** Where a route's error response schemas wait for the OpenAPI document (see the onRoute hook). */
@@ -186,6 +189,7 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
     },
     async () => ({ ok: true }),
   );
+  if (opts.ops) await opsRoutes(app, opts.ops);
 
   // Family V's route modules are registered once. The dashboard reaches the same routes under /app/v1 with
   // its access token: the URL is rewritten to /v1 (see rewriteUrl above) and the request is marked, so the

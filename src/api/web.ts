@@ -5,7 +5,7 @@ import fastifyStatic from '@fastify/static';
 import { packageRoot } from '../config/package-root.js';
 
 /** Paths the dashboard never answers: the API families, the dashboard's own API, the documents, health. */
-const RESERVED = /^\/(?:api|v1|app|docs|metrics)(?:[/?]|$)|^\/(?:openapi\.json|healthz)(?:[?]|$)/;
+const RESERVED = /^\/(?:api|v1|app|docs|metrics)(?:[/?]|$)|^\/(?:openapi\.json|healthz|readyz)(?:[?]|$)/;
 
 /** Content-Security-Policy of the dashboard's page: everything from this origin; inline styles for React's style props. */
 const CSP =
@@ -23,7 +23,7 @@ function pageHeaders(reply: FastifyReply): void {
 /**
  * The web dashboard (src/web, built by `npm run build` into dist/web), served at the root of the base URL:
  * its files, and index.html for any other GET that asks for HTML (the dashboard routes in the browser) —
- * except under /api, /v1, /app, /docs, /openapi.json and /healthz, which keep their own 404.
+ * except under /api, /v1, /app, /docs, /openapi.json, /healthz and /readyz, which keep their own 404.
  * When the dashboard has not been built, `/` says how to build it.
  */
 export async function webDashboard(app: FastifyInstance, dir = dashboardDir()): Promise<void> {

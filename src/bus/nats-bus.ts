@@ -39,6 +39,11 @@ export class NatsBus implements Bus {
     return () => sub.unsubscribe();
   }
 
+  async ping(): Promise<void> {
+    // rtt() refuses at once while the client is disconnected (it reconnects by itself meanwhile).
+    await this.nc.rtt();
+  }
+
   async close(): Promise<void> {
     await this.nc.drain().catch(() => this.nc.close());
   }

@@ -399,6 +399,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/readyz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Readiness of this process: 200 when every check passes, 503 with the same body otherwise */
+        get: operations["getReadiness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/accounts": {
         parameters: {
             query?: never;
@@ -6074,6 +6091,57 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+        };
+    };
+    getReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description one entry per part this process needs: store, bus (when NATS_URL is set), leases (workers) */
+                        checks: {
+                            [key: string]: {
+                                error?: "timeout" | "unavailable";
+                                /** @description how long the check took */
+                                ms: number;
+                                ok: boolean;
+                            };
+                        };
+                        ready: boolean;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description one entry per part this process needs: store, bus (when NATS_URL is set), leases (workers) */
+                        checks: {
+                            [key: string]: {
+                                error?: "timeout" | "unavailable";
+                                /** @description how long the check took */
+                                ms: number;
+                                ok: boolean;
+                            };
+                        };
+                        ready: boolean;
+                    };
+                };
             };
         };
     };

@@ -33,6 +33,8 @@ export interface Config {
   v1Limits: { writes: number; reads: number; windowSec: number };
   /** Sign-in throttling: failures allowed before each next try must wait a growing delay. */
   signIn: SignInLimits;
+  /** When set, GET /metrics asks for `Authorization: Bearer <this>`; unset, it is open like /healthz. */
+  metricsToken: string | undefined;
 }
 
 const int = (v: string | undefined, name: string, dflt: number): number => {
@@ -99,6 +101,7 @@ export function loadConfig(
       maxDelayMs: int(env.COPYTRADE_SIGN_IN_MAX_DELAY_MS, 'COPYTRADE_SIGN_IN_MAX_DELAY_MS', 5 * 60_000),
       windowMs: int(env.COPYTRADE_SIGN_IN_WINDOW_SEC, 'COPYTRADE_SIGN_IN_WINDOW_SEC', 15 * 60) * 1000,
     },
+    metricsToken: env.COPYTRADE_METRICS_TOKEN || undefined,
   };
 }
 

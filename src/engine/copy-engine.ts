@@ -22,6 +22,7 @@ import { MasterBreaker, pauseTripped, type BreakerOptions } from './circuit-brea
 import { SpecCache } from './spec-cache.js';
 import { PlanInputs, type Planned, type Slave } from './plan-inputs.js';
 import type { CopyOptions, CopyResult } from './copy-options.js';
+import type { CopyObserver } from './copy-observer.js';
 
 export interface CopyEngineOptions {
   clock?: () => number;
@@ -52,6 +53,8 @@ export class CopyEngine {
   readonly accepting = new Set<string>();
   /** Called when a write's outcome stays unknown after its one lookup (main wires the settle loop's nudge). */
   onUnresolved: (() => void) | undefined;
+  /** Told what was recorded and what each broker answered (main wires the metrics). */
+  observer: CopyObserver | undefined;
   /** Per Master account, copies still being dispatched: follow-ups of the same account wait for them. */
   private readonly pending = new Map<string, Set<Promise<void>>>();
   private readonly breaker: MasterBreaker | null;
@@ -186,6 +189,13 @@ export class CopyEngine {
       }
     }
     const recordMs = performance.now() - t1;
+    this.observer?.recorded(
+      planned.map((p) => ({
+        platform: p.slave.account.platform,
+        state: p.row.state,
+        skipReason: p.row.skipReason ?? null,
+      })),
+    );
     const trade: TradeLike = {
       orderType: action.type,
       masterPositionId: masterOutcome?.positionId ?? action.positionId,
@@ -262,8 +272,14 @@ export class CopyEngine {
     const sendAt = performance.now();
     latency.send = sendAt - queuedAt;
     const stale = goesStale(intentAction(row.action));
+    const platform = slave.account.platform;
+    let sends = 0;
     let outcome = await sendPaced(
-      () => executeOp(adapter, op, (fn) => this.dispatcher.run(slave.account.id, adapter, fn)),
+      async () => {
+        const o = await executeOp(adapter, op, (fn) => this.dispatcher.run(slave.account.id, adapter, fn));
+        this.observer?.answered(platform, o, sends++ > 0);
+        return o;
+      },
       (waitMs) => stale && this.clock() + waitMs - trade.actionAt.getTime() > slave.rule.maxDelayMs,
     );
     latency.ack = performance.now() - sendAt;
@@ -278,6 +294,7 @@ export class CopyEngine {
         prevTags,
       }),
     );
+    this.observer?.settled(platform, outcome, latency, attempt);
     // Settled as soon as the broker can answer, before the action ages past the rule's staleness limit.
     if (outcome.kind === 'unresolved') this.onUnresolved?.();
     return outcome;

@@ -49,6 +49,13 @@ export class Dispatcher {
     }
   }
 
+  /** Writes queued or on the wire, every account together (the queue-depth gauge). */
+  queued(): number {
+    let n = 0;
+    for (const c of this.writing.values()) n += c;
+    return n;
+  }
+
   /** True while copies to this account are queued or on the wire: its connection's budget belongs to them. */
   busy(accountId: string): boolean {
     return this.writing.has(accountId);

@@ -134,6 +134,11 @@ export class PanicCloseService {
     return (await this.jobs.owned(job.userId, job.id)) ?? job;
   }
 
+  /** Jobs this process is running now (the panic-jobs gauge). */
+  get runningHere(): number {
+    return this.runner.live;
+  }
+
   /** Picks up jobs a stopped service left running; returns how many. */
   async resumeRunning(): Promise<number> {
     const jobs = await this.jobs.running();

@@ -61,6 +61,11 @@ export class PanicJobRunner {
     return this.opts.maxRounds;
   }
 
+  /** Jobs running in this process now. */
+  get live(): number {
+    return this.runs.size;
+  }
+
   run(job: PanicJob): Promise<void> {
     const existing = this.runs.get(job.id);
     if (existing) return existing.done;

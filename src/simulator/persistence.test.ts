@@ -27,6 +27,13 @@ function openBroker(file: string, opts: { compactBytes?: number } = {}): { broke
 }
 
 describe('SimPersistence: whatever the broker answered survives a kill', () => {
+  it('creates its folder: on PostgreSQL the data dir may not exist yet (the embedded store is what made it)', () => {
+    const file = join(dir, 'not-yet', 'simulator.json');
+    const { broker } = openBroker(file);
+    const acc = broker.createAccount({ balance: '1000' });
+    expect(reopen(file).account(acc.id)).toBeTruthy();
+  });
+
   it('has an account and a fill on disk as soon as the write returns', () => {
     const file = join(dir, 'simulator.json');
     const { broker } = openBroker(file);

@@ -3,6 +3,7 @@ import {
   existsSync,
   fdatasyncSync,
   fsyncSync,
+  mkdirSync,
   openSync,
   readFileSync,
   renameSync,
@@ -112,6 +113,8 @@ export class SimPersistence {
   /** Whole state to the snapshot (write, fsync, rename, fsync the folder), then an empty journal. */
   private compact(broker: SimBroker): void {
     const tmp = `${this.file}.tmp`;
+    // On PostgreSQL nothing else creates the data dir (the embedded store does, when it is the store).
+    mkdirSync(dirname(this.file), { recursive: true, mode: 0o700 });
     const fd = openSync(tmp, 'w', 0o600);
     try {
       writeAll(fd, Buffer.from(JSON.stringify(broker.snapshot())));

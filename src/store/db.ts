@@ -18,6 +18,8 @@ export interface Database {
   kind: 'pglite' | 'postgres';
   /** Human-readable location for logs (never includes a password). */
   location: string;
+  /** PostgreSQL only: the pool, for work that needs one session (the migration lock). */
+  pool?: pg.Pool;
   close(): Promise<void>;
 }
 
@@ -79,10 +81,38 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
   return db;
 }
 
+/**
+ * Key of the session-level advisory lock that serialises migrations on one PostgreSQL database: 0x6374 is
+ * "ct", then "migr" (any constant works; it must only differ from other advisory locks taken on the database).
+ */
+export const MIGRATION_LOCK_KEY = 0x6374_6d69_6772n;
+
 export async function runMigrations(database: Database): Promise<void> {
   const folder = migrationsFolder();
-  if (database.kind === 'pglite') await migratePglite(database.db as never, { migrationsFolder: folder });
-  else await migratePg(database.db as never, { migrationsFolder: folder });
+  if (database.kind === 'pglite') {
+    await migratePglite(database.db as never, { migrationsFolder: folder });
+    return;
+  }
+  if (!database.pool) {
+    await migratePg(database.db as never, { migrationsFolder: folder });
+    return;
+  }
+  // Processes starting together on one database (a deploy of api and workers) migrate one at a time: the
+  // first takes the lock and migrates, the others wait for it, then find nothing left to apply. The lock and
+  // the migration share one session, so a process that dies mid-migration releases the lock with its
+  // connection (and its migration transaction rolls back).
+  // On any failure the session is destroyed, not pooled: a lock it might still hold goes with it.
+  const client = await database.pool.connect();
+  const key = MIGRATION_LOCK_KEY.toString();
+  try {
+    await client.query('select pg_advisory_lock($1)', [key]);
+    await migratePg(drizzlePg({ client, schema }) as never, { migrationsFolder: folder });
+    await client.query('select pg_advisory_unlock($1)', [key]);
+    client.release();
+  } catch (err) {
+    client.release(err instanceof Error ? err : true);
+    throw err;
+  }
 }
 
 async function openPostgres(url: string): Promise<Database> {
@@ -99,6 +129,7 @@ async function openPostgres(url: string): Promise<Database> {
     db: drizzlePg({ client: pool, schema }) as unknown as Db,
     kind: 'postgres',
     location: redactUrl(url),
+    pool,
     close: () => pool.end(),
   };
 }

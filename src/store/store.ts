@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { openDatabase, type Database, type OpenOptions } from './db.js';
 import { AccountsRepo } from './repos/accounts.js';
 import { CredentialsRepo } from './repos/credentials.js';
@@ -53,6 +54,11 @@ export class Store {
   /** Idempotency-Key records, remembered for `ttlMs` (the API's choice, so a repository per caller). */
   idempotency(ttlMs: number): IdempotencyRepo {
     return new IdempotencyRepo(this.database.db, ttlMs);
+  }
+
+  /** One round trip to the database (readiness): throws when it cannot answer, or once closed. */
+  async ping(): Promise<void> {
+    await this.database.db.execute(sql`select 1`);
   }
 
   static async open(opts: OpenOptions): Promise<Store> {

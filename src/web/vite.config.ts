@@ -19,7 +19,10 @@ export default defineConfig({
   },
   server: {
     proxy: Object.fromEntries(
-      ['/api', '/app', '/v1', '/openapi.json', '/docs', '/healthz'].map((p) => [p, { target, changeOrigin: false }]),
+      ['/api', '/app', '/v1', '/openapi.json', '/docs', '/healthz', '/readyz', '/metrics'].map((p) => [
+        p,
+        { target, changeOrigin: false },
+      ]),
     ),
   },
 });

@@ -7,6 +7,7 @@ import { WebhookDeliverer } from './deliverer.js';
 import { WebhookService } from './endpoint-service.js';
 import { WebhookSender } from './sender.js';
 import type { WebhookRepo } from '../store/repos/webhooks.js';
+import type { PostResult } from './http-post.js';
 
 export interface Webhooks {
   feed: EventFeed;
@@ -23,6 +24,7 @@ export function createWebhooks(
   box: CredentialBox,
   cfg: WebhookConfig,
   logger: Logger | false = false,
+  onAttempt?: (result: PostResult) => void,
 ): Webhooks {
   const feed = new EventFeed(store.events, { gapGraceMs: cfg.gapGraceMs });
   const repo = store.webhooks;
@@ -35,6 +37,7 @@ export function createWebhooks(
     pollMs: cfg.pollMs,
     onError: (err, endpointId) =>
       logger && logger.error({ err, endpointId }, 'webhook delivery step failed; retried on the next wake-up'),
+    ...(onAttempt ? { onAttempt } : {}),
   });
   const service = new WebhookService(repo, store.events, box, sender, {
     allowPrivateTargets: cfg.allowPrivateTargets,

@@ -13,6 +13,8 @@ export interface DelivererOptions extends RetryPolicy {
   clock?: () => number;
   random?: () => number;
   onError?: (err: unknown, endpointId: string) => void;
+  /** Each delivery attempt's result, once recorded (the metrics count them). */
+  onAttempt?: (result: PostResult) => void;
 }
 
 interface Lane {
@@ -163,6 +165,7 @@ export class WebhookDeliverer {
       const result = await this.sender.send(ep, toWireEvent(head), this.abort.signal);
       if (result.aborted) return;
       const continueNow = await this.settle(ep, head, attemptNo, result, lane);
+      this.opts.onAttempt?.(result);
       if (!continueNow) return;
     }
   }

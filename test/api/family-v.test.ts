@@ -164,7 +164,7 @@ describe('family V (spec 4V, 5.2)', () => {
     expect(new Set(ops).size).toBe(ops.length);
     expect(doc.paths['/v1/accounts/{account_id}/orders'].post['x-open-point']).toBe(true);
     for (const p of Object.keys(doc.paths).filter(
-      (p) => !p.startsWith('/api') && !p.startsWith('/app') && p !== '/healthz',
+      (p) => !p.startsWith('/api') && !p.startsWith('/app') && p !== '/healthz' && p !== '/readyz',
     ))
       expect(p.startsWith('/v1/')).toBe(true);
   });

@@ -201,7 +201,7 @@ describe('security of every operation in /openapi.json', () => {
         .filter(isPublic)
         .map((o) => o.operationId)
         .sort(),
-    ).toEqual(['getHealth', 'oauthCallbackPlatformC', 'signIn']);
+    ).toEqual(['getHealth', 'getReadiness', 'oauthCallbackPlatformC', 'signIn']);
   });
 
   it('401 without a credential, with the wrong kind of credential and with a revoked one', async () => {
