@@ -10,7 +10,7 @@ import {
   type OrderOutcome,
   type PlaceOrderRequest,
 } from '../platforms/adapter.js';
-import type { IntentRow, TradeRow } from '../store/repos/trades.js';
+import type { CopyIntent, Trade } from '../domain/ledger-types.js';
 
 /**
  * The broker write one ledger row stands for. Built from the stored row (and its trade and rule) both when
@@ -42,10 +42,10 @@ export type IntentOp =
 
 export function opOf(
   i: Pick<
-    IntentRow,
+    CopyIntent,
     'action' | 'symbol' | 'side' | 'plannedVolume' | 'plannedPrice' | 'stopLoss' | 'takeProfit' | 'targetId' | 'tag'
   >,
-  t: Pick<TradeRow, 'orderType' | 'masterPositionId' | 'masterOrderId'>,
+  t: Pick<Trade, 'orderType' | 'masterPositionId' | 'masterOrderId'>,
   rule: CopyRule,
   extra: { origTag?: string | null; fresh?: boolean; linkVolume?: Decimal | null } = {},
 ): IntentOp {

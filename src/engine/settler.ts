@@ -3,7 +3,7 @@ import { Decimal } from '../domain/decimal.js';
 import { correlationTag } from '../domain/correlation.js';
 import { withDefaults } from '../domain/copy-rule.js';
 import type { Store } from '../store/store.js';
-import type { IntentRow, TradeRow } from '../store/repos/trades.js';
+import type { CopyIntent, Trade } from '../domain/ledger-types.js';
 import type { AdapterRegistry } from './adapter-registry.js';
 import type { CopyEngine } from './copy-engine.js';
 import type { TradeLike } from './ledger.js';
@@ -136,7 +136,7 @@ export class Settler {
       ({ intent }) => !this.engine.inFlight.has(intent.id) && now - intent.updatedAt.getTime() >= graceMs,
     );
     // Per Slave in order, Slaves in parallel: a resend and the next lookup of one account never cross.
-    const bySlave = new Map<string, Array<{ intent: IntentRow; trade: TradeRow }>>();
+    const bySlave = new Map<string, Array<{ intent: CopyIntent; trade: Trade }>>();
     for (const r of rows) bySlave.set(r.intent.slaveAccountId, [...(bySlave.get(r.intent.slaveAccountId) ?? []), r]);
     await Promise.all(
       [...bySlave.values()].map(async (list) => {
@@ -158,10 +158,7 @@ export class Settler {
     return report;
   }
 
-  private async settleOne(
-    intent: IntentRow,
-    trade: TradeRow,
-  ): Promise<'confirmed' | 'resent' | 'rejected' | 'unknown'> {
+  private async settleOne(intent: CopyIntent, trade: Trade): Promise<'confirmed' | 'resent' | 'rejected' | 'unknown'> {
     const [slaveAcc, master] = await Promise.all([
       this.store.accounts.byId(intent.slaveAccountId),
       this.store.accounts.byId(trade.masterAccountId),
@@ -219,7 +216,7 @@ export class Settler {
       action: `${intent.action}:${intent.targetId ?? ''}`,
       attempt,
     });
-    const row: IntentRow = { ...intent, tag };
+    const row: CopyIntent = { ...intent, tag };
     const resendOp = opOf(row, trade, rule, extra);
     await this.store.trades.updateIntent(intent.id, {
       state: 'sent',

@@ -113,7 +113,7 @@ describe('per-Master circuit breaker', () => {
         symbol: 'EURUSD',
         side: 'buy',
         orderType: 'market',
-        volume: '0.1',
+        volume: dec('0.1'),
       },
     };
     for (let i = 0; i < 2 * CEILING; i++)
