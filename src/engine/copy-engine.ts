@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import { Decimal } from '../domain/decimal.js';
 import type { Account } from '../domain/account.js';
 import { withDefaults } from '../domain/copy-rule.js';
 import { goesStale, intentAction } from '../domain/intent-action.js';

@@ -1,4 +1,4 @@
-import { Decimal, decOrNull } from '../domain/decimal.js';
+import type { Decimal } from '../domain/decimal.js';
 import type { CopyRule } from '../domain/copy-rule.js';
 import type { OrderType, Side } from '../domain/types.js';
 import { intentAction } from '../domain/intent-action.js';
@@ -49,9 +49,9 @@ export function opOf(
   rule: CopyRule,
   extra: { origTag?: string | null; fresh?: boolean; linkVolume?: Decimal | null } = {},
 ): IntentOp {
-  const vol = decOrNull(i.plannedVolume);
-  const sl = decOrNull(i.stopLoss);
-  const tp = decOrNull(i.takeProfit);
+  const vol = i.plannedVolume;
+  const sl = i.stopLoss;
+  const tp = i.takeProfit;
   const side = i.side as Side;
   const action = intentAction(i.action);
   switch (action) {
@@ -63,7 +63,7 @@ export function opOf(
           side,
           type: t.orderType as OrderType,
           volume: vol!,
-          price: decOrNull(i.plannedPrice),
+          price: i.plannedPrice,
           stopLoss: sl,
           takeProfit: tp,
           tag: i.tag,
@@ -77,7 +77,7 @@ export function opOf(
     case 'heal_increase':
     case 'open_on_fill': {
       const type = action === 'open' ? (t.orderType as OrderType) : 'market';
-      const price = type === 'market' ? null : decOrNull(i.plannedPrice);
+      const price = type === 'market' ? null : i.plannedPrice;
       return {
         kind: 'place',
         req: { symbol: i.symbol, side, type, volume: vol!, price, stopLoss: sl, takeProfit: tp, tag: i.tag },
@@ -102,7 +102,7 @@ export function opOf(
       };
     case 'order_modified': {
       const change: ModifyOrderChange = {};
-      if (i.plannedPrice !== null) change.price = new Decimal(i.plannedPrice);
+      if (i.plannedPrice !== null) change.price = i.plannedPrice;
       if (vol) change.volume = vol;
       if (rule.copyStopLoss) change.stopLoss = sl;
       if (rule.copyTakeProfit) change.takeProfit = tp;

@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import { Decimal } from '../domain/decimal.js';
 import { correlationTag } from '../domain/correlation.js';
 import { withDefaults } from '../domain/copy-rule.js';
 import type { Store } from '../store/store.js';
@@ -178,7 +177,7 @@ export class Settler {
       intent.action === 'order_filled' && link?.intentId
         ? ((await this.store.trades.intentById(link.intentId))?.tag ?? null)
         : null;
-    const extra = { origTag, fresh, linkVolume: link?.volume ? new Decimal(link.volume) : null };
+    const extra = { origTag, fresh, linkVolume: link?.volume ?? null };
     const op = opOf(intent, trade, rule, extra);
     const prevTags = Array.isArray(intent.prevTags) ? (intent.prevTags as string[]) : [];
     const t: TradeLike = {
