@@ -1,9 +1,11 @@
 import type { Decimal } from './decimal.js';
+import type { OrderType, Side } from './types.js';
 
 /**
  * The copy ledger as the engine sees it: trades, copy intents, position links and the watcher's view of Master
  * items. Volumes and prices are `Decimal`, never strings to re-parse. The store maps its rows to these and back
- * (src/store/ledger-mappers.ts); ids, states and kinds stay the plain strings the rows hold.
+ * (src/store/ledger-mappers.ts). Sides, order types and link kinds are typed (only typed values are written);
+ * actions, states and statuses stay the strings the rows hold (domain/intent-action.ts and intent.ts read them).
  */
 
 /** A trade on a Master (sent through the API or seen by the watcher) and what the Master's broker said. */
@@ -15,8 +17,8 @@ export interface Trade {
   source: string;
   action: string;
   symbol: string;
-  side: string;
-  orderType: string;
+  side: Side;
+  orderType: OrderType;
   volume: Decimal;
   price: Decimal | null;
   stopLoss: Decimal | null;
@@ -59,7 +61,7 @@ export interface CopyIntent {
   tag: string;
   action: string;
   symbol: string;
-  side: string;
+  side: Side;
   plannedVolume: Decimal | null;
   plannedPrice: Decimal | null;
   stopLoss: Decimal | null;
@@ -94,7 +96,7 @@ export type LinkKind = 'position' | 'order';
 /** Which Slave position (or pending order) copies which Master position (or pending order). */
 export interface PositionLink {
   id: string;
-  kind: string;
+  kind: LinkKind;
   masterAccountId: string;
   masterPositionId: string;
   slaveAccountId: string;
@@ -117,11 +119,11 @@ export type NewLink = Pick<
 /** What the watcher last saw of one Master position or pending order; `seq` numbers the item's actions. */
 export interface MasterItem {
   accountId: string;
-  kind: string;
+  kind: LinkKind;
   itemId: string;
   symbol: string;
-  side: string;
-  orderType: string;
+  side: Side;
+  orderType: OrderType;
   volume: Decimal;
   price: Decimal | null;
   stopLoss: Decimal | null;

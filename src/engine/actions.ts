@@ -139,7 +139,7 @@ export function diffPosition(
   const kv = known.volume;
   const ksl = known.stopLoss;
   const ktp = known.takeProfit;
-  const k = { id: known.itemId, symbol: known.symbol, side: known.side as Side, stopLoss: ksl, takeProfit: ktp };
+  const k = { id: known.itemId, symbol: known.symbol, side: known.side, stopLoss: ksl, takeProfit: ktp };
   if (!now) {
     seq++;
     const item: NewMasterItem = { ...rowToItem(known), open: false, seq };
@@ -242,8 +242,8 @@ function itemToOrder(r: MasterItem): Order {
   return {
     id: r.itemId,
     symbol: r.symbol,
-    side: r.side as Side,
-    type: r.orderType as OrderType,
+    side: r.side,
+    type: r.orderType,
     volume: r.volume,
     filledVolume: new Decimal(0),
     price: r.price,

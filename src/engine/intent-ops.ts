@@ -1,6 +1,5 @@
 import type { Decimal } from '../domain/decimal.js';
 import type { CopyRule } from '../domain/copy-rule.js';
-import type { OrderType, Side } from '../domain/types.js';
 import { intentAction } from '../domain/intent-action.js';
 import {
   confirmed,
@@ -52,7 +51,7 @@ export function opOf(
   const vol = i.plannedVolume;
   const sl = i.stopLoss;
   const tp = i.takeProfit;
-  const side = i.side as Side;
+  const side = i.side;
   const action = intentAction(i.action);
   switch (action) {
     case 'order_placed':
@@ -61,7 +60,7 @@ export function opOf(
         req: {
           symbol: i.symbol,
           side,
-          type: t.orderType as OrderType,
+          type: t.orderType,
           volume: vol!,
           price: i.plannedPrice,
           stopLoss: sl,
@@ -76,7 +75,7 @@ export function opOf(
     case 'heal_open':
     case 'heal_increase':
     case 'open_on_fill': {
-      const type = action === 'open' ? (t.orderType as OrderType) : 'market';
+      const type = action === 'open' ? t.orderType : 'market';
       const price = type === 'market' ? null : i.plannedPrice;
       return {
         kind: 'place',

@@ -1,5 +1,4 @@
 import { decText } from '../domain/decimal.js';
-import type { OrderType, Side } from '../domain/types.js';
 import type { Store } from '../store/store.js';
 import type { Trade } from '../domain/ledger-types.js';
 import type { NewEvent } from '../store/repos/events.js';
@@ -57,9 +56,9 @@ export async function recoverOrderTrade(
     case 'confirmed': {
       const input = {
         symbol: trade.symbol,
-        side: trade.side as Side,
+        side: trade.side,
         volume: trade.volume,
-        type: trade.orderType as OrderType,
+        type: trade.orderType,
         price: trade.price,
         stopLoss: trade.stopLoss,
         takeProfit: trade.takeProfit,

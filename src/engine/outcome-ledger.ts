@@ -46,7 +46,7 @@ export function outcomeWrite(
       (!isOpenLike || (op.kind === 'place' && op.req.type === 'market') || op.kind === 'fill')
     ) {
       // Positive = worse for the Slave than the Master's price, on the side the Slave traded.
-      const execSide: Side = isOpenLike ? (row.side as Side) : opposite(row.side as Side);
+      const execSide: Side = isOpenLike ? row.side : opposite(row.side);
       if (isOpenLike ? row.side === trade.side : true) {
         const diff = outcome.fillPrice.minus(trade.fillPrice);
         slippage = execSide === 'buy' ? diff : diff.neg();

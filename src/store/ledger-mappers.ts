@@ -1,6 +1,7 @@
 import { dec, decOrNull, decText, type Decimal } from '../domain/decimal.js';
 import type {
   CopyIntent,
+  LinkKind,
   MasterItem,
   NewIntent,
   NewLink,
@@ -9,11 +10,13 @@ import type {
   PositionLink,
   Trade,
 } from '../domain/ledger-types.js';
+import type { OrderType, Side } from '../domain/types.js';
 import type { copyIntents, masterItems, positionLinks, trades } from './schema.js';
 
 /**
  * Rows of the ledger tables <-> the domain's ledger types (domain/ledger-types.ts). The only place a numeric
- * column's text becomes a Decimal or a Decimal becomes text.
+ * column's text becomes a Decimal or a Decimal becomes text. Sides, order types and link kinds are read as their
+ * unions unchecked: only typed values are ever written to them.
  *
  * The text rule: a Decimal is written as `Decimal.toString()` (what the engine always wrote), and anything
  * that needs a decimal as text (event payloads, the `masterOutcome` JSON) formats it the same way, with
@@ -56,6 +59,8 @@ const ITEM_DECIMALS = ['volume', 'price', 'stopLoss', 'takeProfit'] as const;
 
 export const tradeFromRow = (r: TradeRow): Trade => ({
   ...r,
+  side: r.side as Side,
+  orderType: r.orderType as OrderType,
   volume: dec(r.volume),
   price: decOrNull(r.price),
   stopLoss: decOrNull(r.stopLoss),
@@ -67,6 +72,7 @@ export const tradeSetToRow = (t: Partial<NewTrade>): Partial<TradeInsert> => wit
 
 export const intentFromRow = (r: IntentRow): CopyIntent => ({
   ...r,
+  side: r.side as Side,
   plannedVolume: decOrNull(r.plannedVolume),
   plannedPrice: decOrNull(r.plannedPrice),
   stopLoss: decOrNull(r.stopLoss),
@@ -80,11 +86,18 @@ export const intentSetToRow = <T extends Partial<NewIntent>>(
   i: T,
 ): Omit<T, (typeof INTENT_DECIMALS)[number]> & Partial<IntentInsert> => withText(i, INTENT_DECIMALS);
 
-export const linkFromRow = (r: LinkRow): PositionLink => ({ ...r, volume: decOrNull(r.volume) });
+export const linkFromRow = (r: LinkRow): PositionLink => ({
+  ...r,
+  kind: r.kind as LinkKind,
+  volume: decOrNull(r.volume),
+});
 export const linkToRow = (l: NewLink): LinkInsert => withText(l, LINK_DECIMALS);
 
 export const masterItemFromRow = (r: MasterItemRow): MasterItem => ({
   ...r,
+  kind: r.kind as LinkKind,
+  side: r.side as Side,
+  orderType: r.orderType as OrderType,
   volume: dec(r.volume),
   price: decOrNull(r.price),
   stopLoss: decOrNull(r.stopLoss),

@@ -108,11 +108,11 @@ describe('per-Master circuit breaker', () => {
       at: Date.now() + offset,
       item: {
         accountId: m.id,
-        kind: 'position',
+        kind: 'position' as const,
         itemId: 'gone-1',
         symbol: 'EURUSD',
-        side: 'buy',
-        orderType: 'market',
+        side: 'buy' as const,
+        orderType: 'market' as const,
         volume: dec('0.1'),
       },
     };

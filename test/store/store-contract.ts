@@ -167,7 +167,7 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
         tag,
         action: 'open',
         symbol: 'EURUSD',
-        side: 'buy',
+        side: 'buy' as const,
         plannedVolume: dec('0.2'),
         state: 'planned',
       });
@@ -239,7 +239,7 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
         tag: newId('act'),
         action: 'open',
         symbol: 'EURUSD',
-        side: 'buy',
+        side: 'buy' as const,
         plannedVolume: dec('0.1'),
         state,
       });
