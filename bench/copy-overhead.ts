@@ -127,8 +127,8 @@ async function runSize(n: number, reps: number): Promise<Row[]> {
           symbol: 'EURUSD',
           side: 'buy',
           orderType: 'market',
-          volume: '1.00',
-          price: '1.10000',
+          volume: new Decimal('1.00'),
+          price: new Decimal('1.10000'),
         },
       };
     };

@@ -1,4 +1,4 @@
-import type { TradeRow } from '../store/repos/trades.js';
+import type { Trade } from '../domain/ledger-types.js';
 import { IdempotencyRepo, type StoredResponse } from '../store/repos/idempotency.js';
 import type { Store } from '../store/store.js';
 import { STATUS } from './errors.js';
@@ -10,7 +10,7 @@ const ORDER_ROUTE = '/v1/accounts/:account_id/orders';
  * What the order route answers for this trade (202 accepted, 400 refused by the Master's broker, 409 outcome
  * unknown), so a retry after a crash gets the answer the client would have had.
  */
-function orderAnswer(t: TradeRow, requestId: string): { status: number; response: StoredResponse } {
+function orderAnswer(t: Trade, requestId: string): { status: number; response: StoredResponse } {
   const error = (
     code: 'invalid_request' | 'write_outcome_unknown',
     message: string,
@@ -28,7 +28,7 @@ function orderAnswer(t: TradeRow, requestId: string): { status: number; response
           status: 'accepted',
           copiedTo: t.copiedTo,
           masterPositionId: t.masterPositionId,
-          fillPrice: t.fillPrice === null ? null : Number(t.fillPrice),
+          fillPrice: t.fillPrice === null ? null : t.fillPrice.toNumber(),
         },
         headers: {},
       },

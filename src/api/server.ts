@@ -11,7 +11,7 @@ import { idempotency } from './plugins/idempotency.js';
 import { inputGuard } from './plugins/input-guard.js';
 import { documentRateLimits, rateLimiter } from './plugins/rate-limit.js';
 import { clientErrorHandler, frameworkErrors } from './framework-errors.js';
-import { familyR } from './r/routes.js';
+import { tradingAccountRoutes } from './trading-accounts/routes.js';
 import { sessionRoutes } from './app/session.js';
 import { connectPlatformBRoutes } from './connect/platformb.js';
 import { connectPlatformCRoutes } from './connect/platformc.js';
@@ -212,7 +212,7 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
   const v1: RouteOpts = { prefix: '/v1', auth: v1Auth, security: [{ apiKey: [] }], hide: !servesV1 };
 
   if (opts.families.includes('r')) {
-    await familyR(app, deps);
+    await tradingAccountRoutes(app, deps);
     await sessionRoutes(app, deps);
     await connectPlatformBRoutes(app, deps);
     await connectPlatformCRoutes(app, deps);

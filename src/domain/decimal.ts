@@ -13,6 +13,16 @@ export const dec = (v: DecimalValue): Decimal => new Decimal(v);
 export const decOrNull = (v: DecimalValue | null | undefined): Decimal | null =>
   v === null || v === undefined || v === '' ? null : new Decimal(v);
 
+/**
+ * A decimal as the ledger writes it, in a column or an event payload (`toString()`: what was always written).
+ * See the text rule in store/ledger-mappers.ts.
+ */
+export function decText(d: Decimal): string;
+export function decText(d: Decimal | null | undefined): string | null;
+export function decText(d: Decimal | null | undefined): string | null {
+  return d === null || d === undefined ? null : d.toString();
+}
+
 /** Round down to a multiple of `step` (never size a copy up past what the rule allows). */
 export function floorToStep(value: Decimal, step: Decimal): Decimal {
   if (step.lte(0)) return value;

@@ -1,13 +1,17 @@
+import { decText, type Decimal } from '../domain/decimal.js';
 import type { NewEvent } from '../store/repos/events.js';
-import type { IntentRow, TradeRow } from '../store/repos/trades.js';
+import type { CopyIntent, Trade } from '../domain/ledger-types.js';
 
 type TradeFields = Pick<
-  TradeRow,
+  Trade,
   'id' | 'userId' | 'masterAccountId' | 'source' | 'action' | 'symbol' | 'side' | 'volume'
 > &
-  Partial<Pick<TradeRow, 'masterPositionId' | 'fillPrice' | 'stopLoss' | 'takeProfit' | 'masterOutcome'>>;
-type IntentFields = Pick<IntentRow, 'id' | 'slaveAccountId' | 'state' | 'symbol' | 'side'> &
-  Partial<Pick<IntentRow, 'skipReason' | 'outcome' | 'plannedVolume'>>;
+  Partial<Pick<Trade, 'masterPositionId' | 'fillPrice' | 'stopLoss' | 'takeProfit' | 'masterOutcome'>>;
+type IntentFields = Pick<CopyIntent, 'id' | 'slaveAccountId' | 'state' | 'symbol' | 'side'> &
+  Partial<Pick<CopyIntent, 'skipReason' | 'outcome' | 'plannedVolume'>>;
+
+/** Absent stays absent in a payload (a partial trade), as it did when these fields were strings. */
+const text = (d: Decimal | null | undefined) => (d === undefined ? undefined : decText(d));
 
 /**
  * The events of a recorded master action: the Master's own position event (watcher actions) and one per
@@ -26,14 +30,14 @@ export function actionEvents(t: TradeFields, intents: IntentFields[]): NewEvent[
         userId,
         accountId: t.masterAccountId,
         type: 'position.opened',
-        payload: { ...base, side: t.side, volume: t.volume, price: t.fillPrice },
+        payload: { ...base, side: t.side, volume: decText(t.volume), price: text(t.fillPrice) },
       });
     else if (t.action === 'close')
       evs.push({
         userId,
         accountId: t.masterAccountId,
         type: 'position.closed',
-        payload: { ...base, side: t.side, volume: t.volume, price: t.fillPrice, reason: 'master' },
+        payload: { ...base, side: t.side, volume: decText(t.volume), price: text(t.fillPrice), reason: 'master' },
       });
     else if (t.action === 'reduce' || t.action === 'increase')
       evs.push({
@@ -47,7 +51,7 @@ export function actionEvents(t: TradeFields, intents: IntentFields[]): NewEvent[
         userId,
         accountId: t.masterAccountId,
         type: 'position.modified',
-        payload: { ...base, stopLoss: t.stopLoss, takeProfit: t.takeProfit },
+        payload: { ...base, stopLoss: text(t.stopLoss), takeProfit: text(t.takeProfit) },
       });
   }
   for (const i of intents) {
@@ -70,7 +74,7 @@ export function actionEvents(t: TradeFields, intents: IntentFields[]): NewEvent[
           intentId: i.id,
           symbol: i.symbol,
           side: i.side,
-          volume: i.plannedVolume ?? '0',
+          volume: decText(i.plannedVolume) ?? '0',
           code: o.code ?? 'denied',
           message: o.message ?? '',
         },

@@ -4,7 +4,7 @@ import type { Account } from '../domain/account.js';
 import { testAccount } from '../../test/helpers/account.js';
 import { withDefaults, type CopyRule } from '../domain/copy-rule.js';
 import type { InstrumentSpec } from '../domain/types.js';
-import type { LinkRow } from '../store/repos/trades.js';
+import type { PositionLink } from '../domain/ledger-types.js';
 import type { MasterAction } from './actions.js';
 import { planMasterRefusal, type ActionPlanInput, type PlanSlave } from './action-planner.js';
 import { planFollowRows } from './follow-planner.js';
@@ -40,11 +40,11 @@ const action = (o: Partial<MasterAction>): MasterAction => ({
     symbol: 'EURUSD',
     side: 'buy',
     orderType: 'market',
-    volume: '1',
+    volume: dec('1'),
   },
   ...o,
 });
-const link = (o: Partial<LinkRow> = {}): LinkRow => ({
+const link = (o: Partial<PositionLink> = {}): PositionLink => ({
   id: 'l1',
   kind: 'position',
   masterAccountId: 'm',
@@ -52,7 +52,7 @@ const link = (o: Partial<LinkRow> = {}): LinkRow => ({
   slaveAccountId: 's',
   slavePositionId: 'sp1',
   intentId: 'i0',
-  volume: '0.5',
+  volume: dec('0.5'),
   open: true,
   closedReason: null,
   createdAt: new Date(0),
@@ -84,9 +84,9 @@ describe('planFollowRows: follow-ups by the same mapping as opens', () => {
         symbol: 'EURUSD.x',
         side: 'sell',
         targetId: 'sp1',
-        stopLoss: '1.1105',
-        takeProfit: '1.0951',
-        plannedVolume: '0.5',
+        stopLoss: dec('1.1105'),
+        takeProfit: dec('1.0951'),
+        plannedVolume: dec('0.5'),
         state: 'planned',
       },
     });
@@ -94,13 +94,17 @@ describe('planFollowRows: follow-ups by the same mapping as opens', () => {
 
   it('a reduce whose rest would fall below the minimum becomes the full close (a heal stays a heal), and says so', () => {
     const reduce = action({ kind: 'reduce', volume: dec('0.99'), prevVolume: dec('1') });
-    const [p] = planFollowRows(input(reduce), [{ slave: slave(), links: [link({ volume: '0.5' })], spec }]);
+    const [p] = planFollowRows(input(reduce), [{ slave: slave(), links: [link({ volume: dec('0.5') })], spec }]);
     expect(p).toMatchObject({
       send: true,
-      row: { action: 'close', plannedVolume: '0.5', skipReason: expect.stringMatching(/^rounded_to_full_close: /) },
+      row: {
+        action: 'close',
+        plannedVolume: dec('0.5'),
+        skipReason: expect.stringMatching(/^rounded_to_full_close: /),
+      },
     });
     const [h] = planFollowRows(input(reduce, { rowAction: 'heal_reduce' }), [
-      { slave: slave(), links: [link({ volume: '0.5' })], spec },
+      { slave: slave(), links: [link({ volume: dec('0.5') })], spec },
     ]);
     expect(h?.row.action).toBe('heal_close');
   });
@@ -135,7 +139,7 @@ describe('planFollowRows: follow-ups by the same mapping as opens', () => {
     });
     expect(p!.check!.decide({ ok: true, volume: dec('0.2') }).row).toMatchObject({
       action: 'order_filled',
-      plannedVolume: '0.2',
+      plannedVolume: dec('0.2'),
     });
   });
 });

@@ -6,7 +6,7 @@ import { copySide, slaveSymbol } from '../domain/copy-mapping.js';
 import type { IntentAction } from '../domain/intent-action.js';
 import type { IntentState } from '../domain/intent.js';
 import type { InstrumentSpec, Side } from '../domain/types.js';
-import type { LinkRow, NewIntent } from '../store/repos/trades.js';
+import type { NewIntent, PositionLink } from '../domain/ledger-types.js';
 import type { MasterAction } from './actions.js';
 import type { PlannedCopy, PreTradeContext, PreTradeDecision } from './planner.js';
 
@@ -34,7 +34,7 @@ export interface Planned<S extends PlanSlave = PlanSlave> {
   slave: S;
   /** Set when the row is to be sent. */
   send: boolean;
-  link: LinkRow | null;
+  link: PositionLink | null;
   /** Rows that add exposure are decided by the risk guard's pre-trade check: the engine asks it, `decide` gives the row. */
   check?: { ctx: PreTradeContext; decide: (d: PreTradeDecision) => Planned<S> };
 }
@@ -47,8 +47,6 @@ export interface ActionPlanInput {
   rowAction: IntentAction;
   newIntentId: () => string;
 }
-
-const str = (d: Decimal | null | undefined) => (d === null || d === undefined ? null : d.toString());
 
 /**
  * A paused or locked Master (by the user, the risk guard or a panic-close) is not copied from, even when trades
@@ -118,10 +116,10 @@ export function planAddingRows<S extends PlanSlave>(
     const send = (volume: Decimal): Planned<S> => ({
       row: {
         ...row,
-        plannedVolume: volume.toString(),
-        plannedPrice: str(refPrice),
-        stopLoss: str(p.stopLoss),
-        takeProfit: str(p.takeProfit),
+        plannedVolume: volume,
+        plannedPrice: refPrice,
+        stopLoss: p.stopLoss,
+        takeProfit: p.takeProfit,
         state: 'planned',
       },
       slave,
@@ -153,7 +151,7 @@ export function planAddingRows<S extends PlanSlave>(
             : {
                 row: {
                   ...row,
-                  plannedVolume: p.volume.toString(),
+                  plannedVolume: p.volume,
                   state: 'denied',
                   skipReason: `${d.code}: ${d.message}`,
                   outcome: { kind: 'denied', code: d.code, message: d.message },

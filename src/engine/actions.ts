@@ -1,7 +1,7 @@
-import { Decimal, decOrNull } from '../domain/decimal.js';
+import { Decimal } from '../domain/decimal.js';
 import type { Order, OrderType, Position, Side } from '../domain/types.js';
 import type { ActionKind } from '../domain/intent-action.js';
-import type { MasterItemRow, NewMasterItem } from '../store/repos/trades.js';
+import type { MasterItem, NewMasterItem } from '../domain/ledger-types.js';
 
 export type { ActionKind };
 
@@ -34,7 +34,6 @@ export interface MasterAction {
 }
 
 const eqDec = (a: Decimal | null, b: Decimal | null) => (a === null || b === null ? a === b : a.eq(b));
-const str = (d: Decimal | null) => (d === null ? null : d.toString());
 
 export function positionItem(
   accountId: string,
@@ -50,10 +49,10 @@ export function positionItem(
     symbol: p.symbol,
     side: p.side,
     orderType: 'market',
-    volume: p.volume.toString(),
-    price: str(p.openPrice),
-    stopLoss: str(p.stopLoss),
-    takeProfit: str(p.takeProfit),
+    volume: p.volume,
+    price: p.openPrice,
+    stopLoss: p.stopLoss,
+    takeProfit: p.takeProfit,
     tag: p.tag,
     open,
     seq,
@@ -76,10 +75,10 @@ export function orderItem(
     symbol: o.symbol,
     side: o.side,
     orderType: o.type,
-    volume: o.volume.toString(),
-    price: str(o.price),
-    stopLoss: str(o.stopLoss),
-    takeProfit: str(o.takeProfit),
+    volume: o.volume,
+    price: o.price,
+    stopLoss: o.stopLoss,
+    takeProfit: o.takeProfit,
     tag: o.tag,
     open,
     seq,
@@ -98,7 +97,7 @@ const actionId = (accountId: string, kind: ActionKind, itemId: string, seq: numb
  */
 export function diffPosition(
   accountId: string,
-  known: MasterItemRow | null,
+  known: MasterItem | null,
   now: Position | null,
   at: number,
   closePrice: Decimal | null = null,
@@ -137,10 +136,10 @@ export function diffPosition(
     });
     return out;
   }
-  const kv = new Decimal(known.volume);
-  const ksl = decOrNull(known.stopLoss);
-  const ktp = decOrNull(known.takeProfit);
-  const k = { id: known.itemId, symbol: known.symbol, side: known.side as Side, stopLoss: ksl, takeProfit: ktp };
+  const kv = known.volume;
+  const ksl = known.stopLoss;
+  const ktp = known.takeProfit;
+  const k = { id: known.itemId, symbol: known.symbol, side: known.side, stopLoss: ksl, takeProfit: ktp };
   if (!now) {
     seq++;
     const item: NewMasterItem = { ...rowToItem(known), open: false, seq };
@@ -159,7 +158,7 @@ export function diffPosition(
   if (!now.volume.eq(kv)) {
     seq++;
     const kind = now.volume.gt(kv) ? 'increase' : 'reduce';
-    cur = { ...cur, volume: now.volume.toString(), seq };
+    cur = { ...cur, volume: now.volume, seq };
     out.push({
       ...base({ ...k }),
       id: actionId(accountId, kind, k.id, seq),
@@ -172,7 +171,7 @@ export function diffPosition(
   }
   if (!eqDec(ksl, now.stopLoss) || !eqDec(ktp, now.takeProfit)) {
     seq++;
-    cur = { ...cur, stopLoss: str(now.stopLoss), takeProfit: str(now.takeProfit), seq };
+    cur = { ...cur, stopLoss: now.stopLoss, takeProfit: now.takeProfit, seq };
     out.push({
       ...base(now),
       id: actionId(accountId, 'modify', k.id, seq),
@@ -189,7 +188,7 @@ export function diffPosition(
 /** The same for a pending order; `final` tells how it left the book when it is no longer pending. */
 export function diffOrder(
   accountId: string,
-  known: MasterItemRow | null,
+  known: MasterItem | null,
   now: Order | null,
   final: Order | null,
   at: number,
@@ -223,9 +222,9 @@ export function diffOrder(
   if (now) {
     const changed =
       !now.volume.eq(known.volume) ||
-      !eqDec(now.price, decOrNull(known.price)) ||
-      !eqDec(now.stopLoss, decOrNull(known.stopLoss)) ||
-      !eqDec(now.takeProfit, decOrNull(known.takeProfit));
+      !eqDec(now.price, known.price) ||
+      !eqDec(now.stopLoss, known.stopLoss) ||
+      !eqDec(now.takeProfit, known.takeProfit);
     return changed ? [of(now, 'order_modified', true)] : [];
   }
   if (final?.status === 'filled') return [of(final, 'order_filled', false)];
@@ -233,23 +232,23 @@ export function diffOrder(
   return [of(gone, 'order_cancelled', false)];
 }
 
-export function rowToItem(r: MasterItemRow): NewMasterItem {
+export function rowToItem(r: MasterItem): NewMasterItem {
   const { updatedAt: _u, ...rest } = r;
   return rest;
 }
 
-function itemToOrder(r: MasterItemRow): Order {
+function itemToOrder(r: MasterItem): Order {
   const at = (r.openedAt ?? r.updatedAt).toISOString();
   return {
     id: r.itemId,
     symbol: r.symbol,
-    side: r.side as Side,
-    type: r.orderType as OrderType,
-    volume: new Decimal(r.volume),
+    side: r.side,
+    type: r.orderType,
+    volume: r.volume,
     filledVolume: new Decimal(0),
-    price: decOrNull(r.price),
-    stopLoss: decOrNull(r.stopLoss),
-    takeProfit: decOrNull(r.takeProfit),
+    price: r.price,
+    stopLoss: r.stopLoss,
+    takeProfit: r.takeProfit,
     status: 'cancelled',
     positionId: null,
     createdAt: at,

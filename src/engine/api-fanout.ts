@@ -2,7 +2,7 @@ import type { Decimal } from '../domain/decimal.js';
 import type { Account } from '../domain/account.js';
 import type { OrderType, Side } from '../domain/types.js';
 import type { OrderOutcome } from '../platforms/adapter.js';
-import type { NewMasterItem } from '../store/repos/trades.js';
+import type { NewMasterItem } from '../domain/ledger-types.js';
 import type { MasterAction } from './actions.js';
 import type { CopyEngine } from './copy-engine.js';
 
@@ -107,7 +107,6 @@ function masterItem(
   o: OrderOutcome & { kind: 'confirmed' },
 ): NewMasterItem {
   const pending = input.type !== 'market';
-  const str = (d: Decimal | null) => (d === null ? null : d.toString());
   return {
     accountId,
     kind: pending ? 'order' : 'position',
@@ -115,10 +114,10 @@ function masterItem(
     symbol: input.symbol,
     side: input.side,
     orderType: input.type,
-    volume: (pending ? input.volume : (o.filledVolume ?? input.volume)).toString(),
-    price: str(pending ? input.price : o.fillPrice),
-    stopLoss: str(input.stopLoss),
-    takeProfit: str(input.takeProfit),
+    volume: pending ? input.volume : (o.filledVolume ?? input.volume),
+    price: pending ? input.price : o.fillPrice,
+    stopLoss: input.stopLoss,
+    takeProfit: input.takeProfit,
     tag,
     open: true,
     seq: 0,

@@ -1,12 +1,11 @@
 import type { Logger } from 'pino';
-import { Decimal } from '../domain/decimal.js';
 import type { Account } from '../domain/account.js';
 import { withDefaults } from '../domain/copy-rule.js';
 import { goesStale, intentAction } from '../domain/intent-action.js';
 import { newId } from '../domain/ids.js';
 import type { OrderOutcome } from '../platforms/adapter.js';
 import type { Store } from '../store/store.js';
-import type { IntentRow } from '../store/repos/trades.js';
+import type { CopyIntent } from '../domain/ledger-types.js';
 import type { NewEvent } from '../store/repos/events.js';
 import type { AdapterRegistry } from './adapter-registry.js';
 import type { Dispatcher } from './dispatcher.js';
@@ -141,7 +140,7 @@ export class CopyEngine {
             action: action.kind,
             symbol: action.symbol,
             side: action.side,
-            volume: action.volume.toString(),
+            volume: action.volume,
             masterPositionId: null,
             fillPrice: null,
             stopLoss: null,
@@ -200,7 +199,7 @@ export class CopyEngine {
       orderType: action.type,
       masterPositionId: masterOutcome?.positionId ?? action.positionId,
       masterOrderId: masterOutcome?.brokerOrderId ?? action.orderId,
-      fillPrice: refPrice?.toString() ?? null,
+      fillPrice: refPrice,
       side: action.side,
       actionAt: new Date(action.at),
     };
@@ -244,12 +243,12 @@ export class CopyEngine {
         p.row.action === 'order_filled' && p.link?.intentId
           ? ((await this.store.trades.intentById(p.link.intentId))?.tag ?? null)
           : null;
-      const op = opOf(p.row as IntentRow, trade, p.slave.rule, {
+      const op = opOf(p.row as CopyIntent, trade, p.slave.rule, {
         origTag,
         fresh,
-        linkVolume: p.link?.volume ? new Decimal(p.link.volume) : null,
+        linkVolume: p.link?.volume ?? null,
       });
-      await this.sendOp(master, tradeId, trade, p.row as IntentRow, p.slave, op, 1, { ...latency }, recordedAt);
+      await this.sendOp(master, tradeId, trade, p.row as CopyIntent, p.slave, op, 1, { ...latency }, recordedAt);
     } finally {
       this.inFlight.delete(id);
     }
@@ -260,7 +259,7 @@ export class CopyEngine {
     master: Account,
     tradeId: string,
     trade: TradeLike,
-    row: IntentRow,
+    row: CopyIntent,
     slave: Slave,
     op: IntentOp,
     attempt: number,

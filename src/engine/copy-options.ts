@@ -1,7 +1,7 @@
 import type { IntentAction } from '../domain/intent-action.js';
 import type { OrderOutcome } from '../platforms/adapter.js';
 import type { NewEvent } from '../store/repos/events.js';
-import type { LinkRow } from '../store/repos/trades.js';
+import type { PositionLink } from '../domain/ledger-types.js';
 
 export interface CopyOptions {
   /** API path: the trade row already exists (recorded before the Master broker was called). */
@@ -15,7 +15,7 @@ export interface CopyOptions {
   /** Reconciler heals: the row's action name (heal_open, heal_close, ...). */
   intentAction?: IntentAction;
   /** Targets for heals of follow-up kind, per Slave. */
-  targets?: Map<string, LinkRow[]>;
+  targets?: Map<string, PositionLink[]>;
   /** Watcher: actions its start diff found missed while the service was down (the circuit breaker skips them). */
   catchUp?: boolean;
   /** Extra events recorded with the intents (the order route's order.accepted), given the number of sends. */

@@ -3,7 +3,7 @@ import type { Account } from '../domain/account.js';
 import { newId } from '../domain/ids.js';
 import type { Position, Side } from '../domain/types.js';
 import type { Store } from '../store/store.js';
-import type { LinkRow } from '../store/repos/trades.js';
+import type { PositionLink } from '../domain/ledger-types.js';
 import type { NewEvent } from '../store/repos/events.js';
 import type { AdapterRegistry } from './adapter-registry.js';
 import type { MasterAction } from './actions.js';
@@ -26,7 +26,7 @@ export class DriftHealer {
     master: Account,
     result: ReconcileResult,
     masterOpen: Map<string, Position>,
-    links: LinkRow[],
+    links: PositionLink[],
   ): Promise<void> {
     const userId = master.userId;
     await this.store.events.emit(
@@ -66,7 +66,7 @@ export class DriftHealer {
             break;
           case 'accept_volume': {
             const sp = await this.slavePosition(d);
-            if (sp && link) await this.store.trades.setLinkVolume(link.id, sp.volume.toString());
+            if (sp && link) await this.store.trades.setLinkVolume(link.id, sp.volume);
             break;
           }
           case 'adopt_copy': {
@@ -79,7 +79,7 @@ export class DriftHealer {
                 masterPositionId: d.masterPositionId!,
                 slaveAccountId: d.slaveAccountId,
                 slavePositionId: sp.id,
-                volume: sp.volume.toString(),
+                volume: sp.volume,
               });
             break;
           }
@@ -88,7 +88,7 @@ export class DriftHealer {
           case 'reduce_volume': {
             const sp = await this.slavePosition(d);
             if (!sp) break;
-            const target: LinkRow = link ?? {
+            const target: PositionLink = link ?? {
               id: 'none',
               kind: 'position',
               masterAccountId: master.id,
@@ -96,7 +96,7 @@ export class DriftHealer {
               slaveAccountId: d.slaveAccountId,
               slavePositionId: sp.id,
               intentId: null,
-              volume: sp.volume.toString(),
+              volume: sp.volume,
               open: true,
               closedReason: null,
               createdAt: new Date(),
@@ -116,7 +116,7 @@ export class DriftHealer {
               source: 'reconciler',
               intentAction: reduce ? 'heal_reduce' : 'heal_close',
               onlySlaves: new Set([d.slaveAccountId]),
-              targets: new Map([[d.slaveAccountId, [{ ...target, volume: sp.volume.toString() }]]]),
+              targets: new Map([[d.slaveAccountId, [{ ...target, volume: sp.volume }]]]),
             });
             await r.done;
             tradeId = r.tradeId;
@@ -199,7 +199,7 @@ export class DriftHealer {
         symbol: p.symbol,
         side: p.side,
         orderType: 'market',
-        volume: p.volume.toString(),
+        volume: p.volume,
       },
     };
   }

@@ -1,4 +1,4 @@
-import { Decimal } from '../domain/decimal.js';
+import type { Decimal } from '../domain/decimal.js';
 import { isEligibleSlave } from '../domain/account.js';
 import { correlationTag } from '../domain/correlation.js';
 import { copyLevels, copySide, onTickGrid, slaveSymbol } from '../domain/copy-mapping.js';
@@ -6,18 +6,16 @@ import { isHeal, isOrderAction } from '../domain/intent-action.js';
 import { quoteToAccount } from '../domain/quote-currency.js';
 import { sizeVolume } from '../domain/sizing.js';
 import type { InstrumentSpec } from '../domain/types.js';
-import type { LinkKind, LinkRow } from '../store/repos/trades.js';
+import type { LinkKind, PositionLink } from '../domain/ledger-types.js';
 import type { MasterAction } from './actions.js';
 import { proportionalClose } from './partial-close.js';
 import type { PreTradeContext } from './planner.js';
 import type { ActionPlanInput, EngineSkip, IntentDraft, PlanSlave, Planned } from './action-planner.js';
 
-const str = (d: Decimal | null | undefined) => (d === null || d === undefined ? null : d.toString());
-
 /** A Slave of a follow-up action with what planning it needs: its links to the Master item, and its spec when it has an open one. */
 export interface FollowSlave<S extends PlanSlave> {
   slave: S;
-  links: LinkRow[];
+  links: PositionLink[];
   spec: InstrumentSpec | null;
 }
 
@@ -105,7 +103,7 @@ export function planFollowRows<S extends PlanSlave>(
           const pc = proportionalClose({
             masterBefore: action.prevVolume,
             closed: action.volume,
-            slaveVolume: new Decimal(link.volume),
+            slaveVolume: link.volume,
             step: spec.volumeStep,
             minVolume: spec.minVolume,
           });
@@ -119,7 +117,7 @@ export function planFollowRows<S extends PlanSlave>(
                 skipReason: pc.detail ? `rounded_to_full_close: ${pc.detail}` : null,
               }),
             );
-          else out.push(send({ plannedVolume: pc.volume.toString() }));
+          else out.push(send({ plannedVolume: pc.volume }));
           break;
         }
         case 'modify':
@@ -129,8 +127,8 @@ export function planFollowRows<S extends PlanSlave>(
           }
           out.push(
             send({
-              stopLoss: rule.copyStopLoss ? str(onGrid(sl)) : null,
-              takeProfit: rule.copyTakeProfit ? str(onGrid(tp)) : null,
+              stopLoss: rule.copyStopLoss ? onGrid(sl) : null,
+              takeProfit: rule.copyTakeProfit ? onGrid(tp) : null,
               plannedVolume: link.volume,
             }),
           );
@@ -157,10 +155,10 @@ export function planFollowRows<S extends PlanSlave>(
           );
           out.push(
             send({
-              plannedPrice: str(onGrid(action.price)),
-              plannedVolume: sized.ok ? sized.volume.toString() : null,
-              stopLoss: str(onGrid(sl)),
-              takeProfit: str(onGrid(tp)),
+              plannedPrice: onGrid(action.price),
+              plannedVolume: sized.ok ? sized.volume : null,
+              stopLoss: onGrid(sl),
+              takeProfit: onGrid(tp),
             }),
           );
           break;
@@ -177,11 +175,11 @@ export function planFollowRows<S extends PlanSlave>(
             out.push(refuse(`slave_not_eligible: account status is ${account.status}`));
             break;
           }
-          const fill = (volume: string | null) =>
+          const fill = (volume: Decimal | null) =>
             send({
               plannedVolume: volume,
-              stopLoss: rule.copyStopLoss ? str(onGrid(sl)) : null,
-              takeProfit: rule.copyTakeProfit ? str(onGrid(tp)) : null,
+              stopLoss: rule.copyStopLoss ? onGrid(sl) : null,
+              takeProfit: rule.copyTakeProfit ? onGrid(tp) : null,
             });
           const volume = link.volume;
           if (!spec || !volume) {
@@ -196,7 +194,7 @@ export function planFollowRows<S extends PlanSlave>(
             symbol: mapped,
             side: row.side,
             type: 'market',
-            volume: new Decimal(volume),
+            volume,
             price: action.price,
             stopLoss: rule.copyStopLoss ? onGrid(sl) : null,
             spec,
@@ -205,7 +203,7 @@ export function planFollowRows<S extends PlanSlave>(
             ...fill(volume),
             check: {
               ctx,
-              decide: (d) => (d.ok ? fill(d.volume ? d.volume.toString() : volume) : refuse(`${d.code}: ${d.message}`)),
+              decide: (d) => (d.ok ? fill(d.volume ?? volume) : refuse(`${d.code}: ${d.message}`)),
             },
           });
           break;

@@ -1,6 +1,5 @@
-import { Decimal, decOrNull } from '../domain/decimal.js';
+import type { Decimal } from '../domain/decimal.js';
 import type { CopyRule } from '../domain/copy-rule.js';
-import type { OrderType, Side } from '../domain/types.js';
 import { intentAction } from '../domain/intent-action.js';
 import {
   confirmed,
@@ -11,7 +10,7 @@ import {
   type PlaceOrderRequest,
   type TagLookup,
 } from '../platforms/adapter.js';
-import type { IntentRow, TradeRow } from '../store/repos/trades.js';
+import type { CopyIntent, Trade } from '../domain/ledger-types.js';
 
 /**
  * The broker write one ledger row stands for. Built from the stored row (and its trade and rule) both when
@@ -43,17 +42,17 @@ export type IntentOp =
 
 export function opOf(
   i: Pick<
-    IntentRow,
+    CopyIntent,
     'action' | 'symbol' | 'side' | 'plannedVolume' | 'plannedPrice' | 'stopLoss' | 'takeProfit' | 'targetId' | 'tag'
   >,
-  t: Pick<TradeRow, 'orderType' | 'masterPositionId' | 'masterOrderId'>,
+  t: Pick<Trade, 'orderType' | 'masterPositionId' | 'masterOrderId'>,
   rule: CopyRule,
   extra: { origTag?: string | null; fresh?: boolean; linkVolume?: Decimal | null } = {},
 ): IntentOp {
-  const vol = decOrNull(i.plannedVolume);
-  const sl = decOrNull(i.stopLoss);
-  const tp = decOrNull(i.takeProfit);
-  const side = i.side as Side;
+  const vol = i.plannedVolume;
+  const sl = i.stopLoss;
+  const tp = i.takeProfit;
+  const side = i.side;
   const action = intentAction(i.action);
   switch (action) {
     case 'order_placed':
@@ -62,9 +61,9 @@ export function opOf(
         req: {
           symbol: i.symbol,
           side,
-          type: t.orderType as OrderType,
+          type: t.orderType,
           volume: vol!,
-          price: decOrNull(i.plannedPrice),
+          price: i.plannedPrice,
           stopLoss: sl,
           takeProfit: tp,
           tag: i.tag,
@@ -77,8 +76,8 @@ export function opOf(
     case 'heal_open':
     case 'heal_increase':
     case 'open_on_fill': {
-      const type = action === 'open' ? (t.orderType as OrderType) : 'market';
-      const price = type === 'market' ? null : decOrNull(i.plannedPrice);
+      const type = action === 'open' ? t.orderType : 'market';
+      const price = type === 'market' ? null : i.plannedPrice;
       return {
         kind: 'place',
         req: { symbol: i.symbol, side, type, volume: vol!, price, stopLoss: sl, takeProfit: tp, tag: i.tag },
@@ -103,7 +102,7 @@ export function opOf(
       };
     case 'order_modified': {
       const change: ModifyOrderChange = {};
-      if (i.plannedPrice !== null) change.price = new Decimal(i.plannedPrice);
+      if (i.plannedPrice !== null) change.price = i.plannedPrice;
       if (vol) change.volume = vol;
       if (rule.copyStopLoss) change.stopLoss = sl;
       if (rule.copyTakeProfit) change.takeProfit = tp;

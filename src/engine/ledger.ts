@@ -1,27 +1,24 @@
 import type { Account } from '../domain/account.js';
 import { correlationTag } from '../domain/correlation.js';
-import type { Decimal } from '../domain/decimal.js';
+import { decText, type Decimal } from '../domain/decimal.js';
 import type { OrderOutcome } from '../platforms/adapter.js';
-import type { NewTrade, TradeRow } from '../store/repos/trades.js';
+import type { NewTrade, Trade } from '../domain/ledger-types.js';
 import type { MasterAction } from './actions.js';
 
 /** What an outcome needs of its trade: how it was placed at the Master and when. */
-export type TradeLike = Pick<TradeRow, 'orderType' | 'masterPositionId' | 'masterOrderId' | 'fillPrice' | 'side'> & {
+export type TradeLike = Pick<Trade, 'orderType' | 'masterPositionId' | 'masterOrderId' | 'fillPrice' | 'side'> & {
   actionAt: Date;
 };
 
-/** A decimal as the ledger stores it. */
-export const str = (d: Decimal | null | undefined) => (d === null || d === undefined ? null : d.toString());
-
-/** The ledger's view of an outcome: state, ids and prices as strings. */
+/** The ledger's view of an outcome: state, ids, fill and the broker's answer as stored JSON. */
 export function outcomeFields(o: OrderOutcome) {
   if (o.kind === 'confirmed') {
     return {
       state: 'confirmed' as const,
       brokerOrderId: o.brokerOrderId,
       brokerPositionId: o.positionId,
-      filledVolume: o.filledVolume?.toString() ?? null,
-      fillPrice: o.fillPrice?.toString() ?? null,
+      filledVolume: o.filledVolume ?? null,
+      fillPrice: o.fillPrice ?? null,
       outcome: { kind: o.kind, brokerOrderId: o.brokerOrderId, positionId: o.positionId, brokerTime: o.brokerTime },
     };
   }
@@ -50,16 +47,20 @@ export function actionTrade(
     symbol: action.symbol,
     side: action.side,
     orderType: action.type,
-    volume: action.volume.toString(),
-    price: str(action.type === 'market' ? null : action.price),
-    stopLoss: str(action.stopLoss),
-    takeProfit: str(action.takeProfit),
+    volume: action.volume,
+    price: action.type === 'market' ? null : action.price,
+    stopLoss: action.stopLoss,
+    takeProfit: action.takeProfit,
     tag: correlationTag({ tradeId, accountId: master.id, action: action.kind }),
     status: sends > 0 ? 'recorded' : 'accepted',
-    masterOutcome: { kind: 'observed', at: new Date(action.at).toISOString(), volumeAfter: action.item.volume },
+    masterOutcome: {
+      kind: 'observed',
+      at: new Date(action.at).toISOString(),
+      volumeAfter: decText(action.item.volume),
+    },
     masterPositionId: action.positionId,
     masterOrderId: action.orderId,
-    fillPrice: str(refPrice),
+    fillPrice: refPrice,
     copiedTo: sends,
     actionId: action.id,
     actionAt: new Date(action.at),
@@ -79,7 +80,7 @@ export function fanoutTradeSet(
     copiedTo: sends,
     masterPositionId: masterOutcome?.positionId ?? action.positionId,
     masterOrderId: masterOutcome?.brokerOrderId ?? action.orderId,
-    fillPrice: str(refPrice),
+    fillPrice: refPrice,
     ...(masterOutcome ? { masterOutcome: outcomeFields(masterOutcome).outcome } : {}),
     actionAt: new Date(action.at),
   };

@@ -1,7 +1,6 @@
-import { Decimal } from '../domain/decimal.js';
-import type { OrderType, Side } from '../domain/types.js';
+import { decText } from '../domain/decimal.js';
 import type { Store } from '../store/store.js';
-import type { TradeRow } from '../store/repos/trades.js';
+import type { Trade } from '../domain/ledger-types.js';
 import type { NewEvent } from '../store/repos/events.js';
 import type { AdapterRegistry } from './adapter-registry.js';
 import type { CopyEngine } from './copy-engine.js';
@@ -14,7 +13,6 @@ export type RecoveryResult = 'fanned_out' | 'rejected' | 'unknown' | 'skipped';
 export const NOT_AT_BROKER = 'not_at_broker';
 
 const WAITING = ['pending', 'unresolved'];
-const dec = (v: string | null) => (v === null ? null : new Decimal(v));
 
 /**
  * Settles an order-route trade whose Master outcome was never written: the route answered 409
@@ -31,7 +29,7 @@ export async function recoverOrderTrade(
   store: Store,
   adapters: AdapterRegistry,
   engine: CopyEngine,
-  trade: TradeRow,
+  trade: Trade,
   opts: { absentAfterMs: number },
 ): Promise<RecoveryResult> {
   if (engine.ordering.has(trade.id)) return 'skipped';
@@ -49,7 +47,7 @@ export async function recoverOrderTrade(
       requestId: trade.requestId,
       symbol: trade.symbol,
       side: trade.side,
-      volume: trade.volume,
+      volume: decText(trade.volume),
       code,
       message,
     },
@@ -58,12 +56,12 @@ export async function recoverOrderTrade(
     case 'confirmed': {
       const input = {
         symbol: trade.symbol,
-        side: trade.side as Side,
-        volume: new Decimal(trade.volume),
-        type: trade.orderType as OrderType,
-        price: dec(trade.price),
-        stopLoss: dec(trade.stopLoss),
-        takeProfit: dec(trade.takeProfit),
+        side: trade.side,
+        volume: trade.volume,
+        type: trade.orderType,
+        price: trade.price,
+        stopLoss: trade.stopLoss,
+        takeProfit: trade.takeProfit,
       };
       // Staleness counts from when the route received the order, as it would have.
       const res = await fanOutApiOrder(
@@ -107,7 +105,7 @@ export async function recoverOrderTrade(
   }
 }
 
-async function markUnresolved(store: Store, trade: TradeRow, reason: string): Promise<RecoveryResult> {
+async function markUnresolved(store: Store, trade: Trade, reason: string): Promise<RecoveryResult> {
   if (trade.status === 'pending') {
     const message = `the service stopped before the Master broker's answer was recorded; looking the order up by its tag: ${reason}`;
     await store.trades.updateTradeIf(
@@ -124,7 +122,7 @@ async function markUnresolved(store: Store, trade: TradeRow, reason: string): Pr
             requestId: trade.requestId,
             symbol: trade.symbol,
             side: trade.side,
-            volume: trade.volume,
+            volume: decText(trade.volume),
             code: 'outcome_unknown',
             message,
           },
@@ -140,7 +138,7 @@ async function markUnresolved(store: Store, trade: TradeRow, reason: string): Pr
  * closed as never having reached the broker, the order arrived late after all: it goes back to `unresolved`
  * so the settle loop fans it out (it is copied if still fresh by each rule, recorded as stale otherwise).
  */
-export async function reviveIfLate(store: Store, trade: TradeRow): Promise<void> {
+export async function reviveIfLate(store: Store, trade: Trade): Promise<void> {
   const code = (trade.masterOutcome as { code?: string } | null)?.code;
   if (trade.source !== 'api' || trade.status !== 'rejected' || code !== NOT_AT_BROKER) return;
   const message = 'the order reached the Master broker after it had been looked up and not found: settling it now';
@@ -158,7 +156,7 @@ export async function reviveIfLate(store: Store, trade: TradeRow): Promise<void>
           requestId: trade.requestId,
           symbol: trade.symbol,
           side: trade.side,
-          volume: trade.volume,
+          volume: decText(trade.volume),
           code: 'arrived_late',
           message,
         },

@@ -1,15 +1,17 @@
 import type { Account } from '../domain/account.js';
 import { opposite } from '../domain/copy-mapping.js';
 import { isHeal, intentAction } from '../domain/intent-action.js';
+import { Decimal, decText } from '../domain/decimal.js';
 import { newId } from '../domain/ids.js';
 import type { Side } from '../domain/types.js';
 import type { OrderOutcome } from '../platforms/adapter.js';
 import type { NewEvent } from '../store/repos/events.js';
-import type { IntentRow, LinkChange, OutcomeWrite } from '../store/repos/trades.js';
+import type { LinkChange, OutcomeWrite } from '../store/repos/trades.js';
+import type { CopyIntent } from '../domain/ledger-types.js';
 import type { IntentOp } from './intent-ops.js';
-import { outcomeFields, str, type TradeLike } from './ledger.js';
+import { outcomeFields, type TradeLike } from './ledger.js';
 
-type OutcomeRow = Pick<IntentRow, 'id' | 'action' | 'symbol' | 'side' | 'plannedVolume' | 'tag' | 'targetId'>;
+type OutcomeRow = Pick<CopyIntent, 'id' | 'action' | 'symbol' | 'side' | 'plannedVolume' | 'tag' | 'targetId'>;
 
 /**
  * What one settled broker write changes in the ledger: the intent's outcome (broker answer, fill, slippage,
@@ -29,13 +31,13 @@ export function outcomeWrite(
   const fields = outcomeFields(outcome);
   const userId = master.userId;
   const sid = slaveAccountId;
-  const volume = row.plannedVolume ?? '0';
-  const base = { tradeId, intentId: row.id, symbol: row.symbol, side: row.side, volume };
+  const volume = row.plannedVolume ?? new Decimal(0);
+  const base = { tradeId, intentId: row.id, symbol: row.symbol, side: row.side, volume: decText(volume) };
   const links: LinkChange[] = [];
   const events: NewEvent[] = [];
-  let slippage: string | null = null;
+  let slippage: Decimal | null = null;
   if (outcome.kind === 'confirmed') {
-    const filled = outcome.filledVolume?.toString() ?? volume;
+    const filled = outcome.filledVolume ?? volume;
     const isOpenLike = op.kind === 'place' || op.kind === 'fill';
     if (
       outcome.fillPrice &&
@@ -44,10 +46,10 @@ export function outcomeWrite(
       (!isOpenLike || (op.kind === 'place' && op.req.type === 'market') || op.kind === 'fill')
     ) {
       // Positive = worse for the Slave than the Master's price, on the side the Slave traded.
-      const execSide: Side = isOpenLike ? (row.side as Side) : opposite(row.side as Side);
+      const execSide: Side = isOpenLike ? row.side : opposite(row.side);
       if (isOpenLike ? row.side === trade.side : true) {
         const diff = outcome.fillPrice.minus(trade.fillPrice);
-        slippage = (execSide === 'buy' ? diff : diff.neg()).toString();
+        slippage = execSide === 'buy' ? diff : diff.neg();
       }
     }
     events.push({
@@ -58,9 +60,9 @@ export function outcomeWrite(
         ...base,
         positionId: outcome.positionId,
         orderId: outcome.brokerOrderId,
-        fillPrice: str(outcome.fillPrice),
-        filledVolume: str(outcome.filledVolume),
-        slippage,
+        fillPrice: decText(outcome.fillPrice),
+        filledVolume: decText(outcome.filledVolume),
+        slippage: decText(slippage),
       },
     });
     switch (op.kind) {
@@ -98,8 +100,8 @@ export function outcomeWrite(
               positionId: outcome.positionId,
               symbol: row.symbol,
               side: row.side,
-              volume: filled,
-              price: str(outcome.fillPrice),
+              volume: decText(filled),
+              price: decText(outcome.fillPrice),
               masterPositionId: masterPos,
             },
           });
@@ -125,7 +127,7 @@ export function outcomeWrite(
           links.push({
             op: 'adjust',
             key: { slaveAccountId: sid, kind: 'position', slavePositionId: op.positionId },
-            by: `-${outcome.filledVolume?.toString() ?? op.volume.toString()}`,
+            by: (outcome.filledVolume ?? op.volume).neg(),
           });
           events.push({
             userId,
@@ -154,8 +156,8 @@ export function outcomeWrite(
               positionId: op.positionId,
               symbol: row.symbol,
               side: row.side,
-              volume,
-              price: str(outcome.fillPrice),
+              volume: decText(volume),
+              price: decText(outcome.fillPrice),
               reason: 'copy',
             },
           });
@@ -170,8 +172,8 @@ export function outcomeWrite(
             role: 'slave',
             positionId: op.positionId,
             symbol: row.symbol,
-            stopLoss: str(op.stopLoss),
-            takeProfit: str(op.takeProfit),
+            stopLoss: decText(op.stopLoss),
+            takeProfit: decText(op.takeProfit),
             intentId: row.id,
           },
         });

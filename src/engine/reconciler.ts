@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import { Decimal } from '../domain/decimal.js';
 import type { Account } from '../domain/account.js';
 import { isIntentAction, opensCopy } from '../domain/intent-action.js';
 import type { Position } from '../domain/types.js';
@@ -168,7 +167,7 @@ export class Reconciler {
           continue;
         }
         if (l.volume !== null && !sp.volume.eq(l.volume)) {
-          const ours = new Decimal(l.volume);
+          const ours = l.volume;
           if (sp.volume.gt(ours))
             add({
               kind: 'volume_mismatch',

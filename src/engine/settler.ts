@@ -1,9 +1,8 @@
 import type { Logger } from 'pino';
-import { Decimal } from '../domain/decimal.js';
 import { correlationTag } from '../domain/correlation.js';
 import { withDefaults } from '../domain/copy-rule.js';
 import type { Store } from '../store/store.js';
-import type { IntentRow, TradeRow } from '../store/repos/trades.js';
+import type { CopyIntent, Trade } from '../domain/ledger-types.js';
 import type { AdapterRegistry } from './adapter-registry.js';
 import type { CopyEngine } from './copy-engine.js';
 import type { TradeLike } from './ledger.js';
@@ -142,7 +141,7 @@ export class Settler {
       ({ intent }) => !this.engine.inFlight.has(intent.id) && now - intent.updatedAt.getTime() >= graceMs,
     );
     // Slaves in parallel; within a Slave, writes about one Master position in order (see chains()).
-    const bySlave = new Map<string, Array<{ intent: IntentRow; trade: TradeRow }>>();
+    const bySlave = new Map<string, Array<{ intent: CopyIntent; trade: Trade }>>();
     for (const r of rows) bySlave.set(r.intent.slaveAccountId, [...(bySlave.get(r.intent.slaveAccountId) ?? []), r]);
     await Promise.all(
       [...bySlave.values()].map(async (list) => {
@@ -153,7 +152,7 @@ export class Settler {
           snapshot ??= new TagSnapshot(adapter, oldest, this.engine.clock);
           return snapshot;
         };
-        const settle = async (r: { intent: IntentRow; trade: TradeRow }) => {
+        const settle = async (r: { intent: CopyIntent; trade: Trade }) => {
           if (this.engine.inFlight.has(r.intent.id)) return;
           this.engine.inFlight.add(r.intent.id);
           try {
@@ -180,16 +179,16 @@ export class Settler {
 
   /** A Slave's rows as chains (settle-chains.ts); one chain where the account cannot be read. */
   private async chains(
-    list: Array<{ intent: IntentRow; trade: TradeRow }>,
-  ): Promise<Array<Array<{ intent: IntentRow; trade: TradeRow }>>> {
+    list: Array<{ intent: CopyIntent; trade: Trade }>,
+  ): Promise<Array<Array<{ intent: CopyIntent; trade: Trade }>>> {
     const account = await this.store.accounts.byId(list[0]!.intent.slaveAccountId);
     const adapter = account ? await this.adapters.forAccount(account).catch(() => null) : null;
     return settleChains(list, adapter?.capabilities.hedging ?? false);
   }
 
   private async settleOne(
-    intent: IntentRow,
-    trade: TradeRow,
+    intent: CopyIntent,
+    trade: Trade,
     lookups: (adapter: BrokerAdapter) => TagSnapshot,
   ): Promise<'confirmed' | 'resent' | 'rejected' | 'unknown'> {
     const [slaveAcc, master] = await Promise.all([
@@ -211,7 +210,7 @@ export class Settler {
       intent.action === 'order_filled' && link?.intentId
         ? ((await this.store.trades.intentById(link.intentId))?.tag ?? null)
         : null;
-    const extra = { origTag, fresh, linkVolume: link?.volume ? new Decimal(link.volume) : null };
+    const extra = { origTag, fresh, linkVolume: link?.volume ?? null };
     const op = opOf(intent, trade, rule, extra);
     const prevTags = Array.isArray(intent.prevTags) ? (intent.prevTags as string[]) : [];
     const t: TradeLike = {
@@ -250,7 +249,7 @@ export class Settler {
       action: `${intent.action}:${intent.targetId ?? ''}`,
       attempt,
     });
-    const row: IntentRow = { ...intent, tag };
+    const row: CopyIntent = { ...intent, tag };
     const resendOp = opOf(row, trade, rule, extra);
     await this.store.trades.updateIntent(intent.id, {
       state: 'sent',

@@ -108,12 +108,12 @@ describe('per-Master circuit breaker', () => {
       at: Date.now() + offset,
       item: {
         accountId: m.id,
-        kind: 'position',
+        kind: 'position' as const,
         itemId: 'gone-1',
         symbol: 'EURUSD',
-        side: 'buy',
-        orderType: 'market',
-        volume: '0.1',
+        side: 'buy' as const,
+        orderType: 'market' as const,
+        volume: dec('0.1'),
       },
     };
     for (let i = 0; i < 2 * CEILING; i++)

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { type Decimal, dec } from '../../src/domain/decimal.js';
 import type { Position } from '../../src/domain/types.js';
 import { SimBroker } from '../../src/simulator/broker.js';
-import type { IntentRow, LinkRow } from '../../src/store/repos/trades.js';
+import type { CopyIntent, PositionLink } from '../../src/domain/ledger-types.js';
 import { seedGroup, startEngine, type EngineHarness, type SeededGroup } from './copy-harness.js';
 
 /**
@@ -293,7 +293,7 @@ const eq = (a: Decimal | null, b: Decimal | null) => (a === null || b === null ?
 const expectedSide = (mp: Position, reverse: boolean) => (reverse ? (mp.side === 'buy' ? 'sell' : 'buy') : mp.side);
 
 /** A ledger row that says why a Slave has no (or a different) copy: a skip, a denial, a broker refusal, or a hand close. */
-function explain(history: IntentRow[], links: LinkRow[]): string | null {
+function explain(history: CopyIntent[], links: PositionLink[]): string | null {
   if (links.some((l) => l.closedReason === 'user_closed')) return 'user_closed';
   // A sent row may carry a reason too: a reduce the Slave's step turned into a full close.
   const r = history.find((i) => ['skipped', 'denied', 'rejected'].includes(i.state) || i.skipReason);
@@ -304,7 +304,7 @@ function explain(history: IntentRow[], links: LinkRow[]): string | null {
 function targetVolume(
   mp: Position,
   rule: { sizing: { mode: string; multiplier?: string; volume?: string } },
-  history: IntentRow[],
+  history: CopyIntent[],
 ): Decimal | null {
   const s = rule.sizing;
   if (s.mode === 'multiplier') return mp.volume.mul(s.multiplier ?? '1');

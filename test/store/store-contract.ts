@@ -2,7 +2,7 @@ import { beforeAll, afterAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/store.js';
 import { newId } from '../../src/domain/ids.js';
 import { IntentTransitionError } from '../../src/domain/intent.js';
-import { Decimal } from '../../src/domain/decimal.js';
+import { Decimal, dec } from '../../src/domain/decimal.js';
 import { withDefaults } from '../../src/domain/copy-rule.js';
 
 /** The store contract: every store implementation (PGlite, PostgreSQL) must pass exactly these tests. */
@@ -156,7 +156,7 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
         symbol: 'EURUSD',
         side: 'buy',
         orderType: 'market',
-        volume: '0.10',
+        volume: dec('0.10'),
         tag: newId('act'),
         status: 'pending',
       });
@@ -167,8 +167,8 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
         tag,
         action: 'open',
         symbol: 'EURUSD',
-        side: 'buy',
-        plannedVolume: '0.2',
+        side: 'buy' as const,
+        plannedVolume: dec('0.2'),
         state: 'planned',
       });
       const t2 = await store.trades.insertTrade({
@@ -180,7 +180,7 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
         symbol: 'EURUSD',
         side: 'buy',
         orderType: 'market',
-        volume: '0.10',
+        volume: dec('0.10'),
         tag: newId('act'),
         status: 'pending',
       });
@@ -193,7 +193,7 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       expect(await store.trades.recordIntents(t.id, { status: 'accepted' }, [intent('tag-a'), intent('tag-b')])).toBe(
         true,
       );
-      expect((await store.trades.intentsOfTrade(t.id)).map((i) => i.plannedVolume)).toEqual(['0.2', '0.2']);
+      expect((await store.trades.intentsOfTrade(t.id)).map((i) => i.plannedVolume?.toString())).toEqual(['0.2', '0.2']);
       // A trade fanned out once is never fanned out again (the route and the settle loop after a crash race here).
       expect(await store.trades.recordIntents(t.id, { status: 'changed' }, [intent('tag-c')])).toBe(false);
       expect((await store.trades.ownedTrade(u.id, t.id))?.status).toBe('accepted');
@@ -228,7 +228,7 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
         symbol: 'EURUSD',
         side: 'buy',
         orderType: 'market',
-        volume: '0.1',
+        volume: dec('0.1'),
         tag: newId('act'),
         status: 'pending',
       });
@@ -239,8 +239,8 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
         tag: newId('act'),
         action: 'open',
         symbol: 'EURUSD',
-        side: 'buy',
-        plannedVolume: '0.1',
+        side: 'buy' as const,
+        plannedVolume: dec('0.1'),
         state,
       });
       // Recorded only as planned, skipped or denied.
@@ -259,7 +259,7 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
           slaveAccountId: s.id,
           slavePositionId: pos,
           intentId: i.id,
-          volume: '0.1',
+          volume: dec('0.1'),
         },
       });
       const ev = { userId: u.id, accountId: s.id, type: 'copy.confirmed', payload: {} };
@@ -292,7 +292,7 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
             symbol: 'EURUSD',
             side: 'buy',
             orderType: 'market',
-            volume: '0.1',
+            volume: dec('0.1'),
             tag: newId('act'),
             status: 'accepted',
           },
@@ -303,6 +303,43 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       for (const state of ['unresolved', 'sent', 'confirmed'] as const)
         await store.trades.updateIntent(j.id, { state });
       expect((await store.trades.intentById(j.id))?.state).toBe('confirmed');
+    });
+
+    it('reads a link volume resized in SQL as a Decimal (PostgreSQL keeps the scale: "0.20" reads as 0.2)', async () => {
+      const u = await user();
+      const acc = (role: 'master' | 'slave', n: string) =>
+        store.accounts.create({
+          userId: u.id,
+          platform: 'sim',
+          role,
+          name: `D${n}`,
+          brokerAccountId: `dec${n}`,
+          brokerAccountNumber: n,
+        });
+      const m = await acc('master', '1');
+      const s = await acc('slave', '2');
+      const link = (volume: string) => ({
+        op: 'upsert' as const,
+        link: {
+          id: newId('act'),
+          kind: 'position' as const,
+          masterAccountId: m.id,
+          masterPositionId: 'mp1',
+          slaveAccountId: s.id,
+          slavePositionId: 'sp1',
+          volume: dec(volume),
+        },
+      });
+      const key = { slaveAccountId: s.id, kind: 'position' as const, slavePositionId: 'sp1' };
+      const volume = async () => (await store.trades.openLinksOfSlave(s.id))[0]?.volume;
+      // An increase on a netting Slave adds in SQL: 0.15 + 0.05 is the numeric 0.20.
+      await store.trades.applyLinkChanges([link('0.15')]);
+      await store.trades.applyLinkChanges([link('0.05')]);
+      expect((await volume())?.toString()).toBe('0.2');
+      await store.trades.applyLinkChanges([{ op: 'adjust', key, by: dec('-0.05') }]);
+      expect((await volume())?.toString()).toBe('0.15');
+      await store.trades.applyLinkChanges([{ op: 'adjust', key, by: dec('-1') }]);
+      expect((await volume())?.isZero()).toBe(true);
     });
 
     it('removes an account softly: its trades and intents stay, nothing settles or recovers on it, its broker account connects again', async () => {
@@ -330,7 +367,7 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
         symbol: 'EURUSD',
         side: 'buy',
         orderType: 'market',
-        volume: '0.1',
+        volume: dec('0.1'),
         tag: newId('act'),
         status: 'pending',
       });
@@ -343,7 +380,7 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
           action: 'open',
           symbol: 'EURUSD',
           side: 'buy',
-          plannedVolume: '0.1',
+          plannedVolume: dec('0.1'),
           state: 'planned',
         },
       ]);

@@ -3,7 +3,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { AppError, notFound } from '../../domain/errors.js';
 import type { ReconcileResult } from '../../engine/drift.js';
-import type { IntentRow, TradeRow } from '../../store/repos/trades.js';
+import { toNum } from '../../domain/decimal.js';
+import type { CopyIntent, Trade } from '../../domain/ledger-types.js';
 import type { ApiDeps } from '../deps.js';
 import { userOf } from '../plugins/auth.js';
 import { OPEN, stdErrors } from '../schemas.js';
@@ -12,7 +13,6 @@ import type { RouteOpts } from './route-opts.js';
 import { finishPage, NextCursor, pageQuery, readPage } from '../paging.js';
 import { LEDGER_PAGE, REQUESTS_PAGE, TRADES_PAGE } from '../page-specs.js';
 
-const num = (v: string | null) => (v === null ? null : Number(v));
 const NNum = Type.Union([Type.Number(), Type.Null()]);
 const NStr = Type.Union([Type.String(), Type.Null()]);
 
@@ -72,31 +72,31 @@ const TradeSchema = Type.Object(
 /** Account names by id, removed accounts included (a removed account's history keeps its name). */
 type Names = Map<string, string>;
 
-const ledgerJson = (names: Names) => (i: IntentRow) => ({
+const ledgerJson = (names: Names) => (i: CopyIntent) => ({
   intentId: i.id,
   accountId: i.slaveAccountId,
   accountName: names.get(i.slaveAccountId) ?? i.slaveAccountId,
   action: i.action,
   symbol: i.symbol,
   side: i.side,
-  plannedVolume: num(i.plannedVolume),
-  plannedPrice: num(i.plannedPrice),
-  stopLoss: num(i.stopLoss),
-  takeProfit: num(i.takeProfit),
+  plannedVolume: toNum(i.plannedVolume),
+  plannedPrice: toNum(i.plannedPrice),
+  stopLoss: toNum(i.stopLoss),
+  takeProfit: toNum(i.takeProfit),
   outcome: i.state,
   skipReason: i.skipReason,
   brokerAnswer: i.outcome ?? null,
   brokerOrderId: i.brokerOrderId,
   brokerPositionId: i.brokerPositionId,
-  filledVolume: num(i.filledVolume),
-  fillPrice: num(i.fillPrice),
-  slippage: num(i.slippage),
+  filledVolume: toNum(i.filledVolume),
+  fillPrice: toNum(i.fillPrice),
+  slippage: toNum(i.slippage),
   latencyMs: i.latency ?? null,
   tag: i.tag,
   createdAt: i.createdAt.toISOString(),
   updatedAt: i.updatedAt.toISOString(),
 });
-const tradeJson = (t: TradeRow, copies: IntentRow[], names: Names) => ({
+const tradeJson = (t: Trade, copies: CopyIntent[], names: Names) => ({
   tradeId: t.id,
   masterAccountId: t.masterAccountId,
   masterAccountName: names.get(t.masterAccountId) ?? t.masterAccountId,
@@ -105,16 +105,16 @@ const tradeJson = (t: TradeRow, copies: IntentRow[], names: Names) => ({
   symbol: t.symbol,
   side: t.side,
   type: t.orderType,
-  volume: Number(t.volume),
-  price: num(t.price),
-  stopLoss: num(t.stopLoss),
-  takeProfit: num(t.takeProfit),
+  volume: t.volume.toNumber(),
+  price: toNum(t.price),
+  stopLoss: toNum(t.stopLoss),
+  takeProfit: toNum(t.takeProfit),
   status: t.status,
   master: {
     outcome: t.masterOutcome ?? null,
     positionId: t.masterPositionId,
     orderId: t.masterOrderId,
-    fillPrice: num(t.fillPrice),
+    fillPrice: toNum(t.fillPrice),
     tag: t.tag,
   },
   copiedTo: t.copiedTo,
@@ -169,7 +169,7 @@ export async function ledgerRoutes(app: FastifyInstance, deps: ApiDeps, o: Route
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const { auth, security, prefix, hide } = o;
   const tags = ['Ledger'];
-  const namesOf = (ts: TradeRow[], is: IntentRow[]) =>
+  const namesOf = (ts: Trade[], is: CopyIntent[]) =>
     deps.store.accounts.namesOf([...ts.map((t) => t.masterAccountId), ...is.map((i) => i.slaveAccountId)]);
 
   r.get(
@@ -381,7 +381,7 @@ export async function ledgerRoutes(app: FastifyInstance, deps: ApiDeps, o: Route
           credentialKind: x.credentialKind,
           bodyDigest: x.bodyDigest,
           response: x.response ?? null,
-          durationMs: num(x.durationMs),
+          durationMs: x.durationMs === null ? null : Number(x.durationMs),
           idempotencyKey: x.idempotencyKey,
           createdAt: x.createdAt.toISOString(),
         })),

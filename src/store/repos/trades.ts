@@ -4,25 +4,43 @@ import type { Db } from '../db.js';
 import { accounts, copyIntents, masterItems, positionLinks, trades } from '../schema.js';
 import { allowedFrom, INITIAL_STATES, IntentTransitionError, type IntentState } from '../../domain/intent.js';
 import type { EventsRepo, NewEvent, Tx } from './events.js';
+import { decText, type Decimal } from '../../domain/decimal.js';
+import type {
+  CopyIntent,
+  LinkKind,
+  MasterItem,
+  NewIntent,
+  NewLink,
+  NewMasterItem,
+  NewTrade,
+  PositionLink,
+  Trade,
+} from '../../domain/ledger-types.js';
+import {
+  intentFromRow,
+  intentSetToRow,
+  intentToRow,
+  linkFromRow,
+  linkToRow,
+  masterItemFromRow,
+  masterItemToRow,
+  tradeFromRow,
+  tradeSetToRow,
+  tradeToRow,
+  type IntentInsert,
+} from '../ledger-mappers.js';
 
-export type TradeRow = typeof trades.$inferSelect;
-export type IntentRow = typeof copyIntents.$inferSelect;
-export type NewTrade = typeof trades.$inferInsert;
-export type NewIntent = typeof copyIntents.$inferInsert;
-export type LinkRow = typeof positionLinks.$inferSelect;
-export type NewLink = typeof positionLinks.$inferInsert;
-export type MasterItemRow = typeof masterItems.$inferSelect;
-export type NewMasterItem = typeof masterItems.$inferInsert;
-export type LinkKind = 'position' | 'order';
+type TradeWithPosition = Trade & { position: string };
+type IntentWithPosition = CopyIntent & { position: string };
 
 export interface IntentUpdate {
   state: IntentState;
   outcome?: unknown;
   brokerOrderId?: string | null;
   brokerPositionId?: string | null;
-  filledVolume?: string | null;
-  fillPrice?: string | null;
-  slippage?: string | null;
+  filledVolume?: Decimal | null;
+  fillPrice?: Decimal | null;
+  slippage?: Decimal | null;
   latency?: Record<string, number>;
   attempts?: number;
   skipReason?: string | null;
@@ -38,9 +56,9 @@ export interface LinkKey {
 }
 export type LinkChange =
   /** Inserts, or adds to the open link's volume (an increase on a netting Slave lands on the position it already has). */
-  | { op: 'upsert'; link: NewLink & { kind: LinkKind; volume: string } }
+  | { op: 'upsert'; link: NewLink & { kind: LinkKind; volume: Decimal } }
   | { op: 'close'; key: LinkKey; reason: string }
-  | { op: 'adjust'; key: LinkKey; by: string };
+  | { op: 'adjust'; key: LinkKey; by: Decimal };
 
 export interface OutcomeWrite {
   intentId?: string;
@@ -74,7 +92,7 @@ const INTENT_COLS = [
   ['latency', 'jsonb'],
   ['attempts', 'integer'],
 ] as const;
-const INTENT_FIELDS: Record<(typeof INTENT_COLS)[number][0], keyof NewIntent> = {
+const INTENT_FIELDS: Record<(typeof INTENT_COLS)[number][0], keyof IntentInsert> = {
   id: 'id',
   trade_id: 'tradeId',
   slave_account_id: 'slaveAccountId',
@@ -104,7 +122,7 @@ async function insertIntents(tx: Tx, rows: NewIntent[]): Promise<void> {
   if (wrong) throw new IntentTransitionError(wrong.id, wrong.state as IntentState, null);
   // Absent keys read as null: leaving nulls out makes the document (and its parse) a third smaller.
   const json = JSON.stringify(
-    rows.map((r) => {
+    rows.map(intentToRow).map((r) => {
       const o: Record<string, unknown> = {};
       for (const [col] of INTENT_COLS) {
         const v = r[INTENT_FIELDS[col]];
@@ -133,16 +151,16 @@ export class TradesRepo {
     this.events.notify(evs.map((e) => e.userId));
   }
 
-  async insertTrade(t: NewTrade): Promise<TradeRow> {
-    const [row] = await this.db.insert(trades).values(t).returning();
-    return row!;
+  async insertTrade(t: NewTrade): Promise<Trade> {
+    const [row] = await this.db.insert(trades).values(tradeToRow(t)).returning();
+    return tradeFromRow(row!);
   }
 
   async updateTrade(id: string, set: Partial<NewTrade>, evs: NewEvent[] = []): Promise<void> {
     await this.withEvents(evs, async (db) => {
       await db
         .update(trades)
-        .set({ ...set, updatedAt: new Date() })
+        .set({ ...tradeSetToRow(set), updatedAt: new Date() })
         .where(eq(trades.id, id));
     });
   }
@@ -152,7 +170,7 @@ export class TradesRepo {
     const done = await this.db.transaction(async (tx) => {
       const upd = await tx
         .update(trades)
-        .set({ ...set, updatedAt: new Date() })
+        .set({ ...tradeSetToRow(set), updatedAt: new Date() })
         .where(and(eq(trades.id, id), inArray(trades.status, from)))
         .returning({ id: trades.id });
       if (upd.length === 0) return false;
@@ -167,7 +185,7 @@ export class TradesRepo {
    * Order-route trades still waiting for their Master's outcome (the route answered 409, or never finished).
    * A removed Master's stay as they are: nothing reads its broker any more.
    */
-  async apiTradesAwaitingMaster(): Promise<TradeRow[]> {
+  async apiTradesAwaitingMaster(): Promise<Trade[]> {
     const rows = await this.db
       .select()
       .from(trades)
@@ -176,61 +194,65 @@ export class TradesRepo {
         and(eq(trades.source, 'api'), inArray(trades.status, ['pending', 'unresolved']), isNull(accounts.removedAt)),
       )
       .orderBy(asc(trades.createdAt));
-    return rows.map((r) => r.trades);
+    return rows.map((r) => tradeFromRow(r.trades));
   }
 
-  async ownedTrade(userId: string, id: string): Promise<TradeRow | null> {
+  async ownedTrade(userId: string, id: string): Promise<Trade | null> {
     const [row] = await this.db
       .select()
       .from(trades)
       .where(and(eq(trades.id, id), eq(trades.userId, userId)))
       .limit(1);
-    return row ?? null;
+    return row ? tradeFromRow(row) : null;
   }
 
   /** The trade a request created (the order route records its request id); settles a key left in flight. */
-  async tradeOfRequest(userId: string, requestId: string): Promise<TradeRow | null> {
+  async tradeOfRequest(userId: string, requestId: string): Promise<Trade | null> {
     const [row] = await this.db
       .select()
       .from(trades)
       .where(and(eq(trades.userId, userId), eq(trades.requestId, requestId)))
       .limit(1);
-    return row ?? null;
+    return row ? tradeFromRow(row) : null;
   }
 
-  async tradeById(id: string): Promise<TradeRow | null> {
+  async tradeById(id: string): Promise<Trade | null> {
     const [row] = await this.db.select().from(trades).where(eq(trades.id, id)).limit(1);
-    return row ?? null;
+    return row ? tradeFromRow(row) : null;
   }
 
-  async tradeByTag(tag: string): Promise<TradeRow | null> {
+  async tradeByTag(tag: string): Promise<Trade | null> {
     const [row] = await this.db.select().from(trades).where(eq(trades.tag, tag)).limit(1);
-    return row ?? null;
+    return row ? tradeFromRow(row) : null;
   }
 
-  async tradesOfMasterPosition(masterAccountId: string, masterPositionId: string): Promise<TradeRow[]> {
-    return this.db
-      .select()
-      .from(trades)
-      .where(and(eq(trades.masterAccountId, masterAccountId), eq(trades.masterPositionId, masterPositionId)))
-      .orderBy(asc(trades.createdAt));
+  async tradesOfMasterPosition(masterAccountId: string, masterPositionId: string): Promise<Trade[]> {
+    return (
+      await this.db
+        .select()
+        .from(trades)
+        .where(and(eq(trades.masterAccountId, masterAccountId), eq(trades.masterPositionId, masterPositionId)))
+        .orderBy(asc(trades.createdAt))
+    ).map(tradeFromRow);
   }
 
   /** Newest first; `after` = the position (see keyset.ts) of the last row of the previous page. */
   async listTrades(
     userId: string,
     opts: { accountId?: string; before?: Date; after?: string | undefined; limit: number },
-  ): Promise<Array<TradeRow & { position: string }>> {
+  ): Promise<TradeWithPosition[]> {
     const conds = [eq(trades.userId, userId)];
     if (opts.accountId) conds.push(eq(trades.masterAccountId, opts.accountId));
     if (opts.before) conds.push(lt(trades.createdAt, opts.before));
     if (opts.after) conds.push(olderThan(trades.createdAt, trades.id, opts.after));
-    return this.db
-      .select({ ...getTableColumns(trades), position: positionOf(trades.createdAt, trades.id) })
-      .from(trades)
-      .where(and(...conds))
-      .orderBy(desc(trades.createdAt), desc(trades.id))
-      .limit(opts.limit);
+    return (
+      await this.db
+        .select({ ...getTableColumns(trades), position: positionOf(trades.createdAt, trades.id) })
+        .from(trades)
+        .where(and(...conds))
+        .orderBy(desc(trades.createdAt), desc(trades.id))
+        .limit(opts.limit)
+    ).map((r) => ({ ...tradeFromRow(r), position: r.position }));
   }
 
   /**
@@ -249,13 +271,13 @@ export class TradesRepo {
     const recorded = await this.db.transaction(async (tx) => {
       const upd = await tx
         .update(trades)
-        .set({ ...tradeSet, updatedAt: new Date() })
+        .set({ ...tradeSetToRow(tradeSet), updatedAt: new Date() })
         .where(and(eq(trades.id, tradeId), inArray(trades.status, ['pending', 'unresolved'])))
         .returning({ id: trades.id });
       if (upd.length === 0) return false;
       await insertIntents(tx, intents);
       // The watcher may have seen the item first (and since): its view stays.
-      if (items.length > 0) await tx.insert(masterItems).values(items).onConflictDoNothing();
+      if (items.length > 0) await tx.insert(masterItems).values(items.map(masterItemToRow)).onConflictDoNothing();
       if (evs.length > 0) await this.events.append(tx, evs);
       return true;
     });
@@ -275,7 +297,7 @@ export class TradesRepo {
     evs: NewEvent[] = [],
   ): Promise<boolean> {
     const recorded = await this.db.transaction(async (tx) => {
-      const ins = await tx.insert(trades).values(trade).onConflictDoNothing().returning({ id: trades.id });
+      const ins = await tx.insert(trades).values(tradeToRow(trade)).onConflictDoNothing().returning({ id: trades.id });
       if (ins.length === 0) return false;
       await insertIntents(tx, intents);
       for (const it of items) await upsertItem(tx as unknown as Db, it);
@@ -308,7 +330,7 @@ export class TradesRepo {
         if (w.trade)
           await db
             .update(trades)
-            .set({ ...w.trade.set, updatedAt: now })
+            .set({ ...tradeSetToRow(w.trade.set), updatedAt: now })
             .where(eq(trades.id, w.trade.id));
         if (w.intentId && w.update) await moveIntent(db, w.intentId, w.update, now);
         for (const l of w.links ?? []) await applyLink(db, l);
@@ -319,34 +341,40 @@ export class TradesRepo {
   }
 
   /** Trades whose intents are durable but whose move to accepted (and its events) was not written: a crash in between. */
-  async tradesInStatus(status: string): Promise<TradeRow[]> {
-    return this.db.select().from(trades).where(eq(trades.status, status)).orderBy(asc(trades.createdAt));
+  async tradesInStatus(status: string): Promise<Trade[]> {
+    return (await this.db.select().from(trades).where(eq(trades.status, status)).orderBy(asc(trades.createdAt))).map(
+      tradeFromRow,
+    );
   }
 
-  async intentById(id: string): Promise<IntentRow | null> {
+  async intentById(id: string): Promise<CopyIntent | null> {
     const [row] = await this.db.select().from(copyIntents).where(eq(copyIntents.id, id)).limit(1);
-    return row ?? null;
+    return row ? intentFromRow(row) : null;
   }
 
-  async intentsOfTrade(tradeId: string): Promise<IntentRow[]> {
-    return this.db
-      .select()
-      .from(copyIntents)
-      .where(eq(copyIntents.tradeId, tradeId))
-      .orderBy(asc(copyIntents.createdAt), asc(copyIntents.id));
+  async intentsOfTrade(tradeId: string): Promise<CopyIntent[]> {
+    return (
+      await this.db
+        .select()
+        .from(copyIntents)
+        .where(eq(copyIntents.tradeId, tradeId))
+        .orderBy(asc(copyIntents.createdAt), asc(copyIntents.id))
+    ).map(intentFromRow);
   }
 
-  async intentsOfTrades(tradeIds: string[]): Promise<IntentRow[]> {
+  async intentsOfTrades(tradeIds: string[]): Promise<CopyIntent[]> {
     if (tradeIds.length === 0) return [];
-    return this.db.select().from(copyIntents).where(inArray(copyIntents.tradeId, tradeIds));
+    return (await this.db.select().from(copyIntents).where(inArray(copyIntents.tradeId, tradeIds))).map(intentFromRow);
   }
 
-  async intentsInState(state: IntentState): Promise<IntentRow[]> {
-    return this.db.select().from(copyIntents).where(eq(copyIntents.state, state)).orderBy(asc(copyIntents.createdAt));
+  async intentsInState(state: IntentState): Promise<CopyIntent[]> {
+    return (
+      await this.db.select().from(copyIntents).where(eq(copyIntents.state, state)).orderBy(asc(copyIntents.createdAt))
+    ).map(intentFromRow);
   }
 
   /** Intents whose broker write has no known outcome (planned or sent when the process died, or unresolved), with their trade. */
-  async unsettledIntents(): Promise<Array<{ intent: IntentRow; trade: TradeRow }>> {
+  async unsettledIntents(): Promise<Array<{ intent: CopyIntent; trade: Trade }>> {
     const rows = await this.db
       .select()
       .from(copyIntents)
@@ -355,22 +383,24 @@ export class TradesRepo {
       .innerJoin(accounts, eq(copyIntents.slaveAccountId, accounts.id))
       .where(and(inArray(copyIntents.state, ['planned', 'sent', 'unresolved']), isNull(accounts.removedAt)))
       .orderBy(asc(copyIntents.createdAt));
-    return rows.map((r) => ({ intent: r.copy_intents, trade: r.trades }));
+    return rows.map((r) => ({ intent: intentFromRow(r.copy_intents), trade: tradeFromRow(r.trades) }));
   }
 
   async intentsOfAccount(
     slaveAccountId: string,
     opts: { before?: Date; after?: string | undefined; limit: number },
-  ): Promise<Array<IntentRow & { position: string }>> {
+  ): Promise<IntentWithPosition[]> {
     const conds = [eq(copyIntents.slaveAccountId, slaveAccountId)];
     if (opts.before) conds.push(lt(copyIntents.createdAt, opts.before));
     if (opts.after) conds.push(olderThan(copyIntents.createdAt, copyIntents.id, opts.after));
-    return this.db
-      .select({ ...getTableColumns(copyIntents), position: positionOf(copyIntents.createdAt, copyIntents.id) })
-      .from(copyIntents)
-      .where(and(...conds))
-      .orderBy(desc(copyIntents.createdAt), desc(copyIntents.id))
-      .limit(opts.limit);
+    return (
+      await this.db
+        .select({ ...getTableColumns(copyIntents), position: positionOf(copyIntents.createdAt, copyIntents.id) })
+        .from(copyIntents)
+        .where(and(...conds))
+        .orderBy(desc(copyIntents.createdAt), desc(copyIntents.id))
+        .limit(opts.limit)
+    ).map((r) => ({ ...intentFromRow(r), position: r.position }));
   }
 
   /** Every intent of one Slave for one Master position (opens, follow-ups, heals), oldest first. */
@@ -378,7 +408,7 @@ export class TradesRepo {
     masterAccountId: string,
     masterPositionId: string,
     slaveAccountId?: string,
-  ): Promise<IntentRow[]> {
+  ): Promise<CopyIntent[]> {
     const conds = [eq(trades.masterAccountId, masterAccountId), eq(trades.masterPositionId, masterPositionId)];
     if (slaveAccountId) conds.push(eq(copyIntents.slaveAccountId, slaveAccountId));
     const rows = await this.db
@@ -387,38 +417,40 @@ export class TradesRepo {
       .innerJoin(trades, eq(copyIntents.tradeId, trades.id))
       .where(and(...conds))
       .orderBy(asc(copyIntents.createdAt));
-    return rows.map((r) => r.i);
+    return rows.map((r) => intentFromRow(r.i));
   }
 
   /** Intents of one Slave carrying any of these tags now or in an earlier attempt. */
-  async intentsByTags(slaveAccountId: string, tags: string[]): Promise<IntentRow[]> {
+  async intentsByTags(slaveAccountId: string, tags: string[]): Promise<CopyIntent[]> {
     if (tags.length === 0) return [];
     const inPrev = tags.map((t) => sql`${copyIntents.prevTags} @> ${JSON.stringify([t])}::jsonb`);
-    return this.db
-      .select()
-      .from(copyIntents)
-      .where(and(eq(copyIntents.slaveAccountId, slaveAccountId), or(inArray(copyIntents.tag, tags), ...inPrev)));
+    return (
+      await this.db
+        .select()
+        .from(copyIntents)
+        .where(and(eq(copyIntents.slaveAccountId, slaveAccountId), or(inArray(copyIntents.tag, tags), ...inPrev)))
+    ).map(intentFromRow);
   }
 
   /**
    * The intent that carries (or carried, in an earlier attempt) this tag, in any account. The current tag is
    * indexed; earlier tags are searched only for strings shaped like our correlation tags.
    */
-  async intentByAnyTag(tag: string): Promise<IntentRow | null> {
+  async intentByAnyTag(tag: string): Promise<CopyIntent | null> {
     const [row] = await this.db.select().from(copyIntents).where(eq(copyIntents.tag, tag)).limit(1);
-    if (row || !/^ct[a-z2-7]{16}$/.test(tag)) return row ?? null;
+    if (row || !/^ct[a-z2-7]{16}$/.test(tag)) return row ? intentFromRow(row) : null;
     const [prev] = await this.db
       .select()
       .from(copyIntents)
       .where(sql`${copyIntents.prevTags} @> ${JSON.stringify([tag])}::jsonb`)
       .limit(1);
-    return prev ?? null;
+    return prev ? intentFromRow(prev) : null;
   }
 
   // ---- links --------------------------------------------------------------------------------------
 
   async insertLink(l: NewLink): Promise<void> {
-    await this.db.insert(positionLinks).values(l).onConflictDoNothing();
+    await this.db.insert(positionLinks).values(linkToRow(l)).onConflictDoNothing();
   }
 
   async applyLinkChanges(changes: LinkChange[], evs: NewEvent[] = []): Promise<void> {
@@ -431,19 +463,21 @@ export class TradesRepo {
     masterAccountId: string,
     masterPositionId: string,
     kind: LinkKind = 'position',
-  ): Promise<LinkRow[]> {
-    return this.db
-      .select()
-      .from(positionLinks)
-      .where(
-        and(
-          eq(positionLinks.masterAccountId, masterAccountId),
-          eq(positionLinks.masterPositionId, masterPositionId),
-          eq(positionLinks.kind, kind),
-          eq(positionLinks.open, true),
-        ),
-      )
-      .orderBy(asc(positionLinks.createdAt));
+  ): Promise<PositionLink[]> {
+    return (
+      await this.db
+        .select()
+        .from(positionLinks)
+        .where(
+          and(
+            eq(positionLinks.masterAccountId, masterAccountId),
+            eq(positionLinks.masterPositionId, masterPositionId),
+            eq(positionLinks.kind, kind),
+            eq(positionLinks.open, true),
+          ),
+        )
+        .orderBy(asc(positionLinks.createdAt))
+    ).map(linkFromRow);
   }
 
   /** Open and closed: a link closed as user_closed forbids copying that Master position to that Slave again. */
@@ -451,40 +485,48 @@ export class TradesRepo {
     masterAccountId: string,
     masterPositionId: string,
     kind: LinkKind = 'position',
-  ): Promise<LinkRow[]> {
-    return this.db
-      .select()
-      .from(positionLinks)
-      .where(
-        and(
-          eq(positionLinks.masterAccountId, masterAccountId),
-          eq(positionLinks.masterPositionId, masterPositionId),
-          eq(positionLinks.kind, kind),
-        ),
-      );
+  ): Promise<PositionLink[]> {
+    return (
+      await this.db
+        .select()
+        .from(positionLinks)
+        .where(
+          and(
+            eq(positionLinks.masterAccountId, masterAccountId),
+            eq(positionLinks.masterPositionId, masterPositionId),
+            eq(positionLinks.kind, kind),
+          ),
+        )
+    ).map(linkFromRow);
   }
 
-  async openLinksOfMasterAccount(masterAccountId: string): Promise<LinkRow[]> {
-    return this.db
-      .select()
-      .from(positionLinks)
-      .where(and(eq(positionLinks.masterAccountId, masterAccountId), eq(positionLinks.open, true)));
+  async openLinksOfMasterAccount(masterAccountId: string): Promise<PositionLink[]> {
+    return (
+      await this.db
+        .select()
+        .from(positionLinks)
+        .where(and(eq(positionLinks.masterAccountId, masterAccountId), eq(positionLinks.open, true)))
+    ).map(linkFromRow);
   }
 
-  async linksOfMasterAccount(masterAccountId: string): Promise<LinkRow[]> {
-    return this.db.select().from(positionLinks).where(eq(positionLinks.masterAccountId, masterAccountId));
+  async linksOfMasterAccount(masterAccountId: string): Promise<PositionLink[]> {
+    return (await this.db.select().from(positionLinks).where(eq(positionLinks.masterAccountId, masterAccountId))).map(
+      linkFromRow,
+    );
   }
 
-  async openLinksOfSlave(slaveAccountId: string): Promise<LinkRow[]> {
-    return this.db
-      .select()
-      .from(positionLinks)
-      .where(and(eq(positionLinks.slaveAccountId, slaveAccountId), eq(positionLinks.open, true)));
+  async openLinksOfSlave(slaveAccountId: string): Promise<PositionLink[]> {
+    return (
+      await this.db
+        .select()
+        .from(positionLinks)
+        .where(and(eq(positionLinks.slaveAccountId, slaveAccountId), eq(positionLinks.open, true)))
+    ).map(linkFromRow);
   }
 
-  async linkById(id: string): Promise<LinkRow | null> {
+  async linkById(id: string): Promise<PositionLink | null> {
     const [row] = await this.db.select().from(positionLinks).where(eq(positionLinks.id, id)).limit(1);
-    return row ?? null;
+    return row ? linkFromRow(row) : null;
   }
 
   async closeLink(id: string, reason: string, evs: NewEvent[] = []): Promise<void> {
@@ -496,28 +538,33 @@ export class TradesRepo {
     });
   }
 
-  async setLinkVolume(id: string, volume: string): Promise<void> {
-    await this.db.update(positionLinks).set({ volume }).where(eq(positionLinks.id, id));
+  async setLinkVolume(id: string, volume: Decimal): Promise<void> {
+    await this.db
+      .update(positionLinks)
+      .set({ volume: decText(volume) })
+      .where(eq(positionLinks.id, id));
   }
 
   // ---- the watcher's view of Master items -----------------------------------------------------------
 
-  async masterItems(accountId: string, opts: { openOnly?: boolean } = {}): Promise<MasterItemRow[]> {
+  async masterItems(accountId: string, opts: { openOnly?: boolean } = {}): Promise<MasterItem[]> {
     const conds = [eq(masterItems.accountId, accountId)];
     if (opts.openOnly) conds.push(eq(masterItems.open, true));
-    return this.db
-      .select()
-      .from(masterItems)
-      .where(and(...conds));
+    return (
+      await this.db
+        .select()
+        .from(masterItems)
+        .where(and(...conds))
+    ).map(masterItemFromRow);
   }
 
-  async masterItem(accountId: string, kind: LinkKind, itemId: string): Promise<MasterItemRow | null> {
+  async masterItem(accountId: string, kind: LinkKind, itemId: string): Promise<MasterItem | null> {
     const [row] = await this.db
       .select()
       .from(masterItems)
       .where(and(eq(masterItems.accountId, accountId), eq(masterItems.kind, kind), eq(masterItems.itemId, itemId)))
       .limit(1);
-    return row ?? null;
+    return row ? masterItemFromRow(row) : null;
   }
 
   async upsertMasterItem(it: NewMasterItem): Promise<void> {
@@ -532,7 +579,7 @@ export class TradesRepo {
 async function moveIntent(db: Db, id: string, u: IntentUpdate, now: Date): Promise<void> {
   const moved = await db
     .update(copyIntents)
-    .set({ ...u, updatedAt: now })
+    .set({ ...intentSetToRow(u), updatedAt: now })
     .where(and(eq(copyIntents.id, id), inArray(copyIntents.state, allowedFrom(u.state))))
     .returning({ id: copyIntents.id });
   if (moved.length > 0) return;
@@ -541,10 +588,11 @@ async function moveIntent(db: Db, id: string, u: IntentUpdate, now: Date): Promi
 }
 
 async function upsertItem(db: Db, it: NewMasterItem): Promise<void> {
-  const { accountId: _a, kind: _k, itemId: _i, ...rest } = it;
+  const row = masterItemToRow(it);
+  const { accountId: _a, kind: _k, itemId: _i, ...rest } = row;
   await db
     .insert(masterItems)
-    .values(it)
+    .values(row)
     .onConflictDoUpdate({
       target: [masterItems.accountId, masterItems.kind, masterItems.itemId],
       set: { ...rest, updatedAt: new Date() },
@@ -563,7 +611,7 @@ async function applyLink(db: Db, l: LinkChange): Promise<void> {
     case 'upsert':
       await db
         .insert(positionLinks)
-        .values(l.link)
+        .values(linkToRow(l.link))
         .onConflictDoUpdate({
           target: [positionLinks.slaveAccountId, positionLinks.kind, positionLinks.slavePositionId],
           set: { volume: sql`coalesce(${positionLinks.volume}, 0) + excluded.volume` },
@@ -579,7 +627,7 @@ async function applyLink(db: Db, l: LinkChange): Promise<void> {
     case 'adjust':
       await db
         .update(positionLinks)
-        .set({ volume: sql`greatest(coalesce(${positionLinks.volume}, 0) + ${l.by}::numeric, 0)` })
+        .set({ volume: sql`greatest(coalesce(${positionLinks.volume}, 0) + ${decText(l.by)}::numeric, 0)` })
         .where(and(byKey(l.key), eq(positionLinks.open, true)));
       return;
   }

@@ -46,7 +46,7 @@ const OrdersQuery = Type.Object(
  * platform C accounts under /api/platformc. Bodies other than the first route's are open points: we use the
  * same {success, data} envelope for all of them.
  */
-export async function familyR(app: FastifyInstance, deps: ApiDeps): Promise<void> {
+export async function tradingAccountRoutes(app: FastifyInstance, deps: ApiDeps): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const auth = requireAuth(deps.auth, 'access_token');
   const security = [{ accessToken: [] }];

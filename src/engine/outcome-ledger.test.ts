@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import { dec } from '../domain/decimal.js';
+import type { CopyIntent } from '../domain/ledger-types.js';
+import { confirmed, rejected } from '../platforms/adapter.js';
+import { testAccount } from '../../test/helpers/account.js';
+import type { TradeLike } from './ledger.js';
+import { outcomeWrite } from './outcome-ledger.js';
+
+const master = testAccount('m', { role: 'master' });
+const trade: TradeLike = {
+  orderType: 'market',
+  masterPositionId: 'mp1',
+  masterOrderId: null,
+  fillPrice: dec('1.08500'),
+  side: 'buy',
+  actionAt: new Date(0),
+};
+const row = (o: Partial<CopyIntent> = {}) => ({
+  id: 'int_1',
+  action: 'open',
+  symbol: 'EURUSD',
+  side: 'buy' as const,
+  plannedVolume: dec('0.2'),
+  tag: 'ct1',
+  targetId: null,
+  ...o,
+});
+const place = {
+  kind: 'place' as const,
+  req: {
+    symbol: 'EURUSD',
+    side: 'buy' as const,
+    type: 'market' as const,
+    volume: dec('0.2'),
+    price: null,
+    stopLoss: null,
+    takeProfit: null,
+    tag: 'ct1',
+  },
+  link: 'position' as const,
+  masterItemId: 'mp1',
+};
+
+describe('outcomeWrite: Decimals in the ledger, text in the payloads', () => {
+  it('a confirmed open keeps Decimals for the intent and the link, and writes payload decimals as text', () => {
+    const w = outcomeWrite(
+      master,
+      'trd_1',
+      trade,
+      row(),
+      's',
+      place,
+      confirmed({ positionId: 'sp1', filledVolume: dec('0.2'), fillPrice: dec('1.08510') }),
+      {},
+    );
+    expect(w.update?.filledVolume?.toString()).toBe('0.2');
+    expect(w.update?.slippage?.toString()).toBe('0.0001');
+    const up = w.links?.[0];
+    expect(up?.op === 'upsert' && up.link.volume.toString()).toBe('0.2');
+    const payloads = Object.fromEntries((w.events ?? []).map((e) => [e.type, e.payload]));
+    expect(payloads['copy.confirmed']).toMatchObject({
+      volume: '0.2',
+      filledVolume: '0.2',
+      fillPrice: '1.0851',
+      slippage: '0.0001',
+    });
+    expect(payloads['position.opened']).toMatchObject({ volume: '0.2', price: '1.0851' });
+  });
+
+  it('a close sized from a link PostgreSQL resized ("0.20") says "0.2", as a volume never resized would', () => {
+    const fromSql = dec('0.20');
+    const w = outcomeWrite(
+      master,
+      'trd_2',
+      trade,
+      row({ action: 'close', side: 'buy', plannedVolume: fromSql, targetId: 'sp1' }),
+      's',
+      { kind: 'close', positionId: 'sp1', volume: null, before: fromSql },
+      confirmed({ fillPrice: dec('1.08400') }),
+      {},
+    );
+    const closed = w.events?.find((e) => e.type === 'position.closed');
+    expect(closed?.payload).toMatchObject({ volume: '0.2', price: '1.084' });
+  });
+
+  it('a partial close resizes the link by the Decimal filled, and a refusal reports the planned volume as text', () => {
+    const w = outcomeWrite(
+      master,
+      'trd_3',
+      trade,
+      row({ action: 'reduce', plannedVolume: dec('0.05'), targetId: 'sp1' }),
+      's',
+      { kind: 'close', positionId: 'sp1', volume: dec('0.05'), before: dec('0.2') },
+      confirmed({ filledVolume: dec('0.05') }),
+      {},
+    );
+    const adj = w.links?.[0];
+    expect(adj?.op === 'adjust' && adj.by.toString()).toBe('-0.05');
+    expect(w.events?.find((e) => e.type === 'position.modified')?.payload).toMatchObject({ volume: '0.15' });
+    const r = outcomeWrite(master, 'trd_4', trade, row({ plannedVolume: null }), 's', place, rejected('x', 'no'), {});
+    expect(r.events?.[0]?.payload).toMatchObject({ volume: '0', code: 'x' });
+  });
+});
