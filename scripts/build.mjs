@@ -71,18 +71,6 @@ step([
   'warn',
 ]);
 // The embedded store's empty, migrated cluster: a first start copies it instead of running initdb (seconds).
-step([
-  '--input-type=module',
-  '-e',
-  `import { rmSync, renameSync, mkdtempSync } from 'node:fs';
-   import { join } from 'node:path';
-   import { openDatabase, storeTemplate } from './dist/src/store/db.js';
-   const dir = mkdtempSync(join('dist', '.pgdata-'));
-   const db = await openDatabase({ dataDir: dir });
-   await db.close();
-   rmSync(storeTemplate(), { recursive: true, force: true });
-   renameSync(join(dir, 'pgdata'), storeTemplate());
-   rmSync(dir, { recursive: true, force: true });`,
-]);
+step([join(root, 'dist', 'src', 'store', 'make-template.js')]);
 // The hash of what was read before building: an edit made during the build makes the next start build again.
 writeFileSync(STAMP, `${hash}\n`);
