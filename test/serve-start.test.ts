@@ -163,6 +163,7 @@ describe('copytrade serve start-up', () => {
     expect(await accepting(port)).toBe(true);
 
     // npm runs the script through `sh -c`; the script's `exec` makes node that shell, so npm's forwarding reaches it.
+    // At once, as a script that waited for the line would: the service listens for signals before it logs it.
     npm.kill('SIGTERM');
     await until('the port is free', async () => !(await accepting(port)), 60_000);
     await until('the service process is gone', () => !alive(servicePid), 60_000);
