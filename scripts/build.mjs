@@ -4,7 +4,8 @@
  * `npm start` and `npm run bench`) builds only when the inputs changed since the last build: a SHA-256 over the
  * content of every input file, compared with dist/.build-stamp. Content, not mtimes, so a checkout or a `touch`
  * that changes nothing costs nothing, and an edit with an old mtime (a restored file) still rebuilds.
- * Plain JavaScript with no dependency: it runs before anything is compiled. Hashing the inputs takes ~50 ms.
+ * Plain JavaScript with no dependency: it runs before anything is compiled. Hashing the inputs takes ~50 ms
+ * (measured: `--if-stale` on a fresh build costs ~30 ms CPU more than `node -e 0`).
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -17,7 +18,7 @@ const STAMP = join(root, 'dist', '.build-stamp');
 /** What the build reads: the sources of both builds and every config that changes their output. */
 const INPUTS = ['src', 'bench', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json'];
 /** The outputs a start needs: a stamp without them (dist wiped by hand) is stale. */
-const OUTPUTS = ['dist/src/cli/main.js', 'dist/web/index.html'];
+const OUTPUTS = ['dist/src/cli/main.js', 'dist/web/index.html', 'dist/pgdata-template/PG_VERSION'];
 
 function files(path) {
   const abs = join(root, path);
@@ -69,5 +70,7 @@ step([
   '--logLevel',
   'warn',
 ]);
+// The embedded store's empty, migrated cluster: a first start copies it instead of running initdb (seconds).
+step([join(root, 'dist', 'src', 'store', 'make-template.js')]);
 // The hash of what was read before building: an edit made during the build makes the next start build again.
 writeFileSync(STAMP, `${hash}\n`);

@@ -23,7 +23,7 @@ import { SimPersistence } from './simulator/persistence.js';
 import { Store } from './store/store.js';
 import { backfillIdentities } from './store/identity-backfill.js';
 import { LocalBus } from './bus/local-bus.js';
-import { NatsBus } from './bus/nats-bus.js';
+import type { Bus } from './bus/bus.js';
 import { HealthMonitor } from './engine/health/monitor.js';
 import { realEndpoints } from './platforms/endpoints.js';
 import { createCTraderAdapterFactory } from './platforms/ctrader/factory.js';
@@ -93,9 +93,12 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
   readiness.register('store', () => store.ping());
   try {
     // Cross-process signals: NATS when configured (several processes on one PostgreSQL store), else in-process.
-    const bus = cfg.natsUrl ? await NatsBus.connect(cfg.natsUrl) : new LocalBus();
+    // NATS client loaded only when configured: a single-process start does not pay for it.
+    const bus: Bus = cfg.natsUrl
+      ? await (await import('./bus/nats-bus.js')).NatsBus.connect(cfg.natsUrl)
+      : new LocalBus();
     const detachBus = store.events.useBus(bus);
-    if (bus instanceof NatsBus) readiness.register('bus', () => bus.ping());
+    if (bus.ping) readiness.register('bus', () => bus.ping?.() ?? Promise.resolve());
     cleanup.unshift(async () => {
       detachBus();
       await bus.close();

@@ -1,10 +1,10 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
+import { connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cli, exited, firstJson, killStarted, startedPids } from './helpers/cli-process.js';
+import { alive, cli, exited, firstJson, killStarted, npmStart, startedPids, until } from './helpers/cli-process.js';
 import { runCli } from './helpers/cli-run.js';
 
 /** Issue 14, start-up: what a newcomer and their scripts see when `copytrade serve` starts. */
@@ -13,6 +13,17 @@ afterAll(() => {
   killStarted();
   rmSync(root, { recursive: true, force: true });
 });
+
+/** True while something accepts connections on the port. */
+const accepting = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
 
 const listen = (port = 0) =>
   new Promise<Server>((resolve) => {
@@ -123,5 +134,41 @@ describe('copytrade serve start-up', () => {
     child.kill('SIGTERM');
     await exited(child);
     expect(existsSync(file)).toBe(false);
+  });
+
+  it('SIGTERM to the `npm start` process stops the service and the simulator it started (port free, child gone)', {
+    timeout: 300_000,
+  }, async () => {
+    const dir = join(root, 'npm-start');
+    const free = await listen();
+    const port = (free.address() as { port: number }).port;
+    await new Promise((r) => free.close(r));
+    const npm = npmStart(['--port', String(port), '--data-dir', dir]);
+    let output = '';
+    await new Promise<void>((resolve, reject) => {
+      const seen = (c: Buffer) => {
+        output += String(c);
+        if (output.includes(`Server listening at http://127.0.0.1:${port}`)) resolve();
+      };
+      npm.stdout!.on('data', seen);
+      npm.stderr!.on('data', seen);
+      npm.once('exit', (code) =>
+        reject(new Error(`npm start exited ${code} before listening: ${output.slice(-2000)}`)),
+      );
+    });
+    const simPid = JSON.parse(readFileSync(join(dir, 'simulator', 'endpoints.json'), 'utf8')).pid as number;
+    const servicePid = Number(/"pid":(\d+)/.exec(output)![1]);
+    startedPids.push(simPid, servicePid);
+    expect(servicePid).not.toBe(npm.pid);
+    expect(await accepting(port)).toBe(true);
+
+    // npm runs the script through `sh -c`; the script's `exec` makes node that shell, so npm's forwarding reaches it.
+    // At once, as a script that waited for the line would: the service listens for signals before it logs it.
+    npm.kill('SIGTERM');
+    await until('the port is free', async () => !(await accepting(port)), 60_000);
+    await until('the service process is gone', () => !alive(servicePid), 60_000);
+    await until('the simulator process is gone', () => !alive(simPid), 60_000);
+    await until('npm has exited', () => npm.exitCode !== null || npm.signalCode !== null, 60_000);
+    expect(output).toContain('shutting down');
   });
 });

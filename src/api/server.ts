@@ -32,6 +32,7 @@ import type { RouteOpts } from './v1/route-opts.js';
 import { eventWebhooks, refResolver } from './openapi-events.js';
 import { lazySerializers } from './lazy-serializers.js';
 import { opsRoutes, type OpsRoutes } from './ops-routes.js';
+import { lazyValidators } from './lazy-validators.js';
 
 export type Family = 'r' | 'v1';
 
@@ -93,7 +94,9 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
     clientErrorHandler,
     bodyLimit: opts.bodyLimit ?? 64 * 1024,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: true, strict: false } },
-    schemaController: { compilersFactory: { buildSerializer: lazySerializers() as never } },
+    schemaController: {
+      compilersFactory: { buildSerializer: lazySerializers() as never, buildValidator: lazyValidators() as never },
+    },
   }) as unknown as FastifyInstance;
 
   app.decorateRequest('principal', null);

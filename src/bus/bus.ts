@@ -8,6 +8,8 @@ export interface Bus {
   publish(subject: string, data: string): void;
   subscribe(subject: string, handler: (data: string, subject: string) => void): () => void;
   close(): Promise<void>;
+  /** A round trip to the server, for readiness; absent where there is no server (the in-process bus). */
+  ping?(): Promise<void>;
 }
 
 export function subjectMatches(pattern: string, subject: string): boolean {

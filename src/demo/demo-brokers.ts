@@ -8,6 +8,8 @@ export interface DemoSimAccount {
   id: string;
   login: string;
   meta: Record<string, string>;
+  /** The cTrader Open API's id of an account of a simulated cTrader ID user (meta.ctidUserId). */
+  ctidTraderAccountId?: string;
 }
 
 /**
@@ -18,26 +20,36 @@ export interface DemoBrokers {
   endpoints: PlatformEndpoints;
   /** True when the `sim` platform adapter trades on this same market (in-process only). */
   hostsSimPlatform: boolean;
+  /**
+   * Names the OAuth tokens and MetaApi accounts these brokers keep across their restarts (a `copytrade simulator`
+   * process); null when they keep none (in-process: they die with this process).
+   */
+  stateId: string | null;
   createAccount(init: SimAccountInit): Promise<DemoSimAccount>;
   accounts(): Promise<DemoSimAccount[]>;
   /** Tokens of a simulated cTrader ID user (the demo's stand-in for the OAuth consent page). */
   issueCTraderToken(ctidUserId: string): Promise<TokenPair>;
-  ctidTraderAccountIdOf(simAccountId: string): Promise<string>;
 }
 
-const view = (a: { id: string; login: string; meta: Record<string, string> }): DemoSimAccount => ({
+/** The demo's view of a simulated account; `ctidOf` names it on the cTrader front end. */
+export const demoView = (
+  a: { id: string; login: string; meta: Record<string, string> },
+  ctidOf: (id: string) => string,
+): DemoSimAccount => ({
   id: a.id,
   login: a.login,
   meta: { ...a.meta },
+  ...(a.meta.ctidUserId ? { ctidTraderAccountId: ctidOf(a.id) } : {}),
 });
 
 export function inProcessBrokers(broker: SimBrokerApi, simulated: SimulatedBrokers): DemoBrokers {
+  const view = (a: Parameters<typeof demoView>[0]) => demoView(a, simulated.ctrader.ctidTraderAccountIdOf);
   return {
     endpoints: simulated.endpoints,
     hostsSimPlatform: true,
+    stateId: null,
     createAccount: async (init) => view(broker.createAccount(init)),
     accounts: async () => broker.accounts().map(view),
     issueCTraderToken: async (user) => simulated.ctrader.issueTokenFor(user),
-    ctidTraderAccountIdOf: async (id) => simulated.ctrader.ctidTraderAccountIdOf(id),
   };
 }

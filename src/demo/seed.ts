@@ -147,22 +147,33 @@ export function demoSpecs(hostsSimPlatform: boolean): Spec[] {
  * Demo mode: a demo user with two copier groups over the simulated brokers. Seeding is a sequence of idempotent
  * steps (each finds what a killed earlier run made, at the simulator by meta.demoKey and in the store by name),
  * and the password is on disk (demo-seed.json) before the user exists, so a start killed anywhere in its first
- * seeding completes the same demo next time. A start after a complete seeding keeps everything, re-attaches
- * the simulated upstreams and only refreshes credentials that stopped working, so demo-credentials.json
- * always holds working ones.
+ * seeding completes the same demo next time. A start after a complete seeding keeps everything and only
+ * refreshes credentials that stopped working, so demo-credentials.json always holds working ones.
+ *
+ * The restart path must cost next to nothing (`npm start` serves within seconds): when the simulator still keeps
+ * the upstream state the accounts were linked to (its stateId, recorded in demo-upstreams.json once linked), it
+ * makes no broker call at all and two store reads (the user; the token and key checks). Otherwise (an in-process
+ * simulator, or a simulator whose state was wiped) it re-links the accounts, each at once.
  */
 export async function seedDemo(o: SeedDeps): Promise<DemoCredentials> {
   const file = dataFile(o.cfg, 'demo-credentials.json');
   const pendingFile = dataFile(o.cfg, 'demo-seed.json');
+  const linkedFile = dataFile(o.cfg, 'demo-upstreams.json');
   const previous = readJson<DemoCredentials>(file);
   const pending = readJson<{ password: string }>(pendingFile);
+  const linked = readJson<{ simulatorState: string }>(linkedFile);
+  const stateId = o.brokers.stateId;
   let user = await o.store.users.byEmail(DEMO_EMAIL);
   let creds: DemoCredentials;
+  // The simulator keeps what the accounts were linked to, spare accounts included: nothing to do there.
+  const stillLinked = stateId !== null && linked?.simulatorState === stateId;
 
   if (user && previous && !pending) {
-    await reattachSimulatedUpstreams(o, user.id);
-    const tokenOk = await o.auth.authenticateToken(previous.accessToken);
-    const keyOk = await o.auth.authenticateApiKey(previous.apiKey);
+    if (!stillLinked) await reattachSimulatedUpstreams(o, user.id);
+    const [tokenOk, keyOk] = await Promise.all([
+      o.auth.authenticateToken(previous.accessToken),
+      o.auth.authenticateApiKey(previous.apiKey),
+    ]);
     creds = {
       ...previous,
       baseUrl: o.baseUrl,
@@ -188,11 +199,15 @@ export async function seedDemo(o: SeedDeps): Promise<DemoCredentials> {
       apiKey: (await o.auth.createApiKey(user!.id, 'demo')).apiKey,
     };
   }
-  await ensureSpareAccounts(o.brokers);
-  if (file) writePrivate(file, creds);
+  if (!stillLinked) await ensureSpareAccounts(o.brokers);
+  if (file && !sameJson(previous, creds)) writePrivate(file, creds);
+  // Last: recorded only once every account is linked to this state and the spares exist there.
+  if (linkedFile && stateId !== null && !stillLinked) writePrivate(linkedFile, { simulatorState: stateId });
   if (pendingFile) rmSync(pendingFile, { force: true });
   return creds;
 }
+
+const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 async function step(o: SeedDeps, name: string): Promise<void> {
   await o.hooks?.afterStep?.(name);
@@ -308,7 +323,7 @@ async function storeAccount(
     case 'platformc': {
       const tokens = await o.brokers.issueCTraderToken(CTID_USER);
       const c = o.brokers.endpoints.platformc;
-      const ctid = await o.brokers.ctidTraderAccountIdOf(sim.id);
+      const ctid = sim.ctidTraderAccountId!;
       const listed = (
         await listAccountsForToken({
           endpoint: c.endpoint('demo'),
@@ -401,19 +416,17 @@ async function storeAccount(
 }
 
 /**
- * The simulated upstreams keep OAuth tokens and MetaApi provisioning in memory: an in-process simulator lost
- * them with the last process, a separate one may still have them. Platform C accounts get fresh tokens (the old
+ * The simulated upstreams' OAuth tokens and MetaApi provisioning are gone when they run in this process (they
+ * died with the last one) or when the simulator's state was wiped. Platform C accounts get fresh tokens (the old
  * ones stay valid where they still exist); platform A accounts are provisioned again only when the MetaApi account
- * is gone, so a service restarted against a running simulator keeps its bindings.
+ * is gone. One listing of the simulated accounts, then every account at once: provisioning takes about a second.
  */
 async function reattachSimulatedUpstreams(o: SeedDeps, userId: string): Promise<void> {
   const sims = await o.brokers.accounts();
-  for (const acc of await o.store.accounts.list(userId)) {
+  const relink = async (acc: Account): Promise<void> => {
     if (acc.platform === 'platformc') {
-      let sim: DemoSimAccount | undefined;
-      for (const s of sims)
-        if (s.meta.ctidUserId && (await o.brokers.ctidTraderAccountIdOf(s.id)) === acc.brokerAccountId) sim = s;
-      if (!sim) continue;
+      const sim = sims.find((s) => s.ctidTraderAccountId === acc.brokerAccountId);
+      if (!sim) return;
       const tokens = await o.brokers.issueCTraderToken(sim.meta.ctidUserId!);
       const current = o.box.open((await o.store.accounts.credentialsEnc(acc.id)) ?? o.box.seal({}));
       await o.store.accounts.relink(
@@ -423,9 +436,9 @@ async function reattachSimulatedUpstreams(o: SeedDeps, userId: string): Promise<
       );
     } else if (acc.platform === 'platforma') {
       const sim = sims.find((s) => s.meta.server && s.login === acc.brokerAccountNumber);
-      if (!sim) continue;
+      if (!sim) return;
       const a = o.brokers.endpoints.platforma;
-      if (await metaApiAccountExists(a, acc.brokerAccountId)) continue;
+      if (await metaApiAccountExists(a, acc.brokerAccountId)) return;
       const p = await provisionMtAccount({
         baseUrl: a.baseUrl,
         token: a.token,
@@ -448,7 +461,8 @@ async function reattachSimulatedUpstreams(o: SeedDeps, userId: string): Promise<
         }),
       );
     }
-  }
+  };
+  await Promise.all((await o.store.accounts.list(userId)).map(relink));
 }
 
 async function metaApiAccountExists(a: { baseUrl: string; token: string }, id: string): Promise<boolean> {

@@ -3,6 +3,7 @@ import { startTradeLockerSimServer } from '../simulator/tradelocker/index.js';
 import { startCTraderSimServer, type CTraderSimServer } from '../simulator/ctrader/index.js';
 import { startMetaApiSimServer } from '../simulator/metaapi/index.js';
 import type { PlatformEndpoints } from '../platforms/endpoints.js';
+import type { UpstreamState } from '../simulator/upstream-state.js';
 
 export interface SimulatedBrokers {
   endpoints: PlatformEndpoints;
@@ -15,17 +16,27 @@ export interface SimulatedBrokers {
  * The simulator's protocol front ends on loopback, one per platform (and environment), all over the one
  * simulated market: demo mode and tests drive the real adapters against them, as they would a real broker.
  */
-export async function startSimulatedBrokers(broker: SimBrokerApi, host = '127.0.0.1'): Promise<SimulatedBrokers> {
+export async function startSimulatedBrokers(
+  broker: SimBrokerApi,
+  host = '127.0.0.1',
+  kept?: UpstreamState,
+): Promise<SimulatedBrokers> {
   const closers: Array<() => Promise<void>> = [];
   try {
     const tlDemo = await startTradeLockerSimServer(broker, { host, environment: 'demo' });
     closers.push(tlDemo.close);
     const tlLive = await startTradeLockerSimServer(broker, { host, environment: 'live' });
     closers.push(tlLive.close);
-    const ct = await startCTraderSimServer(broker, { host });
+    const ct = await startCTraderSimServer(broker, { host, ...(kept ? { keepTokens: kept.keeper('ctrader') } : {}) });
     closers.push(ct.close);
     // Short provisioning phases: the demo's connection wizard should take seconds, not minutes.
-    const ma = await startMetaApiSimServer(broker, { host, detectionMs: 300, deployMs: 300, connectMs: 300 });
+    const ma = await startMetaApiSimServer(broker, {
+      host,
+      detectionMs: 300,
+      deployMs: 300,
+      connectMs: 300,
+      ...(kept ? { keepAccounts: kept.keeper('metaapi') } : {}),
+    });
     closers.push(ma.close);
     return {
       ctrader: ct,

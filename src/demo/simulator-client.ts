@@ -54,6 +54,7 @@ export async function connectSimulator(file: string, o: { spawned?: boolean } = 
     endpointsFile: file,
     spawned: o.spawned ?? false,
     hostsSimPlatform: false,
+    stateId: e.stateId ?? null,
     endpoints: {
       platformb: { baseUrl: (env) => (env === 'live' ? e.platformb.liveUrl : e.platformb.demoUrl) },
       platformc: {
@@ -67,9 +68,6 @@ export async function connectSimulator(file: string, o: { spawned?: boolean } = 
     createAccount: (init) => call<DemoSimAccount>('POST', '/accounts', { ...init, balance: String(init.balance) }),
     accounts: () => call<DemoSimAccount[]>('GET', '/accounts'),
     issueCTraderToken: (ctidUserId) => call<TokenPair>('POST', '/ctrader/tokens', { ctidUserId }),
-    ctidTraderAccountIdOf: async (id) =>
-      (await call<{ ctidTraderAccountId: string }>('GET', `/ctrader/accounts/${encodeURIComponent(id)}`))
-        .ctidTraderAccountId,
     stop: () => stopProcess(e.pid),
   };
 }

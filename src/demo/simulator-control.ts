@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { readJsonObject } from '../simulator/http-common.js';
 import type { SimAccountInit, SimBrokerApi } from '../simulator/contract.js';
 import type { SimulatedBrokers } from './simulated-brokers.js';
+import { demoView } from './demo-brokers.js';
 
 class ControlError extends Error {
   constructor(
@@ -13,12 +14,6 @@ class ControlError extends Error {
     super(message);
   }
 }
-
-const accountView = (a: { id: string; login: string; meta: Record<string, string> }) => ({
-  id: a.id,
-  login: a.login,
-  meta: a.meta,
-});
 
 function str(body: Record<string, unknown>, k: string, optional = false): string | undefined {
   const v = body[k];
@@ -59,6 +54,8 @@ export async function startControlServer(
     const got = Buffer.from(req.headers.authorization ?? '');
     return got.length === expected.length && timingSafeEqual(got, expected);
   };
+  const accountView = (a: { id: string; login: string; meta: Record<string, string> }) =>
+    demoView(a, sim.ctrader.ctidTraderAccountIdOf);
   const route = async (req: IncomingMessage): Promise<unknown> => {
     const url = new URL(req.url ?? '/', 'http://control');
     const key = `${req.method} ${url.pathname}`;
@@ -68,12 +65,6 @@ export async function startControlServer(
       return accountView(broker.createAccount(initOf(await readJsonObject(req, (s, m) => new ControlError(s, m)))));
     if (key === 'POST /ctrader/tokens')
       return sim.ctrader.issueTokenFor(str(await readJsonObject(req, (s, m) => new ControlError(s, m)), 'ctidUserId')!);
-    const ctid = /^\/ctrader\/accounts\/([^/]+)$/.exec(url.pathname);
-    if (req.method === 'GET' && ctid) {
-      const id = decodeURIComponent(ctid[1]!);
-      if (!broker.account(id)) throw new ControlError(404, `no simulated account ${id}`);
-      return { ctidTraderAccountId: sim.ctrader.ctidTraderAccountIdOf(id) };
-    }
     throw new ControlError(404, `no route ${key}`);
   };
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {

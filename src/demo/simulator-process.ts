@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import { join, resolve } from 'node:path';
 import { SimBroker } from '../simulator/broker.js';
 import { SimPersistence } from '../simulator/persistence.js';
+import { UpstreamState } from '../simulator/upstream-state.js';
 import { startSimulatedBrokers } from './simulated-brokers.js';
 import { startControlServer } from './simulator-control.js';
 
@@ -11,6 +12,8 @@ export interface SimulatorEndpoints {
   version: 1;
   pid: number;
   dataDir: string;
+  /** Names the OAuth tokens and MetaApi accounts this simulator keeps across its restarts (see UpstreamState). */
+  stateId: string;
   control: { url: string; token: string };
   platformb: { demoUrl: string; liveUrl: string };
   platformc: {
@@ -87,7 +90,8 @@ export async function runSimulator(o: {
     cleanup.unshift(() => persistence.detach(broker));
     broker.start(o.priceIntervalMs ?? 1000);
     cleanup.unshift(() => broker.stop());
-    const sim = await startSimulatedBrokers(broker, host);
+    const kept = new UpstreamState(join(dataDir, 'upstreams.json'), snapshot === undefined);
+    const sim = await startSimulatedBrokers(broker, host, kept);
     cleanup.unshift(sim.close);
     const token = randomBytes(24).toString('base64url');
     const control = await startControlServer(broker, sim, { host, token });
@@ -100,6 +104,7 @@ export async function runSimulator(o: {
       version: 1,
       pid: process.pid,
       dataDir,
+      stateId: kept.stateId,
       control: { url: control.url, token },
       platformb: { demoUrl: e.platformb.baseUrl('demo'), liveUrl: e.platformb.baseUrl('live') },
       platformc: {

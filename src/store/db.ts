@@ -1,12 +1,10 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
-import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
-import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import pg from 'pg';
+import type pg from 'pg';
 import { AppError } from '../domain/errors.js';
 import { packageRoot } from '../config/package-root.js';
 import * as schema from './schema.js';
@@ -93,6 +91,11 @@ export async function runMigrations(database: Database): Promise<void> {
     await migratePglite(database.db as never, { migrationsFolder: folder });
     return;
   }
+  // Loaded only for PostgreSQL, like the driver (openPostgres).
+  const [{ migrate: migratePg }, { drizzle: drizzlePg }] = await Promise.all([
+    import('drizzle-orm/node-postgres/migrator'),
+    import('drizzle-orm/node-postgres'),
+  ]);
   if (!database.pool) {
     await migratePg(database.db as never, { migrationsFolder: folder });
     return;
@@ -116,6 +119,11 @@ export async function runMigrations(database: Database): Promise<void> {
 }
 
 async function openPostgres(url: string): Promise<Database> {
+  // Loaded only for PostgreSQL: the embedded store's start (`npm start`) does not pay for the pg driver.
+  const [{ default: pg }, { drizzle: drizzlePg }] = await Promise.all([
+    import('pg'),
+    import('drizzle-orm/node-postgres'),
+  ]);
   const pool = new pg.Pool({ connectionString: url, max: 10 });
   // An idle connection the server dropped (restart, failover, admin) must not crash the process: the pool
   // opens a new one on next use, and queries in flight get their own error.
@@ -152,7 +160,9 @@ async function openPglite(dataDir: string, fsync: boolean): Promise<Database> {
   const lock = join(dataDir, 'copytrade.lock');
   acquireLock(lock, dataDir);
   try {
-    const client = await PGlite.create(join(dataDir, 'pgdata'), { startParams: pgliteParams(fsync) });
+    const pgdata = join(dataDir, 'pgdata');
+    fromTemplate(pgdata);
+    const client = await PGlite.create(pgdata, { startParams: pgliteParams(fsync) });
     return {
       db: drizzlePglite({ client, schema }) as unknown as Db,
       kind: 'pglite',
@@ -166,6 +176,24 @@ async function openPglite(dataDir: string, fsync: boolean): Promise<Database> {
     rmSync(lock, { force: true });
     throw err;
   }
+}
+
+/** An empty, migrated PGlite cluster the build makes (scripts/build.mjs), in dist/ beside the code it matches. */
+export const storeTemplate = () => join(packageRoot(), 'dist', 'pgdata-template');
+
+/**
+ * A new data dir starts as a copy of the build's template instead of running initdb: initdb in WebAssembly
+ * took 11 s of a first `npm start` on the shared VM, the copy ~0.1 s. Copied beside and renamed into place, so a
+ * start killed mid-copy leaves no half cluster; without a template (a checkout never built) PGlite runs initdb.
+ * Migrations newer than the template still run after (runMigrations), so a stale template is only slower.
+ */
+function fromTemplate(pgdata: string): void {
+  const template = storeTemplate();
+  if (existsSync(pgdata) || !existsSync(join(template, 'PG_VERSION'))) return;
+  const tmp = `${pgdata}.copying`;
+  rmSync(tmp, { recursive: true, force: true });
+  cpSync(template, tmp, { recursive: true });
+  renameSync(tmp, pgdata);
 }
 
 function acquireLock(lock: string, dataDir: string): void {

@@ -31,6 +31,28 @@ export function cli(args: string[], env: Record<string, string> = {}): ChildProc
   return child;
 }
 
+/**
+ * `npm start -- ARGS` as a newcomer runs it (the build in dist/, kept fresh by `scripts/build.mjs --if-stale`).
+ * The pid is npm's: a signal to it must reach the service.
+ */
+export function npmStart(args: string[], env: Record<string, string> = {}): ChildProcess {
+  const child = spawn('npm', ['start', '--', ...args], {
+    env: { ...process.env, DATABASE_URL: '', COPYTRADE_HEALTH_INTERVAL_MS: '0', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  startedPids.push(child.pid!);
+  return child;
+}
+
+/** Polls `check` every 50 ms until it holds; fails after `withinMs`. */
+export async function until(what: string, check: () => boolean | Promise<boolean>, withinMs: number): Promise<void> {
+  const deadline = Date.now() + withinMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`not within ${withinMs} ms: ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 /** Resolves with the first JSON line of stdout that has `key`; rejects if the process exits first. */
 export function firstJson<T>(child: ChildProcess, key: string): Promise<T> {
   return new Promise((resolve, reject) => {

@@ -1,7 +1,8 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { storeTemplate } from '../../src/store/db.js';
 import { Store } from '../../src/store/store.js';
 import { storeContract } from './store-contract.js';
 
@@ -30,4 +31,31 @@ describe('embedded data dir', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   }, 60_000);
+
+  // The build makes the template (`npm ci` runs it); a checkout never built has none and runs initdb instead.
+  it.skipIf(!existsSync(join(storeTemplate(), 'PG_VERSION')))(
+    'a new data dir starts as a copy of the build template, even after a start killed mid-copy',
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'ct-template-'));
+      try {
+        // What a kill during the copy leaves: a partial copy beside, never a half cluster in place.
+        mkdirSync(join(dir, 'pgdata.copying', 'base'), { recursive: true });
+        const store = await Store.open({ dataDir: dir });
+        await store.users.create('first@example.test', 'h');
+        expect((await store.users.byEmail('first@example.test'))?.email).toBe('first@example.test');
+        await store.close();
+        expect(existsSync(join(dir, 'pgdata.copying'))).toBe(false);
+        expect(readFileSync(join(dir, 'pgdata', 'PG_VERSION'), 'utf8')).toBe(
+          readFileSync(join(storeTemplate(), 'PG_VERSION'), 'utf8'),
+        );
+        // The template itself stays empty: what a data dir writes is its own.
+        const again = await Store.open({ dataDir: mkdtempSync(join(dir, 'second-')) });
+        expect(await again.users.byEmail('first@example.test')).toBeNull();
+        await again.close();
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    60_000,
+  );
 });

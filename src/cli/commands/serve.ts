@@ -52,6 +52,17 @@ export function serveCommand(program: Command): void {
           // Awaited by the service once its store is open; a failure is reported there, not as an unhandled rejection.
           pending.catch(() => undefined);
         }
+        // Listening before "Server listening" is logged: a signal sent the moment a script sees that line must not
+        // find Node's default action (die at once, leaving the simulator running). One that comes while starting
+        // is acted on once the start is done, so what the start opened is closed in order; a second one exits at once.
+        let requested: string | null = null;
+        let onStopped: ((signal: string) => void) | null = null;
+        for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
+          process.on(sig, () => {
+            if (onStopped) onStopped(sig);
+            else if (requested) process.exit(1);
+            else requested = sig;
+          });
         let svc: Service;
         try {
           const { startService } = await service;
@@ -110,7 +121,8 @@ export function serveCommand(program: Command): void {
           if (simulator && o.simulator === 'auto') await simulator.stop();
           process.exit(0);
         };
-        for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => void stop(sig));
+        onStopped = (sig) => void stop(sig);
+        if (requested) onStopped(requested);
       },
     );
 }

@@ -8,7 +8,8 @@ import type { SimServerContext, SimServerTuning } from './context.js';
 import { ctidOf } from './ids.js';
 import { startOAuthHttp } from './oauth-http.js';
 import { SimSession } from './session.js';
-import { SimTokenStore, type Scope, type TokenPair } from './tokens.js';
+import { SimTokenStore, type Scope, type TokenPair, type TokenStoreState } from './tokens.js';
+import type { Keeper } from '../keeper.js';
 import { SimWire } from './wire.js';
 
 export interface CTraderSimServerOptions extends Partial<SimServerTuning> {
@@ -24,6 +25,8 @@ export interface CTraderSimServerOptions extends Partial<SimServerTuning> {
   clientSecret?: string;
   /** Access token lifetime; the real one is 2,628,000 s (~30 days). */
   accessTokenTtlSec?: number;
+  /** OAuth tokens kept across restarts (the `copytrade simulator` process); in memory only without it. */
+  keepTokens?: Keeper<TokenStoreState>;
 }
 
 export interface CTraderSimEndpoint {
@@ -74,6 +77,11 @@ export async function startCTraderSimServer(
   };
   const tls = await loopbackTlsMaterial();
   const tokens = new SimTokenStore(opts.accessTokenTtlSec ?? 2_628_000);
+  const kept = opts.keepTokens;
+  if (kept) {
+    if (kept.initial) tokens.restore(kept.initial);
+    tokens.onChange = () => kept.save(tokens.state());
+  }
   const ctx: SimServerContext = {
     broker,
     wire: new SimWire(broker),

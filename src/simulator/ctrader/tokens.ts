@@ -45,11 +45,19 @@ export type TokenCheck =
 
 const secret = (prefix: string) => `${prefix}${randomBytes(24).toString('base64url')}`;
 
+/** The tokens a restart of the simulator must keep (codes live a minute: not kept). */
+export interface TokenStoreState {
+  access: Array<[string, AccessRec]>;
+  refresh: Array<[string, RefreshRec]>;
+}
+
 export class SimTokenStore {
   private readonly access = new Map<string, AccessRec>();
   private readonly refresh = new Map<string, RefreshRec>();
   private readonly codes = new Map<string, CodeRec>();
   private readonly invalidationListeners = new Set<(accessTokens: string[], reason: string) => void>();
+  /** Called after every change of a kept token, before the caller answers anyone (see UpstreamState). */
+  onChange: (() => void) | null = null;
 
   constructor(
     private readonly accessTtlSec: number,
@@ -63,11 +71,21 @@ export class SimTokenStore {
     return () => this.invalidationListeners.delete(listener);
   }
 
+  state(): TokenStoreState {
+    return { access: [...this.access], refresh: [...this.refresh] };
+  }
+
+  restore(state: TokenStoreState): void {
+    for (const [k, v] of state.access) this.access.set(k, { ...v });
+    for (const [k, v] of state.refresh) this.refresh.set(k, { ...v });
+  }
+
   issue(userId: string, scope: Scope = 'trading'): TokenPair {
     const accessToken = secret('sim_at_');
     const refreshToken = secret('sim_rt_');
     this.access.set(accessToken, { userId, scope, expiresAt: this.now() + this.accessTtlSec * 1000, valid: true });
     this.refresh.set(refreshToken, { userId, scope, accessToken, used: false });
+    this.onChange?.();
     return { accessToken, refreshToken, expiresIn: this.accessTtlSec, tokenType: 'bearer' };
   }
 
@@ -109,6 +127,7 @@ export class SimTokenStore {
     const rec = this.access.get(accessToken);
     if (!rec) return;
     rec.expiresAt = this.now() - 1;
+    this.onChange?.();
     this.emit([accessToken], 'access token expired');
   }
 
@@ -122,6 +141,7 @@ export class SimTokenStore {
       }
     }
     for (const rec of this.refresh.values()) if (rec.userId === userId) rec.used = true;
+    this.onChange?.();
     this.emit(dead, reason);
   }
 

@@ -79,12 +79,23 @@ export class AccountRegistry {
   private readonly accounts = new Map<string, MetaApiAccount>();
   private readonly creates = new Map<string, PendingCreate>();
   readonly now: () => number;
+  /** Called after every change of a provisioned account, before the answer (see UpstreamState). */
+  onChange: (() => void) | null = null;
 
   constructor(
     private readonly broker: SimBrokerApi,
     private readonly opts: RegistryOptions,
   ) {
     this.now = opts.now ?? Date.now;
+  }
+
+  /** The provisioned accounts a restart of the simulator must keep (a create still in detection is not kept). */
+  state(): MetaApiAccount[] {
+    return [...this.accounts.values()].map((a) => ({ ...a }));
+  }
+
+  restore(accounts: MetaApiAccount[]): void {
+    for (const a of accounts) this.accounts.set(a.id, { ...a });
   }
 
   /** Broker company -> server names, for `/known-mt-servers/{4|5}/search`. */
@@ -167,6 +178,7 @@ export class AccountRegistry {
       deployedAt: null,
     };
     this.accounts.set(acc.id, acc);
+    this.onChange?.();
     return { status: 201, body: { id: acc.id, state: 'UNDEPLOYED' } };
   }
 
@@ -183,16 +195,20 @@ export class AccountRegistry {
   deploy(id: string): void {
     const acc = this.get(id);
     // Deploy is idempotent: a second call does not restart the deployment.
-    acc.deployedAt ??= this.now();
+    if (acc.deployedAt !== null) return;
+    acc.deployedAt = this.now();
+    this.onChange?.();
   }
 
   undeploy(id: string): void {
     this.get(id).deployedAt = null;
+    this.onChange?.();
   }
 
   remove(id: string): void {
     this.get(id);
     this.accounts.delete(id);
+    this.onChange?.();
   }
 
   view(acc: MetaApiAccount, now = this.now()): AccountView {

@@ -4,7 +4,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { ActiveFault, FaultOp, SimBrokerApi } from '../contract.js';
 import { ApiError, type Reply, readJson, send, tooManyRequests } from './http.js';
-import { AccountRegistry, type AccountView, mtPlatformOf } from './registry.js';
+import { AccountRegistry, type AccountView, type MetaApiAccount, mtPlatformOf } from './registry.js';
+import type { Keeper } from '../keeper.js';
 import { resultOf, runTrade, type TradeCtx, tradeOp } from './trade.js';
 import {
   accountInformationDto,
@@ -33,6 +34,8 @@ export interface MetaApiSimOptions {
   holdMs?: number;
   /** Clock in ms for provisioning phases and retry times; Date.now when omitted. */
   now?: () => number;
+  /** Provisioned accounts kept across restarts (the `copytrade simulator` process); in memory only without it. */
+  keepAccounts?: Keeper<MetaApiAccount[]>;
 }
 
 export interface MetaApiSimServer {
@@ -89,6 +92,11 @@ export async function startMetaApiSimServer(
     credentialCheck: opts.credentialCheck ?? 'create',
     ...(opts.now ? { now: opts.now } : {}),
   });
+  const kept = opts.keepAccounts;
+  if (kept) {
+    if (kept.initial) registry.restore(kept.initial);
+    registry.onChange = () => kept.save(registry.state());
+  }
   const holdMs = opts.holdMs ?? 30_000;
   const comments: CommentStore = new Map();
   const held = new HeldSockets(holdMs);
