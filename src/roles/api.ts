@@ -1,0 +1,60 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Config } from '../config/config.js';
+import { assertPortsFree } from '../config/port-check.js';
+import type { DemoBrokers } from '../demo/demo-brokers.js';
+import type { Store } from '../store/store.js';
+import { composeCore } from './core.js';
+import { apiDeps, listen } from './http.js';
+import { settleKeys, sweepInFlightKeys, IN_FLIGHT_STALE_MS } from './in-flight.js';
+import { requireScaleOut } from './scale-out.js';
+
+export interface ApiOptions {
+  /** The brokers of a `copytrade simulator` process (tests, a try-out); default: the real platforms. */
+  simulator?: DemoBrokers | Promise<DemoBrokers>;
+}
+
+export interface ApiProcess {
+  baseUrl: string;
+  v1BaseUrl: string;
+  store: Store;
+  close(): Promise<void>;
+}
+
+/**
+ * `copytrade api`: the HTTP families, the dashboard and the event stream. Starts no watcher, settle loop,
+ * reconciler, health round or webhook deliverer: those belong to the workers, under their leases.
+ * Not yet: the order route and panic-close still run in this process (their hand-over to the Master's worker
+ * over NATS request/reply is the next step, see docs/scale-out.md).
+ */
+export async function startApi(cfg: Config, logger: Logger | false, opts: ApiOptions = {}): Promise<ApiProcess> {
+  requireScaleOut(cfg, 'api');
+  await assertPortsFree(cfg.host, [cfg.port, cfg.v1Port]);
+  const instanceId = randomUUID();
+  const core = await composeCore(cfg, logger, {
+    ...(opts.simulator ? { simulator: opts.simulator } : {}),
+    deliverNow: false,
+  });
+  const { store, cleanup, hooks } = core;
+  try {
+    // The event stream reads the feed; the deliverer stays off (a worker holds it under its lease).
+    hooks.feed.start();
+    cleanup.unshift(async () => hooks.feed.stop());
+    const { baseUrl, v1BaseUrl } = await listen(apiDeps(core, cfg, instanceId), cfg, logger, cleanup);
+    await settleKeys(store, instanceId, new Date(Date.now() - IN_FLIGHT_STALE_MS), logger);
+    sweepInFlightKeys(store, instanceId, logger, cleanup);
+    if (logger) for (const url of new Set([baseUrl, v1BaseUrl])) logger.info(`Server listening at ${url}`);
+    return {
+      baseUrl,
+      v1BaseUrl,
+      store,
+      async close() {
+        for (const step of cleanup)
+          await step().catch((err: unknown) => logger && logger.error({ err }, 'shutdown step failed'));
+      },
+    };
+  } catch (err) {
+    for (const step of cleanup) await step().catch(() => undefined);
+    throw err;
+  }
+}

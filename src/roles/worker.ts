@@ -1,0 +1,146 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Config } from '../config/config.js';
+import type { DemoBrokers } from '../demo/demo-brokers.js';
+import { accountLeaseKey } from '../domain/lease.js';
+import { HealthMonitor } from '../engine/health/monitor.js';
+import { LeaseKeeper } from '../engine/lease-keeper.js';
+import type { Store } from '../store/store.js';
+import { composeCore, type Core } from './core.js';
+import { requireScaleOut } from './scale-out.js';
+
+/**
+ * The lease of the work that runs once per deployment, not per account: webhook delivery, the risk guard's
+ * samples (which may start panic-close jobs) and resuming panic-close jobs left running.
+ */
+export const SCHEDULED_LEASE = 'scheduled:deployment';
+
+export interface WorkerOptions {
+  /** A lease not renewed for this long may be taken by another worker (default 15 s). */
+  leaseTtlMs?: number;
+  /** The brokers of a `copytrade simulator` process (tests, a try-out); default: the real platforms. */
+  simulator?: DemoBrokers | Promise<DemoBrokers>;
+}
+
+export interface Worker {
+  instanceId: string;
+  store: Store;
+  keeper: LeaseKeeper;
+  core: Core;
+  /** Stops the work; `release: false` leaves the leases to run out as a killed process would (tests). */
+  close(opts?: { release?: boolean }): Promise<void>;
+}
+
+/**
+ * `copytrade worker`: broker connections, watchers, the copy engine, settle, reconcile and health, each for the
+ * accounts whose lease this process holds; and, under one more lease, the deployment's scheduled work. A lease
+ * taken over is first settled (every unresolved intent of its Master) and only then watched (the watch's start
+ * diff copies what happened while nobody owned it, if still fresh) and reconciled.
+ */
+export async function startWorker(cfg: Config, logger: Logger | false, opts: WorkerOptions = {}): Promise<Worker> {
+  requireScaleOut(cfg, 'worker');
+  const instanceId = randomUUID();
+  const ttlMs = opts.leaseTtlMs ?? 15_000;
+  let keeper: LeaseKeeper | null = null;
+  const holds = (id: string) => keeper?.holds(accountLeaseKey(id)) ?? false;
+  // Held and settled: a Master's watch, reconcile and health start only once its takeover settle is done.
+  const ready = new Set<string>();
+  const core = await composeCore(cfg, logger, {
+    ...(opts.simulator ? { simulator: opts.simulator } : {}),
+    deliverNow: false,
+    ownership: {
+      owns: (id) => ready.has(id) && holds(id),
+      settles: holds,
+      fence: { owner: instanceId, epochOf: (key) => keeper?.epochOf(key) },
+    },
+  });
+  const { store, adapters, dispatcher, engine, watcher, settler, reconciler, hooks, risk, panic, cleanup } = core;
+  try {
+    const health = new HealthMonitor(store, adapters, {
+      intervalMs: cfg.healthIntervalMs,
+      staleAfterMs: 3 * cfg.healthIntervalMs,
+      checkTimeoutMs: Math.max(10_000, cfg.brokerTimeoutMs),
+      isBusy: (id) => dispatcher.busy(id),
+      owns: (id) => ready.has(id) && holds(id),
+    });
+    let scheduled = false;
+    const lease = new LeaseKeeper(store.leases, {
+      owner: instanceId,
+      ttlMs,
+      logger,
+      wanted: async () => {
+        const all = await store.accounts.all();
+        const masters = all.filter((a) => a.role === 'master').map((a) => accountLeaseKey(a.id));
+        const others = all.filter((a) => a.role !== 'master').map((a) => accountLeaseKey(a.id));
+        return [...masters, SCHEDULED_LEASE, ...others];
+      },
+      onAcquired: async (keys) => {
+        const ids = keys.filter((k) => k.startsWith('account:')).map((k) => k.slice('account:'.length));
+        if (ids.length > 0) {
+          // As on a restart: what the last owner left unknown is settled before anything new is planned.
+          // A pass already running may have started before the lease: wait for it, then one that sees the new keys.
+          await settler.runOnce();
+          await settler.runOnce({ graceMs: 0 });
+          for (const id of ids) ready.add(id);
+          await watcher.scan();
+          void reconciler.runAll().catch((err: unknown) => logger && logger.error({ err }, 'reconcile failed'));
+          if (logger) logger.info({ accounts: ids.length }, 'leases taken: accounts settled and watched');
+        }
+        if (keys.includes(SCHEDULED_LEASE) && !scheduled) {
+          scheduled = true;
+          hooks.start();
+          risk.start(10_000);
+          await panic.resumeRunning();
+          if (logger) logger.info('lease taken: webhook delivery, risk samples and panic-close jobs run here');
+        }
+      },
+      onLost: async (keys) => {
+        for (const k of keys) if (k.startsWith('account:')) ready.delete(k.slice('account:'.length));
+        // The lost Masters' watches stop; their ledger writes are refused by the store already (fence).
+        await watcher.scan();
+        if (keys.includes(SCHEDULED_LEASE) && scheduled) {
+          scheduled = false;
+          await Promise.all([hooks.stop(), risk.stop(), panic.stop()]);
+        }
+        if (logger) logger.warn({ keys }, 'leases lost');
+      },
+    });
+    keeper = lease;
+    let release = true;
+    let closed: Promise<void> | null = null;
+    // Shutdown: stop taking, stop the work, drain, then release at once so a sibling takes over without the TTL.
+    cleanup.unshift(async () => {
+      await lease.stop();
+      await watcher.stop();
+      await Promise.all([reconciler.stop(), settler.stop(), health.stop()]);
+      await dispatcher.drain();
+      await engine.flush();
+      if (release) await lease.releaseAll();
+    });
+    await watcher.start();
+    settler.start();
+    reconciler.start();
+    if (cfg.healthIntervalMs > 0) health.start();
+    await lease.start();
+    if (logger) logger.info({ instanceId, leases: lease.heldKeys().length }, 'worker started');
+    return {
+      instanceId,
+      store,
+      keeper: lease,
+      core,
+      close(o = {}) {
+        if (!closed) {
+          release = o.release ?? true;
+          closed = (async () => {
+            for (const step of cleanup)
+              await step().catch((err: unknown) => logger && logger.error({ err }, 'shutdown step failed'));
+          })();
+        }
+        return closed;
+      },
+    };
+  } catch (err) {
+    for (const step of cleanup) await step().catch(() => undefined);
+    throw err;
+  }
+}
