@@ -4,7 +4,9 @@ import type { Config } from '../config/config.js';
 import { assertPortsFree } from '../config/port-check.js';
 import type { DemoBrokers } from '../demo/demo-brokers.js';
 import type { Store } from '../store/store.js';
+import { NatsBus } from '../bus/nats-bus.js';
 import { composeCore } from './core.js';
+import { RemoteOrders } from './remote-orders.js';
 import { apiDeps, listen } from './http.js';
 import { settleKeys, sweepInFlightKeys, IN_FLIGHT_STALE_MS } from './in-flight.js';
 import { requireScaleOut } from './scale-out.js';
@@ -24,8 +26,8 @@ export interface ApiProcess {
 /**
  * `copytrade api`: the HTTP families, the dashboard and the event stream. Starts no watcher, settle loop,
  * reconciler, health round or webhook deliverer: those belong to the workers, under their leases.
- * Not yet: the order route and panic-close still run in this process (their hand-over to the Master's worker
- * over NATS request/reply is the next step, see docs/scale-out.md).
+ * The order route hands each order to the worker holding the Master's lease over NATS request/reply. Not yet: a
+ * panic-close job runs in the api process that was asked for it (see docs/scale-out.md).
  */
 export async function startApi(cfg: Config, logger: Logger | false, opts: ApiOptions = {}): Promise<ApiProcess> {
   requireScaleOut(cfg, 'api');
@@ -40,7 +42,14 @@ export async function startApi(cfg: Config, logger: Logger | false, opts: ApiOpt
     // The event stream reads the feed; the deliverer stays off (a worker holds it under its lease).
     hooks.feed.start();
     cleanup.unshift(async () => hooks.feed.stop());
-    const { baseUrl, v1BaseUrl } = await listen(apiDeps(core, cfg, instanceId), cfg, logger, cleanup);
+    if (!(core.bus instanceof NatsBus)) throw new Error('an api process needs NATS (NATS_URL)');
+    // Orders go to the worker holding the Master: the Master's write, the intents and the copies happen there.
+    // Its budget: the Master's write and one lookup by tag, each up to the broker timeout, then the record.
+    const deps = {
+      ...apiDeps(core, cfg, instanceId),
+      orders: new RemoteOrders(core.bus, 2 * cfg.brokerTimeoutMs + 10_000),
+    };
+    const { baseUrl, v1BaseUrl } = await listen(deps, cfg, logger, cleanup);
     await settleKeys(store, instanceId, new Date(Date.now() - IN_FLIGHT_STALE_MS), logger);
     sweepInFlightKeys(store, instanceId, logger, cleanup);
     if (logger) for (const url of new Set([baseUrl, v1BaseUrl])) logger.info(`Server listening at ${url}`);

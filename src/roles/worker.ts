@@ -6,7 +6,10 @@ import { accountLeaseKey } from '../domain/lease.js';
 import { HealthMonitor } from '../engine/health/monitor.js';
 import { LeaseKeeper } from '../engine/lease-keeper.js';
 import type { Store } from '../store/store.js';
+import { NatsBus } from '../bus/nats-bus.js';
+import { OrderService } from '../engine/order-service.js';
 import { composeCore, type Core } from './core.js';
+import { serveOrders } from './remote-orders.js';
 import { requireScaleOut } from './scale-out.js';
 
 /**
@@ -56,6 +59,9 @@ export async function startWorker(cfg: Config, logger: Logger | false, opts: Wor
   });
   const { store, adapters, dispatcher, engine, watcher, settler, reconciler, hooks, risk, panic, cleanup } = core;
   try {
+    if (!(core.bus instanceof NatsBus)) throw new Error('a worker needs NATS (NATS_URL)');
+    // The api processes' order requests for the Masters this worker holds, answered by its own pipeline.
+    const orderRoute = serveOrders(core.bus, new OrderService(store, adapters, engine), holds);
     const health = new HealthMonitor(store, adapters, {
       intervalMs: cfg.healthIntervalMs,
       staleAfterMs: 3 * cfg.healthIntervalMs,
@@ -81,7 +87,10 @@ export async function startWorker(cfg: Config, logger: Logger | false, opts: Wor
           // A pass already running may have started before the lease: wait for it, then one that sees the new keys.
           await settler.runOnce();
           await settler.runOnce({ graceMs: 0 });
-          for (const id of ids) ready.add(id);
+          for (const id of ids) {
+            ready.add(id);
+            orderRoute.attach(id);
+          }
           await watcher.scan();
           void reconciler.runAll().catch((err: unknown) => logger && logger.error({ err }, 'reconcile failed'));
           if (logger) logger.info({ accounts: ids.length }, 'leases taken: accounts settled and watched');
@@ -95,7 +104,11 @@ export async function startWorker(cfg: Config, logger: Logger | false, opts: Wor
         }
       },
       onLost: async (keys) => {
-        for (const k of keys) if (k.startsWith('account:')) ready.delete(k.slice('account:'.length));
+        for (const k of keys)
+          if (k.startsWith('account:')) {
+            ready.delete(k.slice('account:'.length));
+            orderRoute.detach(k.slice('account:'.length));
+          }
         // The lost Masters' watches stop; their ledger writes are refused by the store already (fence).
         await watcher.scan();
         if (keys.includes(SCHEDULED_LEASE) && scheduled) {
@@ -111,6 +124,7 @@ export async function startWorker(cfg: Config, logger: Logger | false, opts: Wor
     // Shutdown: stop taking, stop the work, drain, then release at once so a sibling takes over without the TTL.
     cleanup.unshift(async () => {
       await lease.stop();
+      orderRoute.detachAll();
       await watcher.stop();
       await Promise.all([reconciler.stop(), settler.stop(), health.stop()]);
       await dispatcher.drain();

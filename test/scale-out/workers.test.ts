@@ -6,6 +6,7 @@ import { accountLeaseKey } from '../../src/domain/lease.js';
 import { inProcessBrokers, type DemoBrokers } from '../../src/demo/demo-brokers.js';
 import { startSimulatedBrokers, type SimulatedBrokers } from '../../src/demo/simulated-brokers.js';
 import { startService } from '../../src/main.js';
+import { startApi, type ApiProcess } from '../../src/roles/api.js';
 import { startWorker, SCHEDULED_LEASE, type Worker } from '../../src/roles/worker.js';
 import { SimBroker } from '../../src/simulator/broker.js';
 import type { Store } from '../../src/store/store.js';
@@ -33,6 +34,8 @@ describe.runIf(ready)('worker processes share the accounts under leases', () => 
   let masterSim: string;
   let slaveIds: string[];
   let store: Store;
+  let api: ApiProcess;
+  let apiKey: string;
 
   beforeAll(async () => {
     const db = await tempDatabase();
@@ -52,11 +55,13 @@ describe.runIf(ready)('worker processes share the accounts under leases', () => 
     const seeder = await startService(loadConfig({ dataDir: ':memory:', port: '0', demo: true }, env), false, {
       simulator: brokers,
     });
+    apiKey = seeder.demo!.apiKey;
     await seeder.close();
     const workerCfg = loadConfig({ dataDir: ':memory:' }, env);
     w1 = await startWorker(workerCfg, false, { leaseTtlMs: TTL_MS, simulator: brokers });
     w2 = await startWorker(workerCfg, false, { leaseTtlMs: TTL_MS, simulator: brokers });
     store = w2.store;
+    api = await startApi(loadConfig({ dataDir: ':memory:', port: '0' }, env), false, { simulator: brokers });
     const all = await store.accounts.all();
     const master = all.find((a) => a.role === 'master' && a.name === 'Demo Master')!;
     masterId = master.id;
@@ -65,6 +70,7 @@ describe.runIf(ready)('worker processes share the accounts under leases', () => 
   }, 90_000);
 
   afterAll(async () => {
+    await api?.close();
     await w2?.close();
     await w1?.close();
     await simulated?.close();
@@ -99,6 +105,30 @@ describe.runIf(ready)('worker processes share the accounts under leases', () => 
     expect(w2.keeper.heldKeys()).toEqual([]);
   });
 
+  const order = async () => {
+    const res = await fetch(`${api.baseUrl}/v1/accounts/${masterId}/orders`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ symbol: 'EURUSD', side: 'buy', volume: 0.1 }),
+    });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+
+  it('the api hands an order to the worker holding the Master: 202 once the intents are durable', async () => {
+    const r = await order();
+    expect(r.status, JSON.stringify(r.body)).toBe(202);
+    expect(r.body.copiedTo).toBeGreaterThan(0);
+    // Durable before the answer: every Slave's row exists at once.
+    const intents = await store.trades.intentsOfTrade(r.body.tradeId);
+    expect(intents).toHaveLength(slaveIds.length);
+    expect((await store.trades.tradeById(r.body.tradeId))?.status).toBe('accepted');
+    await expect
+      .poll(async () => (await store.trades.intentsOfTrade(r.body.tradeId)).every((i) => i.state !== 'planned'), {
+        timeout: 20_000,
+      })
+      .toBe(true);
+  });
+
   it('copies a Master trade once; after the owner is killed the other takes over within the TTL and copies on', async () => {
     const before = await slavePositions();
     const p1 = masterTrade('scale-1').position!;
@@ -126,6 +156,10 @@ describe.runIf(ready)('worker processes share the accounts under leases', () => 
     expect(w2.keeper.epochOf(accountLeaseKey(masterId))).toBe(2);
     // Exactly one copy per Slave per Master trade at the brokers: no duplicate, none lost.
     expect(await slavePositions()).toBe(before + confirmed1 + confirmed2);
+    // Orders reach the new owner through the same api.
+    const r = await order();
+    expect(r.status, JSON.stringify(r.body)).toBe(202);
+    expect(r.body.copiedTo).toBe(confirmed1);
     console.log(
       `failover: lease taken ${Math.round(tookOverMs)} ms, copies flowing ${Math.round(flowingMs)} ms after the kill (TTL ${TTL_MS} ms)`,
     );
