@@ -7,6 +7,7 @@ import type { Store } from '../store/store.js';
 import { NatsBus } from '../bus/nats-bus.js';
 import { composeCore } from './core.js';
 import { RemoteOrders } from './remote-orders.js';
+import { PANIC_STARTED } from './worker.js';
 import { apiDeps, listen } from './http.js';
 import { settleKeys, sweepInFlightKeys, IN_FLIGHT_STALE_MS } from './in-flight.js';
 import { requireScaleOut } from './scale-out.js';
@@ -26,17 +27,21 @@ export interface ApiProcess {
 /**
  * `copytrade api`: the HTTP families, the dashboard and the event stream. Starts no watcher, settle loop,
  * reconciler, health round or webhook deliverer: those belong to the workers, under their leases.
- * The order route hands each order to the worker holding the Master's lease over NATS request/reply. Not yet: a
- * panic-close job runs in the api process that was asked for it (see docs/scale-out.md).
+ * The order route hands each order to the worker holding the Master's lease over NATS request/reply; a
+ * panic-close job is recorded here and run by the worker holding the deployment lease.
  */
 export async function startApi(cfg: Config, logger: Logger | false, opts: ApiOptions = {}): Promise<ApiProcess> {
   requireScaleOut(cfg, 'api');
   await assertPortsFree(cfg.host, [cfg.port, cfg.v1Port]);
   const instanceId = randomUUID();
+  let signal: ((jobId: string) => void) | null = null;
   const core = await composeCore(cfg, logger, {
     ...(opts.simulator ? { simulator: opts.simulator } : {}),
     deliverNow: false,
+    // A panic-close job is run by the worker holding the deployment lease; this wakes it at once.
+    panicHandOff: (job) => signal?.(job.id),
   });
+  signal = (jobId) => core.bus.publish(PANIC_STARTED, jobId);
   const { store, cleanup, hooks } = core;
   try {
     // The event stream reads the feed; the deliverer stays off (a worker holds it under its lease).

@@ -26,6 +26,7 @@ import { createTradeLockerAdapterFactory } from '../platforms/tradelocker/factor
 import type { DemoBrokers } from '../demo/demo-brokers.js';
 import { createWebhooks, type Webhooks } from '../webhooks/compose.js';
 import type { Fence } from '../domain/lease.js';
+import type { PanicJob } from '../domain/panic-job.js';
 
 /** What every role builds on: the store, the bus, the credential box, the brokers' adapters and the copy engine. */
 export interface Core {
@@ -63,6 +64,8 @@ export interface CoreOptions {
     settles: (accountId: string) => boolean;
     fence: Fence;
   };
+  /** An api process: panic-close jobs are handed to the worker holding the deployment lease (see PanicCloseOptions). */
+  panicHandOff?: (job: PanicJob) => void;
   /** Start the webhook deliverer now (default); a worker starts it under its lease instead. */
   deliverNow?: boolean;
 }
@@ -182,6 +185,7 @@ export async function composeCore(cfg: Config, logger: Logger | false, opts: Cor
 
     const dispatcher = new Dispatcher();
     const panic = new PanicCloseService(store, adapters, dispatcher, {
+      ...(opts.panicHandOff ? { handOff: opts.panicHandOff } : {}),
       onError: (err) => logger && logger.error({ err }, 'panic-close job step failed'),
     });
     // Shadowed Slaves get a simulated twin from every forAccount call: the registry asks the shadow mode first.

@@ -18,6 +18,11 @@ import { requireScaleOut } from './scale-out.js';
  */
 export const SCHEDULED_LEASE = 'scheduled:deployment';
 
+/** Bus subject: an api process recorded a panic-close job (its id); the deployment lease holder runs it. */
+export const PANIC_STARTED = 'panic.started';
+/** The deployment lease holder also looks for running jobs this often (a lost signal, a job of a dead holder). */
+const PANIC_SCAN_MS = 5_000;
+
 export interface WorkerOptions {
   /** A lease not renewed for this long may be taken by another worker (default 15 s). */
   leaseTtlMs?: number;
@@ -70,6 +75,19 @@ export async function startWorker(cfg: Config, logger: Logger | false, opts: Wor
       owns: (id) => ready.has(id) && holds(id),
     });
     let scheduled = false;
+    const resumePanics = () => {
+      if (scheduled)
+        void panic
+          .resumeRunning()
+          .catch((err: unknown) => logger && logger.error({ err }, 'panic-close resume failed'));
+    };
+    const offPanic = core.bus.subscribe(PANIC_STARTED, resumePanics);
+    const panicScan = setInterval(resumePanics, PANIC_SCAN_MS);
+    panicScan.unref();
+    cleanup.unshift(async () => {
+      offPanic();
+      clearInterval(panicScan);
+    });
     const lease = new LeaseKeeper(store.leases, {
       owner: instanceId,
       ttlMs,

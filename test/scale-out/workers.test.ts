@@ -164,4 +164,21 @@ describe.runIf(ready)('worker processes share the accounts under leases', () => 
       `failover: lease taken ${Math.round(tookOverMs)} ms, copies flowing ${Math.round(flowingMs)} ms after the kill (TTL ${TTL_MS} ms)`,
     );
   }, 60_000);
+
+  it('a panic-close asked of the api is run by the worker holding the deployment lease', async () => {
+    expect(w2.keeper.holds(SCHEDULED_LEASE)).toBe(true);
+    const slave = slaveIds[0]!;
+    const res = await fetch(`${api.baseUrl}/v1/accounts/${slave}/panic-close`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', prefer: 'wait=10' },
+      body: '{}',
+    });
+    const body = (await res.json()) as { jobId?: string; id?: string };
+    expect([200, 202], JSON.stringify(body)).toContain(res.status);
+    const jobId = body.jobId ?? body.id!;
+    const user = (await store.accounts.byId(slave))!.userId;
+    await expect
+      .poll(async () => (await store.panicJobs.owned(user, jobId))?.state, { timeout: 20_000 })
+      .toBe('succeeded');
+  }, 30_000);
 });
