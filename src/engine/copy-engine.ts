@@ -10,6 +10,7 @@ import type { IntentRow } from '../store/repos/trades.js';
 import type { NewEvent } from '../store/repos/events.js';
 import type { AdapterRegistry } from './adapter-registry.js';
 import type { Dispatcher } from './dispatcher.js';
+import { accountLeaseKey, StaleLeaseError } from '../domain/lease.js';
 import type { MasterAction } from './actions.js';
 import { sendPaced } from './rate-limit.js';
 import { executeOp, opOf, verifyOp, type IntentOp } from './intent-ops.js';
@@ -30,6 +31,11 @@ export interface CopyEngineOptions {
   breaker?: BreakerOptions;
   /** Where a ledger write the store refuses is reported. */
   logger?: Logger | false;
+  /**
+   * A worker: whether it still holds the Master's lease, asked right before each broker write of its copies. A
+   * process paused past its lease must not send what its successor may already have settled and resent.
+   */
+  mayWrite?: (masterAccountId: string) => boolean;
 }
 
 /**
@@ -57,6 +63,8 @@ export class CopyEngine {
   private readonly breaker: MasterBreaker | null;
   private readonly inputs: PlanInputs;
 
+  private readonly mayWrite: (masterAccountId: string) => boolean;
+
   constructor(
     private readonly store: Store,
     private readonly adapters: AdapterRegistry,
@@ -65,6 +73,7 @@ export class CopyEngine {
   ) {
     this.clock = opts.clock ?? Date.now;
     this.preTradeCheck = opts.preTradeCheck;
+    this.mayWrite = opts.mayWrite ?? (() => true);
     this.writer = new OutcomeWriter(store, opts.logger ?? false);
     this.breaker = opts.breaker ? new MasterBreaker(opts.breaker, this.clock) : null;
     this.inputs = new PlanInputs(store, this.specs, this.clock, () => this.preTradeCheck);
@@ -259,6 +268,8 @@ export class CopyEngine {
     prevTags: string[] = [],
   ): Promise<OrderOutcome> {
     const adapter = slave.adapter!;
+    // Unsent, the row stays as recorded: the lease's new holder settles it (lookup by tag, then its own send).
+    if (!this.mayWrite(master.id)) throw new StaleLeaseError(accountLeaseKey(master.id), undefined, null);
     const sendAt = performance.now();
     latency.send = sendAt - queuedAt;
     const stale = goesStale(intentAction(row.action));
