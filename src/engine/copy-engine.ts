@@ -269,12 +269,18 @@ export class CopyEngine {
   ): Promise<OrderOutcome> {
     const adapter = slave.adapter!;
     // Unsent, the row stays as recorded: the lease's new holder settles it (lookup by tag, then its own send).
-    if (!this.mayWrite(master.id)) throw new StaleLeaseError(accountLeaseKey(master.id), undefined, null);
+    if (!this.mayWrite(master.id)) this.refuse(master.id);
     const sendAt = performance.now();
     latency.send = sendAt - queuedAt;
     const stale = goesStale(intentAction(row.action));
     let outcome = await sendPaced(
-      () => executeOp(adapter, op, (fn) => this.dispatcher.run(slave.account.id, adapter, fn)),
+      () =>
+        executeOp(adapter, op, (fn) =>
+          // Asked again at the moment of the write: the wait for a token or a rate-limit hint may outlast the lease.
+          this.dispatcher.run(slave.account.id, adapter, () =>
+            this.mayWrite(master.id) ? fn() : this.refuse(master.id),
+          ),
+        ),
       (waitMs) => stale && this.clock() + waitMs - trade.actionAt.getTime() > slave.rule.maxDelayMs,
     );
     latency.ack = performance.now() - sendAt;
@@ -292,6 +298,10 @@ export class CopyEngine {
     // Settled as soon as the broker can answer, before the action ages past the rule's staleness limit.
     if (outcome.kind === 'unresolved') this.onUnresolved?.();
     return outcome;
+  }
+
+  private refuse(masterAccountId: string): never {
+    throw new StaleLeaseError(accountLeaseKey(masterAccountId), undefined, null);
   }
 
   async flush(): Promise<void> {

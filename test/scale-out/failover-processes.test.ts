@@ -45,6 +45,18 @@ describe.runIf(ready)('failover between worker processes', () => {
   let masterId: string;
   let slaveIds: string[];
   const workers = new Map<string, ChildProcess>();
+  /** What each worker printed on stdout (its warnings: "leases lost"). */
+  const printed = new Map<string, string[]>();
+  let roleEnv: Record<string, string>;
+  const startWorker = async () => {
+    const w = cli(['worker', '--simulator', endpointsFile, '--json'], roleEnv);
+    const lines: string[] = [];
+    w.stdout?.on('data', (c) => lines.push(String(c)));
+    const id = (await firstJson<{ instanceId: string }>(w, 'instanceId')).instanceId;
+    workers.set(id, w);
+    printed.set(id, lines);
+    return id;
+  };
   let baseUrl: string;
 
   beforeAll(async () => {
@@ -76,11 +88,9 @@ describe.runIf(ready)('failover between worker processes', () => {
     const master = all.find((a) => a.role === 'master' && a.name === 'Demo Master')!;
     masterId = master.id;
     slaveIds = all.filter((a) => a.role === 'slave' && a.groupId === master.groupId).map((a) => a.id);
-    const roleEnv = { ...env, COPYTRADE_LEASE_TTL_MS: String(TTL_MS) };
-    for (let i = 0; i < 2; i++) {
-      const w = cli(['worker', '--simulator', endpointsFile, '--json'], roleEnv);
-      workers.set((await firstJson<{ instanceId: string }>(w, 'instanceId')).instanceId, w);
-    }
+    roleEnv = { ...env, COPYTRADE_LEASE_TTL_MS: String(TTL_MS) };
+    await startWorker();
+    await startWorker();
     const api = cli(['api', '--port', '0', '--simulator', endpointsFile, '--json'], roleEnv);
     baseUrl = (await firstJson<{ baseUrl: string }>(api, 'baseUrl')).baseUrl;
   }, 90_000);
@@ -113,8 +123,48 @@ describe.runIf(ready)('failover between worker processes', () => {
     return (await res.json()) as Array<{ id: string; tag: string | null }>;
   };
 
+  const accepted: string[] = [];
+  const dead = new Set<string>();
+
+  /** Every accepted order: one ledger row per Slave in a final state; at the brokers one position per confirmed copy. */
+  const checkLedger = async () => {
+    let confirmed = 0;
+    for (const id of accepted) {
+      const rows = await until(`trade ${id} settled`, () => settled(id), 30_000);
+      expect(new Set(rows.map((r) => r.slaveAccountId))).toEqual(new Set(slaveIds));
+      expect(rows).toHaveLength(slaveIds.length);
+      confirmed += rows.filter((r) => r.state === 'confirmed').length;
+    }
+    expect(confirmed).toBeGreaterThan(0);
+    // No tag twice at the brokers (no duplicate copy), and every Slave position is a confirmed copy.
+    const sims = await (await connectSimulator(endpointsFile)).accounts();
+    const masterSim = sims.find((s) => s.meta.demoKey === 'master')!.id;
+    const held = (await Promise.all(sims.filter((s) => s.id !== masterSim).map((s) => positionsOf(s.id)))).flat();
+    const tags = held.map((p) => p.tag).filter((t) => t !== null);
+    expect(new Set(tags).size).toBe(tags.length);
+    expect(held.length).toBe(confirmed);
+    return confirmed;
+  };
+
+  /** Orders until one is accepted (503 while nobody holds the Master); returns it and how many were refused. */
+  const orderUntilAccepted = async (budgetMs = TTL_MS * 5) => {
+    let refused = 0;
+    const id = await until(
+      'an order accepted by the new owner',
+      async () => {
+        const r = await order();
+        if (r.status === 202) return r.body.tradeId;
+        expect([503, 409]).toContain(r.status);
+        refused++;
+        return null;
+      },
+      budgetMs,
+    );
+    accepted.push(id);
+    return { id, refused };
+  };
+
   it('SIGKILL of the worker owning the Master: the other takes over once the lease ran out and settled, nothing doubled or lost', async () => {
-    const accepted: string[] = [];
     for (let i = 0; i < 3; i++) {
       const r = await order();
       expect(r.status, JSON.stringify(r.body)).toBe(202);
@@ -126,23 +176,12 @@ describe.runIf(ready)('failover between worker processes', () => {
 
     const killedAt = performance.now();
     victim.kill('SIGKILL');
+    dead.add(owner);
     // Not before it is gone: an order published in the instant before the signal lands is lost with the process
     // and answered 409 write_outcome_unknown after the api's wait (that case is the settle loop's, not this test's).
     await exited(victim);
     // Orders while nobody holds the Master are refused (503, nothing sent) until the takeover; then accepted.
-    let refused = 0;
-    const first = await until(
-      'an order accepted by the new owner',
-      async () => {
-        const r = await order();
-        if (r.status === 202) return r.body.tradeId;
-        expect([503, 409]).toContain(r.status);
-        refused++;
-        return null;
-      },
-      TTL_MS * 5,
-    );
-    accepted.push(first);
+    const { id: first, refused } = await orderUntilAccepted();
     await until('the first order after the kill copied', () => settled(first), 30_000);
     const failoverMs = performance.now() - killedAt;
     const lease = (await store.leases.get(accountLeaseKey(masterId)))!;
@@ -154,25 +193,47 @@ describe.runIf(ready)('failover between worker processes', () => {
       expect(r.status, JSON.stringify(r.body)).toBe(202);
       accepted.push(r.body.tradeId);
     }
-    let confirmed = 0;
-    for (const id of accepted) {
-      const rows = await until(`trade ${id} settled`, () => settled(id), 30_000);
-      // Exactly one ledger row per Slave.
-      expect(new Set(rows.map((r) => r.slaveAccountId))).toEqual(new Set(slaveIds));
-      confirmed += rows.filter((r) => r.state === 'confirmed').length;
-    }
-    expect(confirmed).toBeGreaterThan(0);
-
-    // At the brokers: every Slave position is one confirmed copy, no tag twice (no duplicate copy).
-    const sims = await (await connectSimulator(endpointsFile)).accounts();
-    const masterSim = sims.find((s) => s.meta.demoKey === 'master')!.id;
-    const held = (await Promise.all(sims.filter((s) => s.id !== masterSim).map((s) => positionsOf(s.id)))).flat();
-    const tags = held.map((p) => p.tag).filter((t) => t !== null);
-    expect(new Set(tags).size).toBe(tags.length);
-    expect(held.length).toBe(confirmed);
+    const confirmed = await checkLedger();
     console.log(
       `failover: process kill -> first order after it copied ${Math.round(failoverMs)} ms, lease TTL ${TTL_MS} ms, ` +
         `${refused} orders refused meanwhile, ${accepted.length} orders, ${confirmed} copies`,
     );
+  }, 120_000);
+
+  it('a worker paused (SIGSTOP) past its lease mid-fan-out writes nothing over its successor after SIGCONT', async () => {
+    const paused = [...workers.keys()].find((id) => !dead.has(id))!;
+    expect((await store.leases.get(accountLeaseKey(masterId)))?.owner).toBe(paused);
+    const successor = await startWorker();
+    // An order, and the pause while its copies are on the wire.
+    const r = await order();
+    expect(r.status, JSON.stringify(r.body)).toBe(202);
+    accepted.push(r.body.tradeId);
+    const w = workers.get(paused)!;
+    w.kill('SIGSTOP');
+    try {
+      await until(
+        'the successor holding the Master',
+        async () => (await store.leases.get(accountLeaseKey(masterId)))?.owner === successor,
+        TTL_MS * 5,
+      );
+      // A paused worker still subscribes to the Master's orders: until the successor serves them too, a request
+      // reaches only the sleeper and is answered 409 write_outcome_unknown after the api's wait (16 s here).
+      await orderUntilAccepted(45_000);
+      for (let i = 0; i < 2; i++) {
+        const o = await order();
+        expect(o.status, JSON.stringify(o.body)).toBe(202);
+        accepted.push(o.body.tradeId);
+      }
+    } finally {
+      w.kill('SIGCONT');
+    }
+    // Awake: its next renewal is refused and it lets go of everything.
+    await until(
+      'the paused worker noticing it lost its leases',
+      async () => printed.get(paused)!.join('').includes('leases lost'),
+      TTL_MS * 5,
+    );
+    await checkLedger();
+    expect((await store.leases.live()).filter((l) => l.owner === paused)).toEqual([]);
   }, 120_000);
 });
