@@ -63,6 +63,8 @@ export interface CoreOptions {
     /** Whose ledger the settle loop settles (a Master's, from the moment its lease is taken). */
     settles: (accountId: string) => boolean;
     fence: Fence;
+    /** See OpenOptions.idleInTransactionMs (the lease TTL). */
+    idleInTransactionMs: number;
   };
   /** An api process: panic-close jobs are handed to the worker holding the deployment lease (see PanicCloseOptions). */
   panicHandOff?: (job: PanicJob) => void;
@@ -76,7 +78,11 @@ export interface CoreOptions {
  * except the demo's in-process market.
  */
 export async function composeCore(cfg: Config, logger: Logger | false, opts: CoreOptions = {}): Promise<Core> {
-  const store = await Store.open({ dataDir: cfg.dataDir, databaseUrl: cfg.databaseUrl });
+  const store = await Store.open({
+    dataDir: cfg.dataDir,
+    databaseUrl: cfg.databaseUrl,
+    ...(opts.ownership ? { idleInTransactionMs: opts.ownership.idleInTransactionMs } : {}),
+  });
   const cleanup: Array<() => Promise<void>> = [() => store.close()];
   try {
     if (opts.ownership) store.trades.fence = opts.ownership.fence;

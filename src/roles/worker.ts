@@ -60,6 +60,7 @@ export async function startWorker(cfg: Config, logger: Logger | false, opts: Wor
       owns: (id) => ready.has(id) && holds(id),
       settles: holds,
       fence: { owner: instanceId, epochOf: (key) => keeper?.epochOf(key) },
+      idleInTransactionMs: ttlMs,
     },
   });
   const { store, adapters, dispatcher, engine, watcher, settler, reconciler, hooks, risk, panic, cleanup } = core;

@@ -28,6 +28,15 @@ function rowsOf<T>(r: unknown): T[] {
   return Array.isArray(r) ? (r as T[]) : ((r as { rows: T[] }).rows ?? []);
 }
 
+/** The SQLSTATE of a driver error (55P03: lock not available), also when wrapped by the query builder. */
+function pgCode(err: unknown): string | undefined {
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined, i = 0; e && i < 5; i++) {
+    if (typeof e.code === 'string') return e.code;
+    e = e.cause as typeof e;
+  }
+  return undefined;
+}
+
 const interval = (ms: number) => sql`(${Math.max(0, Math.round(ms))}::double precision * interval '1 millisecond')`;
 
 /**
@@ -43,14 +52,24 @@ export class LeasesRepo {
    * holds already, at epoch + 1. Null when another owner holds it unexpired.
    */
   async acquire(key: string, owner: string, ttlMs: number): Promise<Lease | null> {
-    const r = await this.db.execute(sql`
+    // A row locked by a write in progress (a fenced write of the holder, maybe a paused one) is not waited for:
+    // the caller tries again next round instead of stalling its renewals.
+    const r = await this.db
+      .transaction(async (tx) => {
+        await tx.execute(sql`set local lock_timeout = '200ms'`);
+        return tx.execute(sql`
       insert into leases (key, owner, epoch, expires_at, acquired_at)
       values (${key}, ${owner}, 1, now() + ${interval(ttlMs)}, now())
       on conflict (key) do update
         set owner = excluded.owner, epoch = leases.epoch + 1, expires_at = excluded.expires_at, acquired_at = now()
         where leases.expires_at <= now() or leases.owner = excluded.owner
       returning key, owner, epoch, expires_at`);
-    const [row] = rowsOf<LeaseSqlRow>(r);
+      })
+      .catch((err: unknown) => {
+        if (pgCode(err) === '55P03') return null;
+        throw err;
+      });
+    const [row] = r ? rowsOf<LeaseSqlRow>(r) : [];
     return row ? toLease(row) : null;
   }
 
