@@ -21,7 +21,8 @@ export interface ApiDeps {
   store: Store;
   auth: AuthService;
   adapters: AdapterRegistry;
-  orders: OrderService;
+  /** The order route's pipeline: in this process (serve), or the Master's worker over NATS (api). */
+  orders: Pick<OrderService, 'send'>;
   panic: PanicCloseService;
   risk: RiskGuard;
   shadow: ShadowService;

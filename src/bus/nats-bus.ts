@@ -1,4 +1,4 @@
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { connect, RequestError, TimeoutError, type NatsConnection } from '@nats-io/transport-node';
 import type { Bus } from './bus.js';
 
 /**
@@ -44,7 +44,55 @@ export class NatsBus implements Bus {
     await this.nc.rtt();
   }
 
+  /**
+   * Request/reply between the processes of a deployment (an order for the worker owning its Master). Rejects
+   * with NoResponder when nobody serves the subject now, with ReplyTimeout when the answer did not come in time
+   * (the request may still have been acted on).
+   */
+  async request(subject: string, data: string, timeoutMs: number): Promise<string> {
+    try {
+      const m = await this.nc.request(`${this.prefix}.${subject}`, this.encoder.encode(data), { timeout: timeoutMs });
+      return this.decoder.decode(m.data);
+    } catch (err) {
+      if (err instanceof RequestError && err.isNoResponders()) throw new NoResponder(subject);
+      if (err instanceof TimeoutError || (err instanceof RequestError && err.cause instanceof TimeoutError))
+        throw new ReplyTimeout(subject, timeoutMs);
+      throw err;
+    }
+  }
+
+  /** Answers the requests on one subject (one at a time per subject: an account's orders stay in order). */
+  serve(subject: string, handler: (data: string) => Promise<string>): () => void {
+    const sub = this.nc.subscribe(`${this.prefix}.${subject}`);
+    void (async () => {
+      for await (const m of sub) {
+        const answer = await handler(this.decoder.decode(m.data)).catch((err: unknown) =>
+          JSON.stringify({ ok: false, error: { code: 'internal_error', message: String(err) } }),
+        );
+        m.respond(this.encoder.encode(answer));
+      }
+    })().catch(() => undefined);
+    return () => sub.unsubscribe();
+  }
+
   async close(): Promise<void> {
     await this.nc.drain().catch(() => this.nc.close());
+  }
+}
+
+export class NoResponder extends Error {
+  constructor(readonly subject: string) {
+    super(`nobody serves ${subject} now`);
+    this.name = 'NoResponder';
+  }
+}
+
+export class ReplyTimeout extends Error {
+  constructor(
+    readonly subject: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`no answer on ${subject} within ${timeoutMs} ms`);
+    this.name = 'ReplyTimeout';
   }
 }

@@ -6,6 +6,7 @@ import { groupCommands } from './commands/groups.js';
 import { orderCommands } from './commands/orders.js';
 import { panicCloseCommand } from './commands/panic-close.js';
 import { serveCommand } from './commands/serve.js';
+import { apiCommand, workerCommand } from './commands/scale-out.js';
 import { simulatorCommand } from './commands/simulator.js';
 import { tradeCommands } from './commands/trades.js';
 import { reportFailure } from './errors.js';
@@ -19,6 +20,8 @@ export function buildCli(): Command {
   const program = new Command('copytrade').description('Self-hostable copy-trading service').exitOverride();
   for (const add of [
     serveCommand,
+    apiCommand,
+    workerCommand,
     simulatorCommand,
     adminCommands,
     accountCommands,

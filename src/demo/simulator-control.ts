@@ -65,6 +65,13 @@ export async function startControlServer(
       return accountView(broker.createAccount(initOf(await readJsonObject(req, (s, m) => new ControlError(s, m)))));
     if (key === 'POST /ctrader/tokens')
       return sim.ctrader.issueTokenFor(str(await readJsonObject(req, (s, m) => new ControlError(s, m)), 'ctidUserId')!);
+    // Read-only, for tests across processes: what the broker holds for one account (no duplicate copies).
+    const held = /^\/accounts\/([^/]+)\/positions$/.exec(url.pathname);
+    if (req.method === 'GET' && held) {
+      const id = decodeURIComponent(held[1]!);
+      if (!broker.account(id)) throw new ControlError(404, `no simulated account ${id}`);
+      return broker.positions(id).map((p) => ({ id: p.id, symbol: p.symbol, volume: p.volume.toString(), tag: p.tag }));
+    }
     throw new ControlError(404, `no route ${key}`);
   };
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {

@@ -16,6 +16,8 @@ export interface WatcherOptions {
   pollMs?: number;
   /** How often new Master accounts are picked up. */
   scanMs?: number;
+  /** Which Masters this process watches (a worker: those whose lease it holds). Default: all. */
+  owns?: (accountId: string) => boolean;
 }
 
 type Job = { kind: 'event'; ev: BrokerEvent } | { kind: 'diff'; reason: string };

@@ -9,6 +9,7 @@ import type { CopyIntent } from '../domain/ledger-types.js';
 import type { NewEvent } from '../store/repos/events.js';
 import type { AdapterRegistry } from './adapter-registry.js';
 import type { Dispatcher } from './dispatcher.js';
+import { accountLeaseKey, StaleLeaseError } from '../domain/lease.js';
 import type { MasterAction } from './actions.js';
 import { sendPaced } from './rate-limit.js';
 import { executeOp, opOf, verifyOp, type IntentOp } from './intent-ops.js';
@@ -30,6 +31,11 @@ export interface CopyEngineOptions {
   breaker?: BreakerOptions;
   /** Where a ledger write the store refuses is reported. */
   logger?: Logger | false;
+  /**
+   * A worker: whether it still holds the Master's lease, asked right before each broker write of its copies. A
+   * process paused past its lease must not send what its successor may already have settled and resent.
+   */
+  mayWrite?: (masterAccountId: string) => boolean;
 }
 
 /**
@@ -59,6 +65,8 @@ export class CopyEngine {
   private readonly breaker: MasterBreaker | null;
   private readonly inputs: PlanInputs;
 
+  private readonly mayWrite: (masterAccountId: string) => boolean;
+
   constructor(
     private readonly store: Store,
     private readonly adapters: AdapterRegistry,
@@ -67,6 +75,7 @@ export class CopyEngine {
   ) {
     this.clock = opts.clock ?? Date.now;
     this.preTradeCheck = opts.preTradeCheck;
+    this.mayWrite = opts.mayWrite ?? (() => true);
     this.writer = new OutcomeWriter(store, opts.logger ?? false);
     this.breaker = opts.breaker ? new MasterBreaker(opts.breaker, this.clock) : null;
     this.inputs = new PlanInputs(store, this.specs, this.clock, () => this.preTradeCheck);
@@ -268,6 +277,8 @@ export class CopyEngine {
     prevTags: string[] = [],
   ): Promise<OrderOutcome> {
     const adapter = slave.adapter!;
+    // Unsent, the row stays as recorded: the lease's new holder settles it (lookup by tag, then its own send).
+    if (!this.mayWrite(master.id)) this.refuse(master.id);
     const sendAt = performance.now();
     latency.send = sendAt - queuedAt;
     const stale = goesStale(intentAction(row.action));
@@ -275,7 +286,12 @@ export class CopyEngine {
     let sends = 0;
     let outcome = await sendPaced(
       async () => {
-        const o = await executeOp(adapter, op, (fn) => this.dispatcher.run(slave.account.id, adapter, fn));
+        const o = await executeOp(adapter, op, (fn) =>
+          // Asked again at the moment of the write: the wait for a token or a rate-limit hint may outlast the lease.
+          this.dispatcher.run(slave.account.id, adapter, () =>
+            this.mayWrite(master.id) ? fn() : this.refuse(master.id),
+          ),
+        );
         this.observer?.answered(platform, o, sends++ > 0);
         return o;
       },
@@ -297,6 +313,10 @@ export class CopyEngine {
     // Settled as soon as the broker can answer, before the action ages past the rule's staleness limit.
     if (outcome.kind === 'unresolved') this.onUnresolved?.();
     return outcome;
+  }
+
+  private refuse(masterAccountId: string): never {
+    throw new StaleLeaseError(accountLeaseKey(masterAccountId), undefined, null);
   }
 
   async flush(): Promise<void> {

@@ -17,7 +17,15 @@ export interface StartOptions {
   reason?: string;
 }
 
-export type PanicCloseOptions = Partial<PanicJobOptions> & Partial<FlattenerOptions> & { syncWaitMs?: number };
+export type PanicCloseOptions = Partial<PanicJobOptions> &
+  Partial<FlattenerOptions> & {
+    syncWaitMs?: number;
+    /**
+     * An api process: a started job is handed to the worker that runs the deployment's jobs (it resumes running
+     * jobs on this signal and on a schedule) instead of being run here.
+     */
+    handOff?: (job: PanicJob) => void;
+  };
 
 /**
  * Emergency close of an account, or of every account of a copier group, as a tracked job: the accounts are
@@ -33,6 +41,7 @@ export class PanicCloseService {
    */
   readonly syncWaitMs: number;
   private readonly runner: PanicJobRunner;
+  private readonly handOff: ((job: PanicJob) => void) | undefined;
 
   constructor(
     private readonly store: Store,
@@ -41,6 +50,7 @@ export class PanicCloseService {
     opts: PanicCloseOptions = {},
   ) {
     this.syncWaitMs = opts.syncWaitMs ?? 2000;
+    this.handOff = opts.handOff;
     this.jobs = store.panicJobs;
     this.runner = new PanicJobRunner(store, this.jobs, new AccountFlattener(adapters, dispatcher, opts), opts);
   }
@@ -74,7 +84,8 @@ export class PanicCloseService {
       members.map((m) => ({ userId, accountId: m.id, type: 'panic_close.started', payload: { ...base, reason } })),
     );
     await this.lock(members, `panic-close ${id} (${reason}); resume to copy again`);
-    void this.runner.run(job);
+    if (this.handOff) this.handOff(job);
+    else void this.runner.run(job);
     return job;
   }
 
@@ -131,6 +142,15 @@ export class PanicCloseService {
       clearTimeout(timer);
     }
     if (this.runner.done(job.id)) return this.runner.current(job);
+    if (!run && this.handOff) {
+      // Run by another process: its end is seen in the store.
+      const end = performance.now() + ms;
+      for (;;) {
+        const stored = (await this.jobs.owned(job.userId, job.id)) ?? job;
+        if (stored.state !== 'running' || performance.now() >= end) return stored;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
     return (await this.jobs.owned(job.userId, job.id)) ?? job;
   }
 

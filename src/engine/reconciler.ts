@@ -33,6 +33,8 @@ export class Reconciler {
       logger?: Logger | false;
       beforeRun?: (masterId: string) => Promise<void>;
       youngMs?: number;
+      /** Which Masters' groups this process reconciles (a worker: those whose lease it holds). Default: all. */
+      owns?: (masterAccountId: string) => boolean;
     } = {},
   ) {
     this.healer = new DriftHealer(store, adapters, engine, (msg, err) => this.log(msg, err));
@@ -54,7 +56,8 @@ export class Reconciler {
   }
 
   async runAll(): Promise<ReconcileResult[]> {
-    const masters = (await this.store.accounts.all()).filter((a) => a.role === 'master' && a.groupId);
+    const owns = this.opts.owns ?? (() => true);
+    const masters = (await this.store.accounts.all()).filter((a) => a.role === 'master' && a.groupId && owns(a.id));
     return Promise.all(masters.map((m) => this.run(m, { dryRun: false })));
   }
 

@@ -34,6 +34,8 @@ export interface SettlerOptions {
   logger?: Logger | false;
   /** A Master order looked up and not found is called absent only once its trade is this old (default 30 s). */
   absentAfterMs?: number;
+  /** Whose ledger this process settles (a worker: the Masters whose lease it holds). Default: all. */
+  owns?: (masterAccountId: string) => boolean;
 }
 
 /**
@@ -113,9 +115,10 @@ export class Settler {
       orders: { fanned_out: 0, rejected: 0, unknown: 0, skipped: 0 },
     };
     const now = this.engine.clock();
+    const owns = this.opts.owns ?? (() => true);
     // Order-route trades first: their fan-out writes the intents the rest of this pass may settle.
     for (const t of await this.store.trades.apiTradesAwaitingMaster()) {
-      if (this.engine.ordering.has(t.id) || now - t.updatedAt.getTime() < graceMs) continue;
+      if (!owns(t.masterAccountId) || this.engine.ordering.has(t.id) || now - t.updatedAt.getTime() < graceMs) continue;
       try {
         report.orders[
           await recoverOrderTrade(this.store, this.adapters, this.engine, t, {
@@ -129,7 +132,8 @@ export class Settler {
     }
     // A crash between recording an action and marking it accepted: write that move, and its events, now.
     for (const t of await this.store.trades.tradesInStatus('recorded')) {
-      if (this.engine.accepting.has(t.id) || now - t.updatedAt.getTime() < graceMs) continue;
+      if (!owns(t.masterAccountId) || this.engine.accepting.has(t.id) || now - t.updatedAt.getTime() < graceMs)
+        continue;
       await this.store.trades.applyOutcomes([
         {
           trade: { id: t.id, set: { status: 'accepted' } },
@@ -138,7 +142,10 @@ export class Settler {
       ]);
     }
     const rows = (await this.store.trades.unsettledIntents()).filter(
-      ({ intent }) => !this.engine.inFlight.has(intent.id) && now - intent.updatedAt.getTime() >= graceMs,
+      ({ intent, trade }) =>
+        owns(trade.masterAccountId) &&
+        !this.engine.inFlight.has(intent.id) &&
+        now - intent.updatedAt.getTime() >= graceMs,
     );
     // Slaves in parallel; within a Slave, writes about one Master position in order (see chains()).
     const bySlave = new Map<string, Array<{ intent: CopyIntent; trade: Trade }>>();

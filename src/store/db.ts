@@ -33,6 +33,12 @@ export interface OpenOptions {
    * Off (PGlite's own default) is several times faster for tests and throwaway demos.
    */
   embeddedFsync?: boolean;
+  /**
+   * PostgreSQL: the server ends a session left idle inside a transaction this long. A worker sets it to its lease
+   * TTL: a process paused in the middle of a fenced write holds the lease row's lock, and its successor could not
+   * take the lease over until that transaction ends (it is rolled back, so the late write never lands).
+   */
+  idleInTransactionMs?: number;
 }
 
 /**
@@ -73,7 +79,7 @@ export const migrationsFolder = () => join(packageRoot(), 'src', 'store', 'migra
 
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
   const db = opts.databaseUrl
-    ? await openPostgres(opts.databaseUrl)
+    ? await openPostgres(opts.databaseUrl, opts.idleInTransactionMs)
     : await openPglite(opts.dataDir, opts.embeddedFsync ?? true);
   if (opts.migrate !== false) await runMigrations(db);
   return db;
@@ -118,13 +124,17 @@ export async function runMigrations(database: Database): Promise<void> {
   }
 }
 
-async function openPostgres(url: string): Promise<Database> {
+async function openPostgres(url: string, idleInTransactionMs?: number): Promise<Database> {
   // Loaded only for PostgreSQL: the embedded store's start (`npm start`) does not pay for the pg driver.
   const [{ default: pg }, { drizzle: drizzlePg }] = await Promise.all([
     import('pg'),
     import('drizzle-orm/node-postgres'),
   ]);
-  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    ...(idleInTransactionMs ? { idle_in_transaction_session_timeout: idleInTransactionMs } : {}),
+  });
   // An idle connection the server dropped (restart, failover, admin) must not crash the process: the pool
   // opens a new one on next use, and queries in flight get their own error.
   pool.on('error', () => undefined);

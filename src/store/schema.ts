@@ -541,3 +541,20 @@ export const equitySnapshots = pgTable(
   },
   (t) => [primaryKey({ columns: [t.accountId, t.at] }), index('equity_snapshots_at_idx').on(t.at)],
 );
+
+/**
+ * Ownership of a resource (`account:<id>`, `ctrader:<env>`) by one worker process at a time. `epoch` is the
+ * fencing token: it grows by one at every change of owner, and the store refuses a write fenced by an older one.
+ * Expiry is on the database's clock, so workers' clocks never matter.
+ */
+export const leases = pgTable(
+  'leases',
+  {
+    key: text('key').primaryKey(),
+    owner: text('owner').notNull(),
+    epoch: bigint('epoch', { mode: 'number' }).notNull(),
+    expiresAt: ts('expires_at').notNull(),
+    acquiredAt: ts('acquired_at').notNull().defaultNow(),
+  },
+  (t) => [index('leases_owner_idx').on(t.owner)],
+);

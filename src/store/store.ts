@@ -13,6 +13,7 @@ import { TradesRepo } from './repos/trades.js';
 import { UsersRepo } from './repos/users.js';
 import { WebhookRepo } from './repos/webhooks.js';
 import { SealedRepo } from './repos/sealed.js';
+import { LeasesRepo } from './repos/leases.js';
 
 /**
  * The store: one object with a repository per concern, on PGlite or PostgreSQL alike. Nothing outside
@@ -32,6 +33,8 @@ export class Store {
   readonly equity: EquityRepo;
   /** Every value sealed by the credential box, for key rotation. */
   readonly sealed: SealedRepo;
+  /** Worker leases with their fencing epochs (PostgreSQL; on the embedded store one process holds them all). */
+  readonly leases: LeasesRepo;
 
   constructor(readonly database: Database) {
     const db = database.db;
@@ -49,6 +52,7 @@ export class Store {
     this.shadowTwins = new ShadowTwinsRepo(db);
     this.equity = new EquityRepo(db);
     this.sealed = new SealedRepo(db);
+    this.leases = new LeasesRepo(db);
   }
 
   /** Idempotency-Key records, remembered for `ttlMs` (the API's choice, so a repository per caller). */

@@ -22,6 +22,8 @@ export interface HealthMonitorOptions {
    * (writes come first on a shared rate limit), for at most `staleAfterMs` since the last good read.
    */
   isBusy?: (accountId: string) => boolean;
+  /** Which accounts this process reads (a worker: those whose lease it holds). Default: all. */
+  owns?: (accountId: string) => boolean;
   /** At most one equity snapshot per account this often (default 60 s; 0 = none are written). */
   snapshotEveryMs?: number;
   /** Snapshots older than this are deleted (default 30 days), checked at most once an hour. */
@@ -83,7 +85,8 @@ export class HealthMonitor {
   }
 
   async checkAll(): Promise<void> {
-    const all = await this.store.accounts.all();
+    const owns = this.opts.owns ?? (() => true);
+    const all = (await this.store.accounts.all()).filter((a) => owns(a.id));
     await Promise.all(all.map((a) => (this.deferred(a) ? null : this.check(a))));
     await this.writeSnapshots().catch(() => undefined);
   }

@@ -29,6 +29,8 @@ import {
   tradeToRow,
   type IntentInsert,
 } from '../ledger-mappers.js';
+import { accountLeaseKey, type Fence } from '../../domain/lease.js';
+import { checkFence } from './leases.js';
 
 type TradeWithPosition = Trade & { position: string };
 type IntentWithPosition = CopyIntent & { position: string };
@@ -136,10 +138,42 @@ async function insertIntents(tx: Tx, rows: NewIntent[]): Promise<void> {
 
 /** Trades, the copy ledger (intents), position/order links and the watcher's view of Master items. */
 export class TradesRepo {
+  /**
+   * Set by a worker process: the copy ledger's writes (recording a Master's intents, their outcomes) are made
+   * only under the Master's lease at the epoch this process holds, checked in the write's own transaction.
+   * Null (one process, the api role): unfenced.
+   */
+  fence: Fence | null = null;
+
   constructor(
     private readonly db: Db,
     private readonly events: EventsRepo,
   ) {}
+
+  private async fenceMasters(tx: Tx, masterAccountIds: string[]): Promise<void> {
+    if (this.fence) await checkFence(tx, this.fence, masterAccountIds.map(accountLeaseKey));
+  }
+
+  /** The Masters whose ledger an outcome batch writes (through its intents' and trades' rows). */
+  private async fenceOutcomes(tx: Tx, intentIds: string[], tradeIds: string[]): Promise<void> {
+    if (!this.fence || intentIds.length + tradeIds.length === 0) return;
+    const byIntent =
+      intentIds.length > 0
+        ? await tx
+            .select({ m: trades.masterAccountId })
+            .from(copyIntents)
+            .innerJoin(trades, eq(trades.id, copyIntents.tradeId))
+            .where(inArray(copyIntents.id, intentIds))
+        : [];
+    const byTrade =
+      tradeIds.length > 0
+        ? await tx.select({ m: trades.masterAccountId }).from(trades).where(inArray(trades.id, tradeIds))
+        : [];
+    await this.fenceMasters(
+      tx,
+      [...byIntent, ...byTrade].map((r) => r.m),
+    );
+  }
 
   /** Runs a write and appends its events in one transaction, then wakes the event consumers. */
   private async withEvents(evs: NewEvent[], write: (tx: Db) => Promise<void>): Promise<void> {
@@ -273,8 +307,9 @@ export class TradesRepo {
         .update(trades)
         .set({ ...tradeSetToRow(tradeSet), updatedAt: new Date() })
         .where(and(eq(trades.id, tradeId), inArray(trades.status, ['pending', 'unresolved'])))
-        .returning({ id: trades.id });
+        .returning({ id: trades.id, master: trades.masterAccountId });
       if (upd.length === 0) return false;
+      await this.fenceMasters(tx, [upd[0]!.master]);
       await insertIntents(tx, intents);
       // The watcher may have seen the item first (and since): its view stays.
       if (items.length > 0) await tx.insert(masterItems).values(items.map(masterItemToRow)).onConflictDoNothing();
@@ -297,6 +332,7 @@ export class TradesRepo {
     evs: NewEvent[] = [],
   ): Promise<boolean> {
     const recorded = await this.db.transaction(async (tx) => {
+      await this.fenceMasters(tx, [trade.masterAccountId]);
       const ins = await tx.insert(trades).values(tradeToRow(trade)).onConflictDoNothing().returning({ id: trades.id });
       if (ins.length === 0) return false;
       await insertIntents(tx, intents);
@@ -314,6 +350,7 @@ export class TradesRepo {
   }
 
   async updateIntent(id: string, u: IntentUpdate, evs: NewEvent[] = []): Promise<void> {
+    if (this.fence) return this.applyOutcomes([{ intentId: id, update: u, events: evs }]);
     await this.withEvents(evs, async (db) => {
       await moveIntent(db, id, u, new Date());
     });
@@ -325,6 +362,11 @@ export class TradesRepo {
     const evs = writes.flatMap((w) => w.events ?? []);
     await this.db.transaction(async (tx) => {
       const db = tx as unknown as Db;
+      await this.fenceOutcomes(
+        tx,
+        writes.flatMap((w) => (w.intentId && w.update ? [w.intentId] : [])),
+        writes.flatMap((w) => (w.trade ? [w.trade.id] : [])),
+      );
       const now = new Date();
       for (const w of writes) {
         if (w.trade)

@@ -1,0 +1,279 @@
+import type { Logger } from 'pino';
+import { AuthService } from '../auth/auth-service.js';
+import { CredentialBox, insideDir, loadCredentialKeys } from '../auth/credential-box.js';
+import { dataFile, type Config } from '../config/config.js';
+import { AdapterRegistry } from '../engine/adapter-registry.js';
+import { Dispatcher } from '../engine/dispatcher.js';
+import { CopyEngine } from '../engine/copy-engine.js';
+import { Watcher } from '../engine/watcher.js';
+import { Settler } from '../engine/settler.js';
+import { Reconciler } from '../engine/reconciler.js';
+import { PanicCloseService } from '../engine/panic-close.js';
+import { RiskGuard } from '../engine/risk/guard.js';
+import { ShadowService } from '../engine/shadow.js';
+import { createSimAdapterFactory } from '../platforms/sim/factory.js';
+import { SimBroker } from '../simulator/broker.js';
+import { SimPersistence } from '../simulator/persistence.js';
+import { Store } from '../store/store.js';
+import { backfillIdentities } from '../store/identity-backfill.js';
+import { LocalBus } from '../bus/local-bus.js';
+import type { Bus } from '../bus/bus.js';
+import { realEndpoints, type PlatformEndpoints } from '../platforms/endpoints.js';
+import { createCTraderAdapterFactory } from '../platforms/ctrader/factory.js';
+import { createMetaTraderAdapterFactory } from '../platforms/metatrader/factory.js';
+import { createTradeLockerAdapterFactory } from '../platforms/tradelocker/factory.js';
+import type { DemoBrokers } from '../demo/demo-brokers.js';
+import { createWebhooks, type Webhooks } from '../webhooks/compose.js';
+import type { Fence } from '../domain/lease.js';
+import type { PanicJob } from '../domain/panic-job.js';
+import { ServiceMetrics } from '../metrics/service-metrics.js';
+import { Readiness } from '../metrics/readiness.js';
+
+/** What every role builds on: the store, the bus, the credential box, the brokers' adapters and the copy engine. */
+export interface Core {
+  store: Store;
+  bus: Bus;
+  box: CredentialBox;
+  broker: SimBroker;
+  adapters: AdapterRegistry;
+  endpoints: PlatformEndpoints;
+  demoBrokers: DemoBrokers | null;
+  dispatcher: Dispatcher;
+  panic: PanicCloseService;
+  shadow: ShadowService;
+  risk: RiskGuard;
+  engine: CopyEngine;
+  watcher: Watcher;
+  settler: Settler;
+  reconciler: Reconciler;
+  auth: AuthService;
+  hooks: Webhooks;
+  /** This process's /metrics registry (the lease keeper sets its leases gauge here). */
+  metrics: ServiceMetrics;
+  /** This process's /readyz checks: store and bus here, `started` and `leases` by the roles. */
+  readiness: Readiness;
+  /** Shutdown steps, run first to last (each role adds its own in front). */
+  cleanup: Array<() => Promise<void>>;
+}
+
+export interface CoreOptions {
+  /** See ServiceOptions.simulator in main.ts. */
+  simulator?: DemoBrokers | Promise<DemoBrokers>;
+  /**
+   * A worker: which accounts this process owns (their leases), and the fence its ledger writes carry. The
+   * watcher, settle loop and reconciler then work on owned Masters only. Absent: everything (one process).
+   */
+  ownership?: {
+    owns: (accountId: string) => boolean;
+    /** Whose ledger the settle loop settles (a Master's, from the moment its lease is taken). */
+    settles: (accountId: string) => boolean;
+    fence: Fence;
+    /** See OpenOptions.idleInTransactionMs (the lease TTL). */
+    idleInTransactionMs: number;
+  };
+  /** An api process: panic-close jobs are handed to the worker holding the deployment lease (see PanicCloseOptions). */
+  panicHandOff?: (job: PanicJob) => void;
+  /** Start the webhook deliverer now (default); a worker starts it under its lease instead. */
+  deliverNow?: boolean;
+}
+
+/**
+ * The shared part of the composition: config -> one implementation per port. Nothing that reaches a broker on
+ * its own schedule is started here (the watcher, settle loop, reconciler and health are the roles' to start),
+ * except the demo's in-process market.
+ */
+export async function composeCore(cfg: Config, logger: Logger | false, opts: CoreOptions = {}): Promise<Core> {
+  const store = await Store.open({
+    dataDir: cfg.dataDir,
+    databaseUrl: cfg.databaseUrl,
+    ...(opts.ownership ? { idleInTransactionMs: opts.ownership.idleInTransactionMs } : {}),
+  });
+  const cleanup: Array<() => Promise<void>> = [() => store.close()];
+  const metrics = new ServiceMetrics();
+  const readiness = new Readiness({
+    onFailure: (check, err) => logger && logger.warn({ err, check }, 'readiness check failing'),
+  });
+  readiness.register('store', () => store.ping());
+  try {
+    if (opts.ownership) store.trades.fence = opts.ownership.fence;
+    const owns = opts.ownership ? { owns: opts.ownership.owns } : {};
+    const settles = opts.ownership ? { owns: opts.ownership.settles } : {};
+    // Cross-process signals: NATS when configured (several processes on one PostgreSQL store), else in-process.
+    // NATS client loaded only when configured: a single-process start does not pay for it.
+    const bus: Bus = cfg.natsUrl
+      ? await (await import('../bus/nats-bus.js')).NatsBus.connect(cfg.natsUrl)
+      : new LocalBus();
+    const detachBus = store.events.useBus(bus);
+    if (bus.ping) readiness.register('bus', () => bus.ping?.() ?? Promise.resolve());
+    cleanup.unshift(async () => {
+      detachBus();
+      await bus.close();
+    });
+    const ring = loadCredentialKeys({
+      configured: cfg.secretKey,
+      previous: cfg.secretKeyPrevious,
+      keyFile: cfg.secretKeyFile,
+    });
+    const box = new CredentialBox(ring.current, ring.previous);
+    if (logger && ring.file && !cfg.databaseUrl && insideDir(ring.file, cfg.dataDir)) {
+      logger.warn(
+        { keyFile: ring.file },
+        'the key that encrypts broker credentials sits in the data dir beside what it encrypts: a copy of the dir holds both; ' +
+          'move it outside (COPYTRADE_SECRET_KEY_FILE or --secret-key-file) or set COPYTRADE_SECRET_KEY',
+      );
+    }
+    if (logger && ring.previous.length > 0)
+      logger.warn(
+        { previousKeys: ring.previous.length },
+        'a credential key rotation is not finished: run `copytrade secrets rotate`',
+      );
+    // Before any request: platform A rows from before migration 0004 get their identity (or are disabled as duplicates).
+    const backfilled = await backfillIdentities(store, (sealed) => box.open(sealed));
+    if (logger && (backfilled.disabled.length > 0 || backfilled.unreadable.length > 0))
+      logger.warn(backfilled, 'broker identities backfilled: duplicates disabled');
+    const adapters = new AdapterRegistry({
+      open: async (accountId) => {
+        const sealed = await store.accounts.credentialsEnc(accountId);
+        return sealed ? box.open(sealed) : null;
+      },
+    });
+
+    // The built-in simulated broker: the `sim` platform (paper trading, demo, tests). Its state lives beside the store.
+    const simFile = dataFile(cfg, 'simulator.json');
+    const persistence = simFile ? new SimPersistence(simFile) : null;
+    const snapshot = persistence?.load();
+    const broker = new SimBroker(snapshot === undefined ? {} : { snapshot });
+    if (persistence) {
+      persistence.attach(broker);
+      cleanup.unshift(async () => persistence.detach(broker));
+    }
+    adapters.register(createSimAdapterFactory(broker, { timeoutMs: cfg.brokerTimeoutMs }));
+    let endpoints = realEndpoints();
+    let demoBrokers: DemoBrokers | null = null;
+    if (cfg.demo) {
+      broker.start(1000);
+      cleanup.unshift(async () => broker.stop());
+      if (opts.simulator) demoBrokers = await opts.simulator;
+      else {
+        // Demo: every platform is served by the simulator's protocol front ends on loopback.
+        // Loaded only in demo mode: a production process carries no simulator front ends.
+        const { startSimulatedBrokers } = await import('../demo/simulated-brokers.js');
+        const { inProcessBrokers } = await import('../demo/demo-brokers.js');
+        const simulated = await startSimulatedBrokers(broker, '127.0.0.1');
+        cleanup.unshift(simulated.close);
+        demoBrokers = inProcessBrokers(broker, simulated);
+      }
+      endpoints = demoBrokers.endpoints;
+    } else if (opts.simulator) {
+      // api and worker processes beside a `copytrade simulator` (tests, a try-out of scale-out): its endpoints.
+      demoBrokers = await opts.simulator;
+      endpoints = demoBrokers.endpoints;
+    }
+    const envOf = (e: string | null): 'demo' | 'live' => (e === 'live' ? 'live' : 'demo');
+    adapters.register(
+      createTradeLockerAdapterFactory({
+        resolveBaseUrl: (e) => endpoints.platformb.baseUrl(envOf(e)),
+        timeoutMs: cfg.brokerTimeoutMs,
+      }),
+    );
+    const ctrader = createCTraderAdapterFactory({
+      resolveEndpoint: (e) => endpoints.platformc.endpoint(envOf(e)),
+      clientId: endpoints.platformc.clientId,
+      clientSecret: endpoints.platformc.clientSecret,
+      oauthBaseUrl: endpoints.platformc.oauthBaseUrl,
+      timeoutMs: cfg.brokerTimeoutMs,
+      // A refresh token works once: the new pair must be sealed and stored before anything else uses it.
+      onTokensRefreshed: async (accountId, tokens) => {
+        const sealed = await store.accounts.credentialsEnc(accountId);
+        const current = sealed ? box.open(sealed) : {};
+        await store.accounts.setCredentialsEnc(
+          accountId,
+          box.seal({ ...current, accessToken: tokens.accessToken, refreshToken: tokens.refreshToken }),
+        );
+      },
+    });
+    adapters.register(ctrader);
+    cleanup.unshift(() => ctrader.closeAll());
+    adapters.register(
+      createMetaTraderAdapterFactory({
+        baseUrl: endpoints.platforma.baseUrl,
+        token: endpoints.platforma.token,
+        timeoutMs: cfg.brokerTimeoutMs,
+        ...(endpoints.platforma.clientApiUrl ? { clientApiUrl: endpoints.platforma.clientApiUrl } : {}),
+      }),
+    );
+
+    const dispatcher = new Dispatcher();
+    const panic = new PanicCloseService(store, adapters, dispatcher, {
+      ...(opts.panicHandOff ? { handOff: opts.panicHandOff } : {}),
+      onError: (err) => logger && logger.error({ err }, 'panic-close job step failed'),
+    });
+    // Shadowed Slaves get a simulated twin from every forAccount call: the registry asks the shadow mode first.
+    const shadow = new ShadowService(
+      store,
+      adapters,
+      broker,
+      createSimAdapterFactory(broker, { timeoutMs: cfg.brokerTimeoutMs }),
+    );
+    await shadow.load();
+    adapters.resolveWith(shadow.resolve);
+    const risk = new RiskGuard(store, adapters, panic, {
+      onError: (err) => logger && logger.warn({ err }, 'risk sample failed'),
+    });
+    await risk.load();
+    // Every planned copy passes the risk guard's pre-trade check (daily loss at the stop, max open volume).
+    const engine = new CopyEngine(store, adapters, dispatcher, {
+      preTradeCheck: risk.check,
+      breaker: { maxActions: cfg.masterMaxActionsPerMin, windowMs: 60_000 },
+      ...(opts.ownership ? { mayWrite: opts.ownership.settles } : {}),
+      logger,
+    });
+    const watcher = new Watcher(store, adapters, engine, { logger, ...owns });
+    const settler = new Settler(store, adapters, engine, { logger, ...settles });
+    engine.onUnresolved = () => settler.nudge();
+    const reconciler = new Reconciler(store, adapters, engine, { logger, beforeRun: () => watcher.idle(), ...owns });
+    const auth = new AuthService(store, {
+      accessTokenTtlSec: cfg.accessTokenTtlSec,
+      apiKeyOverlapSec: cfg.apiKeyOverlapSec,
+      signIn: cfg.signIn,
+    });
+    // Before the servers: events written from the first request on are delivered; stopped after the engine drains.
+    const hooks = createWebhooks(store, box, cfg.webhooks, logger, metrics.webhookAttempt);
+    engine.observer = metrics.copy;
+    metrics.readFrom({ queueDepth: () => dispatcher.queued(), panicJobsRunning: () => panic.runningHere });
+    if (opts.deliverNow !== false) hooks.start();
+    cleanup.unshift(() => hooks.stop());
+    cleanup.unshift(() => adapters.closeAll());
+    cleanup.unshift(() => dispatcher.drain());
+    // Before the drain: a panic job stops between rounds and resumes at the next start.
+    cleanup.unshift(async () => {
+      await risk.stop();
+      await panic.stop();
+    });
+    return {
+      store,
+      bus,
+      box,
+      broker,
+      adapters,
+      endpoints,
+      demoBrokers,
+      dispatcher,
+      panic,
+      shadow,
+      risk,
+      engine,
+      watcher,
+      settler,
+      reconciler,
+      auth,
+      hooks,
+      metrics,
+      readiness,
+      cleanup,
+    };
+  } catch (err) {
+    for (const step of cleanup) await step().catch(() => undefined);
+    throw err;
+  }
+}

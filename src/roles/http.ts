@@ -1,0 +1,75 @@
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { Config } from '../config/config.js';
+import { OrderService } from '../engine/order-service.js';
+import { buildServer } from '../api/server.js';
+import type { ApiDeps } from '../api/deps.js';
+import type { Core } from './core.js';
+
+/** What the HTTP families need, from the core (`serve` and `api` alike). */
+export function apiDeps(core: Core, cfg: Config, instanceId: string): ApiDeps {
+  const { store, auth, adapters, engine, panic, risk, shadow, reconciler, hooks, box, endpoints, demoBrokers } = core;
+  return {
+    store,
+    auth,
+    adapters,
+    orders: new OrderService(store, adapters, engine),
+    panic,
+    risk,
+    shadow,
+    reconciler,
+    instanceId,
+    v1Limits: cfg.v1Limits,
+    connectLimit: { max: 3, windowMs: 5 * 60_000 },
+    quotas: cfg.quotas,
+    webhooks: hooks.service,
+    eventFeed: hooks.feed,
+    streamHeartbeatMs: cfg.webhooks.streamHeartbeatMs,
+    box,
+    endpoints,
+    ...(cfg.demo && demoBrokers
+      ? { demoBrokerLogins: async () => (await import('../demo/seed.js')).demoBrokerLogins(demoBrokers) }
+      : {}),
+  };
+}
+
+export interface Listening {
+  baseUrl: string;
+  v1BaseUrl: string;
+  servers: FastifyInstance[];
+}
+
+/**
+ * Binds family R (and V, unless it has a port of its own) on `cfg.port`, and V on `cfg.v1Port` when set. The
+ * servers' close is added in front of `cleanup`.
+ */
+export async function listen(
+  deps: ApiDeps,
+  cfg: Config,
+  logger: Logger | false,
+  cleanup: Array<() => Promise<void>>,
+  probes: Pick<Core, 'metrics' | 'readiness'>,
+): Promise<Listening> {
+  const ops = { metrics: probes.metrics, readiness: probes.readiness, metricsToken: cfg.metricsToken };
+  const servers: FastifyInstance[] = [];
+  cleanup.unshift(async () => {
+    await Promise.all(servers.map((s) => s.close()));
+  });
+  const split = cfg.v1Port !== null;
+  const main = await buildServer(deps, { families: split ? ['r'] : ['r', 'v1'], logger, ops });
+  servers.push(main);
+  // Bound now, announced at the end: "listening" is logged once the service is ready (demo credentials written).
+  const bound = (a: string) => `bound ${a}, starting`;
+  const addr = await main.listen({ host: cfg.host, port: cfg.port, listenTextResolver: bound });
+  const baseUrl = addr.replace('[::1]', 'localhost');
+  let v1BaseUrl = baseUrl;
+  if (split) {
+    const v1 = await buildServer(deps, { families: ['v1'], logger, ops });
+    servers.push(v1);
+    v1BaseUrl = (await v1.listen({ host: cfg.host, port: cfg.v1Port!, listenTextResolver: bound })).replace(
+      '[::1]',
+      'localhost',
+    );
+  }
+  return { baseUrl, v1BaseUrl, servers };
+}

@@ -1,0 +1,207 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Config } from '../config/config.js';
+import type { DemoBrokers } from '../demo/demo-brokers.js';
+import { accountLeaseKey } from '../domain/lease.js';
+import { HealthMonitor } from '../engine/health/monitor.js';
+import { LeaseKeeper } from '../engine/lease-keeper.js';
+import type { Store } from '../store/store.js';
+import { NatsBus } from '../bus/nats-bus.js';
+import { OrderService } from '../engine/order-service.js';
+import { composeCore, type Core } from './core.js';
+import { serveOrders } from './remote-orders.js';
+import { requireScaleOut } from './scale-out.js';
+
+/**
+ * The lease of the work that runs once per deployment, not per account: webhook delivery, the risk guard's
+ * samples (which may start panic-close jobs) and resuming panic-close jobs left running.
+ */
+export const SCHEDULED_LEASE = 'scheduled:deployment';
+
+/** Bus subject: an api process recorded a panic-close job (its id); the deployment lease holder runs it. */
+export const PANIC_STARTED = 'panic.started';
+/** The deployment lease holder also looks for running jobs this often (a lost signal, a job of a dead holder). */
+const PANIC_SCAN_MS = 5_000;
+
+export interface WorkerOptions {
+  /** A lease not renewed for this long may be taken by another worker (default 15 s). */
+  leaseTtlMs?: number;
+  /** The brokers of a `copytrade simulator` process (tests, a try-out); default: the real platforms. */
+  simulator?: DemoBrokers | Promise<DemoBrokers>;
+  /** Serve /healthz, /readyz and /metrics on this port (`worker --port`; 0 picks one); none when absent. */
+  probesPort?: number;
+}
+
+export interface Worker {
+  instanceId: string;
+  /** Where /healthz, /readyz and /metrics answer, when a probes port was given. */
+  probesUrl: string | null;
+  store: Store;
+  keeper: LeaseKeeper;
+  core: Core;
+  /** Stops the work; `release: false` leaves the leases to run out as a killed process would (tests). */
+  close(opts?: { release?: boolean }): Promise<void>;
+}
+
+/**
+ * `copytrade worker`: broker connections, watchers, the copy engine, settle, reconcile and health, each for the
+ * accounts whose lease this process holds; and, under one more lease, the deployment's scheduled work. A lease
+ * taken over is first settled (every unresolved intent of its Master) and only then watched (the watch's start
+ * diff copies what happened while nobody owned it, if still fresh) and reconciled.
+ */
+export async function startWorker(cfg: Config, logger: Logger | false, opts: WorkerOptions = {}): Promise<Worker> {
+  requireScaleOut(cfg, 'worker');
+  const instanceId = randomUUID();
+  const ttlMs = opts.leaseTtlMs ?? 15_000;
+  let keeper: LeaseKeeper | null = null;
+  const holds = (id: string) => keeper?.holds(accountLeaseKey(id)) ?? false;
+  // Held and settled: a Master's watch, reconcile and health start only once its takeover settle is done.
+  const ready = new Set<string>();
+  const core = await composeCore(cfg, logger, {
+    ...(opts.simulator ? { simulator: opts.simulator } : {}),
+    deliverNow: false,
+    ownership: {
+      owns: (id) => ready.has(id) && holds(id),
+      settles: holds,
+      fence: { owner: instanceId, epochOf: (key) => keeper?.epochOf(key) },
+      idleInTransactionMs: ttlMs,
+    },
+  });
+  const { store, adapters, dispatcher, engine, watcher, settler, reconciler, hooks, risk, panic, cleanup } = core;
+  try {
+    if (!(core.bus instanceof NatsBus)) throw new Error('a worker needs NATS (NATS_URL)');
+    // The api processes' order requests for the Masters this worker holds, answered by its own pipeline.
+    const orderRoute = serveOrders(core.bus, new OrderService(store, adapters, engine), holds);
+    const health = new HealthMonitor(store, adapters, {
+      intervalMs: cfg.healthIntervalMs,
+      staleAfterMs: 3 * cfg.healthIntervalMs,
+      checkTimeoutMs: Math.max(10_000, cfg.brokerTimeoutMs),
+      isBusy: (id) => dispatcher.busy(id),
+      owns: (id) => ready.has(id) && holds(id),
+    });
+    let scheduled = false;
+    const resumePanics = () => {
+      if (scheduled)
+        void panic
+          .resumeRunning()
+          .catch((err: unknown) => logger && logger.error({ err }, 'panic-close resume failed'));
+    };
+    const offPanic = core.bus.subscribe(PANIC_STARTED, resumePanics);
+    const panicScan = setInterval(resumePanics, PANIC_SCAN_MS);
+    panicScan.unref();
+    cleanup.unshift(async () => {
+      offPanic();
+      clearInterval(panicScan);
+    });
+    const lease = new LeaseKeeper(store.leases, {
+      owner: instanceId,
+      ttlMs,
+      logger,
+      wanted: async () => {
+        const all = await store.accounts.all();
+        const masters = all.filter((a) => a.role === 'master').map((a) => accountLeaseKey(a.id));
+        const others = all.filter((a) => a.role !== 'master').map((a) => accountLeaseKey(a.id));
+        return [...masters, SCHEDULED_LEASE, ...others];
+      },
+      onAcquired: async (keys) => {
+        const ids = keys.filter((k) => k.startsWith('account:')).map((k) => k.slice('account:'.length));
+        if (ids.length > 0) {
+          // As on a restart: what the last owner left unknown is settled before anything new is planned.
+          // A pass already running may have started before the lease: wait for it, then one that sees the new keys.
+          await settler.runOnce();
+          await settler.runOnce({ graceMs: 0 });
+          for (const id of ids) {
+            ready.add(id);
+            orderRoute.attach(id);
+          }
+          await watcher.scan();
+          void reconciler.runAll().catch((err: unknown) => logger && logger.error({ err }, 'reconcile failed'));
+          if (logger) logger.info({ accounts: ids.length }, 'leases taken: accounts settled and watched');
+        }
+        if (keys.includes(SCHEDULED_LEASE) && !scheduled) {
+          scheduled = true;
+          hooks.start();
+          risk.start(10_000);
+          await panic.resumeRunning();
+          if (logger) logger.info('lease taken: webhook delivery, risk samples and panic-close jobs run here');
+        }
+      },
+      onLost: async (keys) => {
+        for (const k of keys)
+          if (k.startsWith('account:')) {
+            ready.delete(k.slice('account:'.length));
+            orderRoute.detach(k.slice('account:'.length));
+          }
+        // The lost Masters' watches stop; their ledger writes are refused by the store already (fence).
+        await watcher.scan();
+        if (keys.includes(SCHEDULED_LEASE) && scheduled) {
+          scheduled = false;
+          await Promise.all([hooks.stop(), risk.stop(), panic.stop()]);
+        }
+        if (logger) logger.warn({ keys }, 'leases lost');
+      },
+    });
+    keeper = lease;
+    let leasing = false;
+    // Ready once the keeper has taken its first round (a worker holding no lease is still ready: more workers
+    // than work), and no longer once it stops.
+    core.readiness.register('leases', async () => {
+      if (!leasing) throw new Error('lease keeper not running');
+    });
+    const countLeases = () => core.metrics.setLeasesHeld(lease.heldKeys().length);
+    const countEvery = setInterval(countLeases, Math.max(1000, Math.floor(ttlMs / 3)));
+    countEvery.unref();
+    cleanup.unshift(async () => clearInterval(countEvery));
+    let probesUrl: string | null = null;
+    if (opts.probesPort !== undefined) {
+      const { startOpsListener } = await import('../api/ops-server.js');
+      const probes = await startOpsListener(
+        { metrics: core.metrics, readiness: core.readiness, metricsToken: cfg.metricsToken },
+        { host: cfg.host, port: opts.probesPort, logger },
+      );
+      probesUrl = probes.url;
+      cleanup.push(() => probes.close());
+    }
+    let release = true;
+    let closed: Promise<void> | null = null;
+    // Shutdown: stop taking, stop the work, drain, then release at once so a sibling takes over without the TTL.
+    cleanup.unshift(async () => {
+      leasing = false;
+      await lease.stop();
+      orderRoute.detachAll();
+      await watcher.stop();
+      await Promise.all([reconciler.stop(), settler.stop(), health.stop()]);
+      await dispatcher.drain();
+      await engine.flush();
+      if (release) await lease.releaseAll();
+    });
+    await watcher.start();
+    settler.start();
+    reconciler.start();
+    if (cfg.healthIntervalMs > 0) health.start();
+    await lease.start();
+    leasing = true;
+    countLeases();
+    if (logger) logger.info({ instanceId, leases: lease.heldKeys().length }, 'worker started');
+    return {
+      instanceId,
+      probesUrl,
+      store,
+      keeper: lease,
+      core,
+      close(o = {}) {
+        if (!closed) {
+          release = o.release ?? true;
+          closed = (async () => {
+            for (const step of cleanup)
+              await step().catch((err: unknown) => logger && logger.error({ err }, 'shutdown step failed'));
+          })();
+        }
+        return closed;
+      },
+    };
+  } catch (err) {
+    for (const step of cleanup) await step().catch(() => undefined);
+    throw err;
+  }
+}

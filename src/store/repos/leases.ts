@@ -1,0 +1,135 @@
+import { sql } from 'drizzle-orm';
+import type { Db } from '../db.js';
+import { StaleLeaseError, type Fence } from '../../domain/lease.js';
+import type { Tx } from './events.js';
+
+export interface Lease {
+  key: string;
+  owner: string;
+  epoch: number;
+  expiresAt: Date;
+}
+
+interface LeaseSqlRow {
+  key: string;
+  owner: string;
+  epoch: string | number;
+  expires_at: string | Date;
+}
+
+const toLease = (r: LeaseSqlRow): Lease => ({
+  key: r.key,
+  owner: r.owner,
+  epoch: Number(r.epoch),
+  expiresAt: new Date(r.expires_at),
+});
+
+function rowsOf<T>(r: unknown): T[] {
+  return Array.isArray(r) ? (r as T[]) : ((r as { rows: T[] }).rows ?? []);
+}
+
+/** The SQLSTATE of a driver error (55P03: lock not available), also when wrapped by the query builder. */
+function pgCode(err: unknown): string | undefined {
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined, i = 0; e && i < 5; i++) {
+    if (typeof e.code === 'string') return e.code;
+    e = e.cause as typeof e;
+  }
+  return undefined;
+}
+
+const interval = (ms: number) => sql`(${Math.max(0, Math.round(ms))}::double precision * interval '1 millisecond')`;
+
+/**
+ * Lease rows (see `leases` in schema.ts). Every time comparison is on the database's clock (`now()`), so a
+ * worker whose clock drifts cannot keep a lease past its expiry. A released lease keeps its row: the epoch only
+ * ever grows, so a late writer of an old epoch is refused even after several changes of owner.
+ */
+export class LeasesRepo {
+  constructor(private readonly db: Db) {}
+
+  /**
+   * Takes `key` for `owner` for `ttlMs`: a new row at epoch 1, or an expired (or released) one, or one this owner
+   * holds already, at epoch + 1. Null when another owner holds it unexpired.
+   */
+  async acquire(key: string, owner: string, ttlMs: number): Promise<Lease | null> {
+    // A row locked by a write in progress (a fenced write of the holder, maybe a paused one) is not waited for:
+    // the caller tries again next round instead of stalling its renewals.
+    const r = await this.db
+      .transaction(async (tx) => {
+        await tx.execute(sql`set local lock_timeout = '200ms'`);
+        return tx.execute(sql`
+      insert into leases (key, owner, epoch, expires_at, acquired_at)
+      values (${key}, ${owner}, 1, now() + ${interval(ttlMs)}, now())
+      on conflict (key) do update
+        set owner = excluded.owner, epoch = leases.epoch + 1, expires_at = excluded.expires_at, acquired_at = now()
+        where leases.expires_at <= now() or leases.owner = excluded.owner
+      returning key, owner, epoch, expires_at`);
+      })
+      .catch((err: unknown) => {
+        if (pgCode(err) === '55P03') return null;
+        throw err;
+      });
+    const [row] = r ? rowsOf<LeaseSqlRow>(r) : [];
+    return row ? toLease(row) : null;
+  }
+
+  /**
+   * Extends a lease held by `owner` at `epoch`. Also after its expiry as long as nobody took it over (the epoch
+   * is unchanged, so nothing was written by anyone else). Null when the lease moved on: the caller lost it.
+   */
+  async renew(key: string, owner: string, epoch: number, ttlMs: number): Promise<Lease | null> {
+    const r = await this.db.execute(sql`
+      update leases set expires_at = now() + ${interval(ttlMs)}
+      where key = ${key} and owner = ${owner} and epoch = ${epoch}
+      returning key, owner, epoch, expires_at`);
+    const [row] = rowsOf<LeaseSqlRow>(r);
+    return row ? toLease(row) : null;
+  }
+
+  /** Gives the lease up at once (expiry now) so another worker can take it without waiting for the TTL. */
+  async release(key: string, owner: string, epoch: number): Promise<boolean> {
+    const r = await this.db.execute(sql`
+      update leases set expires_at = now()
+      where key = ${key} and owner = ${owner} and epoch = ${epoch}
+      returning key`);
+    return rowsOf(r).length > 0;
+  }
+
+  async get(key: string): Promise<Lease | null> {
+    const r = await this.db.execute(sql`select key, owner, epoch, expires_at from leases where key = ${key}`);
+    const [row] = rowsOf<LeaseSqlRow>(r);
+    return row ? toLease(row) : null;
+  }
+
+  /** Unexpired leases, by key: who owns what now. */
+  async live(): Promise<Lease[]> {
+    const r = await this.db.execute(
+      sql`select key, owner, epoch, expires_at from leases where expires_at > now() order by key`,
+    );
+    return rowsOf<LeaseSqlRow>(r).map(toLease);
+  }
+}
+
+/**
+ * Inside a write's transaction: refuses (StaleLeaseError, rolling the write back) unless `fence` holds every key
+ * at the epoch the store has. The rows are locked `for share` until the write commits, so a takeover (an update
+ * of the row) waits for it and the new owner's first read sees it.
+ */
+export async function checkFence(tx: Tx, fence: Fence, keys: string[]): Promise<void> {
+  const wanted = [...new Set(keys)].sort();
+  if (wanted.length === 0) return;
+  const r = await tx.execute(sql`
+    select key, owner, epoch, expires_at from leases
+    where key in (${sql.join(
+      wanted.map((k) => sql`${k}`),
+      sql`, `,
+    )})
+    order by key for share`);
+  const found = new Map(rowsOf<LeaseSqlRow>(r).map((row) => [row.key, toLease(row)]));
+  for (const key of wanted) {
+    const held = fence.epochOf(key);
+    const cur = found.get(key);
+    if (held === undefined || !cur || cur.owner !== fence.owner || cur.epoch !== held)
+      throw new StaleLeaseError(key, held, cur ? { owner: cur.owner, epoch: cur.epoch } : null);
+  }
+}

@@ -1,0 +1,148 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Store } from '../../src/store/store.js';
+import { newId } from '../../src/domain/ids.js';
+import { dec } from '../../src/domain/decimal.js';
+import type { NewIntent, NewTrade } from '../../src/domain/ledger-types.js';
+import { accountLeaseKey, StaleLeaseError, type Fence } from '../../src/domain/lease.js';
+import { requirePostgres, tempDatabase } from '../helpers/postgres.js';
+
+const available = await requirePostgres();
+
+/** A fence holding exactly the given epochs, as a worker's lease keeper would. */
+const fenceOf = (owner: string, epochs: Record<string, number>): Fence => ({
+  owner,
+  epochOf: (key) => epochs[key],
+});
+
+// Two Store objects on one database stand for two worker processes. Expiry without waiting: a lease taken or
+// renewed with a TTL of 0 is expired from the next statement on (the database's clock moves on between them).
+describe.runIf(available)('leases with fencing on PostgreSQL', () => {
+  let a: Store;
+  let b: Store;
+  let drop: () => Promise<void>;
+
+  beforeAll(async () => {
+    const db = await tempDatabase();
+    drop = db.drop;
+    a = await Store.open({ dataDir: ':unused:', databaseUrl: db.url });
+    b = await Store.open({ dataDir: ':unused:', databaseUrl: db.url, migrate: false });
+  });
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+    await drop?.();
+  });
+
+  it('grants a key to one owner at a time; the other gets it only once it expired, at the next epoch', async () => {
+    const key = `account:${newId('acc')}`;
+    const first = await a.leases.acquire(key, 'w1', 60_000);
+    expect(first).toMatchObject({ key, owner: 'w1', epoch: 1 });
+    expect(await b.leases.acquire(key, 'w2', 60_000)).toBeNull();
+    expect(await b.leases.renew(key, 'w2', 1, 60_000)).toBeNull();
+    expect((await a.leases.renew(key, 'w1', 1, 60_000))?.epoch).toBe(1);
+
+    // w1 stops renewing: its last renewal had no time left.
+    expect(await a.leases.renew(key, 'w1', 1, 0)).not.toBeNull();
+    const taken = await b.leases.acquire(key, 'w2', 60_000);
+    expect(taken).toMatchObject({ owner: 'w2', epoch: 2 });
+    // The paused owner comes back: its renewal fails, so it knows it lost the lease.
+    expect(await a.leases.renew(key, 'w1', 1, 60_000)).toBeNull();
+    expect(await a.leases.release(key, 'w1', 1)).toBe(false);
+    expect(await a.leases.get(key)).toMatchObject({ owner: 'w2', epoch: 2 });
+  });
+
+  it('a release hands the key over at once, and the epoch keeps growing', async () => {
+    const key = `ctrader:${newId('acc')}`;
+    const l = (await a.leases.acquire(key, 'w1', 60_000))!;
+    expect(await a.leases.release(key, 'w1', l.epoch)).toBe(true);
+    expect((await a.leases.live()).map((x) => x.key)).not.toContain(key);
+    expect(await b.leases.acquire(key, 'w2', 60_000)).toMatchObject({ owner: 'w2', epoch: 2 });
+    expect((await b.leases.live()).find((x) => x.key === key)?.owner).toBe('w2');
+  });
+
+  it('refuses ledger writes fenced by a stale epoch, and writes nothing of them', async () => {
+    const u = await a.users.create(`${newId('usr')}@example.test`, 'scrypt$hash');
+    const acc = (role: 'master' | 'slave', n: string) =>
+      a.accounts.create({
+        userId: u.id,
+        platform: 'sim',
+        role,
+        name: n,
+        brokerAccountId: newId('acc'),
+        brokerAccountNumber: n,
+      });
+    const m = await acc('master', '1');
+    const s = await acc('slave', '2');
+    const key = accountLeaseKey(m.id);
+    const trade = (status: string): NewTrade => ({
+      id: newId('trd'),
+      userId: u.id,
+      masterAccountId: m.id,
+      source: 'watcher',
+      action: 'open',
+      symbol: 'EURUSD',
+      side: 'buy',
+      orderType: 'market',
+      volume: dec('0.1'),
+      tag: newId('act'),
+      actionId: newId('act'),
+      status,
+    });
+    const intent = (tradeId: string): NewIntent => ({
+      id: newId('int'),
+      tradeId,
+      slaveAccountId: s.id,
+      tag: newId('act'),
+      action: 'open',
+      symbol: 'EURUSD',
+      side: 'buy',
+      plannedVolume: dec('0.1'),
+      state: 'planned',
+    });
+
+    // Not held at all: refused.
+    a.trades.fence = fenceOf('w1', {});
+    const t0 = trade('recorded');
+    await expect(a.trades.recordAction(t0, [intent(t0.id)], [])).rejects.toBeInstanceOf(StaleLeaseError);
+    expect(await a.trades.tradeById(t0.id)).toBeNull();
+
+    const l1 = (await a.leases.acquire(key, 'w1', 0))!;
+    a.trades.fence = fenceOf('w1', { [key]: l1.epoch });
+    const t1 = trade('recorded');
+    const i1 = intent(t1.id);
+    expect(await a.trades.recordAction(t1, [i1], [])).toBe(true);
+
+    // w1 is paused past its lease; w2 takes over at the next epoch.
+    const l2 = (await b.leases.acquire(key, 'w2', 60_000))!;
+    expect(l2.epoch).toBe(l1.epoch + 1);
+    b.trades.fence = fenceOf('w2', { [key]: l2.epoch });
+
+    // w1 wakes up and writes what it had in hand: every ledger write is refused.
+    await expect(
+      a.trades.applyOutcomes([{ intentId: i1.id, update: { state: 'confirmed', brokerPositionId: 'p1' } }]),
+    ).rejects.toBeInstanceOf(StaleLeaseError);
+    await expect(a.trades.updateIntent(i1.id, { state: 'unresolved' })).rejects.toBeInstanceOf(StaleLeaseError);
+    const t2 = trade('recorded');
+    await expect(a.trades.recordAction(t2, [intent(t2.id)], [])).rejects.toBeInstanceOf(StaleLeaseError);
+    const t3 = await a.trades.insertTrade(trade('pending'));
+    await expect(a.trades.recordIntents(t3.id, { status: 'accepted' }, [intent(t3.id)])).rejects.toThrow(
+      /stale lease account:/,
+    );
+    expect(await a.trades.tradeById(t2.id)).toBeNull();
+    expect((await a.trades.tradeById(t3.id))?.status).toBe('pending');
+    expect((await a.trades.intentById(i1.id))?.state).toBe('planned');
+
+    // The successor's writes go through.
+    await b.trades.applyOutcomes([{ intentId: i1.id, update: { state: 'confirmed', brokerPositionId: 'p1' } }]);
+    expect((await b.trades.intentById(i1.id))?.state).toBe('confirmed');
+    expect(await b.trades.recordIntents(t3.id, { status: 'accepted' }, [intent(t3.id)])).toBe(true);
+    a.trades.fence = null;
+    b.trades.fence = null;
+  });
+
+  it('two owners racing for one free key: exactly one wins', async () => {
+    const key = `account:${newId('acc')}`;
+    const got = await Promise.all([a.leases.acquire(key, 'w1', 60_000), b.leases.acquire(key, 'w2', 60_000)]);
+    expect(got.filter((g) => g !== null)).toHaveLength(1);
+  });
+});
