@@ -55,7 +55,7 @@ export class Reconciler {
   }
 
   async runAll(): Promise<ReconcileResult[]> {
-    const masters = (await this.store.accounts.all()).filter((a) => a.role === 'master' && a.groupId);
+    const masters = (await this.store.accounts.masters()).filter((a) => a.groupId);
     return Promise.all(masters.map((m) => this.run(m, { dryRun: false })));
   }
 

@@ -41,7 +41,7 @@ export class Watcher {
   /** Starts watching Masters that appeared since (a new group, a role change). */
   async scan(): Promise<void> {
     if (this.stopped) return;
-    const masters = (await this.store.accounts.all()).filter((a) => a.role === 'master');
+    const masters = await this.store.accounts.masters();
     // A Master removed (or made a Slave) since: its watch stops, so nothing reads a connection that is gone.
     const current = new Set(masters.map((m) => m.id));
     for (const [id, w] of this.watches) {
