@@ -69,11 +69,14 @@ export async function benchScale(): Promise<void> {
   try {
     const t0 = performance.now();
     const apiKey = await seed(dir);
+    if (process.env.BENCH_SCALE_KEEP === '1') console.log(`api key ${apiKey}`);
     const seedMs = performance.now() - t0;
     const port = 18900 + Math.floor(Math.random() * 400);
     const headers = { authorization: `Bearer ${apiKey}` };
     const start = performance.now();
-    child = spawn(process.execPath, ['dist/bench/scale-child.js', dir, String(port)], {
+    // BENCH_CHILD_ARGS: node flags for the service only (e.g. --cpu-prof to see where a stall comes from).
+    const nodeArgs = (process.env.BENCH_CHILD_ARGS ?? '').split(' ').filter(Boolean);
+    child = spawn(process.execPath, [...nodeArgs, 'dist/bench/scale-child.js', dir, String(port)], {
       cwd: packageRoot(),
       env: {
         ...process.env,
@@ -158,6 +161,8 @@ export async function benchScale(): Promise<void> {
         setTimeout(() => c.kill('SIGKILL'), 10_000).unref();
       });
     }
-    rmSync(dir, { recursive: true, force: true });
+    // BENCH_SCALE_KEEP=1 keeps the seeded data dir (to start the service on it by hand).
+    if (process.env.BENCH_SCALE_KEEP === '1') console.log(`kept ${dir}`);
+    else rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -124,6 +124,13 @@ export class AccountsRepo {
   private readonly cache: Map<string, Account[]> | null;
   /** Where each cached account sits: its user's list and its index there. */
   private readonly slots = new Map<string, { list: Account[]; i: number }>();
+  private readonly loading = new Map<string, Promise<Account[]>>();
+  private credentialReads = new Map<
+    string,
+    Array<{ resolve: (c: string | null) => void; reject: (err: unknown) => void }>
+  >();
+  /** Bumped by every clear: a read begun before it must not fill the cache. */
+  private generation = 0;
 
   /** Copy rules by Slave (null = none stored), under the same single-writer condition as `cache`. */
   private readonly rules: Map<string, CopyRule | null> | null;
@@ -139,6 +146,38 @@ export class AccountsRepo {
   private invalidate(): void {
     this.cache?.clear();
     this.slots.clear();
+    this.loading.clear();
+    this.generation++;
+  }
+
+  /**
+   * One read of a user's list however many callers miss the cache at once (at start every Master's watch asks
+   * for its Slaves together); cached only when no write cleared the cache while it was read.
+   */
+  private load(userId: string): Promise<Account[]> {
+    const pending = this.loading.get(userId);
+    if (pending) return pending;
+    const generation = this.generation;
+    const read = (async () => {
+      const all = (
+        await this.db
+          .select()
+          .from(accounts)
+          .where(and(eq(accounts.userId, userId), live))
+          .orderBy(asc(accounts.createdAt), asc(accounts.id))
+      ).map(toAccount);
+      if (generation === this.generation && this.cache) {
+        this.cache.set(userId, all);
+        for (const [i, a] of all.entries()) this.slots.set(a.id, { list: all, i });
+      }
+      return all;
+    })();
+    this.loading.set(userId, read);
+    const done = () => {
+      if (this.loading.get(userId) === read) this.loading.delete(userId);
+    };
+    read.then(done, done);
+    return read;
   }
 
   /** The cached account with these fields changed, as a new object in the same place of its list. */
@@ -276,18 +315,7 @@ export class AccountsRepo {
 
   async list(userId: string, filter: { platform?: Platform; groupId?: string } = {}): Promise<Account[]> {
     if (this.cache) {
-      let all = this.cache.get(userId);
-      if (!all) {
-        all = (
-          await this.db
-            .select()
-            .from(accounts)
-            .where(and(eq(accounts.userId, userId), live))
-            .orderBy(asc(accounts.createdAt), asc(accounts.id))
-        ).map(toAccount);
-        this.cache.set(userId, all);
-        for (const [i, a] of all.entries()) this.slots.set(a.id, { list: all, i });
-      }
+      const all = this.cache.get(userId) ?? (await this.load(userId));
       return all.filter(
         (a) =>
           (!filter.platform || a.platform === filter.platform) && (!filter.groupId || a.groupId === filter.groupId),
@@ -367,13 +395,37 @@ export class AccountsRepo {
     return Number(r?.n ?? 0);
   }
 
-  async credentialsEnc(id: string): Promise<string | null> {
-    const [row] = await this.db
-      .select({ c: accounts.credentialsEnc })
-      .from(accounts)
-      .where(eq(accounts.id, id))
-      .limit(1);
-    return row?.c ?? null;
+  /**
+   * Sealed credentials of one account. Reads asked for in the same turn of the event loop go as one query: the
+   * first adapters of a health slice or of a Master's Slaves are built together, and 10,000 single-row reads
+   * would hold the loop for seconds.
+   */
+  credentialsEnc(id: string): Promise<string | null> {
+    return new Promise((resolve, reject) => {
+      const waiting = this.credentialReads.get(id);
+      if (waiting) waiting.push({ resolve, reject });
+      else this.credentialReads.set(id, [{ resolve, reject }]);
+      if (this.credentialReads.size === 1 && waiting === undefined) setImmediate(() => void this.readCredentials());
+    });
+  }
+
+  private async readCredentials(): Promise<void> {
+    const batch = this.credentialReads;
+    this.credentialReads = new Map();
+    const ids = [...batch.keys()];
+    try {
+      const found = new Map<string, string | null>();
+      for (let i = 0; i < ids.length; i += 1000) {
+        const rows = await this.db
+          .select({ id: accounts.id, c: accounts.credentialsEnc })
+          .from(accounts)
+          .where(inArray(accounts.id, ids.slice(i, i + 1000)));
+        for (const r of rows) found.set(r.id, r.c);
+      }
+      for (const [id, waiters] of batch) for (const w of waiters) w.resolve(found.get(id) ?? null);
+    } catch (err) {
+      for (const waiters of batch.values()) for (const w of waiters) w.reject(err);
+    }
   }
 
   /** A token refresh of one account: the cached account (which holds no credentials) only changes its time. */
