@@ -60,6 +60,8 @@ export class SimPersistence {
       return undefined;
     }
     const snap = base;
+    // Book positions by account id: a line finds its book at once instead of scanning every account.
+    const at = new Map(snap.books.map((b, i) => [(b.account as { id: string }).id, i]));
     for (const [i, line] of lines.entries()) {
       if (line.trim() === '') continue;
       let rec: Record<string, unknown>;
@@ -72,7 +74,7 @@ export class SimPersistence {
           `simulator journal ${this.journalFile} is corrupt at line ${i + 1}; move it away to start the simulator afresh`,
         );
       }
-      applyRecord(snap, rec);
+      applyRecord(snap, rec, at);
     }
     return snap;
   }
@@ -148,11 +150,11 @@ export class SimPersistence {
   }
 }
 
-function applyRecord(snap: Snapshot, rec: Record<string, unknown>): void {
+function applyRecord(snap: Snapshot, rec: Record<string, unknown>, at: Map<string, number>): void {
   snap.seq = Math.max(Number(snap.seq ?? 0), Number(rec.seq ?? 0));
   snap.accountSeq = Math.max(Number(snap.accountSeq ?? 0), Number(rec.accountSeq ?? 0));
   const account = rec.account as { id: string };
-  const i = snap.books.findIndex((b) => (b.account as { id: string }).id === account.id);
+  const i = at.get(account.id) ?? -1;
   const prev = i >= 0 ? snap.books[i]! : { history: [], deals: [] };
   const book = {
     account,
@@ -162,7 +164,7 @@ function applyRecord(snap: Snapshot, rec: Record<string, unknown>): void {
     deals: (prev.deals as unknown[]).slice(0, Number(rec.dealsFrom)).concat(rec.deals as unknown[]),
   };
   if (i >= 0) snap.books[i] = book;
-  else snap.books.push(book);
+  else at.set(account.id, snap.books.push(book) - 1);
 }
 
 function writeAll(fd: number, buf: Buffer): void {
