@@ -17,6 +17,12 @@ export interface SimPersistenceOptions {
   compactBytes?: number;
   /** fdatasync every journal append (default). Off only for throwaway state, e.g. benchmarks of the rest. */
   sync?: boolean;
+  /**
+   * Finished orders and deals kept per account when the journal is folded (default 2,000): the snapshot, and the
+   * broker's memory, stop growing with every trade ever made. Between two folds the history grows by at most
+   * what fits in `compactBytes` of journal.
+   */
+  historyBound?: number;
 }
 
 type Snapshot = { books: Array<Record<string, unknown>> } & Record<string, unknown>;
@@ -37,6 +43,7 @@ export class SimPersistence {
   private unsubscribe: (() => void) | null = null;
   private readonly compactBytes: number;
   private readonly sync: boolean;
+  private readonly historyBound: number;
 
   constructor(
     private readonly file: string,
@@ -45,6 +52,7 @@ export class SimPersistence {
     this.journalFile = `${file}.journal`;
     this.compactBytes = opts.compactBytes ?? 8 * 1024 * 1024;
     this.sync = opts.sync ?? true;
+    this.historyBound = opts.historyBound ?? 2000;
   }
 
   /** The snapshot with the journal applied, or undefined when there is no state yet. */
@@ -113,6 +121,7 @@ export class SimPersistence {
 
   /** Whole state to the snapshot (write, fsync, rename, fsync the folder), then an empty journal. */
   private compact(broker: SimBroker): void {
+    broker.trimHistory(this.historyBound);
     const tmp = `${this.file}.tmp`;
     const fd = openSync(tmp, 'w', 0o600);
     try {
