@@ -28,7 +28,7 @@ export interface HealthMonitorOptions {
   /** Snapshots older than this are deleted (default 30 days), checked at most once an hour. */
   snapshotRetentionMs?: number;
   /**
-   * Accounts read and written together (default 250): one read of the slice from the store, its broker reads in
+   * Accounts read and written together (default 100): one read of the slice from the store, its broker reads in
    * parallel, then one statement for their health and funds. A scheduled round spreads its slices evenly over
    * `intervalMs`, so at 10,000 accounts no moment of it holds the event loop for long.
    */
@@ -112,7 +112,7 @@ export class HealthMonitor {
   }
 
   private async runRound(spread: boolean): Promise<void> {
-    const size = Math.max(1, this.opts.sliceSize ?? 250);
+    const size = Math.max(1, this.opts.sliceSize ?? 100);
     const began = Date.now();
     const slices = spread ? Math.max(1, Math.ceil((await this.store.accounts.countLive()) / size)) : 1;
     let after: string | null = null;
