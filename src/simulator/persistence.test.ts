@@ -1,4 +1,4 @@
-import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -92,6 +92,21 @@ describe('SimPersistence: whatever the broker answered survives a kill', () => {
     });
     expect(ids.has(next.order.id)).toBe(false);
     expect(back.createAccount({ balance: '1' }).id).not.toBe(acc.id);
+  });
+
+  it('a start on a folded journal opens it without rewriting the snapshot, and journals on from there', () => {
+    const file = join(dir, 'simulator.json');
+    const first = openBroker(file);
+    const acc = first.broker.createAccount({ balance: '1000' });
+    first.p.detach(first.broker);
+    const snapshot = readFileSync(file, 'utf8');
+    writeFileSync(file, snapshot.replace('{', '{ '));
+    const { broker } = openBroker(file);
+    // Not rewritten: the marker of the hand edit is still there.
+    expect(readFileSync(file, 'utf8').startsWith('{ ')).toBe(true);
+    broker.placeOrder(acc.id, { symbol: 'EURUSD', side: 'buy', type: 'market', volume: dec('0.1'), tag: 'after' });
+    const back = reopen(file);
+    expect(back.positions(acc.id).map((p) => p.tag)).toEqual(['after']);
   });
 
   it('keeps a bounded history when it folds the journal: the newest orders and deals, their tags still found', () => {

@@ -89,9 +89,20 @@ export class SimPersistence {
 
   /** Journals every write of `broker` from now on; `broker` must have been built from load()'s result. */
   attach(broker: SimBroker): void {
-    // Start from a fresh snapshot, so the journal only ever holds lines relative to what is on disk.
-    this.compact(broker);
+    // Start from a fresh snapshot, so the journal only ever holds lines relative to what is on disk. With a
+    // snapshot and an empty journal (the last stop folded it) what is on disk is the state already: rewriting
+    // it would be per-account work on every start, so the journal is only opened.
+    if (existsSync(this.file) && this.journalSize() === 0) this.resume(broker);
+    else this.compact(broker);
     this.unsubscribe = broker.onCommit((ids) => this.append(broker, ids));
+  }
+
+  private resume(broker: SimBroker): void {
+    this.fd = openSync(this.journalFile, 'a', 0o600);
+    this.journalBytes = 0;
+    this.written.clear();
+    for (const acc of broker.accounts())
+      this.written.set(acc.id, broker.journalRecord(acc.id, { history: Infinity, deals: Infinity }).lengths);
   }
 
   detach(broker: SimBroker): void {
