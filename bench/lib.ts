@@ -40,7 +40,9 @@ export async function waitFor200(
   const t0 = performance.now();
   while (performance.now() - t0 < timeoutMs) {
     try {
-      const r = await fetch(url, { headers });
+      // A listening server with a blocked event loop would hold a request for ever: the timeout bounds each try too.
+      const left = Math.max(1, Math.round(timeoutMs - (performance.now() - t0)));
+      const r = await fetch(url, { headers, signal: AbortSignal.timeout(left) });
       if (r.status === 200) return performance.now() - t0;
     } catch {
       /* not up yet */

@@ -3,6 +3,7 @@ import { benchCrossPlatformLatency, benchCrossPlatformScaleB, benchCrossPlatform
 import { benchService } from './service.js';
 import { benchCopyOverhead } from './copy-overhead.js';
 import { benchRateLimitCost } from './rate-limit-cost.js';
+import { benchScale } from './scale.js';
 
 const only = process.argv[2];
 const benches: Record<string, () => Promise<void>> = {
@@ -12,6 +13,7 @@ const benches: Record<string, () => Promise<void>> = {
   'cross-platform-latency': benchCrossPlatformLatency,
   'cross-platform-500c': benchCrossPlatformScaleC,
   'cross-platform-500b': benchCrossPlatformScaleB,
+  'scale-10k': benchScale,
 };
 for (const [name, fn] of Object.entries(benches)) {
   if (only && only !== name) continue;

@@ -18,6 +18,8 @@ import { DriftHealer } from './drift-heal.js';
  */
 /** Links and intents younger than this at the start of a pass are left to the next pass (see pass()). */
 const YOUNG_MS = 5_000;
+/** Masters reconciled at once by a scheduled pass over all of them. */
+const RUN_ALL_LANES = 4;
 
 export class Reconciler {
   private timer: NodeJS.Timeout | null = null;
@@ -55,10 +57,20 @@ export class Reconciler {
     await Promise.allSettled([...this.running.values()]);
   }
 
+  /**
+   * Every Master with a group, a few at a time: a pass reads all of a Master's Slaves, and a hundred passes
+   * at once (the one at start) queued thousands of reads ahead of the first request.
+   */
   async runAll(): Promise<ReconcileResult[]> {
     const owns = this.opts.owns ?? (() => true);
-    const masters = (await this.store.accounts.all()).filter((a) => a.role === 'master' && a.groupId && owns(a.id));
-    return Promise.all(masters.map((m) => this.run(m, { dryRun: false })));
+    const masters = (await this.store.accounts.masters()).filter((a) => a.groupId && owns(a.id));
+    const results: ReconcileResult[] = new Array(masters.length);
+    let next = 0;
+    const lane = async () => {
+      for (let i = next++; i < masters.length; i = next++) results[i] = await this.run(masters[i]!, { dryRun: false });
+    };
+    await Promise.all(Array.from({ length: Math.min(RUN_ALL_LANES, masters.length) }, lane));
+    return results;
   }
 
   /** One Master's group (or one Slave of it). Real runs of one Master never overlap. */

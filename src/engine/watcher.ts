@@ -42,8 +42,8 @@ export class Watcher {
   async scan(): Promise<void> {
     if (this.stopped) return;
     const owns = this.opts.owns ?? (() => true);
-    const masters = (await this.store.accounts.all()).filter((a) => a.role === 'master' && owns(a.id));
-    // A Master removed (or its lease lost) (or made a Slave) since: its watch stops, so nothing reads a connection that is gone.
+    const masters = (await this.store.accounts.masters()).filter((a) => owns(a.id));
+    // A Master removed (or its lease lost, or made a Slave) since: its watch stops, so nothing reads a connection that is gone.
     const current = new Set(masters.map((m) => m.id));
     for (const [id, w] of this.watches) {
       if (current.has(id)) continue;

@@ -408,6 +408,18 @@ export class SimBroker implements SimBrokerApi {
     });
   }
 
+  /**
+   * Keeps only the newest `keep` finished orders and deals of each account (persistence calls it when it folds
+   * the journal, so journal offsets stay valid): what a tag lookup or a history window of recent activity needs,
+   * without a history that grows for ever.
+   */
+  trimHistory(keep: number): void {
+    for (const b of this.books.values()) {
+      if (b.history.length > keep) b.history.splice(0, b.history.length - keep);
+      if (b.deals.length > keep) b.deals.splice(0, b.deals.length - keep);
+    }
+  }
+
   snapshot(): unknown {
     return {
       version: SNAPSHOT_VERSION,

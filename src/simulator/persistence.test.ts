@@ -1,4 +1,4 @@
-import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -18,7 +18,10 @@ function reopen(file: string): SimBroker {
   return new SimBroker(snap === undefined ? {} : { snapshot: snap });
 }
 
-function openBroker(file: string, opts: { compactBytes?: number } = {}): { broker: SimBroker; p: SimPersistence } {
+function openBroker(
+  file: string,
+  opts: { compactBytes?: number; historyBound?: number } = {},
+): { broker: SimBroker; p: SimPersistence } {
   const p = new SimPersistence(file, opts);
   const snap = p.load();
   const broker = new SimBroker(snap === undefined ? {} : { snapshot: snap });
@@ -96,6 +99,36 @@ describe('SimPersistence: whatever the broker answered survives a kill', () => {
     });
     expect(ids.has(next.order.id)).toBe(false);
     expect(back.createAccount({ balance: '1' }).id).not.toBe(acc.id);
+  });
+
+  it('a start on a folded journal opens it without rewriting the snapshot, and journals on from there', () => {
+    const file = join(dir, 'simulator.json');
+    const first = openBroker(file);
+    const acc = first.broker.createAccount({ balance: '1000' });
+    first.p.detach(first.broker);
+    const snapshot = readFileSync(file, 'utf8');
+    writeFileSync(file, snapshot.replace('{', '{ '));
+    const { broker } = openBroker(file);
+    // Not rewritten: the marker of the hand edit is still there.
+    expect(readFileSync(file, 'utf8').startsWith('{ ')).toBe(true);
+    broker.placeOrder(acc.id, { symbol: 'EURUSD', side: 'buy', type: 'market', volume: dec('0.1'), tag: 'after' });
+    const back = reopen(file);
+    expect(back.positions(acc.id).map((p) => p.tag)).toEqual(['after']);
+  });
+
+  it('keeps a bounded history when it folds the journal: the newest orders and deals, their tags still found', () => {
+    const file = join(dir, 'simulator.json');
+    const { broker, p } = openBroker(file, { compactBytes: 2000, historyBound: 5 });
+    const acc = broker.createAccount({ balance: '100000' });
+    for (let i = 0; i < 40; i++)
+      broker.placeOrder(acc.id, { symbol: 'EURUSD', side: 'buy', type: 'market', volume: dec('0.01'), tag: `t${i}` });
+    p.detach(broker);
+    const back = reopen(file);
+    const history = back.orders(acc.id, { includeHistory: true });
+    expect(history.length).toBeLessThanOrEqual(5);
+    expect(back.deals(acc.id).length).toBeLessThanOrEqual(5);
+    expect(back.findByTag(acc.id, 't39').order?.tag).toBe('t39');
+    expect(back.state(acc.id).balance.toString()).toBe(broker.state(acc.id).balance.toString());
   });
 
   it('folds the journal into the snapshot past its size limit and still loses nothing', () => {

@@ -18,6 +18,12 @@ export interface SimPersistenceOptions {
   compactBytes?: number;
   /** fdatasync every journal append (default). Off only for throwaway state, e.g. benchmarks of the rest. */
   sync?: boolean;
+  /**
+   * Finished orders and deals kept per account when the journal is folded (default 2,000): the snapshot, and the
+   * broker's memory, stop growing with every trade ever made. Between two folds the history grows by at most
+   * what fits in `compactBytes` of journal.
+   */
+  historyBound?: number;
 }
 
 type Snapshot = { books: Array<Record<string, unknown>> } & Record<string, unknown>;
@@ -38,6 +44,7 @@ export class SimPersistence {
   private unsubscribe: (() => void) | null = null;
   private readonly compactBytes: number;
   private readonly sync: boolean;
+  private readonly historyBound: number;
 
   constructor(
     private readonly file: string,
@@ -46,6 +53,7 @@ export class SimPersistence {
     this.journalFile = `${file}.journal`;
     this.compactBytes = opts.compactBytes ?? 8 * 1024 * 1024;
     this.sync = opts.sync ?? true;
+    this.historyBound = opts.historyBound ?? 2000;
   }
 
   /** The snapshot with the journal applied, or undefined when there is no state yet. */
@@ -61,6 +69,8 @@ export class SimPersistence {
       return undefined;
     }
     const snap = base;
+    // Book positions by account id: a line finds its book at once instead of scanning every account.
+    const at = new Map(snap.books.map((b, i) => [(b.account as { id: string }).id, i]));
     for (const [i, line] of lines.entries()) {
       if (line.trim() === '') continue;
       let rec: Record<string, unknown>;
@@ -73,16 +83,27 @@ export class SimPersistence {
           `simulator journal ${this.journalFile} is corrupt at line ${i + 1}; move it away to start the simulator afresh`,
         );
       }
-      applyRecord(snap, rec);
+      applyRecord(snap, rec, at);
     }
     return snap;
   }
 
   /** Journals every write of `broker` from now on; `broker` must have been built from load()'s result. */
   attach(broker: SimBroker): void {
-    // Start from a fresh snapshot, so the journal only ever holds lines relative to what is on disk.
-    this.compact(broker);
+    // Start from a fresh snapshot, so the journal only ever holds lines relative to what is on disk. With a
+    // snapshot and an empty journal (the last stop folded it) what is on disk is the state already: rewriting
+    // it would be per-account work on every start, so the journal is only opened.
+    if (existsSync(this.file) && this.journalSize() === 0) this.resume(broker);
+    else this.compact(broker);
     this.unsubscribe = broker.onCommit((ids) => this.append(broker, ids));
+  }
+
+  private resume(broker: SimBroker): void {
+    this.fd = openSync(this.journalFile, 'a', 0o600);
+    this.journalBytes = 0;
+    this.written.clear();
+    for (const acc of broker.accounts())
+      this.written.set(acc.id, broker.journalRecord(acc.id, { history: Infinity, deals: Infinity }).lengths);
   }
 
   detach(broker: SimBroker): void {
@@ -112,6 +133,7 @@ export class SimPersistence {
 
   /** Whole state to the snapshot (write, fsync, rename, fsync the folder), then an empty journal. */
   private compact(broker: SimBroker): void {
+    broker.trimHistory(this.historyBound);
     const tmp = `${this.file}.tmp`;
     // On PostgreSQL nothing else creates the data dir (the embedded store does, when it is the store).
     mkdirSync(dirname(this.file), { recursive: true, mode: 0o700 });
@@ -151,11 +173,11 @@ export class SimPersistence {
   }
 }
 
-function applyRecord(snap: Snapshot, rec: Record<string, unknown>): void {
+function applyRecord(snap: Snapshot, rec: Record<string, unknown>, at: Map<string, number>): void {
   snap.seq = Math.max(Number(snap.seq ?? 0), Number(rec.seq ?? 0));
   snap.accountSeq = Math.max(Number(snap.accountSeq ?? 0), Number(rec.accountSeq ?? 0));
   const account = rec.account as { id: string };
-  const i = snap.books.findIndex((b) => (b.account as { id: string }).id === account.id);
+  const i = at.get(account.id) ?? -1;
   const prev = i >= 0 ? snap.books[i]! : { history: [], deals: [] };
   const book = {
     account,
@@ -165,7 +187,7 @@ function applyRecord(snap: Snapshot, rec: Record<string, unknown>): void {
     deals: (prev.deals as unknown[]).slice(0, Number(rec.dealsFrom)).concat(rec.deals as unknown[]),
   };
   if (i >= 0) snap.books[i] = book;
-  else snap.books.push(book);
+  else at.set(account.id, snap.books.push(book) - 1);
 }
 
 function writeAll(fd: number, buf: Buffer): void {

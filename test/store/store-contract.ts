@@ -94,6 +94,39 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       expect(await store.accounts.byId(a.id)).toMatchObject({ status: 'paused', statusReason: 'paused by the user' });
     });
 
+    it('writes health for many accounts in one call (health always, funds where read), credentials read together', async () => {
+      const u = await user();
+      const mk = (i: number) =>
+        store.accounts.create({
+          userId: u.id,
+          platform: 'sim',
+          role: 'slave',
+          name: `h${i}`,
+          brokerAccountId: `hb-${newId('acc')}`,
+          brokerAccountNumber: String(i),
+          balance: new Decimal(100),
+          equity: new Decimal(100),
+          credentialsEnc: `sealed-${i}`,
+        });
+      const [a, b] = [await mk(1), await mk(2)];
+      const health = { ...a.health, state: 'degraded' as const, checkedAt: new Date(0).toISOString(), lastError: 'x' };
+      await store.accounts.applyHealth([
+        { id: a.id, health, funds: { balance: new Decimal('250.5'), equity: new Decimal('240') } },
+        { id: b.id, health: { ...health, lastError: 'y' }, funds: null },
+      ]);
+      const [ra, rb] = [await store.accounts.byId(a.id), await store.accounts.byId(b.id)];
+      expect(ra!.health).toEqual(health);
+      expect([ra!.balance?.toString(), ra!.equity?.toString()]).toEqual(['250.5', '240']);
+      expect(rb!.health.lastError).toBe('y');
+      expect(rb!.balance?.toString()).toBe('100');
+      expect((await store.accounts.list(u.id)).find((x) => x.id === a.id)!.health).toEqual(health);
+      expect(await Promise.all([a.id, b.id, 'acc_unknown'].map((id) => store.accounts.credentialsEnc(id)))).toEqual([
+        'sealed-1',
+        'sealed-2',
+        null,
+      ]);
+    });
+
     it('returns an account only to its owner, and groups with master, slaves and rules', async () => {
       const u = await user();
       const other = await user();

@@ -22,6 +22,7 @@ import {
 import { parseTimeParam } from '../time-params.js';
 import type { RouteOpts } from './route-opts.js';
 import { openCopies } from './open-copies.js';
+import { AccountListCache } from './account-list-cache.js';
 import { finishPage, NextCursor, pageOf, pageQuery, readPage } from '../paging.js';
 import { ACCOUNTS_PAGE, ORDERS_PAGE, orderKey } from '../page-specs.js';
 
@@ -29,6 +30,7 @@ export async function accountRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const { auth, security, prefix, hide } = o;
   const tags = ['Accounts'];
+  const listCache = new AccountListCache();
 
   r.get(
     `${prefix}/me`,
@@ -83,8 +85,11 @@ export async function accountRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
     },
     async (req, reply) => {
       const page = readPage(req.query, ACCOUNTS_PAGE);
-      const rows = pageOf(await deps.store.accounts.list(userOf(req)), page, (a) => a.id, 'asc');
-      return { accounts: finishPage(req, reply, rows, page, ACCOUNTS_PAGE, (a) => a.id).items.map(toAccountJson) };
+      const user = userOf(req);
+      const p = listCache.page(user, await deps.store.accounts.list(user), page.after, page.limit);
+      const shown = finishPage(req, reply, p.ids, page, ACCOUNTS_PAGE, (id) => id).items;
+      // The body is already the response schema's JSON (AccountListCache): sent as is, not serialized again.
+      return reply.type('application/json; charset=utf-8').send(p.body(shown) as never);
     },
   );
 

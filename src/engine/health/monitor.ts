@@ -3,6 +3,7 @@ import { AppError } from '../../domain/errors.js';
 import type { AccountStatus, Health } from '../../domain/types.js';
 import type { Store } from '../../store/store.js';
 import type { EquitySnapshot } from '../../store/repos/equity.js';
+import type { HealthWrite } from '../../store/repos/accounts.js';
 import type { AdapterRegistry } from '../adapter-registry.js';
 
 export interface HealthMonitorOptions {
@@ -28,7 +29,21 @@ export interface HealthMonitorOptions {
   snapshotEveryMs?: number;
   /** Snapshots older than this are deleted (default 30 days), checked at most once an hour. */
   snapshotRetentionMs?: number;
+  /**
+   * Accounts read and written together (default 100): one read of the slice from the store, its broker reads in
+   * parallel, then one statement for their health and funds. A scheduled round spreads its slices evenly over
+   * `intervalMs`, so at 10,000 accounts no moment of it holds the event loop for long.
+   */
+  sliceSize?: number;
   clock?: () => number;
+}
+
+/** What one account's check decided, before it is written. */
+interface Checked {
+  account: Account;
+  health: Health;
+  status: AccountStatus;
+  write: HealthWrite;
 }
 
 const MINUTE = 60_000;
@@ -46,6 +61,8 @@ const CHOSEN: AccountStatus[] = ['paused', 'locked', 'disabled'];
 export class HealthMonitor {
   private timer: NodeJS.Timeout | null = null;
   private round: Promise<void> | null = null;
+  /** Ends the wait between two slices of a scheduled round (stop). */
+  private wake: (() => void) | null = null;
   private readonly lastOk = new Map<string, number>();
   /** When the current run of failed checks began, per account. */
   private readonly failingSince = new Map<string, number>();
@@ -65,14 +82,20 @@ export class HealthMonitor {
     this.startedAt = this.now();
   }
 
-  /** The first round waits `firstDelayMs`, so start-up (and the first requests) are not competing with it. */
+  /**
+   * The first round waits `firstDelayMs`, so start-up (and the first requests) are not competing with it. Each
+   * round spreads its slices over `intervalMs`; the next one starts `intervalMs` after the previous one started
+   * (at once if it ran longer).
+   */
   start(firstDelayMs = 1500): void {
     const tick = () => {
-      this.round = this.checkAll()
+      const began = Date.now();
+      this.round = this.runRound(true)
         .catch(() => undefined)
         .finally(() => {
           this.round = null;
-          if (this.timer !== null) this.timer = setTimeout(tick, this.opts.intervalMs);
+          if (this.timer !== null)
+            this.timer = setTimeout(tick, Math.max(0, this.opts.intervalMs - (Date.now() - began)));
         });
     };
     this.timer = setTimeout(tick, firstDelayMs);
@@ -81,14 +104,60 @@ export class HealthMonitor {
   async stop(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    this.wake?.();
     await this.round;
   }
 
+  /** One whole round now, slice after slice without waiting between them (tests, and callers that need it done). */
   async checkAll(): Promise<void> {
+    await this.runRound(false);
+  }
+
+  private async runRound(spread: boolean): Promise<void> {
+    const size = Math.max(1, this.opts.sliceSize ?? 100);
     const owns = this.opts.owns ?? (() => true);
-    const all = (await this.store.accounts.all()).filter((a) => owns(a.id));
-    await Promise.all(all.map((a) => (this.deferred(a) ? null : this.check(a))));
+    const began = Date.now();
+    const slices = spread ? Math.max(1, Math.ceil((await this.store.accounts.countLive()) / size)) : 1;
+    let after: string | null = null;
+    for (let k = 0; ; k++) {
+      if (k > 0) {
+        // Spread: slice k starts k/slices of the interval into the round; unspread: yield to waiting I/O.
+        const at = spread ? began + Math.floor((k * this.opts.intervalMs) / slices) : 0;
+        await this.pause(Math.max(0, at - Date.now()));
+        if (spread && this.timer === null) return;
+      }
+      const page = await this.store.accounts.livePage(after, size);
+      if (page.length === 0) break;
+      after = page[page.length - 1]!.id;
+      await this.checkSlice(page.filter((a) => owns(a.id) && !this.deferred(a)));
+      if (page.length < size) break;
+    }
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const t = setTimeout(() => {
+        this.wake = null;
+        resolve();
+      }, ms);
+      this.wake = () => {
+        clearTimeout(t);
+        this.wake = null;
+        resolve();
+      };
+    });
+  }
+
+  /** Reads the slice's brokers in parallel, then writes what they said: one statement, one batch of events. */
+  private async checkSlice(slice: Account[]): Promise<Health[]> {
+    if (slice.length === 0) return [];
+    const checked = await Promise.all(slice.map((a) => this.read(a)));
+    await this.store.accounts.applyHealth(checked.map((c) => c.write));
+    const events = [];
+    for (const c of checked) events.push(...(await this.transitions(c)));
+    if (events.length > 0) await this.store.events.emit(events);
     await this.writeSnapshots().catch(() => undefined);
+    return checked.map((c) => c.health);
   }
 
   /**
@@ -128,17 +197,25 @@ export class HealthMonitor {
     return (this.opts.clock ?? Date.now)();
   }
 
+  /** Reads one account now and writes what it found (its health, funds, status and events). */
   async check(account: Account): Promise<Health> {
+    const [health] = await this.checkSlice([account]);
+    return health!;
+  }
+
+  /** One account's broker read and what it means; nothing is written yet. */
+  private async read(account: Account): Promise<Checked> {
     const now = this.now();
     let health: Health;
     let status: AccountStatus = account.status;
+    let funds: HealthWrite['funds'] = null;
     try {
       const adapter = await this.adapters.forAccount(account);
       const info = await withTimeout(adapter.accountInfo(), this.opts.checkTimeoutMs);
       this.lastOk.set(account.id, now);
       this.failingSince.delete(account.id);
       this.backoff.delete(account.id);
-      await this.store.accounts.setFunds(account.id, info.balance, info.equity);
+      funds = { balance: info.balance, equity: info.equity };
       this.snapshots.push({ accountId: account.id, at: new Date(now), balance: info.balance, equity: info.equity });
       health = {
         ...account.health,
@@ -191,8 +268,7 @@ export class HealthMonitor {
         if (!CHOSEN.includes(status)) status = 'disconnected';
       }
     }
-    await this.record(account, health, status);
-    return health;
+    return { account, health, status, write: { id: account.id, health, funds } };
   }
 
   /**
@@ -216,11 +292,11 @@ export class HealthMonitor {
     return since;
   }
 
-  private async record(account: Account, health: Health, status: AccountStatus): Promise<void> {
+  /** The account's status move (compare-and-set, rare) and the events of what changed, after its health is written. */
+  private async transitions({ account, health, status }: Checked) {
     const changed = (
       ['state', 'connected', 'tradingAllowed', 'inSync', 'dataStale', 'reconnectRequired'] as const
     ).some((k) => account.health[k] !== health[k]);
-    await this.store.accounts.setHealth(account.id, health);
     const events = [];
     if (changed)
       events.push({
@@ -245,7 +321,7 @@ export class HealthMonitor {
         payload: { before: account.status, after: status, reason: health.lastError },
       });
     }
-    if (events.length > 0) await this.store.events.emit(events);
+    return events;
   }
 }
 

@@ -98,6 +98,13 @@ export const alreadyConnected = (detail?: string) =>
     `this broker account is already connected${detail ? ` ${detail}` : ''}; a broker account can be connected once in this deployment`,
   );
 
+/** One account's health read: its health, and its balance and equity when the read got them. */
+export interface HealthWrite {
+  id: string;
+  health: Health;
+  funds: { balance: Decimal; equity: Decimal } | null;
+}
+
 export interface GroupView extends CopierGroup {
   master: Account | null;
   slaves: Array<Account & { rule: CopyRule }>;
@@ -110,9 +117,20 @@ export interface GroupView extends CopierGroup {
 export class AccountsRepo {
   /**
    * Per-user account lists, kept only when this process is the store's only writer (the embedded store is
-   * single-process by construction): every write below clears it, so reads never see stale rows.
+   * single-process by construction). A write of status, health or funds replaces the account in its cached list
+   * (a new object: readers holding the old one keep a consistent snapshot); any other write clears the cache, so
+   * reads never see stale rows.
    */
   private readonly cache: Map<string, Account[]> | null;
+  /** Where each cached account sits: its user's list and its index there. */
+  private readonly slots = new Map<string, { list: Account[]; i: number }>();
+  private readonly loading = new Map<string, Promise<Account[]>>();
+  private credentialReads = new Map<
+    string,
+    Array<{ resolve: (c: string | null) => void; reject: (err: unknown) => void }>
+  >();
+  /** Bumped by every clear: a read begun before it must not fill the cache. */
+  private generation = 0;
 
   /** Copy rules by Slave (null = none stored), under the same single-writer condition as `cache`. */
   private readonly rules: Map<string, CopyRule | null> | null;
@@ -127,6 +145,45 @@ export class AccountsRepo {
 
   private invalidate(): void {
     this.cache?.clear();
+    this.slots.clear();
+    this.loading.clear();
+    this.generation++;
+  }
+
+  /**
+   * One read of a user's list however many callers miss the cache at once (at start every Master's watch asks
+   * for its Slaves together); cached only when no write cleared the cache while it was read.
+   */
+  private load(userId: string): Promise<Account[]> {
+    const pending = this.loading.get(userId);
+    if (pending) return pending;
+    const generation = this.generation;
+    const read = (async () => {
+      const all = (
+        await this.db
+          .select()
+          .from(accounts)
+          .where(and(eq(accounts.userId, userId), live))
+          .orderBy(asc(accounts.createdAt), asc(accounts.id))
+      ).map(toAccount);
+      if (generation === this.generation && this.cache) {
+        this.cache.set(userId, all);
+        for (const [i, a] of all.entries()) this.slots.set(a.id, { list: all, i });
+      }
+      return all;
+    })();
+    this.loading.set(userId, read);
+    const done = () => {
+      if (this.loading.get(userId) === read) this.loading.delete(userId);
+    };
+    read.then(done, done);
+    return read;
+  }
+
+  /** The cached account with these fields changed, as a new object in the same place of its list. */
+  private patch(id: string, fields: Partial<Account>): void {
+    const slot = this.slots.get(id);
+    if (slot) slot.list[slot.i] = { ...slot.list[slot.i]!, ...fields };
   }
 
   async create(a: NewAccount): Promise<Account> {
@@ -157,6 +214,34 @@ export class AccountsRepo {
         throw isDuplicateIdentity(err) ? alreadyConnected() : err;
       });
     return toAccount(row!);
+  }
+
+  /** Many connections in one statement (bulk provisioning, the scale benchmark); no quota is checked here. */
+  async createMany(list: NewAccount[]): Promise<void> {
+    this.invalidate();
+    // A statement carries at most 65,535 parameters: 17 a row.
+    for (let i = 0; i < list.length; i += 2000)
+      await this.db.insert(accounts).values(
+        list.slice(i, i + 2000).map((a) => ({
+          brokerIdentity: identityOf(a),
+          id: newId('acc'),
+          userId: a.userId,
+          platform: a.platform,
+          role: a.role,
+          status: 'connected',
+          name: a.name,
+          groupId: a.groupId ?? null,
+          brokerAccountId: a.brokerAccountId,
+          brokerAccountNumber: a.brokerAccountNumber,
+          brokerName: a.brokerName ?? null,
+          environment: a.environment ?? null,
+          currency: a.currency ?? null,
+          credentialsEnc: a.credentialsEnc ?? null,
+          health: initialHealth(),
+          balance: a.balance?.toString() ?? null,
+          equity: a.equity?.toString() ?? null,
+        })),
+      );
   }
 
   /** The connection holding this broker identity, whoever owns it (connect flows check before provisioning). */
@@ -230,17 +315,7 @@ export class AccountsRepo {
 
   async list(userId: string, filter: { platform?: Platform; groupId?: string } = {}): Promise<Account[]> {
     if (this.cache) {
-      let all = this.cache.get(userId);
-      if (!all) {
-        all = (
-          await this.db
-            .select()
-            .from(accounts)
-            .where(and(eq(accounts.userId, userId), live))
-            .orderBy(asc(accounts.createdAt), asc(accounts.id))
-        ).map(toAccount);
-        this.cache.set(userId, all);
-      }
+      const all = this.cache.get(userId) ?? (await this.load(userId));
       return all.filter(
         (a) =>
           (!filter.platform || a.platform === filter.platform) && (!filter.groupId || a.groupId === filter.groupId),
@@ -292,27 +367,79 @@ export class AccountsRepo {
     return (await this.db.select().from(accounts).where(live).orderBy(asc(accounts.createdAt))).map(toAccount);
   }
 
-  async credentialsEnc(id: string): Promise<string | null> {
-    const [row] = await this.db
-      .select({ c: accounts.credentialsEnc })
-      .from(accounts)
-      .where(eq(accounts.id, id))
-      .limit(1);
-    return row?.c ?? null;
+  /** Live Masters (watcher, reconciler): a scan need not read every Slave. */
+  async masters(): Promise<Account[]> {
+    return (
+      await this.db
+        .select()
+        .from(accounts)
+        .where(and(live, eq(accounts.role, 'master')))
+        .orderBy(asc(accounts.createdAt))
+    ).map(toAccount);
   }
 
+  /** Live connections in id order, `limit` after `after`: a health round reads them a slice at a time. */
+  async livePage(after: string | null, limit: number): Promise<Account[]> {
+    return (
+      await this.db
+        .select()
+        .from(accounts)
+        .where(and(live, after === null ? undefined : gt(accounts.id, after)))
+        .orderBy(asc(accounts.id))
+        .limit(limit)
+    ).map(toAccount);
+  }
+
+  async countLive(): Promise<number> {
+    const [r] = await this.db.select({ n: sql<number>`count(*)::int` }).from(accounts).where(live);
+    return Number(r?.n ?? 0);
+  }
+
+  /**
+   * Sealed credentials of one account. Reads asked for in the same turn of the event loop go as one query: the
+   * first adapters of a health slice or of a Master's Slaves are built together, and 10,000 single-row reads
+   * would hold the loop for seconds.
+   */
+  credentialsEnc(id: string): Promise<string | null> {
+    return new Promise((resolve, reject) => {
+      const waiting = this.credentialReads.get(id);
+      if (waiting) waiting.push({ resolve, reject });
+      else this.credentialReads.set(id, [{ resolve, reject }]);
+      if (this.credentialReads.size === 1 && waiting === undefined) setImmediate(() => void this.readCredentials());
+    });
+  }
+
+  private async readCredentials(): Promise<void> {
+    const batch = this.credentialReads;
+    this.credentialReads = new Map();
+    const ids = [...batch.keys()];
+    try {
+      const found = new Map<string, string | null>();
+      for (let i = 0; i < ids.length; i += 1000) {
+        const rows = await this.db
+          .select({ id: accounts.id, c: accounts.credentialsEnc })
+          .from(accounts)
+          .where(inArray(accounts.id, ids.slice(i, i + 1000)));
+        for (const r of rows) found.set(r.id, r.c);
+      }
+      for (const [id, waiters] of batch) for (const w of waiters) w.resolve(found.get(id) ?? null);
+    } catch (err) {
+      for (const waiters of batch.values()) for (const w of waiters) w.reject(err);
+    }
+  }
+
+  /** A token refresh of one account: the cached account (which holds no credentials) only changes its time. */
   async setCredentialsEnc(id: string, sealed: string): Promise<void> {
-    this.invalidate();
-    await this.db.update(accounts).set({ credentialsEnc: sealed, updatedAt: new Date() }).where(eq(accounts.id, id));
+    const updatedAt = new Date();
+    await this.db.update(accounts).set({ credentialsEnc: sealed, updatedAt }).where(eq(accounts.id, id));
+    this.patch(id, { updatedAt });
   }
 
   /** Re-points an account at its broker (demo upstreams re-provisioned after a restart, or a reconnect). */
   async relink(id: string, brokerAccountId: string, credentialsEnc: string): Promise<void> {
-    this.invalidate();
-    await this.db
-      .update(accounts)
-      .set({ brokerAccountId, credentialsEnc, updatedAt: new Date() })
-      .where(eq(accounts.id, id));
+    const updatedAt = new Date();
+    await this.db.update(accounts).set({ brokerAccountId, credentialsEnc, updatedAt }).where(eq(accounts.id, id));
+    this.patch(id, { brokerAccountId, updatedAt });
   }
 
   /**
@@ -325,39 +452,70 @@ export class AccountsRepo {
     status: AccountStatus,
     reason: string | null,
   ): Promise<boolean> {
-    this.invalidate();
+    const updatedAt = new Date();
     const rows = await this.db
       .update(accounts)
-      .set({ status, statusReason: reason, updatedAt: new Date() })
+      .set({ status, statusReason: reason, updatedAt })
       .where(and(eq(accounts.id, id), eq(accounts.status, expected)))
       .returning({ id: accounts.id });
+    if (rows.length > 0) this.patch(id, { status, statusReason: reason, updatedAt });
     return rows.length > 0;
   }
 
   async setStatus(id: string, status: AccountStatus, reason: string | null = null): Promise<void> {
-    this.invalidate();
-    await this.db
-      .update(accounts)
-      .set({ status, statusReason: reason, updatedAt: new Date() })
-      .where(eq(accounts.id, id));
+    const updatedAt = new Date();
+    await this.db.update(accounts).set({ status, statusReason: reason, updatedAt }).where(eq(accounts.id, id));
+    this.patch(id, { status, statusReason: reason, updatedAt });
   }
 
   async setHealth(id: string, health: Health): Promise<void> {
-    this.invalidate();
-    await this.db.update(accounts).set({ health, updatedAt: new Date() }).where(eq(accounts.id, id));
+    await this.applyHealth([{ id, health, funds: null }]);
   }
 
   async setFunds(id: string, balance: Decimal, equity: Decimal): Promise<void> {
-    this.invalidate();
+    const updatedAt = new Date();
     await this.db
       .update(accounts)
-      .set({ balance: balance.toString(), equity: equity.toString(), updatedAt: new Date() })
+      .set({ balance: balance.toString(), equity: equity.toString(), updatedAt })
       .where(eq(accounts.id, id));
+    this.patch(id, { balance, equity, updatedAt });
+  }
+
+  /**
+   * A health round's results for many accounts in one statement (an UPDATE from a VALUES list): health always,
+   * balance and equity where the read got them. The cached accounts are replaced with the new values.
+   */
+  async applyHealth(writes: HealthWrite[]): Promise<void> {
+    if (writes.length === 0) return;
+    const updatedAt = new Date();
+    // At most 65,535 parameters a statement: 4 a row.
+    for (let i = 0; i < writes.length; i += 5000) {
+      const rows = writes
+        .slice(i, i + 5000)
+        .map(
+          (w) =>
+            sql`(${w.id}::text, ${JSON.stringify(w.health)}::jsonb, ${w.funds?.balance.toString() ?? null}::numeric, ${w.funds?.equity.toString() ?? null}::numeric)`,
+        );
+      await this.db.execute(sql`update ${accounts}
+        set health = v.health,
+            balance = coalesce(v.balance, ${accounts.balance}),
+            equity = coalesce(v.equity, ${accounts.equity}),
+            updated_at = ${updatedAt.toISOString()}::timestamptz
+        from (values ${sql.join(rows, sql`, `)}) as v(id, health, balance, equity)
+        where ${accounts.id} = v.id`);
+    }
+    for (const w of writes)
+      this.patch(w.id, {
+        health: w.health,
+        updatedAt,
+        ...(w.funds ? { balance: w.funds.balance, equity: w.funds.equity } : {}),
+      });
   }
 
   async setRoleAndGroup(id: string, role: Role, groupId: string | null): Promise<void> {
-    this.invalidate();
-    await this.db.update(accounts).set({ role, groupId, updatedAt: new Date() }).where(eq(accounts.id, id));
+    const updatedAt = new Date();
+    await this.db.update(accounts).set({ role, groupId, updatedAt }).where(eq(accounts.id, id));
+    this.patch(id, { role, groupId, updatedAt });
   }
 
   /**

@@ -1,0 +1,104 @@
+import type { Account } from '../../domain/account.js';
+import type { Health } from '../../domain/types.js';
+import { toAccountJson } from '../schemas.js';
+
+/** One user's list as the route sends it: each account serialized once, in id order (the paging order). */
+interface View {
+  /** The store's account objects this view was made from (the store replaces an object when it changes). */
+  source: Account[];
+  /** Index into `source` of each account, in id order, and the ids in that order (for the cursor's search). */
+  order: number[];
+  ids: string[];
+  /** JSON of `source[i]`, exactly as the route's response schema would write it. */
+  parts: string[];
+  whole: string | null;
+}
+
+/**
+ * `GET /v1/accounts` from text built once: each account's JSON is kept until the store hands out a new object for
+ * it (a write of that account replaces its cached object, see AccountsRepo), so a health round re-serializes only
+ * the accounts it changed and a page is a join of strings. The store's list is the truth on every request; this
+ * only avoids rebuilding and re-serializing what did not change.
+ */
+export class AccountListCache {
+  private readonly views = new Map<string, View>();
+
+  /** The body of a page: accounts with id after `after`, at most `limit` (+1 id to tell whether more follow). */
+  page(
+    userId: string,
+    accounts: Account[],
+    after: string | undefined,
+    limit: number,
+  ): { ids: string[]; body: (ids: string[]) => string } {
+    const v = this.view(userId, accounts);
+    let from = 0;
+    if (after !== undefined) {
+      // First id above the cursor (ids sort as strings, as pageOf compares them).
+      let lo = 0;
+      let hi = v.ids.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (v.ids[mid]! <= after) lo = mid + 1;
+        else hi = mid;
+      }
+      from = lo;
+    }
+    const whole = after === undefined && limit >= v.ids.length;
+    const ids = whole ? v.ids : v.ids.slice(from, from + limit + 1);
+    return {
+      ids,
+      body: (shown) => {
+        if (whole && shown.length === v.ids.length) return (v.whole ??= wrap(v.order.map((i) => v.parts[i]!)));
+        const at = new Map<string, number>();
+        for (let k = from; k < from + shown.length; k++) at.set(v.ids[k]!, v.order[k]!);
+        return wrap(shown.map((id) => v.parts[at.get(id)!]!));
+      },
+    };
+  }
+
+  private view(userId: string, accounts: Account[]): View {
+    const prev = this.views.get(userId);
+    if (prev && prev.source.length === accounts.length && prev.source.every((a, i) => a.id === accounts[i]!.id)) {
+      let changed = false;
+      for (let i = 0; i < accounts.length; i++) {
+        if (prev.source[i] === accounts[i]) continue;
+        prev.parts[i] = accountText(accounts[i]!);
+        changed = true;
+      }
+      if (changed) {
+        prev.source = accounts;
+        prev.whole = null;
+      }
+      return prev;
+    }
+    const order = accounts.map((_, i) => i).sort((a, b) => cmp(accounts[a]!.id, accounts[b]!.id));
+    const v: View = {
+      source: accounts,
+      order,
+      ids: order.map((i) => accounts[i]!.id),
+      parts: accounts.map(accountText),
+      whole: null,
+    };
+    this.views.set(userId, v);
+    return v;
+  }
+}
+
+const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+const wrap = (parts: string[]) => `{"accounts":[${parts.join(',')}]}`;
+
+/** Field for field what AccountSchema lets through (its HealthSchema drops anything else stored in health). */
+function accountText(a: Account): string {
+  return JSON.stringify({ ...toAccountJson(a), health: healthJson(a.health) });
+}
+
+const healthJson = (h: Health) => ({
+  state: h.state,
+  connected: h.connected,
+  tradingAllowed: h.tradingAllowed,
+  inSync: h.inSync,
+  dataStale: h.dataStale,
+  reconnectRequired: h.reconnectRequired,
+  checkedAt: h.checkedAt ?? null,
+  lastError: h.lastError ?? null,
+});
