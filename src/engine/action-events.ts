@@ -7,7 +7,7 @@ type TradeFields = Pick<
   'id' | 'userId' | 'masterAccountId' | 'source' | 'action' | 'symbol' | 'side' | 'volume'
 > &
   Partial<Pick<Trade, 'masterPositionId' | 'fillPrice' | 'stopLoss' | 'takeProfit' | 'masterOutcome'>>;
-type IntentFields = Pick<CopyIntent, 'id' | 'slaveAccountId' | 'state' | 'symbol' | 'side'> &
+export type IntentFields = Pick<CopyIntent, 'id' | 'slaveAccountId' | 'state' | 'symbol' | 'side'> &
   Partial<Pick<CopyIntent, 'skipReason' | 'outcome' | 'plannedVolume'>>;
 
 /** Absent stays absent in a payload (a partial trade), as it did when these fields were strings. */

@@ -1,6 +1,5 @@
 import type { Logger } from 'pino';
 import type { Account } from '../domain/account.js';
-import { withDefaults } from '../domain/copy-rule.js';
 import { goesStale, intentAction } from '../domain/intent-action.js';
 import { newId } from '../domain/ids.js';
 import type { OrderOutcome } from '../platforms/adapter.js';
@@ -18,6 +17,7 @@ import type { PreTradeCheck } from './planner.js';
 import { actionTrade, fanoutTradeSet, type TradeLike } from './ledger.js';
 import { outcomeWrite } from './outcome-ledger.js';
 import { actionEvents } from './action-events.js';
+import { groupSlaves, orderRouteEvents } from './group-slaves.js';
 import { MasterBreaker, pauseTripped, type BreakerOptions } from './circuit-breaker.js';
 import { SpecCache } from './spec-cache.js';
 import { PlanInputs, type Planned, type Slave } from './plan-inputs.js';
@@ -100,20 +100,8 @@ export class CopyEngine {
     if (set && set.size > 0) await Promise.allSettled([...set]);
   }
 
-  async slavesOf(master: Account): Promise<Slave[]> {
-    if (!master.groupId) return [];
-    const accounts = (await this.store.accounts.list(master.userId, { groupId: master.groupId })).filter(
-      (a) => a.role === 'slave',
-    );
-    const rules = await this.store.accounts.rulesFor(accounts.map((a) => a.id));
-    // Always through forAccount: its resolver hands out a shadowed Slave's simulated twin.
-    return Promise.all(
-      accounts.map(async (account) => ({
-        account,
-        rule: rules.get(account.id) ?? withDefaults(undefined),
-        adapter: await this.adapters.forAccount(account).catch(() => null),
-      })),
-    );
+  slavesOf(master: Account): Promise<Slave[]> {
+    return groupSlaves(this.store, this.adapters, master);
   }
 
   async copy(from: Account, action: MasterAction, opts: CopyOptions = {}): Promise<CopyResult> {
@@ -138,27 +126,7 @@ export class CopyEngine {
     const notRecorded = { tradeId, recorded: false, dispatched: 0, done: Promise.resolve() };
     let deferred: NewEvent[] | null = null;
     if (opts.tradeId) {
-      const events = [
-        ...(opts.events?.(sends.length) ?? []),
-        ...actionEvents(
-          {
-            id: tradeId,
-            userId: master.userId,
-            masterAccountId: master.id,
-            source: 'api',
-            action: action.kind,
-            symbol: action.symbol,
-            side: action.side,
-            volume: action.volume,
-            masterPositionId: null,
-            fillPrice: null,
-            stopLoss: null,
-            takeProfit: null,
-            masterOutcome: null,
-          },
-          rows,
-        ),
-      ];
+      const events = [...(opts.events?.(sends.length) ?? []), ...orderRouteEvents(master, action, tradeId, rows)];
       const recorded = await this.store.trades
         .recordIntents(
           tradeId,
