@@ -59,7 +59,7 @@ describe.runIf(ready)('worker processes share the accounts under leases', () => 
     await seeder.close();
     const workerCfg = loadConfig({ dataDir: ':memory:' }, env);
     w1 = await startWorker(workerCfg, false, { leaseTtlMs: TTL_MS, simulator: brokers });
-    w2 = await startWorker(workerCfg, false, { leaseTtlMs: TTL_MS, simulator: brokers });
+    w2 = await startWorker(workerCfg, false, { leaseTtlMs: TTL_MS, simulator: brokers, probesPort: 0 });
     store = w2.store;
     api = await startApi(loadConfig({ dataDir: ':memory:', port: '0' }, env), false, { simulator: brokers });
     const all = await store.accounts.all();
@@ -75,6 +75,22 @@ describe.runIf(ready)('worker processes share the accounts under leases', () => 
     await w1?.close();
     await simulated?.close();
     await drop?.();
+  });
+
+  it('a worker given a probes port answers /healthz, /readyz with its leases check, and /metrics with the leases it holds', async () => {
+    expect(w1.probesUrl).toBeNull();
+    const url = w2.probesUrl!;
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    const ready = await fetch(`${url}/readyz`);
+    const body = (await ready.json()) as { ready: boolean; checks: Record<string, { ok: boolean }> };
+    expect(ready.status).toBe(200);
+    expect(body.checks).toMatchObject({ leases: { ok: true }, store: { ok: true }, bus: { ok: true } });
+    await expect
+      .poll(async () => {
+        const text = await (await fetch(`${url}/metrics`)).text();
+        return Number(/^copytrade_leases_held (\d+)/m.exec(text)?.[1] ?? -1) === w2.keeper.heldKeys().length;
+      })
+      .toBe(true);
   });
 
   /** Open positions at the brokers of every account but the Masters. */
