@@ -190,25 +190,7 @@ export class AccountsRepo {
     this.invalidate();
     const [row] = await this.db
       .insert(accounts)
-      .values({
-        brokerIdentity: identityOf(a),
-        id: newId('acc'),
-        userId: a.userId,
-        platform: a.platform,
-        role: a.role,
-        status: 'connected',
-        name: a.name,
-        groupId: a.groupId ?? null,
-        brokerAccountId: a.brokerAccountId,
-        brokerAccountNumber: a.brokerAccountNumber,
-        brokerName: a.brokerName ?? null,
-        environment: a.environment ?? null,
-        currency: a.currency ?? null,
-        credentialsEnc: a.credentialsEnc ?? null,
-        health: initialHealth(),
-        balance: a.balance?.toString() ?? null,
-        equity: a.equity?.toString() ?? null,
-      })
+      .values(newAccountRow(a))
       .returning()
       .catch((err: unknown) => {
         throw isDuplicateIdentity(err) ? alreadyConnected() : err;
@@ -221,27 +203,7 @@ export class AccountsRepo {
     this.invalidate();
     // A statement carries at most 65,535 parameters: 17 a row.
     for (let i = 0; i < list.length; i += 2000)
-      await this.db.insert(accounts).values(
-        list.slice(i, i + 2000).map((a) => ({
-          brokerIdentity: identityOf(a),
-          id: newId('acc'),
-          userId: a.userId,
-          platform: a.platform,
-          role: a.role,
-          status: 'connected',
-          name: a.name,
-          groupId: a.groupId ?? null,
-          brokerAccountId: a.brokerAccountId,
-          brokerAccountNumber: a.brokerAccountNumber,
-          brokerName: a.brokerName ?? null,
-          environment: a.environment ?? null,
-          currency: a.currency ?? null,
-          credentialsEnc: a.credentialsEnc ?? null,
-          health: initialHealth(),
-          balance: a.balance?.toString() ?? null,
-          equity: a.equity?.toString() ?? null,
-        })),
-      );
+      await this.db.insert(accounts).values(list.slice(i, i + 2000).map(newAccountRow));
   }
 
   /** The connection holding this broker identity, whoever owns it (connect flows check before provisioning). */
@@ -698,4 +660,27 @@ export class AccountsRepo {
       .onConflictDoUpdate({ target: copyRules.slaveAccountId, set: { rule, updatedAt: new Date() } });
     this.rules?.delete(slaveAccountId);
   }
+}
+
+/** A new connection's row: connected, with fresh health, its broker identity and a new id. */
+function newAccountRow(a: NewAccount) {
+  return {
+    brokerIdentity: identityOf(a),
+    id: newId('acc'),
+    userId: a.userId,
+    platform: a.platform,
+    role: a.role,
+    status: 'connected',
+    name: a.name,
+    groupId: a.groupId ?? null,
+    brokerAccountId: a.brokerAccountId,
+    brokerAccountNumber: a.brokerAccountNumber,
+    brokerName: a.brokerName ?? null,
+    environment: a.environment ?? null,
+    currency: a.currency ?? null,
+    credentialsEnc: a.credentialsEnc ?? null,
+    health: initialHealth(),
+    balance: a.balance?.toString() ?? null,
+    equity: a.equity?.toString() ?? null,
+  };
 }
