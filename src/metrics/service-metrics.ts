@@ -8,6 +8,8 @@ export interface GaugeSources {
   queueDepth?: () => number;
   /** Panic-close jobs this process is running. */
   panicJobsRunning?: () => number;
+  /** Broker-connection leases this process holds (a worker's lease keeper). */
+  leasesHeld?: () => number;
 }
 
 /** A webhook attempt's result as a bounded label. */
@@ -28,7 +30,6 @@ export class ServiceMetrics {
   readonly registry = new Registry();
   readonly copy: CopyMetrics;
   private readonly webhookAttempts: Counter<'result'>;
-  private readonly leases: Gauge;
   private sources: GaugeSources = {};
 
   constructor() {
@@ -39,11 +40,6 @@ export class ServiceMetrics {
       name: 'copytrade_webhook_attempts_total',
       help: 'Webhook delivery attempts by result (delivered, http_4xx, http_5xx, timeout, network, refused)',
       labelNames: ['result'],
-      registers,
-    });
-    this.leases = new Gauge({
-      name: 'copytrade_leases_held',
-      help: 'Broker-connection leases this process holds (0 where the process holds no broker connection)',
       registers,
     });
     const read = (f: (() => number) | undefined): number => {
@@ -65,16 +61,17 @@ export class ServiceMetrics {
       registers,
       collect: () => panic.set(read(this.sources.panicJobsRunning)),
     });
+    const leases: Gauge = new Gauge({
+      name: 'copytrade_leases_held',
+      help: 'Broker-connection leases this process holds (0 where the process holds no broker connection)',
+      registers,
+      collect: () => leases.set(read(this.sources.leasesHeld)),
+    });
   }
 
   /** Where the gauges read from, once the parts they read exist. */
   readFrom(sources: GaugeSources): void {
     this.sources = { ...this.sources, ...sources };
-  }
-
-  /** The lease work sets this whenever the count of leases it holds changes. */
-  setLeasesHeld(n: number): void {
-    this.leases.set(n);
   }
 
   readonly webhookAttempt = (r: PostResult): void => {

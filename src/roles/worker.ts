@@ -148,10 +148,7 @@ export async function startWorker(cfg: Config, logger: Logger | false, opts: Wor
     core.readiness.register('leases', async () => {
       if (!leasing) throw new Error('lease keeper not running');
     });
-    const countLeases = () => core.metrics.setLeasesHeld(lease.heldKeys().length);
-    const countEvery = setInterval(countLeases, Math.max(1000, Math.floor(ttlMs / 3)));
-    countEvery.unref();
-    cleanup.unshift(async () => clearInterval(countEvery));
+    core.metrics.readFrom({ leasesHeld: () => lease.heldKeys().length });
     let probesUrl: string | null = null;
     if (opts.probesPort !== undefined) {
       const { startOpsListener } = await import('../api/ops-server.js');
@@ -181,7 +178,6 @@ export async function startWorker(cfg: Config, logger: Logger | false, opts: Wor
     if (cfg.healthIntervalMs > 0) health.start();
     await lease.start();
     leasing = true;
-    countLeases();
     if (logger) logger.info({ instanceId, leases: lease.heldKeys().length }, 'worker started');
     return {
       instanceId,

@@ -204,10 +204,12 @@ describe('GET /metrics (Prometheus text)', () => {
     }
   });
 
-  it('the lease work sets its gauge through the service', async () => {
-    svc.metrics.setLeasesHeld(3);
+  it('the lease work hands the service a count its gauge reads at each scrape', async () => {
+    let held = 3;
+    svc.metrics.readFrom({ leasesHeld: () => held });
     expect(sample(await scrape(), 'copytrade_leases_held')).toBe(3);
-    svc.metrics.setLeasesHeld(0);
+    held = 0;
+    expect(sample(await scrape(), 'copytrade_leases_held')).toBe(0);
   });
 });
 

@@ -70,7 +70,7 @@ describe('operator routes', () => {
       expect(await (await fetch(`${listener.url}/healthz`)).json()).toEqual({ ok: true });
       expect((await fetch(`${listener.url}/readyz`)).status).toBe(503);
       leases = true;
-      metrics.setLeasesHeld(2);
+      metrics.readFrom({ leasesHeld: () => 2 });
       expect((await fetch(`${listener.url}/readyz`)).status).toBe(200);
       expect(await (await fetch(`${listener.url}/metrics`)).text()).toContain('copytrade_leases_held 2');
       expect((await fetch(`${listener.url}/v1/accounts`)).status).toBe(404);

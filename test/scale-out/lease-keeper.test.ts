@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Store } from '../../src/store/store.js';
+import type { Store } from '../../src/store/store.js';
 import { LeaseKeeper } from '../../src/engine/lease-keeper.js';
-import { requirePostgres, tempDatabase } from '../helpers/postgres.js';
+import { requirePostgres } from '../helpers/postgres.js';
+import { twoStores } from '../helpers/two-stores.js';
 
 const available = await requirePostgres();
 
@@ -18,19 +19,12 @@ async function until(step: () => Promise<unknown>, cond: () => boolean, max = 10
 describe.runIf(available)('LeaseKeeper: two workers on one PostgreSQL store', () => {
   let a: Store;
   let b: Store;
-  let drop: () => Promise<void>;
+  let close: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
-    const db = await tempDatabase();
-    drop = db.drop;
-    a = await Store.open({ dataDir: ':unused:', databaseUrl: db.url });
-    b = await Store.open({ dataDir: ':unused:', databaseUrl: db.url, migrate: false });
+    ({ a, b, close } = await twoStores());
   });
-  afterAll(async () => {
-    await a?.close();
-    await b?.close();
-    await drop?.();
-  });
+  afterAll(async () => close?.());
 
   const keeper = (store: Store, owner: string, keys: string[], ttlMs: number) => {
     const events: string[] = [];

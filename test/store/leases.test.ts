@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Store } from '../../src/store/store.js';
+import type { Store } from '../../src/store/store.js';
 import { newId } from '../../src/domain/ids.js';
 import { dec } from '../../src/domain/decimal.js';
 import type { NewIntent, NewTrade } from '../../src/domain/ledger-types.js';
 import { accountLeaseKey, StaleLeaseError, type Fence } from '../../src/domain/lease.js';
-import { requirePostgres, tempDatabase } from '../helpers/postgres.js';
+import { requirePostgres } from '../helpers/postgres.js';
+import { twoStores } from '../helpers/two-stores.js';
 
 const available = await requirePostgres();
 
@@ -19,19 +20,12 @@ const fenceOf = (owner: string, epochs: Record<string, number>): Fence => ({
 describe.runIf(available)('leases with fencing on PostgreSQL', () => {
   let a: Store;
   let b: Store;
-  let drop: () => Promise<void>;
+  let close: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
-    const db = await tempDatabase();
-    drop = db.drop;
-    a = await Store.open({ dataDir: ':unused:', databaseUrl: db.url });
-    b = await Store.open({ dataDir: ':unused:', databaseUrl: db.url, migrate: false });
+    ({ a, b, close } = await twoStores());
   });
-  afterAll(async () => {
-    await a?.close();
-    await b?.close();
-    await drop?.();
-  });
+  afterAll(async () => close?.());
 
   it('grants a key to one owner at a time; the other gets it only once it expired, at the next epoch', async () => {
     const key = `account:${newId('acc')}`;

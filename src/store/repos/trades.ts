@@ -510,14 +510,7 @@ export class TradesRepo {
       await this.db
         .select()
         .from(positionLinks)
-        .where(
-          and(
-            eq(positionLinks.masterAccountId, masterAccountId),
-            eq(positionLinks.masterPositionId, masterPositionId),
-            eq(positionLinks.kind, kind),
-            eq(positionLinks.open, true),
-          ),
-        )
+        .where(and(linksOfMasterPosition(masterAccountId, masterPositionId, kind), eq(positionLinks.open, true)))
         .orderBy(asc(positionLinks.createdAt))
     ).map(linkFromRow);
   }
@@ -532,13 +525,7 @@ export class TradesRepo {
       await this.db
         .select()
         .from(positionLinks)
-        .where(
-          and(
-            eq(positionLinks.masterAccountId, masterAccountId),
-            eq(positionLinks.masterPositionId, masterPositionId),
-            eq(positionLinks.kind, kind),
-          ),
-        )
+        .where(linksOfMasterPosition(masterAccountId, masterPositionId, kind))
     ).map(linkFromRow);
   }
 
@@ -673,4 +660,13 @@ async function applyLink(db: Db, l: LinkChange): Promise<void> {
         .where(and(byKey(l.key), eq(positionLinks.open, true)));
       return;
   }
+}
+
+/** The links of one Master position (or pending order, by kind), open or closed. */
+function linksOfMasterPosition(masterAccountId: string, masterPositionId: string, kind: LinkKind) {
+  return and(
+    eq(positionLinks.masterAccountId, masterAccountId),
+    eq(positionLinks.masterPositionId, masterPositionId),
+    eq(positionLinks.kind, kind),
+  );
 }
