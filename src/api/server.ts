@@ -10,6 +10,7 @@ import { newRequestId, requestRecords } from './plugins/request-records.js';
 import { idempotency } from './plugins/idempotency.js';
 import { inputGuard } from './plugins/input-guard.js';
 import { documentRateLimits, rateLimiter } from './plugins/rate-limit.js';
+import { OneAccessLine } from './access-log.js';
 import { clientErrorHandler, frameworkErrors } from './framework-errors.js';
 import { tradingAccountRoutes } from './trading-accounts/routes.js';
 import { sessionRoutes } from './app/session.js';
@@ -87,6 +88,7 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
     loggerInstance: opts.logger || undefined,
     logger: opts.logger ? undefined : false,
     genReqId: () => newRequestId(),
+    logController: new OneAccessLine(),
     // The dashboard's mirror of family V: /app/v1/x is served by the /v1/x route with access-token auth.
     ...(opts.families.includes('r') ? { rewriteUrl: rewriteAppMirror } : {}),
     requestIdHeader: false,

@@ -485,5 +485,56 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       expect(r).toMatchObject({ method: 'POST', status: 201, bodyDigest: 'abc', response: { ok: 1 } });
       expect(await store.requests.byId('usr_other', r!.id)).toBeNull();
     });
+
+    it('writes a buffered batch of request records in one statement, every value kept as sent', async () => {
+      const u = await user();
+      const odd = 'quote " backslash \\ comma , brace { } NULL é 😀';
+      const sent = [
+        { response: { nested: { list: [1, 'two', null], text: odd } }, bodyDigest: odd, key: odd, ms: '12.345' },
+        { response: null, bodyDigest: null, key: null, ms: '0.001' },
+        { response: 'NULL', bodyDigest: 'NULL', key: '', ms: null },
+      ];
+      const ids = sent.map(() => newId('req'));
+      for (const [i, r] of sent.entries())
+        store.requests.enqueue(
+          {
+            id: ids[i]!,
+            userId: i === 1 ? null : u.id,
+            credentialKind: i === 0 ? 'api_key' : null,
+            method: 'GET',
+            route: '/v1/accounts',
+            path: `/v1/accounts/${odd}`,
+            status: 200 + i,
+            bodyDigest: r.bodyDigest,
+            response: r.response,
+            durationMs: r.ms,
+            idempotencyKey: r.key,
+          },
+          (err) => {
+            throw err;
+          },
+        );
+      await store.requests.flush();
+      const first = await store.requests.byId(u.id, ids[0]!);
+      expect(first).toMatchObject({
+        credentialKind: 'api_key',
+        path: `/v1/accounts/${odd}`,
+        status: 200,
+        bodyDigest: odd,
+        response: sent[0]!.response,
+        idempotencyKey: odd,
+      });
+      expect(Number(first!.durationMs)).toBe(12.345);
+      // A record without a user is kept, but belongs to nobody's list.
+      expect((await store.requests.list(u.id, { limit: 10 })).map((r) => r.id).sort()).toEqual([ids[0], ids[2]].sort());
+      const third = await store.requests.byId(u.id, ids[2]!);
+      expect(third).toMatchObject({
+        status: 202,
+        bodyDigest: 'NULL',
+        response: 'NULL',
+        idempotencyKey: '',
+        durationMs: null,
+      });
+    });
   });
 }

@@ -1,6 +1,7 @@
 import { and, desc, eq, getTableColumns, gte, lt, sql } from 'drizzle-orm';
 import { olderThan, positionOf } from './keyset.js';
 import type { Db } from '../db.js';
+import { pgArray } from '../pg-array.js';
 import { rateLimitHits, requestRecords } from '../schema.js';
 import { newId } from '../../domain/ids.js';
 
@@ -39,10 +40,28 @@ export class RequestsRepo {
     const batch = this.buffer;
     this.buffer = [];
     const run = this.flushing.then(async () => {
-      if (batch.length > 0) await this.db.insert(requestRecords).values(batch);
+      if (batch.length > 0) await this.insertBatch(batch);
     });
     this.flushing = run.catch(() => undefined);
     return run;
+  }
+
+  /**
+   * One statement with twelve array parameters, whatever the batch size: at thousands of reads a second the
+   * query builder's per-value work on a multi-row VALUES was most of what recording cost.
+   */
+  private async insertBatch(batch: NewRequestRecord[]): Promise<void> {
+    const col = <T>(f: (r: NewRequestRecord) => T | null | undefined) =>
+      pgArray(batch.map((r) => (f(r) ?? null) as never));
+    await this.db.execute(sql`
+      insert into ${requestRecords} (id, user_id, credential_kind, credential_id, method, route, path, status,
+        body_digest, response, duration_ms, idempotency_key)
+      select * from unnest(${col((r) => r.id)}::text[], ${col((r) => r.userId)}::text[],
+        ${col((r) => r.credentialKind)}::text[], ${col((r) => r.credentialId)}::text[], ${col((r) => r.method)}::text[],
+        ${col((r) => r.route)}::text[], ${col((r) => r.path)}::text[], ${col((r) => r.status)}::int[],
+        ${col((r) => r.bodyDigest)}::text[],
+        ${col((r) => (r.response === null || r.response === undefined ? null : JSON.stringify(r.response)))}::jsonb[],
+        ${col((r) => r.durationMs)}::numeric[], ${col((r) => r.idempotencyKey)}::text[])`);
   }
 
   async list(
