@@ -40,6 +40,8 @@ export interface ServiceOptions {
   simulator?: DemoBrokers | Promise<DemoBrokers>;
   /** Test hook into the demo seeding (interrupt it after a step). */
   seedHooks?: SeedHooks;
+  /** On PostgreSQL: what to do when the serve lease is lost (default: this process stops as on SIGTERM). */
+  onServeLeaseLost?: () => void;
 }
 
 /**
@@ -62,6 +64,15 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
     if (!serving) throw new Error('starting or stopping');
   });
   try {
+    if (store.database.kind === 'postgres') {
+      const { holdServeLease } = await import('./roles/serve-lease.js');
+      const release = await holdServeLease(store.leases, instanceId, {
+        logger,
+        onLost: opts.onServeLeaseLost ?? (() => process.kill(process.pid, 'SIGTERM')),
+      });
+      // Last before the store closes (the core's final step): every copier of this process has stopped by then.
+      cleanup.splice(cleanup.length - 1, 0, release);
+    }
     const deps = apiDeps(core, cfg, instanceId);
     const { baseUrl, v1BaseUrl, servers } = await listen(deps, cfg, logger, cleanup, core);
     // The embedded store is this process's alone: the operator's CLI reaches it through this listener instead.

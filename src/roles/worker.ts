@@ -11,6 +11,7 @@ import { OrderService } from '../engine/order-service.js';
 import { composeCore, type Core } from './core.js';
 import { serveOrders } from './remote-orders.js';
 import { requireScaleOut } from './scale-out.js';
+import { refuseBesideServe } from './serve-lease.js';
 
 /**
  * The lease of the work that runs once per deployment, not per account: webhook delivery, the risk guard's
@@ -70,6 +71,7 @@ export async function startWorker(cfg: Config, logger: Logger | false, opts: Wor
   const { store, adapters, dispatcher, engine, watcher, settler, reconciler, hooks, risk, panic, cleanup } = core;
   try {
     if (!(core.bus instanceof NatsBus)) throw new Error('a worker needs NATS (NATS_URL)');
+    await refuseBesideServe(store.leases);
     // The api processes' order requests for the Masters this worker holds, answered by its own pipeline.
     const orderRoute = serveOrders(core.bus, new OrderService(store, adapters, engine), holds);
     const health = new HealthMonitor(store, adapters, {

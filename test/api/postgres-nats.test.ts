@@ -8,10 +8,12 @@ const ready = (await requirePostgres()) && (await requireNats());
 describe.runIf(ready)('the whole service on PostgreSQL with NATS', () => {
   let svc: TestService;
   let drop: () => Promise<void>;
+  let dbUrl: string;
 
   beforeAll(async () => {
     const db = await tempDatabase();
     drop = db.drop;
+    dbUrl = db.url;
     svc = await startTestService({ env: { DATABASE_URL: db.url, NATS_URL } });
   }, 60_000);
   afterAll(async () => {
@@ -50,4 +52,12 @@ describe.runIf(ready)('the whole service on PostgreSQL with NATS', () => {
     const events = await svc.store.events.after((await svc.store.users.byEmail(svc.demo!.email))!.id, 0, 1000);
     expect(events.filter((e) => e.type === 'copy.confirmed')).toHaveLength(slaves.length);
   }, 30_000);
+
+  it('a second copier on the same database is refused before it serves, naming the one that runs', async () => {
+    const second = await startTestService({ env: { DATABASE_URL: dbUrl, NATS_URL } }).catch((e: unknown) => e);
+    expect(second).toBeInstanceOf(Error);
+    expect((second as Error).message).toContain('another `copytrade serve` runs on this database');
+    // The first one still serves.
+    expect((await svc.call('GET', '/v1/me', { token: svc.demo!.apiKey })).status).toBe(200);
+  }, 60_000);
 });
