@@ -94,11 +94,12 @@ export function openMetaApiStream(opts: MtStreamOptions, events: MtStreamEvents)
     live = false;
     events.down(reason);
   };
-  const later = (fn: () => void) => {
+  /** One pending retry at a time; `whenConnected: false` for the ones that reconnect the socket itself. */
+  const later = (fn: () => void, whenConnected = true) => {
     if (retry) clearTimeout(retry);
     retry = setTimeout(() => {
       retry = null;
-      if (!closed && socket.connected) fn();
+      if (!closed && socket.connected === whenConnected) fn();
     }, retryMs);
     retry.unref();
   };
@@ -191,7 +192,12 @@ export function openMetaApiStream(opts: MtStreamOptions, events: MtStreamEvents)
   socket.on('disconnect', (reason) => {
     goDown(`socket ${reason}`);
     // A server-side disconnect is final for socket.io-client; the SDK reconnects anyway.
-    if (reason === 'io server disconnect' && !closed) later(() => socket.connect());
+    if (reason === 'io server disconnect' && !closed) later(() => socket.connect(), false);
+  });
+  socket.on('connect_error', (err) => {
+    events.error?.(err);
+    // Refused at the handshake (socket.active false): socket.io-client gives up there, the SDK tries again later.
+    if (!socket.active && !closed) later(() => socket.connect(), false);
   });
   socket.on('synchronization', (data: unknown) => {
     try {

@@ -223,7 +223,8 @@ export function attachMetaApiStream(http: HttpServer, deps: MetaApiStreamDeps): 
 
   return {
     drop: () => {
-      for (const socket of subs.keys()) socket.conn.close();
+      // Discarding the write buffer loses what was in flight, as a cut cable does.
+      for (const socket of subs.keys()) socket.conn.close(true);
     },
     refuse: (on) => {
       refusing = on;
