@@ -69,8 +69,8 @@ export function openMetaApiStream(opts: MtStreamOptions, events: MtStreamEvents)
   const retryMs = opts.subscribeRetryMs ?? 5000;
   let sessionId = '';
   let synchronizationId: string | null = null;
-  let collecting: { positions?: Position[]; orders?: Order[]; historyOrders: Order[] } | null = null;
-  /** Updates that arrive while a synchronization is being collected apply on top of its state. */
+  let collecting: { started: boolean; positions?: Position[]; orders?: Order[]; historyOrders: Order[] } | null = null;
+  /** Updates that arrive while a synchronization is being collected (after it started) apply on top of its state. */
   let held: MtStreamUpdate[] = [];
   let live = false;
   let lastSeq: number | null = null;
@@ -112,7 +112,7 @@ export function openMetaApiStream(opts: MtStreamOptions, events: MtStreamEvents)
   };
   const synchronize = (host: unknown) => {
     synchronizationId = randomId();
-    collecting = { historyOrders: [] };
+    collecting = { started: false, historyOrders: [] };
     // History since the last synchronization covers orders that left the book while we were away.
     const since = (lastSyncAt ?? new Date()).toISOString();
     request({
@@ -156,6 +156,9 @@ export function openMetaApiStream(opts: MtStreamOptions, events: MtStreamEvents)
         goDown('terminal disconnected');
         later(subscribe);
         return;
+      case 'synchronizationStarted':
+        if (ours && collecting) collecting.started = true;
+        return;
       case 'positions':
         if (ours && collecting) collecting.positions = list(p.positions).map(parsePosition);
         return;
@@ -180,7 +183,8 @@ export function openMetaApiStream(opts: MtStreamOptions, events: MtStreamEvents)
         if (!synchronizationId) return;
         const u = parseUpdate(p);
         if (live) events.update(u);
-        else held.push(u);
+        // Before the synchronization started, an update predates its state: applying it after would go back in time.
+        else if (collecting?.started) held.push(u);
         return;
       }
       default:
