@@ -1,12 +1,14 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { dec } from '../../src/domain/decimal.js';
-import type { PlaceOrderRequest } from '../../src/platforms/adapter.js';
+import type { Position } from '../../src/domain/types.js';
+import type { BrokerEvent, PlaceOrderRequest } from '../../src/platforms/adapter.js';
 import { MetaTraderAdapter } from '../../src/platforms/metatrader/adapter.js';
 import { provisionMtAccount } from '../../src/platforms/metatrader/connect.js';
 import { MetaApiGateway } from '../../src/platforms/metatrader/gateway.js';
 import { SimBroker } from '../../src/simulator/broker.js';
 import { startMetaApiSimServer } from '../../src/simulator/metaapi/server.js';
 import { appError } from '../helpers/app-error.js';
+import { until } from '../helpers/cli-process.js';
 
 /**
  * Every fault the simulator can inject, seen through the MetaTrader adapter over MetaApi REST on loopback: the
@@ -16,7 +18,7 @@ import { appError } from '../helpers/app-error.js';
 
 const TIMEOUT_MS = 300;
 
-async function setup(opts: { platform?: 'mt4' | 'mt5'; hedging?: boolean } = {}) {
+async function setup(opts: { platform?: 'mt4' | 'mt5'; hedging?: boolean; stream?: boolean } = {}) {
   const platform = opts.platform ?? 'mt5';
   const broker = new SimBroker({ seed: 9 });
   const meta = { server: `Faults-${platform}`, password: 'pw-faults', platform };
@@ -39,7 +41,15 @@ async function setup(opts: { platform?: 'mt4' | 'mt5'; hedging?: boolean } = {})
     accountId: p.accountId,
     timeoutMs: TIMEOUT_MS,
   });
-  const adapter = new MetaTraderAdapter({ gateway, platform, pollIntervalMs: 250 });
+  const stream = {
+    clientUrl: server.baseUrl,
+    token: server.token,
+    accountId: p.accountId,
+    reconnectMinMs: 20,
+    reconnectMaxMs: 50,
+    subscribeRetryMs: 100,
+  };
+  const adapter = new MetaTraderAdapter({ gateway, platform, pollIntervalMs: 250, ...(opts.stream ? { stream } : {}) });
   await adapter.connect();
   return { broker, acc, server, adapter };
 }
@@ -216,5 +226,89 @@ describe('MetaTrader (MetaApi) MT4 accounts', () => {
       await t.adapter.close();
       await t.server.close();
     }
+  });
+});
+
+/**
+ * The stream of platform A under network faults: cut mid-burst, refused for a while. Whatever the Master did
+ * is reported exactly once in the end: by the stream, by the REST polls that stand in while it is down, or by
+ * the resynchronization after it returns (diffed against the last state, so nothing twice).
+ */
+describe('MetaTrader (MetaApi) stream faults', () => {
+  let t: Awaited<ReturnType<typeof setup>>;
+  const seen: BrokerEvent[] = [];
+  let off: () => void = () => {};
+  let seq = 0;
+  beforeAll(async () => {
+    t = await setup({ stream: true });
+    off = t.adapter.subscribe((ev) => seen.push(ev));
+    await until('the stream is synchronized', () => t.adapter.streaming, 10_000);
+  });
+  afterAll(async () => {
+    off();
+    t.server.stream.refuse(false);
+    await t.adapter.close();
+    await t.server.close();
+  });
+
+  const count = (kind: BrokerEvent['kind'], id: string) =>
+    seen.filter((e) => e.kind === kind && e.position?.id === id).length;
+  const open = () =>
+    t.broker.placeOrder(t.acc.id, {
+      symbol: 'EURUSD',
+      side: 'buy',
+      type: 'market',
+      volume: dec('0.01'),
+      tag: `sf${++seq}`,
+    }).position!;
+  /** Lets queued socket writes and reads run (no wall-clock wait). */
+  const turn = () => new Promise<void>((r) => setImmediate(r));
+
+  it('a socket cut twice in the middle of a burst loses nothing and doubles nothing', async () => {
+    const early: Position[] = [];
+    for (let i = 0; i < 12; i++) {
+      early.push(open());
+      await turn();
+    }
+    await until('the early opens are streamed', () => early.every((p) => count('position_opened', p.id) === 1), 5_000);
+    const late: Position[] = [];
+    for (let i = 0; i < 24; i++) {
+      if (i === 5 || i === 15) t.server.stream.drop();
+      late.push(open());
+      if (i % 2 === 0) t.broker.closePosition(t.acc.id, early[i / 2]!.id);
+      await turn();
+    }
+    const closed = early.slice(0, 12);
+    await until(
+      'every open and close is reported',
+      () =>
+        late.every((p) => count('position_opened', p.id) === 1) &&
+        closed.every((p) => count('position_closed', p.id) === 1),
+      15_000,
+    );
+    await until('the stream is back', () => t.adapter.streaming, 10_000);
+    // One more change through the live stream: any late duplicate of the burst would have arrived before it.
+    const marker = open();
+    await until('the marker is streamed', () => count('position_opened', marker.id) === 1, 5_000);
+    for (const p of [...early, ...late]) expect(count('position_opened', p.id), p.id).toBe(1);
+    for (const p of closed) expect(count('position_closed', p.id), p.id).toBe(1);
+    for (const p of late) expect(count('position_closed', p.id), p.id).toBe(0);
+  });
+
+  it('while the stream is refused, REST polls report the Master; once it is back, nothing is reported again', async () => {
+    t.server.stream.refuse(true);
+    t.server.stream.drop();
+    await until('the stream is down', () => !t.adapter.streaming, 5_000);
+    const during = open();
+    await until('the poll reports the open', () => count('position_opened', during.id) === 1, 5_000);
+    expect(t.adapter.streaming).toBe(false);
+    t.broker.closePosition(t.acc.id, during.id);
+    await until('the poll reports the close', () => count('position_closed', during.id) === 1, 5_000);
+    t.server.stream.refuse(false);
+    await until('the stream is back', () => t.adapter.streaming, 10_000);
+    const after = open();
+    await until('the stream reports the next open', () => count('position_opened', after.id) === 1, 5_000);
+    expect(count('position_opened', during.id)).toBe(1);
+    expect(count('position_closed', during.id)).toBe(1);
   });
 });

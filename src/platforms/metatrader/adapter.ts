@@ -17,6 +17,8 @@ import { tradeResultFailure } from './errors.js';
 import type { MetaTraderGateway, MtTradeRequest } from './gateway.js';
 import type { MtDeal, MtTradeResult } from './parse.js';
 import { PollingWatcher } from '../polling-watcher.js';
+import { type MtStreamOptions, openMetaApiStream } from './stream-client.js';
+import { StreamingWatcher } from './stream-watcher.js';
 import { confirmed, denied, rejected } from '../adapter.js';
 import { indexTags } from '../tag-index.js';
 
@@ -29,8 +31,10 @@ export interface MetaTraderAdapterOptions {
   comment?: string;
   /** Magic number stamped on our trades (MetaApi's account default applies when omitted). */
   magic?: number;
-  /** Poll period of subscribe(). */
+  /** Poll period of subscribe() (while the stream is down, when there is one). */
   pollIntervalMs?: number;
+  /** MetaApi's streaming API for subscribe(); without it, subscribe() polls REST. */
+  stream?: MtStreamOptions;
   /** How far back findByTag and listOrders({includeHistory}) look when no window is given. */
   historyLookbackMs?: number;
 }
@@ -62,13 +66,13 @@ export class MetaTraderAdapter implements BrokerAdapter {
   private platform: MtPlatform;
   private readonly gateway: MetaTraderGateway;
   private readonly specs = new Map<string, InstrumentSpec | null>();
-  private watcher: PollingWatcher | null = null;
+  private watcher: PollingWatcher | StreamingWatcher | null = null;
   private closed = false;
 
   constructor(private readonly opts: MetaTraderAdapterOptions) {
     this.gateway = opts.gateway;
     this.platform = opts.platform;
-    this.caps = metaTraderCapabilities({ platform: opts.platform, hedging: opts.hedging ?? true });
+    this.caps = this.capsFor(opts.platform, opts.hedging ?? true);
   }
 
   get capabilities(): Capabilities {
@@ -79,7 +83,12 @@ export class MetaTraderAdapter implements BrokerAdapter {
   async connect(): Promise<void> {
     const info = await this.gateway.accountInformation();
     this.platform = info.platform;
-    this.caps = metaTraderCapabilities({ platform: info.platform, hedging: info.hedging });
+    this.caps = this.capsFor(info.platform, info.hedging);
+  }
+
+  /** True while subscribe()'s events come from a synchronized stream rather than from polls (tests, health). */
+  get streaming(): boolean {
+    return this.watcher instanceof StreamingWatcher && this.watcher.streaming;
   }
 
   // ---- reads --------------------------------------------------------------------------------------
@@ -239,19 +248,27 @@ export class MetaTraderAdapter implements BrokerAdapter {
 
   subscribe(listener: (ev: BrokerEvent) => void): () => void {
     if (!this.watcher) {
-      this.watcher = new PollingWatcher({
+      const reads = {
         snapshot: async () => {
           const [positions, orders] = await Promise.all([this.gateway.positions(), this.gateway.orders()]);
           return { positions, orders };
         },
-        finalOrder: async (o) => {
+        finalOrder: async (o: Order) => {
           const from = new Date(Date.parse(o.createdAt) - 1000);
           return (
             (await this.gateway.historyOrders(from, new Date(Date.now() + 60_000))).find((h) => h.id === o.id) ?? null
           );
         },
-        intervalMs: Math.max(MIN_POLL_MS, this.opts.pollIntervalMs ?? 1000),
-      });
+      };
+      const pollMs = Math.max(MIN_POLL_MS, this.opts.pollIntervalMs ?? 1000);
+      const stream = this.opts.stream;
+      this.watcher = stream
+        ? new StreamingWatcher({
+            ...reads,
+            open: (events) => openMetaApiStream(stream, events),
+            pollIntervalMs: pollMs,
+          })
+        : new PollingWatcher({ ...reads, intervalMs: pollMs });
     }
     const off = this.watcher.add(listener);
     return () => {
@@ -267,6 +284,10 @@ export class MetaTraderAdapter implements BrokerAdapter {
   }
 
   // ---- internals ----------------------------------------------------------------------------------
+
+  private capsFor(platform: MtPlatform, hedging: boolean): Capabilities {
+    return metaTraderCapabilities({ platform, hedging, streaming: this.opts.stream !== undefined });
+  }
 
   private open(): void {
     if (this.closed) throw new AppError('upstream_unavailable', 'adapter closed');

@@ -7,11 +7,18 @@ export type MtPlatform = 'mt4' | 'mt5';
  * What the MetaTrader adapter can do through MetaApi REST. MT4 is always hedging; an MT5 account is hedging
  * or netting by its server's setting (account-information `marginMode`), which the adapter reads on connect.
  */
-export function metaTraderCapabilities(opts: { platform: MtPlatform; hedging: boolean }): Capabilities {
-  return opts.platform === 'mt4' || opts.hedging ? HEDGING : NETTING;
+export function metaTraderCapabilities(opts: {
+  platform: MtPlatform;
+  hedging: boolean;
+  /** Events from MetaApi's streaming API (true) or from polling REST (a gateway without a stream, e.g. a bridge). */
+  streaming?: boolean;
+}): Capabilities {
+  const hedging = opts.platform === 'mt4' || opts.hedging;
+  const streaming = opts.streaming ?? true;
+  return streaming ? (hedging ? HEDGING : NETTING) : hedging ? HEDGING_POLLED : NETTING_POLLED;
 }
 
-function build(hedging: boolean): Capabilities {
+function build(hedging: boolean, streaming: boolean): Capabilities {
   return Object.freeze<Capabilities>({
     platform: 'platforma',
     hedging,
@@ -29,8 +36,8 @@ function build(hedging: boolean): Capabilities {
       stopLossOnOpen: true,
       takeProfitOnOpen: true,
       lookupByTag: true,
-      // REST has no push; the websocket API does, but polling keeps one code path for MetaApi and a bridge.
-      streamingEvents: 'emulated',
+      // MetaApi's socket.io stream pushes every change; without it, REST is polled and diffed.
+      streamingEvents: streaming ? true : 'emulated',
       orderHistory: true,
     },
     correlationTag: { field: 'clientId', maxLength: MT_COMMENT_LIMIT },
@@ -39,8 +46,10 @@ function build(hedging: boolean): Capabilities {
     volumeUnit: 'lots',
   });
 }
-const HEDGING = build(true);
-const NETTING = build(false);
+const HEDGING = build(true, true);
+const NETTING = build(false, true);
+const HEDGING_POLLED = build(true, false);
+const NETTING_POLLED = build(false, false);
 
 /** Planning figure before an account is known: MT5 hedging, the common retail setup. */
 export const METATRADER_CAPABILITIES: Capabilities = metaTraderCapabilities({ platform: 'mt5', hedging: true });

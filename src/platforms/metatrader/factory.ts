@@ -52,6 +52,8 @@ export function createMetaTraderAdapterFactory(opts: {
   token: string;
   timeoutMs?: number;
   pollIntervalMs?: number;
+  /** Master events from MetaApi's streaming API (default), or from REST polls only (false). */
+  stream?: boolean;
   fetch?: typeof fetch;
 }): AdapterFactory {
   return {
@@ -59,16 +61,20 @@ export function createMetaTraderAdapterFactory(opts: {
     capabilities: METATRADER_CAPABILITIES,
     async create(account): Promise<BrokerAdapter> {
       const creds = parseMetaTraderCredentials(account.credentials, account.brokerAccountId);
+      const clientUrl = opts.clientApiUrl ?? opts.baseUrl;
       const gateway = new MetaApiGateway({
         provisioningUrl: opts.baseUrl,
-        clientUrl: opts.clientApiUrl ?? opts.baseUrl,
+        clientUrl,
         token: opts.token,
         accountId: creds.metaApiAccountId,
         timeoutMs: opts.timeoutMs ?? 10_000,
         ...(opts.fetch ? { fetch: opts.fetch } : {}),
       });
-      // Lazy: nothing is called here, so a MetaApi outage at start-up does not stop the service.
+      // Lazy: nothing is called here (the stream opens on subscribe), so a MetaApi outage does not stop the service.
       return new MetaTraderAdapter({
+        ...(opts.stream !== false
+          ? { stream: { clientUrl, token: opts.token, accountId: creds.metaApiAccountId } }
+          : {}),
         gateway,
         platform: creds.platform,
         ...(creds.hedging !== null ? { hedging: creds.hedging } : {}),

@@ -6,6 +6,7 @@ import type { ActiveFault, FaultOp, SimBrokerApi } from '../contract.js';
 import { ApiError, type Reply, readJson, send, tooManyRequests } from './http.js';
 import { AccountRegistry, type AccountView, type MetaApiAccount, mtPlatformOf } from './registry.js';
 import type { Keeper } from '../keeper.js';
+import { attachMetaApiStream, type MetaApiStreamControl } from './stream.js';
 import { resultOf, runTrade, type TradeCtx, tradeOp } from './trade.js';
 import {
   accountInformationDto,
@@ -36,6 +37,8 @@ export interface MetaApiSimOptions {
   now?: () => number;
   /** Provisioned accounts kept across restarts (the `copytrade simulator` process); in memory only without it. */
   keepAccounts?: Keeper<MetaApiAccount[]>;
+  /** Period of the streaming API's `status` packets (default 5 s). */
+  streamStatusMs?: number;
 }
 
 export interface MetaApiSimServer {
@@ -44,6 +47,8 @@ export interface MetaApiSimServer {
   token: string;
   /** Provisioned MetaApi accounts with their derived state, for tests. */
   accounts(): AccountView[];
+  /** The streaming API (socket.io at `/ws` on the same host) and its network-fault hooks. */
+  stream: MetaApiStreamControl;
   close(): Promise<void>;
 }
 
@@ -371,6 +376,13 @@ export async function startMetaApiSimServer(
   });
   // Clients time out and come back; an idle keep-alive socket must not keep close() waiting.
   server.keepAliveTimeout = 5_000;
+  const stream = attachMetaApiStream(server, {
+    broker,
+    registry,
+    comments,
+    token,
+    statusMs: opts.streamStatusMs ?? 5_000,
+  });
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -383,8 +395,10 @@ export async function startMetaApiSimServer(
     baseUrl: `http://${host}:${addr.port}`,
     token,
     accounts: () => registry.list().map((a) => registry.view(a)),
+    stream,
     close: async () => {
       held.releaseAll();
+      await stream.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
