@@ -17,6 +17,11 @@ export interface LeaseKeeperOptions {
   /** Called with keys lost (taken over after a missed renewal) or released: their work stops. */
   onLost: (keys: string[]) => Promise<void>;
   logger?: Logger | false;
+  /**
+   * Broker writes stop this long before the lease runs out on this process's clock (`mayWrite`; default a fifth of
+   * the TTL): a write that passes the check reaches the broker before anyone else may take the lease over.
+   */
+  writeMarginMs?: number;
   /** Monotonic milliseconds (tests). */
   clock?: () => number;
 }
@@ -52,6 +57,16 @@ export class LeaseKeeper implements Fence {
 
   holds(key: string): boolean {
     return this.epochOf(key) !== undefined;
+  }
+
+  /**
+   * Whether a broker write under `key` may leave now: held, with the write margin left before the lease runs out
+   * on this process's monotonic clock (a process that was stopped sees that its time passed, before it can renew).
+   */
+  mayWrite(key: string): boolean {
+    const h = this.held.get(key);
+    const margin = this.opts.writeMarginMs ?? Math.floor(this.opts.ttlMs / 5);
+    return h !== undefined && h.validUntil - margin > this.clock();
   }
 
   heldKeys(): string[] {

@@ -63,6 +63,7 @@ export async function startWorker(cfg: Config, logger: Logger | false, opts: Wor
     ownership: {
       owns: (id) => ready.has(id) && holds(id),
       settles: holds,
+      mayWrite: (id) => keeper?.mayWrite(accountLeaseKey(id)) ?? false,
       fence: { owner: instanceId, epochOf: (key) => keeper?.epochOf(key) },
       idleInTransactionMs: ttlMs,
     },
