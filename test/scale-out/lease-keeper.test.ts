@@ -117,4 +117,31 @@ describe.runIf(available)('LeaseKeeper: two workers on one PostgreSQL store', ()
     await k.stop();
     await k.releaseAll();
   });
+
+  it('broker writes stop a margin before the lease runs out on the local monotonic clock, while the fence still holds', async () => {
+    let now = 0;
+    const k = new LeaseKeeper(a.leases, {
+      owner: 'm1',
+      ttlMs: 10_000,
+      writeMarginMs: 2_000,
+      clock: () => now,
+      wanted: async () => ['account:w1'],
+      onAcquired: async () => undefined,
+      onLost: async () => undefined,
+    });
+    await k.tick();
+    now = 7_999;
+    expect(k.mayWrite('account:w1')).toBe(true);
+    // A process stopped for long enough sees on waking that its time has passed, before any renewal could run.
+    now = 8_001;
+    expect(k.mayWrite('account:w1')).toBe(false);
+    expect(k.holds('account:w1')).toBe(true);
+    expect(k.mayWrite('account:other')).toBe(false);
+    // Renewed (measured from before the call): writes may leave again.
+    await k.tick();
+    expect(k.mayWrite('account:w1')).toBe(true);
+    await k.stop();
+    await k.releaseAll();
+    expect(k.mayWrite('account:w1')).toBe(false);
+  });
 });
