@@ -262,8 +262,13 @@ describe.runIf(ready)('failover between worker processes', () => {
     const drift = (await store.events.allAfter(0, 100_000)).filter(
       (e) => e.type === 'reconcile.drift_found' && (e.payload as { kind?: string }).kind === 'duplicate_copy',
     );
+    // Every copy the sleeper had not sent when stopped was resent by the successor: those it did not send on waking
+    // were refused at its write gate; the others are the late originals above.
+    const rows = (await Promise.all(accepted.map((id) => store.trades.intentsOfTrade(id)))).flat();
+    const resent = rows.filter((r) => ((r.prevTags as string[] | null) ?? []).length > 0).length;
     console.log(
-      `SIGSTOP: ${drift.length} late original writes of the sleeper landed and were closed by its successor; ` +
+      `SIGSTOP: ${resent} copies resent by the successor; ` +
+        `${drift.length} late original writes of the sleeper landed and were closed by its successor; ` +
         `brokers clean ${Math.round(closedMs)} ms after the sleeper woke`,
     );
   }, 120_000);
