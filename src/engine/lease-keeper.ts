@@ -119,23 +119,32 @@ export class LeaseKeeper implements Fence {
   private async round(): Promise<void> {
     const ttl = this.opts.ttlMs;
     const lost: string[] = [];
-    await Promise.all(
-      [...this.held.entries()].map(async ([key, h]) => {
-        // Measured from before the call: the database may have extended it at any time after this point.
-        const sentAt = this.clock();
-        try {
-          const renewed = await this.leases.renew(key, this.owner, h.epoch, ttl);
-          if (renewed) h.validUntil = sentAt + ttl;
-          else {
-            this.held.delete(key);
-            lost.push(key);
-          }
-        } catch (err) {
-          // The store is unreachable: the lease runs out on our clock (epochOf) unless a later renewal works.
-          this.log('lease renewal failed', err);
+    const round = [...this.held.entries()].map(([key, h]) => ({ key, h }));
+    // Measured from before the call: the database may have extended them at any time after this point.
+    const sentAt = this.clock();
+    try {
+      // One statement for every lease held, not one per lease.
+      const renewed = new Set(
+        (
+          await this.leases.renewMany(
+            this.owner,
+            round.map(({ key, h }) => ({ key, epoch: h.epoch })),
+            ttl,
+          )
+        ).map((l) => l.key),
+      );
+      for (const { key, h } of round) {
+        if (this.held.get(key) !== h) continue;
+        if (renewed.has(key)) h.validUntil = sentAt + ttl;
+        else {
+          this.held.delete(key);
+          lost.push(key);
         }
-      }),
-    );
+      }
+    } catch (err) {
+      // The store is unreachable: the leases run out on our clock (epochOf) unless a later renewal works.
+      this.log('lease renewal failed', err);
+    }
     if (lost.length > 0) this.queue(() => this.opts.onLost(lost), 'lease loss handling failed');
     if (this.stopped) return;
 

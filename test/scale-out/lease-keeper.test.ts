@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Store } from '../../src/store/store.js';
 import { LeaseKeeper } from '../../src/engine/lease-keeper.js';
 import { requirePostgres } from '../helpers/postgres.js';
@@ -143,5 +143,25 @@ describe.runIf(available)('LeaseKeeper: two workers on one PostgreSQL store', ()
     await k.stop();
     await k.releaseAll();
     expect(k.mayWrite('account:w1')).toBe(false);
+  });
+
+  it('renews every lease it holds in one statement per round', async () => {
+    const keys = ['account:b1', 'account:b2', 'account:b3'];
+    const w = keeper(a, 'b1', keys, 60_000);
+    await w.k.tick();
+    const many = vi.spyOn(a.leases, 'renewMany');
+    const one = vi.spyOn(a.leases, 'renew');
+    try {
+      await w.k.tick();
+      expect(many).toHaveBeenCalledTimes(1);
+      expect(many.mock.calls[0]![1].map((h) => h.key).sort()).toEqual(keys);
+      expect(one).not.toHaveBeenCalled();
+      expect(w.k.heldKeys()).toEqual(keys);
+    } finally {
+      many.mockRestore();
+      one.mockRestore();
+    }
+    await w.k.stop();
+    await w.k.releaseAll();
   });
 });
