@@ -218,7 +218,7 @@ describe.runIf(ready)('failover between worker processes', () => {
     );
   }, 120_000);
 
-  it('a worker paused (SIGSTOP) past its lease mid-fan-out: the ledger stays one row per Slave, it lets go on SIGCONT', async () => {
+  it('a worker paused (SIGSTOP) past its lease mid-fan-out: the ledger stays one row per Slave, it lets go on SIGCONT, and no Slave keeps an extra position', async () => {
     const paused = [...workers.keys()].find((id) => !dead.has(id))!;
     expect((await store.leases.get(accountLeaseKey(masterId)))?.owner).toBe(paused);
     const successor = await startWorker();
