@@ -175,7 +175,10 @@ export async function startWorker(cfg: Config, logger: Logger | false, opts: Wor
         const lostIds = keys.filter((k) => k.startsWith('account:')).map((k) => k.slice('account:'.length));
         // Once our writes under them end (refused at the wire, or landed late), the new owner looks again. Not
         // awaited: takeovers queued behind this loss must not wait for a slow broker.
-        if (lostIds.length > 0) void writesEnded(lostIds);
+        if (lostIds.length > 0)
+          void writesEnded(lostIds).catch(
+            (err: unknown) => logger && logger.error({ err }, 'telling the new owners about late writes failed'),
+          );
         if (keys.includes(SCHEDULED_LEASE) && scheduled) {
           scheduled = false;
           await Promise.all([hooks.stop(), risk.stop(), panic.stop()]);
