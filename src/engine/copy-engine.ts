@@ -11,6 +11,7 @@ import type { Dispatcher } from './dispatcher.js';
 import { accountLeaseKey, StaleLeaseError } from '../domain/lease.js';
 import type { MasterAction } from './actions.js';
 import { sendPaced } from './rate-limit.js';
+import { fencedCall } from './write-fence.js';
 import { executeOp, opOf, verifyOp, type IntentOp } from './intent-ops.js';
 import { OutcomeWriter } from './outcome-writer.js';
 import type { PreTradeCheck } from './planner.js';
@@ -257,7 +258,11 @@ export class CopyEngine {
         const o = await executeOp(adapter, op, (fn) =>
           // Asked again at the moment of the write: the wait for a token or a rate-limit hint may outlast the lease.
           this.dispatcher.run(slave.account.id, adapter, () =>
-            this.mayWrite(master.id) ? fn() : this.refuse(master.id),
+            fencedCall(
+              () => this.mayWrite(master.id),
+              () => this.refuse(master.id),
+              fn,
+            ),
           ),
         );
         this.observer?.answered(platform, o, sends++ > 0);

@@ -17,6 +17,11 @@ export interface LeaseKeeperOptions {
   /** Called with keys lost (taken over after a missed renewal) or released: their work stops. */
   onLost: (keys: string[]) => Promise<void>;
   logger?: Logger | false;
+  /**
+   * Broker writes stop this long before the lease runs out on this process's clock (`mayWrite`; default a fifth of
+   * the TTL): a write that passes the check reaches the broker before anyone else may take the lease over.
+   */
+  writeMarginMs?: number;
   /** Monotonic milliseconds (tests). */
   clock?: () => number;
 }
@@ -52,6 +57,16 @@ export class LeaseKeeper implements Fence {
 
   holds(key: string): boolean {
     return this.epochOf(key) !== undefined;
+  }
+
+  /**
+   * Whether a broker write under `key` may leave now: held, with the write margin left before the lease runs out
+   * on this process's monotonic clock (a process that was stopped sees that its time passed, before it can renew).
+   */
+  mayWrite(key: string): boolean {
+    const h = this.held.get(key);
+    const margin = this.opts.writeMarginMs ?? Math.floor(this.opts.ttlMs / 5);
+    return h !== undefined && h.validUntil - margin > this.clock();
   }
 
   heldKeys(): string[] {
@@ -104,23 +119,32 @@ export class LeaseKeeper implements Fence {
   private async round(): Promise<void> {
     const ttl = this.opts.ttlMs;
     const lost: string[] = [];
-    await Promise.all(
-      [...this.held.entries()].map(async ([key, h]) => {
-        // Measured from before the call: the database may have extended it at any time after this point.
-        const sentAt = this.clock();
-        try {
-          const renewed = await this.leases.renew(key, this.owner, h.epoch, ttl);
-          if (renewed) h.validUntil = sentAt + ttl;
-          else {
-            this.held.delete(key);
-            lost.push(key);
-          }
-        } catch (err) {
-          // The store is unreachable: the lease runs out on our clock (epochOf) unless a later renewal works.
-          this.log('lease renewal failed', err);
+    const round = [...this.held.entries()].map(([key, h]) => ({ key, h }));
+    // Measured from before the call: the database may have extended them at any time after this point.
+    const sentAt = this.clock();
+    try {
+      // One statement for every lease held, not one per lease.
+      const renewed = new Set(
+        (
+          await this.leases.renewMany(
+            this.owner,
+            round.map(({ key, h }) => ({ key, epoch: h.epoch })),
+            ttl,
+          )
+        ).map((l) => l.key),
+      );
+      for (const { key, h } of round) {
+        if (this.held.get(key) !== h) continue;
+        if (renewed.has(key)) h.validUntil = sentAt + ttl;
+        else {
+          this.held.delete(key);
+          lost.push(key);
         }
-      }),
-    );
+      }
+    } catch (err) {
+      // The store is unreachable: the leases run out on our clock (epochOf) unless a later renewal works.
+      this.log('lease renewal failed', err);
+    }
     if (lost.length > 0) this.queue(() => this.opts.onLost(lost), 'lease loss handling failed');
     if (this.stopped) return;
 

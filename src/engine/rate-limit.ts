@@ -1,3 +1,4 @@
+import { StaleLeaseError } from '../domain/lease.js';
 import type { OrderOutcome } from '../platforms/adapter.js';
 
 /** A refusal for going too fast: nothing was applied, so sending again after the broker's hint is safe. */
@@ -26,6 +27,8 @@ export async function sendPaced(
     try {
       outcome = await send();
     } catch (err) {
+      // Refused for a lost lease before anything left: the row stays as recorded for the lease's new holder.
+      if (err instanceof StaleLeaseError) throw err;
       // An adapter that throws on a write broke its contract; we cannot know if it applied: unresolved.
       outcome = {
         kind: 'unresolved',

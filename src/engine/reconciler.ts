@@ -214,7 +214,12 @@ export class Reconciler {
           const intent = intents.find(
             (i) => i.tag === p.tag || (Array.isArray(i.prevTags) && (i.prevTags as string[]).includes(p.tag!)),
           );
-          if (!intent || young(intent.createdAt)) continue;
+          if (!intent) continue;
+          // An earlier attempt's tag of a copy now confirmed and linked under a newer one: the write of an old
+          // owner paused past its lease, landed after the new owner resent it. A duplicate whatever its age.
+          const lateOriginal =
+            intent.state === 'confirmed' && intent.tag !== p.tag && openLinks.some((l) => l.intentId === intent.id);
+          if (!lateOriginal && young(intent.createdAt)) continue;
           const trade = await this.store.trades.tradeById(intent.tradeId);
           const mpId = trade?.masterPositionId ?? null;
           if (!trade || trade.masterAccountId !== master.id || busy.has(`${sid}|${mpId ?? ''}`)) continue;

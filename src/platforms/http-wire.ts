@@ -1,3 +1,5 @@
+import { passWriteGate } from '../domain/write-gate.js';
+
 /**
  * The wire of the REST platforms (TradeLocker, MetaApi): one JSON request, no interpretation, no retries.
  * Every call ends as a WireResult, never a throw; what a result means (and whether a write may be repeated)
@@ -47,16 +49,27 @@ function failure(method: string, path: string, err: unknown): WireResult {
   };
 }
 
-/** Sends one request with a JSON body (if any) and reads the answer within `timeoutMs`. */
+/**
+ * Sends one request with a JSON body (if any) and reads the answer within `timeoutMs`. A trading write (`write`)
+ * first passes the caller's write gate (domain/write-gate.ts), which may refuse it by throwing: nothing is sent.
+ */
 export async function sendJson(
   fetchImpl: typeof fetch,
   url: URL,
-  req: { method: string; path: string; headers: Record<string, string>; body?: unknown; timeoutMs: number },
+  req: {
+    method: string;
+    path: string;
+    headers: Record<string, string>;
+    body?: unknown;
+    timeoutMs: number;
+    write?: boolean;
+  },
 ): Promise<WireResult> {
   const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
   if (req.body !== undefined) headers['content-type'] = 'application/json';
   let res: Response;
   let text: string;
+  if (req.write) passWriteGate();
   try {
     res = await fetchImpl(url, {
       method: req.method,

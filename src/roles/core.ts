@@ -67,6 +67,8 @@ export interface CoreOptions {
     owns: (accountId: string) => boolean;
     /** Whose ledger the settle loop settles (a Master's, from the moment its lease is taken). */
     settles: (accountId: string) => boolean;
+    /** Whether a broker write of a Master's copies may leave now (CopyEngineOptions.mayWrite); default `settles`. */
+    mayWrite?: (masterAccountId: string) => boolean;
     fence: Fence;
     /** See OpenOptions.idleInTransactionMs (the lease TTL). */
     idleInTransactionMs: number;
@@ -225,7 +227,7 @@ export async function composeCore(cfg: Config, logger: Logger | false, opts: Cor
     const engine = new CopyEngine(store, adapters, dispatcher, {
       preTradeCheck: risk.check,
       breaker: { maxActions: cfg.masterMaxActionsPerMin, windowMs: 60_000 },
-      ...(opts.ownership ? { mayWrite: opts.ownership.settles } : {}),
+      ...(opts.ownership ? { mayWrite: opts.ownership.mayWrite ?? opts.ownership.settles } : {}),
       logger,
     });
     const watcher = new Watcher(store, adapters, engine, { logger, ...owns });

@@ -21,6 +21,16 @@ export const SCHEDULED_LEASE = 'scheduled:deployment';
 
 /** Bus subject: an api process recorded a panic-close job (its id); the deployment lease holder runs it. */
 export const PANIC_STARTED = 'panic.started';
+/**
+ * Bus subject: a worker lost account leases (it was paused or cut off past its TTL) and its broker writes under
+ * them have ended (JSON array of account ids). A write it had started before the pause may have landed after the
+ * new owner settled and resent it under a new tag: the holder reconciles those Masters now, which closes such a
+ * late original (reconciler.ts), instead of at its next scheduled pass.
+ */
+export const LEASE_WRITES_ENDED = 'lease.writes-ended';
+/** How long a worker that lost leases waits for its writes under them to end before it tells the new owner. */
+const LOST_WRITES_WAIT_MS = 60_000;
+
 /** The deployment lease holder also looks for running jobs this often (a lost signal, a job of a dead holder). */
 const PANIC_SCAN_MS = 5_000;
 
@@ -64,6 +74,7 @@ export async function startWorker(cfg: Config, logger: Logger | false, opts: Wor
     ownership: {
       owns: (id) => ready.has(id) && holds(id),
       settles: holds,
+      mayWrite: (id) => keeper?.mayWrite(accountLeaseKey(id)) ?? false,
       fence: { owner: instanceId, epochOf: (key) => keeper?.epochOf(key) },
       idleInTransactionMs: ttlMs,
     },
@@ -89,12 +100,39 @@ export async function startWorker(cfg: Config, logger: Logger | false, opts: Wor
           .catch((err: unknown) => logger && logger.error({ err }, 'panic-close resume failed'));
     };
     const offPanic = core.bus.subscribe(PANIC_STARTED, resumePanics);
+    const offLateWrites = core.bus.subscribe(LEASE_WRITES_ENDED, (data) => {
+      void reconcileAfterLateWrites(data).catch(
+        (err: unknown) => logger && logger.error({ err }, 'reconcile after a lost lease failed'),
+      );
+    });
+    const reconcileAfterLateWrites = async (data: string) => {
+      const ids = (JSON.parse(data) as string[]).filter((id) => ready.has(id) && holds(id));
+      if (ids.length === 0) return;
+      // What the old owner left unknown is settled first, so its late writes meet their confirmed rows.
+      await settler.runOnce();
+      for (const id of ids) {
+        const account = await store.accounts.byId(id);
+        if (account?.role === 'master' && account.groupId) await reconciler.run(account, { dryRun: false });
+      }
+    };
     const panicScan = setInterval(resumePanics, PANIC_SCAN_MS);
     panicScan.unref();
     cleanup.unshift(async () => {
       offPanic();
+      offLateWrites();
       clearInterval(panicScan);
     });
+    const writesEnded = async (ids: string[]) => {
+      let waited: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.all(ids.map((id) => engine.idle(id))),
+        new Promise((r) => {
+          waited = setTimeout(r, LOST_WRITES_WAIT_MS);
+        }),
+      ]);
+      clearTimeout(waited);
+      core.bus.publish(LEASE_WRITES_ENDED, JSON.stringify(ids));
+    };
     const lease = new LeaseKeeper(store.leases, {
       owner: instanceId,
       ttlMs,
@@ -136,6 +174,13 @@ export async function startWorker(cfg: Config, logger: Logger | false, opts: Wor
           }
         // The lost Masters' watches stop; their ledger writes are refused by the store already (fence).
         await watcher.scan();
+        const lostIds = keys.filter((k) => k.startsWith('account:')).map((k) => k.slice('account:'.length));
+        // Once our writes under them end (refused at the wire, or landed late), the new owner looks again. Not
+        // awaited: takeovers queued behind this loss must not wait for a slow broker.
+        if (lostIds.length > 0)
+          void writesEnded(lostIds).catch(
+            (err: unknown) => logger && logger.error({ err }, 'telling the new owners about late writes failed'),
+          );
         if (keys.includes(SCHEDULED_LEASE) && scheduled) {
           scheduled = false;
           await Promise.all([hooks.stop(), risk.stop(), panic.stop()]);

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Store } from '../../src/store/store.js';
 import { LeaseKeeper } from '../../src/engine/lease-keeper.js';
 import { requirePostgres } from '../helpers/postgres.js';
@@ -116,5 +116,52 @@ describe.runIf(available)('LeaseKeeper: two workers on one PostgreSQL store', ()
     expect(k.epochOf('account:c1')).toBe(1);
     await k.stop();
     await k.releaseAll();
+  });
+
+  it('broker writes stop a margin before the lease runs out on the local monotonic clock, while the fence still holds', async () => {
+    let now = 0;
+    const k = new LeaseKeeper(a.leases, {
+      owner: 'm1',
+      ttlMs: 10_000,
+      writeMarginMs: 2_000,
+      clock: () => now,
+      wanted: async () => ['account:w1'],
+      onAcquired: async () => undefined,
+      onLost: async () => undefined,
+    });
+    await k.tick();
+    now = 7_999;
+    expect(k.mayWrite('account:w1')).toBe(true);
+    // A process stopped for long enough sees on waking that its time has passed, before any renewal could run.
+    now = 8_001;
+    expect(k.mayWrite('account:w1')).toBe(false);
+    expect(k.holds('account:w1')).toBe(true);
+    expect(k.mayWrite('account:other')).toBe(false);
+    // Renewed (measured from before the call): writes may leave again.
+    await k.tick();
+    expect(k.mayWrite('account:w1')).toBe(true);
+    await k.stop();
+    await k.releaseAll();
+    expect(k.mayWrite('account:w1')).toBe(false);
+  });
+
+  it('renews every lease it holds in one statement per round', async () => {
+    const keys = ['account:b1', 'account:b2', 'account:b3'];
+    const w = keeper(a, 'b1', keys, 60_000);
+    await w.k.tick();
+    const many = vi.spyOn(a.leases, 'renewMany');
+    const one = vi.spyOn(a.leases, 'renew');
+    try {
+      await w.k.tick();
+      expect(many).toHaveBeenCalledTimes(1);
+      expect(many.mock.calls[0]![1].map((h) => h.key).sort()).toEqual(keys);
+      expect(one).not.toHaveBeenCalled();
+      expect(w.k.heldKeys()).toEqual(keys);
+    } finally {
+      many.mockRestore();
+      one.mockRestore();
+    }
+    await w.k.stop();
+    await w.k.releaseAll();
   });
 });

@@ -45,6 +45,27 @@ describe.runIf(available)('leases with fencing on PostgreSQL', () => {
     expect(await a.leases.get(key)).toMatchObject({ owner: 'w2', epoch: 2 });
   });
 
+  it('renews many leases of one owner in one statement: only those still held at their epoch come back', async () => {
+    const [k1, k2, k3] = [1, 2, 3].map(() => `account:${newId('acc')}`) as [string, string, string];
+    for (const k of [k1, k2, k3]) expect(await a.leases.acquire(k, 'r1', 60_000)).toMatchObject({ epoch: 1 });
+    // k2 ran out and was taken over; k3 is asked at a wrong epoch.
+    await a.leases.renew(k2, 'r1', 1, 0);
+    expect(await b.leases.acquire(k2, 'r2', 60_000)).toMatchObject({ owner: 'r2', epoch: 2 });
+    expect(await a.leases.renewMany('r1', [], 60_000)).toEqual([]);
+    const renewed = await a.leases.renewMany(
+      'r1',
+      [
+        { key: k1, epoch: 1 },
+        { key: k2, epoch: 1 },
+        { key: k3, epoch: 7 },
+      ],
+      60_000,
+    );
+    expect(renewed.map((l) => [l.key, l.owner, l.epoch])).toEqual([[k1, 'r1', 1]]);
+    expect(renewed[0]!.expiresAt.getTime()).toBeGreaterThan(Date.now() + 30_000);
+    expect(await a.leases.get(k2)).toMatchObject({ owner: 'r2', epoch: 2 });
+  });
+
   it('a release hands the key over at once, and the epoch keeps growing', async () => {
     const key = `ctrader:${newId('acc')}`;
     const l = (await a.leases.acquire(key, 'w1', 60_000))!;

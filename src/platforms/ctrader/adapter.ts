@@ -455,6 +455,7 @@ export class CTraderAdapter implements BrokerAdapter {
     return this.conn.accountRequest(this.ctid, payloadType, body, {
       timeoutMs: this.timeoutMs,
       collect: (env) => done(env),
+      write: true,
     });
   }
 

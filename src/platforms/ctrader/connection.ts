@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { AppError } from '../../domain/errors.js';
+import { passWriteGate } from '../../domain/write-gate.js';
 import {
   ConnectionLostError,
   NotSentError,
@@ -83,6 +84,8 @@ export interface RequestOptions {
   collect?: (env: Envelope, all: Envelope[]) => boolean;
   /** Reads: resent once after a reconnect. Writes never are: they may have been applied. */
   idempotent?: boolean;
+  /** A trading write: passes the caller's write gate (domain/write-gate.ts) right before its frame is written. */
+  write?: boolean;
 }
 
 const ACCOUNT_EVENTS: ReadonlySet<number> = new Set([
@@ -265,6 +268,7 @@ export class CTraderConnection {
         new AppError('upstream_unavailable', 'cTrader connection is down', { retryable: true }),
       );
     }
+    if (ro.write) passWriteGate();
     const id = `ct${++this.seq}`;
     return new Promise<Envelope[]>((resolve, reject) => {
       const p: Pending = {

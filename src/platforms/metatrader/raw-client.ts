@@ -135,7 +135,10 @@ export class MetaApiRawClient {
 
   /** The one write endpoint. Sent once; a timeout here means "outcome unknown", never "try again". */
   trade(accountId: string, body: MtTradeBody): Promise<WireResult> {
-    return this.call('POST', this.clientUrl, `/users/current/accounts/${enc(accountId)}/trade`, { body });
+    return this.call('POST', this.clientUrl, `/users/current/accounts/${enc(accountId)}/trade`, {
+      body,
+      write: true,
+    });
   }
 
   // ---- plumbing -------------------------------------------------------------------------------------
@@ -144,11 +147,18 @@ export class MetaApiRawClient {
     method: string,
     base: string,
     path: string,
-    opts: { body?: unknown; query?: Record<string, string>; headers?: Record<string, string> } = {},
+    opts: { body?: unknown; query?: Record<string, string>; headers?: Record<string, string>; write?: boolean } = {},
   ): Promise<WireResult> {
     const url = new URL(base + path);
     for (const [k, v] of Object.entries(opts.query ?? {})) url.searchParams.set(k, v);
     const headers: Record<string, string> = { 'auth-token': this.opts.token, ...(opts.headers ?? {}) };
-    return sendJson(this.fetchImpl, url, { method, path, headers, body: opts.body, timeoutMs: this.timeoutMs });
+    return sendJson(this.fetchImpl, url, {
+      method,
+      path,
+      headers,
+      body: opts.body,
+      timeoutMs: this.timeoutMs,
+      write: opts.write === true,
+    });
   }
 }

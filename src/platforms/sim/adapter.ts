@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Decimal, floorToStep } from '../../domain/decimal.js';
 import { AppError } from '../../domain/errors.js';
+import { passWriteGate } from '../../domain/write-gate.js';
 import type { AccountInfo, InstrumentSpec, Order, Position, Quote } from '../../domain/types.js';
 import type { ActiveFault, FaultOp, SimBrokerApi, SimWriteResult } from '../../simulator/contract.js';
 import type {
@@ -188,6 +189,8 @@ export class SimAdapter implements BrokerAdapter {
   ): Promise<OrderOutcome> {
     const f = this.broker.faults.take(op, this.simAccountId);
     const attempt = (ratio?: number, refuseAs?: 'cancelled' | 'rejected'): OrderOutcome => {
+      // The in-process broker's "wire": the last moment before the write applies.
+      passWriteGate();
       try {
         return run(ratio, refuseAs);
       } catch (err) {

@@ -129,15 +129,15 @@ export class TradeLockerRawClient {
   // ---- writes (never retried here or anywhere on timeout) -------------------------------------------
 
   placeOrder(auth: AuthContext, accountId: string, body: PlaceOrderBody): Promise<WireResult> {
-    return this.call('POST', `/trade/accounts/${enc(accountId)}/orders`, { auth, body });
+    return this.call('POST', `/trade/accounts/${enc(accountId)}/orders`, { auth, body, write: true });
   }
 
   modifyOrder(auth: AuthContext, orderId: string, body: ModifyOrderBody): Promise<WireResult> {
-    return this.call('PATCH', `/trade/orders/${enc(orderId)}`, { auth, body });
+    return this.call('PATCH', `/trade/orders/${enc(orderId)}`, { auth, body, write: true });
   }
 
   cancelOrder(auth: AuthContext, orderId: string): Promise<WireResult> {
-    return this.call('DELETE', `/trade/orders/${enc(orderId)}`, { auth });
+    return this.call('DELETE', `/trade/orders/${enc(orderId)}`, { auth, write: true });
   }
 
   modifyPosition(
@@ -145,12 +145,12 @@ export class TradeLockerRawClient {
     positionId: string,
     body: { stopLoss: number | null; takeProfit: number | null },
   ): Promise<WireResult> {
-    return this.call('PATCH', `/trade/positions/${enc(positionId)}`, { auth, body });
+    return this.call('PATCH', `/trade/positions/${enc(positionId)}`, { auth, body, write: true });
   }
 
   /** qty "0" closes the whole position. */
   closePosition(auth: AuthContext, positionId: string, qty: string): Promise<WireResult> {
-    return this.call('DELETE', `/trade/positions/${enc(positionId)}`, { auth, body: { qty } });
+    return this.call('DELETE', `/trade/positions/${enc(positionId)}`, { auth, body: { qty }, write: true });
   }
 
   // ---- plumbing -------------------------------------------------------------------------------------
@@ -158,14 +158,27 @@ export class TradeLockerRawClient {
   private async call(
     method: string,
     path: string,
-    opts: { auth?: AuthContext; body?: unknown; query?: { [k: string]: number | string | undefined } },
+    opts: {
+      auth?: AuthContext;
+      body?: unknown;
+      query?: { [k: string]: number | string | undefined };
+      /** A trading write: passes the write gate right before it is sent. */
+      write?: boolean;
+    },
   ): Promise<WireResult> {
     const url = new URL(this.baseUrl + path);
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
     const headers: Record<string, string> = {};
     if (opts.auth) headers.authorization = `Bearer ${opts.auth.accessToken}`;
     if (opts.auth?.accNum !== undefined) headers.accNum = String(opts.auth.accNum);
-    return sendJson(this.fetchImpl, url, { method, path, headers, body: opts.body, timeoutMs: this.timeoutMs });
+    return sendJson(this.fetchImpl, url, {
+      method,
+      path,
+      headers,
+      body: opts.body,
+      timeoutMs: this.timeoutMs,
+      write: opts.write === true,
+    });
   }
 }
 

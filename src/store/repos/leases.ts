@@ -86,6 +86,20 @@ export class LeasesRepo {
     return row ? toLease(row) : null;
   }
 
+  /**
+   * `renew` for many leases of one owner in one statement (a renewal round): the keys still held at their epoch
+   * are extended and returned; a key missing from the answer moved on (the caller lost it).
+   */
+  async renewMany(owner: string, held: Array<{ key: string; epoch: number }>, ttlMs: number): Promise<Lease[]> {
+    if (held.length === 0) return [];
+    const r = await this.db.execute(sql`
+      update leases set expires_at = now() + ${interval(ttlMs)}
+      from jsonb_to_recordset(${JSON.stringify(held)}::jsonb) as h(key text, epoch bigint)
+      where leases.key = h.key and leases.epoch = h.epoch and leases.owner = ${owner}
+      returning leases.key, leases.owner, leases.epoch, leases.expires_at`);
+    return rowsOf<LeaseSqlRow>(r).map(toLease);
+  }
+
   /** Gives the lease up at once (expiry now) so another worker can take it without waiting for the TTL. */
   async release(key: string, owner: string, epoch: number): Promise<boolean> {
     const r = await this.db.execute(sql`
