@@ -23,6 +23,11 @@ const stats = (xs: number[]) => {
   return { n: s.length, p50: r(percentile(s, 50)), p99: r(percentile(s, 99)), max: r(s.at(-1) ?? 0) };
 };
 
+function must<T>(times: Map<string, T>, n: number, what: string): Map<string, T> {
+  if (times.size < n) throw new Error(`${what}: ${n - times.size} of ${n} Slaves not filled within ${LIMIT_MS} ms`);
+  return times;
+}
+
 /** The floor: the same Slaves' adapters in this process, dispatched at once on a Master fill of an unwatched account. */
 async function directAdapters(p: Pipeline) {
   const b = createTradeLockerAdapterFactory({ resolveBaseUrl: () => p.tl.baseUrl, timeoutMs: 15_000 });
@@ -66,7 +71,7 @@ async function directAdapters(p: Pipeline) {
           }),
         ),
       );
-      const times = [...(await filled).values()];
+      const times = [...must(await filled, p.slaves.length, 'direct open').values()];
       // Closed again, unmeasured, so both paths trade on the same state.
       const closed = p.waitSlaves('position_closed', performance.now(), LIMIT_MS);
       await Promise.all(
@@ -74,7 +79,7 @@ async function directAdapters(p: Pipeline) {
           o.kind === 'confirmed' && o.positionId ? adapters[i]!.adapter.closePosition(o.positionId) : undefined,
         ),
       );
-      await closed;
+      must(await closed, p.slaves.length, 'direct close');
       return times;
     },
     close: async () => {
@@ -99,9 +104,9 @@ export async function benchE2e(): Promise<void> {
     const platformOf = new Map(p.slaves.map((s) => [s.sim, s.platform]));
     for (let rep = -WARMUP; rep < REPS; rep++) {
       const side: Side = rep % 2 === 0 ? 'buy' : 'sell';
-      const opened = await p.act({ kind: 'open', side }, rep < 0 ? 60_000 : LIMIT_MS);
+      const opened = must(await p.act({ kind: 'open', side }, rep < 0 ? 60_000 : LIMIT_MS), p.slaves.length, 'open');
       await sleep(GAP_MS);
-      const closed = await p.act({ kind: 'close' }, LIMIT_MS);
+      const closed = must(await p.act({ kind: 'close' }, LIMIT_MS), p.slaves.length, 'close');
       await sleep(GAP_MS);
       const base = await direct.rep(side);
       await sleep(GAP_MS);

@@ -37,10 +37,10 @@ export interface Pipeline {
   slaves: SlaveAt[];
   /**
    * Fills the Master at the simulated broker and resolves with each Slave's time (ms) from the Master's fill to
-   * its own position event of `kind`, or rejects after `limitMs`.
+   * its own position event of `kind`; after `limitMs`, with those seen so far.
    */
   act(a: { kind: 'open'; side: Side } | { kind: 'close' }, limitMs: number): Promise<Map<string, number>>;
-  /** Times, from `t0`, at which every Slave in `sims` shows an event of `kind` (the direct baseline uses it). */
+  /** Times, from `t0`, at which each Slave shows an event of `kind`, until all have or `limitMs` passed. */
   waitSlaves(kind: 'position_opened' | 'position_closed', t0: number, limitMs: number): Promise<Map<string, number>>;
   sample(): Promise<ChildSample>;
   childPid: number;
@@ -184,11 +184,12 @@ export async function startPipeline(o: {
     if (waiter.times.size === bySim.size) waiter.done();
   });
   const waitSlaves: Pipeline['waitSlaves'] = (kind, t0, limitMs) =>
-    new Promise((resolve, reject) => {
+    new Promise((resolve) => {
       const times = new Map<string, number>();
+      // At the limit: the Slaves seen so far (the caller counts the missing ones).
       const t = setTimeout(() => {
         waiter = null;
-        reject(new Error(`${bySim.size - times.size} of ${bySim.size} Slaves showed no ${kind} within ${limitMs} ms`));
+        resolve(times);
       }, limitMs);
       waiter = {
         kind,

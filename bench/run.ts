@@ -5,6 +5,7 @@ import { benchCopyOverhead } from './copy-overhead.js';
 import { benchRateLimitCost } from './rate-limit-cost.js';
 import { benchScale } from './scale.js';
 import { benchE2e } from './e2e.js';
+import { benchSoak } from './soak.js';
 
 const only = process.argv[2];
 const benches: Record<string, () => Promise<void>> = {
@@ -12,12 +13,15 @@ const benches: Record<string, () => Promise<void>> = {
   'copy-overhead': benchCopyOverhead,
   'rate-limit-cost': benchRateLimitCost,
   'cross-platform-latency': benchCrossPlatformLatency,
-  'cross-platform-500c': benchCrossPlatformScaleC,
+  'cross-platform-500c': () => benchCrossPlatformScaleC(500),
+  'cross-platform-1000c': () => benchCrossPlatformScaleC(1000),
   'cross-platform-500b': benchCrossPlatformScaleB,
   'scale-10k': benchScale,
   e2e: benchE2e,
+  soak: benchSoak,
 };
 for (const [name, fn] of Object.entries(benches)) {
-  if (only && only !== name) continue;
+  // The soak takes 30 minutes: only when named.
+  if (only ? only !== name : name === 'soak') continue;
   await fn();
 }
