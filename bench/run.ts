@@ -6,6 +6,7 @@ import { benchRateLimitCost } from './rate-limit-cost.js';
 import { benchScale } from './scale.js';
 import { benchE2e } from './e2e.js';
 import { benchSoak } from './soak.js';
+import { drawCharts } from './charts.js';
 
 const only = process.argv[2];
 const benches: Record<string, () => Promise<void>> = {
@@ -25,3 +26,5 @@ for (const [name, fn] of Object.entries(benches)) {
   if (only ? only !== name : name === 'soak') continue;
   await fn();
 }
+// Charts from the latest results of every bench (this run's and earlier ones').
+drawCharts();
