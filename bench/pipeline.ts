@@ -47,8 +47,6 @@ export interface Pipeline {
   close(): Promise<void>;
 }
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
 export async function startPipeline(o: {
   b: number;
   c: number;

@@ -38,8 +38,11 @@ export function ticks(lo: number, hi: number, count = 5): number[] {
   const p = 10 ** Math.floor(Math.log10(raw));
   const step = [1, 2, 5, 10].map((m) => m * p).find((s) => s >= raw) ?? 10 * p;
   const out: number[] = [];
-  for (let v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) out.push(Number(v.toPrecision(12)));
-  return out;
+  // Up to the first tick at or above `hi`, so the axis covers every value.
+  for (let v = Math.floor(lo / step) * step; ; v += step) {
+    out.push(Number(v.toPrecision(12)));
+    if (v >= hi - step * 1e-9) return out;
+  }
 }
 
 const label = (v: number) => (Math.abs(v) >= 10_000 ? `${v / 1000}k` : String(v));
@@ -80,7 +83,7 @@ export function lineChart(c: LineChart): string {
   const fx = c.logX ? (v: number) => Math.log10(Math.max(v, 1e-9)) : (v: number) => v;
   const xs = pts.map(([x]) => fx(x));
   const yMax = Math.max(1e-9, ...pts.map(([, y]) => y));
-  const yTicks = ticks(0, yMax * 1.05);
+  const yTicks = ticks(0, yMax);
   const yTop = yTicks.at(-1)!;
   let [x0, x1] = [Math.min(...xs), Math.max(...xs)];
   if (!(x1 > x0)) [x0, x1] = [x0 - 1, x0 + 1];
@@ -111,7 +114,7 @@ export function lineChart(c: LineChart): string {
 
 export function barChart(c: BarChart): string {
   const names = [...new Set(c.groups.flatMap((g) => g.bars.map((b) => b.name)))];
-  const yTicks = ticks(0, Math.max(1e-9, ...c.groups.flatMap((g) => g.bars.map((b) => b.value))) * 1.05);
+  const yTicks = ticks(0, Math.max(1e-9, ...c.groups.flatMap((g) => g.bars.map((b) => b.value))));
   const yTop = yTicks.at(-1)!;
   const y = (v: number) => H - M.bottom - (v / yTop) * (H - M.top - M.bottom);
   const gw = (W - M.left - M.right) / Math.max(1, c.groups.length);
@@ -126,7 +129,7 @@ export function barChart(c: BarChart): string {
         const bx = M.left + gi * gw + gw * 0.1 + bi * bw;
         return [
           `<rect x="${num(bx)}" y="${num(y(b.value))}" width="${num(bw - 2)}" height="${num(H - M.bottom - y(b.value))}" fill="${COLOURS[bi % COLOURS.length]}"/>`,
-          `<text x="${num(bx + bw / 2 - 1)}" y="${num(y(b.value) - 4)}" text-anchor="middle" font-size="11">${label(Math.round(b.value))}</text>`,
+          `<text x="${num(bx + bw / 2 - 1)}" y="${num(y(b.value) - 4)}" text-anchor="middle" font-size="11">${label(b.value >= 100 ? Math.round(b.value) : Number(b.value.toFixed(1)))}</text>`,
         ];
       }),
     ]),
