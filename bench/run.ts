@@ -4,6 +4,9 @@ import { benchService } from './service.js';
 import { benchCopyOverhead } from './copy-overhead.js';
 import { benchRateLimitCost } from './rate-limit-cost.js';
 import { benchScale } from './scale.js';
+import { benchE2e } from './e2e.js';
+import { benchSoak } from './soak.js';
+import { drawCharts } from './charts.js';
 
 const only = process.argv[2];
 const benches: Record<string, () => Promise<void>> = {
@@ -11,11 +14,17 @@ const benches: Record<string, () => Promise<void>> = {
   'copy-overhead': benchCopyOverhead,
   'rate-limit-cost': benchRateLimitCost,
   'cross-platform-latency': benchCrossPlatformLatency,
-  'cross-platform-500c': benchCrossPlatformScaleC,
+  'cross-platform-500c': () => benchCrossPlatformScaleC(500),
+  'cross-platform-1000c': () => benchCrossPlatformScaleC(1000),
   'cross-platform-500b': benchCrossPlatformScaleB,
   'scale-10k': benchScale,
+  e2e: benchE2e,
+  soak: benchSoak,
 };
 for (const [name, fn] of Object.entries(benches)) {
-  if (only && only !== name) continue;
+  // The soak takes 30 minutes: only when named.
+  if (only ? only !== name : name === 'soak') continue;
   await fn();
 }
+// Charts from the latest results of every bench (this run's and earlier ones').
+drawCharts();

@@ -1,30 +1,61 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+/** A place in the window, taken for one request: `answered()` when its first answer (or its failure) is in. */
+export interface RateSlot {
+  answered(): void;
+}
 
 /**
- * Sliding one-second window that makes callers wait instead of exceeding a per-connection limit: the Open API
- * blocks a payload type (BLOCKED_PAYLOAD_TYPE) above 50 req/s, 5 req/s for history (fact sheet §7).
+ * Makes callers wait instead of exceeding a per-connection limit: the Open API blocks a payload type
+ * (BLOCKED_PAYLOAD_TYPE) above 50 req/s, 5 req/s for history (fact sheet §7), counting requests as they arrive.
+ * We cannot see arrivals, but a request's answer comes after the server counted it: a slot is held from the send
+ * until the answer and for one second after, so the server's second is over for it whatever the delay on the way
+ * (a stalled client or server, a burst queued on the wire). A fixed margin on send times cannot promise that,
+ * and a margin large enough to be safe cost every burst its size (a 1.2 s window paced 50 per 1.2 s: 109-115 %
+ * of N/rate, issue 12). Waiters are served first come, first served.
  */
 export class RateWindow {
-  private times: number[] = [];
+  /** Taken slots: when their answer came (null: not answered yet, the slot cannot expire). */
+  private slots: Array<{ at: number | null }> = [];
+  private readonly queue: Array<(slot: RateSlot) => void> = [];
+  private timer: NodeJS.Timeout | null = null;
 
-  /**
-   * The window is a little longer than the server's second: requests sent in a burst at the end of one window
-   * can arrive together with the next burst, and the server counts arrivals.
-   */
   constructor(
     private readonly perSecond: number,
-    private readonly windowMs = 1_200,
+    private readonly windowMs = 1_000,
+    private readonly now: () => number = Date.now,
   ) {}
 
-  async acquire(): Promise<void> {
-    for (;;) {
-      const now = Date.now();
-      while (this.times.length > 0 && now - this.times[0]! >= this.windowMs) this.times.shift();
-      if (this.times.length < this.perSecond) {
-        this.times.push(now);
-        return;
-      }
-      await sleep(this.times[0]! + this.windowMs - now + 1);
+  acquire(): Promise<RateSlot> {
+    return new Promise((resolve) => {
+      this.queue.push(resolve);
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    const now = this.now();
+    this.slots = this.slots.filter((s) => s.at === null || now - s.at < this.windowMs);
+    while (this.queue.length > 0 && this.slots.length < this.perSecond) {
+      const s: { at: number | null } = { at: null };
+      this.slots.push(s);
+      this.queue.shift()!({
+        answered: () => {
+          if (s.at !== null) return;
+          s.at = this.now();
+          this.pump();
+        },
+      });
     }
+    if (this.queue.length === 0 || this.timer) return;
+    let first = Number.POSITIVE_INFINITY;
+    for (const s of this.slots) if (s.at !== null && s.at < first) first = s.at;
+    // Nothing answered yet: the next answer pumps again.
+    if (first === Number.POSITIVE_INFINITY) return;
+    this.timer = setTimeout(
+      () => {
+        this.timer = null;
+        this.pump();
+      },
+      Math.max(0, first + this.windowMs - now),
+    );
   }
 }

@@ -1,0 +1,70 @@
+// The whole service (`startService`: store, watcher, engine, settle loop, reconciler, health, API) in a child
+// process, beside brokers simulated by the parent: the parent's CPU is then the simulator's and this process's is
+// ours. It watches its own event loop and answers the parent's questions over IPC.
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { loadConfig } from '../src/config/config.js';
+import type { DemoBrokers } from '../src/demo/demo-brokers.js';
+import { startService } from '../src/main.js';
+
+export interface ChildEndpoints {
+  platformb: string;
+  platformc: { host: string; port: number; ca: string; oauthBaseUrl: string; clientId: string; clientSecret: string };
+}
+
+export interface ChildSample {
+  rssMb: number;
+  /** Event-loop delay since the last sample (ms). */
+  loopP50Ms: number;
+  loopP99Ms: number;
+  loopMaxMs: number;
+  /** CPU time of this process since the last sample (ms), and the event loop's busy share. */
+  cpuMs: number;
+  elu: number;
+}
+
+const loop = monitorEventLoopDelay({ resolution: 10 });
+loop.enable();
+const [dataDir, port, endpointsJson] = process.argv.slice(2);
+const ep = JSON.parse(endpointsJson!) as ChildEndpoints;
+const unused = () => Promise.reject(new Error('the benchmark seeds its own accounts'));
+const brokers: DemoBrokers = {
+  endpoints: {
+    platformb: { baseUrl: () => ep.platformb },
+    platformc: {
+      endpoint: () => ({ host: ep.platformc.host, port: ep.platformc.port, ca: ep.platformc.ca }),
+      oauthBaseUrl: ep.platformc.oauthBaseUrl,
+      clientId: ep.platformc.clientId,
+      clientSecret: ep.platformc.clientSecret,
+    },
+    platforma: { baseUrl: 'http://127.0.0.1:9', token: '' },
+  },
+  hostsSimPlatform: false,
+  stateId: null,
+  createAccount: unused,
+  accounts: async () => [],
+  issueCTraderToken: unused,
+};
+const svc = await startService(loadConfig({ dataDir: dataDir!, port: port! }), false, { simulator: brokers });
+
+let cpu = process.cpuUsage();
+let elu = performance.eventLoopUtilization();
+process.on('message', (m: unknown) => {
+  if (m === 'sample') {
+    const c = process.cpuUsage(cpu);
+    const e = performance.eventLoopUtilization(elu);
+    const s: ChildSample = {
+      rssMb: process.memoryUsage().rss / 2 ** 20,
+      loopP50Ms: loop.percentile(50) / 1e6,
+      loopP99Ms: loop.percentile(99) / 1e6,
+      loopMaxMs: loop.max / 1e6,
+      cpuMs: (c.user + c.system) / 1000,
+      elu: e.utilization,
+    };
+    cpu = process.cpuUsage();
+    elu = performance.eventLoopUtilization();
+    loop.reset();
+    process.send!({ sample: s });
+  }
+  if (m === 'stop') void svc.close().then(() => process.exit(0));
+});
+process.send!('started');

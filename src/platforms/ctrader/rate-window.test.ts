@@ -1,0 +1,70 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { RateWindow, type RateSlot } from './rate-window.js';
+
+describe('RateWindow', () => {
+  beforeEach(() => vi.useFakeTimers({ now: 0 }));
+  afterEach(() => vi.useRealTimers());
+
+  /** Acquires in the background; `got` fills in the order slots are handed out. */
+  const take = (w: RateWindow, n: number) => {
+    const got: Array<{ i: number; at: number; slot: RateSlot }> = [];
+    for (let i = 0; i < n; i++) void w.acquire().then((slot) => got.push({ i, at: Date.now(), slot }));
+    return got;
+  };
+
+  it('hands out the limit at once and holds the next until a second after an answer', async () => {
+    const w = new RateWindow(2);
+    const got = take(w, 3);
+    await vi.advanceTimersByTimeAsync(5_000);
+    // Nothing answered: the server may not have counted them yet, however long ago they went.
+    expect(got.map((g) => g.i)).toEqual([0, 1]);
+    got[1]!.slot.answered();
+    await vi.advanceTimersByTimeAsync(999);
+    expect(got).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(got.map((g) => [g.i, g.at])).toEqual([
+      [0, 0],
+      [1, 0],
+      [2, 6_000],
+    ]);
+  });
+
+  it('counts the first answer only, and serves waiters in order', async () => {
+    const w = new RateWindow(1);
+    const got = take(w, 3);
+    await vi.advanceTimersByTimeAsync(0);
+    got[0]!.slot.answered();
+    await vi.advanceTimersByTimeAsync(500);
+    got[0]!.slot.answered(); // a later message of the same answer does not extend the slot
+    await vi.advanceTimersByTimeAsync(500);
+    expect(got.map((g) => g.i)).toEqual([0, 1]);
+    got[1]!.slot.answered();
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(got.map((g) => [g.i, g.at])).toEqual([
+      [0, 0],
+      [1, 1_000],
+      [2, 2_000],
+    ]);
+  });
+
+  it('never has more than the limit taken within any second of answers', async () => {
+    const w = new RateWindow(5);
+    const got = take(w, 40);
+    // Answers come back 37 ms after each send: every slot is answered as soon as it is taken, plus the delay.
+    for (let t = 0; t < 20_000 && !(got.length === 40 && got.every((g) => 'done' in g)); t += 1) {
+      for (const g of got)
+        if (!('done' in g) && Date.now() - g.at >= 37) {
+          g.slot.answered();
+          Object.assign(g, { done: Date.now() });
+        }
+      await vi.advanceTimersByTimeAsync(1);
+    }
+    expect(got).toHaveLength(40);
+    const sends = got.map((g) => g.at);
+    const answers = got.map((g) => (g as unknown as { done: number }).done);
+    // A send is never within a second of the answer of the request five before it.
+    for (let i = 5; i < sends.length; i++) expect(sends[i]! - answers[i - 5]!).toBeGreaterThanOrEqual(1_000);
+    // and it does not wait longer than that: 35 more after the first 5, one second and 37 ms per round of 5.
+    expect(sends.at(-1)).toBe(7 * 1_037);
+  });
+});
