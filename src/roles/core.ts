@@ -153,7 +153,7 @@ export async function composeCore(cfg: Config, logger: Logger | false, opts: Cor
     if (cfg.demo) {
       broker.start(1000);
       cleanup.unshift(async () => broker.stop());
-      if (opts.simulator) { demoBrokers = await opts.simulator;
+      if (opts.simulator) demoBrokers = await opts.simulator;
       else {
         // Demo: every platform is served by the simulator's protocol front ends on loopback.
         // Loaded only in demo mode: a production process carries no simulator front ends.
