@@ -102,13 +102,14 @@ async function stopped(child: ChildProcess): Promise<void> {
  */
 export async function benchStart(): Promise<void> {
   // BENCH_START_BASELINE=/path/to/other/checkout: the same runs on that build, alternating with this one, so both
-  // see the same machine load (a before/after ratio on the shared VM).
+  // see the same machine load (a before/after ratio on the shared VM), each round in the other order.
   const roots: Array<[string, string]> = [['this build', packageRoot()]];
   if (process.env.BENCH_START_BASELINE) roots.push(['baseline', process.env.BENCH_START_BASELINE]);
   const rounds = Number(process.env.BENCH_START_ROUNDS ?? 1);
   const rows: Row[] = [];
   for (let round = 1; round <= rounds; round++)
-    for (const [label, root] of roots) {
+    // The order swaps each round: the machine's load drifts, and the one measured first would always pay for it.
+    for (const [label, root] of round % 2 === 1 ? roots : [...roots].reverse()) {
       const dir = mkdtempSync(join(tmpdir(), 'ct-start-'));
       const port = 19300 + Math.floor(Math.random() * 400);
       try {
