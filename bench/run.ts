@@ -7,6 +7,7 @@ import { benchScale } from './scale.js';
 import { benchE2e } from './e2e.js';
 import { benchSoak } from './soak.js';
 import { drawCharts } from './charts.js';
+import { benchStart } from './start.js';
 
 const only = process.argv[2];
 const benches: Record<string, () => Promise<void>> = {
@@ -20,6 +21,7 @@ const benches: Record<string, () => Promise<void>> = {
   'scale-10k': benchScale,
   e2e: benchE2e,
   soak: benchSoak,
+  start: benchStart,
 };
 for (const [name, fn] of Object.entries(benches)) {
   // The soak takes 30 minutes: only when named.

@@ -16,6 +16,9 @@ import type { Readiness } from './metrics/readiness.js';
 import { apiDeps, listen } from './roles/http.js';
 import { IN_FLIGHT_STALE_MS, settleKeys, sweepInFlightKeys } from './roles/in-flight.js';
 
+/** After the start, before the first reconcile pass (the health monitor's first round waits as long). */
+const FIRST_RECONCILE_DELAY_MS = 1500;
+
 export interface Service {
   baseUrl: string;
   v1BaseUrl: string;
@@ -126,7 +129,14 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
     if (store.database.kind === 'postgres') sweepInFlightKeys(store, instanceId, logger, cleanup);
     await watcher.start();
     settler.start();
-    reconciler.start();
+    // The first reconcile pass reads every Slave of every Master (10,000 accounts: all of them): it waits, like the
+    // health monitor's first round, so the first requests are not queued behind it. The watcher's start diffs
+    // already copy what happened while down.
+    const reconcileLater = setTimeout(() => {
+      if (serving) reconciler.start();
+    }, FIRST_RECONCILE_DELAY_MS);
+    reconcileLater.unref();
+    cleanup.unshift(async () => clearTimeout(reconcileLater));
 
     await panic.resumeRunning();
     risk.start(10_000);

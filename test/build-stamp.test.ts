@@ -61,6 +61,11 @@ describe('build only when stale', () => {
     writeFileSync(join(root, 'src', 'a', 'x.test.ts'), 'it;\n');
     start();
     expect(builds()).toBe(1);
+    // ...nor a benchmark's result written under bench/results (a bench run is followed by a start)...
+    mkdirSync(join(root, 'bench', 'results'), { recursive: true });
+    writeFileSync(join(root, 'bench', 'results', 'start-1.json'), '{}\n');
+    start();
+    expect(builds()).toBe(1);
     // ...a real change does, in a nested folder too, and so does a new file.
     writeFileSync(join(root, 'src', 'a', 'x.ts'), 'export const x = 2;\n');
     start();

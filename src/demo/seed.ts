@@ -163,43 +163,46 @@ export async function seedDemo(o: SeedDeps): Promise<DemoCredentials> {
   const pending = readJson<{ password: string }>(pendingFile);
   const linked = readJson<{ simulatorState: string }>(linkedFile);
   const stateId = o.brokers.stateId;
-  let user = await o.store.users.byEmail(DEMO_EMAIL);
-  let creds: DemoCredentials;
+  const user = await o.store.users.byEmail(DEMO_EMAIL);
   // The simulator keeps what the accounts were linked to, spare accounts included: nothing to do there.
   const stillLinked = stateId !== null && linked?.simulatorState === stateId;
 
-  if (user && previous && !pending) {
-    if (!stillLinked) await reattachSimulatedUpstreams(o, user.id);
-    const [tokenOk, keyOk] = await Promise.all([
-      o.auth.authenticateToken(previous.accessToken),
-      o.auth.authenticateApiKey(previous.apiKey),
-    ]);
-    creds = {
-      ...previous,
-      baseUrl: o.baseUrl,
-      v1BaseUrl: o.v1BaseUrl,
-      accessToken: tokenOk ? previous.accessToken : (await o.auth.issueToken(user.id)).accessToken,
-      apiKey: keyOk ? previous.apiKey : (await o.auth.createApiKey(user.id, 'demo')).apiKey,
-    };
-  } else {
-    const password = pending?.password ?? previous?.password ?? randomBytes(9).toString('base64url');
-    // Before the user: a start killed right after creating it must still know the password it was given.
-    if (pendingFile && !pending) writePrivate(pendingFile, { password });
-    if (!user) {
-      user = await o.store.users.byId((await o.auth.createUser(DEMO_EMAIL, password)).id);
-      await step(o, 'user');
+  const credentials = async (): Promise<DemoCredentials> => {
+    if (user && previous && !pending) {
+      if (!stillLinked) await reattachSimulatedUpstreams(o, user.id);
+      const [tokenOk, keyOk] = await Promise.all([
+        o.auth.authenticateToken(previous.accessToken),
+        o.auth.authenticateApiKey(previous.apiKey),
+      ]);
+      return {
+        ...previous,
+        baseUrl: o.baseUrl,
+        v1BaseUrl: o.v1BaseUrl,
+        accessToken: tokenOk ? previous.accessToken : (await o.auth.issueToken(user.id)).accessToken,
+        apiKey: keyOk ? previous.apiKey : (await o.auth.createApiKey(user.id, 'demo')).apiKey,
+      };
+    } else {
+      const password = pending?.password ?? previous?.password ?? randomBytes(9).toString('base64url');
+      // Before the user: a start killed right after creating it must still know the password it was given.
+      if (pendingFile && !pending) writePrivate(pendingFile, { password });
+      // The password hash (scrypt) runs while the simulator makes the brokers' accounts.
+      const userId = await seedAccounts(o, async () =>
+        user
+          ? { id: user.id, created: false }
+          : { id: (await o.auth.createUser(DEMO_EMAIL, password)).id, created: true },
+      );
+      return {
+        baseUrl: o.baseUrl,
+        v1BaseUrl: o.v1BaseUrl,
+        email: DEMO_EMAIL,
+        password,
+        accessToken: (await o.auth.issueToken(userId)).accessToken,
+        apiKey: (await o.auth.createApiKey(userId, 'demo')).apiKey,
+      };
     }
-    await seedAccounts(o, user!.id);
-    creds = {
-      baseUrl: o.baseUrl,
-      v1BaseUrl: o.v1BaseUrl,
-      email: DEMO_EMAIL,
-      password,
-      accessToken: (await o.auth.issueToken(user!.id)).accessToken,
-      apiKey: (await o.auth.createApiKey(user!.id, 'demo')).apiKey,
-    };
-  }
-  if (!stillLinked) await ensureSpareAccounts(o.brokers);
+  };
+  // The spare accounts are the simulator's alone: made while the demo's own are linked.
+  const [creds] = await allSettled2(credentials(), stillLinked ? Promise.resolve() : ensureSpareAccounts(o.brokers));
   if (file && !sameJson(previous, creds)) writePrivate(file, creds);
   // Last: recorded only once every account is linked to this state and the spares exist there.
   if (linkedFile && stateId !== null && !stillLinked) writePrivate(linkedFile, { simulatorState: stateId });
@@ -223,38 +226,82 @@ function writePrivate(file: string, value: unknown): void {
   renameSync(tmp, file);
 }
 
-async function seedAccounts(o: SeedDeps, userId: string): Promise<void> {
-  const groups = new Map((await o.store.accounts.listGroups(userId)).map((g) => [g.name, g.id]));
-  const existing = await o.store.accounts.list(userId);
+/**
+ * The slow parts run at once, not one account after another: the user's password hash beside the simulator's
+ * accounts (a control-API call each), then what each account needs from its broker protocol (MetaApi provisioning
+ * waits out a deployment, cTrader a TLS handshake per token), then the store's rows in one statement. Step hooks
+ * fire in a fixed order once each concurrent part has settled, and a failure is raised only after every call of
+ * its part has ended: nothing of an interrupted run is still writing when the next one starts. Returns the user.
+ */
+async function seedAccounts(o: SeedDeps, createUser: () => Promise<{ id: string; created: boolean }>): Promise<string> {
+  const specs = demoSpecs(o.brokers.hostsSimPlatform);
   const sims = await o.brokers.accounts();
-  for (const spec of demoSpecs(o.brokers.hostsSimPlatform)) {
-    let groupId = groups.get(spec.group);
-    if (!groupId) {
-      groupId = (await o.store.accounts.createGroup(userId, spec.group)).id;
-      groups.set(spec.group, groupId);
-      await step(o, `group:${spec.group}`);
-    }
-    let sim = sims.find((s) => s.meta.demoKey === spec.key);
-    if (!sim) {
-      sim = await o.brokers.createAccount(brokerInit(spec, sims));
-      sims.push(sim);
-      await step(o, `broker:${spec.key}`);
-    }
-    const { account, created } = await storeAccount(o, userId, groupId, spec, sim, existing);
-    if (created) {
-      existing.push(account);
-      await step(o, `store:${spec.key}`);
-    }
-    if (spec.role === 'slave') {
-      await o.store.accounts.setRule(account.id, withDefaults(spec.rule ?? {}));
-      await step(o, `rule:${spec.key}`);
-    }
+  // Both platform B accounts are under one broker login: its password is chosen once, before either is made.
+  const bPassword =
+    sims.find((s) => s.meta.email === B_LOGIN.email && s.meta.demoKey?.startsWith('b-'))?.meta.password ??
+    randomBytes(9).toString('base64url');
+  const missing = specs.filter((spec) => !sims.some((s) => s.meta.demoKey === spec.key));
+  const [user, made] = await allSettled2(
+    createUser(),
+    allSettled(missing.map((spec) => o.brokers.createAccount(brokerInit(spec, bPassword)))),
+  );
+  const userId = user.id;
+  if (user.created) await step(o, 'user');
+  for (const [i, spec] of missing.entries()) {
+    sims.push(made[i]!);
+    await step(o, `broker:${spec.key}`);
   }
+  const groups = new Map((await o.store.accounts.listGroups(userId)).map((g) => [g.name, g.id]));
+  for (const spec of specs) {
+    if (groups.has(spec.group)) continue;
+    groups.set(spec.group, (await o.store.accounts.createGroup(userId, spec.group)).id);
+    await step(o, `group:${spec.group}`);
+  }
+  const existing = await o.store.accounts.list(userId);
+  const planned = specs.map((spec) => ({
+    spec,
+    groupId: groups.get(spec.group)!,
+    sim: sims.find((s) => s.meta.demoKey === spec.key)!,
+  }));
+  const links = await allSettled(planned.map((p) => linkAccount(o, userId, p.groupId, p.spec, p.sim, existing)));
+  const creates = links.flatMap((l) => ('create' in l ? [l.create] : []));
+  if (creates.length > 0) await o.store.accounts.createMany(creates);
+  const now = await o.store.accounts.list(userId);
+  const accountOf = (l: (typeof links)[number]): Account => {
+    if ('had' in l) return l.had;
+    const c = l.create;
+    return now.find(
+      (a) => a.groupId === c.groupId && a.platform === c.platform && a.brokerAccountNumber === c.brokerAccountNumber,
+    )!;
+  };
+  for (const [i, { spec }] of planned.entries()) if ('create' in links[i]!) await step(o, `store:${spec.key}`);
+  const slaves = planned.flatMap((p, i) => (p.spec.role === 'slave' ? [{ spec: p.spec, link: links[i]! }] : []));
+  await allSettled(
+    slaves.map(({ spec, link }) => o.store.accounts.setRule(accountOf(link).id, withDefaults(spec.rule ?? {}))),
+  );
+  for (const { spec } of slaves) await step(o, `rule:${spec.key}`);
+  return userId;
+}
+
+/** Two promises of different types, settled together (see allSettled). */
+async function allSettled2<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> {
+  const [x, y] = await Promise.allSettled([a, b]);
+  if (x.status === 'rejected') throw x.reason;
+  if (y.status === 'rejected') throw y.reason;
+  return [x.value, y.value];
+}
+
+/** Promise.all that waits for every promise before it raises the first failure. */
+async function allSettled<T>(promises: Array<Promise<T>>): Promise<T[]> {
+  const results = await Promise.allSettled(promises);
+  const failed = results.find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  return results.map((r) => (r as PromiseFulfilledResult<T>).value);
 }
 
 function brokerInit(
   spec: Spec,
-  sims: DemoSimAccount[],
+  bPassword: string,
 ): { balance: string; currency: string; hedging: boolean; leverage: number; meta: Record<string, string> } {
   const base = { balance: spec.balance, currency: 'USD', hedging: true, leverage: 100 };
   const demoKey = spec.key;
@@ -276,25 +323,24 @@ function brokerInit(
       };
     case 'platformb': {
       // Both platform B Slaves are accounts of one broker login, as a trader with two accounts has.
-      const sibling = sims.find((s) => s.meta.email === B_LOGIN.email && s.meta.demoKey?.startsWith('b-'));
-      const password = sibling?.meta.password ?? randomBytes(9).toString('base64url');
-      return { ...base, meta: { demoKey, ...B_LOGIN, password, environment: 'demo' } };
+      return { ...base, meta: { demoKey, ...B_LOGIN, password: bPassword, environment: 'demo' } };
     }
   }
 }
 
-/** The store's account for a seeded simulator account: found (a re-run) by platform and number, else created. */
-async function storeAccount(
+type NewAccount = Parameters<Store['accounts']['create']>[0];
+
+/** The store's account for a seeded simulator account: found (a re-run) by platform and number, else what to create. */
+async function linkAccount(
   o: SeedDeps,
   userId: string,
   groupId: string,
   spec: Spec,
   sim: DemoSimAccount,
   existing: Account[],
-): Promise<{ account: Account; created: boolean }> {
+): Promise<{ had: Account } | { create: NewAccount }> {
   const found = (platform: Platform, number: string) =>
     existing.find((a) => a.groupId === groupId && a.platform === platform && a.brokerAccountNumber === number);
-  const made = async (p: Promise<Account>) => ({ account: await p, created: true });
   const common = {
     userId,
     role: spec.role,
@@ -307,9 +353,9 @@ async function storeAccount(
   switch (spec.platform) {
     case 'sim': {
       const had = found('sim', sim.login);
-      if (had) return { account: had, created: false };
-      return made(
-        o.store.accounts.create({
+      if (had) return { had };
+      return {
+        create: {
           ...common,
           platform: 'sim',
           name: spec.name!,
@@ -317,8 +363,8 @@ async function storeAccount(
           brokerAccountNumber: sim.login,
           brokerName: 'copytrade simulator',
           currency: 'USD',
-        }),
-      );
+        },
+      };
     }
     case 'platformc': {
       const tokens = await o.brokers.issueCTraderToken(CTID_USER);
@@ -334,9 +380,9 @@ async function storeAccount(
       ).accounts.find((a) => a.ctidTraderAccountId === ctid)!;
       const number = listed.traderLogin ?? sim.login;
       const had = found('platformc', number);
-      if (had) return { account: had, created: false };
-      return made(
-        o.store.accounts.create({
+      if (had) return { had };
+      return {
+        create: {
           ...common,
           platform: 'platformc',
           name: spec.name ?? `Demo C ${title} #${listed.traderLogin}`,
@@ -350,12 +396,12 @@ async function storeAccount(
             ctidTraderAccountId: ctid,
             traderLogin: listed.traderLogin,
           }),
-        }),
-      );
+        },
+      };
     }
     case 'platforma': {
       const had = found('platforma', sim.login);
-      if (had) return { account: had, created: false };
+      if (had) return { had };
       const a = o.brokers.endpoints.platforma;
       const p = await provisionMtAccount({
         baseUrl: a.baseUrl,
@@ -367,8 +413,8 @@ async function storeAccount(
         pollMs: 100,
         waitMs: 30_000,
       });
-      return made(
-        o.store.accounts.create({
+      return {
+        create: {
           ...common,
           platform: 'platforma',
           name: `Demo A ${title} (MT5 ${p.accountNumber})`,
@@ -388,8 +434,8 @@ async function storeAccount(
             login: p.accountNumber,
             hedging: p.hedging,
           }),
-        }),
-      );
+        },
+      };
     }
     case 'platformb': {
       const login = { email: sim.meta.email!, password: sim.meta.password!, server: sim.meta.server! };
@@ -398,9 +444,9 @@ async function storeAccount(
       ).find((x) => x.id === sim.id || x.accountNumber === sim.login);
       if (!a) throw new Error(`the simulator's TradeLocker front end does not list demo account ${sim.id}`);
       const had = found('platformb', a.accountNumber);
-      if (had) return { account: had, created: false };
-      return made(
-        o.store.accounts.create({
+      if (had) return { had };
+      return {
+        create: {
           ...common,
           platform: 'platformb',
           name: spec.name!,
@@ -409,8 +455,8 @@ async function storeAccount(
           brokerName: login.server,
           currency: a.currency,
           credentialsEnc: o.box.seal({ ...login, accNum: a.accNum, accountId: a.id }),
-        }),
-      );
+        },
+      };
     }
   }
 }
@@ -494,28 +540,27 @@ const SPARE_B_LOGIN = { email: 'spare@broker-b.example', server: 'SIMB-Demo' };
 
 export async function ensureSpareAccounts(brokers: DemoBrokers): Promise<void> {
   const sims = await brokers.accounts();
-  for (const spare of SPARES) {
-    if (sims.some((x) => x.meta.demoKey === spare.key)) continue;
-    const base = { balance: spare.balance, currency: 'USD', hedging: true, leverage: 100 };
-    const meta: Record<string, string> =
-      spare.platform === 'platforma'
-        ? {
-            server: 'SimA-Demo',
-            password: randomBytes(6).toString('base64url'),
-            platform: 'mt5',
-            broker: 'SimA Markets',
-          }
-        : spare.platform === 'platformb'
+  // One broker login for both B spares: its password is chosen once, so the spares can be made at once.
+  const bPassword =
+    sims.find((x) => x.meta.email === SPARE_B_LOGIN.email)?.meta.password ?? randomBytes(6).toString('base64url');
+  const missing = SPARES.filter((spare) => !sims.some((x) => x.meta.demoKey === spare.key));
+  await allSettled(
+    missing.map((spare) => {
+      const base = { balance: spare.balance, currency: 'USD', hedging: true, leverage: 100 };
+      const meta: Record<string, string> =
+        spare.platform === 'platforma'
           ? {
-              ...SPARE_B_LOGIN,
-              environment: 'demo',
-              password:
-                sims.find((x) => x.meta.email === SPARE_B_LOGIN.email)?.meta.password ??
-                randomBytes(6).toString('base64url'),
+              server: 'SimA-Demo',
+              password: randomBytes(6).toString('base64url'),
+              platform: 'mt5',
+              broker: 'SimA Markets',
             }
-          : { ctidUserId: SPARE_CTID_USER, environment: 'demo', brokerName: 'SIMC' };
-    sims.push(await brokers.createAccount({ ...base, meta: { demoKey: spare.key, ...meta } }));
-  }
+          : spare.platform === 'platformb'
+            ? { ...SPARE_B_LOGIN, environment: 'demo', password: bPassword }
+            : { ctidUserId: SPARE_CTID_USER, environment: 'demo', brokerName: 'SIMC' };
+      return brokers.createAccount({ ...base, meta: { demoKey: spare.key, ...meta } });
+    }),
+  );
 }
 
 /** What the wizards show in demo mode: the logins of the spare simulated accounts (demo brokers only, never real ones). */
