@@ -177,11 +177,7 @@ async function openPostgres(
  * PGlite is single-process: two processes on one data dir would corrupt it. A lock file with our pid
  * guards it; a stale lock (its process is gone) is taken over.
  */
-async function openPglite(
-  dataDir: string,
-  fsync: boolean,
-  onStatement?: (query: string) => void,
-): Promise<Database> {
+async function openPglite(dataDir: string, fsync: boolean, onStatement?: (query: string) => void): Promise<Database> {
   if (dataDir === ':memory:') {
     const client = await PGlite.create({ startParams: pgliteParams(false) });
     return {

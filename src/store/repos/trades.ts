@@ -31,6 +31,7 @@ import {
 } from '../ledger-mappers.js';
 import { accountLeaseKey, type Fence } from '../../domain/lease.js';
 import { checkFence } from './leases.js';
+import { applyLinks, moveIntents } from './trades-outcomes.js';
 
 type TradeWithPosition = Trade & { position: string };
 type IntentWithPosition = CopyIntent & { position: string };
@@ -368,15 +369,23 @@ export class TradesRepo {
         writes.flatMap((w) => (w.trade ? [w.trade.id] : [])),
       );
       const now = new Date();
-      for (const w of writes) {
+      for (const w of writes)
         if (w.trade)
           await db
             .update(trades)
             .set({ ...tradeSetToRow(w.trade.set), updatedAt: now })
             .where(eq(trades.id, w.trade.id));
-        if (w.intentId && w.update) await moveIntent(db, w.intentId, w.update, now);
-        for (const l of w.links ?? []) await applyLink(db, l);
-      }
+      // Set-based: a fan-out's outcomes are a fixed handful of statements whatever the number of Slaves.
+      await moveIntents(
+        tx,
+        writes.flatMap((w) => (w.intentId && w.update ? [{ id: w.intentId, update: w.update }] : [])),
+        now,
+      );
+      await applyLinks(
+        tx,
+        writes.flatMap((w) => w.links ?? []),
+        now,
+      );
       if (evs.length > 0) await this.events.append(tx, evs);
     });
     this.events.notify(evs.map((e) => e.userId));
