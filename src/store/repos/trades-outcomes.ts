@@ -1,10 +1,10 @@
 import { sql } from 'drizzle-orm';
-import type { Db } from '../db.js';
 import { allowedFrom, IntentTransitionError, type IntentState } from '../../domain/intent.js';
 import { decText } from '../../domain/decimal.js';
 import { intentSetToRow, linkToRow } from '../ledger-mappers.js';
 import type { Tx } from './events.js';
-import type { IntentUpdate, LinkChange, LinkKey } from './trades.js';
+import type { Decimal } from '../../domain/decimal.js';
+import type { LinkKind, NewLink } from '../../domain/ledger-types.js';
 
 /**
  * The set-based half of an outcome batch: every intent's move in one UPDATE, every link change of a kind in one
@@ -31,6 +31,33 @@ function waves<T>(items: T[], key: (t: T) => string): T[][] {
   if (cur.length > 0) out.push(cur);
   return out;
 }
+
+export interface IntentUpdate {
+  state: IntentState;
+  outcome?: unknown;
+  brokerOrderId?: string | null;
+  brokerPositionId?: string | null;
+  filledVolume?: Decimal | null;
+  fillPrice?: Decimal | null;
+  slippage?: Decimal | null;
+  latency?: Record<string, number>;
+  attempts?: number;
+  skipReason?: string | null;
+  tag?: string;
+  prevTags?: string[];
+}
+
+/** What one settled broker write changes besides its intent: links opened, closed or resized. */
+export interface LinkKey {
+  slaveAccountId: string;
+  kind: LinkKind;
+  slavePositionId: string;
+}
+export type LinkChange =
+  /** Inserts, or adds to the open link's volume (an increase on a netting Slave lands on the position it already has). */
+  | { op: 'upsert'; link: NewLink & { kind: LinkKind; volume: Decimal } }
+  | { op: 'close'; key: LinkKey; reason: string }
+  | { op: 'adjust'; key: LinkKey; by: Decimal };
 
 const rowsOf = <T>(r: unknown): T[] => (Array.isArray(r) ? (r as T[]) : ((r as { rows: T[] }).rows ?? []));
 

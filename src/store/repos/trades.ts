@@ -31,37 +31,12 @@ import {
 } from '../ledger-mappers.js';
 import { accountLeaseKey, type Fence } from '../../domain/lease.js';
 import { checkFence } from './leases.js';
-import { applyLinks, moveIntents } from './trades-outcomes.js';
+import { applyLinks, moveIntents, type IntentUpdate, type LinkChange, type LinkKey } from './trades-outcomes.js';
+
+export type { IntentUpdate, LinkChange } from './trades-outcomes.js';
 
 type TradeWithPosition = Trade & { position: string };
 type IntentWithPosition = CopyIntent & { position: string };
-
-export interface IntentUpdate {
-  state: IntentState;
-  outcome?: unknown;
-  brokerOrderId?: string | null;
-  brokerPositionId?: string | null;
-  filledVolume?: Decimal | null;
-  fillPrice?: Decimal | null;
-  slippage?: Decimal | null;
-  latency?: Record<string, number>;
-  attempts?: number;
-  skipReason?: string | null;
-  tag?: string;
-  prevTags?: string[];
-}
-
-/** What one settled broker write changes besides its intent: links opened, closed or resized. */
-export interface LinkKey {
-  slaveAccountId: string;
-  kind: LinkKind;
-  slavePositionId: string;
-}
-export type LinkChange =
-  /** Inserts, or adds to the open link's volume (an increase on a netting Slave lands on the position it already has). */
-  | { op: 'upsert'; link: NewLink & { kind: LinkKind; volume: Decimal } }
-  | { op: 'close'; key: LinkKey; reason: string }
-  | { op: 'adjust'; key: LinkKey; by: Decimal };
 
 export interface OutcomeWrite {
   intentId?: string;
