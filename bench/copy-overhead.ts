@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +15,10 @@ import { planOpen, type SlaveContext } from '../src/engine/planner.js';
 import { SIM_CAPABILITIES } from '../src/platforms/sim/capabilities.js';
 import type { AdapterFactory, BrokerAdapter, OrderOutcome, PlaceOrderRequest } from '../src/platforms/adapter.js';
 import { Store } from '../src/store/store.js';
+import pg from 'pg';
 import { percentile, report, type Row } from './lib.js';
+
+const PG_ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 const SPEC: InstrumentSpec = {
   symbol: 'EURUSD',
@@ -66,9 +70,20 @@ const stats = (xs: number[]) => {
 };
 const ms = (v: number) => Number(v.toFixed(2));
 
-async function runSize(n: number, reps: number): Promise<Row[]> {
+/** Statements the store sent, counted through its driver hook (BEGIN/COMMIT not counted). */
+const counter = { n: 0 };
+
+async function runSize(n: number, reps: number, databaseUrl: string | null): Promise<Row[]> {
   const dir = mkdtempSync(join(tmpdir(), 'ct-copybench-'));
-  const store = await Store.open({ dataDir: dir }); // fsync on: the default of the embedded store
+  // fsync on: the default of the embedded store.
+  const store = await Store.open({
+    dataDir: dir,
+    databaseUrl: databaseUrl ?? undefined,
+    onStatement: () => {
+      counter.n++;
+    },
+  });
+  const kind = databaseUrl ? 'postgres' : 'pglite';
   try {
     const user = await store.users.create(`bench${n}@example.test`, 'x');
     const group = await store.accounts.createGroup(user.id, 'bench');
@@ -137,24 +152,33 @@ async function runSize(n: number, reps: number): Promise<Row[]> {
     const total: number[] = [];
     const plan: number[] = [];
     const record: number[] = [];
+    const before: number[] = [];
+    let lastTrade = '';
+    const after: number[] = [];
     for (let i = 0; i < warm + reps; i++) {
       const a = action(i);
       handoffs.count = 0;
+      const s0 = counter.n;
       const t0 = performance.now();
       const r = await engine.copy(master, a, { source: 'watcher' });
-      const tRecorded = performance.now();
       // Handoffs happen in the dispatches started by copy(); they run before anything waits on I/O again.
       while (handoffs.count < n) await new Promise((res) => setImmediate(res));
       const elapsed = handoffs.last - t0;
+      const s1 = counter.n;
       await r.done;
+      await engine.flush();
+      const s2 = counter.n;
+      lastTrade = r.tradeId;
       if (i < warm) continue;
+      before.push(s1 - s0);
+      after.push(s2 - s1);
       total.push(elapsed);
       const [row] = await store.trades.intentsOfTrade(r.tradeId);
       const lat = (row?.latency ?? {}) as Record<string, number>;
       plan.push(lat.plan ?? 0);
       record.push(lat.record ?? 0);
-      void tRecorded;
     }
+    const floorDb = databaseUrl ? await durableFloor(databaseUrl, lastTrade, slaves, Math.min(reps, 30)) : [];
 
     // The floor: the same planning (slave contexts, rules, sizing, tags, ledger rows) in memory, no store, no adapter.
     const rules = await store.accounts.rulesFor(slaves.map((s) => s.id));
@@ -200,10 +224,11 @@ async function runSize(n: number, reps: number): Promise<Row[]> {
     const t = stats(total);
     const f = stats(floor);
     const target = n <= 100 ? 5 : 25;
+    const tag = (m: string) => `[${kind}] ${m}`;
     return [
       {
         slaves: n,
-        measure: 'copy overhead: action received -> last order handed to adapter (durable intents, fsync on)',
+        measure: tag('copy overhead: action received -> last order handed to adapter (durable intents, fsync on)'),
         p50_ms: ms(t.p50),
         p99_ms: ms(t.p99),
         target: `p99 <= ${target} ms`,
@@ -211,7 +236,7 @@ async function runSize(n: number, reps: number): Promise<Row[]> {
       },
       {
         slaves: n,
-        measure: '  of which: plan (slaves, rules, specs, sizing)',
+        measure: tag('  of which: plan (slaves, rules, specs, sizing)'),
         p50_ms: ms(stats(plan).p50),
         p99_ms: ms(stats(plan).p99),
         target: '',
@@ -219,7 +244,7 @@ async function runSize(n: number, reps: number): Promise<Row[]> {
       },
       {
         slaves: n,
-        measure: '  of which: record (trade + intents + item + events, one transaction)',
+        measure: tag('  of which: record (trade + intents + item + events, one transaction)'),
         p50_ms: ms(stats(record).p50),
         p99_ms: ms(stats(record).p99),
         target: '',
@@ -227,7 +252,7 @@ async function runSize(n: number, reps: number): Promise<Row[]> {
       },
       {
         slaves: n,
-        measure: 'floor: same planning in memory (no store, no adapter)',
+        measure: tag('floor: same planning in memory (no store, no adapter)'),
         p50_ms: ms(f.p50),
         p99_ms: ms(f.p99),
         target: '',
@@ -235,12 +260,48 @@ async function runSize(n: number, reps: number): Promise<Row[]> {
       },
       {
         slaves: n,
-        measure: 'overhead / floor (ratio of the p50s, of the p99s)',
+        measure: tag('overhead / floor (ratio of the p50s, of the p99s)'),
         p50_ms: ms(t.p50 / f.p50),
         p99_ms: ms(t.p99 / f.p99),
         target: '<= 10x',
         ok: `p50 ${t.p50 / f.p50 <= 10 ? 'yes' : 'NO'}, p99 ${t.p99 / f.p99 <= 10 ? 'yes' : 'NO'}`,
       },
+      {
+        slaves: n,
+        measure: tag('statements before the last hand-off (per order, max over the reps)'),
+        p50_ms: stats(before).p50,
+        p99_ms: Math.max(...before),
+        target: '<= 3',
+        ok: Math.max(...before) <= 3 ? 'yes' : 'NO',
+      },
+      {
+        slaves: n,
+        measure: tag('statements after it, outcomes until flushed (per order, max over the reps)'),
+        p50_ms: stats(after).p50,
+        p99_ms: Math.max(...after),
+        target: 'independent of N',
+        ok: '',
+      },
+      ...floorDb.map((x) => ({
+        slaves: n,
+        measure: tag(`durable floor: ${x.what}`),
+        p50_ms: ms(x.p50),
+        p99_ms: ms(x.p99),
+        target: '',
+        ok: '',
+      })),
+      ...(floorDb.length > 0
+        ? [
+            {
+              slaves: n,
+              measure: tag('copy overhead / durable floor (app statement into a PK-only table)'),
+              p50_ms: ms(t.p50 / floorDb[0]!.p50),
+              p99_ms: ms(t.p99 / floorDb[0]!.p99),
+              target: '<= 2x',
+              ok: t.p99 / floorDb[0]!.p99 <= 2 ? 'yes' : 'NO',
+            },
+          ]
+        : []),
     ];
   } finally {
     await store.close();
@@ -251,6 +312,107 @@ async function runSize(n: number, reps: number): Promise<Row[]> {
 /** Issue 3 figures: the copy engine's own overhead at 100 and 1000 Slaves on the embedded store. */
 export async function benchCopyOverhead(): Promise<void> {
   const reps = Number(process.env.BENCH_COPY_REPS ?? 150);
-  const rows = [...(await runSize(100, reps)), ...(await runSize(1000, Math.max(20, Math.round(reps / 3))))];
-  report('copy-overhead', rows, { reps, fsync: true, store: 'pglite (temp dir)' });
+  const sizes: Array<[number, number]> = [
+    [100, reps],
+    [1000, Math.max(20, Math.round(reps / 3))],
+  ];
+  const stores = (process.env.BENCH_COPY_STORES ?? 'pglite,postgres').split(',');
+  const rows: Row[] = [];
+  if (stores.includes('pglite')) for (const [n, r] of sizes) rows.push(...(await runSize(n, r, null)));
+  if (stores.includes('postgres'))
+    for (const [n, r] of sizes) {
+      const db = await tempDatabase().catch(() => null);
+      if (!db) {
+        console.warn(`PostgreSQL not reachable at ${PG_ADMIN_URL}: embedded store only`);
+        break;
+      }
+      try {
+        rows.push(...(await runSize(n, r, db.url)));
+      } finally {
+        await db.drop();
+      }
+    }
+  report('copy-overhead', rows, { reps, fsync: true, stores });
+}
+
+async function tempDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `copytrade_bench_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 1500 });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const u = new URL(PG_ADMIN_URL);
+  u.pathname = `/${name}`;
+  return {
+    url: u.toString(),
+    async drop() {
+      const c = new pg.Client({ connectionString: PG_ADMIN_URL });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+    },
+  };
+}
+
+/** The intent columns the floor writes, as the app's one-statement insert names them. */
+const FLOOR_COLS =
+  'id text, trade_id text, slave_account_id text, tag text, action text, symbol text, side text, planned_volume numeric, stop_loss numeric, state text';
+const FLOOR_NAMES = FLOOR_COLS.split(', ')
+  .map((c) => c.split(' ')[0])
+  .join(', ');
+
+/**
+ * The durable floor on PostgreSQL, in the same run as the copies: N intent rows written in one statement and
+ * one commit into (a) a table with only the primary key, (b) the same with copy_intents' other indexes, and
+ * (c) copy_intents itself (its indexes and foreign keys). COPY into (a) is the lower bound of all.
+ */
+async function durableFloor(
+  url: string,
+  trade: string,
+  slaves: Account[],
+  reps: number,
+): Promise<Array<{ what: string; p50: number; p99: number }>> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    await c.query('create table floor_pk (like copy_intents including defaults)');
+    await c.query('alter table floor_pk add primary key (id)');
+    await c.query('create table floor_idx (like copy_intents including defaults including indexes)');
+    const targets: Array<[string, string]> = [
+      ['1 statement, 1 commit, PK-only table', 'floor_pk'],
+      ['same into a table with the indexes of copy_intents (no FK)', 'floor_idx'],
+      ['same into copy_intents (its indexes and FKs)', 'copy_intents'],
+    ];
+    const out: Array<{ what: string; p50: number; p99: number }> = [];
+    for (const [what, table] of targets) {
+      const times: number[] = [];
+      for (let i = 0; i < reps + 3; i++) {
+        const rows = slaves.map((s) => ({
+          id: newId('int'),
+          trade_id: trade,
+          slave_account_id: s.id,
+          tag: `fl${randomBytes(8).toString('hex')}`,
+          action: 'open',
+          symbol: 'EURUSD',
+          side: 'buy',
+          planned_volume: '0.5',
+          stop_loss: '1.09',
+          state: 'planned',
+        }));
+        const json = JSON.stringify(rows);
+        const t0 = performance.now();
+        await c.query('begin');
+        await c.query(
+          `insert into ${table} (${FLOOR_NAMES}) select ${FLOOR_NAMES} from json_to_recordset($1::json) as x(${FLOOR_COLS})`,
+          [json],
+        );
+        await c.query('commit');
+        if (i >= 3) times.push(performance.now() - t0);
+      }
+      out.push({ what: `${slaves.length} rows, ${what}`, ...stats(times) });
+    }
+    return out;
+  } finally {
+    await c.end();
+  }
 }

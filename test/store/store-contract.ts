@@ -338,6 +338,118 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       expect((await store.trades.intentById(j.id))?.state).toBe('confirmed');
     });
 
+    it('writes a batch of outcomes set-based: each intent its own fields, links in order per link, all or nothing', async () => {
+      const u = await user();
+      const acc = (role: 'master' | 'slave', n: string) =>
+        store.accounts.create({
+          userId: u.id,
+          platform: 'sim',
+          role,
+          name: `B${n}`,
+          brokerAccountId: `bat${n}`,
+          brokerAccountNumber: n,
+        });
+      const m = await acc('master', '1');
+      const s = await acc('slave', '2');
+      const trade = () => ({
+        id: newId('trd'),
+        userId: u.id,
+        masterAccountId: m.id,
+        source: 'watcher',
+        action: 'open',
+        symbol: 'EURUSD',
+        side: 'buy' as const,
+        orderType: 'market' as const,
+        volume: dec('0.1'),
+        tag: newId('act'),
+        status: 'recorded',
+      });
+      const t = trade();
+      const rows = Array.from({ length: 4 }, () => ({
+        id: newId('int'),
+        tradeId: t.id,
+        slaveAccountId: s.id,
+        tag: newId('act'),
+        action: 'open',
+        symbol: 'EURUSD',
+        side: 'buy' as const,
+        plannedVolume: dec('0.1'),
+        state: 'planned',
+      }));
+      expect(await store.trades.recordAction(t, rows, [])).toBe(true);
+      const key = (p: string) => ({ slaveAccountId: s.id, kind: 'position' as const, slavePositionId: p });
+      const up = (p: string, intentId: string, v: string) => ({
+        op: 'upsert' as const,
+        link: {
+          id: newId('act'),
+          kind: 'position' as const,
+          masterAccountId: m.id,
+          masterPositionId: 'mpb',
+          slaveAccountId: s.id,
+          slavePositionId: p,
+          intentId,
+          volume: dec(v),
+        },
+      });
+      const [a, b, c, d] = rows as [(typeof rows)[0], (typeof rows)[0], (typeof rows)[0], (typeof rows)[0]];
+      await store.trades.applyOutcomes([
+        { trade: { id: t.id, set: { status: 'accepted' } } },
+        {
+          intentId: a.id,
+          update: { state: 'confirmed', brokerOrderId: 'o1', fillPrice: dec('1.1'), latency: { send: 1 }, attempts: 1 },
+          links: [up('bp1', a.id, '0.1')],
+        },
+        // The same Slave position twice in one batch (a netting Slave): the second adds to the first.
+        { intentId: b.id, update: { state: 'confirmed', brokerOrderId: 'o2' }, links: [up('bp1', b.id, '0.05')] },
+        {
+          intentId: c.id,
+          update: { state: 'rejected', outcome: { kind: 'rejected', code: 'x' } },
+          links: [up('bp2', c.id, '0.3'), { op: 'adjust', key: key('bp2'), by: dec('-0.1') }],
+        },
+        {
+          intentId: d.id,
+          update: { state: 'unresolved' },
+          links: [up('bp3', d.id, '0.1'), { op: 'close', key: key('bp3'), reason: 'master_closed' }],
+        },
+      ]);
+      expect((await store.trades.tradeById(t.id))?.status).toBe('accepted');
+      const got = await store.trades.intentById(a.id);
+      expect([got?.state, got?.brokerOrderId, got?.fillPrice?.toString(), got?.attempts, got?.latency]).toEqual([
+        'confirmed',
+        'o1',
+        '1.1',
+        1,
+        { send: 1 },
+      ]);
+      // Fields a write does not name stay as they were.
+      const other = await store.trades.intentById(b.id);
+      expect([other?.brokerOrderId, other?.fillPrice, other?.attempts, other?.plannedVolume?.toString()]).toEqual([
+        'o2',
+        null,
+        0,
+        '0.1',
+      ]);
+      expect((await store.trades.intentById(c.id))?.outcome).toEqual({ kind: 'rejected', code: 'x' });
+      expect((await store.trades.intentById(d.id))?.state).toBe('unresolved');
+      const open = await store.trades.openLinksOfSlave(s.id);
+      expect(open.map((l) => [l.slavePositionId, l.volume?.toString()]).sort()).toEqual([
+        ['bp1', '0.15'],
+        ['bp2', '0.2'],
+      ]);
+      // One write the state machine refuses fails the whole batch: nothing of the others lands.
+      const t2 = trade();
+      const e = { ...a, id: newId('int'), tradeId: t2.id, tag: newId('act') };
+      expect(await store.trades.recordAction(t2, [e], [])).toBe(true);
+      await expect(
+        store.trades.applyOutcomes([
+          { intentId: e.id, update: { state: 'confirmed' }, links: [up('bp9', e.id, '1')] },
+          { intentId: a.id, update: { state: 'rejected' } },
+        ]),
+      ).rejects.toBeInstanceOf(IntentTransitionError);
+      expect((await store.trades.intentById(e.id))?.state).toBe('planned');
+      expect((await store.trades.openLinksOfSlave(s.id)).map((l) => l.slavePositionId).sort()).toEqual(['bp1', 'bp2']);
+    });
+
     it('reads a link volume resized in SQL as a Decimal (PostgreSQL keeps the scale: "0.20" reads as 0.2)', async () => {
       const u = await user();
       const acc = (role: 'master' | 'slave', n: string) =>

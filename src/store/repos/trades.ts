@@ -31,36 +31,12 @@ import {
 } from '../ledger-mappers.js';
 import { accountLeaseKey, type Fence } from '../../domain/lease.js';
 import { checkFence } from './leases.js';
+import { applyLinks, moveIntents, type IntentUpdate, type LinkChange, type LinkKey } from './trades-outcomes.js';
+
+export type { IntentUpdate, LinkChange } from './trades-outcomes.js';
 
 type TradeWithPosition = Trade & { position: string };
 type IntentWithPosition = CopyIntent & { position: string };
-
-export interface IntentUpdate {
-  state: IntentState;
-  outcome?: unknown;
-  brokerOrderId?: string | null;
-  brokerPositionId?: string | null;
-  filledVolume?: Decimal | null;
-  fillPrice?: Decimal | null;
-  slippage?: Decimal | null;
-  latency?: Record<string, number>;
-  attempts?: number;
-  skipReason?: string | null;
-  tag?: string;
-  prevTags?: string[];
-}
-
-/** What one settled broker write changes besides its intent: links opened, closed or resized. */
-export interface LinkKey {
-  slaveAccountId: string;
-  kind: LinkKind;
-  slavePositionId: string;
-}
-export type LinkChange =
-  /** Inserts, or adds to the open link's volume (an increase on a netting Slave lands on the position it already has). */
-  | { op: 'upsert'; link: NewLink & { kind: LinkKind; volume: Decimal } }
-  | { op: 'close'; key: LinkKey; reason: string }
-  | { op: 'adjust'; key: LinkKey; by: Decimal };
 
 export interface OutcomeWrite {
   intentId?: string;
@@ -122,6 +98,11 @@ async function insertIntents(tx: Tx, rows: NewIntent[]): Promise<void> {
   if (rows.length === 0) return;
   const wrong = rows.find((r) => !INITIAL_STATES.includes(r.state as IntentState));
   if (wrong) throw new IntentTransitionError(wrong.id, wrong.state as IntentState, null);
+  await tx.execute(intentInsert(rows));
+}
+
+/** The one-statement insert of intents (checked for their initial states by the caller). */
+function intentInsert(rows: NewIntent[]) {
   // Absent keys read as null: leaving nulls out makes the document (and its parse) a third smaller.
   const json = JSON.stringify(
     rows.map(intentToRow).map((r) => {
@@ -133,7 +114,48 @@ async function insertIntents(tx: Tx, rows: NewIntent[]): Promise<void> {
       return o;
     }),
   );
-  await tx.execute(sql`${INTENT_HEAD}${json}${INTENT_TAIL}`);
+  return sql`${INTENT_HEAD}${json}${INTENT_TAIL}`;
+}
+
+/** `{column name: value}` of a row's set keys: what json_populate_record(null::table, ...) reads. */
+function byColumn(table: Parameters<typeof getTableColumns>[0], row: object): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const r = row as Record<string, unknown>;
+  for (const [key, col] of Object.entries(getTableColumns(table))) if (r[key] !== undefined) out[col.name] = r[key];
+  return out;
+}
+
+/**
+ * recordAction in one statement: the trade (nothing when its action id, tag or id is taken), then, only if it
+ * went in, its intents and the watcher's item. One statement is atomic without BEGIN/COMMIT: one round trip and
+ * one commit before the first send.
+ */
+async function recordActionAtOnce(
+  db: Db,
+  trade: NewTrade,
+  intents: NewIntent[],
+  item: NewMasterItem | undefined,
+): Promise<boolean> {
+  const wrong = intents.find((r) => !INITIAL_STATES.includes(r.state as IntentState));
+  if (wrong) throw new IntentTransitionError(wrong.id, wrong.state as IntentState, null);
+  const t = byColumn(trades, tradeToRow(trade));
+  const tCols = sql.raw(Object.keys(t).join(', '));
+  const parts = [
+    sql`with t as (insert into trades (${tCols}) select ${tCols} from json_populate_record(null::trades, ${JSON.stringify(t)}::json) on conflict do nothing returning id)`,
+  ];
+  if (intents.length > 0) parts.push(sql`, i as (${intentInsert(intents)} where exists (select 1 from t))`);
+  if (item) {
+    const m = byColumn(masterItems, masterItemToRow(item));
+    const mCols = Object.keys(m);
+    const rest = mCols.filter((c) => !['account_id', 'kind', 'item_id', 'updated_at'].includes(c));
+    parts.push(
+      sql`, m as (insert into master_items (${sql.raw(mCols.join(', '))}) select ${sql.raw(mCols.join(', '))} from json_populate_record(null::master_items, ${JSON.stringify(m)}::json) where exists (select 1 from t) on conflict (account_id, kind, item_id) do update set ${sql.raw([...rest.map((c) => `${c} = excluded.${c}`), 'updated_at = now()'].join(', '))})`,
+    );
+  }
+  parts.push(sql` select count(*)::int as n from t`);
+  const res = await db.execute(sql.join(parts));
+  const rows = Array.isArray(res) ? res : ((res as unknown as { rows: Array<{ n: number }> }).rows ?? []);
+  return Number((rows[0] as { n: number } | undefined)?.n ?? 0) > 0;
 }
 
 /** Trades, the copy ledger (intents), position/order links and the watcher's view of Master items. */
@@ -331,6 +353,9 @@ export class TradesRepo {
     items: NewMasterItem[],
     evs: NewEvent[] = [],
   ): Promise<boolean> {
+    // The hot path (a watcher's fan-out: no fence, its events deferred, one item): one statement, one commit.
+    if (!this.fence && evs.length === 0 && items.length <= 1)
+      return recordActionAtOnce(this.db, trade, intents, items[0]);
     const recorded = await this.db.transaction(async (tx) => {
       await this.fenceMasters(tx, [trade.masterAccountId]);
       const ins = await tx.insert(trades).values(tradeToRow(trade)).onConflictDoNothing().returning({ id: trades.id });
@@ -368,15 +393,23 @@ export class TradesRepo {
         writes.flatMap((w) => (w.trade ? [w.trade.id] : [])),
       );
       const now = new Date();
-      for (const w of writes) {
+      for (const w of writes)
         if (w.trade)
           await db
             .update(trades)
             .set({ ...tradeSetToRow(w.trade.set), updatedAt: now })
             .where(eq(trades.id, w.trade.id));
-        if (w.intentId && w.update) await moveIntent(db, w.intentId, w.update, now);
-        for (const l of w.links ?? []) await applyLink(db, l);
-      }
+      // Set-based: a fan-out's outcomes are a fixed handful of statements whatever the number of Slaves.
+      await moveIntents(
+        tx,
+        writes.flatMap((w) => (w.intentId && w.update ? [{ id: w.intentId, update: w.update }] : [])),
+        now,
+      );
+      await applyLinks(
+        tx,
+        writes.flatMap((w) => w.links ?? []),
+        now,
+      );
       if (evs.length > 0) await this.events.append(tx, evs);
     });
     this.events.notify(evs.map((e) => e.userId));

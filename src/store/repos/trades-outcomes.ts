@@ -1,0 +1,167 @@
+import { sql } from 'drizzle-orm';
+import { allowedFrom, IntentTransitionError, type IntentState } from '../../domain/intent.js';
+import { decText } from '../../domain/decimal.js';
+import { intentSetToRow, linkToRow } from '../ledger-mappers.js';
+import type { Tx } from './events.js';
+import type { Decimal } from '../../domain/decimal.js';
+import type { LinkKind, NewLink } from '../../domain/ledger-types.js';
+
+/**
+ * The set-based half of an outcome batch: every intent's move in one UPDATE, every link change of a kind in one
+ * statement. A batch of 1000 outcomes is a handful of statements instead of 2000. Rows of one statement must
+ * address distinct rows (PostgreSQL applies one source row per target row): a batch that names the same intent
+ * or link twice is cut into waves, in order, each of distinct keys.
+ */
+
+/** Splits items into consecutive waves in which no key repeats; the order of two items with one key is kept. */
+function waves<T>(items: T[], key: (t: T) => string): T[][] {
+  const out: T[][] = [];
+  let cur: T[] = [];
+  let seen = new Set<string>();
+  for (const it of items) {
+    const k = key(it);
+    if (seen.has(k)) {
+      out.push(cur);
+      cur = [];
+      seen = new Set();
+    }
+    seen.add(k);
+    cur.push(it);
+  }
+  if (cur.length > 0) out.push(cur);
+  return out;
+}
+
+export interface IntentUpdate {
+  state: IntentState;
+  outcome?: unknown;
+  brokerOrderId?: string | null;
+  brokerPositionId?: string | null;
+  filledVolume?: Decimal | null;
+  fillPrice?: Decimal | null;
+  slippage?: Decimal | null;
+  latency?: Record<string, number>;
+  attempts?: number;
+  skipReason?: string | null;
+  tag?: string;
+  prevTags?: string[];
+}
+
+/** What one settled broker write changes besides its intent: links opened, closed or resized. */
+export interface LinkKey {
+  slaveAccountId: string;
+  kind: LinkKind;
+  slavePositionId: string;
+}
+export type LinkChange =
+  /** Inserts, or adds to the open link's volume (an increase on a netting Slave lands on the position it already has). */
+  | { op: 'upsert'; link: NewLink & { kind: LinkKind; volume: Decimal } }
+  | { op: 'close'; key: LinkKey; reason: string }
+  | { op: 'adjust'; key: LinkKey; by: Decimal };
+
+const rowsOf = <T>(r: unknown): T[] => (Array.isArray(r) ? (r as T[]) : ((r as { rows: T[] }).rows ?? []));
+
+/** Columns an intent update may set, with their SQL type; a key absent from a row leaves its column as it is. */
+const INTENT_SET: Array<[string, string, 'text' | 'numeric' | 'jsonb' | 'int']> = [
+  ['outcome', 'outcome', 'jsonb'],
+  ['broker_order_id', 'brokerOrderId', 'text'],
+  ['broker_position_id', 'brokerPositionId', 'text'],
+  ['filled_volume', 'filledVolume', 'numeric'],
+  ['fill_price', 'fillPrice', 'numeric'],
+  ['slippage', 'slippage', 'numeric'],
+  ['latency', 'latency', 'jsonb'],
+  ['attempts', 'attempts', 'int'],
+  ['skip_reason', 'skipReason', 'text'],
+  ['tag', 'tag', 'text'],
+  ['prev_tags', 'prevTags', 'jsonb'],
+];
+
+const INTENT_SET_SQL = sql.raw(
+  INTENT_SET.map(([col, , type]) => {
+    const v = type === 'jsonb' ? `nullif(d->'${col}', 'null'::jsonb)` : `(d->>'${col}')::${type}`;
+    return `${col} = case when d ? '${col}' then ${v} else t.${col} end`;
+  }).join(',\n  '),
+);
+
+/**
+ * Moves many intents in one statement, each only from a state its machine allows (domain/intent.ts). When one
+ * cannot move, throws IntentTransitionError for it, which rolls the whole transaction back.
+ */
+export async function moveIntents(
+  db: Tx,
+  moves: Array<{ id: string; update: IntentUpdate }>,
+  now: Date,
+): Promise<void> {
+  for (const wave of waves(moves, (m) => m.id)) {
+    const docs = wave.map(({ id, update }) => {
+      const row = intentSetToRow(update) as Record<string, unknown>;
+      const d: Record<string, unknown> = { id, state: update.state, from: allowedFrom(update.state) };
+      for (const [col, field] of INTENT_SET) if (row[field] !== undefined) d[col] = row[field];
+      return d;
+    });
+    const res = await db.execute(sql`
+      update copy_intents t set state = d->>'state', updated_at = ${now.toISOString()}::timestamptz,
+        ${INTENT_SET_SQL}
+      from jsonb_array_elements(${JSON.stringify(docs)}::jsonb) as j(d)
+      where t.id = d->>'id' and t.state in (select jsonb_array_elements_text(d->'from'))
+      returning t.id`);
+    const moved = new Set(rowsOf<{ id: string }>(res).map((r) => r.id));
+    if (moved.size === wave.length) continue;
+    const stuck = wave.find((m) => !moved.has(m.id))!;
+    const cur = rowsOf<{ state: string }>(
+      await db.execute(sql`select state from copy_intents where id = ${stuck.id} limit 1`),
+    );
+    throw new IntentTransitionError(stuck.id, stuck.update.state, (cur[0]?.state as IntentState | undefined) ?? null);
+  }
+}
+
+const keyText = (k: LinkKey) => `${k.slaveAccountId}|${k.kind}|${k.slavePositionId}`;
+const keyOf = (l: LinkChange) => (l.op === 'upsert' ? keyText(l.link) : keyText(l.key));
+
+/**
+ * Link changes, set-based: per wave of distinct links one upsert, one close and one resize statement at most.
+ * Changes of different links do not depend on one another, so their order within a wave does not matter.
+ */
+export async function applyLinks(db: Tx, changes: LinkChange[], now: Date): Promise<void> {
+  for (const wave of waves(changes, keyOf)) {
+    const ups = wave.flatMap((l) => (l.op === 'upsert' ? [linkToRow(l.link)] : []));
+    const closes = wave.flatMap((l) => (l.op === 'close' ? [{ ...flatKey(l.key), r: l.reason }] : []));
+    const adjusts = wave.flatMap((l) => (l.op === 'adjust' ? [{ ...flatKey(l.key), b: decText(l.by) }] : []));
+    if (ups.length > 0)
+      await db.execute(sql`
+        insert into position_links (id, kind, master_account_id, master_position_id, slave_account_id,
+          slave_position_id, intent_id, volume)
+        select id, kind, master_account_id, master_position_id, slave_account_id, slave_position_id, intent_id, volume
+        from json_to_recordset(${JSON.stringify(ups.map(linkJson))}::json) as x(id text, kind text,
+          master_account_id text, master_position_id text, slave_account_id text, slave_position_id text,
+          intent_id text, volume numeric)
+        on conflict (slave_account_id, kind, slave_position_id) do update
+          set volume = coalesce(position_links.volume, 0) + excluded.volume
+          where position_links.open = true`);
+    if (closes.length > 0)
+      await db.execute(sql`
+        update position_links p set open = false, closed_reason = x.r, closed_at = ${now.toISOString()}::timestamptz
+        from json_to_recordset(${JSON.stringify(closes)}::json) as x(s text, k text, p text, r text)
+        where p.slave_account_id = x.s and p.kind = x.k and p.slave_position_id = x.p and p.open = true`);
+    if (adjusts.length > 0)
+      await db.execute(sql`
+        update position_links p set volume = greatest(coalesce(p.volume, 0) + x.b, 0)
+        from json_to_recordset(${JSON.stringify(adjusts)}::json) as x(s text, k text, p text, b numeric)
+        where p.slave_account_id = x.s and p.kind = x.k and p.slave_position_id = x.p and p.open = true`);
+  }
+}
+
+const flatKey = (k: LinkKey) => ({ s: k.slaveAccountId, k: k.kind, p: k.slavePositionId });
+
+function linkJson(r: ReturnType<typeof linkToRow>) {
+  return {
+    id: r.id,
+    kind: r.kind ?? 'position',
+    master_account_id: r.masterAccountId,
+    master_position_id: r.masterPositionId,
+    slave_account_id: r.slaveAccountId,
+    slave_position_id: r.slavePositionId,
+    intent_id: r.intentId ?? null,
+    volume: r.volume ?? null,
+  };
+}
