@@ -4,6 +4,7 @@ import { benchService } from './service.js';
 import { benchCopyOverhead } from './copy-overhead.js';
 import { benchRateLimitCost } from './rate-limit-cost.js';
 import { benchScale } from './scale.js';
+import { benchScaleOut } from './scale-out.js';
 
 const only = process.argv[2];
 const benches: Record<string, () => Promise<void>> = {
@@ -14,6 +15,7 @@ const benches: Record<string, () => Promise<void>> = {
   'cross-platform-500c': benchCrossPlatformScaleC,
   'cross-platform-500b': benchCrossPlatformScaleB,
   'scale-10k': benchScale,
+  'scale-out': benchScaleOut,
 };
 for (const [name, fn] of Object.entries(benches)) {
   if (only && only !== name) continue;

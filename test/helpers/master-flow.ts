@@ -59,6 +59,8 @@ export class MasterFlow {
   readonly counts: FlowCounts = { apiAccepted: 0, apiRefused: {}, directOpens: 0, directCloses: 0 };
   /** Direct trades the Master's broker refused (none expected): the test asserts this stays empty. */
   readonly errors: string[] = [];
+  /** Order answers other than accepted or the failover's own refusals, with their bodies. */
+  readonly oddAnswers: string[] = [];
   private running = false;
   private paused = false;
   private idle = true;
@@ -97,9 +99,11 @@ export class MasterFlow {
       this.counts.apiRefused.network = (this.counts.apiRefused.network ?? 0) + 1;
       return 0;
     }
-    await res.arrayBuffer();
+    const body = await res.text();
     if (res.status === 202) this.counts.apiAccepted++;
     else this.counts.apiRefused[res.status] = (this.counts.apiRefused[res.status] ?? 0) + 1;
+    // 503 (nobody holds the Master yet) and 409 (answer lost with a killed worker) are the failover's own answers.
+    if (![202, 503, 409].includes(res.status)) this.oddAnswers.push(`${res.status} ${body.slice(0, 300)}`);
     return res.status;
   }
 
