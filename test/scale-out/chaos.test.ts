@@ -175,7 +175,7 @@ describe.runIf(ready)('chaos: SIGKILLed workers and a cut NATS connection under 
     expect(audit.offRule).toEqual([]);
     expect(audit.confirmed).toBeGreaterThan(100);
     expect((await d.store.leases.get(accountLeaseKey(d.masterId)))!.epoch).toBeGreaterThanOrEqual(KILLS / 2);
-  }, 600_000);
+  }, Number(process.env.CHAOS_TIMEOUT_MS ?? 360_000));
 });
 
 const count = (xs: string[]) => Object.fromEntries([...new Set(xs)].map((x) => [x, xs.filter((y) => y === x).length]));
