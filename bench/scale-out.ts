@@ -81,7 +81,10 @@ export async function benchScaleOut(): Promise<void> {
     const probe = new LedgerProbe(d.roleEnv.DATABASE_URL!, d.masterId);
     const times = (await failover(d, probe)).sort((a, b) => a - b);
     rows.push(
-      { measure: `failover: SIGKILL -> copies flowing, p50 (ms, TTL ${TTL_MS} ms, ${times.length} kills)`, value: Math.round(percentile(times, 50)) },
+      {
+        measure: `failover: SIGKILL -> copies flowing, p50 (ms, TTL ${TTL_MS} ms, ${times.length} kills)`,
+        value: Math.round(percentile(times, 50)),
+      },
       { measure: 'failover: max (ms)', value: Math.round(times.at(-1)!) },
       { measure: 'failover: each (ms)', value: times.map(Math.round).join(' ') },
     );
@@ -100,11 +103,17 @@ export async function benchScaleOut(): Promise<void> {
     const split = await Promise.all(masters.map((m) => d.ownerOf(accountLeaseKey(m.id))));
     const double = await burst(d, apiBase, db);
     rows.push(
-      { measure: `burst: ${ORDERS_PER_MASTER} orders on each of ${masters.length} Masters, 1 worker (copies/s)`, value: (single.copies / (single.ms / 1000)).toFixed(1) },
+      {
+        measure: `burst: ${ORDERS_PER_MASTER} orders on each of ${masters.length} Masters, 1 worker (copies/s)`,
+        value: (single.copies / (single.ms / 1000)).toFixed(1),
+      },
       { measure: '  copies, ms (1 worker)', value: `${single.copies} in ${Math.round(single.ms)}` },
       { measure: '2 workers (copies/s)', value: (double.copies / (double.ms / 1000)).toFixed(1) },
       { measure: '  copies, ms (2 workers)', value: `${double.copies} in ${Math.round(double.ms)}` },
-      { measure: '  Masters per worker (2 workers)', value: pair.map((w) => split.filter((o) => o === w).length).join(' / ') },
+      {
+        measure: '  Masters per worker (2 workers)',
+        value: pair.map((w) => split.filter((o) => o === w).length).join(' / '),
+      },
       { measure: 'worker start, two at once (ms, to instanceId printed)', value: Math.round(startMs) },
       { measure: 'worker RSS holding every lease (MB)', value: Math.round(rssOne) },
     );

@@ -49,7 +49,8 @@ export async function auditCopies(d: Deployment, probe: LedgerProbe, withinMs: n
     for (const s of d.slaves) {
       const want = master.map((p) => new Decimal(p.volume).times(s.multiplier).toFixed(2)).sort();
       const held = (await d.positionsOf(s.simId)).map((p) => new Decimal(p.volume).toFixed(2)).sort();
-      if (want.join() !== held.join()) out.push(`${s.platform} ${s.id} x${s.multiplier}: want [${want}] holds [${held}]`);
+      if (want.join() !== held.join())
+        out.push(`${s.platform} ${s.id} x${s.multiplier}: want [${want}] holds [${held}]`);
     }
     return out;
   };
@@ -85,8 +86,9 @@ export async function auditCopies(d: Deployment, probe: LedgerProbe, withinMs: n
     byStatus[key] = (byStatus[key] ?? 0) + 1;
     if (WAITING.includes(t.status)) unfinished.push(`${id}: trade ${t.status}`);
     const seen = new Set<string>();
-    for (const s of t.slaves) if (seen.has(s)) doubleRows.push(`${id}/${s}`);
-    else seen.add(s);
+    for (const s of t.slaves)
+      if (seen.has(s)) doubleRows.push(`${id}/${s}`);
+      else seen.add(s);
     if (t.action === 'open' && t.status === 'accepted')
       for (const s of slaveIds) if (!seen.has(s)) missingRows.push(`${id}/${s}`);
   }

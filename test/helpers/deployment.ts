@@ -84,7 +84,10 @@ export async function startDeployment(o: {
   const control = JSON.parse(readFileSync(endpointsFile, 'utf8')).control as { url: string; token: string };
   const sim = await connectSimulator(endpointsFile);
   const seeder = await startService(
-    loadConfig({ dataDir: ':memory:', port: '0', demo: true }, { ...process.env, ...env, COPYTRADE_HEALTH_INTERVAL_MS: '0' }),
+    loadConfig(
+      { dataDir: ':memory:', port: '0', demo: true },
+      { ...process.env, ...env, COPYTRADE_HEALTH_INTERVAL_MS: '0' },
+    ),
     false,
     { simulator: sim },
   );
@@ -174,7 +177,9 @@ async function addSlaves(
   const create = (meta: Record<string, string>) => sim.createAccount({ ...base, meta });
   const cSims: DemoSimAccount[] = [];
   for (let i = 0; i < perPlatform; i++)
-    cSims.push(await create({ demoKey: `chaos-c-${i}`, ctidUserId: ctidUser, environment: 'demo', brokerName: 'SIMC' }));
+    cSims.push(
+      await create({ demoKey: `chaos-c-${i}`, ctidUserId: ctidUser, environment: 'demo', brokerName: 'SIMC' }),
+    );
   const tokens = await sim.issueCTraderToken(ctidUser);
   const listed = (
     await listAccountsForToken({
@@ -205,7 +210,13 @@ async function addSlaves(
   const aMade = await Promise.all(
     Array.from({ length: perPlatform }, async (_, i) => {
       const password = randomBytes(6).toString('base64url');
-      const s = await create({ demoKey: `chaos-a-${i}`, server: 'SimA-Demo', password, platform: 'mt5', broker: 'SimA' });
+      const s = await create({
+        demoKey: `chaos-a-${i}`,
+        server: 'SimA-Demo',
+        password,
+        platform: 'mt5',
+        broker: 'SimA',
+      });
       const p = await provisionMtAccount({
         baseUrl: ep.platforma.baseUrl,
         token: ep.platforma.token,
@@ -240,7 +251,11 @@ async function addSlaves(
   }
   for (let i = 0; i < perPlatform; i++) {
     // One broker login per account, as separate traders have (each login has its own rate limit).
-    const login = { email: `chaos-${i}@broker-b.example`, password: randomBytes(6).toString('base64url'), server: 'SIMB-Demo' };
+    const login = {
+      email: `chaos-${i}@broker-b.example`,
+      password: randomBytes(6).toString('base64url'),
+      server: 'SIMB-Demo',
+    };
     const s = await create({ demoKey: `chaos-b-${i}`, ...login, environment: 'demo' });
     const found = (await discoverTradeLockerAccounts({ baseUrl: ep.platformb.baseUrl('demo'), ...login })).find(
       (x) => x.id === s.id || x.accountNumber === s.login,
