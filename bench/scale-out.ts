@@ -28,7 +28,7 @@ async function failover(d: Deployment, probe: LedgerProbe): Promise<number[]> {
     const since = new Date();
     const t0 = performance.now();
     await d.stopWorker(owner, 'SIGKILL');
-    await until('copies flowing again', async () => (await probe.copiedSince(since)) > 0, 60_000);
+    await until('copies flowing again', async () => (await probe.copiedSince(since)) > 0, 120_000);
     out.push(performance.now() - t0);
     await d.startWorker();
   }
@@ -75,9 +75,10 @@ async function burst(d: Deployment, apiBase: string, db: pg.Pool): Promise<{ cop
 
 export async function benchScaleOut(): Promise<void> {
   const rows: Row[] = [];
+  let d: Deployment | undefined;
   try {
     // Failover over KILLS SIGKILLs of the Master's owner.
-    const d = await startDeployment({ natsUrl: NATS_URL, leaseTtlMs: TTL_MS, slavesPerPlatform: 7 });
+    d = await startDeployment({ natsUrl: NATS_URL, leaseTtlMs: TTL_MS, slavesPerPlatform: 7 });
     const probe = new LedgerProbe(d.roleEnv.DATABASE_URL!, d.masterId);
     const times = (await failover(d, probe)).sort((a, b) => a - b);
     rows.push(
@@ -100,7 +101,8 @@ export async function benchScaleOut(): Promise<void> {
     const pair = await Promise.all([d.startWorker(), d.startWorker()]);
     const startMs = performance.now() - t0;
     const masters = (await d.store.accounts.all()).filter((a) => a.role === 'master');
-    const split = await Promise.all(masters.map((m) => d.ownerOf(accountLeaseKey(m.id))));
+    const dep = d;
+    const split = await Promise.all(masters.map((m) => dep.ownerOf(accountLeaseKey(m.id))));
     const double = await burst(d, apiBase, db);
     rows.push(
       {
@@ -119,10 +121,9 @@ export async function benchScaleOut(): Promise<void> {
     );
     await db.end();
     await probe.close();
-    killStarted();
-    await d.close();
   } finally {
     killStarted();
+    await d?.close();
     report('scale-out', rows, { ttlMs: TTL_MS, kills: KILLS, ordersPerMaster: ORDERS_PER_MASTER });
   }
 }
