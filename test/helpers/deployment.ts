@@ -48,7 +48,7 @@ export interface Deployment {
   startApi(): Promise<string>;
   /** SIGKILL (or SIGTERM) a worker by instance id and wait until it is gone. */
   stopWorker(id: string, signal: 'SIGKILL' | 'SIGTERM'): Promise<void>;
-  /** The live worker holding a lease key, if any. */
+  /** The worker holding a lease key, if any and not stopped (possibly one still starting, not yet in `workers`). */
   ownerOf(key: string): Promise<string | undefined>;
   masterOwner(): Promise<string | undefined>;
   positionsOf(simId: string): Promise<Array<{ id: string; symbol: string; volume: string; tag: string | null }>>;
@@ -106,9 +106,11 @@ export async function startDeployment(o: {
     });
     return (await res.json()) as Array<{ id: string; symbol: string; volume: string; tag: string | null }>;
   };
+  /** Workers this deployment stopped: a lease they held stays live until its TTL runs out, yet nobody works it. */
+  const gone = new Set<string>();
   const ownerOf = async (key: string) => {
     const l = (await store.leases.live()).find((x) => x.key === key);
-    return l && workers.has(l.owner) ? l.owner : undefined;
+    return l && !gone.has(l.owner) ? l.owner : undefined;
   };
   return {
     store,
@@ -136,6 +138,7 @@ export async function startDeployment(o: {
     async stopWorker(id, signal) {
       const w = workers.get(id)!;
       w.kill(signal);
+      gone.add(id);
       await exited(w);
       workers.delete(id);
     },

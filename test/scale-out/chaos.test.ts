@@ -62,7 +62,8 @@ describe.runIf(ready)('chaos: SIGKILLed workers and a cut NATS connection under 
     await replacement;
     const end = Date.now() + 15_000;
     while (!(await seen()) && Date.now() < end) await new Promise((r) => setTimeout(r, 25));
-    const id = (await victim()) ?? [...d.workers.keys()][0]!;
+    const v = await victim();
+    const id = v && d.workers.has(v) ? v : [...d.workers.keys()][0]!;
     await d.stopWorker(id, 'SIGKILL');
     replacement = d.startWorker();
   };
