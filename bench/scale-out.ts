@@ -48,12 +48,18 @@ async function burst(d: Deployment, apiBase: string, db: pg.Pool): Promise<{ cop
   await Promise.all(
     masters.map(async (m) => {
       for (let i = 0; i < ORDERS_PER_MASTER; i++) {
-        const res = await fetch(`${apiBase}/v1/accounts/${m}/orders`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${d.apiKey}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ symbol: 'EURUSD', side: 'buy', volume: 0.02 }),
-        });
-        if (res.status !== 202) throw new Error(`burst order answered ${res.status}: ${await res.text()}`);
+        // 503: the worker taking the Master over has not served its orders yet (a start, a release); sent again.
+        for (let tries = 0; ; tries++) {
+          const res = await fetch(`${apiBase}/v1/accounts/${m}/orders`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${d.apiKey}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ symbol: 'EURUSD', side: 'buy', volume: 0.02 }),
+          });
+          const text = await res.text();
+          if (res.status === 202) break;
+          if (res.status !== 503 || tries > 100) throw new Error(`burst order answered ${res.status}: ${text}`);
+          await new Promise((r) => setTimeout(r, 200));
+        }
       }
     }),
   );
