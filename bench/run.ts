@@ -8,6 +8,7 @@ import { benchE2e } from './e2e.js';
 import { benchSoak } from './soak.js';
 import { drawCharts } from './charts.js';
 import { benchStart } from './start.js';
+import { benchScaleOut } from './scale-out.js';
 
 const only = process.argv[2];
 const benches: Record<string, () => Promise<void>> = {
@@ -22,6 +23,7 @@ const benches: Record<string, () => Promise<void>> = {
   e2e: benchE2e,
   soak: benchSoak,
   start: benchStart,
+  'scale-out': benchScaleOut,
 };
 for (const [name, fn] of Object.entries(benches)) {
   // The soak takes 30 minutes: only when named.

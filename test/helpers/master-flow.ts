@@ -1,0 +1,168 @@
+import pg from 'pg';
+import type { Deployment } from './deployment.js';
+
+const FINAL = ['confirmed', 'rejected', 'skipped', 'denied'];
+const VOLUMES = [0.02, 0.04, 0.06];
+
+/** Read-only views of the ledger a process-level test waits on (one pooled client beside the store). */
+export class LedgerProbe {
+  private readonly pool: pg.Pool;
+  constructor(
+    url: string,
+    private readonly masterId: string,
+  ) {
+    this.pool = new pg.Pool({ connectionString: url, max: 2 });
+  }
+  async trades(): Promise<number> {
+    const r = await this.pool.query('select count(*)::int n from trades where master_account_id = $1', [this.masterId]);
+    return r.rows[0].n as number;
+  }
+  /** Intents of this Master not yet in a final state (copies planned or on the wire). */
+  async open(): Promise<number> {
+    const r = await this.pool.query(
+      `select count(*)::int n from copy_intents ci join trades t on t.id = ci.trade_id
+       where t.master_account_id = $1 and ci.state <> all($2)`,
+      [this.masterId, FINAL],
+    );
+    return r.rows[0].n as number;
+  }
+  /** Trades created after `since` whose every intent is final, with at least one intent confirmed. */
+  async copiedSince(since: Date): Promise<number> {
+    const r = await this.pool.query(
+      `select count(*)::int n from trades t where t.master_account_id = $1 and t.created_at > $2
+       and exists (select 1 from copy_intents c where c.trade_id = t.id and c.state = 'confirmed')
+       and not exists (select 1 from copy_intents c where c.trade_id = t.id and c.state <> all($3))`,
+      [this.masterId, since, FINAL],
+    );
+    return r.rows[0].n as number;
+  }
+  async query<T>(sql: string, args: unknown[] = []): Promise<T[]> {
+    return (await this.pool.query(sql, args)).rows as T[];
+  }
+  close = () => this.pool.end();
+}
+
+export interface FlowCounts {
+  apiAccepted: number;
+  apiRefused: Record<string, number>;
+  directOpens: number;
+  directCloses: number;
+}
+
+/**
+ * A steady flow of Master activity on a platform A Master: orders through the api process, and opens and closes
+ * made at the Master's broker directly (MetaApi-style REST, as the trader's own terminal would). Paced by the
+ * ledger, not by time: after each action it waits (bounded) until the ledger has a new trade and no copy is
+ * in flight, so it neither floods a failover nor stalls on one.
+ */
+export class MasterFlow {
+  readonly counts: FlowCounts = { apiAccepted: 0, apiRefused: {}, directOpens: 0, directCloses: 0 };
+  /** Direct trades the Master's broker refused (none expected): the test asserts this stays empty. */
+  readonly errors: string[] = [];
+  /** Order answers other than accepted or the failover's own refusals, with their bodies. */
+  readonly oddAnswers: string[] = [];
+  private running = false;
+  private paused = false;
+  private idle = true;
+  private loop: Promise<void> | null = null;
+  private n = 0;
+
+  constructor(
+    private readonly d: Deployment,
+    private apiBase: string,
+    private readonly probe: LedgerProbe,
+  ) {}
+
+  setApi(base: string): void {
+    this.apiBase = base;
+  }
+
+  private async metaApi(body: Record<string, unknown>): Promise<void> {
+    const { baseUrl, token } = this.d.sim.endpoints.platforma;
+    const res = await fetch(`${baseUrl}/users/current/accounts/${this.d.masterMetaApiId}/trade`, {
+      method: 'POST',
+      headers: { 'auth-token': token, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const json = (await res.json()) as { stringCode?: string };
+    if (json.stringCode !== 'TRADE_RETCODE_DONE') throw new Error(`direct trade refused: ${JSON.stringify(json)}`);
+  }
+
+  /** One order through the api; its status (202 accepted, 503 while no worker holds the Master, ...). */
+  async apiOrder(volume = VOLUMES[this.n % VOLUMES.length]!): Promise<number> {
+    const res = await fetch(`${this.apiBase}/v1/accounts/${this.d.masterId}/orders`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${this.d.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ symbol: 'EURUSD', side: 'buy', volume }),
+    }).catch(() => null);
+    if (!res) {
+      this.counts.apiRefused.network = (this.counts.apiRefused.network ?? 0) + 1;
+      return 0;
+    }
+    const body = await res.text();
+    if (res.status === 202) this.counts.apiAccepted++;
+    else this.counts.apiRefused[res.status] = (this.counts.apiRefused[res.status] ?? 0) + 1;
+    // 503 (nobody holds the Master yet) and 409 (answer lost with a killed worker) are the failover's own answers.
+    if (![202, 503, 409].includes(res.status)) this.oddAnswers.push(`${res.status} ${body.slice(0, 300)}`);
+    return res.status;
+  }
+
+  async directOpen(): Promise<void> {
+    const side = this.n % 2 === 0 ? 'ORDER_TYPE_BUY' : 'ORDER_TYPE_SELL';
+    await this.metaApi({ actionType: side, symbol: 'GBPUSD', volume: VOLUMES[this.n % VOLUMES.length] });
+    this.counts.directOpens++;
+  }
+
+  /** Closes the Master's oldest position at its broker (an open when it holds none). */
+  async directClose(): Promise<void> {
+    const held = await this.d.positionsOf(this.d.masterSimId);
+    if (held.length < 3) return this.directOpen();
+    await this.metaApi({ actionType: 'POSITION_CLOSE_ID', positionId: held[0]!.id });
+    this.counts.directCloses++;
+  }
+
+  async step(): Promise<void> {
+    const before = await this.probe.trades();
+    const kind = this.n++ % 3;
+    if (kind === 0) await this.apiOrder();
+    else if (kind === 1) await this.directOpen();
+    else await this.directClose();
+    // Paced by the ledger: the action recorded and its copies out, or 3 s (a failover in progress) at most.
+    const end = Date.now() + 3000;
+    while (Date.now() < end) {
+      if ((await this.probe.trades()) > before && (await this.probe.open()) === 0) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  start(): void {
+    this.running = true;
+    this.loop = (async () => {
+      while (this.running) {
+        if (this.paused) {
+          this.idle = true;
+          await new Promise((r) => setTimeout(r, 50));
+          continue;
+        }
+        this.idle = false;
+        await this.step().catch((err: unknown) => this.errors.push(String(err)));
+      }
+      this.idle = true;
+    })();
+  }
+
+  /** Stops taking new actions; resolves once the one in progress is done. */
+  async pause(): Promise<void> {
+    this.paused = true;
+    while (!this.idle) await new Promise((r) => setTimeout(r, 20));
+  }
+
+  resume(): void {
+    this.paused = false;
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    await this.loop;
+  }
+}

@@ -1,0 +1,190 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { accountLeaseKey } from '../../src/domain/lease.js';
+import { SCHEDULED_LEASE } from '../../src/roles/worker.js';
+import { killStarted, until } from '../helpers/cli-process.js';
+import { auditCopies } from '../helpers/copy-audit.js';
+import { type Deployment, startDeployment } from '../helpers/deployment.js';
+import { LedgerProbe, MasterFlow } from '../helpers/master-flow.js';
+import { NATS_URL, requireNats } from '../helpers/nats.js';
+import { requirePostgres } from '../helpers/postgres.js';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
+
+const ready = (await requirePostgres()) && (await requireNats());
+
+/** Short for many kills in the budget, long enough that a busy machine's renewals still land in time. */
+const TTL_MS = 4000;
+const KILLS = Number(process.env.CHAOS_KILLS ?? 22);
+/** Kill kinds in turn; every seventh round is a panic-close of the group with its runner killed mid-way. */
+const KINDS = ['mid-fan-out', 'new-ledger-row', 'standby', 'mid-fan-out', 'new-ledger-row', 'mid-fan-out', 'panic'];
+
+/**
+ * Issue 11's chaos test: a simulator, one api and two worker processes on PostgreSQL and NATS (through a TCP proxy
+ * the test cuts), a steady flow of Master activity (api orders, and trades made at the Master's broker directly)
+ * onto 20 Slaves on platforms A, B and C, while workers are SIGKILLed and restarted at 22 points chosen from
+ * observed progress (copies on the wire, a new ledger row, a panic-close under way). At the end every Master
+ * action has one ledger row per Slave in a final state, no Slave order is doubled or lost, and every Slave holds
+ * the Master's positions as its rule sizes them.
+ */
+describe.runIf(ready)('chaos: SIGKILLed workers and a cut NATS connection under a steady flow', () => {
+  let proxy: TcpProxy;
+  let d: Deployment;
+  let probe: LedgerProbe;
+  let flow: MasterFlow;
+  let apiBase: string;
+
+  beforeAll(async () => {
+    const nats = new URL(NATS_URL);
+    proxy = await startTcpProxy({ host: nats.hostname, port: Number(nats.port || 4222) });
+    d = await startDeployment({ natsUrl: `nats://127.0.0.1:${proxy.port}`, leaseTtlMs: TTL_MS, slavesPerPlatform: 6 });
+    await Promise.all([d.startWorker(), d.startWorker()]);
+    apiBase = await d.startApi();
+    probe = new LedgerProbe(d.roleEnv.DATABASE_URL!, d.masterId);
+    flow = new MasterFlow(d, apiBase, probe);
+  }, 120_000);
+
+  afterAll(async () => {
+    await flow?.stop();
+    killStarted();
+    await probe?.close();
+    await d?.close();
+    await proxy?.close();
+  });
+
+  const masterOwned = () => until('a live worker holding the Master', async () => !!(await d.masterOwner()), 30_000);
+  /** Copies flow again: an action recorded after `since` fully copied. */
+  const flowing = (since: Date) =>
+    until('copies flowing again', async () => (await probe.copiedSince(since)) > 0, 90_000);
+
+  /** The replacement of the last worker killed, starting while the survivor takes over. */
+  let replacement: Promise<string> = Promise.resolve('');
+  /** Waits for `seen` (polled fast), then SIGKILLs `victim()` and starts a replacement worker. */
+  const killWhen = async (seen: () => Promise<boolean>, victim: () => Promise<string | undefined>) => {
+    await replacement;
+    const end = Date.now() + 15_000;
+    while (!(await seen()) && Date.now() < end) await new Promise((r) => setTimeout(r, 25));
+    const v = await victim();
+    const id = v && d.workers.has(v) ? v : [...d.workers.keys()][0]!;
+    await d.stopWorker(id, 'SIGKILL');
+    replacement = d.startWorker();
+  };
+
+  const panicRound = async (kills: string[]) => {
+    await flow.pause();
+    const res = await fetch(`${apiBase}/v1/copier-groups/${d.groupId}/panic-close`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${d.apiKey}`, prefer: 'respond-async' },
+    });
+    const job = (await res.json()) as { jobId?: string; id?: string };
+    expect([200, 202], JSON.stringify(job)).toContain(res.status);
+    const jobId = job.jobId ?? job.id!;
+    const before = (await d.positionsOf(d.masterSimId)).length;
+    // Mid-panic-close: the first close seen at the Master's broker, then its runner (scheduled lease) is killed.
+    await killWhen(
+      async () => (await d.positionsOf(d.masterSimId)).length < before,
+      () => d.ownerOf(SCHEDULED_LEASE),
+    );
+    kills.push('mid-panic-close');
+    let state = '';
+    await until(
+      'the panic-close job finished by the successor',
+      async () => {
+        const r = await fetch(`${apiBase}/v1/panic-close-jobs/${jobId}`, {
+          headers: { authorization: `Bearer ${d.apiKey}` },
+        });
+        state = ((await r.json()) as { state: string }).state;
+        return state !== 'running';
+      },
+      60_000,
+    );
+    expect(state).toBe('succeeded');
+    for (const id of [d.masterId, ...d.slaves.map((s) => s.id)]) {
+      const r = await fetch(`${apiBase}/v1/accounts/${id}/resume`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${d.apiKey}` },
+      });
+      expect(r.status).toBe(200);
+    }
+    flow.resume();
+  };
+
+  const natsCut = async () => {
+    // Not while a replacement starts: a worker exits 1 at start when NATS is unreachable (no retry of the first
+    // connection), which is the operator's supervisor's to handle, not this test's.
+    await replacement;
+    proxy.cut();
+    // Cut until the api process has noticed (an order refused), then restored; orders are accepted again after.
+    await until('an order refused while NATS is cut', async () => (await flow.apiOrder()) !== 202, 15_000);
+    proxy.restore();
+    await until('an order accepted once NATS is back', async () => (await flow.apiOrder()) === 202, 30_000);
+  };
+
+  it(
+    '22 SIGKILLs (mid-fan-out, after a ledger row, the standby, mid-panic-close) and a NATS cut every eighth round: nothing doubled or lost',
+    async () => {
+      const started = Date.now();
+      const kills: string[] = [];
+      const failovers: number[] = [];
+      flow.start();
+      await flowing(new Date(0));
+      for (let i = 0; kills.length < KILLS; i++) {
+        const kind = KINDS[i % KINDS.length]!;
+        const since = new Date();
+        const t0 = performance.now();
+        if (kind === 'panic') await panicRound(kills);
+        else if (kind === 'standby') {
+          await killWhen(
+            async () => true,
+            async () => {
+              const owner = await d.masterOwner();
+              return [...d.workers.keys()].find((w) => w !== owner);
+            },
+          );
+          kills.push(kind);
+        } else {
+          const trades = await probe.trades();
+          await killWhen(
+            kind === 'mid-fan-out' ? async () => (await probe.open()) > 0 : async () => (await probe.trades()) > trades,
+            () => d.masterOwner(),
+          );
+          kills.push(kind);
+        }
+        await masterOwned();
+        const owned = performance.now() - t0;
+        await flowing(since);
+        failovers.push(performance.now() - t0);
+        console.log(
+          `kill ${kills.length} (${kind}): Master held again after ${Math.round(owned)} ms, ` +
+            `copies flowing after ${Math.round(failovers.at(-1)!)} ms`,
+        );
+        if (i % 8 === 7) await natsCut();
+      }
+      await flow.stop();
+      const audit = await auditCopies(d, probe, 90_000);
+      console.log(
+        `chaos: ${kills.length} kills (${JSON.stringify(count(kills))}), ${Math.round((Date.now() - started) / 1000)} s, ` +
+          `flow ${JSON.stringify(flow.counts)}, kill -> copies flowing p50 ${Math.round(pct(failovers, 0.5))} ms ` +
+          `max ${Math.round(Math.max(...failovers))} ms, audit ${JSON.stringify({ ...audit, offRule: audit.offRule.length })}`,
+      );
+      expect(flow.errors).toEqual([]);
+      // Known defect, reported: a worker whose lease the store refuses mid-order (StaleLeaseError, not an AppError)
+      // answers the api 500 internal_error (src/roles/remote-orders.ts, the catch of `answer`) instead of 503 or 409.
+      // The audit above shows such orders are neither lost nor doubled; any other answer fails here.
+      const known = 'the worker failed to place the order';
+      expect(flow.oddAnswers.filter((a) => !(a.startsWith('500 ') && a.includes(known)))).toEqual([]);
+      expect(kills.length).toBeGreaterThanOrEqual(Math.min(20, KILLS));
+      if (KILLS >= 7) expect(kills).toContain('mid-panic-close');
+      expect(audit.unfinished).toEqual([]);
+      expect(audit.doubleRows).toEqual([]);
+      expect(audit.missingRows).toEqual([]);
+      expect(audit.duplicateTags).toEqual([]);
+      expect(audit.unexplained).toEqual([]);
+      expect(audit.offRule).toEqual([]);
+      expect(audit.confirmed).toBeGreaterThan(100);
+      expect((await d.store.leases.get(accountLeaseKey(d.masterId)))!.epoch).toBeGreaterThanOrEqual(KILLS / 2);
+    },
+    Number(process.env.CHAOS_TIMEOUT_MS ?? 360_000),
+  );
+});
+
+const count = (xs: string[]) => Object.fromEntries([...new Set(xs)].map((x) => [x, xs.filter((y) => y === x).length]));
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.floor(p * (xs.length - 1))]!;
