@@ -153,7 +153,9 @@ export function documentRateLimits(doc: Record<string, unknown>): void {
           ...LIMIT_HEADERS,
           ...(code === '429' ? { 'Retry-After': RETRY_AFTER } : {}),
         };
-        if (code === '429') res.description = 'over the rate limit (code rate_limited): wait Retry-After seconds';
+        // A route that answers 429 for more than the rate limit (the order route) says so in its own words.
+        if (code === '429' && !res.description?.includes('rate_limited'))
+          res.description = 'over the rate limit (code rate_limited): wait Retry-After seconds';
       }
     }
   }
