@@ -51,7 +51,7 @@ describe('assess: backlog / rate against the staleness budget', () => {
     expect(err.message).toContain('"B Slave" (acc_b1)');
     expect(err.message).toContain('"A Slave" (acc_a)');
     expect(err.message).toContain('retry in 51 s');
-    expect(err.details).toEqual({ slaves: [a, b] });
+    expect(err.details).toEqual({ retryAfter: 51, slaves: [a, b] });
   });
 });
 

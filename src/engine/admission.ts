@@ -81,7 +81,7 @@ export function backloggedError(list: Backlogged[]): AppError {
   return new AppError(
     'slaves_backlogged',
     `not accepted: a copy of this order would go stale before it could be sent; backlogged Slave${list.length > 1 ? 's' : ''}: ${who}; retry in ${retryAfter} s`,
-    { retryable: true, retryAfter, details: { slaves: list } },
+    { retryable: true, retryAfter, details: { retryAfter, slaves: list } },
   );
 }
 

@@ -40,6 +40,7 @@ export const OrderRequest = Type.Object(
 const Refused = Type.Object(
   {
     ...ErrorBody.properties,
+    retryAfter: Type.Optional(Type.Integer({ description: 'the Retry-After header, in seconds' })),
     slaves: Type.Optional(
       Type.Array(
         Type.Object(
