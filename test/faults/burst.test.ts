@@ -18,7 +18,7 @@ beforeAll(async () => {
   // Health rounds every 500 ms during the burst, a broker timeout short enough to time writes out under pacing.
   svc = await startTestService({ env: { COPYTRADE_HEALTH_INTERVAL_MS: '500', COPYTRADE_BROKER_TIMEOUT_MS: '1500' } });
   key = svc.demo!.apiKey;
-}, 120_000);
+}, 300_000);
 afterAll(async () => {
   await svc?.close();
 }, 180_000);
