@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { assess, backloggedError, type SlaveBacklog } from './admission.js';
+import { AppError } from '../domain/errors.js';
+import { withDefaults } from '../domain/copy-rule.js';
+import { testAccount } from '../../test/helpers/account.js';
+import { Admission, assess, backloggedError, type SlaveBacklog } from './admission.js';
 import { ThroughputMeter } from './admission-rate.js';
+import type { Store } from '../store/store.js';
+import type { AdapterRegistry } from './adapter-registry.js';
+import type { CopyEngine } from './copy-engine.js';
 
 const slave = (over: Partial<SlaveBacklog> = {}): SlaveBacklog => ({
   accountId: 'acc_b1',
@@ -74,5 +80,70 @@ describe('ThroughputMeter', () => {
     expect(m.ratePerSec('a')).toBeCloseTo(5, 5);
     now += 30_000;
     expect(m.ratePerSec('a')).toBeNull();
+  });
+});
+
+describe('Admission.admit: what the engine knows of each eligible Slave', () => {
+  const now = 1_000_000;
+  const master = testAccount('m', { role: 'master' });
+  const fast = testAccount('fast', { name: 'Fast' });
+  const slow = testAccount('slow', { name: 'Slow' });
+  const down = testAccount('down', { status: 'disconnected' });
+  const setup = (o: {
+    queued: Record<string, number>;
+    unsettled?: Array<{ slave: string; ageMs: number; id?: string }>;
+  }) => {
+    const store = {
+      accounts: {
+        list: async () => [master, fast, slow, down],
+        rulesFor: async (ids: string[]) => new Map(ids.map((id) => [id, withDefaults({ maxDelayMs: 10_000 })])),
+      },
+      trades: {
+        unsettledIntents: async () =>
+          (o.unsettled ?? []).map((u, i) => ({
+            intent: { id: u.id ?? `int_${i}`, slaveAccountId: u.slave },
+            trade: { actionAt: new Date(now - u.ageMs), createdAt: new Date(now - u.ageMs) },
+          })),
+      },
+    } as unknown as Store;
+    const adapters = {
+      forAccount: async () => ({ capabilities: { rateLimitPerSecond: 5 } }),
+    } as unknown as AdapterRegistry;
+    const engine = {
+      clock: () => now,
+      inFlight: new Set(['int_busy']),
+      dispatcher: { load: (id: string) => ({ queued: o.queued[id] ?? 0, ratePerSec: 5 }) },
+    } as unknown as CopyEngine;
+    return new Admission(store, adapters, engine);
+  };
+
+  it('admits while every eligible Slave keeps up, and ignores a Slave that is not eligible', async () => {
+    // 5/s, 10 s, safety 2: 24 queued + 1 = 10 s: in. The disconnected Slave's queue does not count.
+    await expect(setup({ queued: { fast: 24, slow: 24, down: 1000 } }).admit(master)).resolves.toBeUndefined();
+  });
+
+  it('refuses with 429 slaves_backlogged naming only the backlogged Slave', async () => {
+    const err = await setup({ queued: { fast: 3, slow: 40 } })
+      .admit(master)
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AppError);
+    expect((err as AppError).code).toBe('slaves_backlogged');
+    // 41 writes doubled at 5/s = 16.4 s against 10 s: 6.4 s of excess drains in 3.2 s.
+    expect((err as AppError).retryAfter).toBe(4);
+    expect((err as AppError).message).toContain('"Slow" (slow)');
+    expect((err as AppError).message).not.toContain('"Fast"');
+  });
+
+  it('counts fresh unsettled copies (not those on the wire, not those already stale) and their age', async () => {
+    const unsettled = [
+      ...Array.from({ length: 6 }, () => ({ slave: 'fast', ageMs: 6_000 })),
+      { slave: 'fast', ageMs: 1_000, id: 'int_busy' },
+      { slave: 'fast', ageMs: 60_000 },
+    ];
+    // 6 fresh unsettled = 12 writes + 1 = 5.2 s of wait, but the oldest left only 4 s: refused.
+    await expect(setup({ queued: {}, unsettled }).admit(master)).rejects.toMatchObject({ code: 'slaves_backlogged' });
+    // Younger, the same backlog fits.
+    const young = unsettled.map((u) => (u.ageMs === 6_000 ? { ...u, ageMs: 2_000 } : u));
+    await expect(setup({ queued: {}, unsettled: young }).admit(master)).resolves.toBeUndefined();
   });
 });

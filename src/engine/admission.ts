@@ -22,8 +22,8 @@ import { groupSlaves } from './group-slaves.js';
  * queued: writes handed to the dispatcher and not answered; unsettled: copies whose outcome is unknown and not
  * on the wire (the settle loop owes each a lookup and maybe a resend, which queues behind the new copy).
  */
-export const SAFETY = 2;
-export const RESEND_COST = 2;
+const SAFETY = 2;
+const RESEND_COST = 2;
 
 export interface SlaveBacklog {
   accountId: string;
@@ -37,7 +37,7 @@ export interface SlaveBacklog {
   ratePerSec: number;
 }
 
-export interface Backlogged {
+interface Backlogged {
   accountId: string;
   name: string;
   queuedWrites: number;
