@@ -59,6 +59,7 @@ describe('a burst of orders to one Master', () => {
       }),
     );
     const sentMs = Date.now() - t0;
+    console.log(`BURST_SENT ${JSON.stringify({ accepted: tradeIds.length, refused: refusals.length, sentMs })}`);
     expect(statuses.filter((s) => s !== 202 && s !== 429)).toEqual([]);
     expect(tradeIds.length).toBeGreaterThan(0);
     for (const r of refusals) {
@@ -71,7 +72,8 @@ describe('a burst of orders to one Master', () => {
 
     // Every copy reaches a final state (the settle loop finishes what timed out).
     const final = new Set(['confirmed', 'rejected', 'skipped', 'denied']);
-    await expect
+    // The figures are printed whether or not everything settled in time; the assertion comes after them.
+    const settled = await expect
       .poll(
         async () => {
           const rows = await Promise.all(tradeIds.map((t) => svc.store.trades.intentsOfTrade(t)));
@@ -79,7 +81,11 @@ describe('a burst of orders to one Master', () => {
         },
         { timeout: 400_000, interval: 1000 },
       )
-      .toBe(0);
+      .toBe(0)
+      .then(
+        () => true,
+        () => false,
+      );
 
     const rows = (await Promise.all(tradeIds.map((t) => svc.store.trades.intentsOfTrade(t)))).flat();
     const lost = rows.filter((r) => r.state !== 'confirmed');
@@ -87,7 +93,8 @@ describe('a burst of orders to one Master', () => {
       (r) =>
         `${slaves.find((s) => s.id === r.slaveAccountId)?.platform}:${r.state}:${(r.outcome as { code?: string } | null)?.code ?? r.skipReason ?? ''}`,
     );
-    const tally = why.reduce<Record<string, number>>((m, w) => ({ ...m, [w]: (m[w] ?? 0) + 1 }), {});
+    const tally: Record<string, number> = {};
+    for (const w of why) tally[w] = (tally[w] ?? 0) + 1;
     const changes = (await svc.store.events.after(userId, 0, 100_000)).filter(
       (e) => e.type === 'account.status_changed',
     );
@@ -99,12 +106,14 @@ describe('a burst of orders to one Master', () => {
       `burst: ${ORDERS} orders sent in ${sentMs} ms, settled ${Date.now() - t0} ms after the first; not confirmed:`,
       tally,
     );
-    const lostCopies = why.filter((w) => !/:rejected:not_enough_money/.test(w)).length;
-    const byPlatform = (p: string) => why.filter((w) => w.startsWith(`${p}:`)).length;
-    // One line a run of the figures in docs/performance.md greps for.
+    const done = why.filter((w) => /:(rejected|skipped|denied):/.test(w));
+    const lostCopies = done.filter((w) => !/:rejected:not_enough_money/.test(w)).length;
+    const lostB = done.filter((w) => w.startsWith('platformb:') && !/:rejected:not_enough_money/.test(w)).length;
+    // One line per run with the figures docs/open-points.md gives (admission control).
     console.log(
-      `BURST_FIGURES ${JSON.stringify({ accepted: tradeIds.length, refused: refusals.length, lostCopies, lostB: byPlatform('platformb'), sentMs, settledMs: Date.now() - t0 })}`,
+      `BURST_FIGURES ${JSON.stringify({ accepted: tradeIds.length, refused: refusals.length, lostCopies, lostB, unfinished: why.length - done.length, sentMs, settledMs: Date.now() - t0 })}`,
     );
+    expect(settled, 'every copy of an accepted order reaches a final state').toBe(true);
     // Refusals a Slave's own broker gives for its money are not losses; anything the service did to itself is.
     const ours = Object.keys(tally).filter((w) => !/:rejected:not_enough_money/.test(w));
     expect(ours).toEqual([]);
