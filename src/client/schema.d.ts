@@ -551,7 +551,7 @@ export interface paths {
         put?: never;
         /**
          * Send an order to a Master account; copy rules distribute it to its eligible Slaves
-         * @description The Master broker confirms first; then one copy intent per eligible Slave is recorded and dispatched. "accepted" is not "filled": read the trade (getTrade) for each copy's outcome. 409 write_outcome_unknown when the Master broker did not answer in time; 409 panic_close_running (with jobId) while a panic-close job covers the account.
+         * @description The Master broker confirms first; then one copy intent per eligible Slave is recorded and dispatched. "accepted" is not "filled": read the trade (getTrade) for each copy's outcome. 409 write_outcome_unknown when the Master broker did not answer in time; 409 panic_close_running (with jobId) while a panic-close job covers the account. 429 slaves_backlogged (our choice, open point) before the Master's write when a copy would outlive an eligible Slave's maxDelayMs in its connection's backlog; orders placed by hand at the Master's broker are never refused (they are copied, or recorded stale with a reason).
          */
         post: operations["sendOrder"];
         delete?: never;
@@ -8469,7 +8469,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description over the rate limit (code rate_limited), or (code slaves_backlogged, our choice, x-open-point) a copy of this order would go stale in an eligible Slave's backlog: the body names the Slaves and the estimated wait; nothing reached any broker; wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -8494,6 +8494,26 @@ export interface operations {
                         error: string;
                         /** @description id of this request; also in the x-request-id header */
                         requestId: string;
+                        /** @description the Retry-After header, in seconds */
+                        retryAfter?: number;
+                        /** @description slaves_backlogged only: the Slaves whose backlog refused the order */
+                        slaves?: ({
+                            accountId: string;
+                            /** @description what is left of the rule's maxDelayMs */
+                            budgetMs: number;
+                            /** @description twice (safety factor) the backlog over that rate */
+                            estimatedWaitMs: number;
+                            name: string;
+                            /** @description writes handed to the connection and not answered yet */
+                            queuedWrites: number;
+                            retryAfterSec: number;
+                            /** @description fresh copies whose outcome is unknown (each owes a lookup and maybe a resend) */
+                            unsettledWrites: number;
+                            /** @description the rate the Slave's connection drains at (pacer or measured) */
+                            writesPerSec: number;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
                     } & {
                         [key: string]: unknown;
                     };

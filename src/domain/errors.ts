@@ -27,6 +27,8 @@ export type ErrorCode =
   | 'quota_exceeded'
   /** Too many event streams open on one credential at once. */
   | 'stream_quota_exceeded'
+  /** An order refused because a copy of it would go stale in an eligible Slave's backlog (admission control). */
+  | 'slaves_backlogged'
   | 'data_dir_in_use'
   /** The address `serve` was asked to listen on is taken (raised before anything is opened or written). */
   | 'port_in_use'

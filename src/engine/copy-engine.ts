@@ -71,7 +71,7 @@ export class CopyEngine {
   constructor(
     private readonly store: Store,
     private readonly adapters: AdapterRegistry,
-    private readonly dispatcher: Dispatcher,
+    readonly dispatcher: Dispatcher,
     opts: CopyEngineOptions = {},
   ) {
     this.clock = opts.clock ?? Date.now;

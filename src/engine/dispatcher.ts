@@ -1,5 +1,6 @@
 import type { Decimal } from '../domain/decimal.js';
 import type { BrokerAdapter, OrderOutcome, PlaceOrderRequest } from '../platforms/adapter.js';
+import { ThroughputMeter } from './admission-rate.js';
 import { TokenBucket } from './token-bucket.js';
 
 /**
@@ -14,6 +15,7 @@ export class Dispatcher {
   private readonly inFlight = new Set<Promise<unknown>>();
   /** Writes per account handed to the dispatcher and not yet answered (waiting for a token included). */
   private readonly writing = new Map<string, number>();
+  private readonly meter = new ThroughputMeter();
 
   private bucket(accountId: string, adapter: BrokerAdapter): { take(): Promise<void> } {
     // An adapter that paces itself by the broker's served limits would only be slowed by a guess on top.
@@ -46,7 +48,18 @@ export class Dispatcher {
       const n = (this.writing.get(accountId) ?? 1) - 1;
       if (n <= 0) this.writing.delete(accountId);
       else this.writing.set(accountId, n);
+      this.meter.answered(accountId, Math.max(0, n));
     }
+  }
+
+  /**
+   * What admission control needs of one connection: the writes handed out and not answered, and the pace they
+   * drain at: the pacer's figure (the adapter's own where it paces itself), or the measured one when lower.
+   */
+  load(accountId: string, adapter: BrokerAdapter): { queued: number; ratePerSec: number } {
+    const paced = adapter.writeRatePerSecond?.() ?? adapter.capabilities.rateLimitPerSecond;
+    const seen = this.meter.ratePerSec(accountId);
+    return { queued: this.writing.get(accountId) ?? 0, ratePerSec: seen === null ? paced : Math.min(paced, seen) };
   }
 
   /** Writes queued or on the wire, every account together (the queue-depth gauge). */

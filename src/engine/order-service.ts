@@ -9,6 +9,7 @@ import type { AdapterRegistry } from './adapter-registry.js';
 import { fanOutApiOrder, type OrderInput } from './api-fanout.js';
 import { lookupMasterWrite, type MasterLookup } from './master-lookup.js';
 import type { CopyEngine } from './copy-engine.js';
+import { Admission } from './admission.js';
 
 export type { OrderInput } from './api-fanout.js';
 
@@ -28,12 +29,16 @@ export interface OrderResult {
  * intent per Slave is planned, recorded in one transaction, and dispatched in parallel.
  */
 export class OrderService {
+  private readonly admission: Admission;
+
   constructor(
     private readonly store: Store,
     private readonly adapters: AdapterRegistry,
     private readonly engine: CopyEngine,
     private readonly clock: () => number = Date.now,
-  ) {}
+  ) {
+    this.admission = new Admission(store, adapters, engine);
+  }
 
   async send(
     userId: string,
@@ -55,6 +60,8 @@ export class OrderService {
       );
     const adapter = await this.adapters.forAccount(master);
     await this.validate(adapter, input);
+    // Before the Master's write: a refused order reaches no broker (429 slaves_backlogged, see admission.ts).
+    await this.admission.admit(master);
 
     const receivedAt = this.clock();
     const tradeId = newId('trd');

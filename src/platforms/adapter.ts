@@ -138,6 +138,11 @@ export interface BrokerAdapter {
   /** Current bid/ask of a symbol, or null when the broker does not list it; present where `has.quotes`. */
   quote?(symbol: string): Promise<Quote | null>;
   listPositions(): Promise<Position[]>;
+  /**
+   * Order writes per second this connection's own pacer lets through now (TradeLocker: from the limits the
+   * broker served); absent or null = `capabilities.rateLimitPerSecond`. Admission control plans with it.
+   */
+  writeRatePerSecond?(): number | null;
   listOrders(query?: OrderQuery): Promise<Order[]>;
   placeOrder(req: PlaceOrderRequest): Promise<OrderOutcome>;
   modifyPosition(

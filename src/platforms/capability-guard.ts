@@ -53,7 +53,8 @@ export function guardCapabilities(
     findByTag: (tag) => adapter.findByTag(tag),
     close: () => adapter.close(),
   };
-  const { modifyOrder, quote, subscribe, tagIndex } = adapter;
+  const { modifyOrder, quote, subscribe, tagIndex, writeRatePerSecond } = adapter;
+  if (writeRatePerSecond) guarded.writeRatePerSecond = () => writeRatePerSecond.call(adapter);
   if (tagIndex) guarded.tagIndex = (since) => tagIndex.call(adapter, since);
   if (modifyOrder && !lacks('modifyPendingOrder'))
     guarded.modifyOrder = (id: string, change: ModifyOrderChange) => modifyOrder.call(adapter, id, change);

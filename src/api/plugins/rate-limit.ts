@@ -153,7 +153,14 @@ export function documentRateLimits(doc: Record<string, unknown>): void {
           ...LIMIT_HEADERS,
           ...(code === '429' ? { 'Retry-After': RETRY_AFTER } : {}),
         };
-        if (code === '429') res.description = 'over the rate limit (code rate_limited): wait Retry-After seconds';
+        // A route that answers 429 for more than the rate limit (the order route) says so in its own words.
+        if (code === '429' && !res.description?.includes('rate_limited'))
+          res.description = 'over the rate limit (code rate_limited): wait Retry-After seconds';
+        // Such a 429 is our choice (slaves_backlogged): its mark goes on the response, not only on its body.
+        const body = (res.content as { 'application/json'?: { schema?: Record<string, unknown> } } | undefined)?.[
+          'application/json'
+        ]?.schema;
+        if (code === '429' && body?.['x-open-point']) Object.assign(res, { 'x-open-point': true });
       }
     }
   }

@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { Decimal } from '../../domain/decimal.js';
 import type { ApiDeps } from '../deps.js';
 import { userOf } from '../plugins/auth.js';
-import { AccountIdParams, OPEN, stdErrors } from '../schemas.js';
+import { AccountIdParams, ErrorBody, OPEN, stdErrors } from '../schemas.js';
 import type { RouteOpts } from './route-opts.js';
 import { DecimalIn, decimalIn } from '../decimal-json.js';
 
@@ -36,6 +36,40 @@ export const OrderRequest = Type.Object(
   { additionalProperties: false },
 );
 
+/** Our choice (open point "Admission control on the order route"): the spec has 429 for rate limits only. */
+const Refused = Type.Object(
+  {
+    ...ErrorBody.properties,
+    retryAfter: Type.Optional(Type.Integer({ description: 'the Retry-After header, in seconds' })),
+    slaves: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            accountId: Type.String(),
+            name: Type.String(),
+            queuedWrites: Type.Integer({ description: 'writes handed to the connection and not answered yet' }),
+            unsettledWrites: Type.Integer({
+              description: 'fresh copies whose outcome is unknown (each owes a lookup and maybe a resend)',
+            }),
+            writesPerSec: Type.Number({ description: "the rate the Slave's connection drains at (pacer or measured)" }),
+            estimatedWaitMs: Type.Integer({ description: 'twice (safety factor) the backlog over that rate' }),
+            budgetMs: Type.Integer({ description: "what is left of the rule's maxDelayMs" }),
+            retryAfterSec: Type.Integer(),
+          },
+          { additionalProperties: true },
+        ),
+        { description: 'slaves_backlogged only: the Slaves whose backlog refused the order' },
+      ),
+    ),
+  },
+  {
+    additionalProperties: true,
+    ...OPEN,
+    description:
+      "over the rate limit (code rate_limited), or (code slaves_backlogged, our choice, x-open-point) a copy of this order would go stale in an eligible Slave's backlog: the body names the Slaves and the estimated wait; nothing reached any broker; wait Retry-After seconds",
+  },
+);
+
 export const OrderResponse = Type.Object({
   tradeId: Type.String(),
   status: Type.Literal('accepted'),
@@ -62,10 +96,10 @@ export async function orderRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
         ...OPEN,
         summary: 'Send an order to a Master account; copy rules distribute it to its eligible Slaves',
         description:
-          'The Master broker confirms first; then one copy intent per eligible Slave is recorded and dispatched. "accepted" is not "filled": read the trade (getTrade) for each copy\'s outcome. 409 write_outcome_unknown when the Master broker did not answer in time; 409 panic_close_running (with jobId) while a panic-close job covers the account.',
+          "The Master broker confirms first; then one copy intent per eligible Slave is recorded and dispatched. \"accepted\" is not \"filled\": read the trade (getTrade) for each copy's outcome. 409 write_outcome_unknown when the Master broker did not answer in time; 409 panic_close_running (with jobId) while a panic-close job covers the account. 429 slaves_backlogged (our choice, open point) before the Master's write when a copy would outlive an eligible Slave's maxDelayMs in its connection's backlog; orders placed by hand at the Master's broker are never refused (they are copied, or recorded stale with a reason).",
         params: AccountIdParams,
         body: OrderRequest,
-        response: { 202: OrderResponse, ...stdErrors(409, 502, 503) },
+        response: { 202: OrderResponse, ...stdErrors(409, 502, 503), 429: Refused },
       },
     },
     async (req, reply) => {

@@ -75,6 +75,16 @@ describe('TradeLocker connect flow, factory and polling watcher', () => {
     await adapter.close();
   });
 
+  it('reports the order-write rate its pacer allows from the served PLACE_ORDER limit (admission control plans with it)', async () => {
+    const acc = broker.accounts()[1]!;
+    const adapter = new TradeLockerAdapter({ baseUrl: srv.baseUrl, ...META, accountId: acc.login, accNum: 2 });
+    expect(adapter.writeRatePerSecond()).toBeNull(); // nothing served yet: the caller falls back to capabilities
+    await adapter.connect();
+    // The simulator serves 20 per second; the pacer keeps 60 % of it steady (pacer.ts): 12/s, 84 ms apart.
+    expect(adapter.writeRatePerSecond()).toBeCloseTo(1000 / 84, 5);
+    await adapter.close();
+  });
+
   it('subscribe polls and diffs: opened, modified, reduced, closed, pending placed / cancelled / filled', async () => {
     const acc = broker.accounts()[0]!;
     const adapter = new TradeLockerAdapter({

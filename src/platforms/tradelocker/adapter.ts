@@ -356,6 +356,11 @@ export class TradeLockerAdapter implements BrokerAdapter {
     return confirmed({ brokerOrderId: orderId, brokerTime: new Date().toISOString(), raw: res.body });
   }
 
+  writeRatePerSecond(): number | null {
+    const spacing = this.pacer.minSpacingMs('PLACE_ORDER');
+    return spacing > 0 ? 1000 / spacing : null;
+  }
+
   // ---- events -------------------------------------------------------------------------------------
 
   subscribe(listener: (ev: BrokerEvent) => void): () => void {
