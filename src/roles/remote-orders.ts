@@ -2,6 +2,8 @@ import { NoResponder, ReplyTimeout, type NatsBus } from '../bus/nats-bus.js';
 import { Decimal } from '../domain/decimal.js';
 import { AppError, type ErrorCode } from '../domain/errors.js';
 import type { OrderInput, OrderResult, OrderService } from '../engine/order-service.js';
+import { StaleLeaseError } from '../domain/lease.js';
+import type { Logger } from 'pino';
 
 /** One subject per Master: its worker serves it while it holds the Master's lease, one request at a time. */
 export const orderSubject = (masterAccountId: string) => `orders.${masterAccountId}`;
@@ -92,6 +94,7 @@ export function serveOrders(
   bus: NatsBus,
   orders: OrderService,
   holds: (masterAccountId: string) => boolean,
+  logger: Logger | false = false,
 ): { attach(masterAccountId: string): void; detach(masterAccountId: string): void; detachAll(): void } {
   const served = new Map<string, () => void>();
   const answer = async (data: string): Promise<string> => {
@@ -122,7 +125,9 @@ export function serveOrders(
       const { copies: _copies, fillPrice, ...rest } = res;
       reply = { ok: true, result: { ...rest, fillPrice: fillPrice?.toString() ?? null } };
     } catch (err) {
-      const e = err instanceof AppError ? err : new AppError('internal_error', 'the worker failed to place the order');
+      const e = asWireError(err);
+      if (logger && !(err instanceof AppError))
+        logger.error({ err, masterAccountId: req.masterAccountId }, 'order request failed on the worker');
       reply = {
         ok: false,
         error: {
@@ -149,4 +154,19 @@ export function serveOrders(
       served.clear();
     },
   };
+}
+
+/**
+ * What the api tells its client. A lease lost mid-order (the store refused this worker's write) may have come
+ * after the Master's broker took the order: its outcome is the new owner's to settle by tag, so the client is told
+ * to look, never that nothing happened. Anything else unexpected stays a 500, and is logged here.
+ */
+function asWireError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  if (err instanceof StaleLeaseError)
+    return new AppError(
+      'write_outcome_unknown',
+      "this worker lost the Master account's lease while placing the order; the new owner settles it by its tag: list the account's trades before retrying",
+    );
+  return new AppError('internal_error', 'the worker failed to place the order');
 }

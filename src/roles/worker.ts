@@ -84,7 +84,7 @@ export async function startWorker(cfg: Config, logger: Logger | false, opts: Wor
     if (!(core.bus instanceof NatsBus)) throw new Error('a worker needs NATS (NATS_URL)');
     await refuseBesideServe(store.leases);
     // The api processes' order requests for the Masters this worker holds, answered by its own pipeline.
-    const orderRoute = serveOrders(core.bus, new OrderService(store, adapters, engine), holds);
+    const orderRoute = serveOrders(core.bus, new OrderService(store, adapters, engine), holds, logger);
     const health = new HealthMonitor(store, adapters, {
       intervalMs: cfg.healthIntervalMs,
       staleAfterMs: 3 * cfg.healthIntervalMs,

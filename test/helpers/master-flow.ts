@@ -102,8 +102,10 @@ export class MasterFlow {
     const body = await res.text();
     if (res.status === 202) this.counts.apiAccepted++;
     else this.counts.apiRefused[res.status] = (this.counts.apiRefused[res.status] ?? 0) + 1;
-    // 503 (nobody holds the Master yet) and 409 (answer lost with a killed worker) are the failover's own answers.
-    if (![202, 503, 409].includes(res.status)) this.oddAnswers.push(`${res.status} ${body.slice(0, 300)}`);
+    // 503 (nobody holds the Master yet) and 409 (answer lost with a killed worker, or a lease lost mid-order) are
+    // the failover's own answers; 429 slaves_backlogged is admission control while Slaves' copies wait to settle.
+    const expected = [202, 503, 409].includes(res.status) || (res.status === 429 && body.includes('slaves_backlogged'));
+    if (!expected) this.oddAnswers.push(`${res.status} ${body.slice(0, 300)}`);
     return res.status;
   }
 
