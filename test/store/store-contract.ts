@@ -53,6 +53,22 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       expect((await store.credentials.listApiKeys(u.id)).map((k) => k.id).sort()).toEqual([k1.id, k2!.id].sort());
     });
 
+    it('lists accounts made in one batch in the order they were given, as one by one would', async () => {
+      const u = await user();
+      const names = Array.from({ length: 60 }, (_, i) => `batch ${String(i).padStart(2, '0')}`);
+      await store.accounts.createMany(
+        names.map((name, i) => ({
+          userId: u.id,
+          platform: 'sim',
+          role: 'slave',
+          name,
+          brokerAccountId: `batch-${u.id}-${i}`,
+          brokerAccountNumber: String(i),
+        })),
+      );
+      expect((await store.accounts.list(u.id)).map((a) => a.name)).toEqual(names);
+    });
+
     it('holds one connection per broker identity deployment-wide; a reconnect updates that connection', async () => {
       const u = await user();
       const other = await user();
