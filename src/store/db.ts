@@ -1,12 +1,13 @@
 import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type pg from 'pg';
 import { AppError } from '../domain/errors.js';
 import { packageRoot } from '../config/package-root.js';
+import { RemotePglite } from './pglite-remote.js';
 import * as schema from './schema.js';
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -179,9 +180,13 @@ async function openPostgres(
  */
 async function openPglite(dataDir: string, fsync: boolean, onStatement?: (query: string) => void): Promise<Database> {
   if (dataDir === ':memory:') {
-    const client = await PGlite.create({ startParams: pgliteParams(false) });
+    const client = await RemotePglite.start({ dataDir: null, startParams: pgliteParams(false) });
     return {
-      db: drizzlePglite({ client, schema, ...statementLogger(onStatement) }) as unknown as Db,
+      db: drizzlePglite({
+        client: client as unknown as PGlite,
+        schema,
+        ...statementLogger(onStatement),
+      }) as unknown as Db,
       kind: 'pglite',
       location: ':memory:',
       close: () => client.close(),
@@ -193,9 +198,13 @@ async function openPglite(dataDir: string, fsync: boolean, onStatement?: (query:
   try {
     const pgdata = join(dataDir, 'pgdata');
     fromTemplate(pgdata);
-    const client = await PGlite.create(pgdata, { startParams: pgliteParams(fsync) });
+    const client = await RemotePglite.start({ dataDir: pgdata, startParams: pgliteParams(fsync) });
     return {
-      db: drizzlePglite({ client, schema, ...statementLogger(onStatement) }) as unknown as Db,
+      db: drizzlePglite({
+        client: client as unknown as PGlite,
+        schema,
+        ...statementLogger(onStatement),
+      }) as unknown as Db,
       kind: 'pglite',
       location: dataDir,
       close: async () => {
