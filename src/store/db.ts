@@ -63,7 +63,7 @@ function statementLogger(on: ((query: string) => void) | undefined) {
  * PGlite's own start parameters, with fsync back on unless asked otherwise, and an 8 MB buffer cache instead
  * of 128 MB: the embedded store serves one user's accounts, and idle memory matters on small hosts.
  */
-function pgliteParams(fsync: boolean): string[] {
+export function pgliteParams(fsync: boolean): string[] {
   const params = [
     '--single',
     '-O',

@@ -174,8 +174,14 @@ export class RemotePglite implements RemoteClient {
       if (closed) throw new Error('Transaction is closed');
     };
     const tx: RemoteTransaction = {
-      query: async (sql, ps, options) => (open(), this.query(sql, ps, options, id)),
-      exec: async (sql, options) => (open(), this.exec(sql, options, id)),
+      query: async (sql, ps, options) => {
+        open();
+        return this.query(sql, ps, options, id);
+      },
+      exec: async (sql, options) => {
+        open();
+        return this.exec(sql, options, id);
+      },
       rollback: async () => {
         open();
         closed = true;
