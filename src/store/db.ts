@@ -45,6 +45,11 @@ export interface OpenOptions {
    * count statements per copy with it. Never logged by the service: the text carries no values, but it is noise.
    */
   onStatement?: ((query: string) => void) | undefined;
+  /**
+   * Benchmarks only: run PGlite on the main thread, as before the worker thread (pglite-remote.ts), to measure
+   * what the thread bought side by side in one run. The service never sets it.
+   */
+  embeddedOnMainThread?: boolean;
 }
 
 /** Drizzle's logger as a statement hook; transaction brackets are not counted (PGlite sends them unseen). */
@@ -98,7 +103,7 @@ export const migrationsFolder = () => join(packageRoot(), 'src', 'store', 'migra
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
   const db = opts.databaseUrl
     ? await openPostgres(opts.databaseUrl, opts.idleInTransactionMs, opts.onStatement)
-    : await openPglite(opts.dataDir, opts.embeddedFsync ?? true, opts.onStatement);
+    : await openPglite(opts.dataDir, opts.embeddedFsync ?? true, opts.onStatement, opts.embeddedOnMainThread);
   if (opts.migrate !== false) await runMigrations(db);
   return db;
 }
@@ -178,9 +183,14 @@ async function openPostgres(
  * PGlite is single-process: two processes on one data dir would corrupt it. A lock file with our pid
  * guards it; a stale lock (its process is gone) is taken over.
  */
-async function openPglite(dataDir: string, fsync: boolean, onStatement?: (query: string) => void): Promise<Database> {
+async function openPglite(
+  dataDir: string,
+  fsync: boolean,
+  onStatement?: (query: string) => void,
+  mainThread = false,
+): Promise<Database> {
   if (dataDir === ':memory:') {
-    const client = await RemotePglite.start({ dataDir: null, startParams: pgliteParams(false) });
+    const client = await startPglite(null, pgliteParams(false), mainThread);
     return {
       db: drizzlePglite({
         client: client as unknown as PGlite,
@@ -198,7 +208,7 @@ async function openPglite(dataDir: string, fsync: boolean, onStatement?: (query:
   try {
     const pgdata = join(dataDir, 'pgdata');
     fromTemplate(pgdata);
-    const client = await RemotePglite.start({ dataDir: pgdata, startParams: pgliteParams(fsync) });
+    const client = await startPglite(pgdata, pgliteParams(fsync), mainThread);
     return {
       db: drizzlePglite({
         client: client as unknown as PGlite,
@@ -216,6 +226,16 @@ async function openPglite(dataDir: string, fsync: boolean, onStatement?: (query:
     rmSync(lock, { force: true });
     throw err;
   }
+}
+
+/**
+ * PGlite in its worker thread (pglite-remote.ts), so SQL never holds the event loop; on the main thread only when a
+ * benchmark asks, loaded then only.
+ */
+async function startPglite(dataDir: string | null, startParams: string[], mainThread: boolean) {
+  if (!mainThread) return RemotePglite.start({ dataDir, startParams });
+  const { PGlite: Local } = await import('@electric-sql/pglite');
+  return Local.create({ ...(dataDir ? { dataDir } : {}), startParams });
 }
 
 /** An empty, migrated PGlite cluster the build makes (scripts/build.mjs), in dist/ beside the code it matches. */
