@@ -8,6 +8,8 @@ export interface WorkerStart {
   /** The cluster's folder; null for ':memory:'. */
   dataDir: string | null;
   startParams: string[];
+  /** PGlite's WebAssembly, compiled once per process and shared by every worker (compiling it took seconds). */
+  wasmModule?: WebAssembly.Module;
 }
 
 export type Request =

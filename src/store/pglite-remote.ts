@@ -1,4 +1,6 @@
+import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { ErrorData, RequestBody, Response, WorkerStart } from './pglite-protocol.js';
@@ -108,7 +110,8 @@ export class RemotePglite implements RemoteClient {
 
   /** Starts the worker and opens PGlite in it; rejects with PGlite's own error when it cannot open. */
   static async start(init: WorkerStart): Promise<RemotePglite> {
-    const worker = newWorker(init);
+    const wasmModule = await compiledPglite().catch(() => undefined);
+    const worker = newWorker({ ...init, ...(wasmModule ? { wasmModule } : {}) });
     const ready = new Promise<void>((resolve, reject) => {
       const onExit = (code: number) =>
         reject(new Error(`the embedded store's worker thread exited at start (code ${code})`));
@@ -221,6 +224,20 @@ export class RemotePglite implements RemoteClient {
     })();
     return this.closing;
   }
+}
+
+/**
+ * PGlite's WebAssembly compiled once per process (asynchronously, by V8 off the event loop) and handed to each
+ * worker: a worker would otherwise compile it again at every open, seconds on a loaded machine (tests and restarts
+ * open a store many times). Without the file where expected, the worker loads PGlite's own.
+ */
+let wasm: Promise<WebAssembly.Module> | undefined;
+function compiledPglite(): Promise<WebAssembly.Module> {
+  wasm ??= (async () => {
+    const dist = dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite'));
+    return WebAssembly.compile(await readFile(join(dist, 'pglite.wasm')));
+  })();
+  return wasm;
 }
 
 const optionalOids = (options: QueryOptions | undefined) => {

@@ -136,6 +136,7 @@ function begin(pg: PGlite): Promise<number> {
 try {
   const pg = await PGlite.create({
     ...(start.dataDir ? { dataDir: start.dataDir } : {}),
+    ...(start.wasmModule ? { pgliteWasmModule: start.wasmModule } : {}),
     startParams: start.startParams,
   });
   port.on('message', (req: Request) => {
