@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -73,17 +74,18 @@ const ms = (v: number) => Number(v.toFixed(2));
 /** Statements the store sent, counted through its driver hook (BEGIN/COMMIT not counted). */
 const counter = { n: 0 };
 
-async function runSize(n: number, reps: number, databaseUrl: string | null): Promise<Row[]> {
+async function runSize(n: number, reps: number, databaseUrl: string | null, mainThread = false): Promise<Row[]> {
   const dir = mkdtempSync(join(tmpdir(), 'ct-copybench-'));
   // fsync on: the default of the embedded store.
   const store = await Store.open({
     dataDir: dir,
     databaseUrl: databaseUrl ?? undefined,
+    embeddedOnMainThread: mainThread,
     onStatement: () => {
       counter.n++;
     },
   });
-  const kind = databaseUrl ? 'postgres' : 'pglite';
+  const kind = databaseUrl ? 'postgres' : mainThread ? 'pglite on the main thread' : 'pglite';
   try {
     const user = await store.users.create(`bench${n}@example.test`, 'x');
     const group = await store.accounts.createGroup(user.id, 'bench');
@@ -155,7 +157,11 @@ async function runSize(n: number, reps: number, databaseUrl: string | null): Pro
     const before: number[] = [];
     let lastTrade = '';
     const after: number[] = [];
+    // How late the event loop ran a 1 ms timer while the copies ran: what a send, a fill or an HTTP answer
+    // arriving then would have waited for (the store's SQL, when it runs on this thread).
+    const loop = monitorEventLoopDelay({ resolution: 1 });
     for (let i = 0; i < warm + reps; i++) {
+      if (i === warm) loop.enable();
       const a = action(i);
       handoffs.count = 0;
       const s0 = counter.n;
@@ -178,6 +184,7 @@ async function runSize(n: number, reps: number, databaseUrl: string | null): Pro
       plan.push(lat.plan ?? 0);
       record.push(lat.record ?? 0);
     }
+    loop.disable();
     const floorDb = databaseUrl ? await durableFloor(databaseUrl, lastTrade, slaves, Math.min(reps, 30)) : [];
 
     // The floor: the same planning (slave contexts, rules, sizing, tags, ledger rows) in memory, no store, no adapter.
@@ -268,6 +275,14 @@ async function runSize(n: number, reps: number, databaseUrl: string | null): Pro
       },
       {
         slaves: n,
+        measure: tag('event-loop delay while the copies ran (p99 | max)'),
+        p50_ms: ms(loop.percentile(99) / 1e6),
+        p99_ms: ms(loop.max / 1e6),
+        target: 'no stall > 50 ms',
+        ok: loop.max / 1e6 <= 50 ? 'yes' : 'NO',
+      },
+      {
+        slaves: n,
         measure: tag('statements before the last hand-off (per order, max over the reps)'),
         p50_ms: stats(before).p50,
         p99_ms: Math.max(...before),
@@ -316,9 +331,13 @@ export async function benchCopyOverhead(): Promise<void> {
     [100, reps],
     [1000, Math.max(20, Math.round(reps / 3))],
   ];
-  const stores = (process.env.BENCH_COPY_STORES ?? 'pglite,postgres').split(',');
+  // pglite-main: PGlite on the main thread as before its worker thread, measured beside it in the same run.
+  const stores = (process.env.BENCH_COPY_STORES ?? 'pglite-main,pglite,postgres').split(',');
   const rows: Row[] = [];
-  if (stores.includes('pglite')) for (const [n, r] of sizes) rows.push(...(await runSize(n, r, null)));
+  for (const [n, r] of sizes) {
+    if (stores.includes('pglite-main')) rows.push(...(await runSize(n, r, null, true)));
+    if (stores.includes('pglite')) rows.push(...(await runSize(n, r, null)));
+  }
   if (stores.includes('postgres'))
     for (const [n, r] of sizes) {
       const db = await tempDatabase().catch(() => null);

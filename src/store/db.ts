@@ -1,12 +1,13 @@
 import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type pg from 'pg';
 import { AppError } from '../domain/errors.js';
 import { packageRoot } from '../config/package-root.js';
+import { RemotePglite } from './pglite-remote.js';
 import * as schema from './schema.js';
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -44,6 +45,11 @@ export interface OpenOptions {
    * count statements per copy with it. Never logged by the service: the text carries no values, but it is noise.
    */
   onStatement?: ((query: string) => void) | undefined;
+  /**
+   * Benchmarks only: run PGlite on the main thread, as before the worker thread (pglite-remote.ts), to measure
+   * what the thread bought side by side in one run. The service never sets it.
+   */
+  embeddedOnMainThread?: boolean;
 }
 
 /** Drizzle's logger as a statement hook; transaction brackets are not counted (PGlite sends them unseen). */
@@ -62,7 +68,7 @@ function statementLogger(on: ((query: string) => void) | undefined) {
  * PGlite's own start parameters, with fsync back on unless asked otherwise, and an 8 MB buffer cache instead
  * of 128 MB: the embedded store serves one user's accounts, and idle memory matters on small hosts.
  */
-function pgliteParams(fsync: boolean): string[] {
+export function pgliteParams(fsync: boolean): string[] {
   const params = [
     '--single',
     '-O',
@@ -97,7 +103,7 @@ export const migrationsFolder = () => join(packageRoot(), 'src', 'store', 'migra
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
   const db = opts.databaseUrl
     ? await openPostgres(opts.databaseUrl, opts.idleInTransactionMs, opts.onStatement)
-    : await openPglite(opts.dataDir, opts.embeddedFsync ?? true, opts.onStatement);
+    : await openPglite(opts.dataDir, opts.embeddedFsync ?? true, opts.onStatement, opts.embeddedOnMainThread);
   if (opts.migrate !== false) await runMigrations(db);
   return db;
 }
@@ -177,11 +183,20 @@ async function openPostgres(
  * PGlite is single-process: two processes on one data dir would corrupt it. A lock file with our pid
  * guards it; a stale lock (its process is gone) is taken over.
  */
-async function openPglite(dataDir: string, fsync: boolean, onStatement?: (query: string) => void): Promise<Database> {
+async function openPglite(
+  dataDir: string,
+  fsync: boolean,
+  onStatement?: (query: string) => void,
+  mainThread = false,
+): Promise<Database> {
   if (dataDir === ':memory:') {
-    const client = await PGlite.create({ startParams: pgliteParams(false) });
+    const client = await startPglite(null, pgliteParams(false), mainThread);
     return {
-      db: drizzlePglite({ client, schema, ...statementLogger(onStatement) }) as unknown as Db,
+      db: drizzlePglite({
+        client: client as unknown as PGlite,
+        schema,
+        ...statementLogger(onStatement),
+      }) as unknown as Db,
       kind: 'pglite',
       location: ':memory:',
       close: () => client.close(),
@@ -193,9 +208,13 @@ async function openPglite(dataDir: string, fsync: boolean, onStatement?: (query:
   try {
     const pgdata = join(dataDir, 'pgdata');
     fromTemplate(pgdata);
-    const client = await PGlite.create(pgdata, { startParams: pgliteParams(fsync) });
+    const client = await startPglite(pgdata, pgliteParams(fsync), mainThread);
     return {
-      db: drizzlePglite({ client, schema, ...statementLogger(onStatement) }) as unknown as Db,
+      db: drizzlePglite({
+        client: client as unknown as PGlite,
+        schema,
+        ...statementLogger(onStatement),
+      }) as unknown as Db,
       kind: 'pglite',
       location: dataDir,
       close: async () => {
@@ -207,6 +226,16 @@ async function openPglite(dataDir: string, fsync: boolean, onStatement?: (query:
     rmSync(lock, { force: true });
     throw err;
   }
+}
+
+/**
+ * PGlite in its worker thread (pglite-remote.ts), so SQL never holds the event loop; on the main thread only when a
+ * benchmark asks, loaded then only.
+ */
+async function startPglite(dataDir: string | null, startParams: string[], mainThread: boolean) {
+  if (!mainThread) return RemotePglite.start({ dataDir, startParams });
+  const { PGlite: Local } = await import('@electric-sql/pglite');
+  return Local.create({ ...(dataDir ? { dataDir } : {}), startParams });
 }
 
 /** An empty, migrated PGlite cluster the build makes (scripts/build.mjs), in dist/ beside the code it matches. */
