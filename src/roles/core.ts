@@ -69,6 +69,8 @@ export interface CoreOptions {
     settles: (accountId: string) => boolean;
     /** Whether a broker write of a Master's copies may leave now (CopyEngineOptions.mayWrite); default `settles`. */
     mayWrite?: (masterAccountId: string) => boolean;
+    /** Whether the panic-close jobs' broker writes may leave now (the deployment lease; PanicJobOptions.mayWrite). */
+    panicMayWrite?: () => boolean;
     fence: Fence;
     /** See OpenOptions.idleInTransactionMs (the lease TTL). */
     idleInTransactionMs: number;
@@ -208,6 +210,7 @@ export async function composeCore(cfg: Config, logger: Logger | false, opts: Cor
     const dispatcher = new Dispatcher();
     const panic = new PanicCloseService(store, adapters, dispatcher, {
       ...(opts.panicHandOff ? { handOff: opts.panicHandOff } : {}),
+      ...(opts.ownership?.panicMayWrite ? { mayWrite: opts.ownership.panicMayWrite } : {}),
       onError: (err) => logger && logger.error({ err }, 'panic-close job step failed'),
     });
     // Shadowed Slaves get a simulated twin from every forAccount call: the registry asks the shadow mode first.
