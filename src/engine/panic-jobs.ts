@@ -100,6 +100,11 @@ export class PanicJobRunner {
     await Promise.allSettled([...this.runs.values()].map((r) => r.done));
   }
 
+  /** Runs jobs again after a stop (a worker that lost the jobs' lease and took it back). */
+  reopen(): void {
+    this.stopping = false;
+  }
+
   private async execute(job: PanicJob, progress: PanicProgress): Promise<void> {
     const writer = new ProgressWriter(this.store, this.jobs, job.id, progress, this.opts.saveEveryMs, (err) =>
       this.opts.onError?.(err),

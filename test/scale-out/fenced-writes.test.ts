@@ -70,7 +70,7 @@ describe("the Master's own order under its lease", () => {
   }
 
   it('a worker whose lease ran out records nothing and sends nothing (503, retryable); the successor places it', {
-    timeout: 60_000,
+    timeout: 120_000,
   }, async () => {
     const { broker, h, g, key } = await setUp();
     let expired = false;
@@ -101,7 +101,7 @@ describe("the Master's own order under its lease", () => {
   });
 
   it('a lease that runs out while the write waits (a pacer, a token) is refused at the wire: not sent, trade closed as not_at_broker', {
-    timeout: 60_000,
+    timeout: 120_000,
   }, async () => {
     const { broker, h, g, key } = await setUp();
     // The adapter's wait before the write: once the broker has taken this fault, A's clock is past its margin.
@@ -169,7 +169,7 @@ describe('panic-close writes under the deployment lease', () => {
   }
 
   it('a holder whose lease ran out sends no close; the job stays running and the successor ends it flat', {
-    timeout: 60_000,
+    timeout: 120_000,
   }, async () => {
     const { h, acc, closes } = await setUp();
     let expired = false;
@@ -196,8 +196,30 @@ describe('panic-close writes under the deployment lease', () => {
     expect(closes()).toBe(3);
   });
 
+  it('a holder that lost the lease (its jobs stopped) and takes it back runs them again', {
+    timeout: 120_000,
+  }, async () => {
+    const { h, acc, closes } = await setUp();
+    const a = await keeperOf(h.store.leases, 'worker-a', SCHEDULED_LEASE);
+    const panicA = new PanicCloseService(h.store, h.adapters, h.dispatcher, {
+      ...FAST,
+      handOff: () => undefined,
+      mayWrite: () => a.mayWrite(SCHEDULED_LEASE),
+    });
+    services.push(panicA);
+    // The worker's onLost: the jobs stop; the job is recorded meanwhile, run by nobody.
+    await panicA.stop();
+    const job = await panicA.start(h.userId, 'account', acc.id);
+    expect(closes()).toBe(0);
+    // The worker's onAcquired: the lease is back, its jobs resume here.
+    expect(await panicA.resumeRunning()).toBe(1);
+    const done = await panicA.wait(job, 15_000);
+    expect(done.state).toBe('succeeded');
+    expect(closes()).toBe(3);
+  });
+
   it('a lease that runs out mid-job stops the closes at the wire; the successor closes the rest, each position once', {
-    timeout: 60_000,
+    timeout: 120_000,
   }, async () => {
     const { h, acc, ids, closes, closesOf } = await setUp();
     // A's clock passes its margin once the broker has dealt the first close.
