@@ -72,6 +72,20 @@ interface Proc {
   readyMs: number;
 }
 
+/**
+ * Reads a child's output as it comes (kept: the last 4 kB, for an error): a pipe nobody reads fills up, and a
+ * process whose logger waits on it stops altogether (seen: a worker blocked mid-round, deaf to SIGTERM).
+ */
+function drain(child: ChildProcess): () => string {
+  let tail = '';
+  const keep = (c: Buffer) => {
+    tail = (tail + String(c)).slice(-4096);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  return () => tail;
+}
+
 async function readyWithin(p: Proc): Promise<void> {
   await until(
     `${p.name} ready`,
@@ -108,6 +122,7 @@ export async function benchScaleOut10k(): Promise<void> {
     };
     const simProc = cli(['simulator', '--data-dir', join(dir, 'sim'), '--json'], env);
     const endpointsFile = (await firstJson<{ endpointsFile: string }>(simProc, 'endpointsFile')).endpointsFile;
+    drain(simProc);
     const sim = await connectSimulator(endpointsFile);
     const sims = (await sim.accounts()).filter((a) => a.ctidTraderAccountId);
     if (sims.length !== ACCOUNTS)
@@ -155,6 +170,7 @@ export async function benchScaleOut10k(): Promise<void> {
       const port = await freePort();
       const spawnedAt = performance.now();
       const child = cli([...args, '--port', String(port), '--simulator', endpointsFile, '--json'], roleEnv);
+      drain(child);
       return { name, child, port, spawnedAt, readyMs: Number.NaN };
     };
     const procs = [
@@ -232,7 +248,9 @@ export async function benchScaleOut10k(): Promise<void> {
     if (process.env.BENCH_10K_BASELINE !== '0') {
       for (const p of procs.slice(1)) {
         p.child.kill('SIGTERM');
+        const kill = setTimeout(() => p.child.kill('SIGKILL'), 30_000);
         await exited(p.child);
+        clearTimeout(kill);
       }
       const quietEnv = { ...env, COPYTRADE_HEALTH_INTERVAL_MS: '0' };
       const quiet: Proc[] = [];
@@ -240,6 +258,7 @@ export async function benchScaleOut10k(): Promise<void> {
         const port = await freePort();
         const spawnedAt = performance.now();
         const child = cli(['worker', '--port', String(port), '--simulator', endpointsFile, '--json'], quietEnv);
+        drain(child);
         quiet.push({ name: `worker ${n} (no health)`, child, port, spawnedAt, readyMs: Number.NaN });
       }
       await Promise.all(quiet.map(readyWithin));
