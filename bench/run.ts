@@ -9,6 +9,7 @@ import { benchSoak } from './soak.js';
 import { drawCharts } from './charts.js';
 import { benchStart } from './start.js';
 import { benchScaleOut } from './scale-out.js';
+import { benchScaleOut10k } from './scale-out-10k.js';
 
 const only = process.argv[2];
 const benches: Record<string, () => Promise<void>> = {
@@ -24,10 +25,12 @@ const benches: Record<string, () => Promise<void>> = {
   soak: benchSoak,
   start: benchStart,
   'scale-out': benchScaleOut,
+  'scale-out-10k': benchScaleOut10k,
 };
+/** Only when named: the soak takes 30 minutes, 10,000 accounts over two workers several. */
+const onlyNamed = new Set(['soak', 'scale-out-10k']);
 for (const [name, fn] of Object.entries(benches)) {
-  // The soak takes 30 minutes: only when named.
-  if (only ? only !== name : name === 'soak') continue;
+  if (only ? only !== name : onlyNamed.has(name)) continue;
   await fn();
 }
 // Charts from the latest results of every bench (this run's and earlier ones').

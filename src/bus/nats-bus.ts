@@ -1,4 +1,5 @@
 import { connect, RequestError, TimeoutError, type NatsConnection } from '@nats-io/transport-node';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Bus } from './bus.js';
 
 /**
@@ -24,6 +25,34 @@ export class NatsBus implements Bus {
       timeout: 5000,
     });
     return new NatsBus(nc, opts.prefix ?? 'copytrade');
+  }
+
+  /**
+   * Connects, and while the server cannot be reached keeps trying (backoff from `firstWaitMs` doubling up to
+   * `maxWaitMs`), telling `onWait` before each wait: a process started before NATS (or during an outage) comes up
+   * when it does instead of exiting. Once connected, the client's own reconnection takes over.
+   */
+  static async connectWhenUp(
+    url: string,
+    opts: {
+      prefix?: string;
+      name?: string;
+      firstWaitMs?: number;
+      maxWaitMs?: number;
+      onWait?: (w: { attempt: number; retryInMs: number; error: unknown }) => void | Promise<void>;
+    } = {},
+  ): Promise<NatsBus> {
+    const first = opts.firstWaitMs ?? 250;
+    const max = opts.maxWaitMs ?? 5000;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await NatsBus.connect(url, opts);
+      } catch (error) {
+        const retryInMs = Math.min(max, first * 2 ** Math.min(attempt - 1, 20));
+        await opts.onWait?.({ attempt, retryInMs, error });
+        await sleep(retryInMs);
+      }
+    }
   }
 
   publish(subject: string, data: string): void {

@@ -8,6 +8,15 @@ import type { AdapterRegistry } from './adapter-registry.js';
 import type { FlattenSink, Flattener } from './panic-progress.js';
 import type { Dispatcher } from './dispatcher.js';
 import { rateLimitWaitMs } from './rate-limit.js';
+import { fencedCall } from './write-fence.js';
+
+/** A close or cancel the write gate stopped: provably not sent; the job's next holder reads and sends it. */
+class NotSent extends Error {
+  constructor() {
+    super('not sent: the lease this job runs under ran out here; its next holder goes on');
+    this.name = 'NotSent';
+  }
+}
 
 export interface BrokerSnapshot {
   adapter: BrokerAdapter;
@@ -26,6 +35,8 @@ export interface FlattenerOptions {
   rateLimitWaitMs: number;
   /** Longest wait honoured from a broker's hint (a bound, so a job always ends). */
   maxRateLimitWaitMs: number;
+  /** See PanicJobOptions.mayWrite: checked before each close or cancel and again at the wire. */
+  mayWrite?: () => boolean;
 }
 
 export const DEFAULT_FLATTENER_OPTIONS: FlattenerOptions = {
@@ -180,9 +191,9 @@ export class AccountFlattener implements Flattener<BrokerSnapshot> {
     for (let refused = 0; ; refused++) {
       r.attempts += 1;
       sink.changed();
-      o = await this.dispatcher
-        .close(account.id, snap.adapter, pos.id)
-        .catch((err: unknown): OrderOutcome => ({ kind: 'unresolved', code: 'adapter_error', message: message(err) }));
+      const sent = await this.fenced(() => this.dispatcher.close(account.id, snap.adapter, pos.id));
+      if (sent === null) return this.notSent(r, sink);
+      o = sent;
       const wait = rateLimitWaitMs(o, this.opts.rateLimitWaitMs);
       if (wait === null || refused >= this.opts.rateLimitRetries || stop()) break;
       r.error = `rate_limited: waiting ${wait} ms before sending again`;
@@ -225,9 +236,11 @@ export class AccountFlattener implements Flattener<BrokerSnapshot> {
     for (let refused = 0; ; refused++) {
       r.attempts += 1;
       sink.changed();
-      o = await this.dispatcher
-        .run(account.id, snap.adapter, () => snap.adapter.cancelOrder(r.orderId))
-        .catch((err: unknown): OrderOutcome => ({ kind: 'unresolved', code: 'adapter_error', message: message(err) }));
+      const sent = await this.fenced(() =>
+        this.dispatcher.run(account.id, snap.adapter, () => snap.adapter.cancelOrder(r.orderId)),
+      );
+      if (sent === null) return this.notSent(r, sink);
+      o = sent;
       const wait = rateLimitWaitMs(o, this.opts.rateLimitWaitMs);
       if (wait === null || refused >= this.opts.rateLimitRetries || stop()) break;
       r.error = `rate_limited: waiting ${wait} ms before sending again`;
@@ -241,6 +254,30 @@ export class AccountFlattener implements Flattener<BrokerSnapshot> {
         error: `${o.code}: ${o.message}`,
       } satisfies Partial<OrderResult>);
     tally(report);
+    sink.changed();
+  }
+
+  /**
+   * One write under the job's lease (when it has one): null when the gate refused it, before the call or at the
+   * wire, so nothing of it reached the broker. Any other failure is an unresolved outcome, as before.
+   */
+  private async fenced(send: () => Promise<OrderOutcome>): Promise<OrderOutcome | null> {
+    const mayWrite = this.opts.mayWrite;
+    const refuse = (): never => {
+      throw new NotSent();
+    };
+    try {
+      return await (mayWrite ? fencedCall(mayWrite, refuse, send) : send());
+    } catch (err) {
+      if (err instanceof NotSent) return null;
+      return { kind: 'unresolved', code: 'adapter_error', message: message(err) };
+    }
+  }
+
+  /** Left as it was before this attempt: the next holder's read settles it, then sends it if still open. */
+  private notSent(r: PositionResult | OrderResult, sink: FlattenSink): void {
+    r.attempts -= 1;
+    r.error = new NotSent().message;
     sink.changed();
   }
 

@@ -10,8 +10,19 @@ import { fanOutApiOrder, type OrderInput } from './api-fanout.js';
 import { lookupMasterWrite, type MasterLookup } from './master-lookup.js';
 import type { CopyEngine } from './copy-engine.js';
 import { Admission } from './admission.js';
+import { StaleLeaseError, accountLeaseKey } from '../domain/lease.js';
+import { NOT_AT_BROKER } from './order-recovery.js';
+import { fencedCall } from './write-fence.js';
 
 export type { OrderInput } from './api-fanout.js';
+
+export interface OrderServiceOptions {
+  /**
+   * A worker: whether a broker write under this Master's lease may leave now (LeaseKeeper.mayWrite). The Master's
+   * own order passes it before the call and again at the wire (the write gate), as the copies do. Default: always.
+   */
+  mayWrite?: (masterAccountId: string) => boolean;
+}
 
 export interface OrderResult {
   tradeId: string;
@@ -36,6 +47,7 @@ export class OrderService {
     private readonly adapters: AdapterRegistry,
     private readonly engine: CopyEngine,
     private readonly clock: () => number = Date.now,
+    private readonly opts: OrderServiceOptions = {},
   ) {
     this.admission = new Admission(store, adapters, engine);
   }
@@ -62,6 +74,8 @@ export class OrderService {
     await this.validate(adapter, input);
     // Before the Master's write: a refused order reaches no broker (429 slaves_backlogged, see admission.ts).
     await this.admission.admit(master);
+    // A worker that already knows its lease is going records nothing: the successor takes the retry.
+    if (this.opts.mayWrite && !this.opts.mayWrite(master.id)) throw leaseRunningOut(null);
 
     const receivedAt = this.clock();
     const tradeId = newId('trd');
@@ -103,7 +117,7 @@ export class OrderService {
     requestId: string | null,
   ): Promise<OrderResult> {
     const userId = master.userId;
-    const sent = await adapter.placeOrder({ ...input, tag });
+    const sent = await this.placeFenced(adapter, master, tradeId, tag, input, requestId);
     // A timeout is settled by asking the broker for the tag, once, before anyone decides anything.
     const outcome = sent.kind === 'unresolved' ? lookupAsOutcome(await lookupMasterWrite(adapter, tag), sent) : sent;
     if (outcome.kind !== 'confirmed') {
@@ -152,6 +166,61 @@ export class OrderService {
     };
   }
 
+  /**
+   * The Master's write under its lease: refused before the call, or at the wire right before its bytes leave,
+   * when this worker's lease is lost or about to run out. Refused means provably not sent (the gate throws before
+   * the one trading write of the call), so the trade is closed as `not_at_broker` and the client is told to retry
+   * (503 upstream_unavailable, retryable): the successor holding the lease takes the retry. Nothing else can
+   * make this trade's tag appear at the broker later (only this call ever sends it).
+   */
+  private async placeFenced(
+    adapter: BrokerAdapter,
+    master: Account,
+    tradeId: string,
+    tag: string,
+    input: OrderInput,
+    requestId: string | null,
+  ): Promise<OrderOutcome> {
+    const mayWrite = this.opts.mayWrite;
+    if (!mayWrite) return adapter.placeOrder({ ...input, tag });
+    const refuse = (): never => {
+      throw new StaleLeaseError(accountLeaseKey(master.id), undefined, null);
+    };
+    try {
+      return await fencedCall(
+        () => mayWrite(master.id),
+        refuse,
+        () => adapter.placeOrder({ ...input, tag }),
+      );
+    } catch (err) {
+      if (!(err instanceof StaleLeaseError)) throw err;
+      const message = "not sent: this worker's lease on the Master account ran out before the order could leave";
+      // Only while still pending: a row another process already settled keeps its word.
+      await this.store.trades.updateTradeIf(
+        tradeId,
+        ['pending'],
+        { status: 'rejected', masterOutcome: { kind: 'rejected', code: NOT_AT_BROKER, message } },
+        [
+          {
+            userId: master.userId,
+            accountId: master.id,
+            type: 'order.rejected',
+            payload: {
+              tradeId,
+              requestId,
+              symbol: input.symbol,
+              side: input.side,
+              volume: input.volume.toString(),
+              code: NOT_AT_BROKER,
+              message,
+            },
+          },
+        ],
+      );
+      throw leaseRunningOut(tradeId);
+    }
+  }
+
   /** Bad input is a clear 400 before anything reaches a broker. */
   private async validate(adapter: BrokerAdapter, input: OrderInput): Promise<void> {
     if (input.type !== 'market' && !adapter.capabilities.orderTypes.includes(input.type)) {
@@ -177,6 +246,15 @@ export class OrderService {
         throw invalid(`${field} must be a multiple of the tick size ${spec.tickSize} for ${input.symbol}`, { field });
     }
   }
+}
+
+/** 503, retryable: provably nothing of this order left for the broker (see placeFenced). */
+function leaseRunningOut(tradeId: string | null): AppError {
+  return new AppError(
+    'upstream_unavailable',
+    "this worker's lease on the Master account ran out before the order could leave; nothing was sent to the broker, retry shortly",
+    { retryable: true, retryAfter: 2, ...(tradeId ? { details: { tradeId } } : {}) },
+  );
 }
 
 function lookupAsOutcome(l: MasterLookup, sent: OrderOutcome): OrderOutcome {

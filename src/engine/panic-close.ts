@@ -159,8 +159,12 @@ export class PanicCloseService {
     return this.runner.live;
   }
 
-  /** Picks up jobs a stopped service left running; returns how many. */
+  /**
+   * Picks up jobs a stopped service left running; returns how many. Also after stop(): a worker calls it when it
+   * (re)takes the jobs' lease, having stopped them when it lost it.
+   */
   async resumeRunning(): Promise<number> {
+    this.runner.reopen();
     const jobs = await this.jobs.running();
     for (const j of jobs) void this.runner.run(j);
     return jobs.length;

@@ -20,6 +20,12 @@ export interface PanicJobOptions {
   /** Progress is saved at most this often while the job runs (and always at its end). */
   saveEveryMs: number;
   onError?: (err: unknown) => void;
+  /**
+   * A worker: whether its broker writes may still leave under the lease the jobs run under (the deployment lease,
+   * LeaseKeeper.mayWrite). Once it says no, this process sends nothing more and leaves its jobs running for the
+   * lease's next holder, which resumes them from a fresh read. Default: always.
+   */
+  mayWrite?: () => boolean;
 }
 
 export const DEFAULT_PANIC_OPTIONS: PanicJobOptions = {
@@ -47,6 +53,8 @@ export class PanicJobRunner {
   /** Two jobs covering one account (its own and its group's) flatten it one after the other, never at once. */
   private readonly accountTurns = new Map<string, Promise<unknown>>();
   private stopping = false;
+  /** Stopping, or this process may no longer write under the jobs' lease. */
+  private readonly halted = () => this.stopping || !(this.opts.mayWrite?.() ?? true);
 
   constructor(
     private readonly store: Store,
@@ -92,6 +100,11 @@ export class PanicJobRunner {
     await Promise.allSettled([...this.runs.values()].map((r) => r.done));
   }
 
+  /** Runs jobs again after a stop (a worker that lost the jobs' lease and took it back). */
+  reopen(): void {
+    this.stopping = false;
+  }
+
   private async execute(job: PanicJob, progress: PanicProgress): Promise<void> {
     const writer = new ProgressWriter(this.store, this.jobs, job.id, progress, this.opts.saveEveryMs, (err) =>
       this.opts.onError?.(err),
@@ -116,16 +129,20 @@ export class PanicJobRunner {
       if (!accounts.has(id)) accounts.set(id, await this.store.accounts.byId(id));
       return accounts.get(id)!;
     };
-    const stopped = () => this.stopping;
-
+    const stopped = this.halted;
+    // The job ends here only on a conclusion: flat from a fresh read of every account, or an account given up.
+    let concluded = false;
     for (let pass = 1; ; pass++) {
       await Promise.all(
         progress.accounts.map((r) =>
           this.inTurn(r.accountId, async () => this.flatten(job, r, await accountOf(r.accountId), writer, event)),
         ),
       );
-      if (this.stopping) break;
-      if (progress.accounts.some((r) => r.state !== 'flat')) break;
+      if (this.halted()) break;
+      if (progress.accounts.some((r) => r.state !== 'flat')) {
+        concluded = true;
+        break;
+      }
       // Every account read flat once; read them all again, now that the last one is done, before saying so.
       const again = await Promise.all(
         progress.accounts.map(async (r) => {
@@ -136,9 +153,14 @@ export class PanicJobRunner {
           return flat;
         }),
       );
-      if (again.every(Boolean) || this.stopping || progress.accounts.some((r) => r.state === 'failed')) break;
+      if (again.every(Boolean) || progress.accounts.some((r) => r.state === 'failed')) {
+        concluded = true;
+        break;
+      }
+      if (this.halted()) break;
     }
-    if (this.stopping && progress.accounts.some((r) => r.state === 'running')) {
+    if (!concluded) {
+      // Stopped or fenced: the job stays running, resumed by the next start or the lease's next holder.
       await writer.flush();
       return;
     }
@@ -166,7 +188,7 @@ export class PanicJobRunner {
       writer.changed();
       return;
     }
-    const stopped = () => this.stopping;
+    const stopped = this.halted;
     for (;;) {
       const snap = await this.flattener.read(account, r, job.cancelPending, writer, stopped);
       if (snap && snap.positions.length === 0 && snap.orders.length === 0) {
@@ -179,11 +201,11 @@ export class PanicJobRunner {
         writer.changed();
         return;
       }
-      if (this.stopping) return;
+      if (this.halted()) return;
       r.round += 1;
       if (snap) await this.flattener.act(account, r, snap, writer, stopped);
       await writer.flush({}, [event(r, 'panic_close.progress')]);
-      if (this.stopping) return;
+      if (this.halted()) return;
       const lost =
         r.positions.some((p) => p.outcome === 'unresolved') || r.orders.some((o) => o.outcome === 'unresolved');
       // Every write answered yes: the confirming read can follow at once.

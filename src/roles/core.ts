@@ -69,12 +69,16 @@ export interface CoreOptions {
     settles: (accountId: string) => boolean;
     /** Whether a broker write of a Master's copies may leave now (CopyEngineOptions.mayWrite); default `settles`. */
     mayWrite?: (masterAccountId: string) => boolean;
+    /** Whether the panic-close jobs' broker writes may leave now (the deployment lease; PanicJobOptions.mayWrite). */
+    panicMayWrite?: () => boolean;
     fence: Fence;
     /** See OpenOptions.idleInTransactionMs (the lease TTL). */
     idleInTransactionMs: number;
   };
   /** An api process: panic-close jobs are handed to the worker holding the deployment lease (see PanicCloseOptions). */
   panicHandOff?: (job: PanicJob) => void;
+  /** Where /readyz answers (503, `bus` failing) while NATS cannot be reached at start (BusWaitOptions.probes). */
+  busWaitProbes?: { host: string; port: number };
   /** Start the webhook deliverer now (default); a worker starts it under its lease instead. */
   deliverNow?: boolean;
 }
@@ -102,8 +106,15 @@ export async function composeCore(cfg: Config, logger: Logger | false, opts: Cor
     const settles = opts.ownership ? { owns: opts.ownership.settles } : {};
     // Cross-process signals: NATS when configured (several processes on one PostgreSQL store), else in-process.
     // NATS client loaded only when configured: a single-process start does not pay for it.
+    // Started before NATS (or in an outage), the process waits for it, not ready, instead of exiting.
     const bus: Bus = cfg.natsUrl
-      ? await (await import('../bus/nats-bus.js')).NatsBus.connect(cfg.natsUrl)
+      ? await (await import('./bus-connect.js')).connectBusWhenUp(cfg.natsUrl, {
+          logger,
+          readiness,
+          metrics,
+          metricsToken: cfg.metricsToken,
+          ...(opts.busWaitProbes ? { probes: opts.busWaitProbes } : {}),
+        })
       : new LocalBus();
     const detachBus = store.events.useBus(bus);
     if (bus.ping) readiness.register('bus', () => bus.ping?.() ?? Promise.resolve());
@@ -208,6 +219,7 @@ export async function composeCore(cfg: Config, logger: Logger | false, opts: Cor
     const dispatcher = new Dispatcher();
     const panic = new PanicCloseService(store, adapters, dispatcher, {
       ...(opts.panicHandOff ? { handOff: opts.panicHandOff } : {}),
+      ...(opts.ownership?.panicMayWrite ? { mayWrite: opts.ownership.panicMayWrite } : {}),
       onError: (err) => logger && logger.error({ err }, 'panic-close job step failed'),
     });
     // Shadowed Slaves get a simulated twin from every forAccount call: the registry asks the shadow mode first.

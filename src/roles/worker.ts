@@ -71,10 +71,13 @@ export async function startWorker(cfg: Config, logger: Logger | false, opts: Wor
   const core = await composeCore(cfg, logger, {
     ...(opts.simulator ? { simulator: opts.simulator } : {}),
     deliverNow: false,
+    ...(opts.probesPort !== undefined ? { busWaitProbes: { host: cfg.host, port: opts.probesPort } } : {}),
     ownership: {
       owns: (id) => ready.has(id) && holds(id),
       settles: holds,
       mayWrite: (id) => keeper?.mayWrite(accountLeaseKey(id)) ?? false,
+      // Panic-close jobs run under the deployment lease: its holder alone sends their closes and cancels.
+      panicMayWrite: () => keeper?.mayWrite(SCHEDULED_LEASE) ?? false,
       fence: { owner: instanceId, epochOf: (key) => keeper?.epochOf(key) },
       idleInTransactionMs: ttlMs,
     },
@@ -84,7 +87,15 @@ export async function startWorker(cfg: Config, logger: Logger | false, opts: Wor
     if (!(core.bus instanceof NatsBus)) throw new Error('a worker needs NATS (NATS_URL)');
     await refuseBesideServe(store.leases);
     // The api processes' order requests for the Masters this worker holds, answered by its own pipeline.
-    const orderRoute = serveOrders(core.bus, new OrderService(store, adapters, engine), holds, logger);
+    const orderRoute = serveOrders(
+      core.bus,
+      // The Master's own write passes the same gate as its copies (lease held, with the write margin left).
+      new OrderService(store, adapters, engine, Date.now, {
+        mayWrite: (id) => keeper?.mayWrite(accountLeaseKey(id)) ?? false,
+      }),
+      holds,
+      logger,
+    );
     const health = new HealthMonitor(store, adapters, {
       intervalMs: cfg.healthIntervalMs,
       staleAfterMs: 3 * cfg.healthIntervalMs,

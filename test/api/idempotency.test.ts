@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AppError } from '../../src/domain/errors.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
 let svc: TestService;
@@ -133,6 +134,36 @@ describe('Idempotency-Key on family V writes', () => {
     const good = await order(k);
     expect(good.status).toBe(202);
     expect(good.headers.get('idempotent-replayed')).toBeNull();
+  });
+
+  it('a 503 with Retry-After (nothing was sent: a lease moving) is not stored: the retry with the same key runs', async () => {
+    const k = freshKey();
+    const orders = svc.deps.orders;
+    const send = orders.send;
+    let refused = 0;
+    orders.send = async (...args: Parameters<typeof send>) => {
+      if (refused++ === 0)
+        throw new AppError('upstream_unavailable', 'the lease ran out before the order could leave; nothing was sent', {
+          retryable: true,
+          retryAfter: 2,
+        });
+      return send.apply(orders, args);
+    };
+    try {
+      const before = masterPositions();
+      const first = await order(k);
+      expect(first.status).toBe(503);
+      expect(first.headers.get('retry-after')).toBe('2');
+      const retry = await order(k);
+      expect(retry.status, retry.text).toBe(202);
+      expect(retry.headers.get('idempotent-replayed')).toBeNull();
+      expect(masterPositions()).toBe(before + 1);
+      const replay = await order(k);
+      expect(replay.status).toBe(202);
+      expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    } finally {
+      orders.send = send;
+    }
   });
 
   it('keys are scoped per user', async () => {

@@ -120,8 +120,10 @@ export function idempotency(app: FastifyInstance, store: Store, opts: Idempotenc
     if (!claim) return payload;
     req.idempotency = undefined;
     try {
-      // A rate-limit answer means the request was not served: the client may retry it with the same key.
-      if (reply.statusCode === 429) {
+      // A rate-limit answer means the request was not served: the client may retry it with the same key. So does
+      // a 503 with Retry-After: only ever answered when nothing was sent (no worker holds the Master now, or its
+      // lease ran out before the write left; see remote-orders.ts and OrderService.placeFenced).
+      if (reply.statusCode === 429 || (reply.statusCode === 503 && reply.getHeader('retry-after') !== undefined)) {
         await repo.release(claim.userId, claim.key);
         return payload;
       }

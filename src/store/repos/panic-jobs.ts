@@ -55,10 +55,12 @@ export class PanicJobsRepo {
 
   async update(id: string, patch: JobPatch, evs: NewEvent[] = []): Promise<void> {
     await this.db.transaction(async (tx) => {
+      // Only while running: a process that lost the job's lease and saves late cannot rewrite a job its successor
+      // already finished.
       await tx
         .update(panicJobs)
         .set({ ...patch, updatedAt: new Date() })
-        .where(eq(panicJobs.id, id));
+        .where(and(eq(panicJobs.id, id), eq(panicJobs.state, 'running')));
       if (evs.length > 0) await this.events.append(tx, evs);
     });
     if (evs.length > 0) this.events.notify(evs.map((e) => e.userId));
