@@ -34,3 +34,19 @@ export function loopStalledMs(): number {
   const pending = performance.now() - last - TICK_MS;
   return total + (pending > JITTER_MS ? pending : 0);
 }
+
+/**
+ * A failed broker call during which our own loop was stalled at least OUR_STALL_MS, and for at least
+ * OUR_STALL_SHARE of the call or OUR_STALL_ALWAYS_MS in all, says nothing about the broker: its answer may well
+ * have waited behind us. (Timer jitter on a busy machine stays well under these; the absolute figure is there
+ * because a call's time also includes waiting in its connection's pacer behind a burst of copies, which would
+ * dilute the share.)
+ */
+const OUR_STALL_MS = 50;
+const OUR_STALL_SHARE = 0.1;
+const OUR_STALL_ALWAYS_MS = 500;
+
+/** True when a call that took `tookMs` while our loop stalled `stalledMs` of it failed because of us, not the broker. */
+export function stalledByUs(stalledMs: number, tookMs: number): boolean {
+  return stalledMs >= OUR_STALL_MS && (stalledMs >= OUR_STALL_SHARE * tookMs || stalledMs >= OUR_STALL_ALWAYS_MS);
+}

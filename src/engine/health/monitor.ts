@@ -5,7 +5,7 @@ import type { Store } from '../../store/store.js';
 import type { EquitySnapshot } from '../../store/repos/equity.js';
 import type { HealthWrite } from '../../store/repos/accounts.js';
 import type { AdapterRegistry } from '../adapter-registry.js';
-import { loopStalledMs } from './loop-lag.js';
+import { loopStalledMs, stalledByUs } from './loop-lag.js';
 
 export interface HealthMonitorOptions {
   intervalMs: number;
@@ -62,12 +62,6 @@ interface Checked {
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
-/**
- * A failed read during which our own event loop was stalled at least this long, and for at least this share of
- * the read, says nothing about the broker (timer jitter on a busy machine stays well under both).
- */
-const OUR_STALL_MS = 50;
-const OUR_STALL_SHARE = 0.1;
 
 /** Statuses the user or the risk guard chose: health never overrides them. */
 const CHOSEN: AccountStatus[] = ['paused', 'locked', 'disabled'];
@@ -319,8 +313,7 @@ export class HealthMonitor {
       this.failingSince.set(accountId, { at: now, stalled });
       return true;
     }
-    const stalledDuring = stalled - stalledBefore;
-    if (stalledDuring >= Math.max(OUR_STALL_MS, OUR_STALL_SHARE * (now - startedAt))) return true;
+    if (stalledByUs(stalled - stalledBefore, now - startedAt)) return true;
     let since = this.failingSince.get(accountId);
     const answered = this.opts.lastAnswerAt?.(accountId);
     if (!since || (answered !== undefined && answered > since.at)) {
