@@ -92,6 +92,7 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
       staleAfterMs: 3 * cfg.healthIntervalMs,
       checkTimeoutMs: Math.max(10_000, cfg.brokerTimeoutMs),
       isBusy: (id) => dispatcher.busy(id),
+      lastAnswerAt: (id) => dispatcher.lastAnswerAt(id),
     });
     cleanup.unshift(() => health.stop());
 

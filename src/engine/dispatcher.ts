@@ -16,6 +16,8 @@ export class Dispatcher {
   /** Writes per account handed to the dispatcher and not yet answered (waiting for a token included). */
   private readonly writing = new Map<string, number>();
   private readonly meter = new ThroughputMeter();
+  /** When each connection last answered anything (Date.now): the health monitor's proof of life. */
+  private readonly answers = new Map<string, number>();
 
   private bucket(accountId: string, adapter: BrokerAdapter): { take(): Promise<void> } {
     // An adapter that paces itself by the broker's served limits would only be slowed by a guess on top.
@@ -43,7 +45,9 @@ export class Dispatcher {
     this.writing.set(accountId, (this.writing.get(accountId) ?? 0) + 1);
     try {
       await this.bucket(accountId, adapter).take();
-      return await call();
+      const result = await call();
+      if (isAnswer(result)) this.answers.set(accountId, Date.now());
+      return result;
     } finally {
       const n = (this.writing.get(accountId) ?? 1) - 1;
       if (n <= 0) this.writing.delete(accountId);
@@ -69,6 +73,11 @@ export class Dispatcher {
     return n;
   }
 
+  /** When this connection last gave the broker's answer to a call (confirmed or refused, not unknown or never sent). */
+  lastAnswerAt(accountId: string): number | undefined {
+    return this.answers.get(accountId);
+  }
+
   /** True while copies to this account are queued or on the wire: its connection's budget belongs to them. */
   busy(accountId: string): boolean {
     return this.writing.has(accountId);
@@ -84,4 +93,11 @@ export class Dispatcher {
   async drain(): Promise<void> {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
   }
+}
+
+/** An order outcome proves the broker answered only when it is the broker's verdict; any other value came from it. */
+function isAnswer(result: unknown): boolean {
+  if (typeof result !== 'object' || result === null || !('kind' in result)) return true;
+  const kind = (result as { kind: unknown }).kind;
+  return kind !== 'unresolved' && kind !== 'denied';
 }

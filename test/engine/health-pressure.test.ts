@@ -11,6 +11,10 @@ let h: EngineHarness;
 let now = 1_000_000;
 let busy = new Set<string>();
 let acc: Account;
+/** Our own event loop's total stall (ms) as the monitor sees it; `stallPerRead` is added each time it is asked. */
+let stalled = 0;
+let stallPerRead = 0;
+let answeredAt: number | undefined;
 const monitor = (o: { downAfterMs?: number } = {}) =>
   new HealthMonitor(h.store, h.adapters, {
     intervalMs: 1000,
@@ -18,6 +22,8 @@ const monitor = (o: { downAfterMs?: number } = {}) =>
     checkTimeoutMs: 500,
     clock: () => now,
     isBusy: (id) => busy.has(id),
+    loopStalledMs: () => (stalled += stallPerRead),
+    lastAnswerAt: () => answeredAt,
     ...o,
   });
 const status = async () => (await h.store.accounts.byId(acc.id))!.status;
@@ -28,6 +34,9 @@ beforeEach(async () => {
   h = await engineHarness();
   acc = await h.account({ role: 'slave' });
   busy = new Set();
+  stalled = 0;
+  stallPerRead = 0;
+  answeredAt = undefined;
 });
 afterEach(async () => h.close());
 
@@ -117,6 +126,59 @@ describe('health under pressure', () => {
     const m = monitor({ downAfterMs: 0 });
     failReads(1);
     await m.check(acc);
+    expect(await status()).toBe('disconnected');
+  });
+
+  it('a read that failed while our own event loop was stalled is not held against the broker', async () => {
+    const m = monitor();
+    await m.check(acc);
+    failReads(100);
+    // Every read sees our loop stalled for 2 s (a starved machine): however long this lasts, no outage is called.
+    stallPerRead = 2_000;
+    for (let i = 0; i < 5; i++) {
+      now += 20_000;
+      expect(await m.check((await h.store.accounts.byId(acc.id))!)).toMatchObject({ state: 'degraded' });
+      expect(await status()).toBe('connected');
+    }
+    // Once we run freely again, the broker's own failures count, and for downAfterMs of our running time.
+    stallPerRead = 0;
+    now += 1000;
+    await m.check((await h.store.accounts.byId(acc.id))!);
+    expect(await status()).toBe('connected');
+    now += 30_000;
+    expect(await m.check((await h.store.accounts.byId(acc.id))!)).toMatchObject({ state: 'down' });
+    expect(await status()).toBe('disconnected');
+  });
+
+  it('the outage clock does not count the time our loop was stalled between two failed reads', async () => {
+    const m = monitor();
+    await m.check(acc);
+    failReads(100);
+    await m.check((await h.store.accounts.byId(acc.id))!);
+    // 40 s later by the wall, of which we were stalled 25 s between the reads: 15 s of failing, not 40.
+    now += 40_000;
+    stalled += 25_000;
+    await m.check((await h.store.accounts.byId(acc.id))!);
+    expect(await status()).toBe('connected');
+    now += 15_000;
+    await m.check((await h.store.accounts.byId(acc.id))!);
+    expect(await status()).toBe('disconnected');
+  });
+
+  it("a copy's answer is proof of life: the outage clock restarts from it", async () => {
+    const m = monitor();
+    await m.check(acc);
+    failReads(100);
+    await m.check((await h.store.accounts.byId(acc.id))!);
+    now += 25_000;
+    // The broker confirmed (or refused) a copy just now, although its health reads still fail.
+    answeredAt = now;
+    await m.check((await h.store.accounts.byId(acc.id))!);
+    now += 25_000;
+    await m.check((await h.store.accounts.byId(acc.id))!);
+    expect(await status()).toBe('connected');
+    now += 5_000;
+    expect(await m.check((await h.store.accounts.byId(acc.id))!)).toMatchObject({ state: 'down' });
     expect(await status()).toBe('disconnected');
   });
 });

@@ -5,6 +5,7 @@ import type { Store } from '../../store/store.js';
 import type { EquitySnapshot } from '../../store/repos/equity.js';
 import type { HealthWrite } from '../../store/repos/accounts.js';
 import type { AdapterRegistry } from '../adapter-registry.js';
+import { loopStalledMs, stalledByUs } from './loop-lag.js';
 
 export interface HealthMonitorOptions {
   intervalMs: number;
@@ -15,9 +16,21 @@ export interface HealthMonitorOptions {
   /**
    * A broker that does not answer is called disconnected only once its checks have failed for this long
    * (default `staleAfterMs`): one slow answer under a burst is pressure, not an outage. An OAuth refusal is
-   * acted on at once.
+   * acted on at once. The time counted is time *our* event loop was running (see `loopStalledMs`) since the
+   * connection's last answer of any kind (see `lastAnswerAt`): a broker is never called down because we were slow.
    */
   downAfterMs?: number;
+  /**
+   * When this connection last gave an answer of any kind (a copy confirmed or refused by the broker), in the
+   * monitor's clock. A copy's answer is proof of life: the outage clock restarts from it.
+   */
+  lastAnswerAt?: (accountId: string) => number | undefined;
+  /**
+   * Total time this process's event loop has been stalled, ever increasing (default: measured, see
+   * ./loop-lag.ts; with an injected `clock`, none, so the two clocks are never mixed). Subtracted from the
+   * time a broker has been failing.
+   */
+  loopStalledMs?: () => number;
   /**
    * True while the account's copies are queued or on the wire. Its health read then waits for a later round
    * (writes come first on a shared rate limit), for at most `staleAfterMs` since the last good read.
@@ -64,11 +77,15 @@ export class HealthMonitor {
   /** Ends the wait between two slices of a scheduled round (stop). */
   private wake: (() => void) | null = null;
   private readonly lastOk = new Map<string, number>();
-  /** When the current run of failed checks began, per account. */
-  private readonly failingSince = new Map<string, number>();
+  /**
+   * When the current run of failed checks began, per account, and how stalled our own loop had been by then
+   * (so the outage clock counts only the time we were running).
+   */
+  private readonly failingSince = new Map<string, { at: number; stalled: number }>();
   /** Rounds to sit out after a failed check: a busy broker is not asked again at once. */
   private readonly backoff = new Map<string, number>();
   private readonly startedAt: number;
+  private readonly stalled: () => number;
   /** Good reads of the current round, written as one statement when the round ends. */
   private snapshots: EquitySnapshot[] = [];
   private readonly lastSnapshot = new Map<string, number>();
@@ -80,6 +97,8 @@ export class HealthMonitor {
     private readonly opts: HealthMonitorOptions,
   ) {
     this.startedAt = this.now();
+    this.stalled = opts.loopStalledMs ?? (opts.clock ? () => 0 : loopStalledMs);
+    this.stalled();
   }
 
   /**
@@ -206,6 +225,7 @@ export class HealthMonitor {
   /** One account's broker read and what it means; nothing is written yet. */
   private async read(account: Account): Promise<Checked> {
     const now = this.now();
+    const stalledBefore = this.stalled();
     let health: Health;
     let status: AccountStatus = account.status;
     let funds: HealthWrite['funds'] = null;
@@ -244,7 +264,9 @@ export class HealthMonitor {
           lastError: message,
         };
         if (!CHOSEN.includes(status)) status = 'reconnect_required';
-      } else if (code === 'rate_limited' || this.underPressure(account.id, now)) {
+      } else if (code === 'rate_limited' || this.underPressure(account.id, now, stalledBefore)) {
+        // A rate-limit refusal is an answer: the broker is there, so no outage has begun.
+        if (code === 'rate_limited') this.failingSince.delete(account.id);
         // The broker is there, only busy (or slow for less than downAfterMs): keep what we know, say why the data
         // may lag, and ask it again less often.
         health = {
@@ -274,22 +296,32 @@ export class HealthMonitor {
   /**
    * A failed read is pressure, not an outage, while copies to the account are still queued or on the wire (their
    * own outcomes say whether the broker is down; marking it disconnected would skip every copy behind them), or
-   * while reads have failed for less than downAfterMs.
+   * while reads have failed for less than downAfterMs. Only a read that failed while our own event loop was
+   * running counts: on a starved machine a read "times out" because the broker's answer waited behind us, and a
+   * Slave called down for that has every copy behind it skipped, for nothing. The outage clock
+   * - starts at the first such clean failure, and restarts at the connection's last answer of any kind, a copy's
+   *   included: a broker that just confirmed or refused a write is there, however its health read fared;
+   * - counts only the time our loop was running (our stalls are subtracted).
+   * A real outage is still called, later by however long we were stalled; while every read is stalled (the
+   * machine starved throughout) none is, and the copies' own outcomes (unresolved, settled by lookup) speak.
    */
-  private underPressure(accountId: string, now: number): boolean {
-    const since = this.failing(accountId, now);
+  private underPressure(accountId: string, startedAt: number, stalledBefore: number): boolean {
+    const now = this.now();
+    const stalled = this.stalled();
     if (this.opts.isBusy?.(accountId)) {
       // The outage clock starts once the account is idle, so a burst does not use it up.
-      this.failingSince.set(accountId, now);
+      this.failingSince.set(accountId, { at: now, stalled });
       return true;
     }
-    return now - since < (this.opts.downAfterMs ?? this.opts.staleAfterMs);
-  }
-
-  private failing(accountId: string, now: number): number {
-    const since = this.failingSince.get(accountId) ?? now;
-    this.failingSince.set(accountId, since);
-    return since;
+    if (stalledByUs(stalled - stalledBefore, now - startedAt)) return true;
+    let since = this.failingSince.get(accountId);
+    const answered = this.opts.lastAnswerAt?.(accountId);
+    if (!since || (answered !== undefined && answered > since.at)) {
+      since = { at: now, stalled };
+      this.failingSince.set(accountId, since);
+    }
+    const failedFor = now - since.at - (stalled - since.stalled);
+    return failedFor < (this.opts.downAfterMs ?? this.opts.staleAfterMs);
   }
 
   /** The account's status move (compare-and-set, rare) and the events of what changed, after its health is written. */
