@@ -101,6 +101,7 @@ export async function startWorker(cfg: Config, logger: Logger | false, opts: Wor
       staleAfterMs: 3 * cfg.healthIntervalMs,
       checkTimeoutMs: Math.max(10_000, cfg.brokerTimeoutMs),
       isBusy: (id) => dispatcher.busy(id),
+      lastAnswerAt: (id) => dispatcher.lastAnswerAt(id),
       owns: (id) => ready.has(id) && holds(id),
     });
     let scheduled = false;
