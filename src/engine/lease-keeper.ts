@@ -41,8 +41,9 @@ export interface LeaseKeeperOptions {
   /** At most this many keys handed over per round (default 2): moves are gradual. */
   givePerRound?: number;
   /**
-   * Hysteresis: a worker gives keys only when it holds more than `ceil(n / workers) + slack`, or when another one
-   * holds fewer than `floor(n / workers) - slack` (default 0: the counts settle within one of each other).
+   * Hysteresis: a worker gives keys only when it holds more than `ceil(n / workers) + slack` (then down to the
+   * share), or when another one holds fewer than `floor(n / workers) - slack` (then one key, by the richest).
+   * Default 0: the counts settle within one of each other and then nothing moves.
    */
   slack?: number;
   logger?: Logger | false;
@@ -256,8 +257,11 @@ export class LeaseKeeper implements Fence {
       if (!isPresence(l.key)) owners.set(l.key, l.owner);
     }
     for (const key of wanted)
-      if (owners.has(key)) this.freeSince.delete(key);
-      else if (!this.freeSince.has(key)) this.freeSince.set(key, now);
+      if (owners.has(key)) {
+        this.freeSince.delete(key);
+        // Taken by the one it was handed to (or anyone): the hand-over is over, the giver may take it again later.
+        if (owners.get(key) !== this.owner) this.releasedAt.delete(key);
+      } else if (!this.freeSince.has(key)) this.freeSince.set(key, now);
     for (const key of this.freeSince.keys()) if (owners.has(key)) this.freeSince.delete(key);
 
     const groupOf = this.opts.group ?? (() => '');
@@ -288,7 +292,7 @@ export class LeaseKeeper implements Fence {
         if (mine >= plan.hi && !orphan) continue;
         // Just handed over by this worker: left to the one it was given to, unless nobody took it within a TTL.
         const released = this.releasedAt.get(key);
-        if (released !== undefined && now - released < ttl && !orphan) continue;
+        if (released !== undefined && now - released < ttl && !orphan && workers.size > 1) continue;
         const sentAt = this.clock();
         const got = await this.leases.acquire(key, this.owner, ttl);
         if (!got) continue;
@@ -342,6 +346,7 @@ export class LeaseKeeper implements Fence {
         this.releasing.delete(k);
         if (await this.leases.release(k, this.owner, h.epoch).catch(() => false)) {
           this.releasedAt.set(k, this.clock());
+          this.freeSince.set(k, this.clock());
           released.push(k);
         }
       }
@@ -395,7 +400,8 @@ export function planShare(o: {
   }
   const mine = o.keys.filter(o.mine).length;
   counts.set(o.me, mine);
-  let give = Math.max(0, mine - hi - o.slack);
+  // Once past the band, back down to the share itself (not to its edge), so the next small change moves nothing.
+  let give = mine > hi + o.slack ? mine - hi : 0;
   if (give === 0 && mine > lo) {
     const needy = [...counts].some(([x, c]) => x !== o.me && c < lo - o.slack);
     const richest = [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]![0];
