@@ -173,7 +173,12 @@ export async function startWorker(cfg: Config, logger: Logger | false, opts: Wor
       },
       onReleased: (keys) => {
         for (const id of accountIds(keys)) draining.delete(id);
-        core.bus.publish(LEASES_RELEASED, JSON.stringify(keys));
+        try {
+          core.bus.publish(LEASES_RELEASED, JSON.stringify(keys));
+        } catch (err) {
+          // Not told: they take the keys at their next round.
+          if (logger) logger.warn({ err }, 'could not tell the other workers about the handed-over leases');
+        }
         if (logger) logger.info({ keys }, 'leases handed over');
       },
       wanted: async () => {
@@ -262,7 +267,15 @@ export async function startWorker(cfg: Config, logger: Logger | false, opts: Wor
       await Promise.all([reconciler.stop(), settler.stop(), health.stop()]);
       await dispatcher.drain();
       await engine.flush();
-      if (release) await lease.releaseAll();
+      if (release) {
+        await lease.releaseAll();
+        // The others take them at once, not at their next round.
+        try {
+          core.bus.publish(LEASES_RELEASED, '[]');
+        } catch (err) {
+          if (logger) logger.warn({ err }, 'could not tell the other workers about the released leases');
+        }
+      }
     });
     await watcher.start();
     settler.start();
