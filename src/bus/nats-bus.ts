@@ -61,9 +61,8 @@ export class NatsBus implements Bus {
     }
   }
 
-  /** Answers the requests on one subject (one at a time per subject: an account's orders stay in order). */
   /**
-   * Answers requests on `subject` one at a time. `stop` unsubscribes at once; `drain` stops taking requests and
+   * Answers the requests on one subject, one at a time (an account's orders stay in order). `stop` unsubscribes at once; `drain` stops taking requests and
    * resolves once every request already delivered to this process is answered (a request sent after it finds
    * nobody: the requester's NoResponder), bounded by `withinMs` for the unsubscription itself (a cut connection).
    */

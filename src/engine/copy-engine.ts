@@ -250,6 +250,7 @@ export class CopyEngine {
     prevTags: string[] = [],
   ): Promise<OrderOutcome> {
     // Counted from before the write gate to the outcome: `writesEnded` waits for every one of them (a hand-over).
+    this.lastCopy.set(master.id, this.clock());
     const p = this.sendOpNow(master, tradeId, trade, row, slave, op, attempt, latency, queuedAt, prevTags);
     let set = this.sending.get(master.id);
     if (!set) this.sending.set(master.id, (set = new Set()));
@@ -276,7 +277,10 @@ export class CopyEngine {
       await Promise.all([...set]);
   }
 
-  /** When this Master's last action was planned (engine clock), 0 if none since start: hand-overs pick the quietest. */
+  /**
+   * When this Master's last action was planned or a copy of it written (engine clock), 0 if none since this
+   * process started: hand-overs pick the quietest.
+   */
   lastCopyAt(masterAccountId: string): number {
     return this.lastCopy.get(masterAccountId) ?? 0;
   }
