@@ -151,11 +151,14 @@ export async function startWorker(cfg: Config, logger: Logger | false, opts: Wor
       // The quietest first: nothing of theirs to drain, so their hand-over is over at once and no order waits.
       giveOrder: (keys) => [...keys].sort((a, b) => lastActive(a) - lastActive(b)),
       drain: async (keys) => {
-        const ids = accountIds(keys);
-        for (const id of ids) {
+        for (const id of accountIds(keys)) {
           draining.add(id);
           ready.delete(id);
         }
+        // A Slave's key covers only its health reads (its copies are written, fenced, under its Master's key):
+        // nothing to wait for. A Master's work is drained below.
+        const ids = accountIds(keys.filter((k) => masterKeys.has(k)));
+        if (ids.length === 0) return;
         // No new order is taken for them (the api answers 503, nothing sent); those already here are answered.
         await Promise.all(ids.map((id) => orderRoute.drain(id)));
         // Their watches stop (what the Master does from now on is the successor's start diff to copy).
@@ -169,6 +172,8 @@ export async function startWorker(cfg: Config, logger: Logger | false, opts: Wor
       },
       quiesce: async (keys) => {
         // Out of the fence now: no write passes the gate any more; one that passed it ends before the release.
+        // (Asked of every key: a Slave's `writesEnded` resolves at once, and a key whose account turned Master
+        // meanwhile is waited for too.)
         await Promise.all(accountIds(keys).map((id) => engine.writesEnded(id)));
       },
       onReleased: (keys) => {
