@@ -24,12 +24,11 @@ describe.runIf(ready)('rebalance: a worker added under a steady flow is handed i
   let d: Deployment;
   let probe: LedgerProbe;
   let flow: MasterFlow;
-  let apiBase: string;
 
   beforeAll(async () => {
     d = await startDeployment({ natsUrl: NATS_URL, leaseTtlMs: TTL_MS, slavesPerPlatform: 4 });
     await d.startWorker();
-    apiBase = await d.startApi();
+    const apiBase = await d.startApi();
     probe = new LedgerProbe(d.roleEnv.DATABASE_URL!, d.masterId);
     flow = new MasterFlow(d, apiBase, probe);
   }, 120_000);
@@ -89,21 +88,6 @@ describe.runIf(ready)('rebalance: a worker added under a steady flow is handed i
     expect(fair(alone.masters, alone.nMasters, [first!])).toBe(true);
     expect(fair(alone.others, alone.nOthers, [first!])).toBe(true);
 
-    // The other Master busier still (api orders back to back, answers not checked: its copies are not audited), so
-    // the quietest-first hand-over is likely to pick the flowed Master, whose copies the audit checks.
-    const other = (await d.store.accounts.all()).find((a) => a.role === 'master' && a.id !== d.masterId)!;
-    let busy = true;
-    const busyLoop = (async () => {
-      while (busy)
-        await fetch(`${apiBase}/v1/accounts/${other.id}/orders`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${d.apiKey}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ symbol: 'EURUSD', side: 'buy', volume: 0.01 }),
-        })
-          .then((r) => r.text())
-          .catch(() => undefined)
-          .then(() => new Promise((r) => setTimeout(r, 100)));
-    })();
     const t0 = performance.now();
     const second = await d.startWorker();
     const started = performance.now() - t0;
@@ -117,8 +101,7 @@ describe.runIf(ready)('rebalance: a worker added under a steady flow is handed i
       60_000,
     );
     const balanced = performance.now() - t0;
-    busy = false;
-    await busyLoop;
+    // The quietest Master goes first: the demo's idle one, so the flowed Master usually stays (logged).
     const flowedMoved = (await d.masterOwner()) === second;
     // The deployment's scheduled work is one key: it does not move.
     expect(await d.ownerOf(SCHEDULED_LEASE)).toBe(first);
