@@ -90,10 +90,17 @@ export class NatsBus implements Bus {
     }
   }
 
-  /** Answers the requests on one subject (one at a time per subject: an account's orders stay in order). */
-  serve(subject: string, handler: (data: string) => Promise<string>): () => void {
+  /**
+   * Answers the requests on one subject, one at a time (an account's orders stay in order). `stop` unsubscribes at once; `drain` stops taking requests and
+   * resolves once every request already delivered to this process is answered (a request sent after it finds
+   * nobody: the requester's NoResponder), bounded by `withinMs` for the unsubscription itself (a cut connection).
+   */
+  serve(
+    subject: string,
+    handler: (data: string) => Promise<string>,
+  ): { stop(): void; drain(withinMs?: number): Promise<void> } {
     const sub = this.nc.subscribe(`${this.prefix}.${subject}`);
-    void (async () => {
+    const loop = (async () => {
       for await (const m of sub) {
         const answer = await handler(this.decoder.decode(m.data)).catch((err: unknown) =>
           JSON.stringify({ ok: false, error: { code: 'internal_error', message: String(err) } }),
@@ -101,7 +108,24 @@ export class NatsBus implements Bus {
         m.respond(this.encoder.encode(answer));
       }
     })().catch(() => undefined);
-    return () => sub.unsubscribe();
+    return {
+      stop: () => sub.unsubscribe(),
+      drain: async (withinMs = 5_000) => {
+        let timer: NodeJS.Timeout | undefined;
+        const drained = sub.drain().catch(() => sub.unsubscribe());
+        await Promise.race([
+          drained,
+          new Promise<void>((r) => {
+            timer = setTimeout(() => {
+              sub.unsubscribe();
+              r();
+            }, withinMs);
+          }),
+        ]);
+        clearTimeout(timer);
+        await loop;
+      },
+    };
   }
 
   async close(): Promise<void> {

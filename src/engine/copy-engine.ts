@@ -63,6 +63,9 @@ export class CopyEngine {
   observer: CopyObserver | undefined;
   /** Per Master account, copies still being dispatched: follow-ups of the same account wait for them. */
   private readonly pending = new Map<string, Set<Promise<void>>>();
+  /** Per Master account, broker writes between their write gate and their outcome (dispatches and settle resends). */
+  private readonly sending = new Map<string, Set<Promise<void>>>();
+  private readonly lastCopy = new Map<string, number>();
   private readonly breaker: MasterBreaker | null;
   private readonly inputs: PlanInputs;
 
@@ -107,6 +110,7 @@ export class CopyEngine {
 
   async copy(from: Account, action: MasterAction, opts: CopyOptions = {}): Promise<CopyResult> {
     const t0 = performance.now();
+    this.lastCopy.set(from.id, this.clock());
     const master = await this.guard(from, opts);
     const tradeId = opts.tradeId ?? newId('trd');
     let slaves = await this.slavesOf(master);
@@ -233,7 +237,7 @@ export class CopyEngine {
   }
 
   /** Sends one op, settles a timeout by one look at the broker, and writes the outcome. */
-  async sendOp(
+  sendOp(
     master: Account,
     tradeId: string,
     trade: TradeLike,
@@ -244,6 +248,54 @@ export class CopyEngine {
     latency: Record<string, number>,
     queuedAt: number,
     prevTags: string[] = [],
+  ): Promise<OrderOutcome> {
+    // Counted from before the write gate to the outcome: `writesEnded` waits for every one of them (a hand-over).
+    this.lastCopy.set(master.id, this.clock());
+    const p = this.sendOpNow(master, tradeId, trade, row, slave, op, attempt, latency, queuedAt, prevTags);
+    let set = this.sending.get(master.id);
+    if (!set) this.sending.set(master.id, (set = new Set()));
+    const mine = set;
+    const tracked = p.then(
+      () => undefined,
+      () => undefined,
+    );
+    mine.add(tracked);
+    void tracked.then(() => {
+      mine.delete(tracked);
+      if (mine.size === 0 && this.sending.get(master.id) === mine) this.sending.delete(master.id);
+    });
+    return p;
+  }
+
+  /**
+   * Resolves once no broker write of this Master's copies (a dispatch or a settle resend) is between its write gate
+   * and its outcome: called after the Master's lease left the fence, nothing new passes the gate, so none can land
+   * after this resolves.
+   */
+  async writesEnded(masterAccountId: string): Promise<void> {
+    for (let set = this.sending.get(masterAccountId); set && set.size > 0; set = this.sending.get(masterAccountId))
+      await Promise.all([...set]);
+  }
+
+  /**
+   * When this Master's last action was planned or a copy of it written (engine clock), 0 if none since this
+   * process started: hand-overs pick the quietest.
+   */
+  lastCopyAt(masterAccountId: string): number {
+    return this.lastCopy.get(masterAccountId) ?? 0;
+  }
+
+  private async sendOpNow(
+    master: Account,
+    tradeId: string,
+    trade: TradeLike,
+    row: CopyIntent,
+    slave: Slave,
+    op: IntentOp,
+    attempt: number,
+    latency: Record<string, number>,
+    queuedAt: number,
+    prevTags: string[],
   ): Promise<OrderOutcome> {
     const adapter = slave.adapter!;
     // Unsent, the row stays as recorded: the lease's new holder settles it (lookup by tag, then its own send).

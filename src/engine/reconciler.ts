@@ -67,10 +67,19 @@ export class Reconciler {
     const results: ReconcileResult[] = new Array(masters.length);
     let next = 0;
     const lane = async () => {
-      for (let i = next++; i < masters.length; i = next++) results[i] = await this.run(masters[i]!, { dryRun: false });
+      for (let i = next++; i < masters.length; i = next++) {
+        // Asked again at its turn: a Master handed over to another worker meanwhile is that one's to reconcile.
+        if (!owns(masters[i]!.id)) continue;
+        results[i] = await this.run(masters[i]!, { dryRun: false });
+      }
     };
     await Promise.all(Array.from({ length: Math.min(RUN_ALL_LANES, masters.length) }, lane));
-    return results;
+    return results.filter((r) => r !== undefined);
+  }
+
+  /** Resolves once no real run of this Master is under way (a hand-over waits for it). */
+  async idle(masterAccountId: string): Promise<void> {
+    for (let r = this.running.get(masterAccountId); r; r = this.running.get(masterAccountId)) await r.catch(() => null);
   }
 
   /** One Master's group (or one Slave of it). Real runs of one Master never overlap. */

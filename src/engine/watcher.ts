@@ -55,7 +55,9 @@ export class Watcher {
         .filter((m) => !this.watches.has(m.id))
         .map(async (m) => {
           const adapter = await this.adapters.forAccount(m).catch(() => null);
-          if (!adapter || this.stopped || this.watches.has(m.id)) return;
+          // Asked again after the wait: a scan running beside this one (a lease lost or handed over meanwhile) may
+          // have stopped this Master's watch because it is no longer ours; it must not start again here.
+          if (!adapter || this.stopped || this.watches.has(m.id) || !owns(m.id)) return;
           const w = new AccountWatch(m.id, adapter, this.store, this.engine, this.opts, (msg, err) =>
             this.log(msg, err),
           );

@@ -95,8 +95,14 @@ export function serveOrders(
   orders: OrderService,
   holds: (masterAccountId: string) => boolean,
   logger: Logger | false = false,
-): { attach(masterAccountId: string): void; detach(masterAccountId: string): void; detachAll(): void } {
-  const served = new Map<string, () => void>();
+): {
+  attach(masterAccountId: string): void;
+  detach(masterAccountId: string): void;
+  /** Stops taking this Master's requests; resolves once those already delivered here are answered. */
+  drain(masterAccountId: string): Promise<void>;
+  detachAll(): void;
+} {
+  const served = new Map<string, { stop(): void; drain(): Promise<void> }>();
   const answer = async (data: string): Promise<string> => {
     const req = JSON.parse(data) as WireRequest;
     let reply: WireReply;
@@ -146,11 +152,16 @@ export function serveOrders(
       if (!served.has(id)) served.set(id, bus.serve(orderSubject(id), answer));
     },
     detach(id) {
-      served.get(id)?.();
+      served.get(id)?.stop();
       served.delete(id);
     },
+    async drain(id) {
+      const s = served.get(id);
+      served.delete(id);
+      await s?.drain();
+    },
     detachAll() {
-      for (const off of served.values()) off();
+      for (const s of served.values()) s.stop();
       served.clear();
     },
   };

@@ -28,6 +28,8 @@ export const PANIC_STARTED = 'panic.started';
  * late original (reconciler.ts), instead of at its next scheduled pass.
  */
 export const LEASE_WRITES_ENDED = 'lease.writes-ended';
+/** Bus subject: a worker handed leases over (rebalancing); the others run a lease round now to take them. */
+export const LEASES_RELEASED = 'lease.released';
 /** How long a worker that lost leases waits for its writes under them to end before it tells the new owner. */
 const LOST_WRITES_WAIT_MS = 60_000;
 
@@ -68,13 +70,15 @@ export async function startWorker(cfg: Config, logger: Logger | false, opts: Wor
   const holds = (id: string) => keeper?.holds(accountLeaseKey(id)) ?? false;
   // Held and settled: a Master's watch, reconcile and health start only once its takeover settle is done.
   const ready = new Set<string>();
+  // Being handed over to another worker: no new work starts under them (not even a settle pass).
+  const draining = new Set<string>();
   const core = await composeCore(cfg, logger, {
     ...(opts.simulator ? { simulator: opts.simulator } : {}),
     deliverNow: false,
     ...(opts.probesPort !== undefined ? { busWaitProbes: { host: cfg.host, port: opts.probesPort } } : {}),
     ownership: {
       owns: (id) => ready.has(id) && holds(id),
-      settles: holds,
+      settles: (id) => holds(id) && !draining.has(id),
       mayWrite: (id) => keeper?.mayWrite(accountLeaseKey(id)) ?? false,
       // Panic-close jobs run under the deployment lease: its holder alone sends their closes and cancels.
       panicMayWrite: () => keeper?.mayWrite(SCHEDULED_LEASE) ?? false,
@@ -134,6 +138,9 @@ export async function startWorker(cfg: Config, logger: Logger | false, opts: Wor
       offLateWrites();
       clearInterval(panicScan);
     });
+    let masterKeys = new Set<string>();
+    const lastActive = (key: string) =>
+      key.startsWith('account:') ? engine.lastCopyAt(key.slice('account:'.length)) : Number.MAX_SAFE_INTEGER;
     const writesEnded = async (ids: string[]) => {
       let waited: NodeJS.Timeout | undefined;
       await Promise.race([
@@ -145,13 +152,56 @@ export async function startWorker(cfg: Config, logger: Logger | false, opts: Wor
       clearTimeout(waited);
       core.bus.publish(LEASE_WRITES_ENDED, JSON.stringify(ids));
     };
+    const accountIds = (keys: string[]) =>
+      keys.filter((k) => k.startsWith('account:')).map((k) => k.slice('account:'.length));
     const lease = new LeaseKeeper(store.leases, {
       owner: instanceId,
       ttlMs,
       logger,
+      // Masters are shared out on their own (they carry the copying), Slaves on theirs, the deployment lease alone.
+      group: (key) => (key === SCHEDULED_LEASE ? key : masterKeys.has(key) ? 'masters' : 'others'),
+      // The quietest first: nothing of theirs to drain, so their hand-over is over at once and no order waits.
+      giveOrder: (keys) => [...keys].sort((a, b) => lastActive(a) - lastActive(b)),
+      drain: async (keys) => {
+        for (const id of accountIds(keys)) {
+          draining.add(id);
+          ready.delete(id);
+        }
+        // A Slave's key covers only its health reads (its copies are written, fenced, under its Master's key):
+        // nothing to wait for. A Master's work is drained below.
+        const ids = accountIds(keys.filter((k) => masterKeys.has(k)));
+        if (ids.length === 0) return;
+        // No new order is taken for them (the api answers 503, nothing sent); those already here are answered.
+        await Promise.all(ids.map((id) => orderRoute.drain(id)));
+        // Their watches stop (what the Master does from now on is the successor's start diff to copy).
+        await watcher.scan();
+        // A settle pass or a reconcile of theirs under way ends; later ones skip them (`settles`, `owns`).
+        await settler.runOnce();
+        await Promise.all(ids.map((id) => reconciler.idle(id)));
+        // What was planned is sent and its outcome written while the lease still fences it.
+        await Promise.all(ids.map((id) => engine.idle(id)));
+        await engine.flush();
+      },
+      quiesce: async (keys) => {
+        // Out of the fence now: no write passes the gate any more; one that passed it ends before the release.
+        // (Asked of every key: a Slave's `writesEnded` resolves at once, and a key whose account turned Master
+        // meanwhile is waited for too.)
+        await Promise.all(accountIds(keys).map((id) => engine.writesEnded(id)));
+      },
+      onReleased: (keys) => {
+        for (const id of accountIds(keys)) draining.delete(id);
+        try {
+          core.bus.publish(LEASES_RELEASED, JSON.stringify(keys));
+        } catch (err) {
+          // Not told: they take the keys at their next round.
+          if (logger) logger.warn({ err }, 'could not tell the other workers about the handed-over leases');
+        }
+        if (logger) logger.info({ keys }, 'leases handed over');
+      },
       wanted: async () => {
         const all = await store.accounts.all();
         const masters = all.filter((a) => a.role === 'master').map((a) => accountLeaseKey(a.id));
+        masterKeys = new Set(masters);
         const others = all.filter((a) => a.role !== 'master').map((a) => accountLeaseKey(a.id));
         return [...masters, SCHEDULED_LEASE, ...others];
       },
@@ -163,6 +213,7 @@ export async function startWorker(cfg: Config, logger: Logger | false, opts: Wor
           await settler.runOnce();
           await settler.runOnce({ graceMs: 0 });
           for (const id of ids) {
+            draining.delete(id);
             ready.add(id);
             orderRoute.attach(id);
           }
@@ -182,6 +233,7 @@ export async function startWorker(cfg: Config, logger: Logger | false, opts: Wor
         for (const k of keys)
           if (k.startsWith('account:')) {
             ready.delete(k.slice('account:'.length));
+            draining.delete(k.slice('account:'.length));
             orderRoute.detach(k.slice('account:'.length));
           }
         // The lost Masters' watches stop; their ledger writes are refused by the store already (fence).
@@ -201,6 +253,9 @@ export async function startWorker(cfg: Config, logger: Logger | false, opts: Wor
       },
     });
     keeper = lease;
+    // A sibling handed leases over: a round now, not at the next tick, so the Masters go unserved only briefly.
+    const offReleased = core.bus.subscribe(LEASES_RELEASED, () => lease.nudge());
+    cleanup.unshift(async () => offReleased());
     let leasing = false;
     // Ready once the keeper has taken its first round (a worker holding no lease is still ready: more workers
     // than work), and no longer once it stops.
@@ -229,7 +284,15 @@ export async function startWorker(cfg: Config, logger: Logger | false, opts: Wor
       await Promise.all([reconciler.stop(), settler.stop(), health.stop()]);
       await dispatcher.drain();
       await engine.flush();
-      if (release) await lease.releaseAll();
+      if (release) {
+        await lease.releaseAll();
+        // The others take them at once, not at their next round.
+        try {
+          core.bus.publish(LEASES_RELEASED, '[]');
+        } catch (err) {
+          if (logger) logger.warn({ err }, 'could not tell the other workers about the released leases');
+        }
+      }
     });
     await watcher.start();
     settler.start();

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { Bus } from '../../src/bus/bus.js';
 import { subjectMatches } from '../../src/bus/bus.js';
 import { LocalBus } from '../../src/bus/local-bus.js';
-import { NatsBus } from '../../src/bus/nats-bus.js';
+import { NatsBus, NoResponder } from '../../src/bus/nats-bus.js';
 import { Store } from '../../src/store/store.js';
 import { NATS_URL, requireNats } from '../helpers/nats.js';
 import { requirePostgres, tempDatabase } from '../helpers/postgres.js';
@@ -66,6 +66,41 @@ describe.runIf(natsUp)('NATS server', () => {
     a: await NatsBus.connect(NATS_URL, { prefix }),
     b: await NatsBus.connect(NATS_URL, { prefix }),
   }));
+
+  it('a served subject drained: the requests already delivered are answered, a later one finds no responder', async () => {
+    const p = `ct_${randomBytes(4).toString('hex')}`;
+    const [server, client] = [
+      await NatsBus.connect(NATS_URL, { prefix: p }),
+      await NatsBus.connect(NATS_URL, { prefix: p }),
+    ];
+    try {
+      let release!: () => void;
+      const held = new Promise<void>((r) => {
+        release = r;
+      });
+      const seen: string[] = [];
+      const served = server.serve('orders.m1', async (data) => {
+        seen.push(data);
+        if (data === 'first') await held;
+        return `ok ${data}`;
+      });
+      await server.ping();
+      // Two requests in: the first is being answered (held), the second waits behind it in this process.
+      const first = client.request('orders.m1', 'first', 10_000);
+      const second = client.request('orders.m1', 'second', 10_000);
+      for (let i = 0; i < 200 && seen.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      const drained = served.drain();
+      release();
+      await drained;
+      expect(await first).toBe('ok first');
+      expect(await second).toBe('ok second');
+      // Drained: nobody serves the subject any more (the api answers 503, nothing sent).
+      await expect(client.request('orders.m1', 'third', 2_000)).rejects.toBeInstanceOf(NoResponder);
+    } finally {
+      await server.close();
+      await client.close();
+    }
+  });
 
   it.runIf(pgUp)(
     'an event appended by one process wakes the readers of another (two stores on one PostgreSQL, signalled over NATS)',

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Store } from '../../src/store/store.js';
-import { LeaseKeeper } from '../../src/engine/lease-keeper.js';
+import { LeaseKeeper, planShare, presenceKey } from '../../src/engine/lease-keeper.js';
 import { requirePostgres } from '../helpers/postgres.js';
 import { twoStores } from '../helpers/two-stores.js';
 
@@ -82,6 +82,8 @@ describe.runIf(available)('LeaseKeeper: two workers on one PostgreSQL store', ()
     await paused.k.stop();
     expect(paused.k.holds('account:m9')).toBe(false);
     expect(paused.events).toEqual(['+account:m9', '-account:m9']);
+    // Its presence (renewed on waking) is withdrawn too, so the next tests count only their own workers.
+    await paused.k.releaseAll();
     await other.k.stop();
     await other.k.releaseAll();
   });
@@ -154,7 +156,8 @@ describe.runIf(available)('LeaseKeeper: two workers on one PostgreSQL store', ()
     try {
       await w.k.tick();
       expect(many).toHaveBeenCalledTimes(1);
-      expect(many.mock.calls[0]![1].map((h) => h.key).sort()).toEqual(keys);
+      // With this worker's presence row (it counts in the shares even when it holds nothing).
+      expect(many.mock.calls[0]![1].map((h) => h.key).sort()).toEqual([...keys, presenceKey('b1')]);
       expect(one).not.toHaveBeenCalled();
       expect(w.k.heldKeys()).toEqual(keys);
     } finally {
@@ -163,5 +166,192 @@ describe.runIf(available)('LeaseKeeper: two workers on one PostgreSQL store', ()
     }
     await w.k.stop();
     await w.k.releaseAll();
+  });
+});
+
+describe('planShare: who gives keys, and how many (hysteresis)', () => {
+  const plan = (held: Record<string, number>, me: string, slack = 0) => {
+    const keys: string[] = [];
+    const owners = new Map<string, string>();
+    for (const [w, n] of Object.entries(held))
+      for (let i = 0; i < n; i++) {
+        const k = `k-${w}-${i}`;
+        keys.push(k);
+        owners.set(k, w);
+      }
+    return planShare({ keys, owners, workers: Object.keys(held), me, mine: (k) => owners.get(k) === me, slack });
+  };
+
+  it('a worker holding everything gives the excess over ceil(n / workers), counting a worker that holds nothing', () => {
+    expect(plan({ a: 4, b: 0 }, 'a')).toEqual({ mine: 4, hi: 2, lo: 2, give: 2 });
+    expect(plan({ a: 3, b: 0 }, 'a')).toMatchObject({ hi: 2, give: 1 });
+    expect(plan({ a: 10, b: 0, c: 0 }, 'a')).toMatchObject({ hi: 4, give: 6 });
+  });
+
+  it('within one of each other nothing moves, in either direction: no flapping', () => {
+    for (const [held, me] of [
+      [{ a: 2, b: 1 }, 'a'],
+      [{ a: 2, b: 1 }, 'b'],
+      [{ a: 2, b: 2 }, 'a'],
+      [{ a: 2, b: 1, c: 1 }, 'a'],
+      [{ a: 1, b: 0 }, 'a'],
+    ] as const)
+      expect(plan(held, me).give, JSON.stringify([held, me])).toBe(0);
+  });
+
+  it('a worker under floor(n / workers) gets one key from the richest only (ties: the smallest id)', () => {
+    // 4 keys over 3 workers: 2, 2, 0 is within ceil for everyone, yet c holds less than floor.
+    expect(plan({ a: 2, b: 2, c: 0 }, 'a').give).toBe(1);
+    expect(plan({ a: 2, b: 2, c: 0 }, 'b').give).toBe(0);
+    expect(plan({ a: 2, b: 2, c: 0 }, 'c').give).toBe(0);
+  });
+
+  it('a slack widens the band in which nothing moves', () => {
+    expect(plan({ a: 3, b: 1 }, 'a', 0).give).toBe(1);
+    expect(plan({ a: 3, b: 1 }, 'a', 1).give).toBe(0);
+    // Past the band: back down to the share itself.
+    expect(plan({ a: 5, b: 1 }, 'a', 1).give).toBe(2);
+  });
+});
+
+/** A promise resolved from outside, to hold a hand-over at one of its steps. */
+function gate() {
+  let open!: () => void;
+  const p = new Promise<void>((r) => {
+    open = r;
+  });
+  return { p, open };
+}
+
+describe.runIf(available)('LeaseKeeper: a newcomer gets its share by gradual hand-over', () => {
+  let stores: Awaited<ReturnType<typeof twoStores>>;
+  beforeEach(async () => {
+    stores = await twoStores();
+  });
+  afterEach(async () => stores?.close());
+
+  const giver = (store: Store, owner: string, keys: string[], o: { clock?: () => number; ttlMs?: number } = {}) => {
+    const log: string[] = [];
+    const steps = { drain: gate(), quiesce: gate() };
+    let fenced: Record<string, number | undefined> = {};
+    const k: LeaseKeeper = new LeaseKeeper(store.leases, {
+      owner,
+      ttlMs: o.ttlMs ?? 60_000,
+      ...(o.clock ? { clock: o.clock } : {}),
+      wanted: async () => keys,
+      onAcquired: async (got) => {
+        log.push(`+${got.join(',')}`);
+      },
+      onLost: async (lost) => {
+        log.push(`-${lost.join(',')}`);
+      },
+      drain: async (given) => {
+        log.push(`drain ${given.join(',')}`);
+        await steps.drain.p;
+      },
+      quiesce: async (given) => {
+        // Out of the fence before the last writes are waited for: nothing new leaves under them.
+        fenced = Object.fromEntries(given.map((g) => [g, k.epochOf(g)]));
+        log.push(`quiesce ${given.join(',')}`);
+        await steps.quiesce.p;
+      },
+      onReleased: (given) => {
+        log.push(`released ${given.join(',')}`);
+      },
+    });
+    return { k, log, steps, fenced: () => fenced };
+  };
+
+  /** Resolves once `cond` holds, polling every 10 ms (at most 5 s). */
+  const waitFor = async (cond: () => boolean) => {
+    for (let i = 0; i < 500 && !cond(); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(cond()).toBe(true);
+  };
+
+  it('holds what it drains until no write is on the wire, then releases; the newcomer takes it; then nothing moves', async () => {
+    const keys = ['account:r1', 'account:r2', 'account:r3', 'account:r4'];
+    const w1 = giver(stores.a, 'w1', keys);
+    const w2 = giver(stores.b, 'w2', keys);
+    await w1.k.start();
+    expect(w1.k.heldKeys()).toEqual(keys);
+    // The newcomer announces itself; nothing is free yet.
+    await w2.k.tick();
+    expect(w2.k.heldKeys()).toEqual([]);
+    expect((await stores.a.leases.get(presenceKey('w2')))?.owner).toBe('w2');
+    // w1 sees two live workers: it gives two (the least wanted first: the role's giveOrder decides in a worker).
+    await w1.k.tick();
+    await waitFor(() => w1.log.includes('drain account:r4,account:r3'));
+    // Draining: still held and fenced (the queued work finishes under the lease), nobody else can take them.
+    expect(w1.k.epochOf('account:r4')).toBe(1);
+    await w2.k.tick();
+    expect(w2.k.heldKeys()).toEqual([]);
+    w1.steps.drain.open();
+    await waitFor(() => w1.log.some((l) => l.startsWith('quiesce')));
+    expect(w1.fenced()).toEqual({ 'account:r4': undefined, 'account:r3': undefined });
+    // Out of the fence, a write still on the wire: the store still says w1, renewals keep it so.
+    await w1.k.tick();
+    expect((await stores.a.leases.get('account:r4'))?.owner).toBe('w1');
+    await w2.k.tick();
+    expect(w2.k.heldKeys()).toEqual([]);
+    w1.steps.quiesce.open();
+    await waitFor(() => w1.log.includes('released account:r4,account:r3'));
+    await w2.k.tick();
+    await w2.k.stop();
+    expect(w2.k.heldKeys().sort()).toEqual(['account:r3', 'account:r4']);
+    expect(w2.k.epochOf('account:r3')).toBe(2);
+    expect(w1.k.heldKeys()).toEqual(['account:r1', 'account:r2']);
+    // Balanced: rounds on both sides move nothing more.
+    for (let i = 0; i < 3; i++) {
+      await w1.k.tick();
+      await w2.k.tick();
+    }
+    expect(w1.log.filter((l) => l.startsWith('drain'))).toHaveLength(1);
+    expect(w2.log.filter((l) => l.startsWith('drain'))).toHaveLength(0);
+    expect(w1.k.heldKeys()).toEqual(['account:r1', 'account:r2']);
+    expect(w2.k.heldKeys().sort()).toEqual(['account:r3', 'account:r4']);
+    // SIGTERM of the newcomer: its leases and its presence go at once, w1 takes everything back in one round.
+    await w2.k.releaseAll();
+    await w1.k.tick();
+    await w1.k.stop();
+    expect(w1.k.heldKeys().sort()).toEqual(keys);
+    await w1.k.releaseAll();
+  });
+
+  it('a key handed over is not taken back by its giver at once, but is after a TTL if nobody took it (injected clock)', async () => {
+    let now = 0;
+    const keys = ['account:q1', 'account:q2'];
+    const w1 = giver(stores.a, 'q1', keys, { clock: () => now, ttlMs: 10_000 });
+    w1.steps.drain.open();
+    w1.steps.quiesce.open();
+    await w1.k.tick();
+    // A second worker announces itself and then never takes anything (stuck, or gone before its next round).
+    await stores.b.leases.acquire(presenceKey('q2'), 'q2', 10_000);
+    await w1.k.tick();
+    await waitFor(() => w1.log.includes('released account:q2'));
+    now = 5_000;
+    await w1.k.tick();
+    expect(w1.k.heldKeys()).toEqual(['account:q1']);
+    // A TTL later the key is still nobody's: covered again, whatever the share says.
+    now = 10_001;
+    await w1.k.tick();
+    await w1.k.stop();
+    expect(w1.k.heldKeys().sort()).toEqual(keys);
+    await w1.k.releaseAll();
+  });
+
+  it('the presence row is renewed in the same statement as the leases, and withdrawn by releaseAll', async () => {
+    const w = giver(stores.a, 'p1', ['account:p1']);
+    await w.k.tick();
+    const many = vi.spyOn(stores.a.leases, 'renewMany');
+    try {
+      await w.k.tick();
+      expect(many).toHaveBeenCalledTimes(1);
+      expect(many.mock.calls[0]![1].map((h) => h.key).sort()).toEqual(['account:p1', presenceKey('p1')]);
+    } finally {
+      many.mockRestore();
+    }
+    await w.k.stop();
+    await w.k.releaseAll();
+    expect((await stores.a.leases.live()).map((l) => l.key)).toEqual([]);
   });
 });

@@ -109,6 +109,17 @@ export class LeasesRepo {
     return rowsOf(r).length > 0;
   }
 
+  /**
+   * Deletes the rows under `prefix` that ran out more than `olderThanMs` ago: presence rows of workers gone for
+   * good (each worker process announces itself under a new id). Never an account's row: its epoch must only grow.
+   */
+  async prune(prefix: string, olderThanMs: number): Promise<number> {
+    const r = await this.db.execute(sql`
+      delete from leases where starts_with(key, ${prefix}) and expires_at < now() - ${interval(olderThanMs)}
+      returning key`);
+    return rowsOf(r).length;
+  }
+
   async get(key: string): Promise<Lease | null> {
     const r = await this.db.execute(sql`select key, owner, epoch, expires_at from leases where key = ${key}`);
     const [row] = rowsOf<LeaseSqlRow>(r);
