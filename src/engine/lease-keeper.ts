@@ -284,6 +284,7 @@ export class LeaseKeeper implements Fence {
         slack: this.opts.slack ?? 0,
       });
       let mine = plan.mine;
+      const asked: string[] = [];
       for (const key of keys) {
         if (this.stopped) break;
         if (this.held.has(key) || this.releasing.has(key) || owners.has(key)) continue;
@@ -293,13 +294,20 @@ export class LeaseKeeper implements Fence {
         // Just handed over by this worker: left to the one it was given to, unless nobody took it within a TTL.
         const released = this.releasedAt.get(key);
         if (released !== undefined && now - released < ttl && !orphan && workers.size > 1) continue;
-        const sentAt = this.clock();
-        const got = await this.leases.acquire(key, this.owner, ttl);
-        if (!got) continue;
-        this.held.set(key, { epoch: got.epoch, validUntil: sentAt + ttl });
-        this.releasedAt.delete(key);
-        taken.push(key);
+        asked.push(key);
         mine++;
+      }
+      if (asked.length > 0 && !this.stopped) {
+        // One statement for the whole group; a key another worker took meanwhile is simply not in the answer.
+        const sentAt = this.clock();
+        const got = new Map((await this.leases.acquireMany(asked, this.owner, ttl)).map((l) => [l.key, l.epoch]));
+        for (const key of asked) {
+          const epoch = got.get(key);
+          if (epoch === undefined) continue;
+          this.held.set(key, { epoch, validUntil: sentAt + ttl });
+          this.releasedAt.delete(key);
+          taken.push(key);
+        }
       }
       // A group with a key nobody holds is still moving: nothing more is given until it is taken.
       if (plan.give > 0 && !keys.some((k) => !owners.has(k) && !this.held.has(k))) {

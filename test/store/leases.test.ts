@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/store.js';
 import { newId } from '../../src/domain/ids.js';
@@ -153,6 +154,55 @@ describe.runIf(available)('leases with fencing on PostgreSQL', () => {
     expect(await b.trades.recordIntents(t3.id, { status: 'accepted' }, [intent(t3.id)])).toBe(true);
     a.trades.fence = null;
     b.trades.fence = null;
+  });
+
+  it('takes many keys in one statement: new, expired and its own ones, never one another owner holds', async () => {
+    const [fresh, expired, mine, theirs] = [1, 2, 3, 4].map(() => `account:${newId('acc')}`) as [
+      string,
+      string,
+      string,
+      string,
+    ];
+    await b.leases.acquire(expired, 'm2', 0);
+    await a.leases.acquire(mine, 'm1', 60_000);
+    await b.leases.acquire(theirs, 'm2', 60_000);
+    const got = await a.leases.acquireMany([fresh, expired, mine, theirs, fresh], 'm1', 60_000);
+    expect(got.map((l) => [l.key, l.owner, l.epoch]).sort()).toEqual(
+      [
+        [fresh, 'm1', 1],
+        [expired, 'm1', 2],
+        [mine, 'm1', 2],
+      ].sort(),
+    );
+    expect(await a.leases.get(theirs)).toMatchObject({ owner: 'm2', epoch: 1 });
+    expect(await a.leases.acquireMany([], 'm1', 60_000)).toEqual([]);
+  });
+
+  it('a key whose row a fenced write holds locked is skipped, not waited for; the others are taken', async () => {
+    const [busy, idle] = [1, 2].map(() => `account:${newId('acc')}`) as [string, string];
+    await b.leases.acquire(busy, 'x2', 0);
+    await b.leases.acquire(idle, 'x2', 0);
+    let locked!: () => void;
+    let finish!: () => void;
+    const isLocked = new Promise<void>((r) => {
+      locked = r;
+    });
+    const writing = b.database.db.transaction(async (tx) => {
+      await tx.execute(sql`select key from leases where key = ${busy} for share`);
+      locked();
+      await new Promise<void>((r) => {
+        finish = r;
+      });
+    });
+    await isLocked;
+    try {
+      const got = await a.leases.acquireMany([busy, idle], 'x1', 60_000);
+      expect(got.map((l) => l.key)).toEqual([idle]);
+    } finally {
+      finish();
+      await writing;
+    }
+    expect((await a.leases.acquireMany([busy], 'x1', 60_000)).map((l) => [l.key, l.epoch])).toEqual([[busy, 2]]);
   });
 
   it('two owners racing for one free key: exactly one wins', async () => {

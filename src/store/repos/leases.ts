@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { Db } from '../db.js';
 import { StaleLeaseError, type Fence } from '../../domain/lease.js';
 import type { Tx } from './events.js';
+import { pgArray } from '../pg-array.js';
 
 export interface Lease {
   key: string;
@@ -71,6 +72,37 @@ export class LeasesRepo {
       });
     const [row] = r ? rowsOf<LeaseSqlRow>(r) : [];
     return row ? toLease(row) : null;
+  }
+
+  /**
+   * `acquire` for many keys in one statement (a worker's first round at 10,000 accounts took two minutes one key at
+   * a time). A row locked by a fenced write in progress is skipped, not waited for, so one busy key does not hold
+   * up the others; it is tried again next round. Returns the leases taken.
+   */
+  async acquireMany(keys: string[], owner: string, ttlMs: number): Promise<Lease[]> {
+    if (keys.length === 0) return [];
+    const r = await this.db
+      .transaction(async (tx) => {
+        // Only a new key inserted at the same moment by another worker can still make it wait.
+        await tx.execute(sql`set local lock_timeout = '200ms'`);
+        return tx.execute(sql`
+      with wanted as (select distinct k as key from unnest(${pgArray(keys)}::text[]) as k),
+      existing as (select l.key from leases l join wanted w on w.key = l.key),
+      free as (select l.key from leases l join wanted w on w.key = l.key for update of l skip locked)
+      insert into leases (key, owner, epoch, expires_at, acquired_at)
+      select w.key, ${owner}, 1, now() + ${interval(ttlMs)}, now() from wanted w
+      where w.key in (select key from free) or w.key not in (select key from existing)
+      order by w.key
+      on conflict (key) do update
+        set owner = excluded.owner, epoch = leases.epoch + 1, expires_at = excluded.expires_at, acquired_at = now()
+        where leases.expires_at <= now() or leases.owner = excluded.owner
+      returning key, owner, epoch, expires_at`);
+      })
+      .catch((err: unknown) => {
+        if (pgCode(err) === '55P03') return null;
+        throw err;
+      });
+    return r ? rowsOf<LeaseSqlRow>(r).map(toLease) : [];
   }
 
   /**
