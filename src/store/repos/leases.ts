@@ -50,28 +50,11 @@ export class LeasesRepo {
 
   /**
    * Takes `key` for `owner` for `ttlMs`: a new row at epoch 1, or an expired (or released) one, or one this owner
-   * holds already, at epoch + 1. Null when another owner holds it unexpired.
+   * holds already, at epoch + 1. Null when another owner holds it unexpired, or when its row is locked by a fenced
+   * write in progress (maybe a paused holder's): the caller tries again next round instead of stalling.
    */
   async acquire(key: string, owner: string, ttlMs: number): Promise<Lease | null> {
-    // A row locked by a write in progress (a fenced write of the holder, maybe a paused one) is not waited for:
-    // the caller tries again next round instead of stalling its renewals.
-    const r = await this.db
-      .transaction(async (tx) => {
-        await tx.execute(sql`set local lock_timeout = '200ms'`);
-        return tx.execute(sql`
-      insert into leases (key, owner, epoch, expires_at, acquired_at)
-      values (${key}, ${owner}, 1, now() + ${interval(ttlMs)}, now())
-      on conflict (key) do update
-        set owner = excluded.owner, epoch = leases.epoch + 1, expires_at = excluded.expires_at, acquired_at = now()
-        where leases.expires_at <= now() or leases.owner = excluded.owner
-      returning key, owner, epoch, expires_at`);
-      })
-      .catch((err: unknown) => {
-        if (pgCode(err) === '55P03') return null;
-        throw err;
-      });
-    const [row] = r ? rowsOf<LeaseSqlRow>(r) : [];
-    return row ? toLease(row) : null;
+    return (await this.acquireMany([key], owner, ttlMs))[0] ?? null;
   }
 
   /**
