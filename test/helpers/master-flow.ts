@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { killStarted } from './cli-process.js';
 import type { Deployment } from './deployment.js';
 
 const FINAL = ['confirmed', 'rejected', 'skipped', 'denied'];
@@ -167,4 +168,49 @@ export class MasterFlow {
     this.running = false;
     await this.loop;
   }
+}
+
+/** A deployment (simulator, workers, an api) with the ledger probe and the Master flow the process tests share. */
+export interface FlowingDeployment {
+  d: Deployment;
+  probe: LedgerProbe;
+  flow: MasterFlow;
+  apiBase: string;
+  /** Stops the flow, every process started and the deployment (its database and simulator). */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the deployment, `workers` workers (one after the other, or all at once with `together`), then the api,
+ * and the flow on the deployment's Master. A start that fails stops what it started.
+ */
+export async function startFlowingDeployment(
+  start: () => Promise<Deployment>,
+  o: { workers: number; together?: boolean },
+): Promise<FlowingDeployment> {
+  const d = await start();
+  let apiBase: string;
+  try {
+    if (o.together) await Promise.all(Array.from({ length: o.workers }, () => d.startWorker()));
+    else for (let i = 0; i < o.workers; i++) await d.startWorker();
+    apiBase = await d.startApi();
+  } catch (err) {
+    killStarted();
+    await d.close();
+    throw err;
+  }
+  const probe = new LedgerProbe(d.roleEnv.DATABASE_URL!, d.masterId);
+  const flow = new MasterFlow(d, apiBase, probe);
+  return {
+    d,
+    probe,
+    flow,
+    apiBase,
+    close: async () => {
+      await flow.stop();
+      killStarted();
+      await probe.close();
+      await d.close();
+    },
+  };
 }

@@ -1,10 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountLeaseKey } from '../../src/domain/lease.js';
 import { SCHEDULED_LEASE } from '../../src/roles/worker.js';
-import { killStarted, until } from '../helpers/cli-process.js';
+import { until } from '../helpers/cli-process.js';
 import { auditCopies } from '../helpers/copy-audit.js';
 import { type Deployment, startDeployment } from '../helpers/deployment.js';
-import { LedgerProbe, MasterFlow } from '../helpers/master-flow.js';
+import {
+  type FlowingDeployment,
+  type LedgerProbe,
+  type MasterFlow,
+  startFlowingDeployment,
+} from '../helpers/master-flow.js';
 import { NATS_URL, requireNats } from '../helpers/nats.js';
 import { requirePostgres } from '../helpers/postgres.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
@@ -32,21 +37,20 @@ describe.runIf(ready)('chaos: SIGKILLed workers and a cut NATS connection under 
   let flow: MasterFlow;
   let apiBase: string;
 
+  let fd: FlowingDeployment | undefined;
+
   beforeAll(async () => {
     const nats = new URL(NATS_URL);
     proxy = await startTcpProxy({ host: nats.hostname, port: Number(nats.port || 4222) });
-    d = await startDeployment({ natsUrl: `nats://127.0.0.1:${proxy.port}`, leaseTtlMs: TTL_MS, slavesPerPlatform: 6 });
-    await Promise.all([d.startWorker(), d.startWorker()]);
-    apiBase = await d.startApi();
-    probe = new LedgerProbe(d.roleEnv.DATABASE_URL!, d.masterId);
-    flow = new MasterFlow(d, apiBase, probe);
+    fd = await startFlowingDeployment(
+      () => startDeployment({ natsUrl: `nats://127.0.0.1:${proxy.port}`, leaseTtlMs: TTL_MS, slavesPerPlatform: 6 }),
+      { workers: 2, together: true },
+    );
+    ({ d, probe, flow, apiBase } = fd);
   }, 120_000);
 
   afterAll(async () => {
-    await flow?.stop();
-    killStarted();
-    await probe?.close();
-    await d?.close();
+    await fd?.close();
     await proxy?.close();
   });
 

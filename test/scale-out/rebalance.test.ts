@@ -1,10 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountLeaseKey } from '../../src/domain/lease.js';
 import { SCHEDULED_LEASE } from '../../src/roles/worker.js';
-import { killStarted, until } from '../helpers/cli-process.js';
+import { until } from '../helpers/cli-process.js';
 import { auditCopies, type CopyAudit } from '../helpers/copy-audit.js';
 import { type Deployment, startDeployment } from '../helpers/deployment.js';
-import { LedgerProbe, MasterFlow } from '../helpers/master-flow.js';
+import {
+  type FlowingDeployment,
+  type LedgerProbe,
+  type MasterFlow,
+  startFlowingDeployment,
+} from '../helpers/master-flow.js';
 import { NATS_URL, requireNats } from '../helpers/nats.js';
 import { requirePostgres } from '../helpers/postgres.js';
 
@@ -21,24 +26,20 @@ const TTL_MS = 6000;
  * after each step: no double, nothing missing.
  */
 describe.runIf(ready)('rebalance: a worker added under a steady flow is handed its share', () => {
+  let fd: FlowingDeployment | undefined;
   let d: Deployment;
   let probe: LedgerProbe;
   let flow: MasterFlow;
 
   beforeAll(async () => {
-    d = await startDeployment({ natsUrl: NATS_URL, leaseTtlMs: TTL_MS, slavesPerPlatform: 4 });
-    await d.startWorker();
-    const apiBase = await d.startApi();
-    probe = new LedgerProbe(d.roleEnv.DATABASE_URL!, d.masterId);
-    flow = new MasterFlow(d, apiBase, probe);
+    fd = await startFlowingDeployment(
+      () => startDeployment({ natsUrl: NATS_URL, leaseTtlMs: TTL_MS, slavesPerPlatform: 4 }),
+      { workers: 1 },
+    );
+    ({ d, probe, flow } = fd);
   }, 120_000);
 
-  afterAll(async () => {
-    await flow?.stop();
-    killStarted();
-    await probe?.close();
-    await d?.close();
-  });
+  afterAll(async () => fd?.close());
 
   /** Which worker holds how many keys of each kind, from the store's live leases. */
   const split = async () => {

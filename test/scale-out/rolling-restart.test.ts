@@ -1,8 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { killStarted, until } from '../helpers/cli-process.js';
+import { until } from '../helpers/cli-process.js';
 import { auditCopies } from '../helpers/copy-audit.js';
 import { type Deployment, startDeployment } from '../helpers/deployment.js';
-import { LedgerProbe, MasterFlow } from '../helpers/master-flow.js';
+import {
+  type FlowingDeployment,
+  type LedgerProbe,
+  type MasterFlow,
+  startFlowingDeployment,
+} from '../helpers/master-flow.js';
 import { NATS_URL, requireNats } from '../helpers/nats.js';
 import { requirePostgres } from '../helpers/postgres.js';
 
@@ -17,25 +22,20 @@ const TTL_MS = 10_000;
  * is faster than the lease TTL (the stopping worker drains and releases its leases).
  */
 describe.runIf(ready)('rolling restart of both workers under a steady flow', () => {
+  let fd: FlowingDeployment | undefined;
   let d: Deployment;
   let probe: LedgerProbe;
   let flow: MasterFlow;
 
   beforeAll(async () => {
-    d = await startDeployment({ natsUrl: NATS_URL, leaseTtlMs: TTL_MS, slavesPerPlatform: 7 });
-    await d.startWorker();
-    await d.startWorker();
-    const apiBase = await d.startApi();
-    probe = new LedgerProbe(d.roleEnv.DATABASE_URL!, d.masterId);
-    flow = new MasterFlow(d, apiBase, probe);
+    fd = await startFlowingDeployment(
+      () => startDeployment({ natsUrl: NATS_URL, leaseTtlMs: TTL_MS, slavesPerPlatform: 7 }),
+      { workers: 2 },
+    );
+    ({ d, probe, flow } = fd);
   }, 120_000);
 
-  afterAll(async () => {
-    await flow?.stop();
-    killStarted();
-    await probe?.close();
-    await d?.close();
-  });
+  afterAll(async () => fd?.close());
 
   it('SIGTERM, restart and wait ready, one worker after the other: every copy made once, handovers within the TTL', async () => {
     flow.start();
