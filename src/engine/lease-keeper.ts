@@ -38,8 +38,11 @@ export interface LeaseKeeperOptions {
   onReleased?: (keys: string[]) => void;
   /** Which of these held keys to give first (default: the order given, least wanted first). */
   giveOrder?: (keys: string[]) => string[];
-  /** At most this many keys handed over per round (default 2): moves are gradual. */
-  givePerRound?: number;
+  /**
+   * At most this many keys of a group handed over per round (default 2): moves are gradual. A function of the
+   * group lets cheap keys (nothing to drain) move faster than costly ones.
+   */
+  givePerRound?: number | ((group: string) => number);
   /**
    * Hysteresis: a worker gives keys only when it holds more than `ceil(n / workers) + slack` (then down to the
    * share), or when another one holds fewer than `floor(n / workers) - slack` (then one key, by the richest).
@@ -274,7 +277,8 @@ export class LeaseKeeper implements Fence {
     }
     const taken: string[] = [];
     const toGive: string[] = [];
-    for (const keys of groups.values()) {
+    const perRound = this.opts.givePerRound ?? 2;
+    for (const [group, keys] of groups) {
       const plan = planShare({
         keys,
         owners,
@@ -313,13 +317,13 @@ export class LeaseKeeper implements Fence {
       if (plan.give > 0 && !keys.some((k) => !owners.has(k) && !this.held.has(k))) {
         const candidates = keys.filter((k) => this.held.has(k) && !this.draining.has(k));
         const order = this.opts.giveOrder ? this.opts.giveOrder(candidates) : [...candidates].reverse();
-        toGive.push(...order.slice(0, plan.give));
+        const limit = typeof perRound === 'function' ? perRound(group) : perRound;
+        toGive.push(...order.slice(0, Math.min(plan.give, limit)));
       }
     }
     if (taken.length > 0) this.queue(() => this.opts.onAcquired(taken), 'taking over leases failed');
     if (toGive.length > 0 && this.opts.drain && !this.giving && !this.stopped) {
-      const batch = toGive.slice(0, this.opts.givePerRound ?? 2);
-      this.giving = this.give(batch)
+      this.giving = this.give(toGive)
         .catch((err: unknown) => this.log('handing leases over failed', err))
         .finally(() => {
           this.giving = null;

@@ -160,6 +160,9 @@ export async function startWorker(cfg: Config, logger: Logger | false, opts: Wor
       logger,
       // Masters are shared out on their own (they carry the copying), Slaves on theirs, the deployment lease alone.
       group: (key) => (key === SCHEDULED_LEASE ? key : masterKeys.has(key) ? 'masters' : 'others'),
+      // A Master's hand-over drains its work: two a round. Any other key has nothing to drain (see `drain`): up to
+      // 500 a round, so a worker added beside one holding 10,000 accounts gets its share in a few rounds, not hours.
+      givePerRound: (group) => (group === 'masters' ? 2 : 500),
       // The quietest first: nothing of theirs to drain, so their hand-over is over at once and no order waits.
       giveOrder: (keys) => [...keys].sort((a, b) => lastActive(a) - lastActive(b)),
       drain: async (keys) => {

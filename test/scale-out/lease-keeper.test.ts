@@ -230,7 +230,17 @@ describe.runIf(available)('LeaseKeeper: a newcomer gets its share by gradual han
   });
   afterEach(async () => stores?.close());
 
-  const giver = (store: Store, owner: string, keys: string[], o: { clock?: () => number; ttlMs?: number } = {}) => {
+  const giver = (
+    store: Store,
+    owner: string,
+    keys: string[],
+    o: {
+      clock?: () => number;
+      ttlMs?: number;
+      group?: (key: string) => string;
+      givePerRound?: (group: string) => number;
+    } = {},
+  ) => {
     const log: string[] = [];
     const steps = { drain: gate(), quiesce: gate() };
     let fenced: Record<string, number | undefined> = {};
@@ -238,6 +248,8 @@ describe.runIf(available)('LeaseKeeper: a newcomer gets its share by gradual han
       owner,
       ttlMs: o.ttlMs ?? 60_000,
       ...(o.clock ? { clock: o.clock } : {}),
+      ...(o.group ? { group: o.group } : {}),
+      ...(o.givePerRound ? { givePerRound: o.givePerRound } : {}),
       wanted: async () => keys,
       onAcquired: async (got) => {
         log.push(`+${got.join(',')}`);
@@ -314,6 +326,30 @@ describe.runIf(available)('LeaseKeeper: a newcomer gets its share by gradual han
     await w1.k.tick();
     await w1.k.stop();
     expect(w1.k.heldKeys().sort()).toEqual(keys);
+    await w1.k.releaseAll();
+  });
+
+  it('hands over per group, each at its own pace: two Masters a round, the cheap keys all at once', async () => {
+    const masters = ['account:gm1', 'account:gm2', 'account:gm3', 'account:gm4', 'account:gm5', 'account:gm6'];
+    const others = Array.from({ length: 12 }, (_, i) => `account:go${String(i).padStart(2, '0')}`);
+    const group = (k: string) => (masters.includes(k) ? 'masters' : 'others');
+    const o = { group, givePerRound: (g: string) => (g === 'masters' ? 2 : 500) };
+    const w1 = giver(stores.a, 'g1', [...masters, ...others], o);
+    w1.steps.drain.open();
+    w1.steps.quiesce.open();
+    await w1.k.tick();
+    expect(w1.k.heldKeys()).toHaveLength(18);
+    await stores.b.leases.acquire(presenceKey('g2'), 'g2', 60_000);
+    await w1.k.tick();
+    await waitFor(() => w1.log.some((l) => l.startsWith('released')));
+    const released = w1.log
+      .find((l) => l.startsWith('released'))!
+      .slice('released '.length)
+      .split(',');
+    // One round: 2 of the 3 Masters above the share, and all 6 other keys above it.
+    expect(released.filter((k) => masters.includes(k))).toHaveLength(2);
+    expect(released.filter((k) => others.includes(k))).toHaveLength(6);
+    expect(w1.log.filter((l) => l.startsWith('drain'))).toHaveLength(1);
     await w1.k.releaseAll();
   });
 
