@@ -116,7 +116,6 @@ export class OrderService {
     receivedAt: number,
     requestId: string | null,
   ): Promise<OrderResult> {
-    const userId = master.userId;
     const sent = await this.placeFenced(adapter, master, tradeId, tag, input, requestId);
     // A timeout is settled by asking the broker for the tag, once, before anyone decides anything.
     const outcome = sent.kind === 'unresolved' ? lookupAsOutcome(await lookupMasterWrite(adapter, tag), sent) : sent;
@@ -125,22 +124,7 @@ export class OrderService {
       await this.store.trades.updateTrade(
         tradeId,
         { status, masterOutcome: { kind: outcome.kind, code: outcome.code, message: outcome.message } },
-        [
-          {
-            userId,
-            accountId: master.id,
-            type: `order.${status}`,
-            payload: {
-              tradeId,
-              requestId,
-              symbol: input.symbol,
-              side: input.side,
-              volume: input.volume.toString(),
-              code: outcome.code,
-              message: outcome.message,
-            },
-          },
-        ],
+        [orderRefusedEvent(master, status, tradeId, requestId, input, outcome.code, outcome.message)],
       );
       if (outcome.kind === 'unresolved') {
         throw new AppError(
@@ -200,22 +184,7 @@ export class OrderService {
         tradeId,
         ['pending'],
         { status: 'rejected', masterOutcome: { kind: 'rejected', code: NOT_AT_BROKER, message } },
-        [
-          {
-            userId: master.userId,
-            accountId: master.id,
-            type: 'order.rejected',
-            payload: {
-              tradeId,
-              requestId,
-              symbol: input.symbol,
-              side: input.side,
-              volume: input.volume.toString(),
-              code: NOT_AT_BROKER,
-              message,
-            },
-          },
-        ],
+        [orderRefusedEvent(master, 'rejected', tradeId, requestId, input, NOT_AT_BROKER, message)],
       );
       throw leaseRunningOut(tradeId);
     }
@@ -249,6 +218,32 @@ export class OrderService {
 }
 
 /** 503, retryable: provably nothing of this order left for the broker (see placeFenced). */
+/** The event of a Master order the broker did not fill (rejected, or its outcome unknown). */
+function orderRefusedEvent(
+  master: Account,
+  status: 'rejected' | 'unresolved',
+  tradeId: string,
+  requestId: string | null,
+  input: OrderInput,
+  code: string | undefined,
+  message: string | undefined,
+) {
+  return {
+    userId: master.userId,
+    accountId: master.id,
+    type: `order.${status}`,
+    payload: {
+      tradeId,
+      requestId,
+      symbol: input.symbol,
+      side: input.side,
+      volume: input.volume.toString(),
+      code,
+      message,
+    },
+  };
+}
+
 function leaseRunningOut(tradeId: string | null): AppError {
   return new AppError(
     'upstream_unavailable',
