@@ -4,7 +4,6 @@
 import { randomBytes } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -14,6 +13,7 @@ import { connectSimulator } from '../src/demo/simulator-client.js';
 import { SimBroker } from '../src/simulator/broker.js';
 import { SimPersistence } from '../src/simulator/persistence.js';
 import { Store } from '../src/store/store.js';
+import { freePort } from '../test/helpers/free-port.js';
 import { cli, exited, firstJson, killStarted, until } from '../test/helpers/cli-process.js';
 import { NATS_URL } from '../test/helpers/nats.js';
 import { tempDatabase } from '../test/helpers/postgres.js';
@@ -27,16 +27,6 @@ const READY_LIMIT_MS = 10 * 60_000;
 /** How long the CPU window waits for every account to have been checked once (a whole round) before it stops. */
 const ROUND_LIMIT_MS = Number(process.env.BENCH_10K_ROUND_LIMIT_MS ?? 5 * 60_000);
 const CTID_USER = 'bench-10k-ctid';
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 
 /** CPU seconds (user + system) the process has used, from /proc (clock ticks of 10 ms). */
 function cpuSec(pid: number): number {

@@ -1,8 +1,8 @@
-import { createServer } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from './helpers/free-port.js';
 import { cli, exited, firstJson, killStarted } from './helpers/cli-process.js';
 
 /** `PORT` and `HOST` are honoured by `copytrade serve` (the README says so); a flag still wins. */
@@ -11,14 +11,6 @@ afterAll(() => {
   killStarted();
   rmSync(dir, { recursive: true, force: true });
 });
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 
 describe('copytrade serve and the environment', () => {
   it('listens on $PORT when no --port is given, and --port wins over it', { timeout: 120_000 }, async () => {

@@ -1,23 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cli, exited, killStarted, until } from '../helpers/cli-process.js';
+import { freePort } from '../helpers/free-port.js';
 import { NATS_URL, requireNats } from '../helpers/nats.js';
 import { requirePostgres, tempDatabase } from '../helpers/postgres.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 
 const ready = (await requirePostgres()) && (await requireNats());
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 
 const readyz = async (port: number) => {
   try {
