@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
 import type { DemoBrokers } from '../demo/demo-brokers.js';
-import { accountLeaseKey } from '../domain/lease.js';
+import { accountLeaseKey, type Fence } from '../domain/lease.js';
 import { HealthMonitor } from '../engine/health/monitor.js';
 import { LeaseKeeper } from '../engine/lease-keeper.js';
 import type { Store } from '../store/store.js';
@@ -67,6 +67,8 @@ export async function startWorker(cfg: Config, logger: Logger | false, opts: Wor
   const instanceId = randomUUID();
   const ttlMs = opts.leaseTtlMs ?? 15_000;
   let keeper: LeaseKeeper | null = null;
+  /** The epochs this process holds: every ledger write and panic-job save of a worker is checked against them. */
+  const fence: Fence = { owner: instanceId, epochOf: (key) => keeper?.epochOf(key) };
   const holds = (id: string) => keeper?.holds(accountLeaseKey(id)) ?? false;
   // Held and settled: a Master's watch, reconcile and health start only once its takeover settle is done.
   const ready = new Set<string>();
@@ -82,11 +84,13 @@ export async function startWorker(cfg: Config, logger: Logger | false, opts: Wor
       mayWrite: (id) => keeper?.mayWrite(accountLeaseKey(id)) ?? false,
       // Panic-close jobs run under the deployment lease: its holder alone sends their closes and cancels.
       panicMayWrite: () => keeper?.mayWrite(SCHEDULED_LEASE) ?? false,
-      fence: { owner: instanceId, epochOf: (key) => keeper?.epochOf(key) },
+      fence,
       idleInTransactionMs: ttlMs,
     },
   });
   const { store, adapters, dispatcher, engine, watcher, settler, reconciler, hooks, risk, panic, cleanup } = core;
+  // A panic-close job's saves, like its closes, are made only by the deployment lease's holder at its epoch.
+  store.panicJobs.fence = { fence, key: SCHEDULED_LEASE };
   try {
     if (!(core.bus instanceof NatsBus)) throw new Error('a worker needs NATS (NATS_URL)');
     await refuseBesideServe(store.leases);

@@ -7,6 +7,7 @@ import type { NewIntent, NewTrade } from '../../src/domain/ledger-types.js';
 import { accountLeaseKey, StaleLeaseError, type Fence } from '../../src/domain/lease.js';
 import { requirePostgres } from '../helpers/postgres.js';
 import { twoStores } from '../helpers/two-stores.js';
+import { emptyReport } from '../../src/domain/panic-job.js';
 
 const available = await requirePostgres();
 
@@ -154,6 +155,52 @@ describe.runIf(available)('leases with fencing on PostgreSQL', () => {
     expect(await b.trades.recordIntents(t3.id, { status: 'accepted' }, [intent(t3.id)])).toBe(true);
     a.trades.fence = null;
     b.trades.fence = null;
+  });
+
+  it("refuses a panic-close job save fenced by a stale epoch of the jobs' lease; the successor's save stands", async () => {
+    const u = await a.users.create(`${newId('usr')}@example.test`, 'scrypt$hash');
+    const key = `scheduled:${newId('job')}`;
+    const progress = (remaining: number) => ({
+      maxRounds: 5,
+      reason: 'manual',
+      accounts: [{ ...emptyReport('acc_x'), remaining }],
+    });
+    const job = await a.panicJobs.create(
+      {
+        id: newId('job'),
+        userId: u.id,
+        scope: 'account',
+        targetId: 'acc_x',
+        cancelPending: false,
+        progress: progress(9),
+      },
+      [],
+    );
+    expect(await a.leases.acquire(key, 'p1', 0)).toMatchObject({ epoch: 1 });
+    expect(await b.leases.acquire(key, 'p2', 60_000)).toMatchObject({ owner: 'p2', epoch: 2 });
+    const aJobs = a.panicJobs;
+    const bJobs = b.panicJobs;
+    try {
+      // p1 was paused past its lease; p2 took the jobs over and saved its progress.
+      aJobs.fence = { fence: fenceOf('p1', { [key]: 1 }), key };
+      bJobs.fence = { fence: fenceOf('p2', { [key]: 2 }), key };
+      await bJobs.update(job.id, { progress: progress(3) });
+      // p1 wakes and saves its older view (and a conclusion): refused, nothing of it written.
+      await expect(
+        aJobs.update(job.id, { progress: progress(7), state: 'failed', finishedAt: new Date() }),
+      ).rejects.toBeInstanceOf(StaleLeaseError);
+      const now = await a.panicJobs.owned(u.id, job.id);
+      expect(now?.state).toBe('running');
+      expect(now?.progress.accounts[0]?.remaining).toBe(3);
+      // A process holding no epoch of the key (never took it) is refused too.
+      aJobs.fence = { fence: fenceOf('p1', {}), key };
+      await expect(aJobs.update(job.id, { progress: progress(1) })).rejects.toBeInstanceOf(StaleLeaseError);
+      await bJobs.update(job.id, { progress: progress(0), state: 'succeeded', finishedAt: new Date() });
+      expect((await a.panicJobs.owned(u.id, job.id))?.state).toBe('succeeded');
+    } finally {
+      aJobs.fence = null;
+      bJobs.fence = null;
+    }
   });
 
   it('takes many keys in one statement: new, expired and its own ones, never one another owner holds', async () => {

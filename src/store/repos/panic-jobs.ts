@@ -3,6 +3,8 @@ import type { Db } from '../db.js';
 import { panicJobs } from '../schema.js';
 import type { EventsRepo, NewEvent } from './events.js';
 import type { PanicJob, PanicJobState, PanicProgress, PanicScope } from '../../domain/panic-job.js';
+import type { Fence } from '../../domain/lease.js';
+import { checkFence } from './leases.js';
 
 type Row = typeof panicJobs.$inferSelect;
 
@@ -32,6 +34,13 @@ export interface JobPatch {
  * (panic_close.started / progress / finished), so the outbox never reports a change that did not happen.
  */
 export class PanicJobsRepo {
+  /**
+   * Set by a worker process: a running job's saves are made only under the lease its jobs run under (`key`), at the
+   * epoch this process holds, checked in the save's own transaction. A holder paused past its lease that wakes
+   * cannot save its stale view of a job over its successor's. Null (one process, the api role): unfenced.
+   */
+  fence: { fence: Fence; key: string } | null = null;
+
   constructor(
     private readonly db: Db,
     private readonly events: EventsRepo,
@@ -55,6 +64,7 @@ export class PanicJobsRepo {
 
   async update(id: string, patch: JobPatch, evs: NewEvent[] = []): Promise<void> {
     await this.db.transaction(async (tx) => {
+      if (this.fence) await checkFence(tx, this.fence.fence, [this.fence.key]);
       // Only while running: a process that lost the job's lease and saves late cannot rewrite a job its successor
       // already finished.
       await tx
