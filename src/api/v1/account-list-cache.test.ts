@@ -63,5 +63,10 @@ describe('AccountListCache', () => {
     const grown = [...next, account(3)];
     const g = cache.page('usr_1', grown, undefined, 10);
     expect(g.body(g.ids).toString()).toBe(fastify({ accounts: grown.map(toAccountJson) }));
+    // As many accounts as before but one swapped for another (one removed, one created): rebuilt too.
+    const swapped = [grown[0]!, account(7), grown[2]!, grown[3]!];
+    const w = cache.page('usr_1', swapped, undefined, 10);
+    const inOrder = [...swapped].sort((a, b) => (a.id < b.id ? -1 : 1));
+    expect(w.body(w.ids).toString()).toBe(fastify({ accounts: inOrder.map(toAccountJson) }));
   });
 });
