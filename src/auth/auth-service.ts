@@ -2,16 +2,10 @@ import { AppError, invalid } from '../domain/errors.js';
 import type { Store } from '../store/store.js';
 import type { ApiKeyRow } from '../store/repos/credentials.js';
 import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from './passwords.js';
+import { SecretHashes } from './secret-hashes.js';
 import { clearAccountFailures, SignInThrottle, type SignInLimits } from './sign-in-throttle.js';
 import { SignInFailuresRepo } from '../store/repos/sign-in-failures.js';
-import {
-  ACCESS_TOKEN_PREFIX,
-  API_KEY_PREFIX,
-  displayPrefix,
-  generateSecret,
-  hashSecret,
-  wellFormed,
-} from './secrets.js';
+import { ACCESS_TOKEN_PREFIX, API_KEY_PREFIX, displayPrefix, generateSecret, hashSecret } from './secrets.js';
 
 export interface AuthConfig {
   /** Sign-in throttling; absent (the CLI) = none. */
@@ -40,6 +34,8 @@ export class AuthService {
   private readonly failures: SignInFailuresRepo;
   private readonly throttle: SignInThrottle | null;
   private failedSinceSweep = 0;
+  private readonly tokenHashes = new SecretHashes(ACCESS_TOKEN_PREFIX);
+  private readonly keyHashes = new SecretHashes(API_KEY_PREFIX);
 
   constructor(
     private readonly store: Store,
@@ -165,8 +161,9 @@ export class AuthService {
   }
 
   async authenticateToken(bearer: string): Promise<Principal | null> {
-    if (!wellFormed(bearer, ACCESS_TOKEN_PREFIX)) return null;
-    const t = await this.store.credentials.liveAccessToken(hashSecret(bearer));
+    const hash = this.tokenHashes.of(bearer);
+    if (!hash) return null;
+    const t = await this.store.credentials.liveAccessToken(hash);
     return t ? { userId: t.userId, credentialKind: 'access_token', credentialId: t.id } : null;
   }
 
@@ -175,8 +172,9 @@ export class AuthService {
   }
 
   async authenticateApiKey(bearer: string): Promise<Principal | null> {
-    if (!wellFormed(bearer, API_KEY_PREFIX)) return null;
-    const k = await this.store.credentials.liveApiKey(hashSecret(bearer));
+    const hash = this.keyHashes.of(bearer);
+    if (!hash) return null;
+    const k = await this.store.credentials.liveApiKey(hash);
     if (!k) return null;
     // Last-used is coarse (a minute): remember when we last wrote it instead of issuing an UPDATE per request.
     const now = Date.now();

@@ -45,23 +45,28 @@ describe('AccountListCache', () => {
     const sorted = [...list].sort((a, b) => (a.id < b.id ? -1 : 1));
     const cache = new AccountListCache();
     const whole = cache.page('usr_1', list, undefined, Number.MAX_SAFE_INTEGER);
-    expect(whole.body(whole.ids)).toBe(fastify({ accounts: sorted.map(toAccountJson) }));
+    expect(whole.body(whole.ids).toString()).toBe(fastify({ accounts: sorted.map(toAccountJson) }));
     const p = cache.page('usr_1', list, sorted[1]!.id, 2);
     expect(p.ids).toEqual(sorted.slice(2, 5).map((a) => a.id));
-    expect(p.body(p.ids.slice(0, 2))).toBe(fastify({ accounts: sorted.slice(2, 4).map(toAccountJson) }));
+    expect(p.body(p.ids.slice(0, 2)).toString()).toBe(fastify({ accounts: sorted.slice(2, 4).map(toAccountJson) }));
   });
 
   it('re-serializes only an account the store replaced', () => {
     const list = [0, 1, 2].map((i) => account(i));
     const cache = new AccountListCache();
     const before = cache.page('usr_1', list, undefined, 10);
-    expect(before.body(before.ids)).toContain('"status":"connected"');
+    expect(before.body(before.ids).toString()).toContain('"status":"connected"');
     const next = [list[0]!, { ...list[1]!, status: 'disconnected' as const }, list[2]!];
     const after = cache.page('usr_1', next, undefined, 10);
-    expect(after.body(after.ids)).toBe(fastify({ accounts: next.map(toAccountJson) }));
+    expect(after.body(after.ids).toString()).toBe(fastify({ accounts: next.map(toAccountJson) }));
     // A list of other accounts (one added) is rebuilt, not patched.
     const grown = [...next, account(3)];
     const g = cache.page('usr_1', grown, undefined, 10);
-    expect(g.body(g.ids)).toBe(fastify({ accounts: grown.map(toAccountJson) }));
+    expect(g.body(g.ids).toString()).toBe(fastify({ accounts: grown.map(toAccountJson) }));
+    // As many accounts as before but one swapped for another (one removed, one created): rebuilt too.
+    const swapped = [grown[0]!, account(7), grown[2]!, grown[3]!];
+    const w = cache.page('usr_1', swapped, undefined, 10);
+    const inOrder = [...swapped].sort((a, b) => (a.id < b.id ? -1 : 1));
+    expect(w.body(w.ids).toString()).toBe(fastify({ accounts: inOrder.map(toAccountJson) }));
   });
 });

@@ -88,7 +88,7 @@ export async function accountRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
       const user = userOf(req);
       const p = listCache.page(user, await deps.store.accounts.list(user), page.after, page.limit);
       const shown = finishPage(req, reply, p.ids, page, ACCOUNTS_PAGE, (id) => id).items;
-      // The body is already the response schema's JSON (AccountListCache): sent as is, not serialized again.
+      // The body is already the response schema's JSON as bytes (AccountListCache): sent as is, not serialized again.
       return reply.type('application/json; charset=utf-8').send(p.body(shown) as never);
     },
   );
