@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { SimBroker } from '../../src/simulator/broker.js';
 import { dec } from '../../src/domain/decimal.js';
-import type { BrokerAdapter } from '../../src/platforms/adapter.js';
+import { OrderService } from '../../src/engine/order-service.js';
+import type { BrokerAdapter, TagLookup } from '../../src/platforms/adapter.js';
 import { seedGroup, startEngine, type EngineHarness } from './copy-harness.js';
 
 /**
@@ -84,5 +85,85 @@ describe('a resend on the wire does not hold the settling of other writes', () =
     expect(broker.positions(s2.sim)).toHaveLength(3);
     const report = await h.settler.runOnce({ graceMs: 0 });
     expect(report.checked).toBe(0);
+  });
+});
+
+describe('a burst of writes that time out on one connection', () => {
+  it('is looked up once for all by the settle pass, not once per write, and each copy is confirmed once', {
+    timeout: 120_000,
+  }, async () => {
+    const N = 4;
+    const broker = new SimBroker({ seed: 5 });
+    broker.setPrice('EURUSD', '1.10000');
+    h = await startEngine({ broker });
+    const g = await seedGroup(h.store, broker, { slaves: [{ rule: {} }] });
+    await h.start();
+    const slave = g.slaves[0]!;
+    const orders = new OrderService(h.store, h.adapters, h.engine);
+    const order = (i: number) =>
+      orders.send(
+        g.userId,
+        g.master.id,
+        {
+          symbol: 'EURUSD',
+          side: 'buy',
+          volume: dec('0.1'),
+          type: 'market',
+          price: null,
+          stopLoss: null,
+          takeProfit: null,
+        },
+        `req_${i}`,
+      );
+    await order(0);
+    await h.idle();
+
+    // The Slave's adapter reads all its tags at once, like the REST and cTrader ones (the sim one has no tagIndex);
+    // its writes wait until the whole burst is on the wire, then each times out unapplied.
+    const a: BrokerAdapter = await h.adapters.forAccount(slave.account);
+    let perTag = 0;
+    let indexReads = 0;
+    const findByTag = a.findByTag.bind(a);
+    a.findByTag = (tag) => {
+      perTag++;
+      return findByTag(tag);
+    };
+    a.tagIndex = async () => {
+      indexReads++;
+      const index = new Map<string, TagLookup>();
+      for (const o of await a.listOrders({ includeHistory: true }))
+        if (o.tag) index.set(o.tag, { found: true, order: o });
+      for (const p of await a.listPositions()) if (p.tag) index.set(p.tag, { found: true, position: p });
+      return index;
+    };
+    const place = a.placeOrder.bind(a);
+    let waiting = 0;
+    let go!: () => void;
+    const all = new Promise<void>((r) => (go = r));
+    release = go;
+    let gated = N;
+    a.placeOrder = async (req) => {
+      if (gated-- > 0) {
+        if (++waiting === N) go();
+        await all;
+      }
+      return place(req);
+    };
+    broker.faults.inject({ op: 'placeOrder', kind: 'timeout_before_apply', accountId: slave.sim, times: N });
+    await Promise.all(Array.from({ length: N }, (_, i) => order(i + 1)));
+
+    const trades = (await h.store.trades.listTrades(g.userId, { limit: 10 })).slice(0, N);
+    expect(trades).toHaveLength(N);
+    const rows = async () => (await Promise.all(trades.map((t) => h.store.trades.intentsOfTrade(t.id)))).flat();
+    await expect
+      .poll(async () => (await rows()).map((r) => r.state), { timeout: 60_000 })
+      .toEqual(Array(N).fill('confirmed'));
+    // Found absent by one reading of the Slave's tags, then sent again under a new tag, once each.
+    expect((await rows()).map((r) => r.attempts)).toEqual(Array(N).fill(2));
+    // The last write to time out had the connection to itself: one lookup of its own is fine, one each is not.
+    expect(perTag).toBeLessThanOrEqual(1);
+    expect(indexReads).toBeGreaterThanOrEqual(1);
+    await h.idle();
+    expect(broker.positions(slave.sim)).toHaveLength(N + 1);
   });
 });
