@@ -105,7 +105,9 @@ export async function runBurst(
   for (const w of why) tally[w] = (tally[w] ?? 0) + 1;
   const allEvents = await svc.store.events.after(userId, 0, 100_000);
   const changes = allEvents.filter((e) => e.type === 'account.status_changed');
-  if (lost.length > 0) console.log(`BURST_LOST ${label}`, await lostTimelines(svc, lost, allEvents, slaves));
+  // A Slave's own broker refusing for money is not a loss (see below): only the others get a timeline.
+  const ourLosses = lost.filter((r) => (r.outcome as { code?: string } | null)?.code !== 'not_enough_money');
+  if (ourLosses.length > 0) console.log(`BURST_LOST ${label}`, await lostTimelines(svc, ourLosses, allEvents, slaves));
   console.log(
     'status changes:',
     changes.map((e) => JSON.stringify(e.payload)),
