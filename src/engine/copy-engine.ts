@@ -323,7 +323,12 @@ export class CopyEngine {
       (waitMs) => stale && this.clock() + waitMs - trade.actionAt.getTime() > slave.rule.maxDelayMs,
     );
     latency.ack = performance.now() - sendAt;
-    if (outcome.kind === 'unresolved') {
+    // One look at the broker settles a lone timeout at once. Not while more writes of this connection are queued
+    // or on the wire (a burst) where the adapter reads all its tags at once: a lookup each (positions, orders and,
+    // for an absent tag, the whole order history, behind the broker's read limits) kept the burst's timed-out
+    // writes from the settle pass, which reads the Slave's tags once for all of them (tag-snapshot.ts), until
+    // they were older than the rule's limit and refused as stale.
+    if (outcome.kind === 'unresolved' && !(adapter.tagIndex && this.dispatcher.busy(slave.account.id))) {
       const v = await verifyOp(adapter, op, [row.tag]);
       if (v.state === 'applied') outcome = v.outcome;
     }

@@ -46,8 +46,15 @@ export interface SettlerOptions {
  */
 export class Settler {
   private timer: NodeJS.Timeout | null = null;
+  /** The pass in progress: its lookups and writes, not the resends it handed out (see `pass`). */
   private running: Promise<SettleReport> | null = null;
+  /** The same pass until its resends have their outcomes too: what `runOnce` callers wait for. */
+  private finished: Promise<SettleReport> | null = null;
   private nudged: NodeJS.Timeout | null = null;
+  /** Resends on the wire that their pass did not wait for (stop() does). */
+  private readonly resending = new Set<Promise<unknown>>();
+  /** Their rows: a later row of the same chain waits for the next pass after the outcome (order kept). */
+  private readonly resendingIds = new Set<string>();
 
   constructor(
     private readonly store: Store,
@@ -79,7 +86,8 @@ export class Settler {
           .catch(() => undefined)
           .then(() => {
             this.nudged = null;
-            return this.runOnce();
+            this.startPass(this.opts.graceMs ?? 1000);
+            return this.running;
           })
           .catch((err: unknown) => this.opts.logger && this.opts.logger.error({ err }, 'settle pass failed'));
       },
@@ -94,18 +102,43 @@ export class Settler {
     if (this.nudged) clearTimeout(this.nudged);
     this.nudged = null;
     await this.running?.catch(() => undefined);
+    while (this.resending.size > 0) await Promise.allSettled([...this.resending]);
   }
 
-  /** One pass; concurrent callers share the pass in progress. */
+  /**
+   * One pass, resolved once every resend it made has its outcome too (a caller settles before it reconciles or
+   * copies); concurrent callers share the pass in progress.
+   */
   runOnce(opts: { graceMs?: number } = {}): Promise<SettleReport> {
-    if (!this.running)
-      this.running = this.pass(opts.graceMs ?? this.opts.graceMs ?? 1000).finally(() => {
-        this.running = null;
-      });
-    return this.running;
+    this.startPass(opts.graceMs ?? this.opts.graceMs ?? 1000);
+    return this.finished!;
   }
 
-  private async pass(graceMs: number): Promise<SettleReport> {
+  /** Starts a pass unless one is running. The next pass may start while this one's resends are on the wire. */
+  private startPass(graceMs: number): void {
+    if (this.running) return;
+    const detached: Array<Promise<unknown>> = [];
+    const pass = this.pass(graceMs, detached);
+    this.running = pass.finally(() => {
+      this.running = null;
+    });
+    this.finished = pass.then(async (report) => {
+      await Promise.allSettled(detached);
+      return report;
+    });
+    // Read by runOnce callers; a background pass nobody waits for must not report an unhandled rejection.
+    this.finished.catch(() => undefined);
+  }
+
+  /**
+   * A resend that ends its chain is not waited for: its outcome is written by the engine (an unresolved one
+   * nudges the next pass), and the row stays in the engine's in-flight set until then. Waiting for it held the
+   * whole pass, every Slave's, for the slowest connection's write, and a write that timed out meanwhile waited
+   * for that pass to end before a pass could look at it: under a burst on a loaded machine, past the rule's
+   * staleness limit (`stale_unresolved`). A resend followed by more rows of its chain is still waited for, so the
+   * writes about one Master position keep their order.
+   */
+  private async pass(graceMs: number, detached: Array<Promise<unknown>>): Promise<SettleReport> {
     const report: SettleReport = {
       checked: 0,
       confirmed: 0,
@@ -141,11 +174,12 @@ export class Settler {
         },
       ]);
     }
+    // Rows of our own resends stay in the list only to hold back the rest of their chain.
     const rows = (await this.store.trades.unsettledIntents()).filter(
       ({ intent, trade }) =>
         owns(trade.masterAccountId) &&
-        !this.engine.inFlight.has(intent.id) &&
-        now - intent.updatedAt.getTime() >= graceMs,
+        (this.resendingIds.has(intent.id) ||
+          (!this.engine.inFlight.has(intent.id) && now - intent.updatedAt.getTime() >= graceMs)),
     );
     // Slaves in parallel; within a Slave, writes about one Master position in order (see chains()).
     const bySlave = new Map<string, Array<{ intent: CopyIntent; trade: Trade }>>();
@@ -159,29 +193,55 @@ export class Settler {
           snapshot ??= new TagSnapshot(adapter, oldest, this.engine.clock);
           return snapshot;
         };
-        const settle = async (r: { intent: CopyIntent; trade: Trade }) => {
+        const settle = async (r: { intent: CopyIntent; trade: Trade }, last: boolean) => {
           if (this.engine.inFlight.has(r.intent.id)) return;
           this.engine.inFlight.add(r.intent.id);
+          let resend: Promise<unknown> | null = null;
           try {
             report.checked++;
-            report[await this.settleOne(r.intent, r.trade, lookups)]++;
+            const settled = await this.settleOne(r.intent, r.trade, lookups);
+            report[settled.result]++;
+            resend = settled.resend ?? null;
+            if (resend && !last) await resend;
           } catch (err) {
             report.unknown++;
             if (this.opts.logger) this.opts.logger.error({ err, intentId: r.intent.id }, 'settling an intent failed');
           } finally {
-            this.engine.inFlight.delete(r.intent.id);
+            if (resend && last) this.detach(r.intent.id, resend, detached);
+            else this.engine.inFlight.delete(r.intent.id);
           }
         };
         const chains = await this.chains(list);
         let next = 0;
         await Promise.all(
           Array.from({ length: Math.min(CHAINS_PER_SLAVE, chains.length) }, async () => {
-            while (next < chains.length) for (const r of chains[next++]!) await settle(r);
+            while (next < chains.length) {
+              const chain = chains[next++]!;
+              if (chain.some((r) => this.resendingIds.has(r.intent.id))) continue;
+              for (const [i, r] of chain.entries()) await settle(r, i === chain.length - 1);
+            }
           }),
         );
       }),
     );
     return report;
+  }
+
+  /** Keeps a resend's row in flight until its outcome is written, and visible to stop() and the dispatcher's drain. */
+  private detach(intentId: string, resend: Promise<unknown>, detached: Array<Promise<unknown>>): void {
+    const done = resend
+      .catch((err: unknown) => {
+        if (this.opts.logger) this.opts.logger.error({ err, intentId }, 'a settle resend failed');
+      })
+      .finally(() => {
+        this.engine.inFlight.delete(intentId);
+        this.resendingIds.delete(intentId);
+        this.resending.delete(done);
+      });
+    this.resending.add(done);
+    this.resendingIds.add(intentId);
+    detached.push(done);
+    void this.engine.dispatcher.track(done);
   }
 
   /** A Slave's rows as chains (settle-chains.ts); one chain where the account cannot be read. */
@@ -197,15 +257,15 @@ export class Settler {
     intent: CopyIntent,
     trade: Trade,
     lookups: (adapter: BrokerAdapter) => TagSnapshot,
-  ): Promise<'confirmed' | 'resent' | 'rejected' | 'unknown'> {
+  ): Promise<{ result: 'confirmed' | 'resent' | 'rejected' | 'unknown'; resend?: Promise<unknown> }> {
     const [slaveAcc, master] = await Promise.all([
       this.store.accounts.byId(intent.slaveAccountId),
       this.store.accounts.byId(trade.masterAccountId),
     ]);
-    if (!slaveAcc || !master) return 'unknown';
+    if (!slaveAcc || !master) return { result: 'unknown' };
     const rule = (await this.store.accounts.rulesFor([slaveAcc.id])).get(slaveAcc.id) ?? withDefaults(undefined);
     const adapter = await this.adapters.forAccount(slaveAcc).catch(() => null);
-    if (!adapter) return 'unknown';
+    if (!adapter) return { result: 'unknown' };
     const slave = { account: slaveAcc, rule, adapter };
     const actionAt = trade.actionAt ?? trade.createdAt;
     const fresh = this.engine.clock() - actionAt.getTime() <= rule.maxDelayMs;
@@ -230,12 +290,12 @@ export class Settler {
     };
     const snapshot = lookups(adapter);
     const v = await verifyOp(adapter, op, [intent.tag, ...prevTags], (tag) => snapshot.find(tag));
-    if (v.state === 'unknown') return 'unknown';
+    if (v.state === 'unknown') return { result: 'unknown' };
     if (v.state === 'applied') {
       await this.store.trades.applyOutcomes([
         outcomeWrite(master, trade.id, t, intent, slave.account.id, op, v.outcome, { prevTags }),
       ]);
-      return v.outcome.kind === 'confirmed' ? 'confirmed' : 'rejected';
+      return { result: v.outcome.kind === 'confirmed' ? 'confirmed' : 'rejected' };
     }
     if (!fresh && goesStale(intentAction(intent.action))) {
       const outcome = {
@@ -246,7 +306,7 @@ export class Settler {
       await this.store.trades.applyOutcomes([
         outcomeWrite(master, trade.id, t, intent, slave.account.id, op, outcome, { prevTags }),
       ]);
-      return 'rejected';
+      return { result: 'rejected' };
     }
     // Proven absent and still fresh: a new attempt under a new tag, so a late arrival of the old one is told apart.
     const attempt = intent.attempts + 1;
@@ -264,7 +324,7 @@ export class Settler {
       tag,
       prevTags: [...prevTags, intent.tag],
     });
-    await this.engine.sendOp(
+    const resend = this.engine.sendOp(
       master,
       trade.id,
       t,
@@ -276,6 +336,6 @@ export class Settler {
       performance.now(),
       [...prevTags, intent.tag],
     );
-    return 'resent';
+    return { result: 'resent', resend };
   }
 }

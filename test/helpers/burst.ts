@@ -103,7 +103,11 @@ export async function runBurst(
   );
   const tally: Record<string, number> = {};
   for (const w of why) tally[w] = (tally[w] ?? 0) + 1;
-  const changes = (await svc.store.events.after(userId, 0, 100_000)).filter((e) => e.type === 'account.status_changed');
+  const allEvents = await svc.store.events.after(userId, 0, 100_000);
+  const changes = allEvents.filter((e) => e.type === 'account.status_changed');
+  // A Slave's own broker refusing for money is not a loss (see below): only the others get a timeline.
+  const ourLosses = lost.filter((r) => (r.outcome as { code?: string } | null)?.code !== 'not_enough_money');
+  if (ourLosses.length > 0) console.log(`BURST_LOST ${label}`, await lostTimelines(svc, ourLosses, allEvents, slaves));
   console.log(
     'status changes:',
     changes.map((e) => JSON.stringify(e.payload)),
@@ -132,4 +136,31 @@ export async function runBurst(
   expect(ours).toEqual([]);
   expect(rows).toHaveLength(tradeIds.length * slaves.length);
   return result;
+}
+
+/**
+ * Where the time went for each copy not confirmed, in ms after its Master action: when the row was recorded,
+ * every copy.* event of it (an unresolved outcome, a resend's, the final one), the last attempt's hop latencies.
+ */
+async function lostTimelines(
+  svc: TestService,
+  lost: Awaited<ReturnType<TestService['store']['trades']['intentsOfTrade']>>,
+  events: Awaited<ReturnType<TestService['store']['events']['after']>>,
+  slaves: Array<{ id: string; platform: string }>,
+): Promise<string[]> {
+  const byIntent = new Map<string, typeof events>();
+  for (const e of events) {
+    const id = (e.payload as { intentId?: string }).intentId;
+    if (id && e.type.startsWith('copy.')) byIntent.set(id, [...(byIntent.get(id) ?? []), e]);
+  }
+  const out: string[] = [];
+  for (const r of lost) {
+    const trade = await svc.store.trades.tradeById(r.tradeId);
+    const at = (trade?.actionAt ?? trade?.createdAt ?? r.createdAt).getTime();
+    const evs = (byIntent.get(r.id) ?? []).map((e) => `${e.type.slice(5)}@${e.createdAt.getTime() - at}`);
+    out.push(
+      `${slaves.find((s) => s.id === r.slaveAccountId)?.platform} rec@${r.createdAt.getTime() - at} ${evs.join(' ')} attempts=${r.attempts} latency=${JSON.stringify(r.latency)} ${(r.outcome as { message?: string } | null)?.message ?? ''}`,
+    );
+  }
+  return out;
 }
