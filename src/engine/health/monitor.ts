@@ -48,7 +48,24 @@ export interface HealthMonitorOptions {
    * `intervalMs`, so at 10,000 accounts no moment of it holds the event loop for long.
    */
   sliceSize?: number;
+  /**
+   * Called once, the first time a scheduled round ends after its interval: the accounts cannot all be read that
+   * often (at 10,000 cTrader accounts the floor is accounts x 2 requests / 50 req/s per connection). The round is
+   * stretched, never overlapped: its slices run back to back and the next round starts when it ends, so each
+   * account is read every `ms` instead of every `intervalMs`. The caller logs it.
+   */
+  onLongRound?: (round: LongRound) => void;
   clock?: () => number;
+}
+
+/** A scheduled round that took longer than its interval: how long, for how many reads, at what pace. */
+export interface LongRound {
+  /** Accounts this process read in the round (its own, not deferred). */
+  accounts: number;
+  ms: number;
+  intervalMs: number;
+  /** Reads a second over the round: the pace the brokers (and our own pacing) allowed. */
+  perSecond: number;
 }
 
 /** What one account's check decided, before it is written. */
@@ -90,6 +107,7 @@ export class HealthMonitor {
   private snapshots: EquitySnapshot[] = [];
   private readonly lastSnapshot = new Map<string, number>();
   private lastPrune = 0;
+  private warnedLong = false;
 
   constructor(
     private readonly store: Store,
@@ -138,6 +156,7 @@ export class HealthMonitor {
     const began = Date.now();
     const slices = spread ? Math.max(1, Math.ceil((await this.store.accounts.countLive()) / size)) : 1;
     let after: string | null = null;
+    let read = 0;
     for (let k = 0; ; k++) {
       if (k > 0) {
         // Spread: slice k starts k/slices of the interval into the round; unspread: yield to waiting I/O.
@@ -148,8 +167,20 @@ export class HealthMonitor {
       const page = await this.store.accounts.livePage(after, size);
       if (page.length === 0) break;
       after = page[page.length - 1]!.id;
-      await this.checkSlice(page.filter((a) => owns(a.id) && !this.deferred(a)));
+      const slice = page.filter((a) => owns(a.id) && !this.deferred(a));
+      read += slice.length;
+      await this.checkSlice(slice);
       if (page.length < size) break;
+    }
+    const ms = Date.now() - began;
+    if (spread && ms > this.opts.intervalMs && !this.warnedLong) {
+      this.warnedLong = true;
+      this.opts.onLongRound?.({
+        accounts: read,
+        ms,
+        intervalMs: this.opts.intervalMs,
+        perSecond: Math.round((read / Math.max(1, ms)) * 10_000) / 10,
+      });
     }
   }
 
