@@ -100,6 +100,9 @@ export async function benchScaleOut10k(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'ct-10k-'));
   const db = await tempDatabase();
   const pool = new pg.Pool({ connectionString: db.url, max: 2 });
+  // An idle client's error (its database dropped or its backend terminated from outside: seen once on a shared
+  // server) would crash the process past the cleanup below; the next query fails instead, and the cleanup runs.
+  pool.on('error', () => undefined);
   const key = randomBytes(32);
   const meta: Record<string, unknown> = { accounts: ACCOUNTS, groups: GROUPS, healthIntervalMs: HEALTH_MS };
   try {
