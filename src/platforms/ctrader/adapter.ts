@@ -100,11 +100,11 @@ export class CTraderAdapter implements BrokerAdapter {
 
   // ---- reads --------------------------------------------------------------------------------------------
 
-  async accountInfo(): Promise<AccountInfo> {
+  async accountInfo(signal?: AbortSignal): Promise<AccountInfo> {
     return this.read('account info', async () => {
       const [traderEnv, pnlEnv] = await Promise.all([
-        this.call(PT.TRADER_REQ, {}),
-        this.call(PT.GET_POSITION_UNREALIZED_PNL_REQ, {}),
+        this.call(PT.TRADER_REQ, {}, signal),
+        this.call(PT.GET_POSITION_UNREALIZED_PNL_REQ, {}, signal),
       ]);
       const t = (traderEnv.payload as { trader: TraderMsg }).trader;
       this.hedging = (t.accountType ?? 0) !== 1;
@@ -439,10 +439,11 @@ export class CTraderAdapter implements BrokerAdapter {
     }
   }
 
-  private async call(payloadType: number, body: Record<string, unknown>): Promise<Envelope> {
+  private async call(payloadType: number, body: Record<string, unknown>, signal?: AbortSignal): Promise<Envelope> {
     const [env] = await this.conn.accountRequest(this.ctid, payloadType, body, {
       idempotent: true,
       timeoutMs: this.timeoutMs,
+      ...(signal ? { signal } : {}),
     });
     return env!;
   }

@@ -88,6 +88,11 @@ export interface RequestOptions {
   idempotent?: boolean;
   /** A trading write: passes the caller's write gate (domain/write-gate.ts) right before its frame is written. */
   write?: boolean;
+  /**
+   * Aborted while the request still waits for a place in our own rate window: it is not sent and fails with
+   * NotSentError (`rate_limited`). Once sent, it runs to its answer or its timeout as any other.
+   */
+  signal?: AbortSignal;
 }
 
 const ACCOUNT_EVENTS: ReadonlySet<number> = new Set([
@@ -240,8 +245,8 @@ export class CTraderConnection {
           retried = true;
           continue;
         }
-        // Never written: safe to send again once the connection is back, even for a write.
-        if (err instanceof NotSentError) {
+        // Never written: safe to send again once the connection is back, even for a write (not when given up on).
+        if (err instanceof NotSentError && !ro.signal?.aborted) {
           retried = true;
           continue;
         }
@@ -260,8 +265,25 @@ export class CTraderConnection {
   async request(payloadType: number, body: Record<string, unknown>, ro: RequestOptions = {}): Promise<Envelope[]> {
     const timeoutMs = ro.timeoutMs ?? this.timeoutMs;
     const socket = this.socket;
-    const history = HISTORICAL_REQUESTS.has(payloadType) ? await this.historical.acquire() : null;
-    const slot = await this.general.acquire();
+    const queuedAt = Date.now();
+    let history: { answered(): void } | null = null;
+    let slot: { answered(): void };
+    try {
+      history = HISTORICAL_REQUESTS.has(payloadType) ? await this.historical.acquire(ro.signal) : null;
+      slot = await this.general.acquire(ro.signal);
+    } catch (err) {
+      history?.answered();
+      if (!ro.signal?.aborted) throw err;
+      const waited = Date.now() - queuedAt;
+      throw new NotSentError(
+        `not sent: given up after ${waited} ms waiting for our own pacing (${this.opts.rateLimitPerSecond ?? 50} requests a second on this connection)`,
+        new AppError(
+          'rate_limited',
+          `given up after ${waited} ms behind our own requests on the cTrader connection; not sent`,
+          { retryable: true },
+        ),
+      );
+    }
     // The window counts a request until a second after its first answer (or its failure): see RateWindow.
     const answered = () => {
       history?.answered();
