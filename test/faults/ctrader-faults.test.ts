@@ -173,6 +173,43 @@ describe('cTrader faults over the wire', () => {
     }
   });
 
+  it("a read given up on while its account's authorisation waits in our own window is not sent; the authorisation still is", async () => {
+    const w = await world();
+    const other = w.broker.createAccount({ balance: 5_000, meta: { ctidUserId: 'u1', environment: 'demo' } });
+    const [ctid, ctid2] = [w.simAccountId, other.id].map((id) => w.server.ctidTraderAccountIdOf(id)) as [
+      string,
+      string,
+    ];
+    const conn = new CTraderConnection({
+      endpoint: { ...w.server.endpoints.demo, ca: w.server.ca },
+      clientId: w.server.clientId,
+      clientSecret: w.server.clientSecret,
+      rateLimitPerSecond: 1,
+    });
+    try {
+      conn.addAccount(ctid, w.tokens);
+      conn.addAccount(ctid2, w.tokens);
+      await conn.ensureAccount(ctid);
+      // The second account's authorisation waits behind the first one's for a place in the window.
+      const ctl = new AbortController();
+      const read = conn.accountRequest(ctid2, PT.TRADER_REQ, {}, { idempotent: true, signal: ctl.signal });
+      ctl.abort();
+      const err = await read.then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(NotSentError);
+      expect((err as NotSentError).appError.code).toBe('rate_limited');
+      expect((err as NotSentError).message).toMatch(/authorisation/);
+      // The shared authorisation went on: the account is authorised without another request of ours.
+      await conn.ensureAccount(ctid2, 10_000);
+      expect(conn.accountStatus(ctid2)?.state).toBe('authorised');
+      expect(w.server.requestStats().requests.ProtoOAAccountAuthReq?.count).toBe(2 + 1);
+    } finally {
+      await conn.close();
+    }
+  });
+
   it('token invalidated: the write is rejected as reconnect_required, later reads too, nothing placed', async () => {
     const w = await world();
     const t = tag();
