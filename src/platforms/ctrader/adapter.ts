@@ -114,7 +114,7 @@ export class CTraderAdapter implements BrokerAdapter {
         (sum, p) => sum.plus(fromMoney(p.netUnrealizedPnL, pnl.moneyDigits)),
         dec(0),
       );
-      const currency = (await this.assetNames()).get(String(t.depositAssetId)) ?? String(t.depositAssetId);
+      const currency = (await this.assetNames(signal)).get(String(t.depositAssetId)) ?? String(t.depositAssetId);
       return {
         balance,
         equity: balance.plus(unrealized),
@@ -537,8 +537,9 @@ export class CTraderAdapter implements BrokerAdapter {
     return p;
   }
 
-  private async assetNames(): Promise<Map<string, string>> {
-    this.assets ??= this.call(PT.ASSET_LIST_REQ, {})
+  /** Once per account (the list is the broker's, asked per account); a fetch given up on (`signal`) is asked again. */
+  private async assetNames(signal?: AbortSignal): Promise<Map<string, string>> {
+    this.assets ??= this.call(PT.ASSET_LIST_REQ, {}, signal)
       .then(
         (env) => new Map(((env.payload as { asset?: AssetMsg[] }).asset ?? []).map((a) => [String(a.assetId), a.name])),
       )
