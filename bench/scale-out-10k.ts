@@ -25,8 +25,10 @@ const GROUPS = 100;
 const HEALTH_MS = Number(process.env.BENCH_10K_HEALTH_MS ?? 30_000);
 const READY_LIMIT_MS = 10 * 60_000;
 /** How long the CPU window waits for every account to have been checked once (a whole round) before it stops. */
-const ROUND_LIMIT_MS = Number(process.env.BENCH_10K_ROUND_LIMIT_MS ?? 5 * 60_000);
+const ROUND_LIMIT_MS = Number(process.env.BENCH_10K_ROUND_LIMIT_MS ?? 6 * 60_000);
 const CTID_USER = 'bench-10k-ctid';
+/** Requests a second per cTrader connection (the Open API's limit, and the simulator's): one connection per worker. */
+const RATE = 50;
 
 /** CPU seconds (user + system) the process has used, from /proc (clock ticks of 10 ms). */
 function cpuSec(pid: number): number {
@@ -98,6 +100,9 @@ export async function benchScaleOut10k(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'ct-10k-'));
   const db = await tempDatabase();
   const pool = new pg.Pool({ connectionString: db.url, max: 2 });
+  // An idle client's error (its database dropped or its backend terminated from outside: seen once on a shared
+  // server) would crash the process past the cleanup below; the next query fails instead, and the cleanup runs.
+  pool.on('error', () => undefined);
   const key = randomBytes(32);
   const meta: Record<string, unknown> = { accounts: ACCOUNTS, groups: GROUPS, healthIntervalMs: HEALTH_MS };
   try {
@@ -198,6 +203,73 @@ export async function benchScaleOut10k(): Promise<void> {
         5 * 60_000,
       );
     };
+    // Health rounds, measured from the outside: a window runs from its start until every account has a check
+    // written since (a whole round over both workers, whatever phase the rounds were in; at least one interval, at
+    // most ROUND_LIMIT_MS). The first window starts when both workers are ready (their first round includes each
+    // account's cTrader authorisation and asset list), the second right after it (steady rounds). Per window: CPU
+    // per process, its length, accounts/s, and the requests the simulator received per payload type against the
+    // ceiling of two connections at RATE req/s (the physical floor of the window = its requests / that ceiling).
+    const checkedSince = async (since: Date) =>
+      (
+        await pool.query<{ n: number }>(
+          `select count(*)::int n from accounts where (health->>'checkedAt')::timestamptz >= $1`,
+          [since],
+        )
+      ).rows[0]!.n;
+    const failing = async () =>
+      (
+        await pool.query<{ n: number; err: string | null }>(
+          `select count(*)::int n, min(health->>'lastError') err from accounts where health->>'lastError' is not null`,
+        )
+      ).rows[0]!;
+    const measureRound = async (label: string): Promise<number> => {
+      const since = new Date();
+      const before = procs.map((p) => cpuSec(p.child.pid!));
+      const reqBefore = await sim.ctraderRequests();
+      const w0 = performance.now();
+      await new Promise((r) => setTimeout(r, HEALTH_MS));
+      const whole = await until(
+        'a whole health round',
+        async () => (await checkedSince(since)) >= ACCOUNTS,
+        ROUND_LIMIT_MS,
+      )
+        .then(() => true)
+        .catch(() => false);
+      const windowSec = (performance.now() - w0) / 1000;
+      const after = procs.map((p) => cpuSec(p.child.pid!));
+      const reqAfter = await sim.ctraderRequests();
+      const checked = await checkedSince(since);
+      meta[`load ${label}`] = loadavg();
+      const head = `${label} (${windowSec.toFixed(1)} s${whole ? '' : ', limit reached'})`;
+      for (const [i, p] of procs.entries())
+        rows.push({ measure: `${head}: ${p.name} CPU (s)`, value: (after[i]! - before[i]!).toFixed(2) });
+      rows.push({
+        measure: `${head}: accounts checked (both workers), accounts/s`,
+        value: `${checked} of ${ACCOUNTS}, ${(checked / windowSec).toFixed(1)}/s`,
+      });
+      let total = 0;
+      for (const [name, c] of Object.entries(reqAfter.requests)) {
+        const n = c.count - (reqBefore.requests[name]?.count ?? 0);
+        if (n === 0) continue;
+        total += n;
+        const busy = c.busyMs - (reqBefore.requests[name]?.busyMs ?? 0);
+        rows.push({
+          measure: `${head}: simulator received ${name} (count, simulator busy ms)`,
+          value: `${n}, ${Math.round(busy)}`,
+        });
+      }
+      rows.push({
+        measure: `${head}: requests at the simulator, req/s (ceiling ${2 * RATE}), floor = requests / ceiling (s)`,
+        value: `${total}, ${(total / windowSec).toFixed(1)}/s, ${(total / (2 * RATE)).toFixed(1)}`,
+      });
+      rows.push({ measure: `${head}: refused BLOCKED_PAYLOAD_TYPE`, value: reqAfter.blocked - reqBefore.blocked });
+      const f = await failing();
+      rows.push({ measure: `${head}: accounts whose last check failed (one error)`, value: `${f.n} ${f.err ?? ''}` });
+      return windowSec;
+    };
+    await measureRound('first round');
+    const windowSec = await measureRound('later round');
+
     await settle();
     const owners = await split();
     rows.push({
@@ -205,34 +277,7 @@ export async function benchScaleOut10k(): Promise<void> {
       value: owners.map((o) => o.n).join(' / ') + (owners.length < 2 ? ' (one worker holds them all)' : ''),
     });
     for (const p of procs)
-      rows.push({ measure: `${p.name}: RSS settled (MB)`, value: Math.round(rssMb(p.child.pid!)) });
-
-    // One health round: CPU from now until every account was checked once since (a whole round over both
-    // workers; at least one interval, at most ROUND_LIMIT_MS), and how many accounts were checked in it.
-    const since = new Date();
-    const before = procs.map((p) => cpuSec(p.child.pid!));
-    const w0 = performance.now();
-    const checkedSince = async () =>
-      (
-        await pool.query<{ n: number }>(
-          `select count(*)::int n from accounts where (health->>'checkedAt')::timestamptz >= $1`,
-          [since],
-        )
-      ).rows[0]!.n;
-    await new Promise((r) => setTimeout(r, HEALTH_MS));
-    await until('a whole health round', async () => (await checkedSince()) >= ACCOUNTS, ROUND_LIMIT_MS).catch(
-      () => undefined,
-    );
-    const windowSec = (performance.now() - w0) / 1000;
-    const after = procs.map((p) => cpuSec(p.child.pid!));
-    const checked = await checkedSince();
-    meta.loadDuringRound = loadavg();
-    for (const [i, p] of procs.entries())
-      rows.push({
-        measure: `${p.name}: CPU (s) from a round's start until every account checked or the limit (${windowSec.toFixed(1)} s)`,
-        value: (after[i]! - before[i]!).toFixed(2),
-      });
-    rows.push({ measure: 'accounts checked in that window (both workers)', value: `${checked} of ${ACCOUNTS}` });
+      rows.push({ measure: `${p.name}: RSS after the rounds (MB)`, value: Math.round(rssMb(p.child.pid!)) });
 
     // The same window with health rounds off (workers restarted): what the workers use without a round.
     if (process.env.BENCH_10K_BASELINE !== '0') {

@@ -93,6 +93,12 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
       checkTimeoutMs: Math.max(10_000, cfg.brokerTimeoutMs),
       isBusy: (id) => dispatcher.busy(id),
       lastAnswerAt: (id) => dispatcher.lastAnswerAt(id),
+      onLongRound: (r) =>
+        logger &&
+        logger.warn(
+          r,
+          'a health round took longer than its interval: accounts are read less often (docs/scale-out.md)',
+        ),
     });
     cleanup.unshift(() => health.stop());
 

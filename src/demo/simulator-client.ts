@@ -3,6 +3,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync } from 'node:f
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { TokenPair } from '../simulator/ctrader/index.js';
+import type { SimRequestStatsView } from '../simulator/ctrader/request-stats.js';
 import type { DemoBrokers, DemoSimAccount } from './demo-brokers.js';
 import { ENDPOINTS_FILE, isAlive, type SimulatorEndpoints } from './simulator-process.js';
 
@@ -13,6 +14,8 @@ export interface ExternalSimulator extends DemoBrokers {
   spawned: boolean;
   /** Stops the simulator process and waits until it is gone. */
   stop(): Promise<void>;
+  /** The cTrader requests the simulator received so far, per payload type (benches). */
+  ctraderRequests(): Promise<SimRequestStatsView>;
 }
 
 function readEndpoints(file: string): SimulatorEndpoints {
@@ -69,6 +72,7 @@ export async function connectSimulator(file: string, o: { spawned?: boolean } = 
     accounts: () => call<DemoSimAccount[]>('GET', '/accounts'),
     issueCTraderToken: (ctidUserId) => call<TokenPair>('POST', '/ctrader/tokens', { ctidUserId }),
     stop: () => stopProcess(e.pid),
+    ctraderRequests: () => call<SimRequestStatsView>('GET', '/ctrader/requests'),
   };
 }
 

@@ -65,6 +65,8 @@ export async function startControlServer(
       return accountView(broker.createAccount(initOf(await readJsonObject(req, (s, m) => new ControlError(s, m)))));
     if (key === 'POST /ctrader/tokens')
       return sim.ctrader.issueTokenFor(str(await readJsonObject(req, (s, m) => new ControlError(s, m)), 'ctidUserId')!);
+    // Read-only, for benches: the cTrader requests received so far, per payload type.
+    if (key === 'GET /ctrader/requests') return sim.ctrader.requestStats();
     // Read-only, for tests across processes: what the broker holds for one account (no duplicate copies).
     const held = /^\/accounts\/([^/]+)\/positions$/.exec(url.pathname);
     if (req.method === 'GET' && held) {

@@ -241,6 +241,9 @@ export class LeaseKeeper implements Fence {
     }
     if (lost.length > 0) this.queue(() => this.opts.onLost(lost), 'lease loss handling failed');
     if (this.stopped) return;
+    // Announced in this round (a start, or presence lost): its look at the live workers may have come just before
+    // another one's announcement (see `secondLook`).
+    const announced = this.presence === null;
     if (this.presence === null) {
       this.presence = (await this.leases.acquire(presenceKey(this.owner), this.owner, ttl))?.epoch ?? null;
       // Workers gone for an hour or more: their presence rows go (each process announces itself under a new id).
@@ -275,7 +278,7 @@ export class LeaseKeeper implements Fence {
       if (list) list.push(key);
       else groups.set(g, [key]);
     }
-    const taken: string[] = [];
+    let taken: string[] = [];
     const toGive: string[] = [];
     const perRound = this.opts.givePerRound ?? 2;
     for (const [group, keys] of groups) {
@@ -321,6 +324,7 @@ export class LeaseKeeper implements Fence {
         toGive.push(...order.slice(0, Math.min(plan.give, limit)));
       }
     }
+    if (announced && taken.length > 0 && !this.stopped) taken = await this.secondLook(taken, groups, workers);
     if (taken.length > 0) this.queue(() => this.opts.onAcquired(taken), 'taking over leases failed');
     if (toGive.length > 0 && this.opts.drain && !this.giving && !this.stopped) {
       this.giving = this.give(toGive)
@@ -329,6 +333,39 @@ export class LeaseKeeper implements Fence {
           this.giving = null;
         });
     }
+  }
+
+  /**
+   * Two workers started at the same instant: of two announcements and two looks, at least one look comes after
+   * the other's announcement, but the first worker's look may come before the second's, and it then took every
+   * key (seen: 10,002 / 1 at 10,000 accounts, evened out only by the hand-over, two Masters a round). So a round
+   * that announced looks again once it has taken keys: if workers appeared meanwhile, it gives back at once what
+   * it took above its share of each group. Nothing has started under those keys yet (`onAcquired` has not run),
+   * so there is nothing to drain. A worker alone pays one more read of the live leases at its start.
+   */
+  private async secondLook(taken: string[], groups: Map<string, string[]>, seen: Set<string>): Promise<string[]> {
+    const workers = new Set(seen);
+    for (const l of await this.leases.live()) workers.add(l.owner);
+    if (workers.size === seen.size) return taken;
+    const fresh = new Set(taken);
+    const back: string[] = [];
+    for (const keys of groups.values()) {
+      const hi = Math.ceil(keys.length / workers.size);
+      const mine = keys.filter((k) => this.held.has(k) && !this.draining.has(k));
+      // Least wanted first: the end of the list (the order given puts Masters first).
+      const excess = mine.filter((k) => fresh.has(k)).reverse();
+      back.push(...excess.slice(0, Math.max(0, mine.length - hi)));
+    }
+    const given = back.map((key) => ({ key, epoch: this.held.get(key)!.epoch }));
+    for (const key of back) this.held.delete(key);
+    // One statement; a failure leaves them to expire within the TTL (they are out of the fence already).
+    const released = await this.leases.releaseMany(this.owner, given).catch((err: unknown) => {
+      this.log('giving back keys of a first round failed', err);
+      return [];
+    });
+    if (released.length > 0) this.opts.onReleased?.(released);
+    const gone = new Set(back);
+    return taken.filter((k) => !gone.has(k));
   }
 
   /**

@@ -131,7 +131,11 @@ export interface BrokerEvent {
 
 export interface BrokerAdapter {
   readonly capabilities: Capabilities;
-  accountInfo(): Promise<AccountInfo>;
+  /**
+   * Balance, equity, currency. `signal` (health reads): aborted, a self-paced adapter withdraws the requests still
+   * waiting in its own queue (not sent, AppError `rate_limited`) instead of sending them after its caller gave up.
+   */
+  accountInfo(signal?: AbortSignal): Promise<AccountInfo>;
   instrument(symbol: string): Promise<InstrumentSpec | null>;
   /** The symbol of the broker's own instrument id (TradeLocker `tradableInstrumentId`), where the broker has one. */
   symbolOfInstrumentId?(instrumentId: string): Promise<string | null>;

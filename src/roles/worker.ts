@@ -111,6 +111,12 @@ export async function startWorker(cfg: Config, logger: Logger | false, opts: Wor
       isBusy: (id) => dispatcher.busy(id),
       lastAnswerAt: (id) => dispatcher.lastAnswerAt(id),
       owns: (id) => ready.has(id) && holds(id),
+      onLongRound: (r) =>
+        logger &&
+        logger.warn(
+          r,
+          'a health round took longer than its interval: accounts are read less often (docs/scale-out.md)',
+        ),
     });
     let scheduled = false;
     const resumePanics = () => {

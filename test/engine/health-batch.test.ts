@@ -105,3 +105,43 @@ describe('health writes in batches, the account cache kept', () => {
     expect(at[4]! - began).toBeGreaterThanOrEqual(Math.floor((4 * intervalMs) / slices) - 1);
   });
 });
+
+describe('a round longer than its interval', () => {
+  it('says so once, with its length and pace; a round that fits says nothing', async () => {
+    const long = vi.fn();
+    // One slice per account over 1 ms: every round overruns its interval.
+    const slow = new HealthMonitor(h.store, h.adapters, {
+      intervalMs: 1,
+      staleAfterMs: 30_000,
+      checkTimeoutMs: 5_000,
+      sliceSize: 1,
+      onLongRound: long,
+    });
+    const apply = vi.spyOn(h.store.accounts, 'applyHealth');
+    slow.start(0);
+    // Three rounds or more (five slices each) ran, then only the first overrun was reported.
+    await vi.waitFor(() => expect(apply.mock.calls.length).toBeGreaterThanOrEqual(15), {
+      timeout: 20_000,
+      interval: 20,
+    });
+    await slow.stop();
+    expect(long).toHaveBeenCalledTimes(1);
+    const r = long.mock.calls[0]![0];
+    expect(r).toMatchObject({ accounts: 5, intervalMs: 1 });
+    expect(r.ms).toBeGreaterThan(1);
+    expect(r.perSecond).toBeCloseTo((5 * 1000) / r.ms, 0);
+
+    const fits = vi.fn();
+    const quick = new HealthMonitor(h.store, h.adapters, {
+      intervalMs: 60_000,
+      staleAfterMs: 30_000,
+      checkTimeoutMs: 5_000,
+      onLongRound: fits,
+    });
+    apply.mockClear();
+    quick.start(0);
+    await vi.waitFor(() => expect(apply).toHaveBeenCalledTimes(1), { timeout: 20_000, interval: 20 });
+    await quick.stop();
+    expect(fits).not.toHaveBeenCalled();
+  });
+});

@@ -1,4 +1,6 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { AppError } from '../../src/domain/errors.js';
+import type { BrokerAdapter } from '../../src/platforms/adapter.js';
 import { HealthMonitor } from '../../src/engine/health/monitor.js';
 import type { Account } from '../../src/domain/account.js';
 import { engineHarness, type EngineHarness } from './harness.js';
@@ -38,7 +40,10 @@ beforeEach(async () => {
   stallPerRead = 0;
   answeredAt = undefined;
 });
-afterEach(async () => h.close());
+afterEach(async () => {
+  vi.restoreAllMocks();
+  await h.close();
+});
 
 describe('health under pressure', () => {
   it('failed reads are degraded, not disconnected, until they have failed for downAfterMs', async () => {
@@ -180,5 +185,32 @@ describe('health under pressure', () => {
     now += 5_000;
     expect(await m.check((await h.store.accounts.byId(acc.id))!)).toMatchObject({ state: 'down' });
     expect(await status()).toBe('disconnected');
+  });
+
+  it('a read still queued behind our own requests at its deadline is withdrawn and counted as our pacing, never an outage', async () => {
+    // A self-paced adapter whose queue never reaches this read: it waits for its caller to give up, then withdraws it.
+    const signals: AbortSignal[] = [];
+    const queued = {
+      capabilities: { selfPaced: true },
+      accountInfo: (signal?: AbortSignal) =>
+        new Promise((_, reject) => {
+          if (signal) signals.push(signal);
+          signal?.addEventListener('abort', () =>
+            reject(new AppError('rate_limited', 'given up after 500 ms behind our own requests; not sent')),
+          );
+        }),
+    } as unknown as BrokerAdapter;
+    vi.spyOn(h.adapters, 'forAccount').mockResolvedValue(queued);
+    const m = monitor({ downAfterMs: 1_000 });
+    for (let i = 0; i < 3; i++) {
+      const health = await m.check((await h.store.accounts.byId(acc.id))!);
+      expect(health).toMatchObject({ state: 'degraded', connected: true });
+      expect(health.lastError).toMatch(/not sent/);
+      now += 2_000;
+    }
+    // Each read was withdrawn (its requests never sent), and three deadlines past downAfterMs called no outage.
+    expect(signals).toHaveLength(3);
+    expect(signals.every((s) => s.aborted)).toBe(true);
+    expect(await status()).toBe('connected');
   });
 });

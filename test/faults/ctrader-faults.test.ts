@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { dec } from '../../src/domain/decimal.js';
 import type { BrokerAdapter, PlaceOrderRequest } from '../../src/platforms/adapter.js';
 import { CTraderConnection } from '../../src/platforms/ctrader/connection.js';
-import { OpenApiError } from '../../src/platforms/ctrader/errors.js';
+import { NotSentError, OpenApiError } from '../../src/platforms/ctrader/errors.js';
 import { createCTraderAdapterFactory, type CTraderAdapterFactory } from '../../src/platforms/ctrader/factory.js';
 import { PT } from '../../src/protocols/ctrader/payload-types.js';
 import type { CTraderTokens } from '../../src/platforms/ctrader/tokens.js';
@@ -138,6 +138,77 @@ describe('cTrader faults over the wire', () => {
         .slice(0, 3),
     ).toEqual([]);
   }, 15_000);
+
+  it('a request given up on while it waits in our own rate window is never sent, and says rate_limited', async () => {
+    const w = await world();
+    const ctid = w.server.ctidTraderAccountIdOf(w.simAccountId);
+    const conn = new CTraderConnection({
+      endpoint: { ...w.server.endpoints.demo, ca: w.server.ca },
+      clientId: w.server.clientId,
+      clientSecret: w.server.clientSecret,
+      rateLimitPerSecond: 1,
+    });
+    try {
+      conn.addAccount(ctid, w.tokens);
+      await conn.ensureAccount(ctid);
+      const before = w.server.requestStats().requests.ProtoOATraderReq?.count ?? 0;
+      // The window (one a second) is held by the account auth: both wait; the second is given up on at once.
+      const kept = conn.accountRequest(ctid, PT.TRADER_REQ, {}, { idempotent: true });
+      const ctl = new AbortController();
+      const dropped = conn.accountRequest(ctid, PT.TRADER_REQ, {}, { idempotent: true, signal: ctl.signal });
+      ctl.abort();
+      const err = await dropped.then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(NotSentError);
+      expect((err as NotSentError).appError.code).toBe('rate_limited');
+      expect((err as NotSentError).message).toMatch(/not sent/);
+      await kept;
+      // The window is first come, first served: had the dropped one been sent, it would have gone before this one.
+      await conn.accountRequest(ctid, PT.TRADER_REQ, {}, { idempotent: true });
+      expect(w.server.requestStats().requests.ProtoOATraderReq?.count).toBe(before + 2);
+    } finally {
+      await conn.close();
+    }
+  });
+
+  it("a read given up on while its account's authorisation waits in our own window is not sent; the authorisation still is", async () => {
+    const w = await world();
+    const other = w.broker.createAccount({ balance: 5_000, meta: { ctidUserId: 'u1', environment: 'demo' } });
+    const [ctid, ctid2] = [w.simAccountId, other.id].map((id) => w.server.ctidTraderAccountIdOf(id)) as [
+      string,
+      string,
+    ];
+    const conn = new CTraderConnection({
+      endpoint: { ...w.server.endpoints.demo, ca: w.server.ca },
+      clientId: w.server.clientId,
+      clientSecret: w.server.clientSecret,
+      rateLimitPerSecond: 1,
+    });
+    try {
+      conn.addAccount(ctid, w.tokens);
+      conn.addAccount(ctid2, w.tokens);
+      await conn.ensureAccount(ctid);
+      // The second account's authorisation waits behind the first one's for a place in the window.
+      const ctl = new AbortController();
+      const read = conn.accountRequest(ctid2, PT.TRADER_REQ, {}, { idempotent: true, signal: ctl.signal });
+      ctl.abort();
+      const err = await read.then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(NotSentError);
+      expect((err as NotSentError).appError.code).toBe('rate_limited');
+      expect((err as NotSentError).message).toMatch(/authorisation/);
+      // The shared authorisation went on: the account is authorised without another request of ours.
+      await conn.ensureAccount(ctid2, 10_000);
+      expect(conn.accountStatus(ctid2)?.state).toBe('authorised');
+      expect(w.server.requestStats().requests.ProtoOAAccountAuthReq?.count).toBe(2 + 1);
+    } finally {
+      await conn.close();
+    }
+  });
 
   it('token invalidated: the write is rejected as reconnect_required, later reads too, nothing placed', async () => {
     const w = await world();

@@ -100,6 +100,41 @@ describe.runIf(available)('LeaseKeeper: two workers on one PostgreSQL store', ()
     await Promise.all([w1.k.releaseAll(), w2.k.releaseAll()]);
   });
 
+  it('two workers started at once: one whose first look came before the other announced gives back its excess at once', async () => {
+    const keys = Array.from({ length: 10 }, (_, i) => `account:p${i}`);
+    // The race of two starts: s1 looks at the live workers just before s2's presence row is written.
+    let looks = 0;
+    const racing = Object.create(a.leases) as typeof a.leases;
+    racing.live = async () => {
+      const seen = await a.leases.live();
+      if (++looks === 1) await b.leases.acquire(presenceKey('s2'), 's2', 60_000);
+      return seen;
+    };
+    const acquired: string[] = [];
+    const released: string[] = [];
+    const s1 = new LeaseKeeper(racing, {
+      owner: 's1',
+      ttlMs: 60_000,
+      wanted: async () => keys,
+      onAcquired: async (got) => {
+        acquired.push(...got);
+      },
+      onLost: async () => undefined,
+      onReleased: (given) => released.push(...given),
+    });
+    await s1.start();
+    // It took all ten blind, looked again, saw s2, and kept its share; only those were handed to the role.
+    expect(s1.heldKeys()).toEqual(keys.slice(0, 5));
+    expect(acquired).toEqual(keys.slice(0, 5));
+    expect([...released].sort()).toEqual(keys.slice(5));
+    // s2's first round finds the other half free.
+    const s2 = keeper(b, 's2', keys, 60_000);
+    await s2.k.tick();
+    expect(s2.k.heldKeys()).toEqual(keys.slice(5));
+    await Promise.all([s1.stop(), s2.k.stop()]);
+    await Promise.all([s1.releaseAll(), s2.k.releaseAll()]);
+  });
+
   it('a local clock past the TTL takes the key out of the fence even before the store is asked', async () => {
     let now = 0;
     const k = new LeaseKeeper(a.leases, {

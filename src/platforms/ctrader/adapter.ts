@@ -100,11 +100,11 @@ export class CTraderAdapter implements BrokerAdapter {
 
   // ---- reads --------------------------------------------------------------------------------------------
 
-  async accountInfo(): Promise<AccountInfo> {
+  async accountInfo(signal?: AbortSignal): Promise<AccountInfo> {
     return this.read('account info', async () => {
       const [traderEnv, pnlEnv] = await Promise.all([
-        this.call(PT.TRADER_REQ, {}),
-        this.call(PT.GET_POSITION_UNREALIZED_PNL_REQ, {}),
+        this.call(PT.TRADER_REQ, {}, signal),
+        this.call(PT.GET_POSITION_UNREALIZED_PNL_REQ, {}, signal),
       ]);
       const t = (traderEnv.payload as { trader: TraderMsg }).trader;
       this.hedging = (t.accountType ?? 0) !== 1;
@@ -114,7 +114,7 @@ export class CTraderAdapter implements BrokerAdapter {
         (sum, p) => sum.plus(fromMoney(p.netUnrealizedPnL, pnl.moneyDigits)),
         dec(0),
       );
-      const currency = (await this.assetNames()).get(String(t.depositAssetId)) ?? String(t.depositAssetId);
+      const currency = (await this.assetNames(signal)).get(String(t.depositAssetId)) ?? String(t.depositAssetId);
       return {
         balance,
         equity: balance.plus(unrealized),
@@ -439,10 +439,11 @@ export class CTraderAdapter implements BrokerAdapter {
     }
   }
 
-  private async call(payloadType: number, body: Record<string, unknown>): Promise<Envelope> {
+  private async call(payloadType: number, body: Record<string, unknown>, signal?: AbortSignal): Promise<Envelope> {
     const [env] = await this.conn.accountRequest(this.ctid, payloadType, body, {
       idempotent: true,
       timeoutMs: this.timeoutMs,
+      ...(signal ? { signal } : {}),
     });
     return env!;
   }
@@ -536,8 +537,9 @@ export class CTraderAdapter implements BrokerAdapter {
     return p;
   }
 
-  private async assetNames(): Promise<Map<string, string>> {
-    this.assets ??= this.call(PT.ASSET_LIST_REQ, {})
+  /** Once per account (the list is the broker's, asked per account); a fetch given up on (`signal`) is asked again. */
+  private async assetNames(signal?: AbortSignal): Promise<Map<string, string>> {
+    this.assets ??= this.call(PT.ASSET_LIST_REQ, {}, signal)
       .then(
         (env) => new Map(((env.payload as { asset?: AssetMsg[] }).asset ?? []).map((a) => [String(a.assetId), a.name])),
       )

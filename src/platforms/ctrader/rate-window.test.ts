@@ -67,4 +67,24 @@ describe('RateWindow', () => {
     // and it does not wait longer than that: 35 more after the first 5, one second and 37 ms per round of 5.
     expect(sends.at(-1)).toBe(7 * 1_037);
   });
+
+  it('a waiter given up on (aborted) leaves the queue: never handed a slot, the next one gets its place', async () => {
+    const w = new RateWindow(1);
+    const first = await w.acquire();
+    const ctl = new AbortController();
+    const order: string[] = [];
+    const gaveUp = w.acquire(ctl.signal).then(
+      () => order.push('aborted one got a slot'),
+      (err: unknown) => order.push(`rejected: ${(err as Error).name}`),
+    );
+    const next = w.acquire().then(() => order.push('next'));
+    ctl.abort();
+    await gaveUp;
+    first.answered();
+    await vi.advanceTimersByTimeAsync(1_000);
+    await next;
+    expect(order).toEqual(['rejected: AbortError', 'next']);
+    // Already aborted: refused at once, nothing queued.
+    await expect(w.acquire(ctl.signal)).rejects.toThrow();
+  });
 });

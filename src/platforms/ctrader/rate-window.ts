@@ -24,9 +24,25 @@ export class RateWindow {
     private readonly now: () => number = Date.now,
   ) {}
 
-  acquire(): Promise<RateSlot> {
-    return new Promise((resolve) => {
-      this.queue.push(resolve);
+  /**
+   * A slot once one is free. Aborted while still waiting, it leaves the queue and rejects with the signal's reason:
+   * a request its caller gave up on is never sent, so it costs the window nothing.
+   */
+  acquire(signal?: AbortSignal): Promise<RateSlot> {
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      const give = (slot: RateSlot) => {
+        signal?.removeEventListener('abort', withdraw);
+        resolve(slot);
+      };
+      const withdraw = () => {
+        const i = this.queue.indexOf(give);
+        if (i < 0) return;
+        this.queue.splice(i, 1);
+        reject(signal!.reason);
+      };
+      signal?.addEventListener('abort', withdraw, { once: true });
+      this.queue.push(give);
       this.pump();
     });
   }

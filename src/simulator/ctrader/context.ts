@@ -1,5 +1,6 @@
 import type { SimBrokerApi, SimEvent } from '../contract.js';
 import type { Reply } from './server-events.js';
+import type { SimRequestStats } from './request-stats.js';
 import type { Scope, SimTokenStore } from './tokens.js';
 import type { SimWire } from './wire.js';
 
@@ -23,6 +24,8 @@ export interface SimServerContext {
   clientSecret: string;
   sessions: Set<ClientSession>;
   tuning: SimServerTuning;
+  /** Requests received, per payload type (benches read it through the control API). */
+  stats: SimRequestStats;
 }
 
 export interface AuthorisedAccount {

@@ -7,6 +7,7 @@ import { loopbackTlsMaterial } from './certs.js';
 import type { SimServerContext, SimServerTuning } from './context.js';
 import { ctidOf } from './ids.js';
 import { startOAuthHttp } from './oauth-http.js';
+import { SimRequestStats, type SimRequestStatsView } from './request-stats.js';
 import { SimSession } from './session.js';
 import { SimTokenStore, type Scope, type TokenPair, type TokenStoreState } from './tokens.js';
 import type { Keeper } from '../keeper.js';
@@ -51,6 +52,8 @@ export interface CTraderSimServer {
   ctidTraderAccountIdOf(simAccountId: string): string;
   /** Open client connections (both endpoints). */
   connectionCount(): number;
+  /** Requests received so far, per payload type, over both endpoints (see SimRequestStats). */
+  requestStats(): SimRequestStatsView;
   close(): Promise<void>;
 }
 
@@ -90,6 +93,7 @@ export async function startCTraderSimServer(
     clientSecret: opts.clientSecret ?? randomBytes(24).toString('base64url'),
     sessions: new Set(),
     tuning,
+    stats: new SimRequestStats(),
   };
   const offTokens = tokens.onInvalidated((dead, reason) => {
     for (const s of ctx.sessions) s.dropTokens(dead, reason);
@@ -138,6 +142,7 @@ export async function startCTraderSimServer(
       return ctidOf(acc);
     },
     connectionCount: () => ctx.sessions.size,
+    requestStats: () => ctx.stats.view(),
     async close() {
       offTokens();
       offEvents();

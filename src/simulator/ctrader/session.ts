@@ -116,14 +116,19 @@ export class SimSession implements ClientSession {
   rateLimited(payloadType: number): number | null {
     const now = Date.now();
     this.recent = this.recent.filter((t) => now - t < 1000);
-    if (this.recent.length >= this.ctx.tuning.rateLimitPerSecond) return 1;
+    if (this.recent.length >= this.ctx.tuning.rateLimitPerSecond) return this.refused();
     if (HISTORICAL_REQUESTS.has(payloadType)) {
       this.recentHistorical = this.recentHistorical.filter((t) => now - t < 1000);
-      if (this.recentHistorical.length >= this.ctx.tuning.historicalRateLimitPerSecond) return 1;
+      if (this.recentHistorical.length >= this.ctx.tuning.historicalRateLimitPerSecond) return this.refused();
       this.recentHistorical.push(now);
     }
     this.recent.push(now);
     return null;
+  }
+
+  private refused(): number {
+    this.ctx.stats.recordBlocked();
+    return 1;
   }
 
   private onData(chunk: Buffer): void {
@@ -146,11 +151,13 @@ export class SimSession implements ClientSession {
         continue;
       }
       if (env.payloadType === PT.HEARTBEAT_EVENT) continue;
+      const began = performance.now();
       handleRequest(this, env).catch((err: unknown) => {
         this.sendError('UNKNOWN_ERROR', `simulator failure: ${(err as Error).message}`, {
           clientMsgId: env.clientMsgId,
         });
       });
+      this.ctx.stats.record(env.payloadType, performance.now() - began);
     }
   }
 

@@ -124,6 +124,17 @@ export class LeasesRepo {
     return rowsOf(r).length > 0;
   }
 
+  /** `release` for many leases of one owner in one statement; returns the keys released. */
+  async releaseMany(owner: string, held: Array<{ key: string; epoch: number }>): Promise<string[]> {
+    if (held.length === 0) return [];
+    const r = await this.db.execute(sql`
+      update leases set expires_at = now()
+      from jsonb_to_recordset(${JSON.stringify(held)}::jsonb) as h(key text, epoch bigint)
+      where leases.key = h.key and leases.epoch = h.epoch and leases.owner = ${owner}
+      returning leases.key`);
+    return rowsOf<{ key: string }>(r).map((x) => x.key);
+  }
+
   /**
    * Deletes the rows under `prefix` that ran out more than `olderThanMs` ago: presence rows of workers gone for
    * good (each worker process announces itself under a new id). Never an account's row: its epoch must only grow.
