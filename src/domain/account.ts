@@ -44,6 +44,14 @@ export const initialHealth = (): Health => ({
   lastError: null,
 });
 
+/**
+ * Stopped by someone's choice (the user, a panic-close, the risk guard), not by the broker: health never overrides
+ * it, and nothing adds exposure to it, not even a resend of a write made before the stop.
+ */
+export function isStoppedByChoice(status: AccountStatus): boolean {
+  return status === 'paused' || status === 'locked' || status === 'disabled';
+}
+
 /** A Slave is eligible for a copy when it is in the group, copying, and its broker is reachable. */
 export function isEligibleSlave(a: Account): boolean {
   return a.role === 'slave' && a.status === 'connected' && a.health.tradingAllowed && !a.health.reconnectRequired;

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { correlationTag } from '../domain/correlation.js';
 import { withDefaults } from '../domain/copy-rule.js';
+import { isStoppedByChoice } from '../domain/account.js';
 import type { Store } from '../store/store.js';
 import type { CopyIntent, Trade } from '../domain/ledger-types.js';
 import type { AdapterRegistry } from './adapter-registry.js';
@@ -297,11 +298,24 @@ export class Settler {
       ]);
       return { result: v.outcome.kind === 'confirmed' ? 'confirmed' : 'rejected' };
     }
-    if (!fresh && goesStale(intentAction(intent.action))) {
+    // Proven absent. No new exposure when the action is too old, or when the Slave was stopped since (paused, or
+    // locked by a panic-close that is closing everything): the planner would not plan it now.
+    const addsExposure = goesStale(intentAction(intent.action));
+    const notResent = !addsExposure
+      ? null
+      : !fresh
+        ? {
+            code: 'stale_unresolved',
+            why: `the action is ${this.engine.clock() - actionAt.getTime()} ms old (rule allows ${rule.maxDelayMs} ms)`,
+          }
+        : isStoppedByChoice(slaveAcc.status)
+          ? { code: 'slave_not_eligible', why: `the account is ${slaveAcc.status} now` }
+          : null;
+    if (notResent) {
       const outcome = {
         kind: 'rejected' as const,
-        code: 'stale_unresolved',
-        message: `not at the broker, and the action is ${this.engine.clock() - actionAt.getTime()} ms old (rule allows ${rule.maxDelayMs} ms): not resent`,
+        code: notResent.code,
+        message: `not at the broker, and ${notResent.why}: not resent`,
       };
       await this.store.trades.applyOutcomes([
         outcomeWrite(master, trade.id, t, intent, slave.account.id, op, outcome, { prevTags }),

@@ -488,6 +488,12 @@ export function runAdapterConformance(name: string, setup: () => Promise<Conform
       } finally {
         off();
         h.broker.setPrice(SYMBOL, MID);
+        // A streamed quote (cTrader's spots) follows the price back a moment later, on a busy machine later still:
+        // the next case measures its stops from the adapter's quote, so it waits for it.
+        if (h.adapter.quote)
+          await expect
+            .poll(async () => str((await h.adapter.quote!(SYMBOL))?.bid), { timeout: 10_000 })
+            .toBe(str(quote().bid));
       }
     }, 60_000);
 

@@ -1,4 +1,4 @@
-import type { Account } from '../../domain/account.js';
+import { type Account, isStoppedByChoice } from '../../domain/account.js';
 import { AppError } from '../../domain/errors.js';
 import type { AccountStatus, Health } from '../../domain/types.js';
 import type { Store } from '../../store/store.js';
@@ -79,9 +79,6 @@ interface Checked {
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
-
-/** Statuses the user or the risk guard chose: health never overrides them. */
-const CHOSEN: AccountStatus[] = ['paused', 'locked', 'disabled'];
 
 /**
  * Reads every account at its broker on a schedule: connected, trading allowed, data stale, reconnect
@@ -294,7 +291,7 @@ export class HealthMonitor {
           checkedAt: new Date(now).toISOString(),
           lastError: message,
         };
-        if (!CHOSEN.includes(status)) status = 'reconnect_required';
+        if (!isStoppedByChoice(status)) status = 'reconnect_required';
       } else if (code === 'rate_limited' || this.underPressure(account.id, now, stalledBefore)) {
         // A rate-limit refusal is an answer: the broker is there, so no outage has begun.
         if (code === 'rate_limited') this.failingSince.delete(account.id);
@@ -318,7 +315,7 @@ export class HealthMonitor {
           checkedAt: new Date(now).toISOString(),
           lastError: message,
         };
-        if (!CHOSEN.includes(status)) status = 'disconnected';
+        if (!isStoppedByChoice(status)) status = 'disconnected';
       }
     }
     return { account, health, status, write: { id: account.id, health, funds } };
