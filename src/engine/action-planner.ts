@@ -85,6 +85,8 @@ export function planAddingRows<S extends PlanSlave>(
   plan: PlannedCopy[],
   specs: Array<InstrumentSpec | null>,
   userClosed: ReadonlySet<string>,
+  /** False when no pre-trade check is wired: the rows are final, no `check` is built for them. */
+  checked = true,
 ): Planned<S>[] {
   const { master, action, tradeId, rowAction } = input;
   return plan.map((p, i) => {
@@ -127,7 +129,7 @@ export function planAddingRows<S extends PlanSlave>(
       link: null,
     });
     const spec = specs[i];
-    if (!spec) return send(p.volume);
+    if (!spec || !checked) return send(p.volume);
     const ctx: PreTradeContext = {
       master,
       slave: slave.account,
