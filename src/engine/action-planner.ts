@@ -115,9 +115,17 @@ export function planAddingRows<S extends PlanSlave>(
         'user_closed',
         'the copy of this Master position was closed outside the service; it is not copied again',
       );
+    // Spelled out rather than spread from `row`: built once per Slave of a fan-out, on the path to the first send.
     const send = (volume: Decimal): Planned<S> => ({
       row: {
-        ...row,
+        id: row.id,
+        tradeId,
+        slaveAccountId: row.slaveAccountId,
+        tag: row.tag,
+        action: rowAction,
+        symbol: row.symbol,
+        side: row.side,
+        targetId: null,
         plannedVolume: volume,
         plannedPrice: refPrice,
         stopLoss: p.stopLoss,

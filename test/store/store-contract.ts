@@ -354,6 +354,62 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       expect((await store.trades.intentById(j.id))?.state).toBe('confirmed');
     });
 
+    it('records a fan-out whose rows share Decimals: each row reads back its own values, nulls as null', async () => {
+      const u = await user();
+      const acc = (role: 'master' | 'slave', n: string) =>
+        store.accounts.create({
+          userId: u.id,
+          platform: 'sim',
+          role,
+          name: `D${n}`,
+          brokerAccountId: `dec${n}`,
+          brokerAccountNumber: n,
+        });
+      const m = await acc('master', '1');
+      const s = await acc('slave', '2');
+      const t = {
+        id: newId('trd'),
+        userId: u.id,
+        masterAccountId: m.id,
+        source: 'watcher',
+        action: 'open',
+        symbol: 'EURUSD',
+        side: 'buy' as const,
+        orderType: 'market' as const,
+        volume: dec('1'),
+        tag: newId('act'),
+        status: 'recorded',
+      };
+      // One stop Decimal for every row, as a fan-out's planning hands out.
+      const stop = dec('1.09500');
+      const volumes = ['0.5', '0.01', '12.34', '0.1'];
+      const rows = volumes.map((v, i) => ({
+        id: newId('int'),
+        tradeId: t.id,
+        slaveAccountId: s.id,
+        tag: newId('act'),
+        action: 'open',
+        symbol: 'EURUSD',
+        side: 'buy' as const,
+        plannedVolume: dec(v),
+        plannedPrice: i === 0 ? null : dec('1.1'),
+        stopLoss: stop,
+        takeProfit: i === 2 ? dec('1.2') : null,
+        state: i === 3 ? 'skipped' : 'planned',
+        ...(i === 3 ? { skipReason: 'x: y' } : {}),
+      }));
+      expect(await store.trades.recordAction(t, rows, [])).toBe(true);
+      const back = new Map((await store.trades.intentsOfTrade(t.id)).map((r) => [r.id, r]));
+      rows.forEach((r, i) => {
+        const b = back.get(r.id)!;
+        expect(b.plannedVolume?.toString()).toBe(volumes[i]);
+        expect(b.plannedPrice?.toString() ?? null).toBe(i === 0 ? null : '1.1');
+        expect(b.stopLoss?.toString()).toBe('1.095');
+        expect(b.takeProfit?.toString() ?? null).toBe(i === 2 ? '1.2' : null);
+        expect([b.state, b.skipReason, b.tag, b.attempts]).toEqual([r.state, i === 3 ? 'x: y' : null, r.tag, 0]);
+      });
+    });
+
     it('writes a batch of outcomes set-based: each intent its own fields, links in order per link, all or nothing', async () => {
       const u = await user();
       const acc = (role: 'master' | 'slave', n: string) =>
