@@ -653,6 +653,44 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       expect(all).toEqual(Array.from({ length: 43 }, (_, i) => i + 1));
     });
 
+    it('appends a batch inside a write as one statement: every value, payload and null kept, in cursor order', async () => {
+      const u = await user();
+      const payloads = [
+        { a: 'quote " and backslash \\ and comma, brace } {', n: 1.5, nested: { list: [1, null, 'x'] } },
+        { text: 'unicode é ü 漢字 and a \n newline', empty: '' },
+        {},
+        { big: 'y'.repeat(5000), bool: false, nil: null },
+      ];
+      const evs = payloads.map((payload, i) => ({
+        userId: u.id,
+        accountId: i === 2 ? null : 'acc_x',
+        type: `copy.t${i}`,
+        payload,
+        ...(i === 3 ? { schemaVersion: 2 } : {}),
+      }));
+      let statements = 0;
+      await store.database.db.transaction(async (tx) => {
+        const counting = new Proxy(tx, {
+          get: (t, k) =>
+            k === 'execute' || k === 'insert'
+              ? (...a: unknown[]) => {
+                  statements++;
+                  return (t as never as Record<string, (...x: unknown[]) => unknown>)[k as string]!(...a);
+                }
+              : (t as never as Record<string | symbol, unknown>)[k],
+        });
+        await store.events.append(counting as never, evs);
+      });
+      // The counters' upsert and the insert.
+      expect(statements).toBe(2);
+      const back = await store.events.after(u.id, 0, 100);
+      expect(back.map((e) => [e.type, e.accountId, e.seq, e.schemaVersion, e.payload])).toEqual(
+        evs.map((e, i) => [e.type, e.accountId, i === 3 ? 3 : i === 2 ? 1 : i + 1, i === 3 ? 2 : 1, e.payload]),
+      );
+      expect(new Set(back.map((e) => e.id)).size).toBe(4);
+      expect(back.every((e, i) => i === 0 || e.cursor > back[i - 1]!.cursor)).toBe(true);
+    });
+
     it('keeps request records per user', async () => {
       const u = await user();
       await store.requests.record({
