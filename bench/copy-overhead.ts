@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { Session } from 'node:inspector/promises';
+import { writeFileSync } from 'node:fs';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -160,8 +162,16 @@ async function runSize(n: number, reps: number, databaseUrl: string | null, main
     // How late the event loop ran a 1 ms timer while the copies ran: what a send, a fill or an HTTP answer
     // arriving then would have waited for (the store's SQL, when it runs on this thread).
     const loop = monitorEventLoopDelay({ resolution: 1 });
+    // BENCH_COPY_PROFILE=DIR: a CPU profile of this process over the measured copies only (not the seeding).
+    const profileDir = process.env.BENCH_COPY_PROFILE;
+    const profiler = profileDir ? new Session() : null;
     for (let i = 0; i < warm + reps; i++) {
       if (i === warm) loop.enable();
+      if (i === warm && profiler) {
+        profiler.connect();
+        await profiler.post('Profiler.enable');
+        await profiler.post('Profiler.start');
+      }
       const a = action(i);
       handoffs.count = 0;
       const s0 = counter.n;
@@ -185,6 +195,11 @@ async function runSize(n: number, reps: number, databaseUrl: string | null, main
       record.push(lat.record ?? 0);
     }
     loop.disable();
+    if (profiler) {
+      const { profile } = await profiler.post('Profiler.stop');
+      writeFileSync(join(profileDir!, `copy-${kind.replace(/ /g, '-')}-${n}.cpuprofile`), JSON.stringify(profile));
+      profiler.disconnect();
+    }
     const floorDb = databaseUrl ? await durableFloor(databaseUrl, lastTrade, slaves, Math.min(reps, 30)) : [];
 
     // The floor: the same planning (slave contexts, rules, sizing, tags, ledger rows) in memory, no store, no adapter.

@@ -85,6 +85,8 @@ export function planAddingRows<S extends PlanSlave>(
   plan: PlannedCopy[],
   specs: Array<InstrumentSpec | null>,
   userClosed: ReadonlySet<string>,
+  /** False when no pre-trade check is wired: the rows are final, no `check` is built for them. */
+  checked = true,
 ): Planned<S>[] {
   const { master, action, tradeId, rowAction } = input;
   return plan.map((p, i) => {
@@ -113,9 +115,17 @@ export function planAddingRows<S extends PlanSlave>(
         'user_closed',
         'the copy of this Master position was closed outside the service; it is not copied again',
       );
+    // Spelled out rather than spread from `row`: built once per Slave of a fan-out, on the path to the first send.
     const send = (volume: Decimal): Planned<S> => ({
       row: {
-        ...row,
+        id: row.id,
+        tradeId,
+        slaveAccountId: row.slaveAccountId,
+        tag: row.tag,
+        action: rowAction,
+        symbol: row.symbol,
+        side: row.side,
+        targetId: null,
         plannedVolume: volume,
         plannedPrice: refPrice,
         stopLoss: p.stopLoss,
@@ -127,7 +137,7 @@ export function planAddingRows<S extends PlanSlave>(
       link: null,
     });
     const spec = specs[i];
-    if (!spec) return send(p.volume);
+    if (!spec || !checked) return send(p.volume);
     const ctx: PreTradeContext = {
       master,
       slave: slave.account,

@@ -204,3 +204,28 @@ describe('deniedByCapability', () => {
     ).toMatchObject({ reason: 'capability_missing', detail: expect.stringMatching(/^orderTypes stop/) });
   });
 });
+
+describe('planOpen: levels computed once per fan-out', () => {
+  it('rounds each Slave to its own tick grid, and a reversed Slave beside a plain one swaps its own levels', () => {
+    const coarse: InstrumentSpec = { ...spec, tickSize: dec('0.001') };
+    const a = open({ type: 'limit', price: dec('1.100049'), stopLoss: dec('1.095449'), takeProfit: dec('1.110551') });
+    const rule = { copyPendingOrders: true, copyTakeProfit: true };
+    const [fine, rough, reversed, fineAgain] = planOpen(
+      a,
+      [
+        ctx(rule),
+        ctx(rule, { spec: coarse }),
+        ctx({ ...rule, reverse: true }, { spec: coarse }),
+        ctx(rule, { spec: { ...spec } }),
+      ],
+      1000,
+    );
+    const levels = (p: PlannedCopy | undefined) =>
+      p?.kind === 'send' ? [p.price?.toString(), p.stopLoss?.toString(), p.takeProfit?.toString()] : p;
+    expect(levels(fine)).toEqual(['1.10005', '1.09545', '1.11055']);
+    expect(levels(rough)).toEqual(['1.1', '1.095', '1.111']);
+    expect(levels(reversed)).toEqual(['1.1', '1.111', '1.095']);
+    // Same grid in another spec object: the same values.
+    expect(levels(fineAgain)).toEqual(['1.10005', '1.09545', '1.11055']);
+  });
+});

@@ -59,6 +59,19 @@ const opposite = (s: Side): Side => (s === 'buy' ? 'sell' : 'buy');
  * missing copy as well as a made one.
  */
 export function planOpen(action: MasterOpen, slaves: SlaveContext[], now: number): PlannedCopy[] {
+  // What depends on the action alone, or on the action and a Slave's tick grid, is computed once per fan-out,
+  // not once per Slave: a 1000-Slave fan-out mostly shares one spec (one grid) and one symbol mapping.
+  const age = now - action.at;
+  const onGrids = new Map<Decimal, GridLevels>();
+  const levelsOn = (tickSize: Decimal): GridLevels => {
+    let g = onGrids.get(tickSize);
+    if (!g) {
+      const onGrid = (v: Decimal | null) => (v === null ? null : roundToStep(v, tickSize));
+      g = { price: onGrid(action.price), stopLoss: onGrid(action.stopLoss), takeProfit: onGrid(action.takeProfit) };
+      onGrids.set(tickSize, g);
+    }
+    return g;
+  };
   return slaves.map(({ account, rule, spec, quote, crossRate }) => {
     const tag = correlationTag({ tradeId: action.tradeId, accountId: account.id, action: 'open' });
     const side = rule.reverse ? opposite(action.side) : action.side;
@@ -72,8 +85,8 @@ export function planOpen(action: MasterOpen, slaves: SlaveContext[], now: number
       detail,
     });
     if (!isEligibleSlave(account)) return skip('slave_not_eligible', `account status is ${account.status}`);
-    if (now - action.at > rule.maxDelayMs)
-      return skip('stale_action', `action is ${now - action.at} ms old, rule allows ${rule.maxDelayMs} ms`);
+    if (age > rule.maxDelayMs)
+      return skip('stale_action', `action is ${age} ms old, rule allows ${rule.maxDelayMs} ms`);
     if (action.type !== 'market' && !rule.copyPendingOrders)
       return skip('pending_orders_off', 'the rule does not copy pending orders');
     const mapped = mapSymbol(rule, action.symbol);
@@ -85,12 +98,12 @@ export function planOpen(action: MasterOpen, slaves: SlaveContext[], now: number
       const slip = slippageCheck(side, slavePrice, action.fillPrice ?? null, new Decimal(rule.maxSlippage));
       if (slip) return skip(slip.reason, slip.detail, mapped.symbol);
     }
-    // Reversed copies swap the protective levels: the master's stop becomes the slave's target.
-    const [sl, tp] = rule.reverse ? [action.takeProfit, action.stopLoss] : [action.stopLoss, action.takeProfit];
     // The Slave's broker may quote the (mapped) symbol on a different tick grid; off-grid levels are refused there.
-    const onGrid = (v: Decimal | null) => (v === null ? null : roundToStep(v, spec.tickSize));
+    const grid = levelsOn(spec.tickSize);
+    // Reversed copies swap the protective levels: the master's stop becomes the slave's target.
+    const [sl, tp] = rule.reverse ? [grid.takeProfit, grid.stopLoss] : [grid.stopLoss, grid.takeProfit];
     // Risk is measured from where the copy enters to the stop it will carry.
-    const entry = action.type === 'market' ? (slavePrice ?? action.fillPrice ?? null) : onGrid(action.price);
+    const entry = action.type === 'market' ? (slavePrice ?? action.fillPrice ?? null) : grid.price;
     const sized = sizeVolume(
       rule,
       {
@@ -100,8 +113,12 @@ export function planOpen(action: MasterOpen, slaves: SlaveContext[], now: number
         slaveBalance: account.balance,
         slaveEquity: account.equity,
         entryPrice: entry,
-        stopLoss: rule.copyStopLoss ? onGrid(sl) : null,
-        quoteToAccount: quoteToAccount(mapped.symbol, account.currency, entry, crossRate ?? null),
+        stopLoss: rule.copyStopLoss ? sl : null,
+        // Read by risk_percent sizing only.
+        quoteToAccount:
+          rule.sizing.mode === 'risk_percent'
+            ? quoteToAccount(mapped.symbol, account.currency, entry, crossRate ?? null)
+            : null,
       },
       spec,
     );
@@ -114,11 +131,18 @@ export function planOpen(action: MasterOpen, slaves: SlaveContext[], now: number
       side,
       type: action.type,
       volume: sized.volume,
-      price: onGrid(action.price),
-      stopLoss: rule.copyStopLoss ? onGrid(sl) : null,
-      takeProfit: rule.copyTakeProfit ? onGrid(tp) : null,
+      price: grid.price,
+      stopLoss: rule.copyStopLoss ? sl : null,
+      takeProfit: rule.copyTakeProfit ? tp : null,
     };
   });
+}
+
+/** The action's price and protective levels rounded to one tick grid. */
+interface GridLevels {
+  price: Decimal | null;
+  stopLoss: Decimal | null;
+  takeProfit: Decimal | null;
 }
 
 /** What a copy asks of the Slave's broker: the ledger row's action, the order type it is sent as, its SL/TP. */

@@ -354,6 +354,62 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       expect((await store.trades.intentById(j.id))?.state).toBe('confirmed');
     });
 
+    it('records a fan-out whose rows share Decimals: each row reads back its own values, nulls as null', async () => {
+      const u = await user();
+      const acc = (role: 'master' | 'slave', n: string) =>
+        store.accounts.create({
+          userId: u.id,
+          platform: 'sim',
+          role,
+          name: `D${n}`,
+          brokerAccountId: `dec${n}`,
+          brokerAccountNumber: n,
+        });
+      const m = await acc('master', '1');
+      const s = await acc('slave', '2');
+      const t = {
+        id: newId('trd'),
+        userId: u.id,
+        masterAccountId: m.id,
+        source: 'watcher',
+        action: 'open',
+        symbol: 'EURUSD',
+        side: 'buy' as const,
+        orderType: 'market' as const,
+        volume: dec('1'),
+        tag: newId('act'),
+        status: 'recorded',
+      };
+      // One stop Decimal for every row, as a fan-out's planning hands out.
+      const stop = dec('1.09500');
+      const volumes = ['0.5', '0.01', '12.34', '0.1'];
+      const rows = volumes.map((v, i) => ({
+        id: newId('int'),
+        tradeId: t.id,
+        slaveAccountId: s.id,
+        tag: newId('act'),
+        action: 'open',
+        symbol: 'EURUSD',
+        side: 'buy' as const,
+        plannedVolume: dec(v),
+        plannedPrice: i === 0 ? null : dec('1.1'),
+        stopLoss: stop,
+        takeProfit: i === 2 ? dec('1.2') : null,
+        state: i === 3 ? 'skipped' : 'planned',
+        ...(i === 3 ? { skipReason: 'x: y' } : {}),
+      }));
+      expect(await store.trades.recordAction(t, rows, [])).toBe(true);
+      const back = new Map((await store.trades.intentsOfTrade(t.id)).map((r) => [r.id, r]));
+      rows.forEach((r, i) => {
+        const b = back.get(r.id)!;
+        expect(b.plannedVolume?.toString()).toBe(volumes[i]);
+        expect(b.plannedPrice?.toString() ?? null).toBe(i === 0 ? null : '1.1');
+        expect(b.stopLoss?.toString()).toBe('1.095');
+        expect(b.takeProfit?.toString() ?? null).toBe(i === 2 ? '1.2' : null);
+        expect([b.state, b.skipReason, b.tag, b.attempts]).toEqual([r.state, i === 3 ? 'x: y' : null, r.tag, 0]);
+      });
+    });
+
     it('writes a batch of outcomes set-based: each intent its own fields, links in order per link, all or nothing', async () => {
       const u = await user();
       const acc = (role: 'master' | 'slave', n: string) =>
@@ -595,6 +651,44 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
         .map((e) => e.seq)
         .sort((a, b) => a - b);
       expect(all).toEqual(Array.from({ length: 43 }, (_, i) => i + 1));
+    });
+
+    it('appends a batch inside a write as one statement: every value, payload and null kept, in cursor order', async () => {
+      const u = await user();
+      const payloads = [
+        { a: 'quote " and backslash \\ and comma, brace } {', n: 1.5, nested: { list: [1, null, 'x'] } },
+        { text: 'unicode é ü 漢字 and a \n newline', empty: '' },
+        {},
+        { big: 'y'.repeat(5000), bool: false, nil: null },
+      ];
+      const evs = payloads.map((payload, i) => ({
+        userId: u.id,
+        accountId: i === 2 ? null : 'acc_x',
+        type: `copy.t${i}`,
+        payload,
+        ...(i === 3 ? { schemaVersion: 2 } : {}),
+      }));
+      let statements = 0;
+      await store.database.db.transaction(async (tx) => {
+        const counting = new Proxy(tx, {
+          get: (t, k) =>
+            k === 'execute' || k === 'insert'
+              ? (...a: unknown[]) => {
+                  statements++;
+                  return (t as never as Record<string, (...x: unknown[]) => unknown>)[k as string]!(...a);
+                }
+              : (t as never as Record<string | symbol, unknown>)[k],
+        });
+        await store.events.append(counting as never, evs);
+      });
+      // The counters' upsert and the insert.
+      expect(statements).toBe(2);
+      const back = await store.events.after(u.id, 0, 100);
+      expect(back.map((e) => [e.type, e.accountId, e.seq, e.schemaVersion, e.payload])).toEqual(
+        evs.map((e, i) => [e.type, e.accountId, i === 3 ? 3 : i === 2 ? 1 : i + 1, i === 3 ? 2 : 1, e.payload]),
+      );
+      expect(new Set(back.map((e) => e.id)).size).toBe(4);
+      expect(back.every((e, i) => i === 0 || e.cursor > back[i - 1]!.cursor)).toBe(true);
     });
 
     it('keeps request records per user', async () => {

@@ -19,7 +19,6 @@ import type {
 import {
   intentFromRow,
   intentSetToRow,
-  intentToRow,
   linkFromRow,
   linkToRow,
   masterItemFromRow,
@@ -101,20 +100,33 @@ async function insertIntents(tx: Tx, rows: NewIntent[]): Promise<void> {
   await tx.execute(intentInsert(rows));
 }
 
-/** The one-statement insert of intents (checked for their initial states by the caller). */
+/** Intent fields written as decimal text (the text rule of ledger-mappers.ts: `toString()`). */
+const INTENT_DECIMAL_COLS = new Set<string>(['planned_volume', 'planned_price', 'stop_loss', 'take_profit']);
+const INTENT_WRITE = INTENT_COLS.map(([col]) => [col, INTENT_FIELDS[col], INTENT_DECIMAL_COLS.has(col)] as const);
+
+/**
+ * The one-statement insert of intents (checked for their initial states by the caller). Built in one pass, the
+ * same document `intentToRow` then a column pick made: a fan-out's rows share their levels' Decimals, so each
+ * distinct one is turned into text once.
+ */
 function intentInsert(rows: NewIntent[]) {
+  const texts = new Map<Decimal, string>();
+  const text = (d: Decimal): string => {
+    let t = texts.get(d);
+    if (t === undefined) texts.set(d, (t = decText(d)));
+    return t;
+  };
   // Absent keys read as null: leaving nulls out makes the document (and its parse) a third smaller.
-  const json = JSON.stringify(
-    rows.map(intentToRow).map((r) => {
-      const o: Record<string, unknown> = {};
-      for (const [col] of INTENT_COLS) {
-        const v = r[INTENT_FIELDS[col]];
-        if (v !== null && v !== undefined) o[col] = v;
-      }
-      return o;
-    }),
-  );
-  return sql`${INTENT_HEAD}${json}${INTENT_TAIL}`;
+  const docs = rows.map((row) => {
+    const r = row as Record<string, unknown>;
+    const o: Record<string, unknown> = {};
+    for (const [col, field, decimal] of INTENT_WRITE) {
+      const v = r[field];
+      if (v !== null && v !== undefined) o[col] = decimal ? text(v as Decimal) : v;
+    }
+    return o;
+  });
+  return sql`${INTENT_HEAD}${JSON.stringify(docs)}${INTENT_TAIL}`;
 }
 
 /** `{column name: value}` of a row's set keys: what json_populate_record(null::table, ...) reads. */
