@@ -89,18 +89,21 @@ describe.runIf(ready)('chaos: SIGKILLed workers and a cut NATS connection under 
     );
     kills.push('mid-panic-close');
     let state = '';
+    let error: string | null = null;
     await until(
       'the panic-close job finished by the successor',
       async () => {
         const r = await fetch(`${apiBase}/v1/panic-close-jobs/${jobId}`, {
           headers: { authorization: `Bearer ${d.apiKey}` },
         });
-        state = ((await r.json()) as { state: string }).state;
+        const body = (await r.json()) as { state: string; error?: string | null };
+        state = body.state;
+        error = body.error ?? null;
         return state !== 'running';
       },
       60_000,
     );
-    expect(state).toBe('succeeded');
+    expect(state, `panic-close job ${jobId}: ${error}`).toBe('succeeded');
     for (const id of [d.masterId, ...d.slaves.map((s) => s.id)]) {
       const r = await fetch(`${apiBase}/v1/accounts/${id}/resume`, {
         method: 'POST',
