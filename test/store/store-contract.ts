@@ -361,8 +361,8 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
           userId: u.id,
           platform: 'sim',
           role,
-          name: `D${n}`,
-          brokerAccountId: `dec${n}`,
+          name: `F${n}`,
+          brokerAccountId: `fan${n}`,
           brokerAccountNumber: n,
         });
       const m = await acc('master', '1');
