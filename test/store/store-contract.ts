@@ -20,6 +20,20 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
     });
 
     const user = async (email = `${newId('usr')}@example.test`) => store.users.create(email, 'scrypt$hash');
+    /** A new user's sim Master and Slave; `key` keeps their broker ids apart from other cases' (connected once). */
+    const masterAndSlave = async (key: string) => {
+      const u = await user();
+      const acc = (role: 'master' | 'slave', n: string) =>
+        store.accounts.create({
+          userId: u.id,
+          platform: 'sim',
+          role,
+          name: `${key}${n}`,
+          brokerAccountId: `${key}${n}`,
+          brokerAccountNumber: n,
+        });
+      return { u, m: await acc('master', '1'), s: await acc('slave', '2') };
+    };
 
     it('creates users with case-insensitively unique emails', async () => {
       const u = await user('Alice@Example.test');
@@ -355,18 +369,7 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
     });
 
     it('records a fan-out whose rows share Decimals: each row reads back its own values, nulls as null', async () => {
-      const u = await user();
-      const acc = (role: 'master' | 'slave', n: string) =>
-        store.accounts.create({
-          userId: u.id,
-          platform: 'sim',
-          role,
-          name: `F${n}`,
-          brokerAccountId: `fan${n}`,
-          brokerAccountNumber: n,
-        });
-      const m = await acc('master', '1');
-      const s = await acc('slave', '2');
+      const { u, m, s } = await masterAndSlave('fan');
       const t = {
         id: newId('trd'),
         userId: u.id,
@@ -411,18 +414,7 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
     });
 
     it('writes a batch of outcomes set-based: each intent its own fields, links in order per link, all or nothing', async () => {
-      const u = await user();
-      const acc = (role: 'master' | 'slave', n: string) =>
-        store.accounts.create({
-          userId: u.id,
-          platform: 'sim',
-          role,
-          name: `B${n}`,
-          brokerAccountId: `bat${n}`,
-          brokerAccountNumber: n,
-        });
-      const m = await acc('master', '1');
-      const s = await acc('slave', '2');
+      const { u, m, s } = await masterAndSlave('bat');
       const trade = () => ({
         id: newId('trd'),
         userId: u.id,
@@ -523,18 +515,7 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
     });
 
     it('reads a link volume resized in SQL as a Decimal (PostgreSQL keeps the scale: "0.20" reads as 0.2)', async () => {
-      const u = await user();
-      const acc = (role: 'master' | 'slave', n: string) =>
-        store.accounts.create({
-          userId: u.id,
-          platform: 'sim',
-          role,
-          name: `D${n}`,
-          brokerAccountId: `dec${n}`,
-          brokerAccountNumber: n,
-        });
-      const m = await acc('master', '1');
-      const s = await acc('slave', '2');
+      const { m, s } = await masterAndSlave('dec');
       const link = (volume: string) => ({
         op: 'upsert' as const,
         link: {
