@@ -577,6 +577,38 @@ export class TradesRepo {
     );
   }
 
+  /**
+   * What a reconcile pass needs of a Master's links: the open ones, and every link (open or closed) of the Master
+   * positions open now. Not the closed links of positions gone on both sides: one row per copy for ever, they grow
+   * with the service's age (a 30-minute soak at 100 Slaves made 45,000, a 1.3-1.9 s read each pass).
+   */
+  async linksToReconcile(masterAccountId: string, openMasterPositionIds: string[]): Promise<PositionLink[]> {
+    const ofOpen = openMasterPositionIds.length ? [inArray(positionLinks.masterPositionId, openMasterPositionIds)] : [];
+    return (
+      await this.db
+        .select()
+        .from(positionLinks)
+        .where(and(eq(positionLinks.masterAccountId, masterAccountId), or(eq(positionLinks.open, true), ...ofOpen)))
+    ).map(linkFromRow);
+  }
+
+  /** The position links, open or closed, of these Slave positions (one Slave). */
+  async linksOfSlavePositions(slaveAccountId: string, slavePositionIds: string[]): Promise<PositionLink[]> {
+    if (slavePositionIds.length === 0) return [];
+    return (
+      await this.db
+        .select()
+        .from(positionLinks)
+        .where(
+          and(
+            eq(positionLinks.slaveAccountId, slaveAccountId),
+            eq(positionLinks.kind, 'position'),
+            inArray(positionLinks.slavePositionId, slavePositionIds),
+          ),
+        )
+    ).map(linkFromRow);
+  }
+
   async openLinksOfSlave(slaveAccountId: string): Promise<PositionLink[]> {
     return (
       await this.db
