@@ -448,17 +448,41 @@ export class TradesRepo {
     ).map(intentFromRow);
   }
 
-  /** Intents whose broker write has no known outcome (planned or sent when the process died, or unresolved), with their trade. */
+  /**
+   * Intents whose broker write has no known outcome (planned or sent when the process died, or unresolved), with
+   * their trade. The few intents in those states first, through their index alone, then their trades and Slaves:
+   * joined in one statement, the embedded store (it keeps no statistics) planned it Slave by Slave through every
+   * intent each Slave ever had, a cost that grew with the ledger (17-45 ms at 90,000 intents, every 2 s from the
+   * settle loop).
+   */
   async unsettledIntents(): Promise<Array<{ intent: CopyIntent; trade: Trade }>> {
-    const rows = await this.db
-      .select()
-      .from(copyIntents)
-      .innerJoin(trades, eq(copyIntents.tradeId, trades.id))
+    const intents = (
+      await this.db
+        .select()
+        .from(copyIntents)
+        .where(inArray(copyIntents.state, ['planned', 'sent', 'unresolved']))
+        .orderBy(asc(copyIntents.createdAt))
+    ).map(intentFromRow);
+    if (intents.length === 0) return [];
+    const [tradeRows, live] = await Promise.all([
+      this.db
+        .select()
+        .from(trades)
+        .where(inArray(trades.id, [...new Set(intents.map((i) => i.tradeId))])),
       // A removed Slave's writes keep the state they had (the history says what was known); nothing asks its broker.
-      .innerJoin(accounts, eq(copyIntents.slaveAccountId, accounts.id))
-      .where(and(inArray(copyIntents.state, ['planned', 'sent', 'unresolved']), isNull(accounts.removedAt)))
-      .orderBy(asc(copyIntents.createdAt));
-    return rows.map((r) => ({ intent: intentFromRow(r.copy_intents), trade: tradeFromRow(r.trades) }));
+      this.db
+        .select({ id: accounts.id })
+        .from(accounts)
+        .where(
+          and(inArray(accounts.id, [...new Set(intents.map((i) => i.slaveAccountId))]), isNull(accounts.removedAt)),
+        ),
+    ]);
+    const byId = new Map(tradeRows.map((r) => [r.id, tradeFromRow(r)] as const));
+    const liveIds = new Set(live.map((a) => a.id));
+    return intents.flatMap((intent) => {
+      const trade = byId.get(intent.tradeId);
+      return trade && liveIds.has(intent.slaveAccountId) ? [{ intent, trade }] : [];
+    });
   }
 
   async intentsOfAccount(
