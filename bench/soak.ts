@@ -183,7 +183,9 @@ function simHistory(p: Pipeline, sims: string[]): number {
 }
 
 export async function benchSoak(): Promise<void> {
-  const p = await startPipeline({ b: SLAVES_B, c: SLAVES_C, seed: 30 });
+  // BENCH_CHILD_ARGS: node flags for the service only (e.g. --cpu-prof --cpu-prof-dir=DIR: where its CPU goes late in a run).
+  const nodeArgs = (process.env.BENCH_CHILD_ARGS ?? '').split(' ').filter(Boolean);
+  const p = await startPipeline({ b: SLAVES_B, c: SLAVES_C, seed: 30, nodeArgs });
   const base = await baselineAccounts(p).catch(async (err) => {
     await p.close();
     throw err;
