@@ -2,6 +2,7 @@
 // process, beside brokers simulated by the parent: the parent's CPU is then the simulator's and this process's is
 // ours. It watches its own event loop and answers the parent's questions over IPC.
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { sql } from 'drizzle-orm';
 import { loadConfig } from '../src/config/config.js';
 import type { DemoBrokers } from '../src/demo/demo-brokers.js';
 import { startService } from '../src/main.js';
@@ -20,6 +21,8 @@ export interface ChildSample {
   /** CPU time of this process since the last sample (ms), and the event loop's busy share. */
   cpuMs: number;
   elu: number;
+  /** Rows in the tables that grow with every copy (the soak watches them against latency). */
+  rows: Record<'copyIntents' | 'trades' | 'events' | 'positionLinks' | 'masterItems' | 'requestRecords', number>;
 }
 
 const loop = monitorEventLoopDelay({ resolution: 10 });
@@ -48,8 +51,23 @@ const svc = await startService(loadConfig({ dataDir: dataDir!, port: port! }), f
 
 let cpu = process.cpuUsage();
 let elu = performance.eventLoopUtilization();
-process.on('message', (m: unknown) => {
+/** Counted on the service's own store (the embedded one is this process's alone). */
+async function rowCounts(): Promise<ChildSample['rows']> {
+  const res = await svc.store.database.db.execute(sql`select
+    (select count(*) from copy_intents)::int as "copyIntents",
+    (select count(*) from trades)::int as "trades",
+    (select count(*) from events)::int as "events",
+    (select count(*) from position_links)::int as "positionLinks",
+    (select count(*) from master_items)::int as "masterItems",
+    (select count(*) from request_records)::int as "requestRecords"`);
+  const rows = Array.isArray(res) ? res : (res as unknown as { rows: unknown[] }).rows;
+  return rows[0] as ChildSample['rows'];
+}
+
+process.on('message', async (m: unknown) => {
   if (m === 'sample') {
+    // Counted first, so the CPU and loop figures below include the count's own cost in this minute, not the next.
+    const rows = await rowCounts();
     const c = process.cpuUsage(cpu);
     const e = performance.eventLoopUtilization(elu);
     const s: ChildSample = {
@@ -59,6 +77,7 @@ process.on('message', (m: unknown) => {
       loopMaxMs: loop.max / 1e6,
       cpuMs: (c.user + c.system) / 1000,
       elu: e.utilization,
+      rows,
     };
     cpu = process.cpuUsage();
     elu = performance.eventLoopUtilization();

@@ -1,11 +1,23 @@
 // Issue 12: the soak. 100 Slaves (50 on platform B, 50 on C, each C on its own connection) behind one Master on
 // platform C, through the whole service (bench/pipeline.ts); an action every 2 s at the simulated broker, an
-// open then its close. Per minute: copy latency (Master fill -> Slave fill, every Slave), the service's RSS,
-// event-loop delay and CPU, and the simulator's share of the CPU (this process is the simulator). Flat means
-// the last five minutes' open p50 within 20 % of the first five's.
+// open then its close. On this shared machine absolute latency follows the machine's load, not the service's age,
+// so every action also drives an in-run baseline: one platform B and one platform C account of the same
+// simulator, unknown to the service, are filled at the Master's fill straight through their adapters (a
+// Dispatcher and nothing else, as e2e's floor), timed the same way (Master fill -> the account's fill event).
+// Flatness is judged on the service's open p50 over the baseline's, first five minutes against the last five;
+// the raw figures are kept beside it. Per minute also: the machine's load, the service's RSS, event-loop delay
+// and CPU, the simulator's share of the CPU, and what grows with age (ledger rows, the simulator's history).
+import { loadavg } from 'node:os';
+import { Decimal } from '../src/domain/decimal.js';
 import type { Side } from '../src/domain/types.js';
+import { Dispatcher } from '../src/engine/dispatcher.js';
+import type { BrokerAdapter } from '../src/platforms/adapter.js';
+import { createCTraderAdapterFactory } from '../src/platforms/ctrader/factory.js';
+import { discoverTradeLockerAccounts } from '../src/platforms/tradelocker/connect.js';
+import { createTradeLockerAdapterFactory } from '../src/platforms/tradelocker/factory.js';
+import type { ChildSample } from './pipeline-child.js';
 import { percentile, report } from './lib.js';
-import { startPipeline } from './pipeline.js';
+import { SYMBOL, startPipeline, type Pipeline } from './pipeline.js';
 
 const MINUTES = Number(process.env.BENCH_SOAK_MINUTES ?? 30);
 const SLAVES_B = 50;
@@ -15,6 +27,7 @@ const EVERY_MS = 2000;
 const LIMIT_MS = 30_000;
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const r1 = (v: number) => Math.round(v * 10) / 10;
+const r3 = (v: number) => Math.round(v * 1000) / 1000;
 
 export interface SoakMinute {
   minute: number;
@@ -24,11 +37,28 @@ export interface SoakMinute {
   closeP50Ms: number;
   closeP99Ms: number;
   missing: number;
+  /** The baseline (one B, one C account driven directly), the same minute. */
+  baseOpenP50Ms: number;
+  baseOpenP99Ms: number;
+  baseCloseP50Ms: number;
+  baseMissing: number;
+  /** Service open p50 / baseline open p50, and their difference (ms). */
+  openOverBase: number;
+  openMinusBaseMs: number;
+  /** The machine's 1-minute load average, the mean of its readings at each action of the minute. */
+  load1: number;
   rssMb: number;
   loopP99Ms: number;
   loopMaxMs: number;
   serviceCpuPct: number;
   simulatorCpuShare: number;
+  /** What grows with age: the service's ledger rows and the simulator's finished orders plus deals. */
+  copyIntents: number;
+  trades: number;
+  events: number;
+  positionLinks: number;
+  requestRecords: number;
+  simHistory: number;
 }
 
 const pct = (xs: number[], p: number) =>
@@ -39,23 +69,151 @@ const pct = (xs: number[], p: number) =>
       )
     : Number.NaN;
 
+/** One B and one C account of the same simulator, unknown to the service, and their adapters in this process. */
+async function baselineAccounts(p: Pipeline) {
+  const metaB = { email: 'baseline-b@bench.test', password: 'pw-base-b', server: 'SIMBROKER', environment: 'demo' };
+  const simB = p.broker.createAccount({ balance: 1_000_000, meta: metaB });
+  const [a] = await discoverTradeLockerAccounts({ baseUrl: p.tl.baseUrl, ...metaB });
+  const simC = p.broker.createAccount({
+    balance: 1_000_000,
+    meta: { ctidUserId: 'bench-baseline-c', environment: 'demo' },
+  });
+  const tokens = p.ct.issueTokenFor('bench-baseline-c');
+  const ctid = p.ct.ctidTraderAccountIdOf(simC.id);
+  const fb = createTradeLockerAdapterFactory({ resolveBaseUrl: () => p.tl.baseUrl, timeoutMs: 15_000 });
+  const fc = createCTraderAdapterFactory({
+    resolveEndpoint: () => ({ ...p.ct.endpoints.demo, ca: p.ct.ca }),
+    clientId: p.ct.clientId,
+    clientSecret: p.ct.clientSecret,
+    oauthBaseUrl: p.ct.oauthBaseUrl,
+    timeoutMs: 15_000,
+  });
+  const accounts: Array<{ id: string; sim: string; adapter: BrokerAdapter; open: string | null }> = [
+    {
+      id: 'baseline_b',
+      sim: simB.id,
+      adapter: await fb.create({
+        id: 'baseline_b',
+        brokerAccountId: a!.id,
+        environment: 'demo',
+        credentials: { ...metaB, accNum: String(a!.accNum), accountId: a!.id },
+      }),
+      open: null,
+    },
+    {
+      id: 'baseline_c',
+      sim: simC.id,
+      adapter: await fc.create({
+        id: 'baseline_c',
+        brokerAccountId: ctid,
+        environment: 'demo',
+        credentials: { accessToken: tokens.accessToken, refreshToken: tokens.refreshToken, ctidTraderAccountId: ctid },
+      }),
+      open: null,
+    },
+  ];
+  for (const x of accounts) await x.adapter.instrument(SYMBOL);
+  const bySim = new Set(accounts.map((x) => x.sim));
+  let waiter: { kind: string; t0: number; times: number[]; seen: Set<string> } | null = null;
+  const off = p.broker.onEvent((accountId, ev) => {
+    if (!waiter || ev.kind !== waiter.kind || !bySim.has(accountId) || waiter.seen.has(accountId)) return;
+    waiter.seen.add(accountId);
+    waiter.times.push(performance.now() - waiter.t0);
+  });
+  const dispatcher = new Dispatcher();
+  let n = 0;
+  /** Waits for each account's event of `kind` (or the limit) and the adapters' answers; the times from `t0`. */
+  const timed = async (kind: string, t0: number, send: () => Promise<unknown>): Promise<number[]> => {
+    const w = { kind, t0, times: [] as number[], seen: new Set<string>() };
+    waiter = w;
+    await send();
+    const until = performance.now() + LIMIT_MS;
+    while (w.seen.size < accounts.length && performance.now() < until) await sleep(5);
+    waiter = null;
+    return w.times;
+  };
+  return {
+    sims: accounts.map((x) => x.sim),
+    /** Fills both at once, from `t0` (the Master's fill); the times of those seen within the limit. */
+    open: (t0: number, side: Side) =>
+      timed('position_opened', t0, () =>
+        Promise.all(
+          accounts.map(async (x) => {
+            const o = await dispatcher.place(x.id, x.adapter, {
+              symbol: SYMBOL,
+              side,
+              type: 'market',
+              volume: new Decimal('0.1'),
+              tag: `baseline-${n++}`,
+            });
+            x.open = o.kind === 'confirmed' ? o.positionId : null;
+          }),
+        ),
+      ),
+    close: (t0: number) =>
+      timed('position_closed', t0, () =>
+        Promise.all(
+          accounts.map(async (x) => {
+            if (!x.open) return;
+            const id = x.open;
+            x.open = null;
+            await dispatcher.close(x.id, x.adapter, id);
+          }),
+        ),
+      ),
+    stop: async () => {
+      off();
+      await Promise.all(accounts.map((x) => x.adapter.close().catch(() => undefined)));
+      await fc.closeAll();
+    },
+  };
+}
+
+/** The simulator's finished orders and deals over the given accounts (what its tag lookups scan). */
+function simHistory(p: Pipeline, sims: string[]): number {
+  let n = 0;
+  for (const id of sims) {
+    const { lengths } = p.broker.journalRecord(id, {
+      history: Number.MAX_SAFE_INTEGER,
+      deals: Number.MAX_SAFE_INTEGER,
+    });
+    n += lengths.history + lengths.deals;
+  }
+  return n;
+}
+
 export async function benchSoak(): Promise<void> {
-  const p = await startPipeline({ b: SLAVES_B, c: SLAVES_C, seed: 30 });
+  // BENCH_CHILD_ARGS: node flags for the service only (e.g. --cpu-prof --cpu-prof-dir=DIR: where its CPU goes late in a run).
+  const nodeArgs = (process.env.BENCH_CHILD_ARGS ?? '').split(' ').filter(Boolean);
+  const p = await startPipeline({ b: SLAVES_B, c: SLAVES_C, seed: 30, nodeArgs });
+  const base = await baselineAccounts(p).catch(async (err) => {
+    await p.close();
+    throw err;
+  });
   const n = p.slaves.length;
+  const sims = [p.masterSim, ...p.slaves.map((s) => s.sim), ...base.sims];
   try {
     // Untimed: the first copy signs every Slave in and loads its instruments.
     for (const kind of ['open', 'close'] as const) {
-      const t = await p.act(kind === 'open' ? { kind, side: 'buy' } : { kind }, 120_000);
+      const t0 = performance.now();
+      const [t] = await Promise.all([
+        p.act(kind === 'open' ? { kind, side: 'buy' } : { kind }, 120_000),
+        kind === 'open' ? base.open(t0, 'buy') : base.close(t0),
+      ]);
       if (t.size < n) throw new Error(`warm-up ${kind}: ${n - t.size} of ${n} Slaves not copied within 120 s`);
     }
     await p.sample();
     const minutes: SoakMinute[] = [];
-    const all: { open: number[][]; first: number } = { open: [], first: 0 };
+    const pooled = { open: [] as number[][], base: [] as number[][] };
     const t0 = performance.now();
     let simCpu = process.cpuUsage();
     let opens: number[] = [];
     let closes: number[] = [];
+    let baseOpens: number[] = [];
+    let baseCloses: number[] = [];
+    let loads: number[] = [];
     let missing = 0;
+    let baseMissing = 0;
     let actions = 0;
     let minuteStart = performance.now();
     for (let k = 0; performance.now() - t0 < MINUTES * 60_000; k++) {
@@ -63,81 +221,113 @@ export async function benchSoak(): Promise<void> {
       if (due > performance.now()) await sleep(due - performance.now());
       const open = k % 2 === 0;
       const side: Side = k % 4 === 0 ? 'buy' : 'sell';
-      const times = await p.act(open ? { kind: 'open', side } : { kind: 'close' }, LIMIT_MS);
+      loads.push(loadavg()[0]!);
+      // The Master's fill is synchronous inside act(): the baseline's clock starts at the same moment as the service's.
+      const copies = p.act(open ? { kind: 'open', side } : { kind: 'close' }, LIMIT_MS);
+      const at = performance.now();
+      const [times, b] = await Promise.all([copies, open ? base.open(at, side) : base.close(at)]);
       (open ? opens : closes).push(...times.values());
+      (open ? baseOpens : baseCloses).push(...b);
       missing += n - times.size;
+      baseMissing += 2 - b.length;
       actions++;
       if (performance.now() - minuteStart >= 60_000) {
-        const s = await p.sample();
+        const s: ChildSample = await p.sample();
         const c = process.cpuUsage(simCpu);
         const simMs = (c.user + c.system) / 1000;
         const wall = performance.now() - minuteStart;
+        const o50 = pct(opens, 50);
+        const b50 = pct(baseOpens, 50);
         minutes.push({
           minute: minutes.length + 1,
           actions,
-          openP50Ms: r1(pct(opens, 50)),
+          openP50Ms: r1(o50),
           openP99Ms: r1(pct(opens, 99)),
           closeP50Ms: r1(pct(closes, 50)),
           closeP99Ms: r1(pct(closes, 99)),
           missing,
+          baseOpenP50Ms: r1(b50),
+          baseOpenP99Ms: r1(pct(baseOpens, 99)),
+          baseCloseP50Ms: r1(pct(baseCloses, 50)),
+          baseMissing,
+          openOverBase: r3(o50 / b50),
+          openMinusBaseMs: r1(o50 - b50),
+          load1: r1(loads.reduce((x, y) => x + y, 0) / loads.length),
           rssMb: Math.round(s.rssMb),
           loopP99Ms: r1(s.loopP99Ms),
           loopMaxMs: r1(s.loopMaxMs),
           serviceCpuPct: r1((s.cpuMs / wall) * 100),
           simulatorCpuShare: r1((simMs / (simMs + s.cpuMs)) * 100),
+          copyIntents: s.rows.copyIntents,
+          trades: s.rows.trades,
+          events: s.rows.events,
+          positionLinks: s.rows.positionLinks,
+          requestRecords: s.rows.requestRecords,
+          simHistory: simHistory(p, sims),
         });
         console.log(JSON.stringify(minutes.at(-1)));
-        all.open.push(opens);
+        pooled.open.push(opens);
+        pooled.base.push(baseOpens);
         simCpu = process.cpuUsage();
         minuteStart = performance.now();
         opens = [];
         closes = [];
+        baseOpens = [];
+        baseCloses = [];
+        loads = [];
         missing = 0;
+        baseMissing = 0;
         actions = 0;
       }
     }
-    // Flatness over whole five-minute windows (shorter runs: half the run each).
+    // Whole five-minute windows (shorter runs: half the run each), every open of the window pooled.
     const w = Math.max(1, Math.min(5, Math.floor(minutes.length / 2)));
-    const first = pct(all.open.slice(0, w).flat(), 50);
-    const last = pct(all.open.slice(-w).flat(), 50);
-    const ratio = last / first;
-    const rss = minutes.map((m) => m.rssMb);
-    report(
-      'soak',
-      [
-        ...minutes.map((m) => ({ ...m }) as unknown as Record<string, number>),
-        {
-          minute: Number.NaN,
-          actions: minutes.reduce((a, m) => a + m.actions, 0),
-          openP50Ms: r1(first),
-          openP99Ms: r1(last),
-          closeP50Ms: r1(ratio * 100),
-          closeP99Ms: Number.NaN,
-          missing: minutes.reduce((a, m) => a + m.missing, 0),
-          rssMb: Math.max(...rss) - Math.min(...rss),
-          loopP99Ms: Number.NaN,
-          loopMaxMs: Math.max(...minutes.map((m) => m.loopMaxMs)),
-          serviceCpuPct: Number.NaN,
-          simulatorCpuShare: Number.NaN,
-        },
-      ],
-      {
-        minutes: MINUTES,
-        slaves: { B: SLAVES_B, C: SLAVES_C },
-        everyMs: EVERY_MS,
-        windowMinutes: w,
-        firstOpenP50Ms: r1(first),
-        lastOpenP50Ms: r1(last),
-        lastOverFirst: Number(ratio.toFixed(3)),
-        flat: Math.abs(ratio - 1) <= 0.2,
-        perMinute: minutes,
-        note: 'last row: minute NaN = summary (openP50Ms first window, openP99Ms last window, closeP50Ms last/first %, rssMb max-min)',
-      },
-    );
+    const window = (from: number, to: number) => {
+      const ms = minutes.slice(from, to);
+      const svc = pct(pooled.open.slice(from, to).flat(), 50);
+      const bas = pct(pooled.base.slice(from, to).flat(), 50);
+      return {
+        minutes: `${ms[0]?.minute}-${ms.at(-1)?.minute}`,
+        serviceOpenP50Ms: r1(svc),
+        baseOpenP50Ms: r1(bas),
+        serviceOverBase: r3(svc / bas),
+        serviceMinusBaseMs: r1(svc - bas),
+        load1: r1(ms.reduce((a, m) => a + m.load1, 0) / ms.length),
+        rssMb: `${Math.min(...ms.map((m) => m.rssMb))}-${Math.max(...ms.map((m) => m.rssMb))}`,
+        missing: ms.reduce((a, m) => a + m.missing, 0),
+        copyIntentsAtEnd: ms.at(-1)?.copyIntents ?? Number.NaN,
+      };
+    };
+    const first = window(0, w);
+    const last = window(minutes.length - w, minutes.length);
+    const ratioChange = last.serviceOverBase / first.serviceOverBase;
+    const rawChange = last.serviceOpenP50Ms / first.serviceOpenP50Ms;
+    const diffChange = last.serviceMinusBaseMs / first.serviceMinusBaseMs;
+    const flat = Math.abs(ratioChange - 1) <= 0.2;
+    console.log('\n## soak windows');
+    console.table([first, last]);
+    report('soak', minutes as unknown as Array<Record<string, number>>, {
+      minutes: MINUTES,
+      slaves: { B: SLAVES_B, C: SLAVES_C },
+      baseline: { B: 1, C: 1 },
+      everyMs: EVERY_MS,
+      windowMinutes: w,
+      first,
+      last,
+      // The verdict: the service's p50 over the baseline's, last window over first, within 20 %.
+      serviceOverBaseLastOverFirst: r3(ratioChange),
+      flat,
+      // Kept beside it: the raw rule (absolute p50s) and the service's own share in ms.
+      rawLastOverFirst: r3(rawChange),
+      rawFlat: Math.abs(rawChange - 1) <= 0.2,
+      serviceMinusBaseLastOverFirst: r3(diffChange),
+      perMinute: minutes,
+    });
     console.log(
-      `soak: open p50 first ${w} min ${r1(first)} ms, last ${w} min ${r1(last)} ms = ${(ratio * 100).toFixed(0)} % (flat: within 20 %)`,
+      `soak: service/baseline open p50 first ${w} min ${first.serviceOverBase} (${first.serviceOpenP50Ms} / ${first.baseOpenP50Ms} ms, load ${first.load1}), last ${w} min ${last.serviceOverBase} (${last.serviceOpenP50Ms} / ${last.baseOpenP50Ms} ms, load ${last.load1}) = ${(ratioChange * 100).toFixed(0)} % (flat: within 20 %: ${flat}); raw ${(rawChange * 100).toFixed(0)} %`,
     );
   } finally {
+    await base.stop();
     await p.close();
   }
 }

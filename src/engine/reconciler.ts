@@ -114,13 +114,18 @@ export class Reconciler {
     // though the Master's read came before its fill. What is younger than the pass is judged on the next one.
     const passStart = Date.now();
     const young = (at: Date) => at.getTime() > passStart - (this.opts.youngMs ?? YOUNG_MS);
-    const [masterPositions, links, items, unsettled, awaiting] = await Promise.all([
+    const [masterPositions, items, unsettled, awaiting] = await Promise.all([
       masterAdapter.listPositions(),
-      this.store.trades.linksOfMasterAccount(master.id),
       this.store.trades.masterItems(master.id),
       this.store.trades.unsettledIntents(),
       this.store.trades.apiTradesAwaitingMaster(),
     ]);
+    // Not every link the Master ever had (they grow with age): the open ones and those of its positions open now;
+    // a held Slave position's closed link is read below, when one is held that no link here names.
+    const links = await this.store.trades.linksToReconcile(
+      master.id,
+      masterPositions.map((p) => p.id),
+    );
     // A Master position of an order-route trade whose fan-out is still to come (the settle loop does it under the
     // same trade id): not a missing copy, or the reconciler would copy it a second time under its own trades.
     const awaitingIds = new Set(awaiting.filter((t) => t.masterAccountId === master.id).map((t) => t.id));
@@ -212,6 +217,14 @@ export class Reconciler {
       }
 
       // Copies at the Slave that carry one of our tags but no open link: a timed-out write that was applied late, or a duplicate.
+      const named = new Set(mine.map((l) => l.slavePositionId));
+      const unnamed = slavePositions.filter((p) => p.tag && !named.has(p.id)).map((p) => p.id);
+      for (const l of await this.store.trades.linksOfSlavePositions(sid, unnamed)) {
+        // Closed links of Master positions gone (open links are all read above): a copy our books closed.
+        if (l.masterAccountId !== master.id || named.has(l.slavePositionId)) continue;
+        mine.push(l);
+        links.push(l);
+      }
       const linked = new Set(mine.map((l) => l.slavePositionId));
       const tagged = slavePositions.filter((p) => p.tag && !linked.has(p.id));
       if (tagged.length > 0) {

@@ -460,17 +460,41 @@ export class TradesRepo {
     ).map(intentFromRow);
   }
 
-  /** Intents whose broker write has no known outcome (planned or sent when the process died, or unresolved), with their trade. */
+  /**
+   * Intents whose broker write has no known outcome (planned or sent when the process died, or unresolved), with
+   * their trade. The few intents in those states first, through their index alone, then their trades and Slaves:
+   * joined in one statement, the embedded store (it keeps no statistics) planned it Slave by Slave through every
+   * intent each Slave ever had, a cost that grew with the ledger (17-45 ms at 90,000 intents, every 2 s from the
+   * settle loop).
+   */
   async unsettledIntents(): Promise<Array<{ intent: CopyIntent; trade: Trade }>> {
-    const rows = await this.db
-      .select()
-      .from(copyIntents)
-      .innerJoin(trades, eq(copyIntents.tradeId, trades.id))
+    const intents = (
+      await this.db
+        .select()
+        .from(copyIntents)
+        .where(inArray(copyIntents.state, ['planned', 'sent', 'unresolved']))
+        .orderBy(asc(copyIntents.createdAt))
+    ).map(intentFromRow);
+    if (intents.length === 0) return [];
+    const [tradeRows, live] = await Promise.all([
+      this.db
+        .select()
+        .from(trades)
+        .where(inArray(trades.id, [...new Set(intents.map((i) => i.tradeId))])),
       // A removed Slave's writes keep the state they had (the history says what was known); nothing asks its broker.
-      .innerJoin(accounts, eq(copyIntents.slaveAccountId, accounts.id))
-      .where(and(inArray(copyIntents.state, ['planned', 'sent', 'unresolved']), isNull(accounts.removedAt)))
-      .orderBy(asc(copyIntents.createdAt));
-    return rows.map((r) => ({ intent: intentFromRow(r.copy_intents), trade: tradeFromRow(r.trades) }));
+      this.db
+        .select({ id: accounts.id })
+        .from(accounts)
+        .where(
+          and(inArray(accounts.id, [...new Set(intents.map((i) => i.slaveAccountId))]), isNull(accounts.removedAt)),
+        ),
+    ]);
+    const byId = new Map(tradeRows.map((r) => [r.id, tradeFromRow(r)] as const));
+    const liveIds = new Set(live.map((a) => a.id));
+    return intents.flatMap((intent) => {
+      const trade = byId.get(intent.tradeId);
+      return trade && liveIds.has(intent.slaveAccountId) ? [{ intent, trade }] : [];
+    });
   }
 
   async intentsOfAccount(
@@ -587,6 +611,38 @@ export class TradesRepo {
     return (await this.db.select().from(positionLinks).where(eq(positionLinks.masterAccountId, masterAccountId))).map(
       linkFromRow,
     );
+  }
+
+  /**
+   * What a reconcile pass needs of a Master's links: the open ones, and every link (open or closed) of the Master
+   * positions open now. Not the closed links of positions gone on both sides: one row per copy for ever, they grow
+   * with the service's age (a 30-minute soak at 100 Slaves made 45,000, a 1.3-1.9 s read each pass).
+   */
+  async linksToReconcile(masterAccountId: string, openMasterPositionIds: string[]): Promise<PositionLink[]> {
+    const ofOpen = openMasterPositionIds.length ? [inArray(positionLinks.masterPositionId, openMasterPositionIds)] : [];
+    return (
+      await this.db
+        .select()
+        .from(positionLinks)
+        .where(and(eq(positionLinks.masterAccountId, masterAccountId), or(eq(positionLinks.open, true), ...ofOpen)))
+    ).map(linkFromRow);
+  }
+
+  /** The position links, open or closed, of these Slave positions (one Slave). */
+  async linksOfSlavePositions(slaveAccountId: string, slavePositionIds: string[]): Promise<PositionLink[]> {
+    if (slavePositionIds.length === 0) return [];
+    return (
+      await this.db
+        .select()
+        .from(positionLinks)
+        .where(
+          and(
+            eq(positionLinks.slaveAccountId, slaveAccountId),
+            eq(positionLinks.kind, 'position'),
+            inArray(positionLinks.slavePositionId, slavePositionIds),
+          ),
+        )
+    ).map(linkFromRow);
   }
 
   async openLinksOfSlave(slaveAccountId: string): Promise<PositionLink[]> {
