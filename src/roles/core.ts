@@ -83,6 +83,9 @@ export interface CoreOptions {
   deliverNow?: boolean;
 }
 
+/** How often the embedded store's busy tables are vacuumed and analysed (see EmbeddedMaintenance). */
+const EMBEDDED_MAINTENANCE_MS = 10 * 60_000;
+
 /**
  * The shared part of the composition: config -> one implementation per port. Nothing that reaches a broker on
  * its own schedule is started here (the watcher, settle loop, reconciler and health are the roles' to start),
@@ -95,6 +98,12 @@ export async function composeCore(cfg: Config, logger: Logger | false, opts: Cor
     ...(opts.ownership ? { idleInTransactionMs: opts.ownership.idleInTransactionMs } : {}),
   });
   const cleanup: Array<() => Promise<void>> = [() => store.close()];
+  // The embedded store has no autovacuum: statistics now, a vacuum of the busy tables every 10 minutes (no-op on
+  // PostgreSQL, whose server does its own).
+  store.startMaintenance({
+    everyMs: EMBEDDED_MAINTENANCE_MS,
+    onError: (err) => logger && logger.warn({ err }, 'embedded store maintenance failed'),
+  });
   const metrics = new ServiceMetrics();
   const readiness = new Readiness({
     onFailure: (check, err) => logger && logger.warn({ err, check }, 'readiness check failing'),

@@ -1,3 +1,4 @@
+import { EmbeddedMaintenance } from './embedded-maintenance.js';
 import { sql } from 'drizzle-orm';
 import { openDatabase, type Database, type OpenOptions } from './db.js';
 import { AccountsRepo } from './repos/accounts.js';
@@ -35,6 +36,7 @@ export class Store {
   readonly sealed: SealedRepo;
   /** Worker leases with their fencing epochs (PostgreSQL; on the embedded store one process holds them all). */
   readonly leases: LeasesRepo;
+  private maintenance: EmbeddedMaintenance | null = null;
 
   constructor(readonly database: Database) {
     const db = database.db;
@@ -60,6 +62,17 @@ export class Store {
     return new IdempotencyRepo(this.database.db, ttlMs);
   }
 
+  /**
+   * The embedded store's vacuum and statistics (see EmbeddedMaintenance), started by the service (not by tests and
+   * benchmarks that open a store of their own and count its statements). PostgreSQL runs its own autovacuum: no-op.
+   */
+  startMaintenance(opts: { everyMs: number; onError?: (err: unknown) => void }): EmbeddedMaintenance | null {
+    if (this.database.kind !== 'pglite' || this.maintenance) return this.maintenance;
+    this.maintenance = new EmbeddedMaintenance(this.database.db, opts);
+    this.maintenance.start();
+    return this.maintenance;
+  }
+
   /** One round trip to the database (readiness): throws when it cannot answer, or once closed. */
   async ping(): Promise<void> {
     await this.database.db.execute(sql`select 1`);
@@ -70,6 +83,7 @@ export class Store {
   }
 
   async close(): Promise<void> {
+    await this.maintenance?.stop();
     await this.requests.flush().catch(() => undefined);
     await this.database.close();
   }
