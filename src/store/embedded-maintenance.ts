@@ -35,15 +35,27 @@ export class EmbeddedMaintenance {
   private first: Promise<void> = Promise.resolve();
   private running: Promise<void> | null = null;
   private stopped = false;
+  private passes = 0;
 
   constructor(
     private readonly db: Db,
-    private readonly opts: { everyMs: number; onError?: (err: unknown) => void },
+    private readonly opts: { everyMs: number; analyzeEvery?: number; onError?: (err: unknown) => void },
   ) {}
 
-  /** Statistics soon (cheap: a sample per table; not waited for, so a start is not delayed), then the schedule. */
+  /** Statistics soon where there are none (not waited for, so a start is not delayed), then the schedule. */
   start(): void {
-    this.first = this.guard(() => this.db.execute(sql`analyze`));
+    this.first = this.guard(async () => {
+      const never = (await this.db.execute(
+        sql`select relname from pg_class where relkind = 'r' and reltuples < 0 and relname in (${sql.join(
+          BUSY_TABLES.map((t) => sql`${t}`),
+          sql`, `,
+        )})`,
+      )) as unknown as { rows: Array<{ relname: string }> };
+      for (const { relname } of never.rows) {
+        if (this.stopped) return;
+        await this.db.execute(sql.raw(`analyze ${relname}`));
+      }
+    });
     if (this.opts.everyMs <= 0) return;
     this.timer = setInterval(() => void this.run(), this.opts.everyMs);
     this.timer.unref();
@@ -67,9 +79,10 @@ export class EmbeddedMaintenance {
   }
 
   private async pass(): Promise<void> {
+    const analyze = this.passes++ % Math.max(1, this.opts.analyzeEvery ?? 6) === 0;
     for (const table of BUSY_TABLES) {
       if (this.stopped) return;
-      await this.guard(() => this.db.execute(sql.raw(`vacuum (analyze) ${table}`)));
+      await this.guard(() => this.db.execute(sql.raw(`vacuum ${analyze ? '(analyze) ' : ''}${table}`)));
     }
   }
 
