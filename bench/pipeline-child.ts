@@ -64,6 +64,9 @@ async function rowCounts(): Promise<ChildSample['rows']> {
   return rows[0] as ChildSample['rows'];
 }
 
+// The parent gone (killed, or crashed past its cleanup): the service goes too, not left running for an hour.
+process.on('disconnect', () => process.exit(0));
+
 process.on('message', async (m: unknown) => {
   if (m === 'sample') {
     // Counted first, so the CPU and loop figures below include the count's own cost in this minute, not the next.
