@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../src/domain/ids.js';
 import { Store } from '../../src/store/store.js';
+import { seedAccounts } from '../helpers/store-seed.js';
 
 /**
  * The embedded store runs PostgreSQL single-user: nothing vacuums or analyses it unless we do. Seen in the soak
@@ -37,18 +37,9 @@ describe('embedded store maintenance', () => {
     );
 
   it('gives the planner statistics once started, and a pass vacuums the busy tables', async () => {
-    const u = await store.users.create(`${newId('usr')}@example.test`, 'x');
-    const acc = (role: 'master' | 'slave', n: number) =>
-      store.accounts.create({
-        userId: u.id,
-        platform: 'sim',
-        role,
-        name: `M${n}`,
-        brokerAccountId: `mt${n}`,
-        brokerAccountNumber: String(n),
-      });
-    const m = await acc('master', 0);
-    const s = await acc('slave', 1);
+    const seeded = await seedAccounts(store, 'mt', 1);
+    const u = { id: seeded.userId };
+    const [m, s] = [seeded.master, seeded.slaves[0]!];
     const db = store.database.db;
     await db.execute(sql`insert into trades (id, user_id, master_account_id, source, action, symbol, side, order_type, volume, tag, status, action_id)
       select 'mtr' || g, ${u.id}, ${m.id}, 'watcher', 'open', 'EURUSD', 'buy', 'market', 0.1, 'mtt' || g, 'accepted', 'mac' || g

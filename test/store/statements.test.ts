@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/store.js';
 import { newId } from '../../src/domain/ids.js';
 import { dec } from '../../src/domain/decimal.js';
+import { seedAccounts } from '../helpers/store-seed.js';
 
 /** The copy hot path's statement budget (issue 12): counted through the store's driver hook. */
 describe('statements per fan-out', () => {
@@ -21,19 +22,7 @@ describe('statements per fan-out', () => {
   });
 
   it('records a watcher fan-out in one statement and writes its outcomes in a number of statements that does not grow with the Slaves', async () => {
-    const u = await store.users.create(`${newId('usr')}@example.test`, 'x');
-    const acc = (role: 'master' | 'slave', n: number) =>
-      store.accounts.create({
-        userId: u.id,
-        platform: 'sim',
-        role,
-        name: `A${n}`,
-        brokerAccountId: `st${n}`,
-        brokerAccountNumber: String(n),
-      });
-    const m = await acc('master', 0);
-    const slaves = [];
-    for (let i = 1; i <= 40; i++) slaves.push(await acc('slave', i));
+    const { userId, master: m, slaves } = await seedAccounts(store, 'st', 40);
     const tradeId = newId('trd');
     const rows = slaves.map((s) => ({
       id: newId('int'),
@@ -57,7 +46,7 @@ describe('statements per fan-out', () => {
     };
     const trade = {
       id: tradeId,
-      userId: u.id,
+      userId,
       masterAccountId: m.id,
       source: 'watcher',
       action: 'open',
@@ -100,7 +89,7 @@ describe('statements per fan-out', () => {
             },
           },
         ],
-        events: [{ userId: u.id, accountId: r.slaveAccountId, type: 'copy.confirmed', payload: {} }],
+        events: [{ userId, accountId: r.slaveAccountId, type: 'copy.confirmed', payload: {} }],
       })),
     ]);
     // The trade's move, the intents, the links, the event counters and the events.

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../src/domain/ids.js';
 import { Store } from '../../src/store/store.js';
+import { seedAccounts } from '../helpers/store-seed.js';
 
 /**
  * Issue 12 (the soak): the settle loop asks for the unsettled intents every 2 s. Joined to the Slaves in one
@@ -25,19 +25,10 @@ describe('the unsettled intents read as the ledger grows', () => {
   });
 
   it('reaches copy_intents through its state index only, with 20 Slaves and 20,000 settled intents', async () => {
-    const u = await store.users.create(`${newId('usr')}@example.test`, 'x');
-    const acc = (role: 'master' | 'slave', n: number) =>
-      store.accounts.create({
-        userId: u.id,
-        platform: 'sim',
-        role,
-        name: `A${n}`,
-        brokerAccountId: `up${n}`,
-        brokerAccountNumber: String(n),
-      });
-    const m = await acc('master', 0);
-    const slaves: string[] = [];
-    for (let i = 1; i <= 20; i++) slaves.push((await acc('slave', i)).id);
+    const seeded = await seedAccounts(store, 'up', 20);
+    const u = { id: seeded.userId };
+    const m = seeded.master;
+    const slaves = seeded.slaves.map((s) => s.id);
     const db = store.database.db;
     await db.execute(sql`insert into trades (id, user_id, master_account_id, source, action, symbol, side, order_type, volume, tag, status, action_id)
       select 'utr' || g, ${u.id}, ${m.id}, 'watcher', 'open', 'EURUSD', 'buy', 'market', 0.1, 'utt' || g, 'accepted', 'uac' || g
