@@ -1,3 +1,4 @@
+import { seedAccounts } from '../helpers/store-seed.js';
 import { beforeAll, afterAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/store.js';
 import { newId } from '../../src/domain/ids.js';
@@ -22,17 +23,8 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
     const user = async (email = `${newId('usr')}@example.test`) => store.users.create(email, 'scrypt$hash');
     /** A new user's sim Master and Slave; `key` keeps their broker ids apart from other cases' (connected once). */
     const masterAndSlave = async (key: string) => {
-      const u = await user();
-      const acc = (role: 'master' | 'slave', n: string) =>
-        store.accounts.create({
-          userId: u.id,
-          platform: 'sim',
-          role,
-          name: `${key}${n}`,
-          brokerAccountId: `${key}${n}`,
-          brokerAccountNumber: n,
-        });
-      return { u, m: await acc('master', '1'), s: await acc('slave', '2') };
+      const { userId, master, slaves } = await seedAccounts(store, key, 1);
+      return { u: { id: userId }, m: master, s: slaves[0]! };
     };
 
     it('creates users with case-insensitively unique emails', async () => {
