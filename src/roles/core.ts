@@ -14,7 +14,8 @@ import { ShadowService } from '../engine/shadow.js';
 import { createSimAdapterFactory } from '../platforms/sim/factory.js';
 import { SimBroker } from '../simulator/broker.js';
 import { SimPersistence } from '../simulator/persistence.js';
-import { Store } from '../store/store.js';
+import type { Store } from '../store/store.js';
+import { openCoreStore } from './core-store.js';
 import { backfillIdentities } from '../store/identity-backfill.js';
 import { LocalBus } from '../bus/local-bus.js';
 import type { Bus } from '../bus/bus.js';
@@ -81,6 +82,8 @@ export interface CoreOptions {
   busWaitProbes?: { host: string; port: number };
   /** Start the webhook deliverer now (default); a worker starts it under its lease instead. */
   deliverNow?: boolean;
+  /** The store, already opening (openCoreStore): `serve` starts it before loading the rest of its code. */
+  store?: Promise<Store>;
 }
 
 /** How often the embedded store's busy tables are vacuumed and analysed (see EmbeddedMaintenance). */
@@ -92,11 +95,21 @@ const EMBEDDED_MAINTENANCE_MS = 10 * 60_000;
  * except the demo's in-process market.
  */
 export async function composeCore(cfg: Config, logger: Logger | false, opts: CoreOptions = {}): Promise<Core> {
-  const store = await Store.open({
-    dataDir: cfg.dataDir,
-    databaseUrl: cfg.databaseUrl,
-    ...(opts.ownership ? { idleInTransactionMs: opts.ownership.idleInTransactionMs } : {}),
-  });
+  const opening =
+    opts.store ?? openCoreStore(cfg, opts.ownership ? { idleInTransactionMs: opts.ownership.idleInTransactionMs } : {});
+  // The simulator's state is read while the embedded store opens in its worker thread: each takes about a second
+  // at 10,000 `sim` accounts (the bench scale-10k), and the main thread is idle while the worker opens.
+  let sim: { broker: SimBroker; persistence: SimPersistence | null };
+  try {
+    sim = loadSim(cfg);
+  } catch (err) {
+    await opening.then(
+      (s) => s.close(),
+      () => undefined,
+    );
+    throw err;
+  }
+  const store = await opening;
   const cleanup: Array<() => Promise<void>> = [() => store.close()];
   // The embedded store has no autovacuum: statistics now, a vacuum of the busy tables every 10 minutes (no-op on
   // PostgreSQL, whose server does its own).
@@ -161,10 +174,7 @@ export async function composeCore(cfg: Config, logger: Logger | false, opts: Cor
     });
 
     // The built-in simulated broker: the `sim` platform (paper trading, demo, tests). Its state lives beside the store.
-    const simFile = dataFile(cfg, 'simulator.json');
-    const persistence = simFile ? new SimPersistence(simFile) : null;
-    const snapshot = persistence?.load();
-    const broker = new SimBroker(snapshot === undefined ? {} : { snapshot });
+    const { broker, persistence } = sim;
     if (persistence) {
       persistence.attach(broker);
       cleanup.unshift(async () => persistence.detach(broker));
@@ -299,4 +309,12 @@ export async function composeCore(cfg: Config, logger: Logger | false, opts: Cor
     for (const step of cleanup) await step().catch(() => undefined);
     throw err;
   }
+}
+
+/** The built-in simulated broker (`sim`) with the state it left in the data dir. */
+function loadSim(cfg: Config): { broker: SimBroker; persistence: SimPersistence | null } {
+  const simFile = dataFile(cfg, 'simulator.json');
+  const persistence = simFile ? new SimPersistence(simFile) : null;
+  const snapshot = persistence?.load();
+  return { broker: new SimBroker(snapshot === undefined ? {} : { snapshot }), persistence };
 }

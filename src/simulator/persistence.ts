@@ -102,8 +102,7 @@ export class SimPersistence {
     this.fd = openSync(this.journalFile, 'a', 0o600);
     this.journalBytes = 0;
     this.written.clear();
-    for (const acc of broker.accounts())
-      this.written.set(acc.id, broker.journalRecord(acc.id, { history: Infinity, deals: Infinity }).lengths);
+    for (const acc of broker.accounts()) this.written.set(acc.id, broker.journalLengths(acc.id));
   }
 
   detach(broker: SimBroker): void {
@@ -152,8 +151,7 @@ export class SimPersistence {
     if (this.sync) fsyncSync(this.fd);
     this.journalBytes = 0;
     this.written.clear();
-    for (const acc of broker.accounts())
-      this.written.set(acc.id, broker.journalRecord(acc.id, { history: Infinity, deals: Infinity }).lengths);
+    for (const acc of broker.accounts()) this.written.set(acc.id, broker.journalLengths(acc.id));
   }
 
   private readSnapshot(): Snapshot | undefined {

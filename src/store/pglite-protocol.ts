@@ -43,5 +43,6 @@ export type Response =
   | { id: number; ok: true; value: unknown }
   | { id: number; ok: false; error: ErrorData }
   /** The worker's first message: PGlite is open (or could not be). */
-  | { id: 0; ready: true }
+  /** With the WebAssembly when the worker compiled it (no module was given): the next opens share it. */
+  | { id: 0; ready: true; wasmModule?: WebAssembly.Module }
   | { id: 0; ready: false; error: ErrorData };

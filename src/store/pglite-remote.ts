@@ -1,6 +1,4 @@
-import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { ErrorData, RequestBody, Response, WorkerStart } from './pglite-protocol.js';
@@ -110,7 +108,16 @@ export class RemotePglite implements RemoteClient {
 
   /** Starts the worker and opens PGlite in it; rejects with PGlite's own error when it cannot open. */
   static async start(init: WorkerStart): Promise<RemotePglite> {
-    const wasmModule = await compiledPglite().catch(() => undefined);
+    // The process's first open does not wait for a compile here: its worker compiles and hands the module back.
+    // Compiled on this thread, the worker of a `serve` started 1.5 s late (load 12): the compile's continuation
+    // waited behind the loading of the engine and HTTP code, which runs meanwhile (main.ts).
+    const first = wasm === undefined;
+    let share: (m: WebAssembly.Module | undefined) => void = () => undefined;
+    if (first)
+      wasm = new Promise((resolve) => {
+        share = resolve;
+      });
+    const wasmModule = first ? undefined : await wasm;
     const worker = newWorker({ ...init, ...(wasmModule ? { wasmModule } : {}) });
     const ready = new Promise<void>((resolve, reject) => {
       const onExit = (code: number) =>
@@ -120,13 +127,20 @@ export class RemotePglite implements RemoteClient {
       worker.once('message', (msg: Response) => {
         worker.off('error', reject);
         worker.off('exit', onExit);
-        if ('ready' in msg && msg.ready) resolve();
-        else reject('error' in msg ? toError(msg.error) : new Error('the embedded store worker sent no ready message'));
+        if ('ready' in msg && msg.ready) {
+          if (msg.wasmModule) wasm = Promise.resolve(msg.wasmModule);
+          share(msg.wasmModule);
+          resolve();
+        } else
+          reject('error' in msg ? toError(msg.error) : new Error('the embedded store worker sent no ready message'));
       });
     });
     try {
       await ready;
     } catch (err) {
+      // The next open compiles again; opens waiting for this one's module load PGlite's own.
+      if (first) wasm = undefined;
+      share(undefined);
       await worker.terminate();
       throw err;
     }
@@ -227,18 +241,12 @@ export class RemotePglite implements RemoteClient {
 }
 
 /**
- * PGlite's WebAssembly compiled once per process (asynchronously, by V8 off the event loop) and handed to each
- * worker: a worker would otherwise compile it again at every open, seconds on a loaded machine (tests and restarts
- * open a store many times). Without the file where expected, the worker loads PGlite's own.
+ * PGlite's WebAssembly compiled once per process, by the first open's worker (pglite-worker.ts), and handed to
+ * each later worker: a worker would otherwise compile it again at every open, seconds on a loaded machine (tests
+ * and restarts open a store many times). Undefined: nothing compiled yet; resolves to undefined when the first
+ * worker could not compile it (then each worker loads PGlite's own).
  */
-let wasm: Promise<WebAssembly.Module> | undefined;
-function compiledPglite(): Promise<WebAssembly.Module> {
-  wasm ??= (async () => {
-    const dist = dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite'));
-    return WebAssembly.compile(await readFile(join(dist, 'pglite.wasm')));
-  })();
-  return wasm;
-}
+let wasm: Promise<WebAssembly.Module | undefined> | undefined;
 
 const optionalOids = (options: QueryOptions | undefined) => {
   const oids = rawOids(options);

@@ -1,3 +1,6 @@
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, type Results, type Transaction } from '@electric-sql/pglite';
 import type { ErrorData, Request, Response, WorkerStart } from './pglite-protocol.js';
@@ -133,10 +136,23 @@ function begin(pg: PGlite): Promise<number> {
   });
 }
 
+/** PGlite's WebAssembly: the one the process compiled already, else compiled here (and handed back when ready). */
+async function wasmModule(): Promise<WebAssembly.Module | undefined> {
+  if (start.wasmModule) return start.wasmModule;
+  try {
+    const dist = dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite'));
+    return await WebAssembly.compile(await readFile(join(dist, 'pglite.wasm')));
+  } catch {
+    // Not where expected: PGlite loads its own.
+    return undefined;
+  }
+}
+
 try {
+  const wasm = await wasmModule();
   const pg = await PGlite.create({
     ...(start.dataDir ? { dataDir: start.dataDir } : {}),
-    ...(start.wasmModule ? { pgliteWasmModule: start.wasmModule } : {}),
+    ...(wasm ? { pgliteWasmModule: wasm } : {}),
     startParams: start.startParams,
   });
   port.on('message', (req: Request) => {
@@ -145,7 +161,7 @@ try {
       (err: unknown) => reply({ id: req.id, ok: false, error: errorData(err) }),
     );
   });
-  reply({ id: 0, ready: true });
+  reply({ id: 0, ready: true, ...(wasm && !start.wasmModule ? { wasmModule: wasm } : {}) });
 } catch (err) {
   reply({ id: 0, ready: false, error: errorData(err) });
 }

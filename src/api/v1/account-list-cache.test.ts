@@ -69,4 +69,33 @@ describe('AccountListCache', () => {
     const inOrder = [...swapped].sort((a, b) => (a.id < b.id ? -1 : 1));
     expect(w.body(w.ids).toString()).toBe(fastify({ accounts: inOrder.map(toAccountJson) }));
   });
+
+  it('serializes only the accounts a page shows, and again only those a change touched', () => {
+    let reads = 0;
+    // Counts serializations: each reads the name once.
+    const counted = (a: Account): Account =>
+      Object.defineProperty({ ...a }, 'name', {
+        enumerable: true,
+        get: () => {
+          reads++;
+          return a.name;
+        },
+      });
+    const list = Array.from({ length: 1000 }, (_, i) => counted(account(i)));
+    const cache = new AccountListCache();
+    const first = cache.page('usr_1', list, undefined, 2);
+    expect(first.body(first.ids.slice(0, 2)).toString()).toBe(
+      fastify({ accounts: list.slice(0, 2).map(toAccountJson) }),
+    );
+    reads = 0;
+    const again = cache.page('usr_1', list, undefined, 2);
+    again.body(again.ids.slice(0, 2));
+    expect(reads).toBe(0);
+    // A health round replaced 500 accounts: nothing is serialized until a page shows one of them.
+    const next = list.map((a, i) => (i % 2 ? counted({ ...account(i), status: 'disconnected' as const }) : a));
+    const p = cache.page('usr_1', next, list[9]!.id, 2);
+    expect(reads).toBe(0);
+    expect(p.body(p.ids.slice(0, 2)).toString()).toBe(fastify({ accounts: next.slice(10, 12).map(toAccountJson) }));
+    expect(reads).toBe(2 + 2);
+  });
 });
