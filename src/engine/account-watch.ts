@@ -6,7 +6,7 @@ import type { Store } from '../store/store.js';
 import { diffOrder, diffPosition, orderItem, positionItem, type MasterAction } from './actions.js';
 import type { CopyEngine } from './copy-engine.js';
 import { reviveIfLate } from './order-recovery.js';
-import { ownCopyOf } from './copy-loop.js';
+import { ownCopyOf, tagHolders, type TagHolders } from './copy-loop.js';
 
 export interface WatcherOptions {
   logger?: Logger | false;
@@ -109,12 +109,17 @@ export class AccountWatch {
     const at = Date.parse(ev.at) || this.engine.clock();
     if (ev.position) {
       const p = ev.position;
-      const known = await this.store.trades.masterItem(master.id, 'position', p.id);
+      // A new tagged position: its item and what carries its tag read together, not one round trip to the store
+      // after the other while the copy waits (a known item makes the tag's reads unneeded, rare for an opening).
+      const [known, tagged] = await Promise.all([
+        this.store.trades.masterItem(master.id, 'position', p.id),
+        ev.kind === 'position_opened' && p.tag ? tagHolders(this.store, p.tag) : undefined,
+      ]);
       if (ev.kind === 'position_closed')
         return this.run(master, diffPosition(master.id, known, null, at, p.currentPrice));
       if (!known || !known.open) {
         if (known) return;
-        if (await this.registeredElsewhere(master, p)) return;
+        if (await this.registeredElsewhere(master, p, [], tagged)) return;
         return this.run(master, diffPosition(master.id, null, p, at));
       }
       // A pending fill folding into a netting position shows as a volume change followed by order_filled: the fill copies it.
@@ -150,10 +155,18 @@ export class AccountWatch {
    * route (its tag is a trade of ours), or the fill of a pending order we know (order_filled follows and links
    * the Slaves' fills).
    */
-  private async registeredElsewhere(master: Account, p: Position, fills: Order[] = []): Promise<boolean> {
+  private async registeredElsewhere(
+    master: Account,
+    p: Position,
+    fills: Order[] = [],
+    /** What carries the position's tag, when already read. */
+    tagged?: TagHolders,
+  ): Promise<boolean> {
+    // Read once: the order route records its trade before it sends the Master's order, so no later read finds one.
+    const held = p.tag ? (tagged ?? (await tagHolders(this.store, p.tag))) : undefined;
+    const t = held?.trade ?? null;
     // First: the fill of an ignored pending copy must not become an open Master item either.
-    if (p.tag && !(await this.store.trades.tradeByTag(p.tag)) && (await this.ignoredOwnCopy(master, 'position', p)))
-      return true;
+    if (held && !t && (await this.ignoredOwnCopy(master, 'position', p, held))) return true;
     const fromFill = fills.find((o) => o.positionId === p.id);
     if (fromFill || this.fillQueuedFor(p.id)) {
       const origin = (await this.store.trades.masterItems(master.id, { openOnly: true })).find(
@@ -162,14 +175,11 @@ export class AccountWatch {
       await this.store.trades.upsertMasterItem(positionItem(master.id, p, 0, true, origin?.originTradeId ?? null));
       return true;
     }
-    if (p.tag) {
-      const t = await this.store.trades.tradeByTag(p.tag);
-      if (t) {
-        await this.store.trades.upsertMasterItem(positionItem(master.id, p, 0, true, t.id));
-        // An order-route trade: the route fans it out, or the settle loop does if the route never finished.
-        await reviveIfLate(this.store, t);
-        return true;
-      }
+    if (t) {
+      await this.store.trades.upsertMasterItem(positionItem(master.id, p, 0, true, t.id));
+      // An order-route trade: the route fans it out, or the settle loop does if the route never finished.
+      await reviveIfLate(this.store, t);
+      return true;
     }
     return false;
   }
@@ -179,9 +189,14 @@ export class AccountWatch {
    * account connected twice, or a cycle of groups): copying it would feed on itself. It is remembered as a
    * closed item, so neither the watcher nor the reconciler ever copies it or what happens to it.
    */
-  private async ignoredOwnCopy(master: Account, kind: 'position' | 'order', it: Position | Order): Promise<boolean> {
+  private async ignoredOwnCopy(
+    master: Account,
+    kind: 'position' | 'order',
+    it: Position | Order,
+    tagged?: TagHolders,
+  ): Promise<boolean> {
     if (!it.tag) return false;
-    const own = await ownCopyOf(this.store, master, it.tag);
+    const own = await ownCopyOf(this.store, master, it.tag, tagged);
     if (!own) return false;
     await this.store.trades.upsertMasterItem(
       kind === 'position'

@@ -1,10 +1,23 @@
 import type { Account } from '../domain/account.js';
+import type { CopyIntent, Trade } from '../domain/ledger-types.js';
 import type { Store } from '../store/store.js';
 
 export interface OwnCopy {
   intentId: string;
   tradeId: string;
   groupId: string | null;
+}
+
+/** The trade and the copy intent that carry a tag now (its current tag; earlier attempts' tags are not read). */
+export interface TagHolders {
+  trade: Trade | null;
+  intent: CopyIntent | null;
+}
+
+/** Both read at once: a new tagged Master item needs both before its copy can be planned. */
+export async function tagHolders(store: Store, tag: string): Promise<TagHolders> {
+  const [trade, intent] = await Promise.all([store.trades.tradeByTag(tag), store.trades.intentByTag(tag)]);
+  return { trade, intent };
 }
 
 /** Deeper chains than this are not followed (a chain of groups longer than this is refused at assignment). */
@@ -17,14 +30,23 @@ const MAX_HOPS = 16;
  * copy. Copying it would feed the group on itself. A copy made from another group whose provenance never
  * passes through this Master is a chained copy, and is copied.
  */
-export async function ownCopyOf(store: Store, master: Account, tag: string | null): Promise<OwnCopy | null> {
+export async function ownCopyOf(
+  store: Store,
+  master: Account,
+  tag: string | null,
+  /** What carries `tag` now, when the caller has read it already. */
+  tagged?: TagHolders,
+): Promise<OwnCopy | null> {
   let first: OwnCopy | null = null;
   let current = tag;
   for (let hop = 0; current && hop < MAX_HOPS; hop++) {
     // A trade's own tag (an order sent through our API) is where provenance starts; and it spares the
     // unindexed search of earlier attempts' tags.
-    if (await store.trades.tradeByTag(current)) return null;
-    const intent = await store.trades.intentByAnyTag(current);
+    const known = hop === 0 ? tagged : undefined;
+    if (known ? known.trade : await store.trades.tradeByTag(current)) return null;
+    const intent = known
+      ? (known.intent ?? (await store.trades.intentByEarlierTag(current)))
+      : await store.trades.intentByAnyTag(current);
     if (!intent) return null;
     const trade = await store.trades.tradeById(intent.tradeId);
     if (!trade) return null;

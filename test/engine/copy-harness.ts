@@ -31,11 +31,14 @@ export async function startEngine(o: {
   absentAfterMs?: number;
   breaker?: BreakerOptions;
   reconcileYoungMs?: number;
+  /** Told each statement the store sends (the store's driver hook). */
+  onStatement?: (query: string) => void;
 }) {
   const store = await Store.open({
     dataDir: o.dataDir ?? ':memory:',
     databaseUrl: o.databaseUrl,
     embeddedFsync: false,
+    ...(o.onStatement ? { onStatement: o.onStatement } : {}),
   });
   const adapters = new AdapterRegistry({ open: async () => null });
   adapters.register(createSimAdapterFactory(o.broker, { timeoutMs: o.timeoutMs ?? 40 }));

@@ -316,6 +316,10 @@ export class AccountsRepo {
    * returned too (the history refers to it); `removedAt` says so, and no adapter is built for it.
    */
   async byId(id: string): Promise<Account | null> {
+    // A live account in a cached list is current (see `cache`): the watcher asks for its Master before every job,
+    // and a read here is a round trip to the store before the copy can be planned.
+    const slot = this.slots.get(id);
+    if (slot) return slot.list[slot.i]!;
     const [row] = await this.db.select().from(accounts).where(eq(accounts.id, id)).limit(1);
     return row ? toAccount(row) : null;
   }

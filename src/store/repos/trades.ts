@@ -548,8 +548,18 @@ export class TradesRepo {
    * indexed; earlier tags are searched only for strings shaped like our correlation tags.
    */
   async intentByAnyTag(tag: string): Promise<CopyIntent | null> {
+    return (await this.intentByTag(tag)) ?? this.intentByEarlierTag(tag);
+  }
+
+  /** The intent carrying this tag now (indexed). */
+  async intentByTag(tag: string): Promise<CopyIntent | null> {
     const [row] = await this.db.select().from(copyIntents).where(eq(copyIntents.tag, tag)).limit(1);
-    if (row || !/^ct[a-z2-7]{16}$/.test(tag)) return row ? intentFromRow(row) : null;
+    return row ? intentFromRow(row) : null;
+  }
+
+  /** The intent that carried this tag in an earlier attempt; not searched (null) unless it is shaped like ours. */
+  async intentByEarlierTag(tag: string): Promise<CopyIntent | null> {
+    if (!/^ct[a-z2-7]{16}$/.test(tag)) return null;
     const [prev] = await this.db
       .select()
       .from(copyIntents)
