@@ -2,6 +2,7 @@
 import { benchCrossPlatformLatency, benchCrossPlatformScaleB, benchCrossPlatformScaleC } from './cross-platform.js';
 import { benchService } from './service.js';
 import { benchCopyOverhead } from './copy-overhead.js';
+import { benchRecordCost } from './record-cost.js';
 import { benchRateLimitCost } from './rate-limit-cost.js';
 import { benchScale } from './scale.js';
 import { benchE2e } from './e2e.js';
@@ -15,6 +16,7 @@ const only = process.argv[2];
 const benches: Record<string, () => Promise<void>> = {
   service: benchService,
   'copy-overhead': benchCopyOverhead,
+  'record-cost': benchRecordCost,
   'rate-limit-cost': benchRateLimitCost,
   'cross-platform-latency': benchCrossPlatformLatency,
   'cross-platform-500c': () => benchCrossPlatformScaleC(500),

@@ -204,12 +204,12 @@ export const copyIntents = pgTable(
   'copy_intents',
   {
     id: text('id').primaryKey(),
-    tradeId: text('trade_id')
-      .notNull()
-      .references(() => trades.id, { onDelete: 'cascade' }),
-    slaveAccountId: text('slave_account_id')
-      .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+    // No foreign keys (dropped in 0011): they were a row lock and a lookup per intent in the record before any
+    // send (a fifth of a 1000-row insert), for cascades nothing uses (trades and accounts are never deleted,
+    // accounts.remove is a soft delete). The store writes intents only beside their trade (recordAction,
+    // recordIntents check every row names it), and Slave ids come from the accounts the planner read.
+    tradeId: text('trade_id').notNull(),
+    slaveAccountId: text('slave_account_id').notNull(),
     tag: text('tag').notNull(),
     action: text('action').notNull(),
     symbol: text('symbol').notNull(),

@@ -64,9 +64,9 @@ describe('statements per fan-out', () => {
     expect((await store.trades.intentsOfTrade(tradeId)).length).toBe(40);
     expect((await store.trades.masterItem(m.id, 'position', 'mp1'))?.volume.toString()).toBe('1');
     // The same action again (a replay): nothing written, no second trade.
-    expect(await store.trades.recordAction({ ...trade, id: newId('trd'), tag: newId('act') }, rows, [item])).toBe(
-      false,
-    );
+    const again = newId('trd');
+    const replayed = rows.map((r) => ({ ...r, tradeId: again }));
+    expect(await store.trades.recordAction({ ...trade, id: again, tag: newId('act') }, replayed, [item])).toBe(false);
 
     seen.length = 0;
     await store.trades.applyOutcomes([

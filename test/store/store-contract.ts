@@ -335,11 +335,12 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       expect((await store.trades.openLinksOfSlave(s.id)).map((l) => l.slavePositionId)).toEqual(['sp1']);
       expect(await store.events.after(u.id, 0, 100)).toHaveLength(events);
       // The settle loop's moves are allowed: unresolved -> sent (a resend after proof of absence) -> confirmed.
-      const j = intent('planned');
+      const watched = newId('trd');
+      const j = { ...intent('planned'), tradeId: watched };
       expect(
         await store.trades.recordAction(
           {
-            id: newId('trd'),
+            id: watched,
             userId: u.id,
             masterAccountId: m.id,
             source: 'watcher',
@@ -358,6 +359,55 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       for (const state of ['unresolved', 'sent', 'confirmed'] as const)
         await store.trades.updateIntent(j.id, { state });
       expect((await store.trades.intentById(j.id))?.state).toBe('confirmed');
+    });
+
+    it('records an intent only with the trade it names (copy_intents has no foreign key): else nothing is written', async () => {
+      const { u, m, s } = await masterAndSlave('fk');
+      const trade = (status: string) => ({
+        id: newId('trd'),
+        userId: u.id,
+        masterAccountId: m.id,
+        source: 'watcher',
+        action: 'open',
+        symbol: 'EURUSD',
+        side: 'buy' as const,
+        orderType: 'market' as const,
+        volume: dec('0.1'),
+        tag: newId('act'),
+        actionId: newId('act'),
+        status,
+      });
+      const intent = (tradeId: string) => ({
+        id: newId('int'),
+        tradeId,
+        slaveAccountId: s.id,
+        tag: newId('act'),
+        action: 'open',
+        symbol: 'EURUSD',
+        side: 'buy' as const,
+        plannedVolume: dec('0.1'),
+        state: 'planned',
+      });
+      // The one-statement record (no events), the transaction (with events), and an order route's fan-out.
+      const t1 = trade('recorded');
+      await expect(store.trades.recordAction(t1, [intent(t1.id), intent('trd_elsewhere')], [])).rejects.toThrow(
+        /names trade trd_elsewhere/,
+      );
+      const ev = { userId: u.id, accountId: m.id, type: 'trade.accepted', payload: {} };
+      const t2 = trade('recorded');
+      await expect(store.trades.recordAction(t2, [intent('trd_elsewhere')], [], [ev])).rejects.toThrow(/names trade/);
+      const t3 = await store.trades.insertTrade(trade('pending'));
+      await expect(
+        store.trades.recordIntents(t3.id, { status: 'accepted' }, [intent(t3.id), intent(t1.id)]),
+      ).rejects.toThrow(/names trade/);
+      for (const t of [t1, t2]) expect(await store.trades.actionRecorded(t.actionId)).toBe(false);
+      expect((await store.trades.ownedTrade(u.id, t3.id))?.status).toBe('pending');
+      expect(await store.trades.intentsOfTrade(t3.id)).toHaveLength(0);
+      expect(await store.trades.intentsOfTrade('trd_elsewhere')).toHaveLength(0);
+      // The same rows naming their own trade go in.
+      const t4 = trade('recorded');
+      expect(await store.trades.recordAction(t4, [intent(t4.id), intent(t4.id)], [])).toBe(true);
+      expect(await store.trades.intentsOfTrade(t4.id)).toHaveLength(2);
     });
 
     it('records a fan-out whose rows share Decimals: each row reads back its own values, nulls as null', async () => {

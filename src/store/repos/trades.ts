@@ -93,11 +93,22 @@ const INTENT_HEAD = sql.raw(
 );
 const INTENT_TAIL = sql.raw(`::json) as x(${INTENT_COLS.map((c) => `${c[0]} ${c[1]}`).join(', ')})`);
 
-async function insertIntents(tx: Tx, rows: NewIntent[]): Promise<void> {
+async function insertIntents(tx: Tx, tradeId: string, rows: NewIntent[]): Promise<void> {
   if (rows.length === 0) return;
-  const wrong = rows.find((r) => !INITIAL_STATES.includes(r.state as IntentState));
-  if (wrong) throw new IntentTransitionError(wrong.id, wrong.state as IntentState, null);
+  checkNewIntents(tradeId, rows);
   await tx.execute(intentInsert(rows));
+}
+
+/**
+ * What a new intent must be: in an initial state, and of the trade written beside it. copy_intents has no
+ * foreign key to trades (migration 0011), so this check is what keeps an intent from naming another trade.
+ */
+function checkNewIntents(tradeId: string, rows: NewIntent[]): void {
+  for (const r of rows) {
+    if (!INITIAL_STATES.includes(r.state as IntentState))
+      throw new IntentTransitionError(r.id, r.state as IntentState, null);
+    if (r.tradeId !== tradeId) throw new Error(`intent ${r.id} names trade ${r.tradeId}, recorded with ${tradeId}`);
+  }
 }
 
 /** Intent fields written as decimal text (the text rule of ledger-mappers.ts: `toString()`). */
@@ -148,8 +159,7 @@ async function recordActionAtOnce(
   intents: NewIntent[],
   item: NewMasterItem | undefined,
 ): Promise<boolean> {
-  const wrong = intents.find((r) => !INITIAL_STATES.includes(r.state as IntentState));
-  if (wrong) throw new IntentTransitionError(wrong.id, wrong.state as IntentState, null);
+  checkNewIntents(trade.id, intents);
   const t = byColumn(trades, tradeToRow(trade));
   const tCols = sql.raw(Object.keys(t).join(', '));
   const parts = [
@@ -344,7 +354,7 @@ export class TradesRepo {
         .returning({ id: trades.id, master: trades.masterAccountId });
       if (upd.length === 0) return false;
       await this.fenceMasters(tx, [upd[0]!.master]);
-      await insertIntents(tx, intents);
+      await insertIntents(tx, tradeId, intents);
       // The watcher may have seen the item first (and since): its view stays.
       if (items.length > 0) await tx.insert(masterItems).values(items.map(masterItemToRow)).onConflictDoNothing();
       if (evs.length > 0) await this.events.append(tx, evs);
@@ -372,7 +382,7 @@ export class TradesRepo {
       await this.fenceMasters(tx, [trade.masterAccountId]);
       const ins = await tx.insert(trades).values(tradeToRow(trade)).onConflictDoNothing().returning({ id: trades.id });
       if (ins.length === 0) return false;
-      await insertIntents(tx, intents);
+      await insertIntents(tx, trade.id, intents);
       for (const it of items) await upsertItem(tx as unknown as Db, it);
       if (evs.length > 0) await this.events.append(tx, evs);
       return true;
