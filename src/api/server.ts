@@ -11,6 +11,7 @@ import { idempotency } from './plugins/idempotency.js';
 import { inputGuard } from './plugins/input-guard.js';
 import { documentRateLimits, rateLimiter } from './plugins/rate-limit.js';
 import { OneAccessLine } from './access-log.js';
+import { lazyChildLoggers } from './lazy-child-logger.js';
 import { clientErrorHandler, frameworkErrors } from './framework-errors.js';
 import { tradingAccountRoutes } from './trading-accounts/routes.js';
 import { sessionRoutes } from './app/session.js';
@@ -84,11 +85,14 @@ const V1_MODULES = [
  */
 export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<FastifyInstance> {
   // Typed as the default instance: route modules take FastifyInstance and must not care which logger is behind it.
+  const accessLine = new OneAccessLine();
   const app = Fastify({
     loggerInstance: opts.logger || undefined,
     logger: opts.logger ? undefined : false,
-    genReqId: () => newRequestId(),
-    logController: new OneAccessLine(),
+    genReqId: newRequestId,
+    logController: accessLine,
+    // Without a logger Fastify skips the child altogether; with one, it is made only when used.
+    ...(opts.logger ? { childLoggerFactory: lazyChildLoggers } : {}),
     // The dashboard's mirror of family V: /app/v1/x is served by the /v1/x route with access-token auth.
     ...(opts.families.includes('r') ? { rewriteUrl: rewriteAppMirror } : {}),
     requestIdHeader: false,
@@ -113,13 +117,16 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
     },
   }) as unknown as FastifyInstance;
 
+  if (opts.logger) accessLine.writeThrough(app.log as unknown as Logger);
   app.decorateRequest('principal', null);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((req, reply) =>
     sendError(req, reply, 404, 'not_found', `no route ${req.method} ${req.url.split('?')[0]}`),
   );
-  app.addHook('onRequest', async (req, reply) => {
+  // A callback hook: every request passes it, and an async one costs a promise and a microtask turn (issue 12).
+  app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
+    done();
   });
   inputGuard(app);
   requestRecords(app, deps.store, (err) => app.log.error({ err }, 'request record not written'));
@@ -219,7 +226,10 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
   const v1Auth: onRequestAsyncHookHandler = async function (req, reply) {
     if (isAppMirror(req.raw) || servesV1) {
       await (isAppMirror(req.raw) ? tokenAuth : apiKeyAuth).call(this, req, reply);
-      if (reply.sent || (await limit(req, reply))) return reply;
+      if (reply.sent) return reply;
+      // Synchronous on the embedded store (a boolean): no second await on every request.
+      const refused = limit(req, reply);
+      if (refused === true || (refused !== false && (await refused))) return reply;
       return;
     }
     // Family V lives on its own port: here its paths exist only through the dashboard's mirror.

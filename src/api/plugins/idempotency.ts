@@ -1,6 +1,12 @@
 import { SECRET_RESPONSE_ROUTES } from './request-records.js';
 import { createHash, randomUUID } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  onSendAsyncHookHandler,
+  preHandlerAsyncHookHandler,
+} from 'fastify';
 import type { Store } from '../../store/store.js';
 import { sendError } from '../errors.js';
 import { storableJson, storableText } from '../text-safety.js';
@@ -66,7 +72,7 @@ export function idempotency(app: FastifyInstance, store: Store, opts: Idempotenc
   purge.unref();
   app.addHook('onClose', async () => clearInterval(purge));
 
-  app.addHook('preHandler', async (req, reply) => {
+  const preHandler = async (req: FastifyRequest, reply: FastifyReply) => {
     const route = req.routeOptions.url;
     if (!WRITE.has(req.method) || !route || !opts.prefixes.some((p) => route.startsWith(p))) return;
     const header = req.headers['idempotency-key'];
@@ -113,9 +119,9 @@ export function idempotency(app: FastifyInstance, store: Store, opts: Idempotenc
       .type('application/json')
       .serializer((v) => (typeof v === 'string' ? v : JSON.stringify(v)))
       .send(JSON.stringify(stored?.body ?? null));
-  });
+  };
 
-  app.addHook('onSend', async (req, reply, payload) => {
+  const onSend = async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const claim = req.idempotency;
     if (!claim) return payload;
     req.idempotency = undefined;
@@ -155,5 +161,17 @@ export function idempotency(app: FastifyInstance, store: Store, opts: Idempotenc
       opts.onError?.(err);
     }
     return payload;
+  };
+
+  // On the write routes of the prefixes only, as those routes' own hooks: a read never pays for two hooks that
+  // have nothing to do (each an async call and a turn of the microtask queue per request; issue 12). No route
+  // has hooks of these two kinds of its own, and the request records' onSend (global) runs first, as before.
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (!methods.some((m) => WRITE.has(m)) || !opts.prefixes.some((p) => route.url.startsWith(p))) return;
+    route.preHandler = [...hooksOf(route.preHandler), preHandler as preHandlerAsyncHookHandler];
+    route.onSend = [...hooksOf(route.onSend), onSend as onSendAsyncHookHandler];
   });
 }
+
+const hooksOf = <T>(h: T | T[] | undefined): T[] => (h === undefined ? [] : Array.isArray(h) ? h : [h]);

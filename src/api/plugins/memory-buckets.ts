@@ -11,6 +11,11 @@ export class MemoryBuckets {
   constructor(private readonly now: () => number = () => Date.now()) {}
 
   async take(bucket: string, p: BucketPolicy, cost = 1): Promise<BucketState> {
+    return this.takeNow(bucket, p, cost);
+  }
+
+  /** take() without the promise: the limiter runs on every request of family V (issue 12). */
+  takeNow(bucket: string, p: BucketPolicy, cost = 1): BucketState {
     const now = this.now();
     const b = this.buckets.get(bucket);
     const tokens = b

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Principal } from '../../auth/auth-service.js';
-import { RateBucketsRepo, type BucketPolicy } from '../../store/repos/rate-buckets.js';
+import { RateBucketsRepo, type BucketPolicy, type BucketState } from '../../store/repos/rate-buckets.js';
 import type { Store } from '../../store/store.js';
 import { sendError } from '../errors.js';
 import { MemoryBuckets } from './memory-buckets.js';
@@ -14,16 +14,14 @@ export interface V1Limits {
 
 type LimitClass = 'writes' | 'reads';
 
-/** The limits that apply to one caller: its key's dedicated ones where the operator set them, else the defaults. */
-function effectiveLimits(
+/** The limit of one class that applies to a caller: its key's dedicated one where the operator set it, else the default. */
+function effectiveLimit(
   defaults: V1Limits,
   principal: Pick<Principal, 'limits'>,
-): Record<LimitClass, BucketPolicy | null> {
-  const of = (n: number | null | undefined, dflt: number) => {
-    const quota = n ?? dflt;
-    return quota > 0 ? { quota, windowSec: defaults.windowSec } : null;
-  };
-  return { writes: of(principal.limits?.writes, defaults.writes), reads: of(principal.limits?.reads, defaults.reads) };
+  cls: LimitClass,
+): BucketPolicy | null {
+  const quota = principal.limits?.[cls] ?? defaults[cls];
+  return quota > 0 ? { quota, windowSec: defaults.windowSec } : null;
 }
 
 /** What a key's owner sees of its limits (the key list, /v1/me): null = that class is not limited. */
@@ -52,7 +50,8 @@ const classOf = (method: string): LimitClass => (method === 'GET' || method === 
  */
 export function rateLimiter(app: FastifyInstance, store: Store, defaults: V1Limits) {
   // Embedded store: one process by its lock file, so memory is exact; PostgreSQL: processes share the store's buckets.
-  const repo = store.database.kind === 'pglite' ? new MemoryBuckets() : new RateBucketsRepo(store.database.db);
+  const memory = store.database.kind === 'pglite' ? new MemoryBuckets() : null;
+  const repo = memory ?? new RateBucketsRepo(store.database.db);
   const idleMs = Math.max(defaults.windowSec * 1000 * 2, 3600_000);
   const purge = setInterval(
     () =>
@@ -64,33 +63,51 @@ export function rateLimiter(app: FastifyInstance, store: Store, defaults: V1Limi
   purge.unref();
   app.addHook('onClose', async () => clearInterval(purge));
 
-  /** Runs after authentication; answers 429 itself and says so (true) when the caller is over its limit. */
-  return async function limit(req: FastifyRequest, reply: FastifyReply): Promise<boolean> {
+  /**
+   * Runs after authentication; answers 429 itself and says so (true) when the caller is over its limit. On the
+   * embedded store the answer is synchronous (a boolean, no promise), as this runs on every request of family V.
+   */
+  return function limit(req: FastifyRequest, reply: FastifyReply): boolean | Promise<boolean> {
     const principal = req.principal;
     if (!principal) return false;
     const cls = classOf(req.method);
-    const policy = effectiveLimits(defaults, principal)[cls];
+    const policy = effectiveLimit(defaults, principal, cls);
     if (!policy) return false;
     const cost = cls === 'writes' && NEVER_REFUSED.has(req.routeOptions.url ?? '') ? 0 : 1;
     const owner = principal.credentialKind === 'api_key' ? `key:${principal.credentialId}` : `usr:${principal.userId}`;
-    const state = await repo.take(`${owner}:${cls}`, policy, cost);
-    const rate = policy.quota / policy.windowSec;
-    const tokens = Math.max(0, state.tokens);
-    reply.header('ratelimit-policy', `"${cls}";q=${policy.quota};w=${policy.windowSec}`);
-    reply.header('ratelimit', `"${cls}";r=${Math.floor(tokens)};t=${Math.ceil((policy.quota - tokens) / rate - 1e-9)}`);
-    if (state.allowed) return false;
-    const retryAfter = Math.max(1, Math.ceil((1 - tokens) / rate));
-    reply.header('retry-after', String(retryAfter));
-    await sendError(
-      req,
-      reply,
-      429,
-      'rate_limited',
-      `over the ${cls} limit of ${policy.quota} requests per ${policy.windowSec} s for this ${principal.credentialKind === 'api_key' ? 'API key' : 'user'}; retry in ${retryAfter} s`,
-      { retryAfter },
-    );
-    return true;
+    const bucket = `${owner}:${cls}`;
+    if (memory) return answer(req, reply, principal, cls, policy, memory.takeNow(bucket, policy, cost));
+    return repo.take(bucket, policy, cost).then((state) => answer(req, reply, principal, cls, policy, state));
   };
+}
+
+/** The limit headers on every answer; a refusal is answered here (true). */
+function answer(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  principal: Principal,
+  cls: LimitClass,
+  policy: BucketPolicy,
+  state: BucketState,
+): boolean | Promise<boolean> {
+  const rate = policy.quota / policy.windowSec;
+  const tokens = Math.max(0, state.tokens);
+  reply.header('ratelimit-policy', `"${cls}";q=${policy.quota};w=${policy.windowSec}`);
+  reply.header('ratelimit', `"${cls}";r=${Math.floor(tokens)};t=${Math.ceil((policy.quota - tokens) / rate - 1e-9)}`);
+  if (state.allowed) return false;
+  const retryAfter = Math.max(1, Math.ceil((1 - tokens) / rate));
+  reply.header('retry-after', String(retryAfter));
+  return refuse(
+    req,
+    reply,
+    `over the ${cls} limit of ${policy.quota} requests per ${policy.windowSec} s for this ${principal.credentialKind === 'api_key' ? 'API key' : 'user'}; retry in ${retryAfter} s`,
+    retryAfter,
+  );
+}
+
+async function refuse(req: FastifyRequest, reply: FastifyReply, message: string, retryAfter: number): Promise<true> {
+  await sendError(req, reply, 429, 'rate_limited', message, { retryAfter });
+  return true;
 }
 
 const header = (description: string, example: string) => ({

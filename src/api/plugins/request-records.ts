@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { newId } from '../../domain/ids.js';
 import type { Store } from '../../store/store.js';
 import { storableJson, storableText } from '../text-safety.js';
@@ -27,7 +27,8 @@ declare module 'fastify' {
  * record never delays or fails the response.
  */
 export function requestRecords(app: FastifyInstance, store: Store, onError: (err: unknown) => void): void {
-  app.addHook('onSend', async (req, _reply, payload) => {
+  // Callback hooks: a read passes both with no promise and no turn of the microtask queue (issue 12).
+  app.addHook('onSend', (req, _reply, payload, done) => {
     if (
       WRITE.has(req.method) &&
       typeof payload === 'string' &&
@@ -40,9 +41,14 @@ export function requestRecords(app: FastifyInstance, store: Store, onError: (err
         req.recordedResponse = null;
       }
     }
-    return payload;
+    done(null, payload);
   });
-  app.addHook('onResponse', async (req, reply) => {
+  app.addHook('onResponse', (req, reply, done) => {
+    record(req, reply);
+    done();
+  });
+
+  function record(req: FastifyRequest, reply: FastifyReply): void {
     const route = req.routeOptions.url;
     // The API families and the dashboard's own routes; not the dashboard's files, the documents or health probes.
     if (!route || !/^\/(api|v1|app)(\/|$)/.test(route)) return;
@@ -74,7 +80,7 @@ export function requestRecords(app: FastifyInstance, store: Store, onError: (err
     } catch (err) {
       onError(err);
     }
-  });
+  }
 }
 
 /** The body as JSON for its digest; a body JSON cannot express (or too deep to walk) is digested as a marker. */
