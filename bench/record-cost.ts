@@ -9,6 +9,7 @@ import pg from 'pg';
 import { Decimal } from '../src/domain/decimal.js';
 import { newId } from '../src/domain/ids.js';
 import { Store } from '../src/store/store.js';
+import { seedAccounts } from '../test/helpers/store-seed.js';
 import { percentile, report, type Row } from './lib.js';
 
 const PG_ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -58,34 +59,11 @@ async function runStore(kind: 'pglite' | 'postgres', n: number, reps: number, ur
   const store = await Store.open({ dataDir: dir, databaseUrl: url, embeddedOnMainThread: true });
   const exec = (q: string) => store.database.db.execute(sql.raw(q));
   try {
-    const user = await store.users.create(`rc${n}@example.test`, 'x');
-    const group = await store.accounts.createGroup(user.id, 'rc');
-    const master = await store.accounts.create({
-      userId: user.id,
-      platform: 'sim',
-      role: 'master',
-      name: 'M',
-      groupId: group.id,
-      brokerAccountId: 'm',
-      brokerAccountNumber: '1',
-      balance: new Decimal(10000),
-      equity: new Decimal(10000),
-    });
-    const slaves: string[] = [];
-    for (let i = 0; i < n; i++) {
-      const s = await store.accounts.create({
-        userId: user.id,
-        platform: 'sim',
-        role: 'slave',
-        name: `S${i}`,
-        groupId: group.id,
-        brokerAccountId: `s${i}`,
-        brokerAccountNumber: String(1000 + i),
-        balance: new Decimal(10000),
-        equity: new Decimal(10000),
-      });
-      slaves.push(s.id);
-    }
+    // A user, a Master and n Slaves: the intents' trade and Slave ids must name real rows (the FK variants check them).
+    const seeded = await seedAccounts(store, 'rc', n);
+    const user = { id: seeded.userId };
+    const master = seeded.master;
+    const slaves = seeded.slaves.map((s) => s.id);
     const tables = VARIANTS.map((_, i) => `rc_v${i}`);
     for (const [i, [, parts]] of VARIANTS.entries()) {
       const t = tables[i]!;
