@@ -123,6 +123,9 @@ export class Settler {
     this.running = pass.finally(() => {
       this.running = null;
     });
+    // The pass's error reaches runOnce callers through `finished`; this copy of it is only waited on (stop, nudge),
+    // and left unhandled it ends the process (seen with the store closed under a running service).
+    this.running.catch(() => undefined);
     this.finished = pass.then(async (report) => {
       await Promise.allSettled(detached);
       return report;

@@ -115,3 +115,29 @@ describe('a worker thread that dies', () => {
     await remote.close();
   }, 60_000);
 });
+
+describe('close with calls in flight', () => {
+  it('settles every call made before or during close: none is left waiting for ever', async () => {
+    const remote = await RemotePglite.start({ dataDir: null, startParams: pgliteParams(false) });
+    const outcome = (p: Promise<unknown>) =>
+      p.then(
+        () => 'answered',
+        (err: unknown) => (/closed|exited/.test(String(err)) ? 'refused' : String(err)),
+      );
+    // Queued behind one another in the worker: some run before PGlite closes, the rest find it closed. A call the
+    // worker had not answered when close() ended its thread stayed pending for ever (a shutdown that hung).
+    const before = Array.from({ length: 200 }, () => outcome(remote.query('select pg_sleep(0.001)')));
+    const closing = remote.close();
+    const during = Array.from({ length: 200 }, () => outcome(remote.exec('select 1; select 2')));
+    await closing;
+    const settled = await Promise.race([
+      Promise.all([...before, ...during]),
+      new Promise<'pending'>((r) => setTimeout(() => r('pending'), 10_000)),
+    ]);
+    expect(settled).not.toBe('pending');
+    for (const o of settled as string[]) expect(['answered', 'refused']).toContain(o);
+    // Both kinds happened, or the test did not reach the window it is about.
+    expect(settled).toContain('answered');
+    expect(settled).toContain('refused');
+  }, 60_000);
+});

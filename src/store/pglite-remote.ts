@@ -234,6 +234,10 @@ export class RemotePglite implements RemoteClient {
       } finally {
         this.dead ??= new Error('the embedded store is closed');
         await this.worker.terminate();
+        // Calls posted behind the close that the thread had not answered when it ended: refused, not left
+        // waiting for ever (a shutdown step awaiting one of them hung; seen in CI).
+        for (const call of this.pending.values()) call.reject(this.dead);
+        this.pending.clear();
       }
     })();
     return this.closing;
