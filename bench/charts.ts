@@ -167,21 +167,34 @@ function pacing(runs: Array<Json | null>): string | null {
   return barChart({ title: 'cTrader Slaves behind one 50 req/s connection', yLabel: 's', groups });
 }
 
-/** Writes every chart it has results for; returns the files written under docs/performance/. */
-export function drawCharts(): string[] {
+/**
+ * Draws the charts of the benches that ran (`ran`), from their latest results; returns the files written under
+ * docs/performance/. A chart of a bench that did not run is left as it is: `npm run bench record-cost` must not
+ * redraw the soak's charts, which docs/performance.md describes as those of one documented run.
+ */
+export function drawCharts(ran: ReadonlySet<string>): string[] {
   const root = packageRoot();
   const dir = join(root, 'bench', 'results');
   if (!existsSync(dir)) return [];
   const docs = join(root, 'docs', 'performance');
   mkdirSync(docs, { recursive: true });
-  const soak = latest(dir, 'soak');
+  const from = (...benches: string[]) => benches.some((b) => ran.has(b));
+  const soak = from('soak') ? latest(dir, 'soak') : null;
   const charts: Array<[string, string | null]> = [
-    ['copy-overhead.svg', ((j) => (j ? copyOverhead(j) : null))(latest(dir, 'copy-overhead'))],
+    [
+      'copy-overhead.svg',
+      ((j) => (j ? copyOverhead(j) : null))(from('copy-overhead') ? latest(dir, 'copy-overhead') : null),
+    ],
     ['soak-latency.svg', soak ? soakLatency(soak) : null],
     ['soak-resources.svg', soak ? soakResources(soak) : null],
-    ['api-vs-bare.svg', ((j) => (j ? apiVsBare(j) : null))(latest(dir, 'service'))],
-    ['e2e.svg', ((j) => (j ? e2e(j) : null))(latest(dir, 'e2e'))],
-    ['pacing.svg', pacing([latest(dir, 'cross-platform-500c'), latest(dir, 'cross-platform-1000c')])],
+    ['api-vs-bare.svg', ((j) => (j ? apiVsBare(j) : null))(from('service') ? latest(dir, 'service') : null)],
+    ['e2e.svg', ((j) => (j ? e2e(j) : null))(from('e2e') ? latest(dir, 'e2e') : null)],
+    [
+      'pacing.svg',
+      from('cross-platform-500c', 'cross-platform-1000c')
+        ? pacing([latest(dir, 'cross-platform-500c'), latest(dir, 'cross-platform-1000c')])
+        : null,
+    ],
   ];
   const written: string[] = [];
   for (const [file, svg] of charts) {
@@ -190,6 +203,6 @@ export function drawCharts(): string[] {
     copyFileSync(join(dir, file), join(docs, file));
     written.push(join('docs', 'performance', file));
   }
-  console.log(`charts: ${written.join(', ') || 'none (no results yet)'}`);
+  console.log(`charts: ${written.join(', ') || 'none (no chart for the benches run)'}`);
   return written;
 }
