@@ -147,7 +147,9 @@ export async function startPipeline(o: {
         clientSecret: ct.clientSecret,
       },
     };
-    const port = 18900 + Math.floor(Math.random() * 500);
+    // Port 0: the OS picks a free one (the parent talks to the child over IPC only; a random port in a fixed
+    // range was once taken by another process, and the run failed with port_in_use).
+    const port = 0;
     const c = spawn(
       process.execPath,
       [...(o.nodeArgs ?? []), 'dist/bench/pipeline-child.js', dir, String(port), JSON.stringify(endpoints)],
