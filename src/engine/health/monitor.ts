@@ -155,6 +155,9 @@ export class HealthMonitor {
     let after: string | null = null;
     let read = 0;
     for (let k = 0; ; k++) {
+      // stop() clears the timer and wakes a pause under way; stopped while a slice ran there was none to wake, and
+      // the round went on into the next slice's pause (a shutdown waited up to intervalMs / slices for it).
+      if (spread && this.timer === null) return;
       if (k > 0) {
         // Spread: slice k starts k/slices of the interval into the round; unspread: yield to waiting I/O.
         const at = spread ? began + Math.floor((k * this.opts.intervalMs) / slices) : 0;

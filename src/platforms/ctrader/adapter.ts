@@ -692,7 +692,16 @@ export class CTraderAdapter implements BrokerAdapter {
         (x): x is string => x !== undefined,
       );
       for (const id of ids) await this.symbolById(String(id)).catch(() => null);
-      for (const out of parseExecutionEvent(ev, (id) => this.symbols.get(id))) {
+      let events: BrokerEvent[];
+      try {
+        events = parseExecutionEvent(ev, (id) => this.symbols.get(id));
+      } catch {
+        // An event we cannot read (a field out of range) is dropped alone; the watcher's resync diffs the account.
+        // Thrown out of the chain, it left the chain rejected: every later event of the account was skipped, and
+        // the rejection, unhandled, ends the process.
+        return;
+      }
+      for (const out of events) {
         for (const l of this.listeners) {
           try {
             l(out);
@@ -702,6 +711,8 @@ export class CTraderAdapter implements BrokerAdapter {
         }
       }
     });
+    // Whatever else throws above (a message missing a part it must have) must not stop the chain either.
+    this.eventChain = this.eventChain.catch(() => undefined);
   }
 }
 

@@ -299,7 +299,17 @@ export class CTraderConnection {
         new AppError('upstream_unavailable', 'cTrader connection is down', { retryable: true }),
       );
     }
-    if (ro.write) passWriteGate();
+    if (ro.write) {
+      try {
+        passWriteGate();
+      } catch (err) {
+        // Refused before a byte left: the place taken in the window must come back, or it is held for ever (it
+        // expires only a second after an answer that never comes), and once the window is full of them every
+        // request on the connection waits for ever.
+        answered();
+        throw err;
+      }
+    }
     const id = `ct${++this.seq}`;
     return new Promise<Envelope[]>((resolve, reject) => {
       const p: Pending = {
