@@ -94,9 +94,13 @@ describe('request records (G2): every request is recorded and readable by its ow
   it("lists this caller's requests with status, and for writes the body digest and the response", async () => {
     const sent = await order({ symbol: 'EURUSD', side: 'buy', volume: 0.01 });
     expect(sent.status).toBe(202);
-    await new Promise((r) => setTimeout(r, 100));
-    const list = (await svc.call('GET', '/v1/requests?limit=100', { token: key })).body.requests;
-    const rec = list.find((x: any) => x.requestId === sent.headers.get('x-request-id'));
+    // Request records are written in batches after the answer: read until this one is there.
+    const recorded = async () =>
+      ((await svc.call('GET', '/v1/requests?limit=100', { token: key })).body.requests as any[]).find(
+        (x) => x.requestId === sent.headers.get('x-request-id'),
+      );
+    await expect.poll(recorded, { timeout: 15_000 }).toBeTruthy();
+    const rec = await recorded();
     expect(rec).toMatchObject({
       method: 'POST',
       route: '/v1/accounts/:account_id/orders',

@@ -133,7 +133,7 @@ describe('family R (spec 4R, 5, 7)', () => {
     await expect
       .poll(
         async () => (await svc.call('GET', `/api/trading-accounts/${bAccount}/positions`, { token })).body.data.length,
-        { timeout: 5000 },
+        { timeout: 15_000 },
       )
       .toBe(1);
     const pos = (await svc.call('GET', `/api/trading-accounts/${bAccount}/positions`, { token })).body;
@@ -170,7 +170,7 @@ describe('family R (spec 4R, 5, 7)', () => {
           (await svc.call('GET', `/api/trading-accounts/${bAccount}/orders`, { token })).body.data.map(
             (o: any) => o.symbol,
           ),
-        { timeout: 5000 },
+        { timeout: 15_000 },
       )
       .toContain('GBPUSD');
     const all = (await svc.call('GET', `/api/trading-accounts/${bAccount}/orders`, { token })).body.data.map(

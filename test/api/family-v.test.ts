@@ -80,7 +80,7 @@ describe('family V (spec 4V, 5.2)', () => {
           (await svc.call('GET', `/v1/trades/${r.body.tradeId}`, { token: key })).body.copies
             .map((c: any) => c.outcome)
             .sort(),
-        { timeout: 5000 },
+        { timeout: 15_000 },
       )
       .toEqual(slaveIds.map(() => 'confirmed'));
     const after = await Promise.all(slaveIds.map(simPositions));

@@ -92,9 +92,11 @@ describe('Idempotency-Key on family V writes', () => {
 
   it('while the first request still runs, the same key is 409 idempotency_key_in_flight', async () => {
     const k = freshKey();
-    svc.broker.faults.inject({ op: 'placeOrder', kind: 'delay', delayMs: 250, accountId: masterSim });
+    const delay = svc.broker.faults.inject({ op: 'placeOrder', kind: 'delay', delayMs: 2_000, accountId: masterSim });
     const slow = order(k);
-    await new Promise((r) => setTimeout(r, 80));
+    // The delay is spent once the first request's order is at the broker: its key is taken by then. 2 s of it
+    // leave a loaded machine the time to send the second request while the first still waits.
+    await expect.poll(() => svc.broker.faults.list().some((f) => f.id === delay), { timeout: 15_000 }).toBe(false);
     const during = await order(k);
     expect(during.status).toBe(409);
     expect(during.body.code).toBe('idempotency_key_in_flight');

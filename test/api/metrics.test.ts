@@ -55,7 +55,7 @@ async function copyOrder(): Promise<string> {
         (await svc.call('GET', `/v1/trades/${r.body.tradeId}`, { token: key })).body.copies.every(
           (c: any) => c.outcome !== 'planned' && c.outcome !== 'sent',
         ),
-      { timeout: 5000 },
+      { timeout: 15_000 },
     )
     .toBe(true);
   return r.body.tradeId;
@@ -73,7 +73,7 @@ describe('GET /metrics (Prometheus text)', () => {
     const before = sent(await scrape());
     const tradeId = await copyOrder();
     // The last outcome batch is counted once written: wait for the counter rather than for a clock.
-    await expect.poll(async () => sent(await scrape()), { timeout: 5000 }).toBe(before + slaveIds.length);
+    await expect.poll(async () => sent(await scrape()), { timeout: 15_000 }).toBe(before + slaveIds.length);
     const text = await scrape();
     for (const hop of ['plan', 'record', 'send', 'ack'])
       expect(sum(text, 'copytrade_copy_hop_seconds_count', { hop })).toBeGreaterThanOrEqual(slaveIds.length);
@@ -155,14 +155,14 @@ describe('GET /metrics (Prometheus text)', () => {
       await copyOrder();
       await expect
         .poll(async () => sum(await scrape(), 'copytrade_webhook_attempts_total', { result: 'delivered' }), {
-          timeout: 5000,
+          timeout: 15_000,
         })
         .toBeGreaterThanOrEqual(1);
       status = 503;
       await copyOrder();
       await expect
         .poll(async () => sum(await scrape(), 'copytrade_webhook_attempts_total', { result: 'http_5xx' }), {
-          timeout: 5000,
+          timeout: 15_000,
         })
         .toBeGreaterThanOrEqual(1);
       await svc.call('DELETE', `/v1/webhook-endpoints/${ep.body.id}`, { token: key });
@@ -197,7 +197,7 @@ describe('GET /metrics (Prometheus text)', () => {
       const state = await job();
       if (state === 'running') expect(seen).toBe(1);
       await expect.poll(job, { timeout: 15_000 }).not.toBe('running');
-      await expect.poll(gauge, { timeout: 5000 }).toBe(0);
+      await expect.poll(gauge, { timeout: 15_000 }).toBe(0);
     } finally {
       svc.broker.faults.remove(fault);
       await svc.call('POST', `/v1/accounts/${slave.id}/resume`, { token: key });

@@ -297,7 +297,9 @@ describe('panic-close job across a restart', () => {
       });
       const before = new PanicCloseService(store, first.adapters, first.dispatcher, { ...FAST, maxRounds: 100 });
       const job = await before.start(first.userId, 'account', acc.id);
-      await new Promise((r) => setTimeout(r, 150));
+      // Stopped only once both closes were refused at least once, so the restart lands mid-job, not before it began.
+      const refused = () => 1000 - (broker.faults.list().find((f) => f.id === fault)?.remaining ?? 0);
+      await expect.poll(refused, { timeout: 15_000 }).toBeGreaterThanOrEqual(2);
       await before.stop();
       await first.close();
       await store.close();

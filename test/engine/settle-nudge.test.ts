@@ -10,7 +10,14 @@ import { seedGroup, startEngine, type EngineHarness } from './copy-harness.js';
 let h: EngineHarness;
 afterEach(async () => h?.close());
 
-describe('an unresolved copy is settled at once, not on the schedule', () => {
+/**
+ * Each test boots its own engine and store, and that boot is most of its time: on an in-memory store (initdb in
+ * WebAssembly) up to 19 s with other tests beside it, 5-18 s from the template at load 10, while the settle the
+ * test is about took 0.3 s from the Master's order. The 20 s default left no room for the boot on a loaded machine.
+ */
+const BOOTS_A_STORE = { timeout: 60_000 };
+
+describe('an unresolved copy is settled at once, not on the schedule', BOOTS_A_STORE, () => {
   it('timed out and not found by the first lookup: confirmed by the nudged pass', async () => {
     const broker = new SimBroker({ seed: 2 });
     broker.setPrice('EURUSD', '1.10000');
@@ -49,7 +56,7 @@ describe('an unresolved copy is settled at once, not on the schedule', () => {
   });
 });
 
-describe('a copy refused for the broker rate limit', () => {
+describe('a copy refused for the broker rate limit', BOOTS_A_STORE, () => {
   it("is sent again after the broker's hint while fresh, and confirmed once", async () => {
     const broker = new SimBroker({ seed: 4 });
     broker.setPrice('EURUSD', '1.10000');

@@ -102,7 +102,7 @@ describe('shadow mode through the service: the ledger previews sizing, fills and
           (await svc.call('GET', `/v1/trades/${order.body.tradeId}`, { token: key })).body.copies.find(
             (c: any) => c.accountId === slave.id,
           )?.outcome,
-        { timeout: 5000 },
+        { timeout: 15_000 },
       )
       .toBe('confirmed');
     const row = (await svc.call('GET', `/v1/trades/${order.body.tradeId}`, { token: key })).body.copies.find(
