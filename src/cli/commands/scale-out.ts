@@ -1,3 +1,4 @@
+import { shutdownOnSignals } from '../shutdown-signals.js';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { loadConfig } from '../../config/config.js';
@@ -41,16 +42,11 @@ async function simulatorOf(o: RoleFlags): Promise<ExternalSimulator | null> {
   return connectSimulator(resolve(o.simulator));
 }
 
-function onSignals(close: () => Promise<void>, logger: { info(o: object, m: string): void }): void {
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
-    await close();
-    process.exit(0);
-  };
-  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => void stop(sig));
+function onSignals(
+  close: () => Promise<void>,
+  logger: { info(o: object, m: string): void; warn(o: object, m: string): void },
+): void {
+  shutdownOnSignals({ log: (level, fields, msg) => logger[level](fields, msg) }).ready(close);
 }
 
 const simulatorOpt = [

@@ -1,3 +1,4 @@
+import { shutdownOnSignals } from '../shutdown-signals.js';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { loadConfig } from '../../config/config.js';
@@ -52,17 +53,8 @@ export function serveCommand(program: Command): void {
           // Awaited by the service once its store is open; a failure is reported there, not as an unhandled rejection.
           pending.catch(() => undefined);
         }
-        // Listening before "Server listening" is logged: a signal sent the moment a script sees that line must not
-        // find Node's default action (die at once, leaving the simulator running). One that comes while starting
-        // is acted on once the start is done, so what the start opened is closed in order; a second one exits at once.
-        let requested: string | null = null;
-        let onStopped: ((signal: string) => void) | null = null;
-        for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
-          process.on(sig, () => {
-            if (onStopped) onStopped(sig);
-            else if (requested) process.exit(1);
-            else requested = sig;
-          });
+        // Before the start: see shutdownOnSignals for what a signal does while starting and stopping.
+        const signals = shutdownOnSignals({ log: (level, fields, msg) => logger[level](fields, msg) });
         let svc: Service;
         try {
           const { startService } = await service;
@@ -111,18 +103,11 @@ export function serveCommand(program: Command): void {
           }
           process.stderr.write(`${lines.join('\n')}\n\n`);
         }
-        let stopping = false;
-        const stop = async (signal: string) => {
-          if (stopping) return;
-          stopping = true;
-          logger.info({ signal }, 'shutting down');
+        signals.ready(async () => {
           await svc.close();
           // After the service: its last writes and drains still reach the brokers.
           if (simulator && o.simulator === 'auto') await simulator.stop();
-          process.exit(0);
-        };
-        onStopped = (sig) => void stop(sig);
-        if (requested) onStopped(requested);
+        });
       },
     );
 }

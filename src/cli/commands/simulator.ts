@@ -1,3 +1,4 @@
+import { shutdownOnSignals } from '../shutdown-signals.js';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { DEFAULT_DATA_DIR } from '../../config/config.js';
@@ -34,13 +35,6 @@ export function simulatorCommand(program: Command): void {
       );
       // Whoever started us may be gone (killed): a write to its closed pipe must not take the brokers down.
       process.stdout.on('error', () => undefined);
-      let stopping = false;
-      const stop = async () => {
-        if (stopping) return;
-        stopping = true;
-        await sim.close();
-        process.exit(0);
-      };
-      for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => void stop());
+      shutdownOnSignals().ready(() => sim.close());
     });
 }

@@ -1,0 +1,48 @@
+/** The signals that stop a long-running command (serve, api, worker, simulator). */
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+export interface ShutdownDeps {
+  log?: (level: 'info' | 'warn', fields: object, msg: string) => void;
+  exit?: (code: number) => void;
+  on?: (signal: (typeof SIGNALS)[number], fn: () => void) => void;
+}
+
+/**
+ * Installed before a start, so a signal sent the moment a script sees "listening" never meets Node's default
+ * action (die at once, with what was opened left open). A signal during the start is acted on once `ready` hands
+ * over the close, so everything opened is closed in order. A second signal while starting or stopping exits at
+ * once with 1: an operator's second Ctrl-C (or a supervisor's) must not wait on a shutdown that hangs.
+ */
+export function shutdownOnSignals(deps: ShutdownDeps = {}): { ready(close: () => Promise<void>): void } {
+  const exit = deps.exit ?? ((code: number) => process.exit(code));
+  const on = deps.on ?? ((sig, fn) => process.on(sig, fn));
+  const log = deps.log ?? (() => undefined);
+  let requested: string | null = null;
+  let close: (() => Promise<void>) | null = null;
+  let stopping = false;
+  const stop = (signal: string) => {
+    stopping = true;
+    log('info', { signal }, 'shutting down');
+    void close!().then(
+      () => exit(0),
+      (err: unknown) => {
+        log('warn', { err, signal }, 'shutdown failed');
+        exit(1);
+      },
+    );
+  };
+  for (const sig of SIGNALS)
+    on(sig, () => {
+      if (stopping || (requested && !close)) {
+        log('warn', { signal: sig }, 'second signal: exiting without finishing the shutdown');
+        exit(1);
+      } else if (close) stop(sig);
+      else requested = sig;
+    });
+  return {
+    ready(fn) {
+      close = fn;
+      if (requested) stop(requested);
+    },
+  };
+}
