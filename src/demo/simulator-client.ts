@@ -77,16 +77,26 @@ export async function connectSimulator(file: string, o: { spawned?: boolean } = 
 }
 
 async function stopProcess(pid: number, timeoutMs = 15_000): Promise<void> {
-  if (!isAlive(pid)) return;
-  process.kill(pid, 'SIGTERM');
+  if (!signal(pid, 'SIGTERM')) return;
   // Not our child when adopted, so there is no exit event to wait on: ask the kernel until it is gone.
   const until = Date.now() + timeoutMs;
   while (isAlive(pid)) {
     if (Date.now() > until) {
-      process.kill(pid, 'SIGKILL');
+      signal(pid, 'SIGKILL');
       return;
     }
     await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** False when the process is already gone: it may exit between any check and the kill (ESRCH). */
+function signal(pid: number, sig: NodeJS.Signals): boolean {
+  try {
+    process.kill(pid, sig);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    throw err;
   }
 }
 
