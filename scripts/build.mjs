@@ -18,7 +18,12 @@ const STAMP = join(root, 'dist', '.build-stamp');
 /** What the build reads: the sources of both builds and every config that changes their output. */
 const INPUTS = ['src', 'bench', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json'];
 /** The outputs a start needs: a stamp without them (dist wiped by hand) is stale. */
-const OUTPUTS = ['dist/src/cli/main.js', 'dist/web/index.html', 'dist/pgdata-template/PG_VERSION'];
+const OUTPUTS = [
+  'dist/src/cli/main.js',
+  'dist/web/index.html',
+  'dist/pgdata-template/PG_VERSION',
+  'dist/pgdata-template.tar',
+];
 
 function files(path) {
   const abs = join(root, path);

@@ -103,7 +103,14 @@ export const migrationsFolder = () => join(packageRoot(), 'src', 'store', 'migra
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
   const db = opts.databaseUrl
     ? await openPostgres(opts.databaseUrl, opts.idleInTransactionMs, opts.onStatement)
-    : await openPglite(opts.dataDir, opts.embeddedFsync ?? true, opts.onStatement, opts.embeddedOnMainThread);
+    : await openPglite(
+        opts.dataDir,
+        opts.embeddedFsync ?? true,
+        opts.onStatement,
+        opts.embeddedOnMainThread,
+        // Unmigrated (the migration tests apply them one by one): an empty cluster, not the migrated template.
+        opts.migrate !== false,
+      );
   if (opts.migrate !== false) await runMigrations(db);
   return db;
 }
@@ -188,9 +195,10 @@ async function openPglite(
   fsync: boolean,
   onStatement?: (query: string) => void,
   mainThread = false,
+  migrated = true,
 ): Promise<Database> {
   if (dataDir === ':memory:') {
-    const client = await startPglite(null, pgliteParams(false), mainThread);
+    const client = await startPglite(null, pgliteParams(false), mainThread, migrated ? memoryTemplate() : undefined);
     return {
       db: drizzlePglite({
         client: client as unknown as PGlite,
@@ -232,14 +240,31 @@ async function openPglite(
  * PGlite in its worker thread (pglite-remote.ts), so SQL never holds the event loop; on the main thread only when a
  * benchmark asks, loaded then only.
  */
-async function startPglite(dataDir: string | null, startParams: string[], mainThread: boolean) {
-  if (!mainThread) return RemotePglite.start({ dataDir, startParams });
+async function startPglite(dataDir: string | null, startParams: string[], mainThread: boolean, tarball?: string) {
+  if (!mainThread) return RemotePglite.start({ dataDir, startParams, ...(tarball ? { loadTarball: tarball } : {}) });
   const { PGlite: Local } = await import('@electric-sql/pglite');
-  return Local.create({ ...(dataDir ? { dataDir } : {}), startParams });
+  return Local.create({
+    ...(dataDir ? { dataDir } : {}),
+    ...(tarball ? { loadDataDir: new Blob([readFileSync(tarball)]) } : {}),
+    startParams,
+  });
 }
 
 /** An empty, migrated PGlite cluster the build makes (scripts/build.mjs), in dist/ beside the code it matches. */
 export const storeTemplate = () => join(packageRoot(), 'dist', 'pgdata-template');
+
+/** The same cluster as one tarball (PGlite's dumpDataDir), which an in-memory store loads. */
+export const storeTemplateTarball = () => `${storeTemplate()}.tar`;
+
+/**
+ * An in-memory store (tests, `--data-dir :memory:`) starts from the build's template too: loading the tarball took
+ * 1.1 s where initdb in WebAssembly took 6.0 s (2026-11-23, one run each, load 5); tests start hundreds of them, and
+ * at load 10-26 initdb took up to 19 s. Without a tarball (a checkout never built) PGlite runs initdb.
+ */
+function memoryTemplate(): string | undefined {
+  const tarball = storeTemplateTarball();
+  return existsSync(tarball) ? tarball : undefined;
+}
 
 /**
  * A new data dir starts as a copy of the build's template instead of running initdb: initdb in WebAssembly

@@ -7,6 +7,8 @@
 export interface WorkerStart {
   /** The cluster's folder; null for ':memory:'. */
   dataDir: string | null;
+  /** An in-memory cluster loads this tarball of the build's template instead of running initdb. */
+  loadTarball?: string;
   startParams: string[];
   /** PGlite's WebAssembly, compiled once per process and shared by every worker (compiling it took seconds). */
   wasmModule?: WebAssembly.Module;

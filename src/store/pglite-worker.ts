@@ -152,6 +152,7 @@ try {
   const wasm = await wasmModule();
   const pg = await PGlite.create({
     ...(start.dataDir ? { dataDir: start.dataDir } : {}),
+    ...(start.loadTarball ? { loadDataDir: new Blob([await readFile(start.loadTarball)]) } : {}),
     ...(wasm ? { pgliteWasmModule: wasm } : {}),
     startParams: start.startParams,
   });

@@ -34,12 +34,8 @@ export async function startEngine(o: {
   /** Told each statement the store sends (the store's driver hook). */
   onStatement?: (query: string) => void;
 }) {
-  // A store of its own on disk, not ':memory:': a data dir starts as a copy of the build's migrated template, while
-  // an in-memory one runs initdb in WebAssembly first (measured 4.7-7.9 s against 2.4 s at load 10, and up to 19 s
-  // inside a test's 20 s budget with other tests beside it).
-  const ownDir = o.dataDir || o.databaseUrl ? null : mkdtempSync(join(tmpdir(), 'ct-engine-'));
   const store = await Store.open({
-    dataDir: o.dataDir ?? ownDir ?? ':memory:',
+    dataDir: o.dataDir ?? ':memory:',
     databaseUrl: o.databaseUrl,
     embeddedFsync: false,
     ...(o.onStatement ? { onStatement: o.onStatement } : {}),
@@ -110,7 +106,6 @@ export async function startEngine(o: {
       await engine.flush();
       await adapters.closeAll();
       await store.close();
-      if (ownDir) rmSync(ownDir, { recursive: true, force: true });
     },
   };
   return h;

@@ -11,9 +11,9 @@ let h: EngineHarness;
 afterEach(async () => h?.close());
 
 /**
- * Each test boots its own engine and store, and that boot is most of its time: on an in-memory store (initdb in
- * WebAssembly) up to 19 s with other tests beside it, 5-18 s from the template at load 10, while the settle the
- * test is about took 0.3 s from the Master's order. The 20 s default left no room for the boot on a loaded machine.
+ * Each test boots its own engine and store, and that boot was most of its time: an in-memory store ran initdb in
+ * WebAssembly (up to 19 s with other tests beside it; it loads the build's template now, about 1 s), while the
+ * settle the test is about took 0.3 s from the Master's order. The 20 s default left no room on a loaded machine.
  */
 const BOOTS_A_STORE = { timeout: 60_000 };
 
