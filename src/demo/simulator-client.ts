@@ -76,6 +76,9 @@ export async function connectSimulator(file: string, o: { spawned?: boolean } = 
   };
 }
 
+/** How long a spawned simulator may take to say it is ready (its start takes seconds on a loaded machine). */
+const SIMULATOR_START_MS = 120_000;
+
 async function stopProcess(pid: number, timeoutMs = 15_000): Promise<void> {
   if (!signal(pid, 'SIGTERM')) return;
   // Not our child when adopted, so there is no exit event to wait on: ask the kernel until it is gone.
@@ -124,11 +127,22 @@ export async function ensureSimulator(simDir: string, host: string): Promise<Ext
   closeSync(log);
   const ready = await new Promise<string>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
-    const onExit = (code: number | null) =>
+    // A child that neither answers nor exits (wedged) must not hang the service's start for ever.
+    const timer = setTimeout(() => {
+      child.off('exit', onExit);
+      child.kill('SIGKILL');
+      reject(
+        new Error(`simulator not ready within ${SIMULATOR_START_MS / 1000} s; see ${join(simDir, 'simulator.log')}`),
+      );
+    }, SIMULATOR_START_MS);
+    const onExit = (code: number | null) => {
+      clearTimeout(timer);
       reject(new Error(`simulator exited (${code}) before it was ready; see ${join(simDir, 'simulator.log')}`));
+    };
     child.once('exit', onExit);
     child.once('error', reject);
     lines.once('line', (line) => {
+      clearTimeout(timer);
       child.off('exit', onExit);
       lines.close();
       resolve(line);
