@@ -173,7 +173,7 @@ export class PanicJobRunner {
     const left = progress.accounts.filter((r) => r.state !== 'flat');
     const error = flat
       ? null
-      : `not flat after ${this.opts.maxRounds} rounds: ${left.map((r) => `${r.accountId} has ${r.remaining} position(s)${r.remainingOrders ? ` and ${r.remainingOrders} pending order(s)` : ''} open${r.error ? ` (${r.error})` : ''}`).join('; ')}`;
+      : `not flat after ${this.opts.maxRounds} rounds: ${left.map((r) => `${r.accountId} has ${r.remaining} position(s)${r.remainingOrders ? ` and ${r.remainingOrders} pending order(s)` : ''} open${reasonOf(r)}`).join('; ')}`;
     await writer.flush(
       { state: flat ? 'succeeded' : 'failed', error, finishedAt: new Date() },
       progress.accounts.map((r) => event(r, 'panic_close.finished')),
@@ -240,3 +240,16 @@ export class PanicJobRunner {
 /** Writes sent for an account so far (a write the gate stopped before it left is taken back: see NotSent). */
 const attemptsOf = (r: AccountPanicReport) =>
   r.positions.reduce((n, p) => n + p.attempts, 0) + r.orders.reduce((n, o) => n + o.attempts, 0);
+
+/**
+ * Why an account was given up: its failed read, else a broker's refusal of one of its last writes. Without the
+ * latter the job's error read as if the broker had answered nothing wrong (the reason sat in a position's result).
+ */
+const reasonOf = (r: AccountPanicReport): string => {
+  if (r.error) return ` (${r.error})`;
+  const refused =
+    r.positions.find((p) => p.outcome === 'failed' && p.error) ??
+    r.orders.find((o) => o.outcome === 'failed' && o.error);
+  if (!refused) return '';
+  return ` (${'positionId' in refused ? 'close' : 'cancel'} refused: ${refused.error})`;
+};
