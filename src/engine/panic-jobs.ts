@@ -132,13 +132,17 @@ export class PanicJobRunner {
     const stopped = this.halted;
     // The job ends here only on a conclusion: flat from a fresh read of every account, or an account given up.
     let concluded = false;
-    for (let pass = 1; ; pass++) {
+    for (let pass = 1; ; ) {
       await Promise.all(
         progress.accounts.map((r) =>
           this.inTurn(r.accountId, async () => this.flatten(job, r, await accountOf(r.accountId), writer, event)),
         ),
       );
       if (this.halted()) break;
+      // An account still running was stopped by the write gate, which has opened again since (a lease renewal
+      // that landed late on a busy machine): not an end. Concluding here gave up accounts mid-way, their closes
+      // sent, reporting the positions of the read before them as left open. Its next round starts from a read.
+      if (progress.accounts.some((r) => r.state === 'running')) continue;
       if (progress.accounts.some((r) => r.state !== 'flat')) {
         concluded = true;
         break;
@@ -158,6 +162,7 @@ export class PanicJobRunner {
         break;
       }
       if (this.halted()) break;
+      pass++;
     }
     if (!concluded) {
       // Stopped or fenced: the job stays running, resumed by the next start or the lease's next holder.
@@ -168,7 +173,7 @@ export class PanicJobRunner {
     const left = progress.accounts.filter((r) => r.state !== 'flat');
     const error = flat
       ? null
-      : `not flat after ${this.opts.maxRounds} rounds: ${left.map((r) => `${r.accountId} has ${r.remaining} position(s)${r.remainingOrders ? ` and ${r.remainingOrders} pending order(s)` : ''} open${r.error ? ` (${r.error})` : ''}`).join('; ')}`;
+      : `not flat after ${this.opts.maxRounds} rounds: ${left.map((r) => `${r.accountId} has ${r.remaining} position(s)${r.remainingOrders ? ` and ${r.remainingOrders} pending order(s)` : ''} open${reasonOf(r)}`).join('; ')}`;
     await writer.flush(
       { state: flat ? 'succeeded' : 'failed', error, finishedAt: new Date() },
       progress.accounts.map((r) => event(r, 'panic_close.finished')),
@@ -203,7 +208,10 @@ export class PanicJobRunner {
       }
       if (this.halted()) return;
       r.round += 1;
+      const sentBefore = attemptsOf(r);
       if (snap) await this.flattener.act(account, r, snap, writer, stopped);
+      // Every write of the round stopped by the gate before it left: no try at the broker, so no round spent.
+      if (snap && attemptsOf(r) === sentBefore) r.round -= 1;
       await writer.flush({}, [event(r, 'panic_close.progress')]);
       if (this.halted()) return;
       const lost =
@@ -228,3 +236,20 @@ export class PanicJobRunner {
     return next;
   }
 }
+
+/** Writes sent for an account so far (a write the gate stopped before it left is taken back: see NotSent). */
+const attemptsOf = (r: AccountPanicReport) =>
+  r.positions.reduce((n, p) => n + p.attempts, 0) + r.orders.reduce((n, o) => n + o.attempts, 0);
+
+/**
+ * Why an account was given up: its failed read, else a broker's refusal of one of its last writes. Without the
+ * latter the job's error read as if the broker had answered nothing wrong (the reason sat in a position's result).
+ */
+const reasonOf = (r: AccountPanicReport): string => {
+  if (r.error) return ` (${r.error})`;
+  const refused =
+    r.positions.find((p) => p.outcome === 'failed' && p.error) ??
+    r.orders.find((o) => o.outcome === 'failed' && o.error);
+  if (!refused) return '';
+  return ` (${'positionId' in refused ? 'close' : 'cancel'} refused: ${refused.error})`;
+};

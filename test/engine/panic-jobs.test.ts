@@ -111,6 +111,8 @@ describe('panic-close job', () => {
     h.broker.faults.remove(fault);
     expect(done.state).toBe('failed');
     expect(done.error).toContain('not flat');
+    // The broker's reason is in the job's error, not only in the position's result.
+    expect(done.error).toContain(`${acc.id} has 1 position(s) open (close refused: rejected: rejected by the broker)`);
     expect(done.progress.accounts[0]).toMatchObject({ state: 'failed', remaining: 1, round: FAST.maxRounds });
     expect((await h.store.accounts.byId(acc.id))!.status).toBe('locked');
   });
