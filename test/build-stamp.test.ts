@@ -12,12 +12,15 @@ const root = mkdtempSync(join(tmpdir(), 'ct-build-stamp-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 const log = join(root, 'builds.log');
-const fakeTool = (out: string) => `import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+/** A tool that records it ran (one line) and writes its outputs. */
+const fakeTool = (...outs: string[]) => `import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-appendFileSync(${JSON.stringify(log)}, ${JSON.stringify(out)} + '\\n');
-const f = join(${JSON.stringify(root)}, ${JSON.stringify(out)});
-mkdirSync(dirname(f), { recursive: true });
-writeFileSync(f, 'built');
+appendFileSync(${JSON.stringify(log)}, ${JSON.stringify(outs[0])} + '\\n');
+for (const out of ${JSON.stringify(outs)}) {
+  const f = join(${JSON.stringify(root)}, out);
+  mkdirSync(dirname(f), { recursive: true });
+  writeFileSync(f, 'built');
+}
 `;
 
 function setUp(): void {
@@ -32,7 +35,10 @@ function setUp(): void {
   }
   // The store template step runs a compiled script; here one that only records it ran.
   mkdirSync(join(root, 'dist', 'src', 'store'), { recursive: true });
-  writeFileSync(join(root, 'dist', 'src', 'store', 'make-template.js'), fakeTool('dist/pgdata-template/PG_VERSION'));
+  writeFileSync(
+    join(root, 'dist', 'src', 'store', 'make-template.js'),
+    fakeTool('dist/pgdata-template/PG_VERSION', 'dist/pgdata-template.tar'),
+  );
   writeFileSync(join(root, 'package.json'), '{"type":"module"}');
   mkdirSync(join(root, 'src', 'a'), { recursive: true });
   writeFileSync(join(root, 'src', 'a', 'x.ts'), 'export const x = 1;\n');
