@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/store.js';
 import { newId } from '../../src/domain/ids.js';
 import { dec } from '../../src/domain/decimal.js';
-import type { NewIntent, NewTrade } from '../../src/domain/ledger-types.js';
+import { intentRow, tradeRow } from '../helpers/store-seed.js';
 import { accountLeaseKey, StaleLeaseError, type Fence } from '../../src/domain/lease.js';
 import { requirePostgres } from '../helpers/postgres.js';
 import { twoStores } from '../helpers/two-stores.js';
@@ -91,31 +91,8 @@ describe.runIf(available)('leases with fencing on PostgreSQL', () => {
     const m = await acc('master', '1');
     const s = await acc('slave', '2');
     const key = accountLeaseKey(m.id);
-    const trade = (status: string): NewTrade => ({
-      id: newId('trd'),
-      userId: u.id,
-      masterAccountId: m.id,
-      source: 'watcher',
-      action: 'open',
-      symbol: 'EURUSD',
-      side: 'buy',
-      orderType: 'market',
-      volume: dec('0.1'),
-      tag: newId('act'),
-      actionId: newId('act'),
-      status,
-    });
-    const intent = (tradeId: string): NewIntent => ({
-      id: newId('int'),
-      tradeId,
-      slaveAccountId: s.id,
-      tag: newId('act'),
-      action: 'open',
-      symbol: 'EURUSD',
-      side: 'buy',
-      plannedVolume: dec('0.1'),
-      state: 'planned',
-    });
+    const trade = (status: string) => tradeRow(u.id, m.id, { actionId: newId('act'), status });
+    const intent = (tradeId: string) => intentRow(tradeId, s.id);
 
     // Not held at all: refused.
     a.trades.fence = fenceOf('w1', {});

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/store.js';
 import { newId } from '../../src/domain/ids.js';
 import { dec } from '../../src/domain/decimal.js';
-import { seedAccounts } from '../helpers/store-seed.js';
+import { intentRow, seedAccounts } from '../helpers/store-seed.js';
 
 /** The copy hot path's statement budget (issue 12): counted through the store's driver hook. */
 describe('statements per fan-out', () => {
@@ -24,17 +24,7 @@ describe('statements per fan-out', () => {
   it('records a watcher fan-out in one statement and writes its outcomes in a number of statements that does not grow with the Slaves', async () => {
     const { userId, master: m, slaves } = await seedAccounts(store, 'st', 40);
     const tradeId = newId('trd');
-    const rows = slaves.map((s) => ({
-      id: newId('int'),
-      tradeId,
-      slaveAccountId: s.id,
-      tag: newId('act'),
-      action: 'open',
-      symbol: 'EURUSD',
-      side: 'buy' as const,
-      plannedVolume: dec('0.1'),
-      state: 'planned',
-    }));
+    const rows = slaves.map((s) => intentRow(tradeId, s.id));
     const item = {
       accountId: m.id,
       kind: 'position' as const,

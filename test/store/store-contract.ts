@@ -1,4 +1,4 @@
-import { seedAccounts } from '../helpers/store-seed.js';
+import { intentRow, seedAccounts, tradeRow } from '../helpers/store-seed.js';
 import { beforeAll, afterAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/store.js';
 import { newId } from '../../src/domain/ids.js';
@@ -363,31 +363,8 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
 
     it('records an intent only with the trade it names (copy_intents has no foreign key): else nothing is written', async () => {
       const { u, m, s } = await masterAndSlave('fk');
-      const trade = (status: string) => ({
-        id: newId('trd'),
-        userId: u.id,
-        masterAccountId: m.id,
-        source: 'watcher',
-        action: 'open',
-        symbol: 'EURUSD',
-        side: 'buy' as const,
-        orderType: 'market' as const,
-        volume: dec('0.1'),
-        tag: newId('act'),
-        actionId: newId('act'),
-        status,
-      });
-      const intent = (tradeId: string) => ({
-        id: newId('int'),
-        tradeId,
-        slaveAccountId: s.id,
-        tag: newId('act'),
-        action: 'open',
-        symbol: 'EURUSD',
-        side: 'buy' as const,
-        plannedVolume: dec('0.1'),
-        state: 'planned',
-      });
+      const trade = (status: string) => tradeRow(u.id, m.id, { actionId: newId('act'), status });
+      const intent = (tradeId: string) => intentRow(tradeId, s.id);
       // The one-statement record (no events), the transaction (with events), and an order route's fan-out.
       const t1 = trade('recorded');
       await expect(store.trades.recordAction(t1, [intent(t1.id), intent('trd_elsewhere')], [])).rejects.toThrow(
@@ -400,7 +377,7 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       await expect(
         store.trades.recordIntents(t3.id, { status: 'accepted' }, [intent(t3.id), intent(t1.id)]),
       ).rejects.toThrow(/names trade/);
-      for (const t of [t1, t2]) expect(await store.trades.actionRecorded(t.actionId)).toBe(false);
+      for (const t of [t1, t2]) expect(await store.trades.actionRecorded(t.actionId!)).toBe(false);
       expect((await store.trades.ownedTrade(u.id, t3.id))?.status).toBe('pending');
       expect(await store.trades.intentsOfTrade(t3.id)).toHaveLength(0);
       expect(await store.trades.intentsOfTrade('trd_elsewhere')).toHaveLength(0);
@@ -457,31 +434,8 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
 
     it('writes a batch of outcomes set-based: each intent its own fields, links in order per link, all or nothing', async () => {
       const { u, m, s } = await masterAndSlave('bat');
-      const trade = () => ({
-        id: newId('trd'),
-        userId: u.id,
-        masterAccountId: m.id,
-        source: 'watcher',
-        action: 'open',
-        symbol: 'EURUSD',
-        side: 'buy' as const,
-        orderType: 'market' as const,
-        volume: dec('0.1'),
-        tag: newId('act'),
-        status: 'recorded',
-      });
-      const t = trade();
-      const rows = Array.from({ length: 4 }, () => ({
-        id: newId('int'),
-        tradeId: t.id,
-        slaveAccountId: s.id,
-        tag: newId('act'),
-        action: 'open',
-        symbol: 'EURUSD',
-        side: 'buy' as const,
-        plannedVolume: dec('0.1'),
-        state: 'planned',
-      }));
+      const t = tradeRow(u.id, m.id);
+      const rows = Array.from({ length: 4 }, () => intentRow(t.id, s.id));
       expect(await store.trades.recordAction(t, rows, [])).toBe(true);
       const key = (p: string) => ({ slaveAccountId: s.id, kind: 'position' as const, slavePositionId: p });
       const up = (p: string, intentId: string, v: string) => ({
@@ -543,7 +497,7 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
         ['bp2', '0.2'],
       ]);
       // One write the state machine refuses fails the whole batch: nothing of the others lands.
-      const t2 = trade();
+      const t2 = tradeRow(u.id, m.id);
       const e = { ...a, id: newId('int'), tradeId: t2.id, tag: newId('act') };
       expect(await store.trades.recordAction(t2, [e], [])).toBe(true);
       await expect(
