@@ -337,25 +337,9 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       // The settle loop's moves are allowed: unresolved -> sent (a resend after proof of absence) -> confirmed.
       const watched = newId('trd');
       const j = { ...intent('planned'), tradeId: watched };
-      expect(
-        await store.trades.recordAction(
-          {
-            id: watched,
-            userId: u.id,
-            masterAccountId: m.id,
-            source: 'watcher',
-            action: 'open',
-            symbol: 'EURUSD',
-            side: 'buy',
-            orderType: 'market',
-            volume: dec('0.1'),
-            tag: newId('act'),
-            status: 'accepted',
-          },
-          [j],
-          [],
-        ),
-      ).toBe(true);
+      expect(await store.trades.recordAction(tradeRow(u.id, m.id, { id: watched, status: 'accepted' }), [j], [])).toBe(
+        true,
+      );
       for (const state of ['unresolved', 'sent', 'confirmed'] as const)
         await store.trades.updateIntent(j.id, { state });
       expect((await store.trades.intentById(j.id))?.state).toBe('confirmed');
