@@ -4,6 +4,7 @@
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { sql } from 'drizzle-orm';
 import { loadConfig } from '../src/config/config.js';
+import { createLogger } from '../src/config/logger.js';
 import type { DemoBrokers } from '../src/demo/demo-brokers.js';
 import { startService } from '../src/main.js';
 
@@ -47,7 +48,9 @@ const brokers: DemoBrokers = {
   accounts: async () => [],
   issueCTraderToken: unused,
 };
-const svc = await startService(loadConfig({ dataDir: dataDir!, port: port! }), false, { simulator: brokers });
+const cfg = loadConfig({ dataDir: dataDir!, port: port! });
+// Warnings and errors reach the bench's output (LOG_LEVEL, warn by default): a run that stops copying says why.
+const svc = await startService(cfg, createLogger(cfg.logLevel, process.stderr), { simulator: brokers });
 
 let cpu = process.cpuUsage();
 let elu = performance.eventLoopUtilization();

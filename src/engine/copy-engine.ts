@@ -68,6 +68,7 @@ export class CopyEngine {
   private readonly lastCopy = new Map<string, number>();
   private readonly breaker: MasterBreaker | null;
   private readonly inputs: PlanInputs;
+  private readonly logger: Logger | null;
 
   private readonly mayWrite: (masterAccountId: string) => boolean;
 
@@ -80,6 +81,7 @@ export class CopyEngine {
     this.clock = opts.clock ?? Date.now;
     this.preTradeCheck = opts.preTradeCheck;
     this.mayWrite = opts.mayWrite ?? (() => true);
+    this.logger = opts.logger || null;
     this.writer = new OutcomeWriter(store, opts.logger ?? false);
     this.breaker = opts.breaker ? new MasterBreaker(opts.breaker, this.clock) : null;
     this.inputs = new PlanInputs(store, this.specs, this.clock, () => this.preTradeCheck);
@@ -95,7 +97,13 @@ export class CopyEngine {
     // Master activity at the broker, which the watcher brings here), limited by family V's own limits.
     if (opts.source === 'reconciler' || opts.source === 'api' || opts.catchUp) return master;
     const trip = this.breaker?.hit(master);
-    return trip ? pauseTripped(this.store, master, trip) : master;
+    if (!trip) return master;
+    // An operator reading the log must see why a Master stopped being copied, not only the account's status.
+    this.logger?.warn(
+      { accountId: master.id, actions: trip.actions, ceiling: trip.ceiling, windowMs: trip.windowMs },
+      'circuit breaker tripped: copying from this Master is paused until it is resumed',
+    );
+    return pauseTripped(this.store, master, trip);
   }
 
   /** Waits until every copy of this Master account dispatched so far has its outcome (links exist for what follows). */

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Writable } from 'node:stream';
+import { createLogger } from '../../src/config/logger.js';
 import { dec } from '../../src/domain/decimal.js';
 import { SimBroker } from '../../src/simulator/broker.js';
 import { OrderService } from '../../src/engine/order-service.js';
@@ -15,6 +17,14 @@ let g: SeededGroup;
 let quiet: SeededGroup;
 let offset = 0;
 const CEILING = 5;
+/** What the engine logged, one JSON line each. */
+const logged: Array<Record<string, unknown>> = [];
+const sink = new Writable({
+  write(chunk: Buffer, _enc, done) {
+    for (const line of chunk.toString().split('\n').filter(Boolean)) logged.push(JSON.parse(line));
+    done();
+  },
+});
 
 const openOn = (sim: string) =>
   broker.placeOrder(sim, {
@@ -42,6 +52,7 @@ beforeAll(async () => {
     broker,
     clock: () => Date.now() + offset,
     breaker: { maxActions: CEILING, windowMs: 60_000 },
+    logger: createLogger('warn', sink),
   });
   // Copies stay fresh while the test moves the engine's clock ahead.
   g = await seedGroup(h.store, broker, { slaves: [{ rule: { maxDelayMs: 3_600_000 } }] });
@@ -67,6 +78,15 @@ describe('per-Master circuit breaker', () => {
     const m = (await h.store.accounts.byId(g.master.id))!;
     expect(m.status).toBe('paused');
     expect(m.statusReason).toMatch(/circuit breaker: 6 actions in 60 s, over the ceiling of 5/);
+    // The operator's log says it too: a bench once stopped copying after 60 actions with nothing logged.
+    expect(logged.filter((l) => l.accountId === g.master.id)).toEqual([
+      expect.objectContaining({
+        level: 40,
+        msg: expect.stringMatching(/circuit breaker tripped/),
+        actions: 6,
+        ceiling: 5,
+      }),
+    ]);
     expect((await eventsOf(g, 'account.circuit_breaker_tripped')).map((e) => e.payload)).toEqual([
       { actions: 6, windowMs: 60_000, ceiling: 5, reason: m.statusReason },
     ]);

@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,6 +31,8 @@ export async function startEngine(o: {
   clock?: () => number;
   absentAfterMs?: number;
   breaker?: BreakerOptions;
+  /** The engine's logger (none by default). */
+  logger?: Logger;
   reconcileYoungMs?: number;
   /** Told each statement the store sends (the store's driver hook). */
   onStatement?: (query: string) => void;
@@ -46,6 +49,7 @@ export async function startEngine(o: {
   const engine = new CopyEngine(store, adapters, dispatcher, {
     ...(o.clock ? { clock: o.clock } : {}),
     ...(o.breaker ? { breaker: o.breaker } : {}),
+    ...(o.logger ? { logger: o.logger } : {}),
   });
   const watcher = new Watcher(store, adapters, engine, { logger: false, resyncMs: 3_600_000, scanMs: 3_600_000 });
   const settler = new Settler(store, adapters, engine, {
