@@ -48,6 +48,21 @@ interface Book {
   pending: Map<string, Order>;
   history: Order[];
   deals: SimDeal[];
+  /** Lookups by id over history and deals, built as they are read (see `indexed`); dropped when history is trimmed. */
+  index?: HistoryIndex;
+}
+
+/**
+ * History and deals are only ever appended to (and cut from the front by trimHistory, which drops the index), so
+ * the index catches up with what was appended since it was last read instead of rescanning: a lookup per event
+ * stays O(1) however long the account has traded (a soak's accounts reach thousands of deals).
+ */
+interface HistoryIndex {
+  orders: Map<string, Order>;
+  dealsByPosition: Map<string, SimDeal[]>;
+  dealsByOrder: Map<string, SimDeal[]>;
+  historyLength: number;
+  dealsLength: number;
 }
 
 /** Real brokers hand out 64-bit tickets; starting past 2^53 makes every front end keep ids as strings. */
@@ -205,14 +220,28 @@ export class SimBroker implements SimBrokerApi {
     const all = [...b.pending.values(), ...(q.includeHistory ? b.history : [])];
     return all
       .filter((o) => (!q.symbol || o.symbol === q.symbol) && inWindow(o.createdAt, q.from, q.to))
-      .sort((x, y) => (BigInt(x.id) < BigInt(y.id) ? -1 : 1))
+      .sort((x, y) => compareIds(x.id, y.id))
       .map((o) => ({ ...o }));
+  }
+
+  /** One order, pending or final, by id (undefined when unknown or trimmed from history). */
+  order(accountId: string, orderId: string): Order | undefined {
+    const b = this.book(accountId);
+    const o = b.pending.get(orderId) ?? this.indexed(b).orders.get(orderId);
+    return o ? { ...o } : undefined;
   }
 
   deals(accountId: string, q: { from?: Date; to?: Date } = {}): SimDeal[] {
     return this.book(accountId)
       .deals.filter((d) => inWindow(d.time, q.from, q.to))
       .map((d) => ({ ...d }));
+  }
+
+  /** The deals of one position or of one order, oldest first. */
+  dealsOf(accountId: string, of: { positionId: string } | { orderId: string }): SimDeal[] {
+    const idx = this.indexed(this.book(accountId));
+    const list = 'positionId' in of ? idx.dealsByPosition.get(of.positionId) : idx.dealsByOrder.get(of.orderId);
+    return (list ?? []).map((d) => ({ ...d }));
   }
 
   findByTag(accountId: string, tag: string): { position?: Position; order?: Order } {
@@ -421,8 +450,11 @@ export class SimBroker implements SimBrokerApi {
    */
   trimHistory(keep: number): void {
     for (const b of this.books.values()) {
+      if (b.history.length <= keep && b.deals.length <= keep) continue;
       if (b.history.length > keep) b.history.splice(0, b.history.length - keep);
       if (b.deals.length > keep) b.deals.splice(0, b.deals.length - keep);
+      // Entries left the front: rebuilt from what is kept at the next lookup.
+      b.index = undefined;
     }
   }
 
@@ -535,7 +567,7 @@ export class SimBroker implements SimBrokerApi {
       throw new SimError('REJECTED', 'a closing order must be on the opposite side of the same symbol');
     if (req.volume.gt(p.volume)) throw new SimError('INVALID_VOLUME', `cannot close ${req.volume} of ${p.volume}`);
     const result = this.closePosition(b.account.id, p.id, req.volume);
-    const o = b.history.find((x) => x.id === result.order.id)!;
+    const o = this.indexed(b).orders.get(result.order.id)!;
     o.tag = req.tag;
     return { ...result, order: { ...o } };
   }
@@ -760,6 +792,27 @@ export class SimBroker implements SimBrokerApi {
     return p;
   }
 
+  /** The book's index, brought up to date with what was appended to history and deals since its last use. */
+  private indexed(b: Book): HistoryIndex {
+    const idx = (b.index ??= {
+      orders: new Map(),
+      dealsByPosition: new Map(),
+      dealsByOrder: new Map(),
+      historyLength: 0,
+      dealsLength: 0,
+    });
+    for (; idx.historyLength < b.history.length; idx.historyLength++) {
+      const o = b.history[idx.historyLength]!;
+      idx.orders.set(o.id, o);
+    }
+    for (; idx.dealsLength < b.deals.length; idx.dealsLength++) {
+      const d = b.deals[idx.dealsLength]!;
+      append(idx.dealsByPosition, d.positionId, d);
+      append(idx.dealsByOrder, d.orderId, d);
+    }
+    return idx;
+  }
+
   private nextId(): string {
     return (ID_BASE + BigInt(++this.seq)).toString();
   }
@@ -831,6 +884,18 @@ function sameDec(a: Decimal | null, b: Decimal | null): boolean {
 }
 
 /** The newest history entry under a tag, read from the end without copying a history that only grows. */
+/** Ticket ids are decimal strings of non-negative integers: the shorter is the smaller, then by digits. */
+function compareIds(x: string, y: string): number {
+  if (x.length !== y.length) return x.length - y.length;
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+function append<K, V>(m: Map<K, V[]>, k: K, v: V): void {
+  const list = m.get(k);
+  if (list) list.push(v);
+  else m.set(k, [v]);
+}
+
 function lastWithTag(history: Order[], tag: string): Order | undefined {
   for (let i = history.length - 1; i >= 0; i--) if (history[i]!.tag === tag) return history[i];
   return undefined;

@@ -235,6 +235,10 @@ export interface SimBrokerApi {
   /** Pending orders, plus final ones when includeHistory. Filters by creation time and symbol. */
   orders(accountId: string, q?: { includeHistory?: boolean; from?: Date; to?: Date; symbol?: string }): Order[];
   deals(accountId: string, q?: { from?: Date; to?: Date }): SimDeal[];
+  /** One order, pending or final, by id: an index lookup, not a scan of the account's history. */
+  order(accountId: string, orderId: string): Order | undefined;
+  /** The deals of one position or one order, oldest first: an index lookup, not a scan. */
+  dealsOf(accountId: string, of: { positionId: string } | { orderId: string }): SimDeal[];
   /** Throws SimError on a business rejection. */
   placeOrder(accountId: string, req: SimOrderRequest, opts?: SimPlaceOptions): SimWriteResult;
   modifyPosition(

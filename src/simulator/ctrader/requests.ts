@@ -354,10 +354,9 @@ function dealList(s: SimSession, acc: AuthorisedAccount, body: Body): Reply[] {
   const all = s.ctx.broker.deals(acc.simAccountId, window(body, 'fromTimestamp', 'toTimestamp'));
   const max = body.maxRows ? Number(body.maxRows) : all.length;
   const rows = all.slice(0, max);
-  const orders = new Map(s.ctx.broker.orders(acc.simAccountId, { includeHistory: true }).map((o) => [o.id, o]));
   const deal = rows.map((d) =>
     s.ctx.wire.deal(d, {
-      requested: orders.get(d.orderId)?.volume ?? d.volume,
+      requested: s.ctx.broker.order(acc.simAccountId, d.orderId)?.volume ?? d.volume,
       ...(d.entry === 'out' ? { entryPrice: s.ctx.wire.entryPrice(acc.simAccountId, d.positionId) ?? d.price } : {}),
     }),
   );
@@ -369,9 +368,8 @@ function orderList(s: SimSession, acc: AuthorisedAccount, body: Body): Reply[] {
     includeHistory: true,
     ...window(body, 'fromTimestamp', 'toTimestamp'),
   });
-  const deals = s.ctx.broker.deals(acc.simAccountId);
   const order = orders.map((o) => {
-    const ds = deals.filter((d) => d.orderId === o.id);
+    const ds = s.ctx.broker.dealsOf(acc.simAccountId, { orderId: o.id });
     const px = ds.at(-1)?.price ?? null;
     return s.ctx.wire.order(o, { executionPrice: px, closing: ds.some((d) => d.entry === 'out') });
   });
@@ -518,7 +516,7 @@ function newOrder(
 
 /** A position that no longer exists (closed by this fill), described from its deals. */
 function closedStub(s: SimSession, acc: AuthorisedAccount, positionId: string, symbol: string, side: Side): Body {
-  const deals = s.ctx.broker.deals(acc.simAccountId).filter((d) => d.positionId === positionId);
+  const deals = s.ctx.broker.dealsOf(acc.simAccountId, { positionId });
   const first = deals[0];
   return {
     positionId,

@@ -21,12 +21,14 @@ export function serverExecutionEvents(
     PT.EXECUTION_EVENT,
     { ctidTraderAccountId: ctid, executionType, isServerEvent: true, ...extra },
   ];
+  // Index lookups: every Slave and Master event of every connection comes through here, and a scan of the
+  // account's history would grow with every trade it ever made.
   const lastDeal = (positionId: string, orderId?: string): SimDeal | undefined =>
     broker
-      .deals(accountId)
-      .filter((d) => d.positionId === positionId && (orderId === undefined || d.orderId === orderId))
+      .dealsOf(accountId, { positionId })
+      .filter((d) => orderId === undefined || d.orderId === orderId)
       .at(-1);
-  const orderOf = (id: string) => broker.orders(accountId, { includeHistory: true }).find((o) => o.id === id);
+  const orderOf = (id: string) => broker.order(accountId, id);
 
   switch (ev.kind) {
     case 'position_opened': {
@@ -46,7 +48,10 @@ export function serverExecutionEvents(
     case 'position_reduced': {
       const p = ev.position!;
       const closed = ev.kind === 'position_closed';
-      const deal = [...broker.deals(accountId)].reverse().find((d) => d.positionId === p.id && d.entry === 'out');
+      const deal = broker
+        .dealsOf(accountId, { positionId: p.id })
+        .reverse()
+        .find((d) => d.entry === 'out');
       const extra: Body = {
         position: closed ? wire.position(p, PositionStatus.CLOSED, ev.closedVolume) : wire.position(p),
       };

@@ -177,7 +177,7 @@ export class SimWire {
 
   /** Entry price of a position from its opening deals (volume-weighted), for closing-deal details. */
   entryPrice(accountId: string, positionId: string): Decimal | undefined {
-    const ins = this.broker.deals(accountId).filter((d) => d.positionId === positionId && d.entry === 'in');
+    const ins = this.broker.dealsOf(accountId, { positionId }).filter((d) => d.entry === 'in');
     if (ins.length === 0) return undefined;
     const vol = ins.reduce((s, d) => s.plus(d.volume), dec(0));
     return ins.reduce((s, d) => s.plus(d.price.mul(d.volume)), dec(0)).div(vol);

@@ -221,7 +221,7 @@ export async function startMetaApiSimServer(
     const read = (run: () => unknown) =>
       withFault(req, res, 'read', sim.id, 'client', () => ({ status: 200, body: run() }));
     const orders = (list: ReturnType<SimBrokerApi['orders']>) => {
-      const prices = fillPrices(broker.deals(sim.id));
+      const prices = fillPrices(list.flatMap((o) => broker.dealsOf(sim.id, { orderId: o.id })));
       return list.map((o) =>
         orderDto(o, {
           ...ctx,

@@ -67,7 +67,7 @@ export function attachMetaApiStream(http: HttpServer, deps: MetaApiStreamDeps): 
   };
   const orderDtos = (simId: string, list: Order[]) => {
     const ctx = dtoCtx(simId);
-    const prices = fillPrices(broker.deals(simId));
+    const prices = fillPrices(list.flatMap((o) => broker.dealsOf(simId, { orderId: o.id })));
     return list.map((o) =>
       orderDto(o, {
         ...ctx,
@@ -186,10 +186,7 @@ export function attachMetaApiStream(http: HttpServer, deps: MetaApiStreamDeps): 
     if (!ev.order) return {};
     const [dto] = orderDtos(simId, [ev.order]);
     if (ev.kind === 'order_filled' || ev.kind === 'order_cancelled') {
-      const deals = broker
-        .deals(simId)
-        .filter((d) => d.orderId === ev.order!.id)
-        .map((d) => dealDto(d, ctx));
+      const deals = broker.dealsOf(simId, { orderId: ev.order.id }).map((d) => dealDto(d, ctx));
       return { completedOrderIds: [ev.order.id], historyOrders: [dto], ...(deals.length ? { deals } : {}) };
     }
     return { updatedOrders: [dto] };

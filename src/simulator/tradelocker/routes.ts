@@ -132,7 +132,8 @@ export function buildRoutes(deps: RouteDeps): Route[] {
   };
 
   const orderRows = (cols: string[], simId: string, orders: Order[]) => {
-    const prices = fillPrices(broker.deals(simId));
+    // Only the listed orders' deals: the account's whole history of deals grows with every trade.
+    const prices = fillPrices(orders.flatMap((o) => broker.dealsOf(simId, { orderId: o.id })));
     return orders.map((o) => orderRow(cols, o, instOf(o.symbol), prices.get(o.id) ?? null));
   };
 
