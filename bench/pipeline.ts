@@ -82,7 +82,8 @@ export async function startPipeline(o: {
     const group = await store.accounts.createGroup(user.id, 'bench');
     const common = { userId: user.id, groupId: group.id, environment: 'demo' as const, currency: 'USD' };
     const funds = { balance: new Decimal(1_000_000), equity: new Decimal(1_000_000) };
-    // Each cTrader account under its own cTrader ID user: its own connection, its own 50 req/s.
+    // Each cTrader account under its own cTrader ID user; the adapter factory still puts them all on one connection
+    // (one per endpoint, as the Open API allows), so they share its 50 req/s.
     const cTraderAccount = async (user: string, role: 'master' | 'slave', name: string) => {
       const sim = broker.createAccount({ balance: 1_000_000, meta: { ctidUserId: user, environment: 'demo' } });
       const tokens = ct.issueTokenFor(user);

@@ -1,4 +1,4 @@
-// Issue 12: the soak. 100 Slaves (50 on platform B, 50 on C, each C on its own connection) behind one Master on
+// Issue 12: the soak. 100 Slaves (50 on platform B, 50 on C, all C on one shared connection) behind one Master on
 // platform C, through the whole service (bench/pipeline.ts); an action every 2 s at the simulated broker, an
 // open then its close. On this shared machine absolute latency follows the machine's load, not the service's age,
 // so every action also drives an in-run baseline: one platform B and one platform C account of the same

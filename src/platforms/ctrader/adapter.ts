@@ -14,6 +14,7 @@ import type {
 import { CTRADER_TAG_MAX, ctraderCapabilities } from './capabilities.js';
 import type { CTraderConnection } from './connection.js';
 import { RequestTimeoutError, readError, writeFailure } from './errors.js';
+import { PositionView, type PositionTarget } from './position-view.js';
 import {
   parseExecutionEvent,
   parseOrder,
@@ -83,6 +84,7 @@ export class CTraderAdapter implements BrokerAdapter {
   private readonly spotWaiters = new Map<string, (() => void)[]>();
   private readonly listeners = new Set<(ev: BrokerEvent) => void>();
   private eventChain: Promise<void> = Promise.resolve();
+  private readonly positions = new PositionView();
   private readonly offEvents: () => void;
   private closed = false;
 
@@ -460,8 +462,11 @@ export class CTraderAdapter implements BrokerAdapter {
     });
   }
 
+  /** Every reconcile answer also (re)starts the position view, when it can be placed among the events. */
   private async reconcile(): Promise<ReconcileResMsg> {
+    const read = this.positions.beginRead(this.conn.accountSession(this.ctid));
     const rec = (await this.call(PT.RECONCILE_REQ, {})).payload as unknown as ReconcileResMsg;
+    this.positions.endRead(read, rec.position ?? [], this.conn.accountSession(this.ctid));
     return rec;
   }
 
@@ -481,7 +486,8 @@ export class CTraderAdapter implements BrokerAdapter {
   }
 
   /**
-   * Closes that need a position's symbol and volume while a lookup is already on its way share that lookup.
+   * A position's symbol and volume from the view the execution events keep (no request), else read. Closes that
+   * need a read while one is already on its way share it.
    * One reconcile per close doubled the requests of a mass close (and each answer lists every position), so
    * 1,200 closes behind 50 req/s took twice as long. A joiner's reading may predate its call by one round
    * trip: the same race a lookup-then-close always had; a volume changed meanwhile is a partial close or a
@@ -489,12 +495,25 @@ export class CTraderAdapter implements BrokerAdapter {
    */
   private lookup: Promise<ReconcileResMsg> | null = null;
 
-  private async positionTarget(positionId: string): Promise<{ symbolId: string; volume: string } | null> {
-    this.lookup ??= this.reconcile().finally(() => {
+  private async positionTarget(positionId: string): Promise<PositionTarget | null> {
+    const known = this.positions.get(positionId, this.conn.accountSession(this.ctid));
+    if (known) return known;
+    this.lookup ??= this.authorisedThenReconcile().finally(() => {
       this.lookup = null;
     });
     const p = ((await this.lookup).position ?? []).find((x) => String(x.positionId) === positionId);
     return p ? { symbolId: String(p.tradeData.symbolId), volume: String(p.tradeData.volume) } : null;
+  }
+
+  /**
+   * Authorised first, so the read is sent within the session it is answered in and can make the view trusted:
+   * sent before the (lazy) authorisation, the first close after a start or reconnect would read twice. A failure
+   * here is left to the read itself to report.
+   */
+  private async authorisedThenReconcile(): Promise<ReconcileResMsg> {
+    if (this.conn.accountSession(this.ctid) === null)
+      await this.conn.ensureAccount(this.ctid, this.timeoutMs).catch(() => undefined);
+    return this.reconcile();
   }
 
   // ---- internals: symbols and prices --------------------------------------------------------------------
@@ -684,8 +703,15 @@ export class CTraderAdapter implements BrokerAdapter {
       for (const w of this.spotWaiters.get(id)?.splice(0) ?? []) w();
       return;
     }
-    if (env.payloadType !== PT.EXECUTION_EVENT || this.listeners.size === 0) return;
+    if (env.payloadType !== PT.EXECUTION_EVENT) return;
     const ev = exec(env);
+    // Whether anyone listens or not: the view must see every event of the session to be trusted.
+    try {
+      this.positions.apply(ev);
+    } catch {
+      this.positions.distrust();
+    }
+    if (this.listeners.size === 0) return;
     // Ordered delivery even when a symbol must be fetched first.
     this.eventChain = this.eventChain.then(async () => {
       const ids = [ev.position?.tradeData.symbolId, ev.order?.tradeData.symbolId, ev.deal?.symbolId].filter(

@@ -68,6 +68,8 @@ interface AccountSession {
   listeners: Set<(env: Envelope) => void>;
   hooks: AccountHooks;
   refs: number;
+  /** Which authorisation the account is in (unique on the connection); see accountSession. */
+  session: number;
 }
 
 interface Pending {
@@ -115,6 +117,7 @@ export class CTraderConnection {
   private fatal: AppError | null = null;
   private attempt = 0;
   private seq = 0;
+  private sessions = 0;
   private lastRx = 0;
   private lastTx = 0;
   private reconnectTimer: NodeJS.Timeout | null = null;
@@ -171,6 +174,7 @@ export class CTraderConnection {
       listeners: new Set(),
       hooks,
       refs: 1,
+      session: 0,
     });
   }
 
@@ -184,6 +188,17 @@ export class CTraderConnection {
   accountStatus(ctid: string): { state: AccountState; error: AppError | null } | null {
     const acc = this.accounts.get(ctid);
     return acc ? { state: acc.state, error: acc.error } : null;
+  }
+
+  /**
+   * The account's current authorisation on this connection, or null while it has none. The server pushes an
+   * account's execution events only while it is authorised, so two reads of the same number mean no event of the
+   * account can have been missed between them; a different number (re-authorised after a reconnect, an account
+   * disconnect, a token refusal) means some may have been.
+   */
+  accountSession(ctid: string): number | null {
+    const acc = this.accounts.get(ctid);
+    return acc?.state === 'authorised' ? acc.session : null;
   }
 
   currentTokens(ctid: string): CTraderTokens | null {
@@ -610,6 +625,7 @@ export class CTraderConnection {
     } catch (err) {
       if (!(err instanceof OpenApiError && err.errorCode === 'ALREADY_LOGGED_IN')) throw err;
     }
+    acc.session = ++this.sessions;
     acc.state = 'authorised';
     acc.error = null;
   }
