@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Account } from '../domain/account.js';
+import type { MasterItem } from '../domain/ledger-types.js';
 import type { Order, Position } from '../domain/types.js';
 import type { BrokerAdapter, BrokerEvent } from '../platforms/adapter.js';
 import type { Store } from '../store/store.js';
@@ -109,12 +110,15 @@ export class AccountWatch {
     const at = Date.parse(ev.at) || this.engine.clock();
     if (ev.position) {
       const p = ev.position;
-      // A new tagged position: its item and what carries its tag read together, not one round trip to the store
-      // after the other while the copy waits (a known item makes the tag's reads unneeded, rare for an opening).
-      const [known, tagged] = await Promise.all([
-        this.store.trades.masterItem(master.id, 'position', p.id),
-        ev.kind === 'position_opened' && p.tag ? tagHolders(this.store, p.tag) : undefined,
-      ]);
+      // A new tagged position: its item and what carries its tag in one statement, the one round trip to the store
+      // before the record while the copy waits (a known item makes the tag's reads unneeded, rare for an opening).
+      let known: MasterItem | null;
+      let tagged: TagHolders | undefined;
+      if (ev.kind === 'position_opened' && p.tag) {
+        const r = await this.store.trades.itemAndTag(master.id, 'position', p.id, p.tag);
+        known = r.item;
+        tagged = { trade: r.trade, intent: r.intent };
+      } else known = await this.store.trades.masterItem(master.id, 'position', p.id);
       if (ev.kind === 'position_closed')
         return this.run(master, diffPosition(master.id, known, null, at, p.currentPrice));
       if (!known || !known.open) {

@@ -371,6 +371,48 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       expect(await store.trades.intentsOfTrade(t4.id)).toHaveLength(2);
     });
 
+    it("reads a new Master item's row and what carries its tag in one call, as the three reads one by one give", async () => {
+      const { u, m, s } = await masterAndSlave('itag');
+      const t = tradeRow(u.id, m.id);
+      const j = intentRow(t.id, s.id);
+      expect(await store.trades.recordAction(t, [j], [])).toBe(true);
+      await store.trades.upsertMasterItem({
+        accountId: m.id,
+        kind: 'position',
+        itemId: 'mp_itag',
+        symbol: 'EURUSD',
+        side: 'buy',
+        orderType: 'market',
+        volume: dec('0.5'),
+        tag: 'other-tool',
+        open: true,
+        seq: 2,
+        originTradeId: t.id,
+      });
+      const oneByOne = async (itemId: string, tag: string) => ({
+        item: await store.trades.masterItem(m.id, 'position', itemId),
+        trade: await store.trades.tradeByTag(tag),
+        intent: await store.trades.intentByTag(tag),
+      });
+      for (const [itemId, tag] of [
+        ['mp_itag', t.tag],
+        ['mp_itag', j.tag],
+        ['mp_itag', 'nobody-carries-this'],
+        ['mp_none', t.tag],
+        ['mp_none', 'nobody-carries-this'],
+      ] as const)
+        expect(await store.trades.itemAndTag(m.id, 'position', itemId, tag)).toEqual(await oneByOne(itemId, tag));
+      const both = await store.trades.itemAndTag(m.id, 'position', 'mp_itag', t.tag);
+      expect([both.item?.seq, both.item?.volume.toString(), both.trade?.id, both.intent]).toEqual([
+        2,
+        '0.5',
+        t.id,
+        null,
+      ]);
+      expect((await store.trades.itemAndTag(m.id, 'order', 'mp_itag', j.tag)).item).toBeNull();
+      expect((await store.trades.itemAndTag(m.id, 'position', 'mp_none', j.tag)).intent?.id).toBe(j.id);
+    });
+
     it('records a fan-out whose rows share Decimals: each row reads back its own values, nulls as null', async () => {
       const { u, m, s } = await masterAndSlave('fan');
       const t = {

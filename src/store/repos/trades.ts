@@ -717,6 +717,34 @@ export class TradesRepo {
     return row ? masterItemFromRow(row) : null;
   }
 
+  /**
+   * A new Master item's reads before its copy is planned, in one statement: the item as the watcher knows it, and
+   * the trade and the copy intent that carry `tag` now (each unique, so the left joins give one row). Three
+   * statements, even posted at once, ran one after another in the embedded store's worker, each built by drizzle
+   * on the event loop while the Master's fill waited.
+   */
+  async itemAndTag(
+    accountId: string,
+    kind: LinkKind,
+    itemId: string,
+    tag: string,
+  ): Promise<{ item: MasterItem | null; trade: Trade | null; intent: CopyIntent | null }> {
+    const [row] = await this.db
+      .select({ item: masterItems, trade: trades, intent: copyIntents })
+      .from(sql`(select 1) as one`)
+      .leftJoin(
+        masterItems,
+        and(eq(masterItems.accountId, accountId), eq(masterItems.kind, kind), eq(masterItems.itemId, itemId)),
+      )
+      .leftJoin(trades, eq(trades.tag, tag))
+      .leftJoin(copyIntents, eq(copyIntents.tag, tag));
+    return {
+      item: row?.item ? masterItemFromRow(row.item) : null,
+      trade: row?.trade ? tradeFromRow(row.trade) : null,
+      intent: row?.intent ? intentFromRow(row.intent) : null,
+    };
+  }
+
   async upsertMasterItem(it: NewMasterItem): Promise<void> {
     await upsertItem(this.db, it);
   }
