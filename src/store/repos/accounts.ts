@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, inArray, isNull, ne, or, sql } from 'drizzle-orm';
+import { and, asc, eq, getTableColumns, gt, inArray, isNull, ne, or, sql } from 'drizzle-orm';
 import type { Db } from '../db.js';
 import {
   accounts,
@@ -23,7 +23,10 @@ type AccountRow = typeof accounts.$inferSelect;
 /** Rows the user still has: a removed connection only lives on in the history (trades, ledger, events). */
 const live = isNull(accounts.removedAt);
 
-const toAccount = (r: AccountRow): Account => ({
+/** Every column an Account is built from: all but the credentials, which are only read where they are opened. */
+const { credentialsEnc: _credentials, ...accountColumns } = getTableColumns(accounts);
+
+const toAccount = (r: Omit<AccountRow, 'credentialsEnc'>): Account => ({
   id: r.id,
   userId: r.userId,
   platform: r.platform as Platform,
@@ -640,6 +643,30 @@ export class AccountsRepo {
         .filter((m) => m.role === 'slave')
         .map((m) => ({ ...m, rule: rules.get(m.id) ?? withDefaults(undefined) })),
     };
+  }
+
+  /**
+   * The live Slaves of a user's group, oldest first (as `list`), each with its copy rule (defaults when none is
+   * stored): what every copy plans from. On the single-writer store from the caches; on PostgreSQL one statement
+   * (a join, the role filtered in SQL) instead of the group's accounts and then their rules, one round trip after
+   * the other.
+   */
+  async slavesOfGroup(userId: string, groupId: string): Promise<Array<{ account: Account; rule: CopyRule }>> {
+    if (this.cache) {
+      const slaves = (await this.list(userId, { groupId })).filter((a) => a.role === 'slave');
+      const rules = await this.rulesFor(slaves.map((a) => a.id));
+      return slaves.map((account) => ({ account, rule: rules.get(account.id) ?? withDefaults(undefined) }));
+    }
+    const rows = await this.db
+      .select({ ...accountColumns, rule: copyRules.rule })
+      .from(accounts)
+      .leftJoin(copyRules, eq(copyRules.slaveAccountId, accounts.id))
+      .where(and(eq(accounts.userId, userId), eq(accounts.groupId, groupId), eq(accounts.role, 'slave'), live))
+      .orderBy(asc(accounts.createdAt), asc(accounts.id));
+    return rows.map((r) => ({
+      account: toAccount(r),
+      rule: withDefaults((r.rule ?? undefined) as Partial<CopyRule> | undefined),
+    }));
   }
 
   async rulesFor(slaveIds: string[]): Promise<Map<string, CopyRule>> {
