@@ -199,10 +199,23 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       // A disabled Slave is still read: the planner skips it with its reason.
       await store.accounts.setStatus(b.id, 'disabled', 'by user');
       await store.accounts.remove(c.id);
+      // Created in one statement: one created_at, so their order is the ids'.
+      await store.accounts.createMany(
+        ['x', 'y', 'z'].map((k) => ({
+          userId,
+          platform: 'sim' as const,
+          role: 'slave' as const,
+          name: k,
+          groupId: g.id,
+          brokerAccountId: `sog-${k}`,
+          brokerAccountNumber: k,
+        })),
+      );
 
       const got = await store.accounts.slavesOfGroup(userId, g.id);
-      expect(got.map((x) => x.account.id)).toEqual([a.id, b.id, d.id]);
-      expect(got.map((x) => x.rule)).toEqual([fixed, withDefaults(undefined), withDefaults(undefined)]);
+      expect(got.map((x) => x.account.id).slice(0, 3)).toEqual([a.id, b.id, d.id]);
+      expect(got.map((x) => x.account.name).slice(3)).toEqual(['x', 'y', 'z']);
+      expect(got.map((x) => x.rule).slice(0, 3)).toEqual([fixed, withDefaults(undefined), withDefaults(undefined)]);
       expect(got[1]?.account.status).toBe('disabled');
       expect(got[0]?.account).toEqual(await store.accounts.owned(userId, a.id));
       // The same as the group's list (Slaves only) and their rules, as the copy read them before.

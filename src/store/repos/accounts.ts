@@ -26,6 +26,9 @@ const live = isNull(accounts.removedAt);
 /** Every column an Account is built from: all but the credentials, which are only read where they are opened. */
 const { credentialsEnc: _credentials, ...accountColumns } = getTableColumns(accounts);
 
+/** created_at to the microsecond as fixed-width text: sorts as the timestamp does. */
+const createdAtKey = sql<string>`to_char(${accounts.createdAt} at time zone 'UTC', 'YYYYMMDDHH24MISSUS')`;
+
 const toAccount = (r: Omit<AccountRow, 'credentialsEnc'>): Account => ({
   id: r.id,
   userId: r.userId,
@@ -658,11 +661,15 @@ export class AccountsRepo {
       return slaves.map((account) => ({ account, rule: rules.get(account.id) ?? withDefaults(undefined) }));
     }
     const rows = await this.db
-      .select({ ...accountColumns, rule: copyRules.rule })
+      .select({ ...accountColumns, rule: copyRules.rule, at: createdAtKey })
       .from(accounts)
       .leftJoin(copyRules, eq(copyRules.slaveAccountId, accounts.id))
-      .where(and(eq(accounts.userId, userId), eq(accounts.groupId, groupId), eq(accounts.role, 'slave'), live))
-      .orderBy(asc(accounts.createdAt), asc(accounts.id));
+      .where(and(eq(accounts.userId, userId), eq(accounts.groupId, groupId), eq(accounts.role, 'slave'), live));
+    // `list`'s order (created_at, then id), sorted here: the server's sort of 1000 rows that carry their rules took
+    // 3-10 ms (EXPLAIN ANALYZE at load 7; the same sort without the rule column 0.4 ms), this one well under 1 ms.
+    // The key keeps created_at's microseconds (a Date has milliseconds); ids are ASCII, so code-unit order is the
+    // database's text order for them.
+    rows.sort((x, y) => (x.at < y.at ? -1 : x.at > y.at ? 1 : x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
     return rows.map((r) => ({
       account: toAccount(r),
       rule: withDefaults((r.rule ?? undefined) as Partial<CopyRule> | undefined),
