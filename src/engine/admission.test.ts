@@ -95,8 +95,8 @@ describe('Admission.admit: what the engine knows of each eligible Slave', () => 
   }) => {
     const store = {
       accounts: {
-        list: async () => [master, fast, slow, down],
-        rulesFor: async (ids: string[]) => new Map(ids.map((id) => [id, withDefaults({ maxDelayMs: 10_000 })])),
+        slavesOfGroup: async () =>
+          [fast, slow, down].map((account) => ({ account, rule: withDefaults({ maxDelayMs: 10_000 }) })),
       },
       trades: {
         unsettledIntents: async () =>

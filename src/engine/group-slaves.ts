@@ -1,5 +1,4 @@
 import type { Account } from '../domain/account.js';
-import { withDefaults } from '../domain/copy-rule.js';
 import type { NewEvent } from '../store/repos/events.js';
 import type { Store } from '../store/store.js';
 import type { MasterAction } from './actions.js';
@@ -10,15 +9,12 @@ import type { Slave } from './plan-inputs.js';
 /** The Slaves of a Master's group, each with its copy rule and adapter (null when it cannot be opened now). */
 export async function groupSlaves(store: Store, adapters: AdapterRegistry, master: Account): Promise<Slave[]> {
   if (!master.groupId) return [];
-  const accounts = (await store.accounts.list(master.userId, { groupId: master.groupId })).filter(
-    (a) => a.role === 'slave',
-  );
-  const rules = await store.accounts.rulesFor(accounts.map((a) => a.id));
+  const slaves = await store.accounts.slavesOfGroup(master.userId, master.groupId);
   // Always through forAccount: its resolver hands out a shadowed Slave's simulated twin.
   return Promise.all(
-    accounts.map(async (account) => ({
+    slaves.map(async ({ account, rule }) => ({
       account,
-      rule: rules.get(account.id) ?? withDefaults(undefined),
+      rule,
       adapter: await adapters.forAccount(account).catch(() => null),
     })),
   );

@@ -5,7 +5,42 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/store.js';
 import { newId } from '../../src/domain/ids.js';
 import { dec } from '../../src/domain/decimal.js';
-import { intentRow, seedAccounts } from '../helpers/store-seed.js';
+import { intentRow, seedAccounts, tradeRow } from '../helpers/store-seed.js';
+import { requirePostgres, tempDatabase } from '../helpers/postgres.js';
+import { AdapterRegistry } from '../../src/engine/adapter-registry.js';
+import { groupSlaves } from '../../src/engine/group-slaves.js';
+
+const pgAvailable = await requirePostgres();
+let groups = 0;
+
+/**
+ * A watcher copy's statements before its last hand-off, split into the planning read (the group's Slaves with
+ * their rules, through the engine's own `groupSlaves`) and the record; each read twice, so a cache shows.
+ */
+async function copyStatements(store: Store, seen: string[]): Promise<{ reads: number[]; record: number }> {
+  const { userId, master: m, slaves } = await seedAccounts(store, `cs${++groups}-`, 30);
+  const g = await store.accounts.createGroup(userId, 'g');
+  await store.accounts.setRoleAndGroup(m.id, 'master', g.id);
+  for (const s of slaves) await store.accounts.setRoleAndGroup(s.id, 'slave', g.id);
+  const master = (await store.accounts.byId(m.id))!;
+  const adapters = new AdapterRegistry({ open: async () => null });
+  const reads: number[] = [];
+  for (let i = 0; i < 2; i++) {
+    seen.length = 0;
+    expect((await groupSlaves(store, adapters, master)).map((s) => s.account.id)).toEqual(slaves.map((s) => s.id));
+    reads.push(seen.length);
+  }
+  const trade = tradeRow(userId, m.id, { actionId: `${m.id}:mp1:open:1` });
+  seen.length = 0;
+  expect(
+    await store.trades.recordAction(
+      trade,
+      slaves.map((s) => intentRow(trade.id, s.id)),
+      [],
+    ),
+  ).toBe(true);
+  return { reads, record: seen.length };
+}
 
 /** The copy hot path's statement budget (issue 12): counted through the store's driver hook. */
 describe('statements per fan-out', () => {
@@ -86,5 +121,30 @@ describe('statements per fan-out', () => {
     expect(seen).toHaveLength(5);
     expect((await store.trades.openLinksOfMasterAccount(m.id)).length).toBe(40);
     expect((await store.trades.intentsInState('confirmed')).length).toBe(40);
+  }, 60_000);
+
+  it("plans a copy from the store's caches: the record is the only statement before the hand-off", async () => {
+    // The first read fills the caches; every later copy reads nothing.
+    expect(await copyStatements(store, seen)).toEqual({ reads: [2, 0], record: 1 });
+  }, 60_000);
+});
+
+describe.runIf(pgAvailable)('statements per fan-out, PostgreSQL', () => {
+  let store: Store;
+  let drop: () => Promise<void>;
+  const seen: string[] = [];
+  beforeAll(async () => {
+    const db = await tempDatabase();
+    drop = db.drop;
+    store = await Store.open({ dataDir: ':unused:', databaseUrl: db.url, onStatement: (q) => seen.push(q) });
+  }, 120_000);
+  afterAll(async () => {
+    await store?.close();
+    await drop?.();
+  });
+
+  it("reads the group's Slaves with their rules in one statement, then records in one: 2 before the hand-off", async () => {
+    // No cache on PostgreSQL (other processes write accounts and rules): every copy reads, once.
+    expect(await copyStatements(store, seen)).toEqual({ reads: [1, 1], record: 1 });
   }, 60_000);
 });

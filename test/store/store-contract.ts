@@ -1,6 +1,7 @@
 import { intentRow, seedAccounts, tradeRow } from '../helpers/store-seed.js';
 import { beforeAll, afterAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/store.js';
+import type { Account } from '../../src/domain/account.js';
 import { newId } from '../../src/domain/ids.js';
 import { IntentTransitionError } from '../../src/domain/intent.js';
 import { Decimal, dec } from '../../src/domain/decimal.js';
@@ -182,6 +183,51 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       await store.accounts.setStatus(s.id, 'paused', 'by user');
       expect((await store.accounts.owned(u.id, s.id))?.status).toBe('paused');
       expect(await store.accounts.list(other.id)).toEqual([]);
+    });
+
+    it("reads a group's Slaves for a copy: its live Slaves oldest first, each with its stored rule or the defaults", async () => {
+      const { userId, master, slaves } = await seedAccounts(store, 'sog', 5);
+      const [a, b, c, d, e] = slaves as [Account, Account, Account, Account, Account];
+      const g = await store.accounts.createGroup(userId, 'copy');
+      const elsewhere = await store.accounts.createGroup(userId, 'elsewhere');
+      await store.accounts.setRoleAndGroup(master.id, 'master', g.id);
+      for (const s of [a, b, c, d]) await store.accounts.setRoleAndGroup(s.id, 'slave', g.id);
+      await store.accounts.setRoleAndGroup(e.id, 'slave', elsewhere.id);
+      const fixed = withDefaults({ sizing: { mode: 'fixed', volume: '0.05' }, symbolMap: { EURUSD: 'EURUSD.m' } });
+      await store.accounts.setRule(a.id, fixed);
+      await store.accounts.setRule(e.id, withDefaults({ reverse: true }));
+      // A disabled Slave is still read: the planner skips it with its reason.
+      await store.accounts.setStatus(b.id, 'disabled', 'by user');
+      await store.accounts.remove(c.id);
+      // Created in one statement: one created_at, so their order is the ids'.
+      await store.accounts.createMany(
+        ['x', 'y', 'z'].map((k) => ({
+          userId,
+          platform: 'sim' as const,
+          role: 'slave' as const,
+          name: k,
+          groupId: g.id,
+          brokerAccountId: `sog-${k}`,
+          brokerAccountNumber: k,
+        })),
+      );
+
+      const got = await store.accounts.slavesOfGroup(userId, g.id);
+      expect(got.map((x) => x.account.id).slice(0, 3)).toEqual([a.id, b.id, d.id]);
+      expect(got.map((x) => x.account.name).slice(3)).toEqual(['x', 'y', 'z']);
+      expect(got.map((x) => x.rule).slice(0, 3)).toEqual([fixed, withDefaults(undefined), withDefaults(undefined)]);
+      expect(got[1]?.account.status).toBe('disabled');
+      expect(got[0]?.account).toEqual(await store.accounts.owned(userId, a.id));
+      // The same as the group's list (Slaves only) and their rules, as the copy read them before.
+      const listed = (await store.accounts.list(userId, { groupId: g.id })).filter((x) => x.role === 'slave');
+      const rules = await store.accounts.rulesFor(listed.map((x) => x.id));
+      expect(got).toEqual(
+        listed.map((account) => ({ account, rule: rules.get(account.id) ?? withDefaults(undefined) })),
+      );
+      // Another user's id never reads the group; a rule written after a read is seen by the next.
+      expect(await store.accounts.slavesOfGroup((await user()).id, g.id)).toEqual([]);
+      await store.accounts.setRule(d.id, withDefaults({ copyStopLoss: false }));
+      expect((await store.accounts.slavesOfGroup(userId, g.id))[2]?.rule.copyStopLoss).toBe(false);
     });
 
     it('records a trade and all its intents atomically, with unique tags', async () => {
