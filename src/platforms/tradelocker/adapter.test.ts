@@ -230,3 +230,72 @@ describe('TradeLocker connect flow, factory and polling watcher', () => {
     await adapter.close();
   });
 });
+
+describe('TradeLocker writes read back only the recent history', () => {
+  it('a market open and a close parse a few history rows, not every order of the last five minutes', async () => {
+    // The broker's clock a few minutes back while the history is made, then now.
+    let skew = 0;
+    const broker = new SimBroker({ seed: 11, now: () => new Date(Date.now() - skew) });
+    const acc = broker.createAccount({ balance: 1_000_000, meta: META });
+    const srv = await startTradeLockerSimServer(broker);
+    // A busy account: 120 finished orders within the lookback, one to four minutes ago (a soak Slave makes 30 a minute).
+    for (let i = 0; i < 60; i++) {
+      skew = 240_000 - i * 3_000;
+      const r = broker.placeOrder(acc.id, {
+        symbol: 'EURUSD',
+        side: 'buy',
+        type: 'market',
+        volume: dec('0.1'),
+        tag: `h${i}`,
+      });
+      broker.closePosition(acc.id, r.position!.id);
+    }
+    skew = 0;
+    let historyRows = 0;
+    const spy: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      if (new URL(String(input)).pathname.endsWith('/ordersHistory')) {
+        const body = (await res.clone().json()) as { d?: { ordersHistory?: unknown[] } };
+        historyRows += body.d?.ordersHistory?.length ?? 0;
+      }
+      return res;
+    };
+    const adapter = new TradeLockerAdapter({
+      baseUrl: srv.baseUrl,
+      ...META,
+      accountId: acc.login,
+      accNum: 1,
+      fetch: spy,
+    });
+    try {
+      const opened = await adapter.placeOrder({
+        symbol: 'EURUSD',
+        side: 'sell',
+        type: 'market',
+        volume: dec('0.1'),
+        tag: 'recent-1',
+      });
+      expect(opened).toMatchObject({ kind: 'confirmed', filledVolume: dec('0.1') });
+      const openRows = historyRows;
+      const closed = await adapter.closePosition(opened.kind === 'confirmed' ? opened.positionId! : '');
+      expect(closed.kind === 'confirmed' && closed.brokerOrderId).toBeTruthy();
+      // The order just made, and what else the account made in the same seconds: not the 120 before it.
+      expect(openRows).toBeLessThan(10);
+      expect(historyRows - openRows).toBeLessThan(10);
+      // A broker clock a minute behind ours: the order is outside the near window, the whole lookback finds it.
+      skew = 60_000;
+      const late = await adapter.placeOrder({
+        symbol: 'EURUSD',
+        side: 'buy',
+        type: 'market',
+        volume: dec('0.1'),
+        tag: 'recent-2',
+      });
+      expect(late).toMatchObject({ kind: 'confirmed', filledVolume: dec('0.1') });
+      expect(late.kind === 'confirmed' && late.positionId).toBeTruthy();
+    } finally {
+      await adapter.close();
+      await srv.close();
+    }
+  });
+});
