@@ -202,6 +202,12 @@ export class Settler {
           this.engine.inFlight.add(r.intent.id);
           let resend: Promise<unknown> | null = null;
           try {
+            // The pass read its rows at its start; a write whose answer came after the grace may have been finished
+            // by the engine since (outcome written, row let go). Settled from the old row, it would cost a useless
+            // lookup at the broker and end in a transition the store refuses, logged as a failure.
+            const now = await this.store.trades.intentById(r.intent.id);
+            if (!now || now.state !== r.intent.state || now.updatedAt.getTime() !== r.intent.updatedAt.getTime())
+              return;
             report.checked++;
             const settled = await this.settleOne(r.intent, r.trade, lookups);
             report[settled.result]++;
