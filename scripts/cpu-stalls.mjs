@@ -2,7 +2,7 @@
 // The longest stretches without an idle sample in a V8 CPU profile (node --cpu-prof), and what ran in them: a
 // stretch is when the event loop could not turn, so this names the code behind an event-loop stall.
 // Usage: node scripts/cpu-stalls.mjs FILE.cpuprofile [minMs=50] [top=10] [fromSec=0] (seconds into the profile)
-import { readFileSync } from 'node:fs';
+import { loadProfile } from './cpu-profile.mjs';
 
 const [file, minArg, topArg, fromArg] = process.argv.slice(2);
 if (!file) {
@@ -12,21 +12,13 @@ if (!file) {
 const minMs = Number(minArg ?? 50);
 const top = Number(topArg ?? 10);
 const fromSec = Number(fromArg ?? 0);
-const prof = JSON.parse(readFileSync(file, 'utf8'));
+const { prof, byId, parent, name, isOurs } = loadProfile(file);
 
-const byId = new Map(prof.nodes.map((n) => [n.id, n]));
-const parent = new Map();
-for (const n of prof.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-const name = (n) => {
-  const f = n.callFrame;
-  const where = f.url ? `${f.url.replace(/^.*\/(dist|node_modules)\//, '$1/')}:${f.lineNumber + 1}` : '';
-  return `${f.functionName || '(anonymous)'} ${where}`.trim();
-};
 // The innermost frame of our own code on a sample's stack says which of our calls the time belongs to.
 const ours = (id) => {
   for (let cur = id; cur !== undefined; cur = parent.get(cur)) {
     const n = byId.get(cur);
-    if (/\/dist\/src\//.test(n.callFrame.url) || /\/dist\/bench\//.test(n.callFrame.url)) return name(n);
+    if (isOurs(n)) return name(n);
   }
   return '(no frame of ours)';
 };

@@ -3,18 +3,9 @@
 // early and late in a soak: self time per function, inclusive time, or the innermost frame of our own code.
 // Usage: node scripts/cpu-windows.mjs FILE.cpuprofile fromA toA fromB toB [top=30] [self|total|ours]
 // (seconds into the profile; a worker thread writes its own file with --cpu-prof)
-import { readFileSync } from 'node:fs';
+import { loadProfile } from './cpu-profile.mjs';
 const [file, a0, a1, b0, b1, topArg, mode = 'self'] = process.argv.slice(2);
-const prof = JSON.parse(readFileSync(file, 'utf8'));
-const byId = new Map(prof.nodes.map((n) => [n.id, n]));
-const parent = new Map();
-for (const n of prof.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-const name = (n) => {
-  const f = n.callFrame;
-  const where = f.url ? `${f.url.replace(/^.*\/(dist|node_modules)\//, '$1/')}:${f.lineNumber + 1}` : '';
-  return `${f.functionName || '(anon)'} ${where}`.trim();
-};
-const isOurs = (n) => /\/dist\/(src|bench)\//.test(n.callFrame.url);
+const { prof, byId, parent, name, isOurs } = loadProfile(file);
 const { samples, timeDeltas } = prof;
 const t = [];
 let acc = 0;
