@@ -239,7 +239,12 @@ export class LeaseKeeper implements Fence {
       // The store is unreachable: the leases run out on our clock (epochOf) unless a later renewal works.
       this.log('lease renewal failed', err);
     }
-    if (lost.length > 0) this.queue(() => this.opts.onLost(lost), 'lease loss handling failed');
+    if (lost.length > 0) {
+      // Said now, not once their work has stopped: that waits behind the queue and on writes still on the wire
+      // (a broker's timeout after a pause), and the fence already refuses anything new under them.
+      if (this.opts.logger) this.opts.logger.warn({ keys: lost }, 'leases lost');
+      this.queue(() => this.opts.onLost(lost), 'lease loss handling failed');
+    }
     if (this.stopped) return;
     // Announced in this round (a start, or presence lost): its look at the live workers may have come just before
     // another one's announcement (see `secondLook`).

@@ -10,6 +10,7 @@ import { NatsBus } from '../bus/nats-bus.js';
 import { OrderService } from '../engine/order-service.js';
 import { composeCore, type Core } from './core.js';
 import { serveOrders } from './remote-orders.js';
+import { slowStepWatch } from './slow-step.js';
 import { requireScaleOut } from './scale-out.js';
 import { refuseBesideServe } from './serve-lease.js';
 
@@ -219,50 +220,70 @@ export async function startWorker(cfg: Config, logger: Logger | false, opts: Wor
         return [...masters, SCHEDULED_LEASE, ...others];
       },
       onAcquired: async (keys) => {
-        const ids = keys.filter((k) => k.startsWith('account:')).map((k) => k.slice('account:'.length));
-        if (ids.length > 0) {
-          // As on a restart: what the last owner left unknown is settled before anything new is planned.
-          // A pass already running may have started before the lease: wait for it, then one that sees the new keys.
-          await settler.runOnce();
-          await settler.runOnce({ graceMs: 0 });
-          for (const id of ids) {
-            draining.delete(id);
-            ready.add(id);
-            orderRoute.attach(id);
+        const watch = slowStepWatch(logger, 'taking leases over');
+        try {
+          const ids = keys.filter((k) => k.startsWith('account:')).map((k) => k.slice('account:'.length));
+          if (ids.length > 0) {
+            // As on a restart: what the last owner left unknown is settled before anything new is planned.
+            // A pass already running may have started before the lease: wait for it, then one that sees the new keys.
+            watch.step('settling what the last owner left');
+            await settler.runOnce();
+            await settler.runOnce({ graceMs: 0 });
+            for (const id of ids) {
+              draining.delete(id);
+              ready.add(id);
+              orderRoute.attach(id);
+            }
+            watch.step('watching the Masters taken');
+            await watcher.scan();
+            void reconciler.runAll().catch((err: unknown) => logger && logger.error({ err }, 'reconcile failed'));
+            if (logger) logger.info({ accounts: ids.length }, 'leases taken: accounts settled and watched');
           }
-          await watcher.scan();
-          void reconciler.runAll().catch((err: unknown) => logger && logger.error({ err }, 'reconcile failed'));
-          if (logger) logger.info({ accounts: ids.length }, 'leases taken: accounts settled and watched');
-        }
-        if (keys.includes(SCHEDULED_LEASE) && !scheduled) {
-          scheduled = true;
-          hooks.start();
-          risk.start(10_000);
-          await panic.resumeRunning();
-          if (logger) logger.info('lease taken: webhook delivery, risk samples and panic-close jobs run here');
+          if (keys.includes(SCHEDULED_LEASE) && !scheduled) {
+            scheduled = true;
+            hooks.start();
+            risk.start(10_000);
+            watch.step('resuming panic-close jobs');
+            await panic.resumeRunning();
+            if (logger) logger.info('lease taken: webhook delivery, risk samples and panic-close jobs run here');
+          }
+        } finally {
+          watch.done();
         }
       },
       onLost: async (keys) => {
-        for (const k of keys)
-          if (k.startsWith('account:')) {
-            ready.delete(k.slice('account:'.length));
-            draining.delete(k.slice('account:'.length));
-            orderRoute.detach(k.slice('account:'.length));
+        const watch = slowStepWatch(logger, 'stopping the work under lost leases');
+        watch.step('detaching the order route');
+        try {
+          for (const k of keys)
+            if (k.startsWith('account:')) {
+              ready.delete(k.slice('account:'.length));
+              draining.delete(k.slice('account:'.length));
+              orderRoute.detach(k.slice('account:'.length));
+            }
+          watch.step('stopping the watches of lost Masters');
+          // The lost Masters' watches stop; their ledger writes are refused by the store already (fence).
+          await watcher.scan();
+          const lostIds = keys.filter((k) => k.startsWith('account:')).map((k) => k.slice('account:'.length));
+          // Once our writes under them end (refused at the wire, or landed late), the new owner looks again. Not
+          // awaited: takeovers queued behind this loss must not wait for a slow broker.
+          if (lostIds.length > 0)
+            void writesEnded(lostIds).catch(
+              (err: unknown) => logger && logger.error({ err }, 'telling the new owners about late writes failed'),
+            );
+          if (keys.includes(SCHEDULED_LEASE) && scheduled) {
+            scheduled = false;
+            watch.step('stopping webhook delivery');
+            await hooks.stop();
+            watch.step('stopping risk samples');
+            await risk.stop();
+            watch.step('stopping panic-close jobs');
+            await panic.stop();
           }
-        // The lost Masters' watches stop; their ledger writes are refused by the store already (fence).
-        await watcher.scan();
-        const lostIds = keys.filter((k) => k.startsWith('account:')).map((k) => k.slice('account:'.length));
-        // Once our writes under them end (refused at the wire, or landed late), the new owner looks again. Not
-        // awaited: takeovers queued behind this loss must not wait for a slow broker.
-        if (lostIds.length > 0)
-          void writesEnded(lostIds).catch(
-            (err: unknown) => logger && logger.error({ err }, 'telling the new owners about late writes failed'),
-          );
-        if (keys.includes(SCHEDULED_LEASE) && scheduled) {
-          scheduled = false;
-          await Promise.all([hooks.stop(), risk.stop(), panic.stop()]);
+        } finally {
+          watch.done();
         }
-        if (logger) logger.warn({ keys }, 'leases lost');
+        if (logger) logger.warn({ keys }, 'work under lost leases stopped');
       },
     });
     keeper = lease;

@@ -45,7 +45,7 @@ describe.runIf(ready)('failover between worker processes', () => {
   let masterId: string;
   let slaveIds: string[];
   const workers = new Map<string, ChildProcess>();
-  /** What each worker printed on stdout (its warnings: "leases lost"). */
+  /** What each worker printed on stdout (its warnings: "leases lost", "work under lost leases stopped"). */
   const printed = new Map<string, string[]>();
   let roleEnv: Record<string, string>;
   const startWorker = async () => {
@@ -251,11 +251,21 @@ describe.runIf(ready)('failover between worker processes', () => {
       w.kill('SIGCONT');
     }
     // Awake: its next renewal is refused and it lets go of everything.
-    await until(
-      'the paused worker noticing it lost its leases',
-      async () => printed.get(paused)!.join('').includes('leases lost'),
-      TTL_MS * 5,
+    const continued = performance.now();
+    const said = (line: string) => async () => printed.get(paused)!.join('').includes(line);
+    // What the sleeper did since it woke tells why a wait failed: its log's end goes with the failure.
+    const withTail = (err: Error) => {
+      const tail = printed.get(paused)!.join('').split('\n').slice(-40).join('\n');
+      throw new Error(`${err.message}; the paused worker's last lines:\n${tail}`);
+    };
+    await until('the paused worker noticing it lost its leases', said('leases lost'), TTL_MS * 5).catch(withTail);
+    const noticedMs = performance.now() - continued;
+    // Its watch of the lost Master ends once the job it was on has its outcomes: a copy it had on the wire when
+    // stopped waits for the broker's answer or the adapter's timeout, so this is bounded by those, not by the TTL.
+    await until('the paused worker stopping the work under them', said('work under lost leases stopped'), 60_000).catch(
+      withTail,
     );
+    const stoppedMs = performance.now() - continued;
     // A write it had passed its gate for before the stop may still land as it wakes; the successor's reconcile
     // (told by the sleeper once its writes ended) closes it. Bounded: the api's 16 s wait is not involved here.
     const woke = performance.now();
@@ -278,7 +288,7 @@ describe.runIf(ready)('failover between worker processes', () => {
     const rows = (await Promise.all(accepted.map((id) => store.trades.intentsOfTrade(id)))).flat();
     const resent = rows.filter((r) => ((r.prevTags as string[] | null) ?? []).length > 0).length;
     console.log(
-      `SIGSTOP: ${resent} copies resent by the successor; ` +
+      `SIGSTOP: leases lost ${Math.round(noticedMs)} ms and their work stopped ${Math.round(stoppedMs)} ms after SIGCONT; ${resent} copies resent by the successor; ` +
         `${drift.length} late original writes of the sleeper landed and were closed by its successor; ` +
         `brokers clean ${Math.round(closedMs)} ms after the sleeper woke`,
     );
