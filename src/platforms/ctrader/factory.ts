@@ -108,8 +108,8 @@ interface EndpointPool {
   /** Lowered when the server refuses a connection for the application. */
   cap: number;
   opened: number;
-  /** One per adapter: the connection its account is on (several adapters of one account share it). */
-  homes: Set<{ ctid: string; conn: CTraderConnection }>;
+  /** By ctidTraderAccountId: the connection the account is on now, shared by its adapters. */
+  homes: Map<string, { conn: CTraderConnection; adapters: number }>;
 }
 
 /**
@@ -168,23 +168,29 @@ export function createCTraderAdapterFactory(opts: CTraderFactoryOptions): CTrade
     for (const ctid of conn.accountIds()) {
       const to = fewest(others)!;
       conn.handOver(ctid, to);
-      for (const h of pool.homes) if (h.ctid === ctid && h.conn === conn) h.conn = to;
+      const home = pool.homes.get(ctid);
+      if (home?.conn === conn) home.conn = to;
     }
     void drop(pool, key, conn);
   };
 
-  const place = (endpoint: CTraderEndpoint, ctid: string): { pool: EndpointPool; conn: CTraderConnection } => {
+  const place = (endpoint: CTraderEndpoint, ctid: string) => {
     const name = `${endpoint.host}:${endpoint.port}`;
     let pool = pools.get(name);
     if (!pool) {
-      pool = { endpoint, name, conns: new Map(), cap: maxConnections, opened: 0, homes: new Set() };
+      pool = { endpoint, name, conns: new Map(), cap: maxConnections, opened: 0, homes: new Map() };
       pools.set(name, pool);
     }
     // An account already open here stays on its connection: one authorisation, one stream of its events.
-    for (const h of pool.homes) if (h.ctid === ctid) return { pool, conn: h.conn };
-    const best = fewest(pool.conns.values());
-    if (best && (best.accountCount() < perConnection || pool.conns.size >= pool.cap)) return { pool, conn: best };
-    return { pool, conn: open(pool) };
+    let home = pool.homes.get(ctid);
+    if (!home) {
+      const best = fewest(pool.conns.values());
+      const fits = best && (best.accountCount() < perConnection || pool.conns.size >= pool.cap);
+      home = { conn: fits ? best : open(pool), adapters: 0 };
+      pool.homes.set(ctid, home);
+    }
+    home.adapters += 1;
+    return { pool, home };
   };
 
   return {
@@ -202,23 +208,21 @@ export function createCTraderAdapterFactory(opts: CTraderFactoryOptions): CTrade
     async create(account): Promise<BrokerAdapter> {
       const creds = parseCTraderCredentials(account.credentials, account.brokerAccountId);
       const ctid = creds.ctidTraderAccountId;
-      const { pool, conn } = place(opts.resolveEndpoint(account.environment), ctid);
-      conn.addAccount(
+      const { pool, home } = place(opts.resolveEndpoint(account.environment), ctid);
+      home.conn.addAccount(
         ctid,
         { accessToken: creds.accessToken, refreshToken: creds.refreshToken },
         {
           onTokensRefreshed: (tokens) => opts.onTokensRefreshed?.(account.id, tokens),
         },
       );
-      const home = { ctid, conn };
-      pool.homes.add(home);
       // Lazy: the first call connects and authorises, so a broker that is down at start-up does not stop the service.
       return new CTraderAdapter({
         connection: () => home.conn,
         ctidTraderAccountId: ctid,
         ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
         onClose: async () => {
-          if (!pool.homes.delete(home)) return;
+          if (--home.adapters <= 0 && pool.homes.get(ctid) === home) pool.homes.delete(ctid);
           const at = home.conn;
           if (!at.removeAccount(ctid)) return;
           const key = [...pool.conns].find(([, c]) => c === at)?.[0];
