@@ -7,8 +7,9 @@ import { startCTraderSimServer, type CTraderSimServer } from '../../src/simulato
 
 /**
  * A close knows its position's symbol and volume from the execution events the connection already receives, so
- * it sends one request (the close), not a reconcile first: 50 accounts share one connection and one rate window
- * of 50, and 50 closes that each read first waited a whole second for their second half.
+ * it sends one request (the close), not a reconcile first: 50 accounts on one connection share one rate window
+ * of 50, and 50 closes that each read first waited a whole second for their second half. (The factory now spreads
+ * 50 accounts over two connections; the test keeps them on one, the window it is about.)
  */
 
 interface Slave {
@@ -33,7 +34,7 @@ afterEach(async () => {
   }
 });
 
-async function world(n = 1): Promise<World> {
+async function world(n = 1, accountsPerConnection?: number): Promise<World> {
   const broker = new SimBroker({ seed: 5 });
   broker.setPrice('EURUSD', '1.08000');
   const accounts = Array.from({ length: n }, () =>
@@ -51,6 +52,7 @@ async function world(n = 1): Promise<World> {
     heartbeatMs: 100,
     deadAfterMs: 2_000,
     backoff: { initialMs: 40, maxMs: 400 },
+    ...(accountsPerConnection !== undefined ? { accountsPerConnection } : {}),
   });
   const w: World = { broker, server, factory, slaves: [] };
   worlds.push(w);
@@ -166,7 +168,7 @@ describe('a cTrader close after our own open', () => {
 
 describe('50 cTrader Slaves on one connection', () => {
   it('close with 50 requests in all (no reconcile): none of them waits behind the others for a place', async () => {
-    const w = await world(50);
+    const w = await world(50, 50);
     expect(w.factory.connections().size).toBe(1);
     const ids = await Promise.all(w.slaves.map((s) => open(s)));
     const before = w.server.requestStats().requests;

@@ -52,7 +52,8 @@ import { confirmed, denied, rejected } from '../adapter.js';
 import { indexTags } from '../tag-index.js';
 
 export interface CTraderAdapterOptions {
-  connection: CTraderConnection;
+  /** The connection the account is on, or where to find it now (the factory's pool may move it: see factory.ts). */
+  connection: CTraderConnection | (() => CTraderConnection);
   ctidTraderAccountId: string;
   /** How long a write waits for its execution event before it is `unresolved`. */
   timeoutMs?: number;
@@ -72,7 +73,7 @@ const WEEK_MS = 7 * 24 * 3600 * 1000;
 export class CTraderAdapter implements BrokerAdapter {
   /** HEDGED until the trader is read (cTrader's default account type); a NETTED account says so in every read. */
   private hedging = true;
-  private readonly conn: CTraderConnection;
+  private readonly connectionOf: () => CTraderConnection;
   private readonly ctid: string;
   private readonly timeoutMs: number;
   private readonly historyMs: number;
@@ -80,7 +81,7 @@ export class CTraderAdapter implements BrokerAdapter {
   private readonly symbols = new Map<string, SymbolInfo>();
   private readonly symbolLoads = new Map<string, Promise<SymbolInfo | null>>();
   private assets: Promise<Map<string, string>> | null = null;
-  private readonly spots = new Map<string, { bid: Decimal; ask: Decimal; epoch: number }>();
+  private readonly spots = new Map<string, { bid: Decimal; ask: Decimal; conn: CTraderConnection; epoch: number }>();
   private readonly spotWaiters = new Map<string, (() => void)[]>();
   private readonly listeners = new Set<(ev: BrokerEvent) => void>();
   private eventChain: Promise<void> = Promise.resolve();
@@ -92,8 +93,13 @@ export class CTraderAdapter implements BrokerAdapter {
     return ctraderCapabilities({ hedging: this.hedging });
   }
 
+  private get conn(): CTraderConnection {
+    return this.connectionOf();
+  }
+
   constructor(private readonly opts: CTraderAdapterOptions) {
-    this.conn = opts.connection;
+    const c = opts.connection;
+    this.connectionOf = typeof c === 'function' ? c : () => c;
     this.ctid = opts.ctidTraderAccountId;
     this.timeoutMs = opts.timeoutMs ?? 10_000;
     this.historyMs = (opts.historyDays ?? 30) * 24 * 3600 * 1000;
@@ -572,7 +578,9 @@ export class CTraderAdapter implements BrokerAdapter {
   /** Latest bid/ask: subscribed once per connection, then kept current by the pushed spot events. */
   private async spot(s: SymbolInfo): Promise<{ bid: Decimal; ask: Decimal } | null> {
     const cached = this.spots.get(s.symbolId);
-    if (cached && cached.epoch === this.conn.reconnects && this.conn.connected) return cached;
+    // A subscription lives on one link of one connection: a reconnect or a move to another connection ends it.
+    const conn = this.conn;
+    if (cached && cached.conn === conn && cached.epoch === conn.reconnects && conn.connected) return cached;
     this.spots.delete(s.symbolId);
     const arrived = new Promise<void>((resolve) => {
       const list = this.spotWaiters.get(s.symbolId) ?? [];
@@ -699,7 +707,7 @@ export class CTraderAdapter implements BrokerAdapter {
       const prev = this.spots.get(id);
       const bid = sp.bid !== undefined ? dec(sp.bid).div(RELATIVE_PRICE_SCALE) : prev?.bid;
       const ask = sp.ask !== undefined ? dec(sp.ask).div(RELATIVE_PRICE_SCALE) : prev?.ask;
-      if (bid && ask) this.spots.set(id, { bid, ask, epoch: this.conn.reconnects });
+      if (bid && ask) this.spots.set(id, { bid, ask, conn: this.conn, epoch: this.conn.reconnects });
       for (const w of this.spotWaiters.get(id)?.splice(0) ?? []) w();
       return;
     }

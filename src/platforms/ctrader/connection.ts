@@ -51,6 +51,12 @@ export interface ConnectionOptions {
   rateLimitPerSecond?: number;
   historicalRateLimitPerSecond?: number;
   refresher?: TokenRefresher;
+  /**
+   * The server refused this connection's application auth with CONNECTIONS_LIMIT_EXCEEDED (too many connections
+   * for the application). Called before the connection drops and retries as after any other refusal, so an owner
+   * with other connections can hand the accounts over (`handOver`) and close this one instead.
+   */
+  onConnectionsLimit?(): void;
 }
 
 export interface AccountHooks {
@@ -68,7 +74,7 @@ interface AccountSession {
   listeners: Set<(env: Envelope) => void>;
   hooks: AccountHooks;
   refs: number;
-  /** Which authorisation the account is in (unique on the connection); see accountSession. */
+  /** Which authorisation the account is in (unique in the process: accounts move between connections); see accountSession. */
   session: number;
 }
 
@@ -97,6 +103,9 @@ export interface RequestOptions {
   signal?: AbortSignal;
 }
 
+/** Numbers account authorisations across connections, so one handed over never repeats a number it had. */
+let sessions = 0;
+
 const ACCOUNT_EVENTS: ReadonlySet<number> = new Set([
   PT.EXECUTION_EVENT,
   PT.ORDER_ERROR_EVENT,
@@ -117,13 +126,14 @@ export class CTraderConnection {
   private fatal: AppError | null = null;
   private attempt = 0;
   private seq = 0;
-  private sessions = 0;
   private lastRx = 0;
   private lastTx = 0;
   private reconnectTimer: NodeJS.Timeout | null = null;
   private readonly ticker: NodeJS.Timeout;
   private readonly pending = new Map<string, Pending>();
   private readonly accounts = new Map<string, AccountSession>();
+  /** Accounts handed over to another connection: calls already on their way here follow them there. */
+  private readonly movedTo = new Map<string, CTraderConnection>();
   private readyWaiters: { resolve(): void; reject(err: unknown): void }[] = [];
   private readonly general: RateWindow;
   private readonly historical: RateWindow;
@@ -156,10 +166,20 @@ export class CTraderConnection {
     return this.accounts.size;
   }
 
+  /** This connection's own pacing: requests that waited for a place in its window, and places taken now. */
+  rateWindow(): { waited: number; held: number } {
+    return { waited: this.general.waited, held: this.general.held() };
+  }
+
+  accountIds(): string[] {
+    return [...this.accounts.keys()];
+  }
+
   // ---- accounts -----------------------------------------------------------------------------------------
 
   /** Registers an account on this connection (authorised lazily, and again after every reconnect). */
   addAccount(ctid: string, tokens: CTraderTokens, hooks: AccountHooks = {}): void {
+    this.movedTo.delete(ctid);
     const existing = this.accounts.get(ctid);
     if (existing) {
       existing.refs += 1;
@@ -183,6 +203,28 @@ export class CTraderConnection {
     const acc = this.accounts.get(ctid);
     if (acc && --acc.refs <= 0) this.accounts.delete(ctid);
     return this.accounts.size === 0;
+  }
+
+  /**
+   * Moves an account (tokens, hooks, event listeners, references) to another connection, to be authorised there;
+   * calls waiting here for it (for this connection to be ready) go on there. Its session here is over, so its
+   * position view is not trusted until read again.
+   */
+  handOver(ctid: string, to: CTraderConnection): void {
+    const acc = this.accounts.get(ctid);
+    if (!acc || to === this) return;
+    this.accounts.delete(ctid);
+    this.movedTo.set(ctid, to);
+    const there = to.accounts.get(ctid);
+    if (there) {
+      there.refs += acc.refs;
+      for (const l of acc.listeners) there.listeners.add(l);
+      return;
+    }
+    const state: AccountState = acc.state === 'authorised' ? 'unauthorised' : acc.state;
+    to.accounts.set(ctid, { ...acc, state, authPromise: null, session: 0 });
+    to.movedTo.delete(ctid);
+    if (to.isReady && state === 'unauthorised') to.authorise(to.accounts.get(ctid)!).catch(() => {});
   }
 
   accountStatus(ctid: string): { state: AccountState; error: AppError | null } | null {
@@ -218,6 +260,19 @@ export class CTraderConnection {
    * accounts, 5,405 first health reads failed as "authorising: no answer within 5000 ms", their auth still queued.
    */
   async ensureAccount(ctid: string, timeoutMs = this.timeoutMs, signal?: AbortSignal): Promise<void> {
+    const moved = this.movedTo.get(ctid);
+    if (moved) return moved.ensureAccount(ctid, timeoutMs, signal);
+    try {
+      await this.ensureHere(ctid, timeoutMs, signal);
+    } catch (err) {
+      // Handed over while it waited here (this connection was refused): it is authorised where it went instead.
+      const to = this.movedTo.get(ctid);
+      if (to && !signal?.aborted) return to.ensureAccount(ctid, timeoutMs, signal);
+      throw err;
+    }
+  }
+
+  private async ensureHere(ctid: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
     const acc = this.mustAccount(ctid);
     if (acc.state === 'reconnect_required' || acc.state === 'failed')
       throw new NotSentError(acc.error!.message, acc.error!);
@@ -245,13 +300,19 @@ export class CTraderConnection {
     body: Record<string, unknown>,
     ro: RequestOptions = {},
   ): Promise<Envelope[]> {
+    const moved = this.movedTo.get(ctid);
+    if (moved) return moved.accountRequest(ctid, payloadType, body, ro);
     const acc = this.mustAccount(ctid);
     const timeoutMs = ro.timeoutMs ?? this.timeoutMs;
     let retried = false;
     for (;;) {
+      // Handed over meanwhile: nothing of this request was written here (NotSentError), so it goes there whole.
+      const to = this.movedTo.get(ctid);
+      if (to) return to.accountRequest(ctid, payloadType, body, ro);
       try {
-        await this.ensureAccount(ctid, timeoutMs, ro.signal);
+        await this.ensureHere(ctid, timeoutMs, ro.signal);
       } catch (err) {
+        if (this.movedTo.has(ctid) && !ro.signal?.aborted) continue;
         if (retried && err instanceof NotSentError && err.appError.code === 'reconnect_required') {
           throw new OpenApiError('CH_ACCESS_TOKEN_INVALID', err.message, 'error_res');
         }
@@ -260,6 +321,8 @@ export class CTraderConnection {
       try {
         return await this.request(payloadType, { ...body, ctidTraderAccountId: ctid }, { ...ro, timeoutMs });
       } catch (err) {
+        // Never written here, and the account has moved: the loop sends it there.
+        if (err instanceof NotSentError && !ro.signal?.aborted && this.movedTo.has(ctid)) continue;
         if (retried) throw err;
         if (
           err instanceof OpenApiError &&
@@ -467,7 +530,10 @@ export class CTraderConnection {
       });
     } catch (err) {
       if (!(err instanceof OpenApiError && err.errorCode === 'CH_CLIENT_ALREADY_AUTHENTICATED')) {
-        if (
+        if (err instanceof OpenApiError && err.errorCode === 'CONNECTIONS_LIMIT_EXCEEDED') {
+          this.lastError = (err as Error).message;
+          this.opts.onConnectionsLimit?.();
+        } else if (
           err instanceof OpenApiError &&
           (err.errorCode === 'CH_CLIENT_AUTH_FAILURE' || err.errorCode === 'CH_OA_CLIENT_NOT_FOUND')
         ) {
@@ -625,7 +691,7 @@ export class CTraderConnection {
     } catch (err) {
       if (!(err instanceof OpenApiError && err.errorCode === 'ALREADY_LOGGED_IN')) throw err;
     }
-    acc.session = ++this.sessions;
+    acc.session = ++sessions;
     acc.state = 'authorised';
     acc.error = null;
   }

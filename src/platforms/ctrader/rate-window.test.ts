@@ -87,4 +87,23 @@ describe('RateWindow', () => {
     // Already aborted: refused at once, nothing queued.
     await expect(w.acquire(ctl.signal)).rejects.toThrow();
   });
+
+  it('counts the acquires that had to queue, and the slots still held', async () => {
+    const w = new RateWindow(2);
+    const got = take(w, 3);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(w.waited).toBe(1);
+    expect(w.held()).toBe(2);
+    for (const g of got) g.slot.answered();
+    await vi.advanceTimersByTimeAsync(999);
+    expect(w.held()).toBe(2);
+    await vi.advanceTimersByTimeAsync(1);
+    // The third was handed a slot at 1 s and answered then: held until 2 s.
+    expect(got).toHaveLength(3);
+    got[2]!.slot.answered();
+    expect(w.held()).toBe(1);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(w.held()).toBe(0);
+    expect(w.waited).toBe(1);
+  });
 });

@@ -17,6 +17,8 @@ export class RateWindow {
   private slots: Array<{ at: number | null }> = [];
   private readonly queue: Array<(slot: RateSlot) => void> = [];
   private timer: NodeJS.Timeout | null = null;
+  /** Acquires that found no free slot and had to queue (tests and benches read it: a burst that waited). */
+  waited = 0;
 
   constructor(
     private readonly perSecond: number,
@@ -44,7 +46,14 @@ export class RateWindow {
       signal?.addEventListener('abort', withdraw, { once: true });
       this.queue.push(give);
       this.pump();
+      if (this.queue.includes(give)) this.waited += 1;
     });
+  }
+
+  /** Slots counted now: taken and not answered, or answered less than a window ago. */
+  held(): number {
+    const now = this.now();
+    return this.slots.filter((s) => s.at === null || now - s.at < this.windowMs).length;
   }
 
   private pump(): void {

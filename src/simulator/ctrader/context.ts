@@ -14,6 +14,11 @@ export interface SimServerTuning {
   historicalRateLimitPerSecond: number;
   /** How often subscribed spot prices are checked and pushed when changed. */
   spotIntervalMs: number;
+  /**
+   * Application-authorised connections one endpoint (demo or live: separate hosts) accepts at once; the next app
+   * auth is refused with CONNECTIONS_LIMIT_EXCEEDED. The real number is not documented; unlimited by default.
+   */
+  maxConnectionsPerApp: number;
 }
 
 export interface SimServerContext {

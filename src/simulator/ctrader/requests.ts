@@ -207,6 +207,10 @@ function applicationAuth(s: SimSession, body: Body, id?: string): void {
     return s.sendError('CH_CLIENT_AUTH_FAILURE', 'wrong client secret', { clientMsgId: id });
   if (s.appAuthed)
     return s.sendError('CH_CLIENT_ALREADY_AUTHENTICATED', 'application already authenticated', { clientMsgId: id });
+  let authed = 0;
+  for (const other of s.ctx.sessions) if (other.appAuthed && other.environment === s.environment) authed += 1;
+  if (authed >= s.ctx.tuning.maxConnectionsPerApp)
+    return s.sendError('CONNECTIONS_LIMIT_EXCEEDED', 'too many connections for this app', { clientMsgId: id });
   s.appAuthed = true;
   s.send(PT.APPLICATION_AUTH_RES, {}, id);
 }

@@ -198,3 +198,38 @@ describe('cTrader simulator front end', () => {
     expect(answer.payload).toMatchObject({ errorCode: 'INVALID_REQUEST' });
   });
 });
+
+describe('cTrader simulator: connections per application', () => {
+  it('refuses the app auth of one connection too many with CONNECTIONS_LIMIT_EXCEEDED, and takes it once room is made', async () => {
+    const broker = new SimBroker({ seed: 5 });
+    const server = await startCTraderSimServer(broker, { maxConnectionsPerApp: 1 });
+    let limited = 0;
+    const open = (env: 'demo' | 'live' = 'live') =>
+      new CTraderConnection({
+        endpoint: { ...server.endpoints[env], ca: server.ca },
+        clientId: server.clientId,
+        clientSecret: server.clientSecret,
+        requestTimeoutMs: 1_000,
+        backoff: { initialMs: 20, maxMs: 100 },
+        onConnectionsLimit: () => {
+          limited += 1;
+        },
+      });
+    const first = open();
+    const second = open();
+    const demo = open('demo');
+    try {
+      await first.ready();
+      await expect(second.ready(300)).rejects.toThrow(/CONNECTIONS_LIMIT_EXCEEDED/);
+      expect(limited).toBeGreaterThan(0);
+      // Per endpoint: the demo host has its own room.
+      await demo.ready();
+      await first.close();
+      await second.ready(2_000);
+      expect(second.connected).toBe(true);
+    } finally {
+      await Promise.all([first.close(), second.close(), demo.close()]);
+      await server.close();
+    }
+  });
+});

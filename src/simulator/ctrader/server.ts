@@ -63,6 +63,7 @@ const DEFAULT_TUNING: SimServerTuning = {
   rateLimitPerSecond: 50,
   historicalRateLimitPerSecond: 5,
   spotIntervalMs: 250,
+  maxConnectionsPerApp: Number.POSITIVE_INFINITY,
 };
 
 /** The cTrader Open API front end of the simulator: protobuf over TLS on loopback, plus the OAuth pages. */
@@ -77,6 +78,7 @@ export async function startCTraderSimServer(
     rateLimitPerSecond: opts.rateLimitPerSecond ?? DEFAULT_TUNING.rateLimitPerSecond,
     historicalRateLimitPerSecond: opts.historicalRateLimitPerSecond ?? DEFAULT_TUNING.historicalRateLimitPerSecond,
     spotIntervalMs: opts.spotIntervalMs ?? DEFAULT_TUNING.spotIntervalMs,
+    maxConnectionsPerApp: opts.maxConnectionsPerApp ?? DEFAULT_TUNING.maxConnectionsPerApp,
   };
   const tls = await loopbackTlsMaterial();
   const tokens = new SimTokenStore(opts.accessTokenTtlSec ?? 2_628_000);
