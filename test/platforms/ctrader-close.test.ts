@@ -1,9 +1,13 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { dec } from '../../src/domain/decimal.js';
-import type { BrokerAdapter, BrokerEvent, PlaceOrderRequest } from '../../src/platforms/adapter.js';
-import { createCTraderAdapterFactory, type CTraderAdapterFactory } from '../../src/platforms/ctrader/factory.js';
-import { SimBroker } from '../../src/simulator/broker.js';
-import { startCTraderSimServer, type CTraderSimServer } from '../../src/simulator/ctrader/server.js';
+import type { PlaceOrderRequest } from '../../src/platforms/adapter.js';
+import {
+  type CTraderSlave as Slave,
+  type CTraderWorld,
+  ctraderWorld,
+  sentSince,
+  warmCTrader,
+} from '../helpers/ctrader-world.js';
 
 /**
  * A close knows its position's symbol and volume from the execution events the connection already receives, so
@@ -12,65 +16,12 @@ import { startCTraderSimServer, type CTraderSimServer } from '../../src/simulato
  * 50 accounts over two connections; the test keeps them on one, the window it is about.)
  */
 
-interface Slave {
-  simAccountId: string;
-  adapter: BrokerAdapter;
-  events: BrokerEvent[];
-}
-
-interface World {
-  broker: SimBroker;
-  server: CTraderSimServer;
-  factory: CTraderAdapterFactory;
-  slaves: Slave[];
-}
-
-const worlds: World[] = [];
-afterEach(async () => {
-  for (const w of worlds.splice(0)) {
-    for (const s of w.slaves) await s.adapter.close();
-    await w.factory.closeAll();
-    await w.server.close();
-  }
-});
-
-async function world(n = 1, accountsPerConnection?: number): Promise<World> {
-  const broker = new SimBroker({ seed: 5 });
-  broker.setPrice('EURUSD', '1.08000');
-  const accounts = Array.from({ length: n }, () =>
-    broker.createAccount({ balance: 10_000, meta: { ctidUserId: 'u1', environment: 'demo' } }),
-  );
-  const server = await startCTraderSimServer(broker, { heartbeatMs: 200 });
-  const tokens = server.issueTokenFor('u1');
-  const factory = createCTraderAdapterFactory({
-    resolveEndpoint: () => ({ ...server.endpoints.demo, ca: server.ca }),
-    clientId: server.clientId,
-    clientSecret: server.clientSecret,
-    oauthBaseUrl: server.oauthBaseUrl,
-    // Generous: 50 accounts' set-up queues behind one rate window of 50 a second.
-    timeoutMs: 10_000,
-    heartbeatMs: 100,
-    deadAfterMs: 2_000,
-    backoff: { initialMs: 40, maxMs: 400 },
-    ...(accountsPerConnection !== undefined ? { accountsPerConnection } : {}),
+async function world(n = 1, accountsPerConnection?: number): Promise<CTraderWorld> {
+  const w = await ctraderWorld(n, {
+    seed: 5,
+    factory: accountsPerConnection !== undefined ? { accountsPerConnection } : {},
   });
-  const w: World = { broker, server, factory, slaves: [] };
-  worlds.push(w);
-  for (const [i, acc] of accounts.entries()) {
-    const ctid = server.ctidTraderAccountIdOf(acc.id);
-    const adapter = await factory.create({
-      id: `acc_${i}`,
-      brokerAccountId: ctid,
-      environment: 'demo',
-      credentials: { ...tokens, ctidTraderAccountId: ctid },
-    });
-    const events: BrokerEvent[] = [];
-    adapter.subscribe?.((ev) => events.push(ev));
-    w.slaves.push({ simAccountId: acc.id, adapter, events });
-  }
-  // What a start does: symbols, then the positions read (which is what makes the view trusted).
-  await Promise.all(w.slaves.map((s) => s.adapter.instrument('EURUSD')));
-  await Promise.all(w.slaves.map((s) => s.adapter.listPositions()));
+  await warmCTrader(w);
   return w;
 }
 
@@ -82,16 +33,6 @@ const buy = (volume = '0.10'): PlaceOrderRequest => ({
   volume: dec(volume),
   tag: `cls${Date.now().toString(36)}${++seq}`,
 });
-
-/** Requests the simulator received, by message name, since `before`. */
-function sent(w: World, before: Record<string, { count: number }>): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const [name, c] of Object.entries(w.server.requestStats().requests)) {
-    const d = c.count - (before[name]?.count ?? 0);
-    if (d > 0) out[name] = d;
-  }
-  return out;
-}
 
 async function open(s: Slave, volume?: string): Promise<string> {
   const out = await s.adapter.placeOrder(buy(volume));
@@ -108,7 +49,7 @@ describe('a cTrader close after our own open', () => {
     const out = await s.adapter.closePosition(positionId);
     expect(out).toMatchObject({ kind: 'confirmed', positionId });
     expect(out.kind === 'confirmed' && out.filledVolume?.toString()).toBe('0.1');
-    expect(sent(w, before)).toEqual({ ProtoOAClosePositionReq: 1 });
+    expect(sentSince(w, before)).toEqual({ ProtoOAClosePositionReq: 1 });
     expect(w.broker.positions(s.simAccountId)).toEqual([]);
   });
 
@@ -123,7 +64,7 @@ describe('a cTrader close after our own open', () => {
     const out = await s.adapter.closePosition(positionId);
     expect(out).toMatchObject({ kind: 'confirmed', positionId });
     expect(out.kind === 'confirmed' && out.filledVolume?.toString()).toBe('0.06');
-    expect(sent(w, before)).toEqual({ ProtoOAClosePositionReq: 1 });
+    expect(sentSince(w, before)).toEqual({ ProtoOAClosePositionReq: 1 });
     expect(w.broker.positions(s.simAccountId)).toEqual([]);
   });
 
@@ -135,7 +76,7 @@ describe('a cTrader close after our own open', () => {
     expect(await s.adapter.closePosition(positionId, dec('0.03'))).toMatchObject({ kind: 'confirmed' });
     const out = await s.adapter.closePosition(positionId);
     expect(out.kind === 'confirmed' && out.filledVolume?.toString()).toBe('0.07');
-    expect(sent(w, before)).toEqual({ ProtoOAClosePositionReq: 2 });
+    expect(sentSince(w, before)).toEqual({ ProtoOAClosePositionReq: 2 });
     expect(w.broker.positions(s.simAccountId)).toEqual([]);
   });
 
@@ -151,10 +92,10 @@ describe('a cTrader close after our own open', () => {
     expect(conn.reconnects).toBe(1);
     let before = w.server.requestStats().requests;
     expect(await s.adapter.closePosition(first)).toMatchObject({ kind: 'confirmed', positionId: first });
-    expect(sent(w, before)).toEqual({ ProtoOAReconcileReq: 1, ProtoOAClosePositionReq: 1 });
+    expect(sentSince(w, before)).toEqual({ ProtoOAReconcileReq: 1, ProtoOAClosePositionReq: 1 });
     before = w.server.requestStats().requests;
     expect(await s.adapter.closePosition(second)).toMatchObject({ kind: 'confirmed', positionId: second });
-    expect(sent(w, before)).toEqual({ ProtoOAClosePositionReq: 1 });
+    expect(sentSince(w, before)).toEqual({ ProtoOAClosePositionReq: 1 });
   });
 
   it('a position the view does not hold is read, and one that does not exist is still position_not_found', async () => {
@@ -162,7 +103,7 @@ describe('a cTrader close after our own open', () => {
     const s = w.slaves[0]!;
     const before = w.server.requestStats().requests;
     expect(await s.adapter.closePosition('999999')).toMatchObject({ kind: 'rejected', code: 'position_not_found' });
-    expect(sent(w, before)).toEqual({ ProtoOAReconcileReq: 1 });
+    expect(sentSince(w, before)).toEqual({ ProtoOAReconcileReq: 1 });
   });
 });
 
@@ -175,7 +116,7 @@ describe('50 cTrader Slaves on one connection', () => {
     const outs = await Promise.all(w.slaves.map((s, i) => s.adapter.closePosition(ids[i]!)));
     expect(outs.filter((o) => o.kind === 'confirmed')).toHaveLength(50);
     // 50 requests fit in the window of 50; before, 50 reads took it and the 50 closes waited a second for it.
-    expect(sent(w, before)).toEqual({ ProtoOAClosePositionReq: 50 });
+    expect(sentSince(w, before)).toEqual({ ProtoOAClosePositionReq: 50 });
     for (const s of w.slaves) expect(w.broker.positions(s.simAccountId)).toEqual([]);
   }, 30_000);
 });

@@ -1,97 +1,12 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { dec } from '../../src/domain/decimal.js';
-import type { BrokerAdapter, BrokerEvent, PlaceOrderRequest } from '../../src/platforms/adapter.js';
-import {
-  createCTraderAdapterFactory,
-  type CTraderAdapterFactory,
-  type CTraderFactoryOptions,
-} from '../../src/platforms/ctrader/factory.js';
-import { SimBroker } from '../../src/simulator/broker.js';
-import {
-  startCTraderSimServer,
-  type CTraderSimServer,
-  type CTraderSimServerOptions,
-} from '../../src/simulator/ctrader/server.js';
+import type { PlaceOrderRequest } from '../../src/platforms/adapter.js';
+import { ctraderWorld, type CTraderWorld as World, warmCTrader as warm } from '../helpers/ctrader-world.js';
 
 /**
  * cTrader accounts of one endpoint over a small pool of connections, through the real wire: a fan-out fits the
  * connections' windows, and a connection the server refuses (CONNECTIONS_LIMIT_EXCEEDED) loses no account.
  */
-
-interface Slave {
-  simAccountId: string;
-  adapter: BrokerAdapter;
-  events: BrokerEvent[];
-}
-
-interface World {
-  broker: SimBroker;
-  server: CTraderSimServer;
-  factory: CTraderAdapterFactory;
-  slaves: Slave[];
-  addSlave(): Promise<Slave>;
-}
-
-const worlds: World[] = [];
-afterEach(async () => {
-  for (const w of worlds.splice(0)) {
-    for (const s of w.slaves) await s.adapter.close();
-    await w.factory.closeAll();
-    await w.server.close();
-  }
-});
-
-async function world(
-  n: number,
-  pool: Partial<CTraderFactoryOptions> = {},
-  serverOpts: CTraderSimServerOptions = {},
-): Promise<World> {
-  const broker = new SimBroker({ seed: 7 });
-  broker.setPrice('EURUSD', '1.08000');
-  const server = await startCTraderSimServer(broker, { heartbeatMs: 200, ...serverOpts });
-  const tokens = server.issueTokenFor('u1');
-  const factory = createCTraderAdapterFactory({
-    resolveEndpoint: () => ({ ...server.endpoints.demo, ca: server.ca }),
-    clientId: server.clientId,
-    clientSecret: server.clientSecret,
-    oauthBaseUrl: server.oauthBaseUrl,
-    timeoutMs: 10_000,
-    heartbeatMs: 100,
-    deadAfterMs: 2_000,
-    backoff: { initialMs: 40, maxMs: 400 },
-    ...pool,
-  });
-  const w: World = {
-    broker,
-    server,
-    factory,
-    slaves: [],
-    async addSlave() {
-      const acc = broker.createAccount({ balance: 10_000, meta: { ctidUserId: 'u1', environment: 'demo' } });
-      const ctid = server.ctidTraderAccountIdOf(acc.id);
-      const adapter = await factory.create({
-        id: `acc_${w.slaves.length}`,
-        brokerAccountId: ctid,
-        environment: 'demo',
-        credentials: { ...tokens, ctidTraderAccountId: ctid },
-      });
-      const events: BrokerEvent[] = [];
-      adapter.subscribe?.((ev) => events.push(ev));
-      const s = { simAccountId: acc.id, adapter, events };
-      w.slaves.push(s);
-      return s;
-    },
-  };
-  worlds.push(w);
-  for (let i = 0; i < n; i++) await w.addSlave();
-  return w;
-}
-
-/** What a start does: symbols, then the positions read (which makes the position view trusted). */
-async function warm(w: World): Promise<void> {
-  await Promise.all(w.slaves.map((s) => s.adapter.instrument('EURUSD')));
-  await Promise.all(w.slaves.map((s) => s.adapter.listPositions()));
-}
 
 let seq = 0;
 const buy = (): PlaceOrderRequest => ({
@@ -127,7 +42,7 @@ async function windowsDrained(w: World): Promise<void> {
 
 describe('a cTrader fan-out over the connection pool', () => {
   it('50 Slaves (default pool: 2 connections of 25): 50 opens and 50 closes, none waits for a place', async () => {
-    const w = await world(50);
+    const w = await ctraderWorld(50);
     expect([...w.factory.connections().values()].map((c) => c.accountCount())).toEqual([25, 25]);
     await warm(w);
     await windowsDrained(w);
@@ -139,7 +54,7 @@ describe('a cTrader fan-out over the connection pool', () => {
   }, 30_000);
 
   it('the same 50 on one connection (accountsPerConnection 50): the closes wait for the opens to leave the window', async () => {
-    const w = await world(50, { accountsPerConnection: 50 });
+    const w = await ctraderWorld(50, { factory: { accountsPerConnection: 50 } });
     expect(w.factory.connections().size).toBe(1);
     await warm(w);
     await windowsDrained(w);
@@ -153,7 +68,7 @@ describe('a cTrader fan-out over the connection pool', () => {
 
 describe('CONNECTIONS_LIMIT_EXCEEDED from the server', () => {
   it('a refused connection hands its accounts to the one that works: none lost, orders and events go on', async () => {
-    const w = await world(2, { accountsPerConnection: 2 }, { maxConnectionsPerApp: 1 });
+    const w = await ctraderWorld(2, { factory: { accountsPerConnection: 2 }, server: { maxConnectionsPerApp: 1 } });
     await warm(w);
     expect(w.factory.connections().size).toBe(1);
     // Two more accounts: past the threshold, so a second connection, which the server refuses at its app auth.
@@ -178,7 +93,7 @@ describe('CONNECTIONS_LIMIT_EXCEEDED from the server', () => {
   }, 30_000);
 
   it('the only connection refused keeps retrying (as at start-up) and its accounts stay on it', async () => {
-    const w = await world(1, { timeoutMs: 500 }, { maxConnectionsPerApp: 0 });
+    const w = await ctraderWorld(1, { factory: { timeoutMs: 500 }, server: { maxConnectionsPerApp: 0 } });
     const err = await w.slaves[0]!.adapter.listPositions().catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'upstream_unavailable' });
     const [conn] = [...w.factory.connections().values()];
