@@ -62,7 +62,8 @@ describe('web dashboard', { timeout: 90_000 }, () => {
     expect(r2.status).toBe(200);
     const body = (await r2.json()) as { accounts: Array<{ role: string }> };
     expect(body.accounts.some((a) => a.role === 'master')).toBe(true);
-    await expect(page.getByTestId('keys-table').textContent()).resolves.toContain('expiring');
+    // The table is read again after the rotation answers: the new key shows first, the old one's state after.
+    await expect.poll(() => page.getByTestId('keys-table').textContent(), { timeout: 15_000 }).toContain('expiring');
     await shot(page, 'developer');
   });
 
