@@ -36,6 +36,11 @@ export interface SoakMinute {
   openP99Ms: number;
   closeP50Ms: number;
   closeP99Ms: number;
+  /** The same p99s per platform of the Slaves: which one sets the tail. */
+  openP99BMs: number;
+  openP99CMs: number;
+  closeP99BMs: number;
+  closeP99CMs: number;
   missing: number;
   /** The baseline (one B, one C account driven directly), the same minute. */
   baseOpenP50Ms: number;
@@ -191,6 +196,7 @@ export async function benchSoak(): Promise<void> {
     throw err;
   });
   const n = p.slaves.length;
+  const platformOf = new Map(p.slaves.map((s) => [s.sim, s.platform]));
   const sims = [p.masterSim, ...p.slaves.map((s) => s.sim), ...base.sims];
   try {
     // Untimed: the first copy signs every Slave in and loads its instruments.
@@ -209,6 +215,7 @@ export async function benchSoak(): Promise<void> {
     let simCpu = process.cpuUsage();
     let opens: number[] = [];
     let closes: number[] = [];
+    let tails = { openB: [] as number[], openC: [] as number[], closeB: [] as number[], closeC: [] as number[] };
     let baseOpens: number[] = [];
     let baseCloses: number[] = [];
     let loads: number[] = [];
@@ -227,6 +234,10 @@ export async function benchSoak(): Promise<void> {
       const at = performance.now();
       const [times, b] = await Promise.all([copies, open ? base.open(at, side) : base.close(at)]);
       (open ? opens : closes).push(...times.values());
+      for (const [sim, ms] of times) {
+        const c = platformOf.get(sim) === 'C';
+        (open ? (c ? tails.openC : tails.openB) : c ? tails.closeC : tails.closeB).push(ms);
+      }
       (open ? baseOpens : baseCloses).push(...b);
       missing += n - times.size;
       baseMissing += 2 - b.length;
@@ -245,6 +256,10 @@ export async function benchSoak(): Promise<void> {
           openP99Ms: r1(pct(opens, 99)),
           closeP50Ms: r1(pct(closes, 50)),
           closeP99Ms: r1(pct(closes, 99)),
+          openP99BMs: r1(pct(tails.openB, 99)),
+          openP99CMs: r1(pct(tails.openC, 99)),
+          closeP99BMs: r1(pct(tails.closeB, 99)),
+          closeP99CMs: r1(pct(tails.closeC, 99)),
           missing,
           baseOpenP50Ms: r1(b50),
           baseOpenP99Ms: r1(pct(baseOpens, 99)),
@@ -272,6 +287,7 @@ export async function benchSoak(): Promise<void> {
         minuteStart = performance.now();
         opens = [];
         closes = [];
+        tails = { openB: [], openC: [], closeB: [], closeC: [] };
         baseOpens = [];
         baseCloses = [];
         loads = [];
