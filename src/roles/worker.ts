@@ -273,12 +273,8 @@ export async function startWorker(cfg: Config, logger: Logger | false, opts: Wor
             );
           if (keys.includes(SCHEDULED_LEASE) && scheduled) {
             scheduled = false;
-            watch.step('stopping webhook delivery');
-            await hooks.stop();
-            watch.step('stopping risk samples');
-            await risk.stop();
-            watch.step('stopping panic-close jobs');
-            await panic.stop();
+            watch.step('stopping webhook delivery, risk samples and panic-close jobs');
+            await Promise.all([hooks.stop(), risk.stop(), panic.stop()]);
           }
         } finally {
           watch.done();
