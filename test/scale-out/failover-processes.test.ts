@@ -45,13 +45,16 @@ describe.runIf(ready)('failover between worker processes', () => {
   let masterId: string;
   let slaveIds: string[];
   const workers = new Map<string, ChildProcess>();
-  /** What each worker printed on stdout (its warnings: "leases lost", "work under lost leases stopped"). */
+  /** What each worker printed (its warnings: "leases lost", "work under lost leases stopped"), stderr and exit. */
   const printed = new Map<string, string[]>();
   let roleEnv: Record<string, string>;
   const startWorker = async () => {
     const w = cli(['worker', '--simulator', endpointsFile, '--json'], roleEnv);
     const lines: string[] = [];
     w.stdout?.on('data', (c) => lines.push(String(c)));
+    // Node's own report of a crash (an unhandled error) goes to stderr, and the exit says the process is gone.
+    w.stderr?.on('data', (c) => lines.push(`[stderr] ${String(c)}`));
+    w.on('exit', (code, signal) => lines.push(`[exited with code ${code}, signal ${signal}]\n`));
     const id = (await firstJson<{ instanceId: string }>(w, 'instanceId')).instanceId;
     workers.set(id, w);
     printed.set(id, lines);

@@ -1,4 +1,3 @@
-import { shutdownOnSignals } from '../shutdown-signals.js';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { loadConfig } from '../../config/config.js';
@@ -6,7 +5,9 @@ import { createLogger } from '../../config/logger.js';
 import type { ExternalSimulator } from '../../demo/simulator-client.js';
 import { requireScaleOut } from '../../roles/scale-out.js';
 import { keyFileOpt } from '../admin-store.js';
+import { exitOnFatalErrors } from '../fatal-errors.js';
 import { out } from '../output.js';
+import { shutdownOnSignals } from '../shutdown-signals.js';
 
 interface RoleFlags {
   host?: string;
@@ -67,6 +68,7 @@ export function apiCommand(program: Command): void {
     .action(async (o: RoleFlags) => {
       const cfg = roleConfig(o, 'api');
       const logger = createLogger(cfg.logLevel);
+      exitOnFatalErrors({ log: (fields, msg) => logger.fatal(fields, msg) });
       const simulator = await simulatorOf(o);
       const { startApi } = await import('../../roles/api.js');
       const api = await startApi(cfg, logger, simulator ? { simulator } : {});
@@ -95,6 +97,7 @@ export function workerCommand(program: Command): void {
       const ttl = Number(o.leaseTtl ?? process.env.COPYTRADE_LEASE_TTL_MS ?? 15_000);
       if (!Number.isInteger(ttl) || ttl < 1000) throw new Error(`--lease-ttl must be an integer >= 1000, got ${ttl}`);
       const logger = createLogger(cfg.logLevel);
+      exitOnFatalErrors({ log: (fields, msg) => logger.fatal(fields, msg) });
       const simulator = await simulatorOf(o);
       const { startWorker } = await import('../../roles/worker.js');
       const worker = await startWorker(cfg, logger, {

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { loadConfig } from '../../config/config.js';
 import { createLogger } from '../../config/logger.js';
+import { exitOnFatalErrors } from '../fatal-errors.js';
 import { assertPortsFree } from '../../config/port-check.js';
 import type { ExternalSimulator } from '../../demo/simulator-client.js';
 import type { Service } from '../../main.js';
@@ -40,6 +41,7 @@ export function serveCommand(program: Command): void {
         // First, before the simulator or the store touch the data dir: a taken port fails at once.
         await assertPortsFree(cfg.host, [cfg.port, cfg.v1Port]);
         const logger = createLogger(cfg.logLevel);
+        exitOnFatalErrors({ log: (fields, msg) => logger.fatal(fields, msg) });
         // Loaded now, while the simulator starts in its own process: both take seconds on a busy machine.
         const service = import('../../main.js');
         let pending: Promise<ExternalSimulator> | null = null;
