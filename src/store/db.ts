@@ -172,6 +172,11 @@ async function openPostgres(
   // An idle connection the server dropped (restart, failover, admin) must not crash the process: the pool
   // opens a new one on next use, and queries in flight get their own error.
   pool.on('error', () => undefined);
+  // The pool listens for errors only on idle connections. One checked out for a transaction whose session the
+  // server ends while no statement runs (the idle-in-transaction timeout above, after the process was paused)
+  // emits 'error' with no listener, and that ends the process: a worker died on waking instead of letting its
+  // leases go. The transaction's next statement fails with the driver's error, and the pool drops the connection.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   // Fail fast with a clear message instead of at the first query.
   const client = await pool.connect().catch((err: Error) => {
     throw new AppError('upstream_unavailable', `cannot connect to PostgreSQL at ${redactUrl(url)}: ${err.message}`);
