@@ -77,7 +77,10 @@ export class LeaseKeeper implements Fence {
   readonly owner: string;
   private readonly held = new Map<string, { epoch: number; validUntil: number }>();
   private timer: NodeJS.Timeout | null = null;
-  private ticking: Promise<void> | null = null;
+  /** The acquisition part of a round in flight (concurrent calls share it). */
+  private rounding: Promise<void> | null = null;
+  /** A renewal statement in flight (a round's and the renewal timer's share it). */
+  private renewing: Promise<void> | null = null;
   /** Takeover work, one batch after the other. */
   private chain: Promise<void> = Promise.resolve();
   private stopped = false;
@@ -136,10 +139,16 @@ export class LeaseKeeper implements Fence {
     await this.tick();
     await this.chain;
     const renewMs = this.opts.renewMs ?? Math.max(100, Math.floor(this.opts.ttlMs / 3));
+    // Renewals keep their cadence whatever a round costs: the next one is due `renewMs` after the last one ended,
+    // not after the round that followed it. A round waits on `wanted` (every account of the store) and on the live
+    // leases; on a loaded store that took seconds, the renewal came late, and `mayWrite` (a fifth of the TTL left)
+    // refused broker writes for a moment while the lease was still ours (seen in CI: a panic-close job's blip).
     const loop = () => {
       this.timer = setTimeout(() => {
-        void this.tick().finally(() => {
-          if (!this.stopped) loop();
+        void this.renewal().finally(() => {
+          if (this.stopped) return;
+          if (!this.rounding) void this.roundOnce();
+          loop();
         });
       }, renewMs);
     };
@@ -154,7 +163,8 @@ export class LeaseKeeper implements Fence {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    await this.ticking;
+    await this.renewing;
+    await this.rounding;
     await this.giving;
     await this.chain.catch(() => undefined);
   }
@@ -175,31 +185,48 @@ export class LeaseKeeper implements Fence {
     ]);
   }
 
-  /** One renewal and acquisition round (concurrent calls share it). */
-  tick(): Promise<void> {
-    if (!this.ticking)
-      this.ticking = this.round()
+  /** One renewal, then one acquisition round (concurrent calls share them). */
+  async tick(): Promise<void> {
+    await this.renewal();
+    if (!this.stopped) await this.roundOnce();
+  }
+
+  /** The held leases renewed, and those not renewed handed to `onLost` (concurrent calls share one statement). */
+  private renewal(): Promise<void> {
+    if (!this.renewing)
+      this.renewing = this.renew()
+        .catch((err: unknown) => this.log('lease renewal failed', err))
+        .finally(() => {
+          this.renewing = null;
+        });
+    return this.renewing;
+  }
+
+  /** Free keys taken up to the share, excess handed over (concurrent calls share one round). */
+  private roundOnce(): Promise<void> {
+    if (!this.rounding)
+      this.rounding = this.round()
         .catch((err: unknown) => this.log('lease round failed', err))
         .finally(() => {
-          this.ticking = null;
+          this.rounding = null;
         });
-    return this.ticking;
+    return this.rounding;
   }
 
   /** A round soon (a sibling released keys for this worker to take): now, or right after the one running. */
   nudge(): void {
     if (this.stopped) return;
-    if (!this.ticking) void this.tick();
+    if (!this.rounding) void this.tick();
     else if (!this.again) {
       this.again = true;
-      void this.ticking.then(() => {
+      void this.rounding.then(() => {
         this.again = false;
         if (!this.stopped) return this.tick();
       });
     }
   }
 
-  private async round(): Promise<void> {
+  private async renew(): Promise<void> {
     const ttl = this.opts.ttlMs;
     const lost: string[] = [];
     const round = [...this.held.entries()].map(([key, h]) => ({ key, h }));
@@ -245,6 +272,10 @@ export class LeaseKeeper implements Fence {
       if (this.opts.logger) this.opts.logger.warn({ keys: lost }, 'leases lost');
       this.queue(() => this.opts.onLost(lost), 'lease loss handling failed');
     }
+  }
+
+  private async round(): Promise<void> {
+    const ttl = this.opts.ttlMs;
     if (this.stopped) return;
     // Announced in this round (a start, or presence lost): its look at the live workers may have come just before
     // another one's announcement (see `secondLook`).

@@ -182,6 +182,48 @@ describe.runIf(available)('LeaseKeeper: two workers on one PostgreSQL store', ()
     expect(k.mayWrite('account:w1')).toBe(false);
   });
 
+  it('a round slowed in `wanted` (a loaded store) does not hold back the renewals: broker writes stay allowed', async () => {
+    const ttlMs = 1_000;
+    let stall: Promise<void> | null = null;
+    let unstall: () => void = () => undefined;
+    let stalledAt = 0;
+    const k = new LeaseKeeper(a.leases, {
+      owner: 'r1',
+      ttlMs,
+      renewMs: 100,
+      wanted: async () => {
+        if (stall) await stall;
+        return ['account:r1'];
+      },
+      onAcquired: async () => undefined,
+      onLost: async () => undefined,
+    });
+    await k.start();
+    expect(k.mayWrite('account:r1')).toBe(true);
+    const many = vi.spyOn(a.leases, 'renewMany');
+    try {
+      // The next rounds wait in `wanted` for longer than a whole TTL.
+      stall = new Promise<void>((r) => {
+        unstall = r;
+      });
+      stalledAt = performance.now();
+      const renewedBefore = many.mock.calls.length;
+      // Before, the renewal and the round were one: no renewal until the round ended, the lease ran out on the
+      // local clock and `mayWrite` said no at 800 ms.
+      await until(
+        async () => undefined,
+        () => performance.now() - stalledAt > 2 * ttlMs && many.mock.calls.length >= renewedBefore + 5,
+      );
+      expect(k.mayWrite('account:r1')).toBe(true);
+      expect(k.holds('account:r1')).toBe(true);
+    } finally {
+      many.mockRestore();
+      unstall();
+    }
+    await k.stop();
+    await k.releaseAll();
+  });
+
   it('renews every lease it holds in one statement per round', async () => {
     const keys = ['account:b1', 'account:b2', 'account:b3'];
     const w = keeper(a, 'b1', keys, 60_000);
