@@ -16,6 +16,16 @@ const DEFAULTS = {
 } as const;
 
 /**
+ * One account's items as held: the open ones whole, the closed ones by key only. A closed item's row is seldom
+ * needed (a position seen again, a copy chain's origin) and is then read from the table; held whole, a Master's
+ * whole history would stay in memory (about 0.85 KB an item).
+ */
+interface Held {
+  open: Map<string, MasterItem>;
+  closed: Set<string>;
+}
+
+/**
  * Every Master item of an account, kept in memory when this process is the store's only writer (the embedded
  * store), so a new Master position is known new without a read while its copy waits. An account is loaded whole
  * (an item absent from a loaded account is absent from the table) and then follows every committed write of
@@ -23,22 +33,23 @@ const DEFAULTS = {
  * and `failed` when a write threw (its account is dropped: reloaded on its next read, never guessed).
  */
 export class MasterItemsCache {
-  private readonly accounts = new Map<string, Map<string, MasterItem>>();
-  private readonly loading = new Map<string, Promise<Map<string, MasterItem>>>();
+  private readonly accounts = new Map<string, Held>();
+  private readonly loading = new Map<string, Promise<Held>>();
   /** Bumped per account by every write to it: a load begun before a write ended must not fill the cache. */
   private readonly writes = new Map<string, number>();
 
-  /** The account's items, read once (however many callers miss at once) by `read` when not held. */
-  async items(accountId: string, read: () => Promise<MasterItem[]>): Promise<Map<string, MasterItem>> {
+  /** The account's items, read once (however many callers miss at once) by `readAll` when not held. */
+  private held(accountId: string, readAll: () => Promise<MasterItem[]>): Promise<Held> {
     const held = this.accounts.get(accountId);
-    if (held) return held;
+    if (held) return Promise.resolve(held);
     const pending = this.loading.get(accountId);
     if (pending) return pending;
     const generation = this.writes.get(accountId) ?? 0;
     const load = (async () => {
-      const all = new Map((await read()).map((it) => [keyOf(it.kind, it.itemId), it] as const));
-      if ((this.writes.get(accountId) ?? 0) === generation) this.accounts.set(accountId, all);
-      return all;
+      const h: Held = { open: new Map(), closed: new Set() };
+      for (const it of await readAll()) place(h, keyOf(it.kind, it.itemId), it);
+      if ((this.writes.get(accountId) ?? 0) === generation) this.accounts.set(accountId, h);
+      return h;
     })();
     this.loading.set(accountId, load);
     const done = () => {
@@ -48,13 +59,21 @@ export class MasterItemsCache {
     return load;
   }
 
+  async openItems(accountId: string, readAll: () => Promise<MasterItem[]>): Promise<MasterItem[]> {
+    return [...(await this.held(accountId, readAll)).open.values()];
+  }
+
+  /** An open item from memory; a closed one through `readOne`; none without a read. */
   async item(
     accountId: string,
     kind: LinkKind,
     itemId: string,
-    read: () => Promise<MasterItem[]>,
+    readAll: () => Promise<MasterItem[]>,
+    readOne: () => Promise<MasterItem | null>,
   ): Promise<MasterItem | null> {
-    return (await this.items(accountId, read)).get(keyOf(kind, itemId)) ?? null;
+    const h = await this.held(accountId, readAll);
+    const key = keyOf(kind, itemId);
+    return h.open.get(key) ?? (h.closed.has(key) ? readOne() : null);
   }
 
   /**
@@ -62,18 +81,24 @@ export class MasterItemsCache {
    * the columns left out kept from before, or their defaults for a new row.
    */
   upserted(it: NewMasterItem, at: Date): void {
-    const all = this.wrote(it.accountId);
-    if (!all) return;
+    const h = this.wrote(it.accountId);
+    if (!h) return;
     const key = keyOf(it.kind, it.itemId);
-    all.set(key, rowOf(all.get(key) ?? DEFAULTS, it, at));
+    const before = h.open.get(key);
+    if (!before && h.closed.has(key)) {
+      // Reopened: the columns it leaves out are the closed row's, not held; read the account again when asked.
+      if (it.open === true) this.accounts.delete(it.accountId);
+      return;
+    }
+    place(h, key, rowOf(before ?? DEFAULTS, it, at));
   }
 
   /** A committed `on conflict do nothing` insert: an item already there keeps its row. */
   insertedIfAbsent(it: NewMasterItem, at: Date): void {
-    const all = this.wrote(it.accountId);
-    if (!all) return;
+    const h = this.wrote(it.accountId);
+    if (!h) return;
     const key = keyOf(it.kind, it.itemId);
-    if (!all.has(key)) all.set(key, rowOf(DEFAULTS, it, at));
+    if (!h.open.has(key) && !h.closed.has(key)) place(h, key, rowOf(DEFAULTS, it, at));
   }
 
   /** The account's items were deleted, or a write to them may or may not have happened: read again next time. */
@@ -87,11 +112,21 @@ export class MasterItemsCache {
     for (const id of accountIds) this.forget(id);
   }
 
-  /** Marks a write to the account; its loaded items, when held. */
-  private wrote(accountId: string): Map<string, MasterItem> | undefined {
+  /** Marks a write to the account; its items, when held. */
+  private wrote(accountId: string): Held | undefined {
     this.writes.set(accountId, (this.writes.get(accountId) ?? 0) + 1);
     this.loading.delete(accountId);
     return this.accounts.get(accountId);
+  }
+}
+
+function place(h: Held, key: string, it: MasterItem): void {
+  if (it.open) {
+    h.open.set(key, it);
+    h.closed.delete(key);
+  } else {
+    h.open.delete(key);
+    h.closed.add(key);
   }
 }
 

@@ -738,10 +738,8 @@ export class TradesRepo {
   // ---- the watcher's view of Master items -----------------------------------------------------------
 
   async masterItems(accountId: string, opts: { openOnly?: boolean } = {}): Promise<MasterItem[]> {
-    if (this.items) {
-      const all = [...(await this.items.items(accountId, () => this.readItems(accountId))).values()];
-      return opts.openOnly ? all.filter((it) => it.open) : all;
-    }
+    // Closed items are not held in memory (see MasterItemsCache): all of them is a read of the table.
+    if (this.items && opts.openOnly) return this.items.openItems(accountId, () => this.readItems(accountId));
     return this.readItems(accountId, opts);
   }
 
@@ -757,7 +755,18 @@ export class TradesRepo {
   }
 
   async masterItem(accountId: string, kind: LinkKind, itemId: string): Promise<MasterItem | null> {
-    if (this.items) return this.items.item(accountId, kind, itemId, () => this.readItems(accountId));
+    if (this.items)
+      return this.items.item(
+        accountId,
+        kind,
+        itemId,
+        () => this.readItems(accountId),
+        () => this.readItem(accountId, kind, itemId),
+      );
+    return this.readItem(accountId, kind, itemId);
+  }
+
+  private async readItem(accountId: string, kind: LinkKind, itemId: string): Promise<MasterItem | null> {
     const [row] = await this.db
       .select()
       .from(masterItems)
