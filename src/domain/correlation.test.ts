@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { correlationTag } from './correlation.js';
+import { correlationTag, mayBeOurTag } from './correlation.js';
 
 /** The tag as first written (createHash, whole-digest base32, cut to 16): the settle loop relies on it never changing. */
 function reference(parts: { tradeId: string; accountId: string; action: string; attempt?: number }): string {
@@ -50,5 +50,23 @@ describe('correlationTag', () => {
       expect(tag).toBe(reference(parts));
       expect(tag).toMatch(/^ct[a-z2-7]{16}$/);
     }
+  });
+
+  it("tells a tag of ours from another tool's by its shape alone", () => {
+    for (let i = 0; i < 200; i++)
+      expect(
+        mayBeOurTag(correlationTag({ tradeId: `trd_${i}`, accountId: 'acc_1', action: 'open', attempt: i % 3 })),
+      ).toBe(true);
+    for (const foreign of [
+      '',
+      'other-tool-1',
+      'manualpend1',
+      'ct',
+      'CTMQ3XDCUZJOJRSOWP',
+      'ctmq3xdcuzjojrsow1',
+      'ctmq3xdcuzjojrsowpx',
+      ' ctmq3xdcuzjojrsowp',
+    ])
+      expect(mayBeOurTag(foreign)).toBe(false);
   });
 });

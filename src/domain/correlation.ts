@@ -24,6 +24,19 @@ export function correlationTag(parts: {
 
 const ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567';
 
+/** `ct` and 16 characters of ALPHABET: the one shape `correlationTag` has given since it was first written. */
+const SHAPE = /^ct[a-z2-7]{16}$/;
+
+/**
+ * Whether `tag` could be one of ours. Every trade's and copy intent's tag, and every earlier attempt's, is written
+ * from `correlationTag` (the order route, the watcher's record, the planners, the settle loop's new attempt; no
+ * migration, import or other route writes one), so a tag of another shape names no trade or intent of ours and
+ * the reads that look for one can be skipped. A new writer of tags must use `correlationTag` for this to hold.
+ */
+export function mayBeOurTag(tag: string): boolean {
+  return SHAPE.test(tag);
+}
+
 /** The first 16 base32 characters (the first 80 bits, 10 bytes) of the digest: all the tag keeps. */
 function base32Head(buf: Buffer): string {
   let out = '';

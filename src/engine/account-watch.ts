@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Account } from '../domain/account.js';
+import { mayBeOurTag } from '../domain/correlation.js';
 import type { MasterItem } from '../domain/ledger-types.js';
 import type { Order, Position } from '../domain/types.js';
 import type { BrokerAdapter, BrokerEvent } from '../platforms/adapter.js';
@@ -110,12 +111,13 @@ export class AccountWatch {
     const at = Date.parse(ev.at) || this.engine.clock();
     if (ev.position) {
       const p = ev.position;
-      // A new tagged position: its item and what carries its tag in one statement, the one round trip to the store
-      // before the record while the copy waits (a known item makes the tag's reads unneeded, rare for an opening).
+      // A new tagged position: its item and what carries its tag together, the one round trip to the store before
+      // the record while the copy waits (a known item makes the tag's reads unneeded, rare for an opening). On the
+      // embedded store the item is in memory, and another tool's tag needs no read: then none at all.
       let known: MasterItem | null;
       let tagged: TagHolders | undefined;
       if (ev.kind === 'position_opened' && p.tag) {
-        const r = await this.store.trades.itemAndTag(master.id, 'position', p.id, p.tag);
+        const r = await this.store.trades.itemAndTag(master.id, 'position', p.id, mayBeOurTag(p.tag) ? p.tag : null);
         known = r.item;
         tagged = { trade: r.trade, intent: r.intent };
       } else known = await this.store.trades.masterItem(master.id, 'position', p.id);
@@ -141,7 +143,7 @@ export class AccountWatch {
       if (o.type === 'market') return;
       const known = await this.store.trades.masterItem(master.id, 'order', o.id);
       if (ev.kind === 'order_placed' || ev.kind === 'order_modified') {
-        if (!known && o.tag && (await this.store.trades.tradeByTag(o.tag))) {
+        if (!known && o.tag && mayBeOurTag(o.tag) && (await this.store.trades.tradeByTag(o.tag))) {
           // Sent through our order route, which copies it itself; remember it for what follows.
           const t = (await this.store.trades.tradeByTag(o.tag))!;
           await reviveIfLate(this.store, t);

@@ -1,6 +1,7 @@
 import type { Account } from '../domain/account.js';
 import type { CopyIntent, Trade } from '../domain/ledger-types.js';
 import type { Store } from '../store/store.js';
+import { mayBeOurTag } from '../domain/correlation.js';
 
 export interface OwnCopy {
   intentId: string;
@@ -16,6 +17,7 @@ export interface TagHolders {
 
 /** Both read at once: a new tagged Master item needs both before its copy can be planned. */
 export async function tagHolders(store: Store, tag: string): Promise<TagHolders> {
+  if (!mayBeOurTag(tag)) return { trade: null, intent: null };
   const [trade, intent] = await Promise.all([store.trades.tradeByTag(tag), store.trades.intentByTag(tag)]);
   return { trade, intent };
 }
@@ -40,6 +42,8 @@ export async function ownCopyOf(
   let first: OwnCopy | null = null;
   let current = tag;
   for (let hop = 0; current && hop < MAX_HOPS; hop++) {
+    // Another tool's tag: no trade or intent of ours carries it, nor ever did (see mayBeOurTag).
+    if (!mayBeOurTag(current)) return null;
     // A trade's own tag (an order sent through our API) is where provenance starts; and it spares the
     // unindexed search of earlier attempts' tags.
     const known = hop === 0 ? tagged : undefined;

@@ -15,6 +15,7 @@ import { UsersRepo } from './repos/users.js';
 import { WebhookRepo } from './repos/webhooks.js';
 import { SealedRepo } from './repos/sealed.js';
 import { LeasesRepo } from './repos/leases.js';
+import { MasterItemsCache } from './repos/master-items-cache.js';
 
 /**
  * The store: one object with a repository per concern, on PGlite or PostgreSQL alike. Nothing outside
@@ -45,8 +46,9 @@ export class Store {
     // The embedded store has exactly one writer (this process), so read caches cannot go stale there.
     const cache = database.kind === 'pglite';
     this.credentials = new CredentialsRepo(db, { cache });
-    this.accounts = new AccountsRepo(db, { cache });
-    this.trades = new TradesRepo(db, this.events);
+    const items = cache ? new MasterItemsCache() : null;
+    this.accounts = new AccountsRepo(db, { cache, items });
+    this.trades = new TradesRepo(db, this.events, items);
     this.requests = new RequestsRepo(db);
     this.webhooks = new WebhookRepo(db, this.events);
     this.panicJobs = new PanicJobsRepo(db, this.events);

@@ -17,6 +17,7 @@ import type { AccountStatus, Health, Platform, Role } from '../../domain/types.j
 import { withDefaults, type CopyRule } from '../../domain/copy-rule.js';
 import { brokerIdentity } from '../../domain/broker-identity.js';
 import { AppError } from '../../domain/errors.js';
+import type { MasterItemsCache } from './master-items-cache.js';
 
 type AccountRow = typeof accounts.$inferSelect;
 
@@ -138,13 +139,17 @@ export class AccountsRepo {
   /** Bumped by every clear: a read begun before it must not fill the cache. */
   private generation = 0;
 
+  /** The Master items the trades repository keeps in memory (same condition): a removal deletes an account's. */
+  private readonly items: MasterItemsCache | null;
+
   /** Copy rules by Slave (null = none stored), under the same single-writer condition as `cache`. */
   private readonly rules: Map<string, CopyRule | null> | null;
 
   constructor(
     private readonly db: Db,
-    opts: { cache?: boolean } = {},
+    opts: { cache?: boolean; items?: MasterItemsCache | null } = {},
   ) {
+    this.items = opts.items ?? null;
     this.cache = opts.cache ? new Map() : null;
     this.rules = opts.cache ? new Map() : null;
   }
@@ -527,30 +532,36 @@ export class AccountsRepo {
   async remove(id: string): Promise<void> {
     this.invalidate();
     this.rules?.delete(id);
-    await this.db.transaction(async (tx) => {
-      await tx.delete(riskLimits).where(eq(riskLimits.targetId, id));
-      await tx.delete(copyRules).where(eq(copyRules.slaveAccountId, id));
-      await tx
-        .delete(positionLinks)
-        .where(or(eq(positionLinks.slaveAccountId, id), eq(positionLinks.masterAccountId, id)));
-      await tx.delete(masterItems).where(eq(masterItems.accountId, id));
-      await tx.delete(shadowTwins).where(eq(shadowTwins.accountId, id));
-      // Balance history is not proof of what was copied; it went with the account before and still does.
-      await tx.delete(equitySnapshots).where(eq(equitySnapshots.accountId, id));
-      const now = new Date();
-      await tx
-        .update(accounts)
-        .set({
-          removedAt: now,
-          credentialsEnc: null,
-          brokerIdentity: null,
-          groupId: null,
-          status: 'disabled',
-          statusReason: 'removed',
-          updatedAt: now,
-        })
-        .where(and(eq(accounts.id, id), live));
-    });
+    // Its Master items go with it: read again (none) if it is ever asked for, whether or not the removal committed.
+    this.items?.forget(id);
+    try {
+      await this.db.transaction(async (tx) => {
+        await tx.delete(riskLimits).where(eq(riskLimits.targetId, id));
+        await tx.delete(copyRules).where(eq(copyRules.slaveAccountId, id));
+        await tx
+          .delete(positionLinks)
+          .where(or(eq(positionLinks.slaveAccountId, id), eq(positionLinks.masterAccountId, id)));
+        await tx.delete(masterItems).where(eq(masterItems.accountId, id));
+        await tx.delete(shadowTwins).where(eq(shadowTwins.accountId, id));
+        // Balance history is not proof of what was copied; it went with the account before and still does.
+        await tx.delete(equitySnapshots).where(eq(equitySnapshots.accountId, id));
+        const now = new Date();
+        await tx
+          .update(accounts)
+          .set({
+            removedAt: now,
+            credentialsEnc: null,
+            brokerIdentity: null,
+            groupId: null,
+            status: 'disabled',
+            statusReason: 'removed',
+            updatedAt: now,
+          })
+          .where(and(eq(accounts.id, id), live));
+      });
+    } finally {
+      this.items?.forget(id);
+    }
     this.invalidate();
   }
 

@@ -29,8 +29,10 @@ import {
   type IntentInsert,
 } from '../ledger-mappers.js';
 import { accountLeaseKey, type Fence } from '../../domain/lease.js';
+import { mayBeOurTag } from '../../domain/correlation.js';
 import { checkFence } from './leases.js';
 import { applyLinks, moveIntents, type IntentUpdate, type LinkChange, type LinkKey } from './trades-outcomes.js';
+import type { MasterItemsCache } from './master-items-cache.js';
 
 export type { IntentUpdate, LinkChange } from './trades-outcomes.js';
 
@@ -192,7 +194,23 @@ export class TradesRepo {
   constructor(
     private readonly db: Db,
     private readonly events: EventsRepo,
+    /** The Master items in memory, on the single-writer (embedded) store only; null: every read goes to the table. */
+    private readonly items: MasterItemsCache | null = null,
   ) {}
+
+  /** Runs a write of Master items: the cache follows it once committed, and lets go of its accounts if it threw. */
+  private async writingItems<T>(accountIds: string[], write: () => Promise<T>, committed: (r: T) => void): Promise<T> {
+    if (!this.items || accountIds.length === 0) return write();
+    let r: T;
+    try {
+      r = await write();
+    } catch (err) {
+      this.items.failed(accountIds);
+      throw err;
+    }
+    committed(r);
+    return r;
+  }
 
   private async fenceMasters(tx: Tx, masterAccountIds: string[]): Promise<void> {
     if (this.fence) await checkFence(tx, this.fence, masterAccountIds.map(accountLeaseKey));
@@ -346,20 +364,28 @@ export class TradesRepo {
     evs: NewEvent[] = [],
     items: NewMasterItem[] = [],
   ): Promise<boolean> {
-    const recorded = await this.db.transaction(async (tx) => {
-      const upd = await tx
-        .update(trades)
-        .set({ ...tradeSetToRow(tradeSet), updatedAt: new Date() })
-        .where(and(eq(trades.id, tradeId), inArray(trades.status, ['pending', 'unresolved'])))
-        .returning({ id: trades.id, master: trades.masterAccountId });
-      if (upd.length === 0) return false;
-      await this.fenceMasters(tx, [upd[0]!.master]);
-      await insertIntents(tx, tradeId, intents);
-      // The watcher may have seen the item first (and since): its view stays.
-      if (items.length > 0) await tx.insert(masterItems).values(items.map(masterItemToRow)).onConflictDoNothing();
-      if (evs.length > 0) await this.events.append(tx, evs);
-      return true;
-    });
+    const recorded = await this.writingItems(
+      items.map((it) => it.accountId),
+      () =>
+        this.db.transaction(async (tx) => {
+          const upd = await tx
+            .update(trades)
+            .set({ ...tradeSetToRow(tradeSet), updatedAt: new Date() })
+            .where(and(eq(trades.id, tradeId), inArray(trades.status, ['pending', 'unresolved'])))
+            .returning({ id: trades.id, master: trades.masterAccountId });
+          if (upd.length === 0) return false;
+          await this.fenceMasters(tx, [upd[0]!.master]);
+          await insertIntents(tx, tradeId, intents);
+          // The watcher may have seen the item first (and since): its view stays.
+          if (items.length > 0) await tx.insert(masterItems).values(items.map(masterItemToRow)).onConflictDoNothing();
+          if (evs.length > 0) await this.events.append(tx, evs);
+          return true;
+        }),
+      (done) => {
+        const at = new Date();
+        if (done) for (const it of items) this.items?.insertedIfAbsent(it, at);
+      },
+    );
     if (recorded) this.events.notify(evs.map((e) => e.userId));
     return recorded;
   }
@@ -376,17 +402,31 @@ export class TradesRepo {
     evs: NewEvent[] = [],
   ): Promise<boolean> {
     // The hot path (a watcher's fan-out: no fence, its events deferred, one item): one statement, one commit.
+    const ids = items.map((it) => it.accountId);
+    const follow = (done: boolean) => {
+      const at = new Date();
+      if (done) for (const it of items) this.items?.upserted(it, at);
+    };
     if (!this.fence && evs.length === 0 && items.length <= 1)
-      return recordActionAtOnce(this.db, trade, intents, items[0]);
-    const recorded = await this.db.transaction(async (tx) => {
-      await this.fenceMasters(tx, [trade.masterAccountId]);
-      const ins = await tx.insert(trades).values(tradeToRow(trade)).onConflictDoNothing().returning({ id: trades.id });
-      if (ins.length === 0) return false;
-      await insertIntents(tx, trade.id, intents);
-      for (const it of items) await upsertItem(tx as unknown as Db, it);
-      if (evs.length > 0) await this.events.append(tx, evs);
-      return true;
-    });
+      return this.writingItems(ids, () => recordActionAtOnce(this.db, trade, intents, items[0]), follow);
+    const recorded = await this.writingItems(
+      ids,
+      () =>
+        this.db.transaction(async (tx) => {
+          await this.fenceMasters(tx, [trade.masterAccountId]);
+          const ins = await tx
+            .insert(trades)
+            .values(tradeToRow(trade))
+            .onConflictDoNothing()
+            .returning({ id: trades.id });
+          if (ins.length === 0) return false;
+          await insertIntents(tx, trade.id, intents);
+          for (const it of items) await upsertItem(tx as unknown as Db, it);
+          if (evs.length > 0) await this.events.append(tx, evs);
+          return true;
+        }),
+      follow,
+    );
     if (recorded) this.events.notify(evs.map((e) => e.userId));
     return recorded;
   }
@@ -569,7 +609,7 @@ export class TradesRepo {
 
   /** The intent that carried this tag in an earlier attempt; not searched (null) unless it is shaped like ours. */
   async intentByEarlierTag(tag: string): Promise<CopyIntent | null> {
-    if (!/^ct[a-z2-7]{16}$/.test(tag)) return null;
+    if (!mayBeOurTag(tag)) return null;
     const [prev] = await this.db
       .select()
       .from(copyIntents)
@@ -698,6 +738,12 @@ export class TradesRepo {
   // ---- the watcher's view of Master items -----------------------------------------------------------
 
   async masterItems(accountId: string, opts: { openOnly?: boolean } = {}): Promise<MasterItem[]> {
+    // Closed items are not held in memory (see MasterItemsCache): all of them is a read of the table.
+    if (this.items && opts.openOnly) return this.items.openItems(accountId, () => this.readItems(accountId));
+    return this.readItems(accountId, opts);
+  }
+
+  private async readItems(accountId: string, opts: { openOnly?: boolean } = {}): Promise<MasterItem[]> {
     const conds = [eq(masterItems.accountId, accountId)];
     if (opts.openOnly) conds.push(eq(masterItems.open, true));
     return (
@@ -709,6 +755,18 @@ export class TradesRepo {
   }
 
   async masterItem(accountId: string, kind: LinkKind, itemId: string): Promise<MasterItem | null> {
+    if (this.items)
+      return this.items.item(
+        accountId,
+        kind,
+        itemId,
+        () => this.readItems(accountId),
+        () => this.readItem(accountId, kind, itemId),
+      );
+    return this.readItem(accountId, kind, itemId);
+  }
+
+  private async readItem(accountId: string, kind: LinkKind, itemId: string): Promise<MasterItem | null> {
     const [row] = await this.db
       .select()
       .from(masterItems)
@@ -721,14 +779,22 @@ export class TradesRepo {
    * A new Master item's reads before its copy is planned, in one statement: the item as the watcher knows it, and
    * the trade and the copy intent that carry `tag` now (each unique, so the left joins give one row). Three
    * statements, even posted at once, ran one after another in the embedded store's worker, each built by drizzle
-   * on the event loop while the Master's fill waited.
+   * on the event loop while the Master's fill waited. The item comes from memory on the embedded store, and
+   * `tag` null (the caller knows no trade or intent can carry it) reads no trade or intent: then no statement at all.
    */
   async itemAndTag(
     accountId: string,
     kind: LinkKind,
     itemId: string,
-    tag: string,
+    tag: string | null,
   ): Promise<{ item: MasterItem | null; trade: Trade | null; intent: CopyIntent | null }> {
+    if (this.items || tag === null) {
+      const [item, held] = await Promise.all([
+        this.masterItem(accountId, kind, itemId),
+        tag === null ? { trade: null, intent: null } : this.tagHolders(tag),
+      ]);
+      return { item, ...held };
+    }
     const [row] = await this.db
       .select({ item: masterItems, trade: trades, intent: copyIntents })
       .from(sql`(select 1) as one`)
@@ -745,8 +811,25 @@ export class TradesRepo {
     };
   }
 
+  /** The trade and the copy intent that carry `tag` now, in one statement. */
+  private async tagHolders(tag: string): Promise<{ trade: Trade | null; intent: CopyIntent | null }> {
+    const [row] = await this.db
+      .select({ trade: trades, intent: copyIntents })
+      .from(sql`(select 1) as one`)
+      .leftJoin(trades, eq(trades.tag, tag))
+      .leftJoin(copyIntents, eq(copyIntents.tag, tag));
+    return {
+      trade: row?.trade ? tradeFromRow(row.trade) : null,
+      intent: row?.intent ? intentFromRow(row.intent) : null,
+    };
+  }
+
   async upsertMasterItem(it: NewMasterItem): Promise<void> {
-    await upsertItem(this.db, it);
+    await this.writingItems(
+      [it.accountId],
+      () => upsertItem(this.db, it),
+      () => this.items?.upserted(it, new Date()),
+    );
   }
 }
 
