@@ -35,6 +35,8 @@ export interface Config {
   signIn: SignInLimits;
   /** When set, GET /metrics asks for `Authorization: Bearer <this>`; unset, it is open like /healthz. */
   metricsToken: string | undefined;
+  /** Platform C's connections per endpoint: a new one past this many accounts each, at most `maxConnections`. */
+  ctraderPool: { accountsPerConnection: number; maxConnections: number };
 }
 
 const int = (v: string | undefined, name: string, dflt: number): number => {
@@ -102,6 +104,13 @@ export function loadConfig(
       windowMs: int(env.COPYTRADE_SIGN_IN_WINDOW_SEC, 'COPYTRADE_SIGN_IN_WINDOW_SEC', 15 * 60) * 1000,
     },
     metricsToken: env.COPYTRADE_METRICS_TOKEN || undefined,
+    ctraderPool: {
+      accountsPerConnection: Math.max(
+        1,
+        int(env.COPYTRADE_CTRADER_ACCOUNTS_PER_CONNECTION, 'COPYTRADE_CTRADER_ACCOUNTS_PER_CONNECTION', 12),
+      ),
+      maxConnections: Math.max(1, int(env.COPYTRADE_CTRADER_MAX_CONNECTIONS, 'COPYTRADE_CTRADER_MAX_CONNECTIONS', 4)),
+    },
   };
 }
 

@@ -214,6 +214,8 @@ export async function composeCore(cfg: Config, logger: Logger | false, opts: Cor
       clientSecret: endpoints.platformc.clientSecret,
       oauthBaseUrl: endpoints.platformc.oauthBaseUrl,
       timeoutMs: cfg.brokerTimeoutMs,
+      accountsPerConnection: cfg.ctraderPool.accountsPerConnection,
+      maxConnectionsPerEndpoint: cfg.ctraderPool.maxConnections,
       // A refresh token works once: the new pair must be sealed and stored before anything else uses it.
       onTokensRefreshed: async (accountId, tokens) => {
         const sealed = await store.accounts.credentialsEnc(accountId);

@@ -51,10 +51,10 @@ describe('the cTrader connection pool', () => {
     expect(spread(f)).toEqual({ '127.0.0.1:1#0': 3, '127.0.0.1:1#1': 3, '127.0.0.1:1#2': 3 });
   });
 
-  it('60 Slaves with the defaults: 25, 25 and 10 on three connections', async () => {
+  it('51 accounts with the defaults (the soak: 50 Slaves and their Master): 13, 13, 13 and 12 on four connections', async () => {
     const f = factory();
-    for (let i = 0; i < 60; i++) await f.create(account(i));
-    expect(Object.values(spread(f))).toEqual([25, 25, 10]);
+    for (let i = 0; i < 51; i++) await f.create(account(i));
+    expect(Object.values(spread(f))).toEqual([13, 13, 13, 12]);
   });
 
   it('a new account goes to the emptiest connection, not to a new one, below the threshold', async () => {
