@@ -14,6 +14,7 @@ import type {
 import { CTRADER_TAG_MAX, ctraderCapabilities } from './capabilities.js';
 import type { CTraderConnection } from './connection.js';
 import { RequestTimeoutError, readError, writeFailure } from './errors.js';
+import { OrderView, type OrderTarget } from './order-view.js';
 import { PositionView, type PositionTarget } from './position-view.js';
 import {
   parseExecutionEvent,
@@ -86,6 +87,7 @@ export class CTraderAdapter implements BrokerAdapter {
   private readonly listeners = new Set<(ev: BrokerEvent) => void>();
   private eventChain: Promise<void> = Promise.resolve();
   private readonly positions = new PositionView();
+  private readonly orders = new OrderView();
   private readonly offEvents: () => void;
   private closed = false;
 
@@ -387,9 +389,9 @@ export class CTraderAdapter implements BrokerAdapter {
     if (change.stopLoss === null || change.takeProfit === null) {
       return denied('unsupported', 'removing SL/TP of a pending order is not expressible in ProtoOAAmendOrderReq');
     }
-    let current: OrderMsg | undefined;
+    let current: OrderTarget | null;
     try {
-      current = (await this.reconcile()).order?.find((o) => String(o.orderId) === orderId);
+      current = await this.orderTarget(orderId);
     } catch (err) {
       return denied(
         readError(err, 'order lookup').code,
@@ -397,7 +399,7 @@ export class CTraderAdapter implements BrokerAdapter {
       );
     }
     if (!current) return rejected('order_not_found', `no pending order ${orderId}`);
-    const s = await this.symbolById(String(current.tradeData.symbolId)).catch(() => undefined);
+    const s = await this.symbolById(current.symbolId).catch(() => undefined);
     if (!s) return denied('unknown_symbol', `symbol of order ${orderId} is unknown`);
     const body: Record<string, unknown> = { orderId };
     if (change.price)
@@ -468,11 +470,14 @@ export class CTraderAdapter implements BrokerAdapter {
     });
   }
 
-  /** Every reconcile answer also (re)starts the position view, when it can be placed among the events. */
+  /** Every reconcile answer also (re)starts the position and order views, when it can be placed among the events. */
   private async reconcile(): Promise<ReconcileResMsg> {
-    const read = this.positions.beginRead(this.conn.accountSession(this.ctid));
+    const session = this.conn.accountSession(this.ctid);
+    const reads = { positions: this.positions.beginRead(session), orders: this.orders.beginRead(session) };
     const rec = (await this.call(PT.RECONCILE_REQ, {})).payload as unknown as ReconcileResMsg;
-    this.positions.endRead(read, rec.position ?? [], this.conn.accountSession(this.ctid));
+    const now = this.conn.accountSession(this.ctid);
+    this.positions.endRead(reads.positions, rec.position ?? [], now);
+    this.orders.endRead(reads.orders, rec.order ?? [], now);
     return rec;
   }
 
@@ -509,6 +514,18 @@ export class CTraderAdapter implements BrokerAdapter {
     });
     const p = ((await this.lookup).position ?? []).find((x) => String(x.positionId) === positionId);
     return p ? { symbolId: String(p.tradeData.symbolId), volume: String(p.tradeData.volume) } : null;
+  }
+
+  /**
+   * A pending order's type and symbol from the order view (no request), else read, like a close's position. The
+   * read is its own, not one already on its way: that one may predate an order placed just before the amendment,
+   * which it would then call missing; amendments fan out one per account, so there is little to share anyway.
+   */
+  private async orderTarget(orderId: string): Promise<OrderTarget | null> {
+    const known = this.orders.get(orderId, this.conn.accountSession(this.ctid));
+    if (known) return known;
+    const o = ((await this.authorisedThenReconcile()).order ?? []).find((x) => String(x.orderId) === orderId);
+    return o ? { orderType: o.orderType, symbolId: String(o.tradeData.symbolId) } : null;
   }
 
   /**
@@ -718,6 +735,11 @@ export class CTraderAdapter implements BrokerAdapter {
       this.positions.apply(ev);
     } catch {
       this.positions.distrust();
+    }
+    try {
+      this.orders.apply(ev);
+    } catch {
+      this.orders.distrust();
     }
     if (this.listeners.size === 0) return;
     // Ordered delivery even when a symbol must be fetched first.
