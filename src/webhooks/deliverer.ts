@@ -131,7 +131,7 @@ export class WebhookDeliverer {
   private async run(id: string, lane: Lane): Promise<void> {
     while (!this.stopped) {
       const ep = await this.repo.byId(id);
-      if (!ep || !ep.enabled) {
+      if (!ep?.enabled) {
         this.lanes.delete(id);
         return;
       }
@@ -162,7 +162,15 @@ export class WebhookDeliverer {
         return;
       }
       const attemptNo = (last?.attempt ?? 0) + 1;
-      const result = await this.sender.send(ep, toWireEvent(head), this.abort.signal);
+      // Signed and addressed as the endpoint is now, not as it was when this pass began: a secret rotated (or a URL
+      // changed) while the lane read the feed applies to this delivery. Seen in CI: the second event after a
+      // rotation with no overlap went out signed with the replaced secrets, read before the rotation committed.
+      const current = await this.repo.byId(id);
+      if (!current?.enabled) {
+        this.lanes.delete(id);
+        return;
+      }
+      const result = await this.sender.send(current, toWireEvent(head), this.abort.signal);
       if (result.aborted) return;
       const continueNow = await this.settle(ep, head, attemptNo, result, lane);
       this.opts.onAttempt?.(result);

@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Store } from '../../src/store/store.js';
 import { harness, type Harness } from './harness.js';
 import { Receiver } from './receiver.js';
@@ -88,6 +88,40 @@ describe('webhook delivery', () => {
     await h.emit('acc_1', 'position.closed');
     await rx.until(() => rx.accepted.length === 2);
     expect(rx.accepted[1]!.verifiedBy).toEqual([2]);
+  });
+
+  it('a rotation that commits while the lane reads the feed signs that delivery with the new secret only', async () => {
+    h = await harness({ store });
+    const rx = await receiver();
+    const { endpoint, secret: oldSecret } = await h.hooks.service.create(h.userId, { url: rx.url });
+    // The lane's next read of the feed waits until the rotation below has committed.
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    let entered!: () => void;
+    const reading = new Promise<void>((r) => {
+      entered = r;
+    });
+    const feed = h.hooks.feed;
+    const read = feed.read.bind(feed);
+    const spy = vi.spyOn(feed, 'read').mockImplementationOnce(async (...args) => {
+      entered();
+      await gate;
+      return read(...args);
+    });
+    try {
+      await h.emit('acc_1', 'position.opened');
+      await reading;
+      const { secret: newSecret } = await h.hooks.service.rotateSecret(h.userId, endpoint.id, 0);
+      rx.secrets = [oldSecret, newSecret];
+      release();
+      await rx.until(() => rx.accepted.length === 1);
+      // Before, the endpoint read at the start of the pass signed it: the replaced secret only ([0]).
+      expect(rx.accepted[0]!.verifiedBy).toEqual([1]);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('delivers every event after the receiver was down, in order per account, none twice', async () => {
