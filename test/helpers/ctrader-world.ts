@@ -101,3 +101,16 @@ export function sentSince(w: CTraderWorld, before: Record<string, { count: numbe
   }
   return out;
 }
+
+/**
+ * A warmed world of `n` cTrader Slaves (seeded prices), for the close and amendment tests:
+ * `accountsPerConnection` keeps them on one connection when a test is about one rate window.
+ */
+export async function warmCTraderWorld(n = 1, accountsPerConnection?: number): Promise<CTraderWorld> {
+  const w = await ctraderWorld(n, {
+    seed: 5,
+    factory: accountsPerConnection !== undefined ? { accountsPerConnection } : {},
+  });
+  await warmCTrader(w);
+  return w;
+}

@@ -4,9 +4,8 @@ import type { PlaceOrderRequest } from '../../src/platforms/adapter.js';
 import {
   type CTraderSlave as Slave,
   type CTraderWorld,
-  ctraderWorld,
   sentSince,
-  warmCTrader,
+  warmCTraderWorld,
 } from '../helpers/ctrader-world.js';
 
 /**
@@ -15,14 +14,7 @@ import {
  * accounts on one connection was 100 requests on one rate window of 50, the second 50 a second late.
  */
 
-async function world(n = 1, accountsPerConnection?: number): Promise<CTraderWorld> {
-  const w = await ctraderWorld(n, {
-    seed: 5,
-    factory: accountsPerConnection !== undefined ? { accountsPerConnection } : {},
-  });
-  await warmCTrader(w);
-  return w;
-}
+const world = warmCTraderWorld;
 
 let seq = 0;
 const tag = () => `amd${Date.now().toString(36)}${++seq}`;

@@ -1,29 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { dec } from '../../src/domain/decimal.js';
 import type { PlaceOrderRequest } from '../../src/platforms/adapter.js';
-import {
-  type CTraderSlave as Slave,
-  type CTraderWorld,
-  ctraderWorld,
-  sentSince,
-  warmCTrader,
-} from '../helpers/ctrader-world.js';
+import { type CTraderSlave as Slave, sentSince, warmCTraderWorld } from '../helpers/ctrader-world.js';
 
 /**
  * A close knows its position's symbol and volume from the execution events the connection already receives, so
  * it sends one request (the close), not a reconcile first: 50 accounts on one connection share one rate window
  * of 50, and 50 closes that each read first waited a whole second for their second half. (The factory now spreads
- * 50 accounts over two connections; the test keeps them on one, the window it is about.)
+ * 50 accounts over four connections; the test keeps them on one, the window it is about.)
  */
 
-async function world(n = 1, accountsPerConnection?: number): Promise<CTraderWorld> {
-  const w = await ctraderWorld(n, {
-    seed: 5,
-    factory: accountsPerConnection !== undefined ? { accountsPerConnection } : {},
-  });
-  await warmCTrader(w);
-  return w;
-}
+const world = warmCTraderWorld;
 
 let seq = 0;
 const buy = (volume = '0.10'): PlaceOrderRequest => ({
