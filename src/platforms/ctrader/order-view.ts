@@ -1,6 +1,6 @@
 import { ExecutionType, OrderStatus } from '../../protocols/ctrader/enums.js';
 import type { ExecutionEventMsg, OrderMsg } from '../../protocols/ctrader/messages.js';
-import type { ViewRead } from './position-view.js';
+import { SessionView } from './session-view.js';
 
 /** What an amendment needs of a pending order: which price field it sets (its type) and its symbol's lot size. */
 export interface OrderTarget {
@@ -27,53 +27,24 @@ const ORDER_EVENTS: ReadonlySet<number> = new Set([
  * type and symbol never change, so what an amendment reads here is as true as a read; an order that ended in the
  * round trip before the amendment reaches the server is refused by it, as it was after a read.
  */
-export class OrderView {
-  private readonly pending = new Map<string, OrderTarget>();
-  private trustedIn: number | null = null;
-  private changes = 0;
-
-  /** An order held by a view trusted in `session` (the account's current one); null means "read it". */
-  get(orderId: string, session: number | null): OrderTarget | null {
-    if (session === null || this.trustedIn !== session) return null;
-    return this.pending.get(orderId) ?? null;
+export class OrderView extends SessionView<OrderMsg, OrderTarget> {
+  protected idOf(o: OrderMsg): string {
+    return String(o.orderId);
   }
 
-  /** Call right before a reconcile is sent, with the account's current session. */
-  beginRead(session: number | null): ViewRead {
-    return { session, changes: this.changes };
-  }
-
-  /** The reconcile's answer (its pending orders), with the account's session when it arrived. */
-  endRead(read: ViewRead, orders: readonly OrderMsg[], session: number | null): void {
-    if (read.session === null || read.session !== session || read.changes !== this.changes) return this.distrust();
-    const next = new Map<string, OrderTarget>();
-    for (const o of orders) {
-      const t = pendingTarget(o);
-      if (t === undefined) return this.distrust();
-      if (t) next.set(String(o.orderId), t);
-    }
-    this.pending.clear();
-    for (const [id, t] of next) this.pending.set(id, t);
-    this.trustedIn = session;
+  protected target(o: OrderMsg): OrderTarget | null | undefined {
+    return pendingTarget(o);
   }
 
   /** Every execution event of the account, in the order received (our own answers included). */
   apply(ev: ExecutionEventMsg): void {
-    this.changes += 1;
+    this.changed();
     const o = ev.order;
     if (!o) {
       if (ORDER_EVENTS.has(ev.executionType)) this.distrust();
       return;
     }
-    const t = pendingTarget(o);
-    if (t === undefined) return this.distrust();
-    if (t) this.pending.set(String(o.orderId), t);
-    else this.pending.delete(String(o.orderId));
-  }
-
-  distrust(): void {
-    this.trustedIn = null;
-    this.pending.clear();
+    this.applyOne(o);
   }
 }
 

@@ -1,16 +1,11 @@
 import { ExecutionType, PositionStatus } from '../../protocols/ctrader/enums.js';
 import type { ExecutionEventMsg, PositionMsg } from '../../protocols/ctrader/messages.js';
+import { SessionView } from './session-view.js';
 
 /** What a close needs of an open position: its symbol and its whole volume on the wire (cents of units). */
 export interface PositionTarget {
   symbolId: string;
   volume: string;
-}
-
-/** A reconcile on its way: what the view must check when the answer comes back. */
-export interface ViewRead {
-  session: number | null;
-  changes: number;
 }
 
 /**
@@ -34,41 +29,18 @@ export interface ViewRead {
  * later (plus the same wait): the same round trip unseen, never more. A change in it is what it always was: the
  * close of the old volume is refused or closes less, and the caller sees the outcome.
  */
-export class PositionView {
-  private readonly open = new Map<string, PositionTarget>();
-  private trustedIn: number | null = null;
-  /** Execution events applied so far; a reconcile that saw one arrive while in flight cannot be placed in order. */
-  private changes = 0;
-
-  /** A position held by a view trusted in `session` (the account's current one); null means "read it". */
-  get(positionId: string, session: number | null): PositionTarget | null {
-    if (session === null || this.trustedIn !== session) return null;
-    return this.open.get(positionId) ?? null;
+export class PositionView extends SessionView<PositionMsg, PositionTarget> {
+  protected idOf(p: PositionMsg): string {
+    return String(p.positionId);
   }
 
-  /** Call right before a reconcile is sent, with the account's current session. */
-  beginRead(session: number | null): ViewRead {
-    return { session, changes: this.changes };
-  }
-
-  /** The reconcile's answer, with the account's session when it arrived. */
-  endRead(read: ViewRead, positions: readonly PositionMsg[], session: number | null): void {
-    // Sent outside the session it came back in, or crossed by an event: not placeable in the event order.
-    if (read.session === null || read.session !== session || read.changes !== this.changes) return this.distrust();
-    const next = new Map<string, PositionTarget>();
-    for (const p of positions) {
-      const t = openTarget(p);
-      if (t === undefined) return this.distrust();
-      if (t) next.set(String(p.positionId), t);
-    }
-    this.open.clear();
-    for (const [id, t] of next) this.open.set(id, t);
-    this.trustedIn = session;
+  protected target(p: PositionMsg): PositionTarget | null | undefined {
+    return openTarget(p);
   }
 
   /** Every execution event of the account, in the order received (our own answers included). */
   apply(ev: ExecutionEventMsg): void {
-    this.changes += 1;
+    this.changed();
     const p = ev.position;
     if (!p) {
       // A fill always changes a position; one that does not say which leaves the view unknowable.
@@ -76,15 +48,7 @@ export class PositionView {
         this.distrust();
       return;
     }
-    const t = openTarget(p);
-    if (t === undefined) return this.distrust();
-    if (t) this.open.set(String(p.positionId), t);
-    else this.open.delete(String(p.positionId));
-  }
-
-  distrust(): void {
-    this.trustedIn = null;
-    this.open.clear();
+    this.applyOne(p);
   }
 }
 
