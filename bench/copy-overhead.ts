@@ -342,10 +342,11 @@ async function runSize(n: number, reps: number, databaseUrl: string | null, main
 /** Issue 3 figures: the copy engine's own overhead at 100 and 1000 Slaves on the embedded store. */
 export async function benchCopyOverhead(): Promise<void> {
   const reps = Number(process.env.BENCH_COPY_REPS ?? 150);
-  const sizes: Array<[number, number]> = [
-    [100, reps],
-    [1000, Math.max(20, Math.round(reps / 3))],
-  ];
+  // BENCH_COPY_SIZES=10,100: other fan-outs (10 is the e2e bench's); a size past 100 gets a third of the reps.
+  const sizes: Array<[number, number]> = (process.env.BENCH_COPY_SIZES ?? '100,1000')
+    .split(',')
+    .map(Number)
+    .map((n) => [n, n > 100 ? Math.max(20, Math.round(reps / 3)) : reps]);
   // pglite-main: PGlite on the main thread as before its worker thread, measured beside it in the same run.
   const stores = (process.env.BENCH_COPY_STORES ?? 'pglite-main,pglite,postgres').split(',');
   const rows: Row[] = [];
