@@ -61,6 +61,15 @@ interface HistoryIndex {
   orders: Map<string, Order>;
   dealsByPosition: Map<string, SimDeal[]>;
   dealsByOrder: Map<string, SimDeal[]>;
+  /** The newest history entry under each tag. */
+  lastByTag: Map<string, Order>;
+  /**
+   * Entry i: the latest creation time (ms) among history[0..i], and the latest deal time among deals[0..i]. A
+   * window read from the newest end stops where this falls below its start: nothing older can be in it, however
+   * the clock moved (see `windowFromEnd`).
+   */
+  historyCreatedUpTo: number[];
+  dealsTimeUpTo: number[];
   historyLength: number;
   dealsLength: number;
 }
@@ -215,13 +224,19 @@ export class SimBroker implements SimBrokerApi {
     return p ? this.view(b, p) : null;
   }
 
+  /**
+   * With a `from`, history is read from its newest end only as far back as the window can still match: the
+   * front ends ask for the last seconds after every write (TradeLocker's ordersHistory, cTrader's order list),
+   * and copying and parsing the whole history each time made the simulator slower the longer it ran.
+   */
   orders(accountId: string, q: { includeHistory?: boolean; from?: Date; to?: Date; symbol?: string } = {}): Order[] {
     const b = this.book(accountId);
-    const all = [...b.pending.values(), ...(q.includeHistory ? b.history : [])];
-    return all
-      .filter((o) => (!q.symbol || o.symbol === q.symbol) && inWindow(o.createdAt, q.from, q.to))
-      .sort((x, y) => compareIds(x.id, y.id))
-      .map((o) => ({ ...o }));
+    const keep = (o: Order) => (!q.symbol || o.symbol === q.symbol) && inWindow(o.createdAt, q.from, q.to);
+    const pending = [...b.pending.values()].filter(keep);
+    const found = q.includeHistory
+      ? pending.concat(windowFromEnd(b.history, this.indexed(b).historyCreatedUpTo, q.from, keep))
+      : pending;
+    return found.sort((x, y) => compareIds(x.id, y.id)).map((o) => ({ ...o }));
   }
 
   /** One order, pending or final, by id (undefined when unknown or trimmed from history). */
@@ -231,10 +246,12 @@ export class SimBroker implements SimBrokerApi {
     return o ? { ...o } : undefined;
   }
 
+  /** Oldest first; with a `from`, read from the newest end as far back as the window can match (as orders). */
   deals(accountId: string, q: { from?: Date; to?: Date } = {}): SimDeal[] {
-    return this.book(accountId)
-      .deals.filter((d) => inWindow(d.time, q.from, q.to))
-      .map((d) => ({ ...d }));
+    const b = this.book(accountId);
+    return windowFromEnd(b.deals, this.indexed(b).dealsTimeUpTo, q.from, (d) => inWindow(d.time, q.from, q.to)).map(
+      (d) => ({ ...d }),
+    );
   }
 
   /** The deals of one position or of one order, oldest first. */
@@ -250,7 +267,7 @@ export class SimBroker implements SimBrokerApi {
     const p = [...b.positions.values()].find((x) => x.tag === tag);
     if (p) out.position = this.view(b, p);
     // A filled or cancelled order still proves the request reached us, so history counts too.
-    const o = [...b.pending.values()].find((x) => x.tag === tag) ?? lastWithTag(b.history, tag);
+    const o = [...b.pending.values()].find((x) => x.tag === tag) ?? this.indexed(b).lastByTag.get(tag);
     if (o) out.order = { ...o };
     return out;
   }
@@ -270,13 +287,13 @@ export class SimBroker implements SimBrokerApi {
     return () => this.commitListeners.delete(listener);
   }
 
-  /** One account's state for an append-only journal, with its history and deals from the given lengths on. */
   /** What journalRecord would report as `lengths`, without encoding the account (a start reads 10,000 of them). */
   journalLengths(accountId: string): { history: number; deals: number } {
     const b = this.book(accountId);
     return { history: b.history.length, deals: b.deals.length };
   }
 
+  /** One account's state for an append-only journal, with its history and deals from the given lengths on. */
   journalRecord(
     accountId: string,
     from: { history: number; deals: number },
@@ -567,8 +584,11 @@ export class SimBroker implements SimBrokerApi {
       throw new SimError('REJECTED', 'a closing order must be on the opposite side of the same symbol');
     if (req.volume.gt(p.volume)) throw new SimError('INVALID_VOLUME', `cannot close ${req.volume} of ${p.volume}`);
     const result = this.closePosition(b.account.id, p.id, req.volume);
-    const o = this.indexed(b).orders.get(result.order.id)!;
+    const idx = this.indexed(b);
+    const o = idx.orders.get(result.order.id)!;
     o.tag = req.tag;
+    // Tagged after the index read it (untagged) when the close was made: the newest order of all, so the tag's too.
+    idx.lastByTag.set(req.tag, o);
     return { ...result, order: { ...o } };
   }
 
@@ -794,21 +814,27 @@ export class SimBroker implements SimBrokerApi {
 
   /** The book's index, brought up to date with what was appended to history and deals since its last use. */
   private indexed(b: Book): HistoryIndex {
-    const idx = (b.index ??= {
+    const idx: HistoryIndex = (b.index ??= {
       orders: new Map(),
       dealsByPosition: new Map(),
       dealsByOrder: new Map(),
+      lastByTag: new Map(),
+      historyCreatedUpTo: [],
+      dealsTimeUpTo: [],
       historyLength: 0,
       dealsLength: 0,
     });
     for (; idx.historyLength < b.history.length; idx.historyLength++) {
       const o = b.history[idx.historyLength]!;
       idx.orders.set(o.id, o);
+      if (o.tag !== null) idx.lastByTag.set(o.tag, o);
+      idx.historyCreatedUpTo.push(latest(idx.historyCreatedUpTo, o.createdAt));
     }
     for (; idx.dealsLength < b.deals.length; idx.dealsLength++) {
       const d = b.deals[idx.dealsLength]!;
       append(idx.dealsByPosition, d.positionId, d);
       append(idx.dealsByOrder, d.orderId, d);
+      idx.dealsTimeUpTo.push(latest(idx.dealsTimeUpTo, d.time));
     }
     return idx;
   }
@@ -883,7 +909,6 @@ function sameDec(a: Decimal | null, b: Decimal | null): boolean {
   return a === null || b === null ? a === b : a.eq(b);
 }
 
-/** The newest history entry under a tag, read from the end without copying a history that only grows. */
 /** Ticket ids are decimal strings of non-negative integers: the shorter is the smaller, then by digits. */
 function compareIds(x: string, y: string): number {
   if (x.length !== y.length) return x.length - y.length;
@@ -896,7 +921,27 @@ function append<K, V>(m: Map<K, V[]>, k: K, v: V): void {
   else m.set(k, [v]);
 }
 
-function lastWithTag(history: Order[], tag: string): Order | undefined {
-  for (let i = history.length - 1; i >= 0; i--) if (history[i]!.tag === tag) return history[i];
-  return undefined;
+/** The running maximum of times (ms) extended by one ISO time; an unreadable time never raises it. */
+function latest(upTo: number[], iso: string): number {
+  const t = Date.parse(iso);
+  const before = upTo.length > 0 ? upTo[upTo.length - 1]! : Number.NEGATIVE_INFINITY;
+  return Number.isNaN(t) ? before : Math.max(before, t);
+}
+
+/**
+ * The rows `keep` accepts, in their order, read from the newest end while a row at or before the cursor can
+ * still be at or after `from` (`upTo[i]`: the latest time among rows[0..i]). Rows are appended roughly in time
+ * order, so a window of the last seconds touches only its own rows; without `from` every row is read.
+ * A row with an unreadable time is never in a window with a start, as inWindow decides.
+ */
+function windowFromEnd<T>(
+  rows: readonly T[],
+  upTo: readonly number[],
+  from: Date | undefined,
+  keep: (row: T) => boolean,
+): T[] {
+  const start = from ? from.getTime() : Number.NEGATIVE_INFINITY;
+  const out: T[] = [];
+  for (let i = rows.length - 1; i >= 0 && upTo[i]! >= start; i--) if (keep(rows[i]!)) out.push(rows[i]!);
+  return out.reverse();
 }

@@ -275,15 +275,16 @@ export async function startMetaApiSimServer(
       const inRange = (iso: string) => Date.parse(iso) >= from.getTime() && Date.parse(iso) < to.getTime();
       const kind = m[1];
       await read(() => {
+        // The broker reads from the newest end down to `from` only; the end is exclusive here, inclusive there.
         const all =
           kind === 'deals'
             ? broker
-                .deals(sim.id)
+                .deals(sim.id, { from })
                 .filter((d) => inRange(d.time))
                 .map((d) => dealDto(d, ctx))
             : orders(
                 broker
-                  .orders(sim.id, { includeHistory: true })
+                  .orders(sim.id, { includeHistory: true, from })
                   .filter((o) => o.status !== 'pending' && inRange(o.createdAt)),
               );
         return all.slice(offset, offset + limit);
