@@ -1,4 +1,5 @@
 import { PGlite, types } from '@electric-sql/pglite';
+import type { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pgliteParams } from './db.js';
 import { RemotePglite } from './pglite-remote.js';
@@ -48,6 +49,11 @@ describe('PGlite in a worker thread', () => {
       await local.close();
     }
   }, 60_000);
+
+  it('runs the worker with a bounded young generation (left to V8 it grew to 32 MB, mostly garbage)', () => {
+    const worker = (remote as unknown as { worker: Worker }).worker;
+    expect(worker.resourceLimits?.maxYoungGenerationSizeMb).toBe(8);
+  });
 
   it('keeps a PostgreSQL error its SQLSTATE, constraint and detail', async () => {
     await remote.query('insert into t values (1, $1)', ['a']);

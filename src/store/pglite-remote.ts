@@ -258,16 +258,25 @@ const optionalOids = (options: QueryOptions | undefined) => {
 };
 
 /**
+ * The worker's V8 young generation, in MB. Left to V8 it grew to 32 MB (two 16 MB semi-spaces) while holding 2-6 MB
+ * of live objects at 10,000 accounts: the thread's objects live for one statement (result rows on their way to the
+ * main thread). Bounded, more of them reach the old generation (15-22 -> 23-36 MB), but the worker's heap is still
+ * smaller: 32-45 MB against 49-56 MB in five alternating runs of `npm run bench scale-10k` (docs/performance.md).
+ * Not the old generation: a bound there would end the thread, and the store, on one large result.
+ */
+const resourceLimits = { maxYoungGenerationSizeMb: 8 };
+
+/**
  * The worker's module beside this one: compiled JavaScript in dist; under vitest or tsx it is TypeScript, loaded
  * through tsx's loader, registered inside the worker (a worker does not inherit the parent's loader).
  */
 function newWorker(init: WorkerStart): Worker {
   if (!import.meta.url.endsWith('.ts'))
-    return new Worker(new URL('./pglite-worker.js', import.meta.url), { workerData: init });
+    return new Worker(new URL('./pglite-worker.js', import.meta.url), { workerData: init, resourceLimits });
   // tsx's ESM entry (its `import` export), found through the CommonJS one `require.resolve` returns.
   const tsxCjs = createRequire(import.meta.url).resolve('tsx/esm/api');
   const tsx = pathToFileURL(tsxCjs.replace(/\.cjs$/, '.mjs')).href;
   const file = new URL('./pglite-worker.ts', import.meta.url).href;
   const boot = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(file)}); })`;
-  return new Worker(boot, { eval: true, workerData: init });
+  return new Worker(boot, { eval: true, workerData: init, resourceLimits });
 }
