@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { dec } from '../domain/decimal.js';
 import type { Order } from '../domain/types.js';
 import { SimBroker } from './broker.js';
+import { SeededRandom } from './market.js';
 
 /**
  * The front ends ask for the last seconds of history after every write (TradeLocker's ordersHistory, cTrader's
@@ -9,17 +10,11 @@ import { SimBroker } from './broker.js';
  * whole history gave, and must not read the whole history to do it.
  */
 
-/** mulberry32: a seeded generator, so a failing case replays. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32, the simulator's own: a failing case replays from its seed. */
+const random = (seed: number): (() => number) => {
+  const r = new SeededRandom(seed);
+  return () => r.next();
+};
 
 const T0 = Date.parse('2026-11-23T10:00:00.000Z');
 

@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { type Decimal, dec } from '../../src/domain/decimal.js';
 import type { Position } from '../../src/domain/types.js';
 import { SimBroker } from '../../src/simulator/broker.js';
+import { SeededRandom } from '../../src/simulator/market.js';
 import type { CopyIntent, PositionLink } from '../../src/domain/ledger-types.js';
 import { seedGroup, startEngine, type EngineHarness, type SeededGroup } from './copy-harness.js';
 
@@ -17,16 +18,10 @@ import { seedGroup, startEngine, type EngineHarness, type SeededGroup } from './
 const ACTIONS = Number(process.env.REPLAY_ACTIONS ?? 320);
 const SYMBOLS = ['EURUSD', 'GBPUSD', 'XAUUSD', 'US500'] as const;
 
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = (seed: number): (() => number) => {
+  const r = new SeededRandom(seed);
+  return () => r.next();
+};
 
 let dir: string;
 let h: EngineHarness;
