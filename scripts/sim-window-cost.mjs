@@ -6,7 +6,7 @@
 // deal windows (cTrader's order and deal lists, MetaApi's history), and a tag lookup of a tag it never used.
 // Both checkouts must be built (`node scripts/build.mjs`); each is imported from ROOT/dist.
 // Usage: node scripts/sim-window-cost.mjs ROUNDS BEFORE_ROOT AFTER_ROOT [sizes=100,1000,2000]
-import { execFileSync } from 'node:child_process';
+import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -18,7 +18,10 @@ if (!beforeRoot || !afterRoot) {
 const rounds = Number(roundsArg ?? 3);
 const sizes = sizesArg.split(',').map(Number);
 const CALLS = 400;
-const load = () => execFileSync('cat', ['/proc/loadavg']).toString().split(' ').slice(0, 3).join(' ');
+const load = () =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
 
 async function build(root) {
   const at = (p) => import(pathToFileURL(resolve(root, 'dist/src/simulator', p)).href);
