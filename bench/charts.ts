@@ -29,9 +29,14 @@ function copyOverhead(j: Json): string | null {
       return { row: r, kind: m[1] ?? '', measure: m[2]!.trim().toLowerCase() };
     });
   const kinds = [...new Set(rows.map((r) => r.kind))];
-  const pick = (kind: string, prefix: string, field: string): Array<[number, number]> =>
+  const pick = (
+    kind: string,
+    prefix: string,
+    field: string,
+    also: (measure: string) => boolean = () => true,
+  ): Array<[number, number]> =>
     rows
-      .filter((r) => r.kind === kind && r.measure.startsWith(prefix))
+      .filter((r) => r.kind === kind && r.measure.startsWith(prefix) && also(r.measure))
       .map((r): [number, number] => [n(r.row.slaves), n(r.row[field])])
       .filter(([, v]) => Number.isFinite(v))
       .sort((a, b) => a[0] - b[0]);
@@ -44,6 +49,12 @@ function copyOverhead(j: Json): string | null {
         : []),
       { name: label(k, 'copy overhead p99'), points: pick(k, 'copy overhead:', 'p99_ms') },
     ]),
+    // Each store's floor: the same rows in one statement and one commit into a table with only its primary key.
+    ...kinds.map((k) => ({
+      name: label(k, 'write floor p99 (rows, PK only)'),
+      points: pick(k, '', 'p99_ms', (m) => m.includes('floor') && m.includes('pk-only') && !m.startsWith('copy')),
+      dashed: true,
+    })),
     // The in-memory planning floor is the same work whatever the store: drawn once, from the first store.
     { name: 'floor p50 (same planning, in memory)', points: pick(kinds[0] ?? '', 'floor:', 'p50_ms'), dashed: true },
   ].filter((s) => s.points.length > 0);
