@@ -102,7 +102,9 @@ export async function benchE2e(): Promise<void> {
     const last: number[] = [];
     const closes: number[] = [];
     const platformOf = new Map(p.slaves.map((s) => [s.sim, s.platform]));
+    let warmCopies = 0;
     for (let rep = -WARMUP; rep < REPS; rep++) {
+      if (rep === 0) warmCopies = (await p.latencies()).length;
       const side: Side = rep % 2 === 0 ? 'buy' : 'sell';
       const opened = must(await p.act({ kind: 'open', side }, rep < 0 ? 60_000 : LIMIT_MS), p.slaves.length, 'open');
       await sleep(GAP_MS);
@@ -121,6 +123,10 @@ export async function benchE2e(): Promise<void> {
     }
     const s = stats(svc.all);
     const f = stats(flo);
+    // Where the service's time goes, from its own ledger: the hops each measured copy recorded on its intent.
+    const hops = (await p.latencies()).slice(warmCopies);
+    const hop = (k: string) => hops.map((h) => h[k]).filter((v): v is number => typeof v === 'number');
+    const inEngine = hops.map((h) => (h.plan ?? 0) + (h.record ?? 0) + (h.send ?? 0));
     const row = (measure: string, xs: number[], target = '') => {
       const st = stats(xs);
       return { measure, samples: st.n, 'p50 ms': st.p50, 'p99 ms': st.p99, 'max ms': st.max, target };
@@ -134,6 +140,10 @@ export async function benchE2e(): Promise<void> {
         row('service: Master fill -> last of the 10 filled', last),
         row('service: Master close -> Slave close', closes),
         row('floor: the same adapters driven directly (Dispatcher only)', flo),
+        row('  in the service, of which: plan (action -> rows)', hop('plan')),
+        row('  in the service, of which: record (one statement, one commit)', hop('record')),
+        row('  in the service, of which: send (recorded -> handed to the adapter)', hop('send')),
+        row('  in the service: plan + record + send', inEngine),
         {
           measure: 'ours: service p50 - floor p50 (ms)',
           samples: '',
@@ -141,6 +151,16 @@ export async function benchE2e(): Promise<void> {
           'p99 ms': '',
           'max ms': '',
           target: '<= 5',
+        },
+        {
+          // The rest of what the service adds: the Master's fill reaching it (cTrader's event on its socket, decoded,
+          // the watcher) and what its adapters do differently from the floor's.
+          measure: 'ours minus the engine (p50s): the fill reaching the watcher, and the rest',
+          samples: '',
+          'p50 ms': Math.round((s.p50 - f.p50 - stats(inEngine).p50) * 10) / 10,
+          'p99 ms': '',
+          'max ms': '',
+          target: '',
         },
         {
           measure: 'service p50 / floor p50',

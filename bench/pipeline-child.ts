@@ -67,6 +67,15 @@ async function rowCounts(): Promise<ChildSample['rows']> {
   return rows[0] as ChildSample['rows'];
 }
 
+/** Each open copy's hops (ms) as the engine recorded them on its intent: plan, record, send (queue), ack. */
+async function openLatencies(): Promise<Array<Record<string, number>>> {
+  const res = await svc.store.database.db.execute(
+    sql`select i.latency from copy_intents i join trades t on t.id = i.trade_id where t.action = 'open' and i.latency is not null order by t.created_at, i.id`,
+  );
+  const rows = (Array.isArray(res) ? res : (res as unknown as { rows: unknown[] }).rows) as Array<{ latency: unknown }>;
+  return rows.map((r) => (typeof r.latency === 'string' ? JSON.parse(r.latency) : r.latency) as Record<string, number>);
+}
+
 // The parent gone (killed, or crashed past its cleanup): the service goes too, not left running for an hour.
 process.on('disconnect', () => process.exit(0));
 
@@ -90,6 +99,7 @@ process.on('message', async (m: unknown) => {
     loop.reset();
     process.send!({ sample: s });
   }
+  if (m === 'latencies') process.send!({ latencies: await openLatencies() });
   if (m === 'stop') void svc.close().then(() => process.exit(0));
 });
 process.send!('started');

@@ -43,6 +43,8 @@ export interface Pipeline {
   /** Times, from `t0`, at which each Slave shows an event of `kind`, until all have or `limitMs` passed. */
   waitSlaves(kind: 'position_opened' | 'position_closed', t0: number, limitMs: number): Promise<Map<string, number>>;
   sample(): Promise<ChildSample>;
+  /** The hops (ms) of every open copy the service made so far, from its ledger: plan, record, send, ack. */
+  latencies(): Promise<Array<Record<string, number>>>;
   childPid: number;
   close(): Promise<void>;
 }
@@ -214,6 +216,18 @@ export async function startPipeline(o: {
     });
   let open: string | null = null;
   let n = 0;
+  /** One question to the child, answered by a message carrying `key`. */
+  const ask = <T>(key: 'sample' | 'latencies'): Promise<T> =>
+    new Promise((resolve) => {
+      const on = (m: unknown) => {
+        if (typeof m === 'object' && m !== null && key in m) {
+          child!.off('message', on);
+          resolve((m as Record<string, T>)[key]!);
+        }
+      };
+      child!.on('message', on);
+      child!.send(key);
+    });
   return {
     broker,
     tl,
@@ -244,17 +258,8 @@ export async function startPipeline(o: {
       open = null;
       return p;
     },
-    sample: () =>
-      new Promise((resolve) => {
-        const on = (m: unknown) => {
-          if (typeof m === 'object' && m !== null && 'sample' in m) {
-            child!.off('message', on);
-            resolve((m as { sample: ChildSample }).sample);
-          }
-        };
-        child!.on('message', on);
-        child!.send('sample');
-      }),
+    sample: () => ask<ChildSample>('sample'),
+    latencies: () => ask<Array<Record<string, number>>>('latencies'),
     close: cleanup,
   };
 }
