@@ -63,14 +63,31 @@ const sharesSizing = (rule: CopyRule): boolean => rule.sizing.mode === 'multipli
  */
 function sizingPerFanOut(masterVolume: Decimal): (rule: CopyRule, spec: InstrumentSpec) => SizingResult {
   const bySpec = new Map<InstrumentSpec, Map<string, SizingResult>>();
+  // The Slave before's, compared field by field first: building and hashing a key string per Slave cost as much
+  // as the rest of its planning, and in a fan-out the next Slave's rule mostly matches.
+  let last: { mode: string; amount: string; min: string | null; max: string | null; spec: InstrumentSpec } | null =
+    null;
+  let lastSized: SizingResult | null = null;
   return (rule, spec) => {
     const s = rule.sizing;
     const amount = s.mode === 'multiplier' ? s.multiplier : s.mode === 'fixed' ? s.volume : '';
+    if (
+      last &&
+      lastSized &&
+      last.spec === spec &&
+      last.mode === s.mode &&
+      last.amount === amount &&
+      last.min === rule.minVolume &&
+      last.max === rule.maxVolume
+    )
+      return lastSized;
     const key = `${s.mode}|${amount}|${rule.minVolume}|${rule.maxVolume}`;
     let known = bySpec.get(spec);
     if (!known) bySpec.set(spec, (known = new Map()));
     let sized = known.get(key);
     if (!sized) known.set(key, (sized = sizeVolume(rule, { masterVolume }, spec)));
+    last = { mode: s.mode, amount, min: rule.minVolume, max: rule.maxVolume, spec };
+    lastSized = sized;
     return sized;
   };
 }
