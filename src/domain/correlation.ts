@@ -1,10 +1,15 @@
 import * as crypto from 'node:crypto';
 
-/** One-shot SHA-256 (`crypto.hash`, Node >= 20.12 / 21.7) where present: no Hash object per tag. */
-const oneShot = (crypto as { hash?: (alg: string, data: string, enc: 'buffer') => Buffer }).hash;
+/**
+ * SHA-256 of a string, the digest as a latin1 string (one character per byte, code = byte value). The one-shot
+ * `crypto.hash` (Node >= 20.12 / 21.7) where present: no Hash object per tag. A string digest, not a Buffer:
+ * allocating the Buffer was half the cost of a tag (0.9 against 0.45 us per tag, 1000 tags a fan-out).
+ */
+const oneShot = (crypto as { hash?: (alg: string, data: string, enc: 'binary') => string }).hash;
+// 'binary' is Node's name for latin1 as an output encoding.
 const sha256 = oneShot
-  ? (s: string): Buffer => oneShot('sha256', s, 'buffer')
-  : (s: string): Buffer => crypto.createHash('sha256').update(s).digest();
+  ? (s: string): string => oneShot('sha256', s, 'binary')
+  : (s: string): string => crypto.createHash('sha256').update(s).digest('binary');
 
 /**
  * Deterministic correlation tag of one broker write. The same (trade, account, action, attempt) always gives
@@ -37,18 +42,18 @@ export function mayBeOurTag(tag: string): boolean {
   return SHAPE.test(tag);
 }
 
+/** Every pair of ALPHABET characters, indexed by a 10-bit value: two characters per lookup. */
+const PAIRS: string[] = [];
+for (let v = 0; v < 1024; v++) PAIRS.push(ALPHABET[v >> 5]! + ALPHABET[v & 31]!);
+
 /** The first 16 base32 characters (the first 80 bits, 10 bytes) of the digest: all the tag keeps. */
-function base32Head(buf: Buffer): string {
+function base32Head(digest: string): string {
   let out = '';
-  // Two 5-byte groups of 40 bits, 8 characters each (40-bit values fit a double exactly).
+  // Two 5-byte groups of 40 bits, 8 characters each: as two 20-bit halves, four 10-bit pairs.
   for (let g = 0; g < 10; g += 5) {
-    let v = buf[g]! * 2 ** 32 + ((buf[g + 1]! << 24) >>> 0) + (buf[g + 2]! << 16) + (buf[g + 3]! << 8) + buf[g + 4]!;
-    let chunk = '';
-    for (let i = 0; i < 8; i++) {
-      chunk = ALPHABET[v % 32]! + chunk;
-      v = Math.floor(v / 32);
-    }
-    out += chunk;
+    const hi = (digest.charCodeAt(g) << 12) | (digest.charCodeAt(g + 1) << 4) | (digest.charCodeAt(g + 2) >> 4);
+    const lo = ((digest.charCodeAt(g + 2) & 15) << 16) | (digest.charCodeAt(g + 3) << 8) | digest.charCodeAt(g + 4);
+    out += PAIRS[hi >> 10]! + PAIRS[hi & 1023]! + PAIRS[lo >> 10]! + PAIRS[lo & 1023]!;
   }
   return out;
 }

@@ -229,3 +229,24 @@ describe('planOpen: levels computed once per fan-out', () => {
     expect(levels(fineAgain)).toEqual(['1.10005', '1.09545', '1.11055']);
   });
 });
+
+describe('planOpen: sizing in a fan-out', () => {
+  it('sizes each Slave by its own rule and spec when Slaves of one fan-out share some and not others', () => {
+    const fine: InstrumentSpec = { ...spec, volumeStep: dec('0.001'), minVolume: dec('0.001') };
+    const slaves = [
+      ctx({ sizing: { mode: 'multiplier', multiplier: '0.5' } }),
+      ctx({ sizing: { mode: 'multiplier', multiplier: '0.5' }, maxVolume: '0.3' }),
+      ctx({ sizing: { mode: 'multiplier', multiplier: '0.25' } }),
+      ctx({ sizing: { mode: 'multiplier', multiplier: '0.005' } }),
+      ctx({ sizing: { mode: 'multiplier', multiplier: '0.005' } }, { spec: fine }),
+      ctx({ sizing: { mode: 'multiplier', multiplier: '0.001' }, minVolume: '0.02' }),
+      ctx({ sizing: { mode: 'fixed', volume: '0.25' } }),
+      ctx({ sizing: { mode: 'fixed', volume: '0.25' }, maxVolume: '0.1' }),
+      ctx({ sizing: { mode: 'multiplier', multiplier: '0.5' } }),
+    ];
+    const sized = planOpen(open({ volume: dec('1.2') }), slaves, 1000).map((p) =>
+      p.kind === 'send' ? p.volume.toString() : p.reason,
+    );
+    expect(sized).toEqual(['0.6', '0.3', '0.3', 'volume_below_minimum', '0.006', '0.02', '0.25', '0.1', '0.6']);
+  });
+});

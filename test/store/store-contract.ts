@@ -224,6 +224,8 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       expect(got).toEqual(
         listed.map((account) => ({ account, rule: rules.get(account.id) ?? withDefaults(undefined) })),
       );
+      // Read again (on the embedded store, every rule from memory now, the defaults' too): the same.
+      expect(await store.accounts.slavesOfGroup(userId, g.id)).toEqual(got);
       // Another user's id never reads the group; a rule written after a read is seen by the next.
       expect(await store.accounts.slavesOfGroup((await user()).id, g.id)).toEqual([]);
       await store.accounts.setRule(d.id, withDefaults({ copyStopLoss: false }));

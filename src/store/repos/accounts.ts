@@ -666,11 +666,7 @@ export class AccountsRepo {
    * the other.
    */
   async slavesOfGroup(userId: string, groupId: string): Promise<Array<{ account: Account; rule: CopyRule }>> {
-    if (this.cache) {
-      const slaves = (await this.list(userId, { groupId })).filter((a) => a.role === 'slave');
-      const rules = await this.rulesFor(slaves.map((a) => a.id));
-      return slaves.map((account) => ({ account, rule: rules.get(account.id) ?? withDefaults(undefined) }));
-    }
+    if (this.cache) return this.cachedSlavesOfGroup(this.cache, userId, groupId);
     const rows = await this.db
       .select({ ...accountColumns, rule: copyRules.rule, at: createdAtKey })
       .from(accounts)
@@ -685,6 +681,25 @@ export class AccountsRepo {
       account: toAccount(r),
       rule: withDefaults((r.rule ?? undefined) as Partial<CopyRule> | undefined),
     }));
+  }
+
+  /**
+   * `slavesOfGroup` from the caches: one pass over the user's list, and the rules from memory when all are there
+   * (a copy asks for every Slave of its group each time; a filter, a copy and a Map of 1000 rules each time were
+   * the most of this read).
+   */
+  private async cachedSlavesOfGroup(
+    cache: Map<string, Account[]>,
+    userId: string,
+    groupId: string,
+  ): Promise<Array<{ account: Account; rule: CopyRule }>> {
+    const all = cache.get(userId) ?? (await this.load(userId));
+    const slaves: Account[] = [];
+    for (const a of all) if (a.groupId === groupId && a.role === 'slave') slaves.push(a);
+    const cached = this.rules;
+    const rules: ReadonlyMap<string, CopyRule | null> =
+      cached && slaves.every((a) => cached.has(a.id)) ? cached : await this.rulesFor(slaves.map((a) => a.id));
+    return slaves.map((account) => ({ account, rule: rules.get(account.id) ?? withDefaults(undefined) }));
   }
 
   async rulesFor(slaveIds: string[]): Promise<Map<string, CopyRule>> {
