@@ -144,7 +144,8 @@ describe.runIf(pgAvailable)('statements per fan-out, PostgreSQL', () => {
   });
 
   it("reads the group's Slaves with their rules in one statement, then records in one: 2 before the hand-off", async () => {
-    // No cache on PostgreSQL (other processes write accounts and rules): every copy reads, once.
+    // Other processes write accounts and rules: every copy asks, in one statement that sends rows only when they
+    // changed (the second read here sends none).
     expect(await copyStatements(store, seen)).toEqual({ reads: [1, 1], record: 1 });
   }, 60_000);
 });

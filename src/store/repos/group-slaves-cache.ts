@@ -1,0 +1,53 @@
+import type { Account } from '../../domain/account.js';
+import type { CopyRule } from '../../domain/copy-rule.js';
+
+export interface GroupSlave {
+  account: Account;
+  rule: CopyRule;
+}
+
+/** A group's Slaves as one statement read them, with the digest of the row versions they were read from. */
+export interface HeldSlaves {
+  digest: string;
+  slaves: GroupSlave[];
+}
+
+/**
+ * The Slaves of each copier group as last read on the multi-writer store (PostgreSQL), which other processes
+ * write too. An entry is never trusted on its own: every read sends its digest with the statement, which
+ * returns the rows only when the digest of the current row versions differs (see `slavesOfGroup`), so this
+ * holds no invalidation logic. Bounded by Slaves held: the least recently used groups go first.
+ */
+export class GroupSlavesCache {
+  private readonly held = new Map<string, HeldSlaves>();
+  private size = 0;
+
+  constructor(private readonly maxSlaves = 100_000) {}
+
+  get(key: string): HeldSlaves | undefined {
+    const h = this.held.get(key);
+    if (h) {
+      // Map order is insertion order: re-inserted, the entry is the most recently used.
+      this.held.delete(key);
+      this.held.set(key, h);
+    }
+    return h;
+  }
+
+  set(key: string, h: HeldSlaves): void {
+    this.drop(key);
+    this.held.set(key, h);
+    this.size += h.slaves.length;
+    for (const k of this.held.keys()) {
+      if (this.size <= this.maxSlaves || k === key) break;
+      this.drop(k);
+    }
+  }
+
+  private drop(key: string): void {
+    const h = this.held.get(key);
+    if (!h) return;
+    this.held.delete(key);
+    this.size -= h.slaves.length;
+  }
+}
