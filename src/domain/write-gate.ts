@@ -19,3 +19,8 @@ export function underWriteGate<T>(gate: () => void, fn: () => Promise<T>): Promi
 export function passWriteGate(): void {
   gates.getStore()?.();
 }
+
+/** Whether the broker call running now is under a gate (the engine opens one only for a worker under leases). */
+export function writeGateOpen(): boolean {
+  return gates.getStore() !== undefined;
+}
