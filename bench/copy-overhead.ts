@@ -9,68 +9,27 @@ import { Decimal } from '../src/domain/decimal.js';
 import type { Account } from '../src/domain/account.js';
 import { newId } from '../src/domain/ids.js';
 import { withDefaults } from '../src/domain/copy-rule.js';
-import type { InstrumentSpec } from '../src/domain/types.js';
 import { AdapterRegistry } from '../src/engine/adapter-registry.js';
 import { CopyEngine } from '../src/engine/copy-engine.js';
 import { Dispatcher } from '../src/engine/dispatcher.js';
 import type { MasterAction } from '../src/engine/actions.js';
 import { planOpen, type SlaveContext } from '../src/engine/planner.js';
-import { SIM_CAPABILITIES } from '../src/platforms/sim/capabilities.js';
-import type { AdapterFactory, BrokerAdapter, OrderOutcome, PlaceOrderRequest } from '../src/platforms/adapter.js';
 import { Store } from '../src/store/store.js';
 import pg from 'pg';
+import { STUB_SPEC, stubBroker } from '../test/helpers/stub-broker.js';
 import { sql } from 'drizzle-orm';
 import { percentile, report, type Row } from './lib.js';
 
 const PG_ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
-const SPEC: InstrumentSpec = {
-  symbol: 'EURUSD',
-  volumeStep: new Decimal('0.01'),
-  minVolume: new Decimal('0.01'),
-  maxVolume: new Decimal('100'),
-  contractSize: new Decimal(100000),
-  tickSize: new Decimal('0.00001'),
-};
-
-/** An adapter that notes when an order is handed to it and answers on the next turn of the event loop: the broker is not what we measure. */
-function stubFactory(handoffs: { last: number; count: number }): AdapterFactory {
-  const caps = { ...SIM_CAPABILITIES, rateLimitPerSecond: 1_000_000 };
-  const adapter = (): BrokerAdapter => ({
-    capabilities: caps,
-    accountInfo: async () => ({
-      balance: new Decimal(10000),
-      equity: new Decimal(10000),
-      currency: 'USD',
-      brokerAccountNumber: '1',
-    }),
-    instrument: async () => SPEC,
-    listPositions: async () => [],
-    listOrders: async () => [],
-    placeOrder: async (req: PlaceOrderRequest): Promise<OrderOutcome> => {
-      handoffs.last = performance.now();
-      handoffs.count++;
-      // A broker's answer is I/O: it reaches the process as a later event, never inside the microtasks that hand
-      // the other sends out. Answered within the same tick, the first answers' ledger work (outcome rows, links,
-      // events: ~10 ms at 1000 Slaves) ran between the later hand-offs and was counted as overhead.
-      await new Promise((r) => setImmediate(r));
-      return {
-        kind: 'confirmed',
-        brokerOrderId: newId('int'),
-        positionId: `p${req.tag}`,
-        filledVolume: req.volume,
-        fillPrice: new Decimal('1.10000'),
-        brokerTime: null,
-      };
-    },
-    modifyPosition: async () => ({ kind: 'denied', code: 'x', message: 'x' }),
-    closePosition: async () => ({ kind: 'denied', code: 'x', message: 'x' }),
-    cancelOrder: async () => ({ kind: 'denied', code: 'x', message: 'x' }),
-    findByTag: async () => ({ found: false }),
-    close: async () => undefined,
+// Answered on the next turn of the event loop (see stubBroker): answered within the same tick, the first answers'
+// ledger work (outcome rows, links, events: ~10 ms at 1000 Slaves) ran between the later hand-offs and was counted
+// as overhead.
+const stubFactory = (handoffs: { last: number; count: number }) =>
+  stubBroker(() => {
+    handoffs.last = performance.now();
+    handoffs.count++;
   });
-  return { platform: 'sim', capabilities: caps, create: async () => adapter() };
-}
 
 const stats = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -214,7 +173,11 @@ async function runSize(n: number, reps: number, databaseUrl: string | null, main
 
     // The floor: the same planning (slave contexts, rules, sizing, tags, ledger rows) in memory, no store, no adapter.
     const rules = await store.accounts.rulesFor(slaves.map((s) => s.id));
-    const contexts: SlaveContext[] = slaves.map((account) => ({ account, rule: rules.get(account.id)!, spec: SPEC }));
+    const contexts: SlaveContext[] = slaves.map((account) => ({
+      account,
+      rule: rules.get(account.id)!,
+      spec: STUB_SPEC,
+    }));
     const floor: number[] = [];
     let sink = 0;
     for (let i = 0; i < warm + reps; i++) {

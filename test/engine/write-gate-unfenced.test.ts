@@ -7,51 +7,8 @@ import type { MasterAction } from '../../src/engine/actions.js';
 import { AdapterRegistry } from '../../src/engine/adapter-registry.js';
 import { CopyEngine } from '../../src/engine/copy-engine.js';
 import { Dispatcher } from '../../src/engine/dispatcher.js';
-import type { AdapterFactory, BrokerAdapter } from '../../src/platforms/adapter.js';
-import { SIM_CAPABILITIES } from '../../src/platforms/sim/capabilities.js';
 import { Store } from '../../src/store/store.js';
-
-const SPEC = {
-  symbol: 'EURUSD',
-  volumeStep: new Decimal('0.01'),
-  minVolume: new Decimal('0.01'),
-  maxVolume: new Decimal('100'),
-  contractSize: new Decimal(100000),
-  tickSize: new Decimal('0.00001'),
-};
-
-/** A broker that notes, for each order it is handed, whether the write came through the write gate. */
-function gateSpy(seen: boolean[]): AdapterFactory {
-  const adapter = (): BrokerAdapter => ({
-    capabilities: SIM_CAPABILITIES,
-    accountInfo: async () => ({
-      balance: new Decimal(10000),
-      equity: new Decimal(10000),
-      currency: 'USD',
-      brokerAccountNumber: '1',
-    }),
-    instrument: async () => SPEC,
-    listPositions: async () => [],
-    listOrders: async () => [],
-    placeOrder: async (req) => {
-      seen.push(writeGateOpen());
-      return {
-        kind: 'confirmed',
-        brokerOrderId: `o-${req.tag}`,
-        positionId: `p-${req.tag}`,
-        filledVolume: req.volume,
-        fillPrice: new Decimal('1.1'),
-        brokerTime: null,
-      };
-    },
-    modifyPosition: async () => ({ kind: 'denied', code: 'x', message: 'x' }),
-    closePosition: async () => ({ kind: 'denied', code: 'x', message: 'x' }),
-    cancelOrder: async () => ({ kind: 'denied', code: 'x', message: 'x' }),
-    findByTag: async () => ({ found: false }),
-    close: async () => undefined,
-  });
-  return { platform: 'sim', capabilities: SIM_CAPABILITIES, create: async () => adapter() };
-}
+import { stubBroker } from '../helpers/stub-broker.js';
 
 function open(master: Account, positionId: string): MasterAction {
   return {
@@ -110,7 +67,7 @@ describe('the write gate is opened only for a worker under leases', () => {
 
     const seen: boolean[] = [];
     const adapters = new AdapterRegistry({ open: async () => null });
-    adapters.register(gateSpy(seen));
+    adapters.register(stubBroker(() => seen.push(writeGateOpen())));
     const unfenced = new CopyEngine(store, adapters, new Dispatcher());
     await (await unfenced.copy(master, open(master, 'p1'), { source: 'watcher' })).done;
     expect(seen).toEqual([false, false, false]);
