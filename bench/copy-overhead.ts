@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Decimal } from '../src/domain/decimal.js';
-import type { Account } from '../src/domain/account.js';
+import { initialHealth, type Account } from '../src/domain/account.js';
 import { newId } from '../src/domain/ids.js';
 import { withDefaults } from '../src/domain/copy-rule.js';
 import { AdapterRegistry } from '../src/engine/adapter-registry.js';
@@ -51,7 +51,11 @@ async function runSize(n: number, reps: number, databaseUrl: string | null, main
       counter.n++;
     },
   });
-  const kind = databaseUrl ? 'postgres' : mainThread ? 'pglite on the main thread' : 'pglite';
+  // BENCH_COPY_HEALTH=K: as in a running service, whose health monitor rewrites the health and funds of every live
+  // account once a round (15 s) in slices of 100, a slice of K Slaves (the next K) written before each copy, not
+  // timed. 100 to 150 is what falls between two copies of a Master trading every 1.5 to 2 s.
+  const slice = Number(process.env.BENCH_COPY_HEALTH ?? 0);
+  const kind = `${databaseUrl ? 'postgres' : mainThread ? 'pglite on the main thread' : 'pglite'}${slice > 0 ? ` + health slices of ${slice}` : ''}`;
   try {
     const user = await store.users.create(`bench${n}@example.test`, 'x');
     const group = await store.accounts.createGroup(user.id, 'bench');
@@ -136,6 +140,14 @@ async function runSize(n: number, reps: number, databaseUrl: string | null, main
         await profiler.post('Profiler.enable');
         await profiler.post('Profiler.start');
       }
+      if (slice > 0)
+        await store.accounts.applyHealth(
+          Array.from({ length: Math.min(slice, n) }, (_, k) => slaves[(i * slice + k) % n]!).map((sl) => ({
+            id: sl.id,
+            health: { ...initialHealth(), checkedAt: new Date().toISOString() },
+            funds: { balance: new Decimal(10000), equity: new Decimal(10000 + (i % 50)) },
+          })),
+        );
       const a = action(i);
       handoffs.count = 0;
       const s0 = counter.n;

@@ -125,6 +125,12 @@ export const accounts = pgTable(
     removedAt: ts('removed_at'),
     createdAt: createdAt(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
+    /**
+     * Bumped by a trigger (migration 0012) on every update that changes a column other than health, balance,
+     * equity and updated_at: a version of what only the user or the engine changes, which a health round (every
+     * live account, every round) leaves alone. Written by nothing else.
+     */
+    rev: bigint('rev', { mode: 'number' }).notNull().default(0),
   },
   (t) => [
     index('accounts_user_idx').on(t.userId),

@@ -5,6 +5,8 @@ import { withDefaults } from '../../src/domain/copy-rule.js';
 import { initialHealth } from '../../src/domain/account.js';
 import { seedAccounts } from '../helpers/store-seed.js';
 import { requirePostgres, tempDatabase } from '../helpers/postgres.js';
+import { getTableColumns } from 'drizzle-orm';
+import { accounts } from '../../src/store/schema.js';
 
 const pgAvailable = await requirePostgres();
 
@@ -93,5 +95,93 @@ describe.runIf(pgAvailable)("a group's Slaves on PostgreSQL, written by another 
       before = got;
     }
     expect(before).toEqual([]);
+  }, 60_000);
+
+  /** One group of `n` Slaves written by the writer; `read` is the reader's answer, asserted to be one statement. */
+  const group = async (key: string, n: number) => {
+    const { userId, master, slaves } = await seedAccounts(writer, key, n);
+    const w = writer.accounts;
+    const g = await w.createGroup(userId, key);
+    await w.setRoleAndGroup(master.id, 'master', g.id);
+    for (const s of slaves) await w.setRoleAndGroup(s.id, 'slave', g.id);
+    for (const s of slaves.slice(-2)) await w.setRule(s.id, withDefaults({ reverse: true }));
+    const current = async () => {
+      const list = (await w.list(userId, { groupId: g.id })).filter((a) => a.role === 'slave');
+      const rules = await w.rulesFor(list.map((a) => a.id));
+      return list.map((account) => ({ account, rule: rules.get(account.id) ?? withDefaults(undefined) }));
+    };
+    const read = async () => {
+      seen.length = 0;
+      const got = await reader.accounts.slavesOfGroup(userId, g.id);
+      expect(seen).toHaveLength(1);
+      return got;
+    };
+    return { userId, groupId: g.id, ids: slaves.map((s) => s.id), current, read };
+  };
+
+  it('after a health round, answers with the new health and funds and keeps every object that did not move', async () => {
+    const { ids, current, read } = await group('hr', 5);
+    const [s1, s2, s3, s4, s5] = ids as [string, string, string, string, string];
+    const first = await read();
+    expect(first).toEqual(await current());
+
+    // What a running service's monitor writes every round: health (its checkedAt at least) and funds.
+    const checked = { ...initialHealth(), checkedAt: new Date().toISOString() };
+    await writer.accounts.applyHealth([
+      { id: s2, health: { ...checked, tradingAllowed: false, state: 'degraded' }, funds: null },
+      { id: s3, health: checked, funds: { balance: dec('5000'), equity: dec('4870.25') } },
+      { id: s4, health: initialHealth(), funds: null },
+    ]);
+    const second = await read();
+    expect(second).toEqual(await current());
+    expect(second[1]!.account.health.tradingAllowed).toBe(false);
+    expect(second[2]!.account.equity?.toString()).toBe('4870.25');
+    // Only the accounts whose round columns moved are new objects (s4's health is as it was, but its updated_at
+    // moved); every rule is the one held: the answer came from the round columns, not a read of every column.
+    for (const i of [0, 4]) expect(second[i]!.account, ids[i]).toBe(first[i]!.account);
+    for (const i of [1, 2, 3]) expect(second[i]!.account, ids[i]).not.toBe(first[i]!.account);
+    for (const i of [0, 1, 2, 3, 4]) expect(second[i]!.rule).toBe(first[i]!.rule);
+
+    // A settled column after a round column: the whole rows again, right.
+    await writer.accounts.applyHealth([{ id: s5, health: checked, funds: null }]);
+    await writer.accounts.setStatus(s1, 'paused', 'by user');
+    const third = await read();
+    expect(third).toEqual(await current());
+    expect(third[0]!.account.status).toBe('paused');
+    // And nothing moved: the same objects.
+    const fourth = await read();
+    for (const [i, s] of fourth.entries()) expect(s.account).toBe(third[i]!.account);
+  }, 60_000);
+
+  it('follows a change of any column of an account row (the digests cover every column an Account has)', async () => {
+    const columns = Object.entries(getTableColumns(accounts)).filter(([k]) => k !== 'credentialsEnc' && k !== 'rev');
+    const { ids, current, read } = await group('col', columns.length);
+    const other = await writer.users.create('col-other@example.test', 'x');
+    const otherGroup = await writer.accounts.createGroup(other.id, 'other');
+    const pool = writer.database.pool!;
+    let before = await read();
+    expect(before).toEqual(await current());
+    for (const [i, [key, col]] of columns.entries()) {
+      const name = col.name;
+      const type = col.getSQLType();
+      const to =
+        key === 'userId'
+          ? `'${other.id}'`
+          : key === 'groupId'
+            ? `'${otherGroup.id}'`
+            : type === 'jsonb'
+              ? `jsonb_set(${name}, '{lastError}', '"changed"')`
+              : type === 'numeric'
+                ? `coalesce(${name}, 0) + 1`
+                : type.startsWith('timestamp')
+                  ? `coalesce(${name}, now()) + interval '1 second'`
+                  : `coalesce(${name}, '') || 'x'`;
+      const res = await pool.query(`update accounts set ${name} = ${to} where id = $1`, [ids[i]]);
+      expect(res.rowCount, name).toBe(1);
+      const got = await read();
+      expect(got, name).toEqual(await current());
+      expect(got, name).not.toEqual(before);
+      before = got;
+    }
   }, 60_000);
 });

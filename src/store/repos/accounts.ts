@@ -1,4 +1,4 @@
-import { and, asc, eq, getTableColumns, gt, inArray, isNull, ne, or, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, isNull, ne, or, sql } from 'drizzle-orm';
 import type { Db } from '../db.js';
 import {
   accounts,
@@ -11,48 +11,16 @@ import {
   shadowTwins,
 } from '../schema.js';
 import { newId } from '../../domain/ids.js';
-import { type Decimal, decOrNull } from '../../domain/decimal.js';
+import type { Decimal } from '../../domain/decimal.js';
 import { initialHealth, type Account, type CopierGroup } from '../../domain/account.js';
 import type { AccountStatus, Health, Platform, Role } from '../../domain/types.js';
 import { withDefaults, type CopyRule } from '../../domain/copy-rule.js';
 import { brokerIdentity } from '../../domain/broker-identity.js';
 import { AppError } from '../../domain/errors.js';
 import type { MasterItemsCache } from './master-items-cache.js';
-import { GroupSlavesCache, type GroupSlave } from './group-slaves-cache.js';
-
-type AccountRow = typeof accounts.$inferSelect;
-
-/** Rows the user still has: a removed connection only lives on in the history (trades, ledger, events). */
-const live = isNull(accounts.removedAt);
-
-/** Every column an Account is built from: all but the credentials, which are only read where they are opened. */
-const { credentialsEnc: _credentials, ...accountColumns } = getTableColumns(accounts);
-
-/** created_at to the microsecond as fixed-width text: sorts as the timestamp does. */
-const createdAtKey = sql<string>`to_char(${accounts.createdAt} at time zone 'UTC', 'YYYYMMDDHH24MISSUS')`;
-
-const toAccount = (r: Omit<AccountRow, 'credentialsEnc'>): Account => ({
-  id: r.id,
-  userId: r.userId,
-  platform: r.platform as Platform,
-  role: r.role as Role,
-  status: r.status as AccountStatus,
-  statusReason: r.statusReason,
-  name: r.name,
-  groupId: r.groupId,
-  brokerAccountId: r.brokerAccountId,
-  brokerAccountNumber: r.brokerAccountNumber,
-  brokerName: r.brokerName,
-  environment: r.environment,
-  currency: r.currency,
-  brokerIdentity: r.brokerIdentity,
-  health: r.health as Health,
-  balance: decOrNull(r.balance),
-  equity: decOrNull(r.equity),
-  removedAt: r.removedAt,
-  createdAt: r.createdAt,
-  updatedAt: r.updatedAt,
-});
+import type { GroupSlave } from './group-slaves-cache.js';
+import { GroupSlavesReader } from './group-slaves-read.js';
+import { live, toAccount } from './account-row.js';
 
 export interface NewAccount {
   userId: string;
@@ -147,8 +115,7 @@ export class AccountsRepo {
   private readonly rules: Map<string, CopyRule | null> | null;
 
   /** The other condition: groups' Slaves as last read, each answer checked against the store (`slavesOfGroup`). */
-  private readonly groupSlaves: GroupSlavesCache | null;
-  private slavesQuery: ReturnType<AccountsRepo['prepareSlavesOfGroup']> | null = null;
+  private readonly groupSlaves: GroupSlavesReader | null;
 
   constructor(
     private readonly db: Db,
@@ -157,7 +124,7 @@ export class AccountsRepo {
     this.items = opts.items ?? null;
     this.cache = opts.cache ? new Map() : null;
     this.rules = opts.cache ? new Map() : null;
-    this.groupSlaves = opts.cache ? null : new GroupSlavesCache();
+    this.groupSlaves = opts.cache ? null : new GroupSlavesReader(db);
   }
 
   private invalidate(): void {
@@ -667,71 +634,12 @@ export class AccountsRepo {
 
   /**
    * The live Slaves of a user's group, oldest first (as `list`), each with its copy rule (defaults when none is
-   * stored): what every copy plans from. On the single-writer store from the caches. On PostgreSQL other
-   * processes write accounts and rules, so one statement both checks and reads: it computes a digest of the
-   * current versions of the group's rows (their count, and a hash per Slave of its id, its account row's xmin
-   * and its rule row's xmin) and returns the rows only when that digest differs from the one held for the
-   * group. Any committed write of a Slave's account or rule gives that row a new xmin; a Slave that joins or
-   * leaves (role, group, removal, deletion) changes the set. Digest and rows come from the statement's one
-   * snapshot, so an answer from the held rows is as current as a read would have been.
+   * stored): what every copy plans from. On the single-writer store from the caches. On PostgreSQL, where other
+   * processes write accounts and rules, held between copies and checked by every read (`GroupSlavesReader`).
    */
   async slavesOfGroup(userId: string, groupId: string): Promise<GroupSlave[]> {
     if (this.cache) return this.cachedSlavesOfGroup(this.cache, userId, groupId);
-    const key = `${userId}\u0000${groupId}`;
-    const held = this.groupSlaves?.get(key);
-    this.slavesQuery ??= this.prepareSlavesOfGroup();
-    const rows = await this.slavesQuery.execute({ userId, groupId, held: held?.digest ?? null });
-    const digest = rows[0]!.d.digest;
-    if (held && digest === held.digest) return held.slaves.slice();
-    const read = rows.flatMap((r) => (r.s ? [r.s] : []));
-    // `list`'s order (created_at, then id), sorted here: the server's sort of 1000 rows that carry their rules took
-    // 3-10 ms (EXPLAIN ANALYZE at load 7; the same sort without the rule column 0.4 ms), this one well under 1 ms.
-    // The key keeps created_at's microseconds (a Date has milliseconds); ids are ASCII, so code-unit order is the
-    // database's text order for them.
-    read.sort((x, y) => (x.at < y.at ? -1 : x.at > y.at ? 1 : x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
-    const slaves = read.map((r) => ({
-      account: toAccount(r),
-      rule: withDefaults((r.rule ?? undefined) as Partial<CopyRule> | undefined),
-    }));
-    this.groupSlaves?.set(key, { digest, slaves });
-    return slaves.slice();
-  }
-
-  /**
-   * `slavesOfGroup`'s statement on PostgreSQL, built once and prepared by name: the server parses it once per
-   * connection, and the process does not build it per copy.
-   */
-  private prepareSlavesOfGroup() {
-    const scope = and(
-      eq(accounts.userId, sql.placeholder('userId')),
-      eq(accounts.groupId, sql.placeholder('groupId')),
-      eq(accounts.role, 'slave'),
-      live,
-    );
-    // Timestamps cannot stand in for xmin: now() is a transaction's start, not its commit. A sum of 64-bit hashes
-    // needs no sort of the set; a Slave without a rule row hashes '-' for it, so a rule deleted shows too.
-    const d = this.db.$with('d').as(
-      this.db
-        .select({
-          digest:
-            sql<string>`count(*) || ':' || coalesce(sum(hashtextextended(${accounts.id} || ':' || ${accounts}.xmin || ':' || coalesce(${copyRules}.xmin::text, '-'), 0)), 0)`.as(
-              'digest',
-            ),
-        })
-        .from(accounts)
-        .leftJoin(copyRules, eq(copyRules.slaveAccountId, accounts.id))
-        .where(scope),
-    );
-    // The rows' side is a subquery whose filter names no row of it: the server decides once, before scanning. At
-    // 1000 Slaves (EXPLAIN ANALYZE, load 4) the check alone took 0.9 ms of server time against 4.5 ms with the
-    // rows, before their transfer and mapping; the rows' scan shows "never executed".
-    const s = this.db
-      .select({ ...accountColumns, rule: copyRules.rule, at: createdAtKey.as('at') })
-      .from(accounts)
-      .leftJoin(copyRules, eq(copyRules.slaveAccountId, accounts.id))
-      .where(and(scope, sql`(select digest from ${d}) is distinct from ${sql.placeholder('held')}::text`))
-      .as('s');
-    return this.db.with(d).select().from(d).leftJoin(s, sql`true`).prepare('slaves_of_group');
+    return this.groupSlaves!.read(userId, groupId);
   }
 
   /**

@@ -5,7 +5,7 @@ const slaves = (n: number) => Array.from({ length: n }, () => ({}) as GroupSlave
 
 describe('GroupSlavesCache', () => {
   it('holds at most its bound of Slaves, dropping the least recently used groups first', () => {
-    const c = new GroupSlavesCache(10);
+    const c = new GroupSlavesCache<{ digest: string; slaves: GroupSlave[] }>(10);
     c.set('a', { digest: 'a1', slaves: slaves(4) });
     c.set('b', { digest: 'b1', slaves: slaves(4) });
     expect(c.get('a')?.digest).toBe('a1');
@@ -16,7 +16,7 @@ describe('GroupSlavesCache', () => {
   });
 
   it('replaces a group in place of counting it twice, and keeps a group larger than its bound alone', () => {
-    const c = new GroupSlavesCache(10);
+    const c = new GroupSlavesCache<{ digest: string; slaves: GroupSlave[] }>(10);
     c.set('a', { digest: 'a1', slaves: slaves(6) });
     c.set('a', { digest: 'a2', slaves: slaves(6) });
     expect(c.get('a')?.digest).toBe('a2');

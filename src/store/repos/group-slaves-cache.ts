@@ -6,25 +6,19 @@ export interface GroupSlave {
   rule: CopyRule;
 }
 
-/** A group's Slaves as one statement read them, with the digest of the row versions they were read from. */
-export interface HeldSlaves {
-  digest: string;
-  slaves: GroupSlave[];
-}
-
 /**
  * The Slaves of each copier group as last read on the multi-writer store (PostgreSQL), which other processes
- * write too. An entry is never trusted on its own: every read sends its digest with the statement, which
- * returns the rows only when the digest of the current row versions differs (see `slavesOfGroup`), so this
- * holds no invalidation logic. Bounded by Slaves held: the least recently used groups go first.
+ * write too. An entry is never trusted on its own: every read sends its digests with the statement, which
+ * returns rows only when the digests of the current rows differ (see `GroupSlavesReader`), so this holds no
+ * invalidation logic. Bounded by Slaves held: the least recently used groups go first.
  */
-export class GroupSlavesCache {
-  private readonly held = new Map<string, HeldSlaves>();
+export class GroupSlavesCache<H extends { slaves: readonly unknown[] }> {
+  private readonly held = new Map<string, H>();
   private size = 0;
 
   constructor(private readonly maxSlaves = 100_000) {}
 
-  get(key: string): HeldSlaves | undefined {
+  get(key: string): H | undefined {
     const h = this.held.get(key);
     if (h) {
       // Map order is insertion order: re-inserted, the entry is the most recently used.
@@ -34,7 +28,7 @@ export class GroupSlavesCache {
     return h;
   }
 
-  set(key: string, h: HeldSlaves): void {
+  set(key: string, h: H): void {
     this.drop(key);
     this.held.set(key, h);
     this.size += h.slaves.length;
@@ -44,7 +38,7 @@ export class GroupSlavesCache {
     }
   }
 
-  private drop(key: string): void {
+  drop(key: string): void {
     const h = this.held.get(key);
     if (!h) return;
     this.held.delete(key);
