@@ -2,7 +2,8 @@
 // What the copy's read of a group's Slaves costs on PostgreSQL (AccountsRepo.slavesOfGroup) at 1000 Slaves, for two
 // builds alternating (compare within one run: the machine is shared): with nothing changed since the last read
 // (hit), after a health round of every Slave (all), after a health slice of 100 of them (slice, what falls between
-// two copies of a busy Master in a running service), and the health writes themselves. Each round makes its own
+// two copies of a busy Master in a running service), after one Slave's rule changed (rule: every row read again),
+// and the health writes themselves. Each round makes its own
 // database on the PostgreSQL of TEST_PG_ADMIN_URL (default postgres://postgres@127.0.0.1:5432/postgres) and drops it.
 // Both checkouts must be built (`node scripts/build.mjs`); each is imported from ROOT/dist.
 // Usage: node scripts/group-read-cost.mjs ROUNDS BEFORE_ROOT AFTER_ROOT
@@ -61,7 +62,7 @@ async function measure(root) {
           funds: { balance: new Decimal(10000), equity: new Decimal(10000 + i) },
         })),
       );
-    const res = { hit: [], all: [], slice: [], 'write 1000': [], 'write 100': [] };
+    const res = { hit: [], all: [], slice: [], rule: [], 'write 1000': [], 'write 100': [] };
     const time = async (k, f) => {
       const t = performance.now();
       await f();
@@ -75,6 +76,11 @@ async function measure(root) {
       const from = (i * 100) % (N - 100);
       await time('write 100', () => round(ids.slice(from, from + 100), i + 1000));
       await time('slice', read);
+      await store.accounts.setRule(
+        ids[i % N],
+        withDefaults({ sizing: { mode: 'multiplier', multiplier: String(1 + (i % 3)) } }),
+      );
+      await time('rule', read);
     }
     return Object.fromEntries(Object.entries(res).map(([k, v]) => [k, median(v.slice(10)).toFixed(2)]));
   } finally {

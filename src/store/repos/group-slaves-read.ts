@@ -10,6 +10,8 @@ import { GroupSlavesCache, type GroupSlave } from './group-slaves-cache.js';
 interface Held {
   /** Digest of the group's Slaves, their rows' `rev` and their rules' row versions. */
   digest: string;
+  /** Digest of their account rows' versions (xmin). */
+  versions: string;
   slaves: GroupSlave[];
   /** Each Slave's account row version (xmin) as read, in the order of `slaves`. */
   xmins: string[];
@@ -46,15 +48,20 @@ export class GroupSlavesReader {
       userId,
       groupId,
       digest: held?.digest ?? null,
+      versions: held?.versions ?? null,
       seen: held?.seen ?? [],
     });
-    const digest = rows[0]!.d.digest;
+    const { digest, versions } = rows[0]!.d;
     if (held && digest === held.digest) {
       const text = rows[0]!.v?.round;
-      if (!text) return held.slaves.slice();
+      if (!text) {
+        // Rewritten as they were (the versions' digest moved, no row left the versions held): hold the new digest.
+        if (versions !== held.versions) this.held.set(key, { ...held, versions });
+        return held.slaves.slice();
+      }
       const fresh = refreshed(held, JSON.parse(text) as RoundRow[]);
       if (fresh) {
-        this.held.set(key, { ...fresh, digest });
+        this.held.set(key, { ...fresh, digest, versions });
         return fresh.slaves.slice();
       }
       // The same digest over other accounts: a collision of 64-bit hash sums. Read it all.
@@ -72,7 +79,7 @@ export class GroupSlavesReader {
       rule: withDefaults((r.rule ?? undefined) as Partial<CopyRule> | undefined),
     }));
     const xmins = read.map((r) => r.xmin);
-    this.held.set(key, { digest, slaves, xmins, seen: [...new Set(xmins)] });
+    this.held.set(key, { digest, versions, slaves, xmins, seen: [...new Set(xmins)] });
     return slaves.slice();
   }
 
@@ -97,13 +104,8 @@ export class GroupSlavesReader {
             sql<string>`count(*) || ':' || coalesce(sum(hashtextextended(${accounts.id} || ':' || ${accounts.rev} || ':' || coalesce(${copyRules}.xmin::text, '-'), 0)), 0)`.as(
               'digest',
             ),
-          // Whether a row version is not among those held: written since (a hashed subplan over the few versions
-          // held). A version held is the row as read: a transaction's rows become visible at its commit, each as
-          // it last wrote it. In this scan, not one of its own: the round side runs only when one moved.
-          moved:
-            sql<boolean>`coalesce(bool_or(${accounts}.xmin::text not in (select unnest(${sql.placeholder('seen')}::text[]))), false)`.as(
-              'moved',
-            ),
+          // The row versions (xmin): any write of a Slave's account row moves it, a health round's too.
+          versions: sql<string>`coalesce(sum(hashtextextended(${accounts}.xmin::text, 0)), 0)::text`.as('versions'),
         })
         .from(accounts)
         .leftJoin(copyRules, eq(copyRules.slaveAccountId, accounts.id))
@@ -140,7 +142,9 @@ export class GroupSlavesReader {
         and(
           scope,
           sql`not (${changed})`,
-          sql`(select moved from ${d})`,
+          sql`(select versions from ${d}) is distinct from ${sql.placeholder('versions')}::text`,
+          // A row version not among those held: written since (a hashed subplan over the versions held). A version
+          // held is the row as read: a transaction's rows become visible at its commit, each as it last wrote it.
           sql`${accounts}.xmin::text not in (select unnest(${sql.placeholder('seen')}::text[]))`,
         ),
       )
@@ -153,7 +157,7 @@ export class GroupSlavesReader {
  * The held Slaves with the health and funds of those a round rewrote: each of these is a new object, every other
  * account and every rule stays the object held. Null when a row names an account not held.
  */
-function refreshed(held: Held, rows: RoundRow[]): Omit<Held, 'digest'> | null {
+function refreshed(held: Held, rows: RoundRow[]): Omit<Held, 'digest' | 'versions'> | null {
   const byId = new Map(rows.map((r) => [r[0], r]));
   const slaves = held.slaves.slice();
   const xmins = held.xmins.slice();
