@@ -31,73 +31,10 @@ describe.runIf(pgAvailable)("a group's Slaves on PostgreSQL, written by another 
     await drop?.();
   });
 
-  it('answers from the rows it holds until a change commits, then with the change', async () => {
-    const { userId, master, slaves } = await seedAccounts(writer, 'gs', 4);
-    const w = writer.accounts;
-    const g = await w.createGroup(userId, 'g');
-    await w.setRoleAndGroup(master.id, 'master', g.id);
-    for (const s of slaves) await w.setRoleAndGroup(s.id, 'slave', g.id);
-    const [s1, s2, s3, s4] = slaves.map((s) => s.id) as [string, string, string, string];
-
-    /** What a read that holds nothing returns: the group's live Slaves from the writer's store, with their rules. */
-    const current = async () => {
-      const list = (await w.list(userId, { groupId: g.id })).filter((a) => a.role === 'slave');
-      const rules = await w.rulesFor(list.map((a) => a.id));
-      return list.map((account) => ({ account, rule: rules.get(account.id) ?? withDefaults(undefined) }));
-    };
-    const read = async () => {
-      seen.length = 0;
-      const got = await reader.accounts.slavesOfGroup(userId, g.id);
-      expect(seen).toHaveLength(1);
-      return got;
-    };
-
-    const first = await read();
-    expect(first).toEqual(await current());
-    expect(first.map((s) => s.account.id)).toEqual([s1, s2, s3, s4]);
-    // Nothing changed: the same objects, not rows read and mapped again.
-    const again = await read();
-    expect(again).toEqual(first);
-    for (const [i, s] of again.entries()) expect(s.account).toBe(first[i]!.account);
-
-    const changes: Array<[string, () => Promise<unknown>]> = [
-      ['balance and equity', () => w.setFunds(s1, dec('1234.5'), dec('1200'))],
-      ['a health round', () => w.applyHealth([{ id: s2, health: { ...initialHealth(), inSync: false }, funds: null }])],
-      ['a rule stored', () => w.setRule(s2, withDefaults({ reverse: true }))],
-      ['a rule changed', () => w.setRule(s2, withDefaults({ reverse: false, copyStopLoss: false }))],
-      ['a pause', () => w.setStatus(s3, 'paused', 'by user')],
-      ['a Slave made Master', () => w.setRoleAndGroup(s4, 'master', g.id)],
-      ['a Slave back', () => w.setRoleAndGroup(s4, 'slave', g.id)],
-      ['a Slave leaving the group', () => w.setRoleAndGroup(s3, 'slave', null)],
-      ['a Slave removed', () => w.remove(s2)],
-      [
-        'a Slave added',
-        () =>
-          w.create({
-            userId,
-            platform: 'sim',
-            role: 'slave',
-            name: 'new',
-            groupId: g.id,
-            brokerAccountId: 'gs-new',
-            brokerAccountNumber: '99',
-          }),
-      ],
-      ['the group deleted', () => w.deleteGroup(userId, g.id)],
-    ];
-    let before = again;
-    for (const [what, change] of changes) {
-      await change();
-      const expected = await current();
-      const got = await read();
-      expect(got, what).toEqual(expected);
-      expect(got, what).not.toEqual(before);
-      before = got;
-    }
-    expect(before).toEqual([]);
-  }, 60_000);
-
-  /** One group of `n` Slaves written by the writer; `read` is the reader's answer, asserted to be one statement. */
+  /**
+   * One group of `n` Slaves written by the writer, the last two with a rule. `current` is what a read that holds
+   * nothing returns (the writer's list with the rules); `read` is the reader's answer, asserted to be one statement.
+   */
   const group = async (key: string, n: number) => {
     const { userId, master, slaves } = await seedAccounts(writer, key, n);
     const w = writer.accounts;
@@ -118,6 +55,56 @@ describe.runIf(pgAvailable)("a group's Slaves on PostgreSQL, written by another 
     };
     return { userId, groupId: g.id, ids: slaves.map((s) => s.id), current, read };
   };
+
+  it('answers from the rows it holds until a change commits, then with the change', async () => {
+    const { userId, groupId, ids, current, read } = await group('gs', 4);
+    const w = writer.accounts;
+    const [s1, s2, s3, s4] = ids as [string, string, string, string];
+
+    const first = await read();
+    expect(first).toEqual(await current());
+    expect(first.map((s) => s.account.id)).toEqual([s1, s2, s3, s4]);
+    // Nothing changed: the same objects, not rows read and mapped again.
+    const again = await read();
+    expect(again).toEqual(first);
+    for (const [i, s] of again.entries()) expect(s.account).toBe(first[i]!.account);
+
+    const changes: Array<[string, () => Promise<unknown>]> = [
+      ['balance and equity', () => w.setFunds(s1, dec('1234.5'), dec('1200'))],
+      ['a health round', () => w.applyHealth([{ id: s2, health: { ...initialHealth(), inSync: false }, funds: null }])],
+      ['a rule stored', () => w.setRule(s2, withDefaults({ reverse: true }))],
+      ['a rule changed', () => w.setRule(s2, withDefaults({ reverse: false, copyStopLoss: false }))],
+      ['a pause', () => w.setStatus(s3, 'paused', 'by user')],
+      ['a Slave made Master', () => w.setRoleAndGroup(s4, 'master', groupId)],
+      ['a Slave back', () => w.setRoleAndGroup(s4, 'slave', groupId)],
+      ['a Slave leaving the group', () => w.setRoleAndGroup(s3, 'slave', null)],
+      ['a Slave removed', () => w.remove(s2)],
+      [
+        'a Slave added',
+        () =>
+          w.create({
+            userId,
+            platform: 'sim',
+            role: 'slave',
+            name: 'new',
+            groupId,
+            brokerAccountId: 'gs-new',
+            brokerAccountNumber: '99',
+          }),
+      ],
+      ['the group deleted', () => w.deleteGroup(userId, groupId)],
+    ];
+    let before = again;
+    for (const [what, change] of changes) {
+      await change();
+      const expected = await current();
+      const got = await read();
+      expect(got, what).toEqual(expected);
+      expect(got, what).not.toEqual(before);
+      before = got;
+    }
+    expect(before).toEqual([]);
+  }, 60_000);
 
   it('after a health round, answers with the new health and funds and keeps every object that did not move', async () => {
     const { ids, current, read } = await group('hr', 5);
