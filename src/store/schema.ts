@@ -126,9 +126,10 @@ export const accounts = pgTable(
     createdAt: createdAt(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
     /**
-     * Bumped by a trigger (migration 0012) on every update that changes a column other than health, balance,
-     * equity and updated_at: a version of what only the user or the engine changes, which a health round (every
-     * live account, every round) leaves alone. Written by nothing else.
+     * Set by a trigger (migration 0012) from a sequence on insert and on every update that changes a column other
+     * than health, balance, equity and updated_at: a version of what only the user or the engine changes, which a
+     * health round (every live account, every round) leaves alone, and which never comes back (a row deleted and
+     * inserted again gets a new one). Written by nothing else.
      */
     rev: bigint('rev', { mode: 'number' }).notNull().default(0),
   },

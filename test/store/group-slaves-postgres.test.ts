@@ -140,6 +140,42 @@ describe.runIf(pgAvailable)("a group's Slaves on PostgreSQL, written by another 
     for (const [i, s] of fourth.entries()) expect(s.account).toBe(third[i]!.account);
   }, 60_000);
 
+  it('follows a Slave deleted and inserted again with other values, and a rev written back by hand', async () => {
+    const { ids, current, read } = await group('reins', 3);
+    const pool = writer.database.pool!;
+    const before = await read();
+    expect(before).toEqual(await current());
+    // Raw SQL, as an operator's repair or a partial restore would: the row comes back with another status and
+    // name, and with the rev it had (a rev that only counted up from the row's own would be the one held).
+    const client = await pool.connect();
+    try {
+      await client.query('begin');
+      const { rows } = await client.query('delete from accounts where id = $1 returning *', [ids[0]]);
+      const row = rows[0] as Record<string, unknown>;
+      const cols = Object.keys(row);
+      const values = cols.map((c) => (c === 'status' ? 'paused' : c === 'name' ? 'REINSERTED' : row[c]));
+      await client.query(
+        `insert into accounts (${cols.join(', ')}) values (${cols.map((_, i) => `$${i + 1}`).join(', ')})`,
+        values,
+      );
+      await client.query('update accounts set rev = $2 where id = $1', [ids[0], row.rev]);
+      await client.query('commit');
+    } finally {
+      client.release();
+    }
+    const got = await read();
+    expect(got.find((s) => s.account.id === ids[0])?.account).toMatchObject({ status: 'paused', name: 'REINSERTED' });
+    expect(got).toEqual(await current());
+
+    // A status changed, then the rev put back to what it was before the change.
+    const { rows } = await pool.query('select rev from accounts where id = $1', [ids[1]]);
+    await pool.query(`update accounts set status = 'disabled' where id = $1`, [ids[1]]);
+    await pool.query('update accounts set rev = $2 where id = $1', [ids[1], rows[0].rev]);
+    const again = await read();
+    expect(again.find((s) => s.account.id === ids[1])?.account.status).toBe('disabled');
+    expect(again).toEqual(await current());
+  });
+
   it('follows a change of any column of an account row (the digests cover every column an Account has)', async () => {
     const columns = Object.entries(getTableColumns(accounts)).filter(([k]) => k !== 'credentialsEnc' && k !== 'rev');
     const { ids, current, read } = await group('col', columns.length);

@@ -53,18 +53,16 @@ export class GroupSlavesReader {
     });
     const { digest, versions } = rows[0]!.d;
     if (held && digest === held.digest) {
+      if (versions === held.versions) return held.slaves.slice();
       const text = rows[0]!.v?.round;
-      if (!text) {
-        // Rewritten as they were (the versions' digest moved, no row left the versions held): hold the new digest.
-        if (versions !== held.versions) this.held.set(key, { ...held, versions });
-        return held.slaves.slice();
-      }
-      const fresh = refreshed(held, JSON.parse(text) as RoundRow[]);
+      // No moved row although the versions' digest moved: no commit makes that (a version held is a commit before
+      // the read), only a collision of hash sums or a reused xmin; read it all rather than trust what is held.
+      const fresh = text ? refreshed(held, JSON.parse(text) as RoundRow[]) : null;
       if (fresh) {
         this.held.set(key, { ...fresh, digest, versions });
         return fresh.slaves.slice();
       }
-      // The same digest over other accounts: a collision of 64-bit hash sums. Read it all.
+      // The same digest over other accounts, or no moved row: a collision of 64-bit hash sums. Read it all.
       this.held.drop(key);
       return this.read(userId, groupId);
     }
