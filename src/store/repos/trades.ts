@@ -1,5 +1,6 @@
-import { and, asc, desc, eq, getTableColumns, inArray, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, inArray, isNull, lt, or, type SQL, sql } from 'drizzle-orm';
 import { olderThan, positionOf } from './keyset.js';
+import { pgArray } from '../pg-array.js';
 import type { Db } from '../db.js';
 import { accounts, copyIntents, masterItems, positionLinks, trades } from '../schema.js';
 import { allowedFrom, INITIAL_STATES, IntentTransitionError, type IntentState } from '../../domain/intent.js';
@@ -49,8 +50,8 @@ export interface OutcomeWrite {
 }
 
 /**
- * Columns written by the one-statement intent insert. `json_to_recordset` of one parameter keeps it a single
- * statement whatever the number of Slaves (PGlite: far cheaper than a multi-row VALUES list).
+ * Columns written by the one-statement intent insert, with their types: each goes as one parameter (a value or an
+ * array), so the statement is one whatever the number of Slaves (PGlite: far cheaper than a multi-row VALUES list).
  */
 const INTENT_COLS = [
   ['id', 'text'],
@@ -90,11 +91,6 @@ const INTENT_FIELDS: Record<(typeof INTENT_COLS)[number][0], keyof IntentInsert>
   latency: 'latency',
   attempts: 'attempts',
 };
-const INTENT_HEAD = sql.raw(
-  `insert into copy_intents (${INTENT_COLS.map((c) => c[0]).join(', ')}) select ${INTENT_COLS.map((c) => (c[0] === 'attempts' ? 'coalesce(attempts, 0)' : c[0])).join(', ')} from json_to_recordset(`,
-);
-const INTENT_TAIL = sql.raw(`::json) as x(${INTENT_COLS.map((c) => `${c[0]} ${c[1]}`).join(', ')})`);
-
 async function insertIntents(tx: Tx, tradeId: string, rows: NewIntent[]): Promise<void> {
   if (rows.length === 0) return;
   checkNewIntents(tradeId, rows);
@@ -115,31 +111,58 @@ function checkNewIntents(tradeId: string, rows: NewIntent[]): void {
 
 /** Intent fields written as decimal text (the text rule of ledger-mappers.ts: `toString()`). */
 const INTENT_DECIMAL_COLS = new Set<string>(['planned_volume', 'planned_price', 'stop_loss', 'take_profit']);
-const INTENT_WRITE = INTENT_COLS.map(([col]) => [col, INTENT_FIELDS[col], INTENT_DECIMAL_COLS.has(col)] as const);
+const INTENT_WRITE = INTENT_COLS.map(
+  ([col, type]) => [col, INTENT_FIELDS[col], type, INTENT_DECIMAL_COLS.has(col)] as const,
+);
 
 /**
- * The one-statement insert of intents (checked for their initial states by the caller). Built in one pass, the
- * same document `intentToRow` then a column pick made: a fan-out's rows share their levels' Decimals, so each
- * distinct one is turned into text once.
+ * The one-statement insert of intents (checked for their initial states by the caller). A fan-out's rows differ
+ * in a few columns (id, Slave, tag; the volume where rules differ): a column the same in every row goes as one
+ * value, the others as one array each (`unnest`), and a column null in every row is left to its default. Against
+ * one JSON document of every row's every column (`json_to_recordset`), PostgreSQL and PGlite parse a third of the
+ * bytes and no JSON. A fan-out's rows share their levels' Decimals, so each distinct one is turned into text once.
  */
-function intentInsert(rows: NewIntent[]) {
+function intentInsert(rows: NewIntent[]): SQL {
   const texts = new Map<Decimal, string>();
   const text = (d: Decimal): string => {
     let t = texts.get(d);
     if (t === undefined) texts.set(d, (t = decText(d)));
     return t;
   };
-  // Absent keys read as null: leaving nulls out makes the document (and its parse) a third smaller.
-  const docs = rows.map((row) => {
-    const r = row as Record<string, unknown>;
-    const o: Record<string, unknown> = {};
-    for (const [col, field, decimal] of INTENT_WRITE) {
-      const v = r[field];
-      if (v !== null && v !== undefined) o[col] = decimal ? text(v as Decimal) : v;
+  const names: string[] = [];
+  const arrays: SQL[] = [];
+  const arrayNames: string[] = [];
+  const selected: SQL[] = [];
+  const values: Array<string | null> = new Array(rows.length);
+  for (const [col, field, type, decimal] of INTENT_WRITE) {
+    let same = true;
+    for (let i = 0; i < rows.length; i++) {
+      const v = (rows[i] as Record<string, unknown>)[field];
+      const t =
+        v === null || v === undefined
+          ? null
+          : decimal
+            ? text(v as Decimal)
+            : type === 'jsonb'
+              ? JSON.stringify(v)
+              : String(v as string | number);
+      values[i] = t;
+      if (t !== values[0]) same = false;
     }
-    return o;
-  });
-  return sql`${INTENT_HEAD}${JSON.stringify(docs)}${INTENT_TAIL}`;
+    if (same && values[0] === null) continue;
+    names.push(col);
+    if (same) {
+      selected.push(sql`${values[0]}::${sql.raw(type)}`);
+      continue;
+    }
+    arrays.push(sql`${pgArray(values)}::${sql.raw(type)}[]`);
+    arrayNames.push(col);
+    // A column set in some rows only: attempts is not null, its default is what an absent value means.
+    selected.push(sql.raw(col === 'attempts' ? 'coalesce(u.attempts, 0)' : `u.${col}`));
+  }
+  const from =
+    arrays.length > 0 ? sql` from unnest(${sql.join(arrays, sql`, `)}) as u(${sql.raw(arrayNames.join(', '))})` : sql``;
+  return sql`insert into copy_intents (${sql.raw(names.join(', '))}) select ${sql.join(selected, sql`, `)}${from}`;
 }
 
 /** `{column name: value}` of a row's set keys: what json_populate_record(null::table, ...) reads. */
