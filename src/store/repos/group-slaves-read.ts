@@ -126,12 +126,13 @@ export class GroupSlavesReader {
       .as('s');
     // The rows of the Slaves whose account row moved, as one JSON text: a thousand narrow rows took 20 ms through the
     // driver and the mapping of the joined select (each carries every column of the other side, null), one text and
-    // one JSON.parse a few. Health goes in as JSON, parsed with the rest; updated_at as epoch milliseconds.
+    // one JSON.parse a few. Health goes in as JSON, parsed with the rest; updated_at as epoch milliseconds, truncated to
+    // the millisecond first as the driver's Date is, then rounded (extract is a float before PostgreSQL 14).
     const v = this.db
       .select({
         round: sql<
           string | null
-        >`json_agg(json_build_array(${accounts.id}, ${accounts}.xmin::text, ${accounts.health}, ${accounts.balance}::text, ${accounts.equity}::text, floor(extract(epoch from ${accounts.updatedAt}) * 1000)))::text`.as(
+        >`json_agg(json_build_array(${accounts.id}, ${accounts}.xmin::text, ${accounts.health}, ${accounts.balance}::text, ${accounts.equity}::text, floor(extract(epoch from date_trunc('milliseconds', ${accounts.updatedAt})) * 1000 + 0.5)))::text`.as(
           'round',
         ),
       })
