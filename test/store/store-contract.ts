@@ -508,32 +508,15 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
 
     it('records intents column by column: one row, text that needs quoting, JSON and attempts in some rows only, each read back as written', async () => {
       const { u, m, s } = await masterAndSlave('cols');
-      const trade = () => ({
-        id: newId('trd'),
-        userId: u.id,
-        masterAccountId: m.id,
-        source: 'watcher',
-        action: 'open',
-        symbol: 'EURUSD',
-        side: 'buy' as const,
-        orderType: 'market' as const,
-        volume: dec('1'),
-        tag: newId('act'),
-        status: 'recorded',
-      });
-      const base = (tradeId: string) => ({
-        id: newId('int'),
-        tradeId,
-        slaveAccountId: s.id,
-        tag: newId('act'),
-        action: 'open',
-        symbol: 'EURUSD',
-        side: 'buy' as const,
-        state: 'planned',
-      });
       // One row: every column is the same in every row, so nothing varies.
-      const t1 = trade();
-      const one = { ...base(t1.id), plannedVolume: dec('0.3'), latency: { plan: 1.5 }, attempts: 2, targetId: 'p"1' };
+      const t1 = tradeRow(u.id, m.id);
+      const one = {
+        ...intentRow(t1.id, s.id),
+        plannedVolume: dec('0.3'),
+        latency: { plan: 1.5 },
+        attempts: 2,
+        targetId: 'p"1',
+      };
       expect(await store.trades.recordAction(t1, [one], [])).toBe(true);
       const [b1] = await store.trades.intentsOfTrade(t1.id);
       expect([b1!.plannedVolume?.toString(), b1!.latency, b1!.attempts, b1!.targetId, b1!.stopLoss]).toEqual([
@@ -545,10 +528,10 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       ]);
 
       // Varying columns go as arrays: quotes, backslashes, braces, commas and NULL-looking text must survive.
-      const t2 = { ...trade(), source: 'api', status: 'pending' };
+      const t2 = tradeRow(u.id, m.id, { source: 'api', status: 'pending' });
       const reasons = ['a "quoted", {braced} \\ reason', 'NULL', null, ''];
       const rows = reasons.map((reason, i) => ({
-        ...base(t2.id),
+        ...intentRow(t2.id, s.id),
         ...(reason === null ? {} : { state: 'skipped', skipReason: reason }),
         plannedVolume: dec('0.1'),
         ...(i % 2 === 0 ? { latency: { plan: i, note: 'x"y' } } : {}),
