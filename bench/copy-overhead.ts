@@ -240,6 +240,18 @@ async function runSize(n: number, reps: number, databaseUrl: string | null, main
     // durable one.
     const floorName = databaseUrl ? 'durable floor' : 'store floor, PGlite (commits without fsync)';
     const tag = (m: string) => `[${kind}] ${m}`;
+    // A part of the copy overhead, from the ledger's hop latencies.
+    const part = (what: string, xs: number[]): Row => {
+      const p = stats(xs);
+      return {
+        slaves: n,
+        measure: tag(`  of which: ${what}`),
+        p50_ms: ms(p.p50),
+        p99_ms: ms(p.p99),
+        target: '',
+        ok: '',
+      };
+    };
     return [
       {
         slaves: n,
@@ -249,30 +261,9 @@ async function runSize(n: number, reps: number, databaseUrl: string | null, main
         target: `p99 <= ${target} ms`,
         ok: t.p99 <= target ? 'yes' : 'NO',
       },
-      {
-        slaves: n,
-        measure: tag('  of which: plan (slaves, rules, specs, sizing)'),
-        p50_ms: ms(stats(plan).p50),
-        p99_ms: ms(stats(plan).p99),
-        target: '',
-        ok: '',
-      },
-      {
-        slaves: n,
-        measure: tag('  of which: record (trade + intents + item + events, one transaction)'),
-        p50_ms: ms(stats(record).p50),
-        p99_ms: ms(stats(record).p99),
-        target: '',
-        ok: '',
-      },
-      {
-        slaves: n,
-        measure: tag('  of which: hand-off (record done -> last send handed to the adapter)'),
-        p50_ms: ms(stats(handoff).p50),
-        p99_ms: ms(stats(handoff).p99),
-        target: '',
-        ok: '',
-      },
+      part('plan (slaves, rules, specs, sizing)', plan),
+      part('record (trade + intents + item + events, one transaction)', record),
+      part('hand-off (record done -> last send handed to the adapter)', handoff),
       {
         slaves: n,
         measure: tag('floor: same planning in memory (no store, no adapter)'),

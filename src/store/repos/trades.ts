@@ -109,11 +109,8 @@ function checkNewIntents(tradeId: string, rows: NewIntent[]): void {
   }
 }
 
-/** Intent fields written as decimal text (the text rule of ledger-mappers.ts: `toString()`). */
-const INTENT_DECIMAL_COLS = new Set<string>(['planned_volume', 'planned_price', 'stop_loss', 'take_profit']);
-const INTENT_WRITE = INTENT_COLS.map(
-  ([col, type]) => [col, INTENT_FIELDS[col], type, INTENT_DECIMAL_COLS.has(col)] as const,
-);
+/** Numeric columns hold Decimals, written as decimal text (the text rule of ledger-mappers.ts: `toString()`). */
+const INTENT_WRITE = INTENT_COLS.map(([col, type]) => [col, INTENT_FIELDS[col], type, type === 'numeric'] as const);
 
 /**
  * The one-statement insert of intents (checked for their initial states by the caller). A fan-out's rows differ
