@@ -88,6 +88,8 @@ export interface CoreOptions {
 
 /** How often the embedded store's busy tables are vacuumed and analysed (see EmbeddedMaintenance). */
 const EMBEDDED_MAINTENANCE_MS = 10 * 60_000;
+// Intents left in copy_intents_recent this long (a crash between a record and its move) are moved by the sweep.
+const INTENT_SWEEP_MS = 30_000;
 
 /**
  * The shared part of the composition: config -> one implementation per port. Nothing that reaches a broker on
@@ -116,6 +118,12 @@ export async function composeCore(cfg: Config, logger: Logger | false, opts: Cor
   store.startMaintenance({
     everyMs: EMBEDDED_MAINTENANCE_MS,
     onError: (err) => logger && logger.warn({ err }, 'embedded store maintenance failed'),
+  });
+  // Intents a crash (or a failed move) left in the record's narrow table, moved to copy_intents proper.
+  store.startIntentSweep({
+    everyMs: INTENT_SWEEP_MS,
+    olderThanMs: INTENT_SWEEP_MS,
+    onError: (err) => logger && logger.warn({ err }, 'moving recorded intents to copy_intents failed'),
   });
   const metrics = new ServiceMetrics();
   const readiness = new Readiness({

@@ -1,4 +1,5 @@
 import { EmbeddedMaintenance } from './embedded-maintenance.js';
+import { RecentIntentsSweep } from './recent-intents-sweep.js';
 import { sql } from 'drizzle-orm';
 import { openDatabase, type Database, type OpenOptions } from './db.js';
 import { AccountsRepo } from './repos/accounts.js';
@@ -38,6 +39,7 @@ export class Store {
   /** Worker leases with their fencing epochs (PostgreSQL; on the embedded store one process holds them all). */
   readonly leases: LeasesRepo;
   private maintenance: EmbeddedMaintenance | null = null;
+  private sweep: RecentIntentsSweep | null = null;
 
   constructor(readonly database: Database) {
     const db = database.db;
@@ -75,6 +77,20 @@ export class Store {
     return this.maintenance;
   }
 
+  /**
+   * The sweep of copy_intents_recent (see RecentIntentsSweep), on either store, started by the service; tests and
+   * benchmarks that count statements leave it off (their intents move after each outcome batch).
+   */
+  startIntentSweep(opts: {
+    everyMs: number;
+    olderThanMs: number;
+    onError?: (err: unknown) => void;
+  }): RecentIntentsSweep {
+    this.sweep ??= new RecentIntentsSweep(this.trades, opts);
+    this.sweep.start();
+    return this.sweep;
+  }
+
   /** One round trip to the database (readiness): throws when it cannot answer, or once closed. */
   async ping(): Promise<void> {
     await this.database.db.execute(sql`select 1`);
@@ -86,6 +102,7 @@ export class Store {
 
   async close(): Promise<void> {
     await this.maintenance?.stop();
+    await this.sweep?.stop();
     await this.requests.flush().catch(() => undefined);
     await this.database.close();
   }

@@ -6,6 +6,7 @@ import { newId } from '../../src/domain/ids.js';
 import { IntentTransitionError } from '../../src/domain/intent.js';
 import { Decimal, dec } from '../../src/domain/decimal.js';
 import { withDefaults } from '../../src/domain/copy-rule.js';
+import { sql } from 'drizzle-orm';
 
 /** The store contract: every store implementation (PGlite, PostgreSQL) must pass exactly these tests. */
 export function storeContract(name: string, open: () => Promise<{ store: Store; cleanup(): Promise<void> }>): void {
@@ -552,6 +553,50 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
           '0.1',
         ]);
       });
+    });
+    it('records intents into the narrow table, reads them alike there and in copy_intents, and moves them after the next outcome batch or by the sweep', async () => {
+      const { u, m, s } = await masterAndSlave('recent');
+      /** Which table holds each of the trade's intents (copy_intents reads include its child's rows). */
+      const where = async (tradeId: string) => {
+        const res = (await store.database.db.execute(
+          sql`select tableoid::regclass::text as t from copy_intents where trade_id = ${tradeId}`,
+        )) as unknown as { rows: Array<{ t: string }> } | Array<{ t: string }>;
+        return (Array.isArray(res) ? res : res.rows).map((r) => r.t);
+      };
+      const t = tradeRow(u.id, m.id);
+      const rows = Array.from({ length: 3 }, () => intentRow(t.id, s.id));
+      expect(await store.trades.recordAction(t, rows, [])).toBe(true);
+      expect(await where(t.id)).toEqual(['copy_intents_recent', 'copy_intents_recent', 'copy_intents_recent']);
+      const reads = async () => [
+        (await store.trades.intentsOfTrade(t.id)).map((r) => r.id).sort(),
+        (await store.trades.intentById(rows[1]!.id))?.id,
+        (await store.trades.intentByTag(rows[2]!.tag))?.id,
+        (await store.trades.intentsOfAccount(s.id, { limit: 10 })).map((r) => r.id).sort(),
+        (await store.trades.intentsInState('planned')).filter((r) => r.tradeId === t.id).length,
+      ];
+      const before = await reads();
+      expect(before).toEqual([rows.map((r) => r.id).sort(), rows[1]!.id, rows[2]!.id, rows.map((r) => r.id).sort(), 3]);
+
+      // The next outcome batch writes on the narrow rows, then moves them, as written, to copy_intents proper.
+      await store.trades.applyOutcomes([
+        { intentId: rows[0]!.id, update: { state: 'confirmed', brokerOrderId: 'o1' } },
+      ]);
+      expect(await where(t.id)).toEqual(['copy_intents', 'copy_intents', 'copy_intents']);
+      const moved = await store.trades.intentById(rows[0]!.id);
+      expect([moved?.state, moved?.brokerOrderId]).toEqual(['confirmed', 'o1']);
+      expect((await reads()).slice(0, 4)).toEqual(before.slice(0, 4));
+
+      // Intents no outcome batch moves (a crash between record and move): readable where they are, moved by the sweep
+      // once old enough, not before.
+      const t2 = tradeRow(u.id, m.id, { source: 'api', status: 'pending' });
+      const rows2 = Array.from({ length: 2 }, () => intentRow(t2.id, s.id));
+      await store.trades.insertTrade(t2);
+      expect(await store.trades.recordIntents(t2.id, { status: 'accepted' }, rows2)).toBe(true);
+      expect(await store.trades.moveRecentOlderThan(60_000)).toBe(0);
+      expect(await where(t2.id)).toEqual(['copy_intents_recent', 'copy_intents_recent']);
+      expect(await store.trades.moveRecentOlderThan(0)).toBeGreaterThanOrEqual(2);
+      expect(await where(t2.id)).toEqual(['copy_intents', 'copy_intents']);
+      expect((await store.trades.intentsOfTrade(t2.id)).map((r) => r.id).sort()).toEqual(rows2.map((r) => r.id).sort());
     });
     it('writes a batch of outcomes set-based: each intent its own fields, links in order per link, all or nothing', async () => {
       const { u, m, s } = await masterAndSlave('bat');

@@ -87,12 +87,27 @@ const INTENT_SET_SQL = sql.raw(
  * Moves many intents in one statement, each only from a state its machine allows (domain/intent.ts). When one
  * cannot move, throws IntentTransitionError for it, which rolls the whole transaction back.
  */
+/**
+ * Whether an update that found no row should run again: the row is there, in a state it may move from, so it was
+ * moved from copy_intents_recent to copy_intents between the update's scan and its row lock (an UPDATE skips a row
+ * deleted under it and cannot see the row the same commit inserted; the next statement's snapshot does). A move
+ * happens once per row, so a second try finds it; the bound is a guard, not an expected path.
+ */
+export function movedUnder(found: IntentState | null, to: IntentState, tries: number): boolean {
+  return found !== null && tries < 3 && allowedFrom(to).includes(found);
+}
+
 export async function moveIntents(
   db: Tx,
   moves: Array<{ id: string; update: IntentUpdate }>,
   now: Date,
 ): Promise<void> {
-  for (const wave of waves(moves, (m) => m.id)) {
+  for (const all of waves(moves, (m) => m.id)) await moveWave(db, all, now);
+}
+
+async function moveWave(db: Tx, all: Array<{ id: string; update: IntentUpdate }>, now: Date): Promise<void> {
+  let wave = all;
+  for (let tries = 1; ; tries++) {
     const docs = wave.map(({ id, update }) => {
       const row = intentSetToRow(update) as Record<string, unknown>;
       const d: Record<string, unknown> = { id, state: update.state, from: allowedFrom(update.state) };
@@ -106,12 +121,16 @@ export async function moveIntents(
       where t.id = d->>'id' and t.state in (select jsonb_array_elements_text(d->'from'))
       returning t.id`);
     const moved = new Set(rowsOf<{ id: string }>(res).map((r) => r.id));
-    if (moved.size === wave.length) continue;
+    if (moved.size === wave.length) return;
     const stuck = wave.find((m) => !moved.has(m.id))!;
     const cur = rowsOf<{ state: string }>(
       await db.execute(sql`select state from copy_intents where id = ${stuck.id} limit 1`),
     );
-    throw new IntentTransitionError(stuck.id, stuck.update.state, (cur[0]?.state as IntentState | undefined) ?? null);
+    const state = (cur[0]?.state as IntentState | undefined) ?? null;
+    if (!movedUnder(state, stuck.update.state, tries))
+      throw new IntentTransitionError(stuck.id, stuck.update.state, state);
+    // The rows not written, once more; those written stay written.
+    wave = wave.filter((m) => !moved.has(m.id));
   }
 }
 

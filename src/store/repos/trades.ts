@@ -32,7 +32,14 @@ import {
 import { accountLeaseKey, type Fence } from '../../domain/lease.js';
 import { mayBeOurTag } from '../../domain/correlation.js';
 import { checkFence } from './leases.js';
-import { applyLinks, moveIntents, type IntentUpdate, type LinkChange, type LinkKey } from './trades-outcomes.js';
+import {
+  applyLinks,
+  movedUnder,
+  moveIntents,
+  type IntentUpdate,
+  type LinkChange,
+  type LinkKey,
+} from './trades-outcomes.js';
 import type { MasterItemsCache } from './master-items-cache.js';
 
 export type { IntentUpdate, LinkChange } from './trades-outcomes.js';
@@ -159,7 +166,26 @@ function intentInsert(rows: NewIntent[]): SQL {
   }
   const from =
     arrays.length > 0 ? sql` from unnest(${sql.join(arrays, sql`, `)}) as u(${sql.raw(arrayNames.join(', '))})` : sql``;
-  return sql`insert into copy_intents (${sql.raw(names.join(', '))}) select ${sql.join(selected, sql`, `)}${from}`;
+  return sql`insert into copy_intents_recent (${sql.raw(names.join(', '))}) select ${sql.join(selected, sql`, `)}${from}`;
+}
+
+/** Trades remembered for a move (TradesRepo.toMove); past it, the oldest are left to the sweep. */
+const MAX_TO_MOVE = 10_000;
+
+/** Every column of copy_intents, in its order: what a move from copy_intents_recent carries over. */
+const INTENT_ALL = sql.raw(
+  Object.values(getTableColumns(copyIntents))
+    .map((c) => c.name)
+    .join(', '),
+);
+
+/**
+ * Moves intents from copy_intents_recent (primary key only, where the record writes them: migration 0013) to
+ * copy_intents proper, whose secondary indexes they are entered in here, behind the copy. One statement: in any
+ * snapshot a row is in exactly one of the two tables, and every read of copy_intents sees both.
+ */
+function moveRecent(which: SQL): SQL {
+  return sql`with m as (delete from copy_intents_recent r where ${which} returning r.*) insert into copy_intents (${INTENT_ALL}) select ${INTENT_ALL} from m`;
 }
 
 /** `{column name: value}` of a row's set keys: what json_populate_record(null::table, ...) reads. */
@@ -210,6 +236,13 @@ export class TradesRepo {
    * Null (one process, the api role): unfenced.
    */
   fence: Fence | null = null;
+
+  /**
+   * Trades whose intents this process recorded into copy_intents_recent and has not moved yet: moved after the next
+   * outcome batch commits (its updates land on the narrow rows first). What a crash or a failed move leaves there
+   * stays readable and is moved by `moveRecentOlderThan` (the service's sweep).
+   */
+  private readonly toMove = new Set<string>();
 
   constructor(
     private readonly db: Db,
@@ -406,6 +439,7 @@ export class TradesRepo {
         if (done) for (const it of items) this.items?.insertedIfAbsent(it, at);
       },
     );
+    if (recorded) this.recorded(tradeId, intents);
     if (recorded) this.events.notify(evs.map((e) => e.userId));
     return recorded;
   }
@@ -427,8 +461,11 @@ export class TradesRepo {
       const at = new Date();
       if (done) for (const it of items) this.items?.upserted(it, at);
     };
-    if (!this.fence && evs.length === 0 && items.length <= 1)
-      return this.writingItems(ids, () => recordActionAtOnce(this.db, trade, intents, items[0]), follow);
+    if (!this.fence && evs.length === 0 && items.length <= 1) {
+      const once = await this.writingItems(ids, () => recordActionAtOnce(this.db, trade, intents, items[0]), follow);
+      if (once) this.recorded(trade.id, intents);
+      return once;
+    }
     const recorded = await this.writingItems(
       ids,
       () =>
@@ -447,8 +484,40 @@ export class TradesRepo {
         }),
       follow,
     );
+    if (recorded) this.recorded(trade.id, intents);
     if (recorded) this.events.notify(evs.map((e) => e.userId));
     return recorded;
+  }
+
+  private recorded(tradeId: string, intents: NewIntent[]): void {
+    if (intents.length === 0) return;
+    // Bounded: a process that records and never writes an outcome leaves the rest to the sweep.
+    if (this.toMove.size >= MAX_TO_MOVE) this.toMove.delete(this.toMove.values().next().value!);
+    this.toMove.add(tradeId);
+  }
+
+  /**
+   * Moves the intents of the trades recorded here so far (see `toMove`) to copy_intents proper. Run after an outcome
+   * batch, never inside one: a move that fails (it should not: a tag taken twice) must not undo outcomes. Those
+   * trades are then left to the sweep, which reports what it cannot move.
+   */
+  private async moveRecorded(): Promise<void> {
+    if (this.toMove.size === 0) return;
+    const ids = [...this.toMove];
+    for (const id of ids) this.toMove.delete(id);
+    await this.db.execute(moveRecent(sql`r.trade_id = any(${pgArray(ids)}::text[])`)).catch(() => undefined);
+  }
+
+  /**
+   * Moves to copy_intents proper what copy_intents_recent still holds of intents recorded over `olderThanMs` ago (a
+   * crash between a record and its move, a failed move, another process's records), at most `limit` rows; returns
+   * how many it moved. Safe in every process at once: a row deleted by one move is not returned to another.
+   */
+  async moveRecentOlderThan(olderThanMs: number, limit = 5000): Promise<number> {
+    const res = await this.db.execute(
+      sql`${moveRecent(sql`r.id in (select id from copy_intents_recent where created_at < now() - ${olderThanMs}::int * interval '1 millisecond' order by id limit ${limit})`)} returning id`,
+    );
+    return (Array.isArray(res) ? res : ((res as unknown as { rows: unknown[] }).rows ?? [])).length;
   }
 
   async actionRecorded(actionId: string): Promise<boolean> {
@@ -495,6 +564,7 @@ export class TradesRepo {
       if (evs.length > 0) await this.events.append(tx, evs);
     });
     this.events.notify(evs.map((e) => e.userId));
+    await this.moveRecorded();
   }
 
   /** Trades whose intents are durable but whose move to accepted (and its events) was not written: a crash in between. */
@@ -858,14 +928,21 @@ export class TradesRepo {
  * throws IntentTransitionError, which rolls the whole transaction back (its links and events with it).
  */
 async function moveIntent(db: Db, id: string, u: IntentUpdate, now: Date): Promise<void> {
-  const moved = await db
-    .update(copyIntents)
-    .set({ ...intentSetToRow(u), updatedAt: now })
-    .where(and(eq(copyIntents.id, id), inArray(copyIntents.state, allowedFrom(u.state))))
-    .returning({ id: copyIntents.id });
-  if (moved.length > 0) return;
-  const [cur] = await db.select({ state: copyIntents.state }).from(copyIntents).where(eq(copyIntents.id, id)).limit(1);
-  throw new IntentTransitionError(id, u.state, (cur?.state as IntentState | undefined) ?? null);
+  for (let tries = 1; ; tries++) {
+    const moved = await db
+      .update(copyIntents)
+      .set({ ...intentSetToRow(u), updatedAt: now })
+      .where(and(eq(copyIntents.id, id), inArray(copyIntents.state, allowedFrom(u.state))))
+      .returning({ id: copyIntents.id });
+    if (moved.length > 0) return;
+    const [cur] = await db
+      .select({ state: copyIntents.state })
+      .from(copyIntents)
+      .where(eq(copyIntents.id, id))
+      .limit(1);
+    const state = (cur?.state as IntentState | undefined) ?? null;
+    if (!movedUnder(state, u.state, tries)) throw new IntentTransitionError(id, u.state, state);
+  }
 }
 
 async function upsertItem(db: Db, it: NewMasterItem): Promise<void> {
