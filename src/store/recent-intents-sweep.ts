@@ -23,7 +23,10 @@ export class RecentIntentsSweep {
     this.timer.unref();
   }
 
-  /** One sweep, until nothing old is left (a sweep under way is not started twice); also called by tests. */
+  /**
+   * One sweep, until nothing old is left, then a vacuum of the narrow table (a sweep under way is not started twice);
+   * also called by tests.
+   */
   run(): Promise<void> {
     this.running ??= this.sweep()
       .catch((err: unknown) => this.opts.onError?.(err))
@@ -44,7 +47,8 @@ export class RecentIntentsSweep {
     const limit = 5000;
     while (!this.stopped) {
       const moved = await this.trades.moveRecentOlderThan(this.opts.olderThanMs, limit);
-      if (moved < limit) return;
+      if (moved < limit) break;
     }
+    if (!this.stopped) await this.trades.vacuumRecent();
   }
 }

@@ -520,6 +520,15 @@ export class TradesRepo {
     return (Array.isArray(res) ? res : ((res as unknown as { rows: unknown[] }).rows ?? [])).length;
   }
 
+  /**
+   * Vacuums copy_intents_recent, whose every row is deleted within seconds: without it the table grows until the
+   * next vacuum (10 minutes on the embedded store, which has no autovacuum), and every read of copy_intents scans it.
+   * SKIP_LOCKED: a vacuum another process runs is enough.
+   */
+  async vacuumRecent(): Promise<void> {
+    await this.db.execute(sql`vacuum (skip_locked) copy_intents_recent`);
+  }
+
   async actionRecorded(actionId: string): Promise<boolean> {
     const [row] = await this.db.select({ id: trades.id }).from(trades).where(eq(trades.actionId, actionId)).limit(1);
     return Boolean(row);
