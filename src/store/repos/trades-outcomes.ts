@@ -84,10 +84,6 @@ const INTENT_SET_SQL = sql.raw(
 );
 
 /**
- * Moves many intents in one statement, each only from a state its machine allows (domain/intent.ts). When one
- * cannot move, throws IntentTransitionError for it, which rolls the whole transaction back.
- */
-/**
  * Whether an update that found no row should run again: the row is there, in a state it may move from, so it was
  * moved from copy_intents_recent to copy_intents between the update's scan and its row lock (an UPDATE skips a row
  * deleted under it and cannot see the row the same commit inserted; the next statement's snapshot does). A move
@@ -97,6 +93,10 @@ export function movedUnder(found: IntentState | null, to: IntentState, tries: nu
   return found !== null && tries < 3 && allowedFrom(to).includes(found);
 }
 
+/**
+ * Moves many intents in one statement, each only from a state its machine allows (domain/intent.ts). When one
+ * cannot move, throws IntentTransitionError for it, which rolls the whole transaction back.
+ */
 export async function moveIntents(
   db: Tx,
   moves: Array<{ id: string; update: IntentUpdate }>,
