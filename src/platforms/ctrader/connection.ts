@@ -50,6 +50,12 @@ export interface ConnectionOptions {
    */
   rateLimitPerSecond?: number;
   historicalRateLimitPerSecond?: number;
+  /**
+   * Places of the window reads never take, kept for trading writes and session requests (default 15 of 50, at most
+   * half the window: a fan-out to the 12 accounts a pooled connection holds, and a little more; reads keep 70 % of
+   * the window when they alone fill it). See RateWindow.
+   */
+  writeReserve?: number;
   refresher?: TokenRefresher;
   /**
    * The server refused this connection's application auth with CONNECTIONS_LIMIT_EXCEEDED (too many connections
@@ -103,6 +109,24 @@ export interface RequestOptions {
   signal?: AbortSignal;
 }
 
+/** Places of a connection's window kept for trading writes: see ConnectionOptions.writeReserve. */
+const DEFAULT_WRITE_RESERVE = 15;
+
+/**
+ * Reads that go in the writes' lane all the same: an order cannot leave before its account is authorised and its
+ * symbol known, and these are asked once a session (after a reconnect every account authorises again, and behind a
+ * read burst a fan-out would wait for them as if for the reads themselves). The reads left in the other lane are the
+ * ones that recur: health (trader, unrealized P&L), reconciles, history, spot subscriptions.
+ */
+const SESSION_REQUESTS: ReadonlySet<number> = new Set([
+  PT.APPLICATION_AUTH_REQ,
+  PT.ACCOUNT_AUTH_REQ,
+  PT.REFRESH_TOKEN_REQ,
+  PT.SYMBOLS_LIST_REQ,
+  PT.SYMBOL_BY_ID_REQ,
+  PT.ASSET_LIST_REQ,
+]);
+
 /** Numbers account authorisations across connections, so one handed over never repeats a number it had. */
 let sessions = 0;
 
@@ -151,7 +175,13 @@ export class CTraderConnection {
     this.heartbeatMs = opts.heartbeatMs ?? 10_000;
     this.deadAfterMs = opts.deadAfterMs ?? 45_000;
     this.backoff = opts.backoff ?? { initialMs: 250, maxMs: 30_000 };
-    this.general = new RateWindow(opts.rateLimitPerSecond ?? 50);
+    const perSecond = opts.rateLimitPerSecond ?? 50;
+    this.general = new RateWindow(
+      perSecond,
+      1_000,
+      Date.now,
+      opts.writeReserve ?? Math.min(DEFAULT_WRITE_RESERVE, Math.floor(perSecond / 2)),
+    );
     this.historical = new RateWindow(opts.historicalRateLimitPerSecond ?? 4);
     this.refresher = opts.refresher ?? new TokenRefresher();
     this.ticker = setInterval(() => this.tick(), Math.max(10, Math.min(this.heartbeatMs, this.deadAfterMs) / 2));
@@ -357,7 +387,7 @@ export class CTraderConnection {
     let slot: { answered(): void };
     try {
       history = HISTORICAL_REQUESTS.has(payloadType) ? await this.historical.acquire(ro.signal) : null;
-      slot = await this.general.acquire(ro.signal);
+      slot = await this.general.acquire(ro.signal, ro.write || SESSION_REQUESTS.has(payloadType) ? 'write' : 'read');
     } catch (err) {
       history?.answered();
       if (!ro.signal?.aborted) throw err;

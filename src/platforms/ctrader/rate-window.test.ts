@@ -106,4 +106,56 @@ describe('RateWindow', () => {
     expect(w.held()).toBe(0);
     expect(w.waited).toBe(1);
   });
+
+  it('keeps the reserve for writes: a read burst that fills its share leaves a fan-out its places at once', async () => {
+    // 50 a second, 15 kept for writes: a health round's 54 reads take 35 places and queue the rest.
+    const w = new RateWindow(50, 1_000, Date.now, 15);
+    const reads: RateSlot[] = [];
+    for (let i = 0; i < 54; i++) void w.acquire(undefined, 'read').then((s) => reads.push(s));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(reads).toHaveLength(35);
+    // A fan-out of 13 orders on the connection: every one handed its place now, none behind the reads.
+    const writes: number[] = [];
+    for (let i = 0; i < 13; i++) void w.acquire(undefined, 'write').then(() => writes.push(Date.now()));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(writes).toEqual(Array(13).fill(0));
+    expect(w.held()).toBe(48);
+    // The reads answered at 10 ms: the queued 19 get their places a second later, as the reserve allows.
+    await vi.advanceTimersByTimeAsync(10);
+    for (const r of reads.splice(0)) r.answered();
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(reads).toHaveLength(19);
+  });
+
+  it('serves a waiting write before reads that queued earlier, and lets writes take the whole window', async () => {
+    const w = new RateWindow(3, 1_000, Date.now, 1);
+    const order: string[] = [];
+    const slots: RateSlot[] = [];
+    const get = (name: string, lane: 'read' | 'write') =>
+      void w.acquire(undefined, lane).then((s) => {
+        order.push(name);
+        slots.push(s);
+      });
+    get('w1', 'write');
+    get('w2', 'write');
+    get('w3', 'write');
+    get('r1', 'read');
+    get('w4', 'write');
+    await vi.advanceTimersByTimeAsync(0);
+    // Writes may take all three places; reads never the last one.
+    expect(order).toEqual(['w1', 'w2', 'w3']);
+    for (const s of slots) s.answered();
+    await vi.advanceTimersByTimeAsync(1_000);
+    // Three places free again: the write that queued after the read goes first, then the read (two of three held).
+    expect(order).toEqual(['w1', 'w2', 'w3', 'w4', 'r1']);
+  });
+
+  it('never starves reads entirely: a window with a reserve as large as itself still lets one read through', async () => {
+    const w = new RateWindow(2, 1_000, Date.now, 5);
+    const got: string[] = [];
+    void w.acquire(undefined, 'read').then(() => got.push('r1'));
+    void w.acquire(undefined, 'read').then(() => got.push('r2'));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(got).toEqual(['r1']);
+  });
 });

@@ -10,12 +10,21 @@ export interface RateSlot {
  * until the answer and for one second after, so the server's second is over for it whatever the delay on the way
  * (a stalled client or server, a burst queued on the wire). A fixed margin on send times cannot promise that,
  * and a margin large enough to be safe cost every burst its size (a 1.2 s window paced 50 per 1.2 s: 109-115 %
- * of N/rate, issue 12). Waiters are served first come, first served.
+ * of N/rate, issue 12).
+ *
+ * Two lanes. Trading writes (orders, amendments, closes) are served before any waiting read, and reads never take
+ * the last `writeReserve` places: a health round or a reconcile burst (54 reads in a second on a connection of 13
+ * accounts, every minute of the soak) otherwise filled the window, and a fan-out's orders arriving then waited up to
+ * a second behind them (cTrader Slaves' open p99 ~0.8 s in some soak minutes). Reads may wait for writes; a write
+ * waits only for other writes. Within a lane, first come, first served.
  */
 export class RateWindow {
   /** Taken slots: when their answer came (null: not answered yet, the slot cannot expire). */
   private slots: Array<{ at: number | null }> = [];
-  private readonly queue: Array<(slot: RateSlot) => void> = [];
+  private readonly writes: Array<(slot: RateSlot) => void> = [];
+  private readonly reads: Array<(slot: RateSlot) => void> = [];
+  /** Places a read may take: the rest are kept for writes. */
+  private readonly readLimit: number;
   private timer: NodeJS.Timeout | null = null;
   /** Acquires that found no free slot and had to queue (tests and benches read it: a burst that waited). */
   waited = 0;
@@ -24,13 +33,18 @@ export class RateWindow {
     private readonly perSecond: number,
     private readonly windowMs = 1_000,
     private readonly now: () => number = Date.now,
-  ) {}
+    writeReserve = 0,
+  ) {
+    // At least one place for reads, or a window with no writes would stall every read for ever.
+    this.readLimit = Math.max(1, perSecond - Math.max(0, writeReserve));
+  }
 
   /**
    * A slot once one is free. Aborted while still waiting, it leaves the queue and rejects with the signal's reason:
    * a request its caller gave up on is never sent, so it costs the window nothing.
    */
-  acquire(signal?: AbortSignal): Promise<RateSlot> {
+  acquire(signal?: AbortSignal, lane: 'write' | 'read' = 'read'): Promise<RateSlot> {
+    const queue = lane === 'write' ? this.writes : this.reads;
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
       let served = false;
@@ -40,13 +54,13 @@ export class RateWindow {
         resolve(slot);
       };
       const withdraw = () => {
-        const i = this.queue.indexOf(give);
+        const i = queue.indexOf(give);
         if (i < 0) return;
-        this.queue.splice(i, 1);
+        queue.splice(i, 1);
         reject(signal!.reason);
       };
       signal?.addEventListener('abort', withdraw, { once: true });
-      this.queue.push(give);
+      queue.push(give);
       this.pump();
       // Not served by that pump: it waits (a scan of the queue here cost O(n) per request in a burst of 1,000).
       if (!served) this.waited += 1;
@@ -67,10 +81,18 @@ export class RateWindow {
   private pump(): void {
     const now = this.now();
     this.slots = this.slots.filter((s) => this.counts(s, now));
-    while (this.queue.length > 0 && this.slots.length < this.perSecond) {
+    for (;;) {
+      const free = this.slots.length < this.perSecond;
+      const give =
+        free && this.writes.length > 0
+          ? this.writes.shift()!
+          : free && this.reads.length > 0 && this.slots.length < this.readLimit
+            ? this.reads.shift()!
+            : null;
+      if (!give) break;
       const s: { at: number | null } = { at: null };
       this.slots.push(s);
-      this.queue.shift()!({
+      give({
         answered: () => {
           if (s.at !== null) return;
           s.at = this.now();
@@ -78,7 +100,7 @@ export class RateWindow {
         },
       });
     }
-    if (this.queue.length === 0 || this.timer) return;
+    if ((this.writes.length === 0 && this.reads.length === 0) || this.timer) return;
     let first = Number.POSITIVE_INFINITY;
     for (const s of this.slots) if (s.at !== null && s.at < first) first = s.at;
     // Nothing answered yet: the next answer pumps again.
