@@ -1,12 +1,12 @@
-// Issue 12: the soak. 100 Slaves (50 on platform B, 50 on C, all C on one shared connection) behind one Master on
-// platform C, through the whole service (bench/pipeline.ts); an action every 2 s at the simulated broker, an
-// open then its close. On this shared machine absolute latency follows the machine's load, not the service's age,
-// so every action also drives an in-run baseline: one platform B and one platform C account of the same
-// simulator, unknown to the service, are filled at the Master's fill straight through their adapters (a
-// Dispatcher and nothing else, as e2e's floor), timed the same way (Master fill -> the account's fill event).
-// Flatness is judged on the service's open p50 over the baseline's, first five minutes against the last five;
-// the raw figures are kept beside it. Per minute also: the machine's load, the service's RSS, event-loop delay
-// and CPU, the simulator's share of the CPU, and what grows with age (ledger rows, the simulator's history).
+// Issue 12: the soak. 100 Slaves (50 on platform B, 50 on C, the C ones pooled over four connections of 12-13) behind
+// one Master on platform C, through the whole service (bench/pipeline.ts); an action every 2 s at the simulated broker,
+// an open then its close. On this shared machine absolute latency follows the machine's load, not the service's age, so
+// every action also drives an in-run baseline: one platform B and one platform C account of the same simulator, unknown
+// to the service, are filled at the Master's fill straight through their adapters (a Dispatcher and nothing else, as
+// e2e's floor), timed the same way (Master fill -> the account's fill event). Flatness is judged on the service's open
+// p50 over the baseline's, first five minutes against the last five; the raw figures are kept beside it. Per minute
+// also: the machine's load, the service's RSS, event-loop delay and CPU, the simulator's share of the CPU, and what
+// grows with age (ledger rows, the simulator's history).
 import { loadavg } from 'node:os';
 import { Decimal } from '../src/domain/decimal.js';
 import type { Side } from '../src/domain/types.js';
