@@ -44,7 +44,7 @@ export interface OpenOptions {
    * Told the text of every statement the store sends (BEGIN and COMMIT left out on both drivers): benchmarks
    * count statements per copy with it. Never logged by the service: the text carries no values, but it is noise.
    */
-  onStatement?: ((query: string) => void) | undefined;
+  onStatement?: ((query: string, params: unknown[]) => void) | undefined;
   /**
    * Benchmarks only: run PGlite on the main thread, as before the worker thread (pglite-remote.ts), to measure
    * what the thread bought side by side in one run. The service never sets it.
@@ -53,12 +53,12 @@ export interface OpenOptions {
 }
 
 /** Drizzle's logger as a statement hook; transaction brackets are not counted (PGlite sends them unseen). */
-function statementLogger(on: ((query: string) => void) | undefined) {
+function statementLogger(on: ((query: string, params: unknown[]) => void) | undefined) {
   if (!on) return {};
   return {
     logger: {
-      logQuery(query: string) {
-        if (!/^\s*(begin|commit|rollback)\b/i.test(query)) on(query);
+      logQuery(query: string, params: unknown[]) {
+        if (!/^\s*(begin|commit|rollback)\b/i.test(query)) on(query, params);
       },
     },
   };
@@ -157,7 +157,7 @@ export async function runMigrations(database: Database): Promise<void> {
 async function openPostgres(
   url: string,
   idleInTransactionMs?: number,
-  onStatement?: (query: string) => void,
+  onStatement?: (query: string, params: unknown[]) => void,
 ): Promise<Database> {
   // Loaded only for PostgreSQL: the embedded store's start (`npm start`) does not pay for the pg driver.
   const [{ default: pg }, { drizzle: drizzlePg }] = await Promise.all([
@@ -198,7 +198,7 @@ async function openPostgres(
 async function openPglite(
   dataDir: string,
   fsync: boolean,
-  onStatement?: (query: string) => void,
+  onStatement?: (query: string, params: unknown[]) => void,
   mainThread = false,
   migrated = true,
 ): Promise<Database> {

@@ -25,6 +25,8 @@ const BUSY_TABLES = [
   ].map((table) => getTableName(table)),
   // The narrow child of copy_intents (migration 0013): a VACUUM of a parent does not reach its inheritance children.
   'copy_intents_recent',
+  // One row per copier group, rewritten by every write of its Slaves (migration 0014).
+  'group_slaves_version',
 ];
 
 /**

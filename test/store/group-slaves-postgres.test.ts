@@ -19,10 +19,19 @@ describe.runIf(pgAvailable)("a group's Slaves on PostgreSQL, written by another 
   let writer: Store;
   let drop: () => Promise<void>;
   const seen: string[] = [];
+  /** The reader's last statement and its parameters. */
+  let last: [string, unknown[]] = ['', []];
   beforeAll(async () => {
     const db = await tempDatabase();
     drop = db.drop;
-    reader = await Store.open({ dataDir: ':unused:', databaseUrl: db.url, onStatement: (q) => seen.push(q) });
+    reader = await Store.open({
+      dataDir: ':unused:',
+      databaseUrl: db.url,
+      onStatement: (q, params) => {
+        seen.push(q);
+        last = [q, params];
+      },
+    });
     writer = await Store.open({ dataDir: ':unused:', databaseUrl: db.url, migrate: false });
   }, 120_000);
   afterAll(async () => {
@@ -53,7 +62,7 @@ describe.runIf(pgAvailable)("a group's Slaves on PostgreSQL, written by another 
       expect(seen).toHaveLength(1);
       return got;
     };
-    return { userId, groupId: g.id, ids: slaves.map((s) => s.id), current, read };
+    return { userId, groupId: g.id, masterId: master.id, ids: slaves.map((s) => s.id), current, read };
   };
 
   it('answers from the rows it holds until a change commits, then with the change', async () => {
@@ -207,4 +216,50 @@ describe.runIf(pgAvailable)("a group's Slaves on PostgreSQL, written by another 
       before = got;
     }
   }, 60_000);
+
+  it("answers an unchanged group from its version alone: the Slaves' rows are read again only after a write of theirs", async () => {
+    const { masterId, ids, current, read } = await group('ver', 3);
+    const pool = writer.database.pool!;
+    /** How often the reader's last statement, run again as it was sent, scans accounts (EXPLAIN ANALYZE). */
+    const accountScans = async () => {
+      const [q, params] = last;
+      const { rows } = await pool.query(`explain (analyze, format json) ${q}`, params);
+      type Node = { 'Relation Name'?: string; 'Actual Loops': number; Plans?: Node[] };
+      let loops = 0;
+      const walk = (n: Node) => {
+        if (n['Relation Name'] === 'accounts') loops += n['Actual Loops'];
+        for (const c of n.Plans ?? []) walk(c);
+      };
+      walk((rows[0] as { 'QUERY PLAN': Array<{ Plan: Node }> })['QUERY PLAN'][0]!.Plan);
+      return loops;
+    };
+    await read();
+    const held = await read();
+    expect(await accountScans()).toBe(0);
+
+    // A health round of the Master, not of a Slave: the group's version stays.
+    await writer.accounts.applyHealth([{ id: masterId, health: { ...initialHealth(), inSync: false }, funds: null }]);
+    const after = await read();
+    expect(await accountScans()).toBe(0);
+    for (const [i, s] of after.entries()) expect(s.account).toBe(held[i]!.account);
+
+    // A Slave's health round moves it: that read compares the digests (and fetches the moved row), the next does not.
+    await writer.accounts.applyHealth([{ id: ids[1]!, health: { ...initialHealth(), inSync: false }, funds: null }]);
+    const moved = await read();
+    expect(await accountScans()).toBeGreaterThan(0);
+    expect(moved).toEqual(await current());
+    expect(moved[1]!.account.health.inSync).toBe(false);
+    await read();
+    expect(await accountScans()).toBe(0);
+
+    // A write that changes no value still moves the version (and the row's xmin): the read after it finds the same
+    // values, and the one after that holds the new version.
+    await pool.query('update accounts set name = name where id = $1', [ids[2]]);
+    const same = await read();
+    expect(await accountScans()).toBeGreaterThan(0);
+    expect(same).toEqual(moved);
+    for (const i of [0, 1]) expect(same[i]!.account).toBe(moved[i]!.account);
+    await read();
+    expect(await accountScans()).toBe(0);
+  });
 });
