@@ -220,19 +220,22 @@ describe.runIf(pgAvailable)("a group's Slaves on PostgreSQL, written by another 
   it("answers an unchanged group from its version alone: the Slaves' rows are read again only after a write of theirs", async () => {
     const { masterId, ids, current, read } = await group('ver', 3);
     const pool = writer.database.pool!;
-    /** How often the reader's last statement, run again as it was sent, scans accounts (EXPLAIN ANALYZE). */
-    const accountScans = async () => {
+    /** How often the reader's last statement, run again as it was sent, scans a table (EXPLAIN ANALYZE). */
+    const scans = async (table: string) => {
       const [q, params] = last;
       const { rows } = await pool.query(`explain (analyze, format json) ${q}`, params);
       type Node = { 'Relation Name'?: string; 'Actual Loops': number; Plans?: Node[] };
       let loops = 0;
       const walk = (n: Node) => {
-        if (n['Relation Name'] === 'accounts') loops += n['Actual Loops'];
+        if (n['Relation Name'] === table) loops += n['Actual Loops'];
         for (const c of n.Plans ?? []) walk(c);
       };
       walk((rows[0] as { 'QUERY PLAN': Array<{ Plan: Node }> })['QUERY PLAN'][0]!.Plan);
       return loops;
     };
+    const accountScans = () => scans('accounts');
+    // Only the digests join the rules: a read that computes them scans copy_rules.
+    const digests = async () => (await scans('copy_rules')) > 0;
     await read();
     const held = await read();
     expect(await accountScans()).toBe(0);
@@ -243,22 +246,43 @@ describe.runIf(pgAvailable)("a group's Slaves on PostgreSQL, written by another 
     expect(await accountScans()).toBe(0);
     for (const [i, s] of after.entries()) expect(s.account).toBe(held[i]!.account);
 
-    // A Slave's health round moves it: that read compares the digests (and fetches the moved row), the next does not.
-    await writer.accounts.applyHealth([{ id: ids[1]!, health: { ...initialHealth(), inSync: false }, funds: null }]);
+    // A Slave's health round moves `version`, not `settled`: that read fetches the moved row without the digests of
+    // every row and rule; the next reads nothing.
+    await writer.accounts.applyHealth([
+      { id: ids[1]!, health: { ...initialHealth(), inSync: false }, funds: { balance: dec('900'), equity: dec('880') } },
+    ]);
     const moved = await read();
     expect(await accountScans()).toBeGreaterThan(0);
+    expect(await digests()).toBe(false);
     expect(moved).toEqual(await current());
     expect(moved[1]!.account.health.inSync).toBe(false);
+    expect(moved[1]!.account.equity?.toString()).toBe('880');
+    for (const i of [0, 2]) expect(moved[i]!.account).toBe(held[i]!.account);
     await read();
     expect(await accountScans()).toBe(0);
+
+    // More than a round's columns (a pause): the digests, then nothing again.
+    await writer.accounts.setStatus(ids[0]!, 'paused', 'by user');
+    const paused = await read();
+    expect(await digests()).toBe(true);
+    expect(paused).toEqual(await current());
+    expect(paused[0]!.account.status).toBe('paused');
+    await read();
+    expect(await accountScans()).toBe(0);
+    // A rule written: the same.
+    await writer.accounts.setRule(ids[2]!, withDefaults({ reverse: true }));
+    const ruled = await read();
+    expect(await digests()).toBe(true);
+    expect(ruled).toEqual(await current());
+    expect(ruled[2]!.rule.reverse).toBe(true);
 
     // A write that changes no value still moves the version (and the row's xmin): the read after it finds the same
     // values, and the one after that holds the new version.
     await pool.query('update accounts set name = name where id = $1', [ids[2]]);
     const same = await read();
     expect(await accountScans()).toBeGreaterThan(0);
-    expect(same).toEqual(moved);
-    for (const i of [0, 1]) expect(same[i]!.account).toBe(moved[i]!.account);
+    expect(same).toEqual(ruled);
+    for (const i of [0, 1]) expect(same[i]!.account).toBe(ruled[i]!.account);
     await read();
     expect(await accountScans()).toBe(0);
   });

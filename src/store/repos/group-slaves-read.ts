@@ -10,6 +10,8 @@ import { GroupSlavesCache, type GroupSlave } from './group-slaves-cache.js';
 interface Held {
   /** The group's row in group_slaves_version as read (migration 0014); '0' when it has none yet. */
   version: string;
+  /** Its `settled` version: moved by writes of more than a health round's columns. */
+  settled: string;
   /** Digest of the group's Slaves, their rows' `rev` and their rules' row versions. */
   digest: string;
   /** Digest of their account rows' versions (xmin). */
@@ -31,11 +33,12 @@ type RoundRow = [string, string, Health, string | null, string | null, number];
  * else did. What it compares comes from the statement's one snapshot, so an answer from what is held is as
  * current as a read would have been.
  *
- * First the group's version (group_slaves_version, moved by triggers on every write of its Slaves' rows and
- * rules, whoever writes): when it is the one held, the statement stops there, one row read by its key. Only when
- * it moved are the digests below computed, hashing every Slave's row and rule (1000 Slaves: 3-7 ms a copy). A
- * version moved by a write that changed nothing the digests see (a row rewritten as it was) is taken as the new
- * one held.
+ * First the group's versions (group_slaves_version, moved by triggers whoever writes): `version` on every write of
+ * its Slaves' rows and rules, `settled` on those that change more than a health round's columns. When `version` is
+ * the one held, the statement stops there, one row read by its key. When only `version` moved (a health round),
+ * only the rows whose xmin is not among those held are sent. Only when `settled` moved are the digests below
+ * computed, hashing every Slave's row and rule (1000 Slaves: 3-7 ms a copy). Versions moved by a write that
+ * changed nothing the digests see (a row rewritten as it was) are taken as the new ones held.
  *
  * Two versions per account, because a running service's health monitor rewrites every live account once a round
  * (health's `checkedAt`, funds that move with prices): with the row's xmin alone, a 1000-Slave group's held rows
@@ -56,23 +59,32 @@ export class GroupSlavesReader {
       userId,
       groupId,
       version: held?.version ?? null,
+      settled: held?.settled ?? null,
       digest: held?.digest ?? null,
       versions: held?.versions ?? null,
       seen: held?.seen ?? [],
     });
-    const { version, digest, versions } = rows[0]!.d;
+    const { version, settled, digest, versions } = rows[0]!.d;
     if (held && version === held.version) return held.slaves.slice();
-    if (held && digest === held.digest) {
-      if (versions === held.versions) {
-        this.held.set(key, { ...held, version });
+    // Only a health round's columns moved: the digests were not computed, and the ones held stay (a `versions` held
+    // that is stale only sends a later read down the round's path, which finds the moved rows by their xmin).
+    const roundOnly = held && settled === held.settled;
+    if (held && (roundOnly || digest === held.digest)) {
+      if (!roundOnly && versions === held.versions) {
+        this.held.set(key, { ...held, version, settled });
         return held.slaves.slice();
       }
       const text = rows[0]!.v?.round;
-      // No moved row although the versions' digest moved: no commit makes that (a version held is a commit before
-      // the read), only a collision of hash sums or a reused xmin; read it all rather than trust what is held.
+      // No moved row although a version moved: no commit makes that (a version held is a commit before the read),
+      // only a collision of hash sums or a reused xmin; read it all rather than trust what is held.
       const fresh = text ? refreshed(held, JSON.parse(text) as RoundRow[]) : null;
       if (fresh) {
-        this.held.set(key, { ...fresh, version, digest, versions });
+        this.held.set(
+          key,
+          roundOnly
+            ? { ...fresh, version, settled, digest: held.digest, versions: held.versions }
+            : { ...fresh, version, settled, digest, versions },
+        );
         return fresh.slaves.slice();
       }
       // The same digest over other accounts, or no moved row: a collision of 64-bit hash sums. Read it all.
@@ -90,7 +102,7 @@ export class GroupSlavesReader {
       rule: withDefaults((r.rule ?? undefined) as Partial<CopyRule> | undefined),
     }));
     const xmins = read.map((r) => r.xmin);
-    this.held.set(key, { version, digest, versions, slaves, xmins, seen: [...new Set(xmins)] });
+    this.held.set(key, { version, settled, digest, versions, slaves, xmins, seen: [...new Set(xmins)] });
     return slaves.slice();
   }
 
@@ -108,14 +120,18 @@ export class GroupSlavesReader {
     // Timestamps cannot stand in for row versions: now() is a transaction's start, not its commit. A sum of 64-bit
     // hashes needs no sort of the set; a Slave without a rule row hashes '-' for it, so a rule deleted shows too;
     // a Slave that joins or leaves (role, group, removal, deletion) changes the set.
-    // The group's version now; the digests are computed only when it is not the one held (a one-time filter: the
-    // scans of `d` show "never executed" when it is). Through `d`, which always answers one row (an aggregate).
-    const version = sql`coalesce((select "version" from "group_slaves_version" where "group_id" = ${sql.placeholder('groupId')}), 0)::text`;
-    const moved = sql`${version} is distinct from ${sql.placeholder('version')}::text`;
+    // The group's versions now; the digests are computed only when `settled` is not the one held (a one-time
+    // filter: the scans of `d` show "never executed" otherwise). Through `d`, which always answers one row (an
+    // aggregate). `settled` never moves without `version`.
+    const gv = (col: string) =>
+      sql`coalesce((select ${sql.identifier(col)} from "group_slaves_version" where "group_id" = ${sql.placeholder('groupId')}), 0)::text`;
+    const moved = sql`${gv('version')} is distinct from ${sql.placeholder('version')}::text`;
+    const settledMoved = sql`${gv('settled')} is distinct from ${sql.placeholder('settled')}::text`;
     const d = this.db.$with('d').as(
       this.db
         .select({
-          version: sql<string>`${version}`.as('version'),
+          version: sql<string>`${gv('version')}`.as('version'),
+          settled: sql<string>`${gv('settled')}`.as('settled'),
           digest:
             sql<string>`count(*) || ':' || coalesce(sum(hashtextextended(${accounts.id} || ':' || ${accounts.rev} || ':' || coalesce(${copyRules}.xmin::text, '-'), 0)), 0)`.as(
               'digest',
@@ -125,10 +141,10 @@ export class GroupSlavesReader {
         })
         .from(accounts)
         .leftJoin(copyRules, eq(copyRules.slaveAccountId, accounts.id))
-        .where(and(scope, moved)),
+        .where(and(scope, settledMoved)),
     );
-    // CASE, not AND: evaluated in this order, so an unmoved version never computes the digests.
-    const changed = sql`case when ${moved} then (select digest from ${d}) is distinct from ${sql.placeholder('digest')}::text else false end`;
+    // CASE, not AND: evaluated in this order, so an unmoved `settled` never computes the digests.
+    const changed = sql`case when ${settledMoved} then (select digest from ${d}) is distinct from ${sql.placeholder('digest')}::text else false end`;
     // The rows' sides are subqueries whose filters name no row of theirs but `changed`: the server decides it once,
     // before scanning. At 1000 Slaves (EXPLAIN ANALYZE, load 4) the check alone took 0.9 ms of server time against
     // 4.5 ms with the rows, before their transfer and mapping; a side not wanted shows "never executed".
@@ -159,7 +175,7 @@ export class GroupSlavesReader {
       .where(
         and(
           scope,
-          sql`case when ${moved} then not (${changed}) and (select versions from ${d}) is distinct from ${sql.placeholder('versions')}::text else false end`,
+          sql`case when not (${moved}) then false when not (${settledMoved}) then true else not (${changed}) and (select versions from ${d}) is distinct from ${sql.placeholder('versions')}::text end`,
           // A row version not among those held: written since (a hashed subplan over the versions held). A version
           // held is the row as read: a transaction's rows become visible at its commit, each as it last wrote it.
           sql`${accounts}.xmin::text not in (select unnest(${sql.placeholder('seen')}::text[]))`,
@@ -174,7 +190,7 @@ export class GroupSlavesReader {
  * The held Slaves with the health and funds of those a round rewrote: each of these is a new object, every other
  * account and every rule stays the object held. Null when a row names an account not held.
  */
-function refreshed(held: Held, rows: RoundRow[]): Omit<Held, 'version' | 'digest' | 'versions'> | null {
+function refreshed(held: Held, rows: RoundRow[]): Omit<Held, 'version' | 'settled' | 'digest' | 'versions'> | null {
   const byId = new Map(rows.map((r) => [r[0], r]));
   const slaves = held.slaves.slice();
   const xmins = held.xmins.slice();
