@@ -249,7 +249,11 @@ describe.runIf(pgAvailable)("a group's Slaves on PostgreSQL, written by another 
     // A Slave's health round moves `version`, not `settled`: that read fetches the moved row without the digests of
     // every row and rule; the next reads nothing.
     await writer.accounts.applyHealth([
-      { id: ids[1]!, health: { ...initialHealth(), inSync: false }, funds: { balance: dec('900'), equity: dec('880') } },
+      {
+        id: ids[1]!,
+        health: { ...initialHealth(), inSync: false },
+        funds: { balance: dec('900'), equity: dec('880') },
+      },
     ]);
     const moved = await read();
     expect(await accountScans()).toBeGreaterThan(0);
