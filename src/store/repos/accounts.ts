@@ -509,15 +509,9 @@ export class AccountsRepo {
     this.items?.forget(id);
     try {
       await this.db.transaction(async (tx) => {
-        await tx.delete(riskLimits).where(eq(riskLimits.targetId, id));
-        await tx.delete(copyRules).where(eq(copyRules.slaveAccountId, id));
-        await tx
-          .delete(positionLinks)
-          .where(or(eq(positionLinks.slaveAccountId, id), eq(positionLinks.masterAccountId, id)));
-        await tx.delete(masterItems).where(eq(masterItems.accountId, id));
-        await tx.delete(shadowTwins).where(eq(shadowTwins.accountId, id));
-        // Balance history is not proof of what was copied; it went with the account before and still does.
-        await tx.delete(equitySnapshots).where(eq(equitySnapshots.accountId, id));
+        // The account row first: its trigger then takes the group's version row (migration 0014), the order a
+        // health slice takes them in (its rows, then the version). The rule's delete first would take the version
+        // row before this account's, and deadlock against a slice holding this row and waiting for the version.
         const now = new Date();
         await tx
           .update(accounts)
@@ -531,6 +525,15 @@ export class AccountsRepo {
             updatedAt: now,
           })
           .where(and(eq(accounts.id, id), live));
+        await tx.delete(riskLimits).where(eq(riskLimits.targetId, id));
+        await tx.delete(copyRules).where(eq(copyRules.slaveAccountId, id));
+        await tx
+          .delete(positionLinks)
+          .where(or(eq(positionLinks.slaveAccountId, id), eq(positionLinks.masterAccountId, id)));
+        await tx.delete(masterItems).where(eq(masterItems.accountId, id));
+        await tx.delete(shadowTwins).where(eq(shadowTwins.accountId, id));
+        // Balance history is not proof of what was copied; it went with the account before and still does.
+        await tx.delete(equitySnapshots).where(eq(equitySnapshots.accountId, id));
       });
     } finally {
       this.items?.forget(id);
