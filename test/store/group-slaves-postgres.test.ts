@@ -290,4 +290,44 @@ describe.runIf(pgAvailable)("a group's Slaves on PostgreSQL, written by another 
     await read();
     expect(await accountScans()).toBe(0);
   });
+
+  it('a Slave removed while a health slice of its group waits for it: both commit (no deadlock on the version row)', async () => {
+    const { ids } = await group('dl', 3);
+    const x = ids[2]!; // has a rule: its delete moves the group's version row
+    const pool = writer.database.pool!;
+    await pool.query('insert into equity_snapshots (account_id, at, balance, equity) values ($1, now(), 1, 1)', [x]);
+    const lockWaiters = async (n: number) => {
+      for (let i = 0; i < 2000; i++) {
+        const { rows } = await pool.query(
+          `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+        );
+        if ((rows[0] as { n: number }).n >= n) return;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      throw new Error(`never ${n} waiting for a lock`);
+    };
+    // The removal's transaction stops at its last delete (equity history), held by another transaction, with what it
+    // wrote before locked; a health slice of the group then waits for it; then the removal goes on.
+    const blocker = await pool.connect();
+    try {
+      await blocker.query('begin');
+      await blocker.query('select 1 from equity_snapshots where account_id = $1 for update', [x]);
+      const removal = writer.accounts.remove(x);
+      await lockWaiters(1);
+      const slice = writer.accounts.applyHealth(
+        ids.map((id) => ({ id, health: { ...initialHealth(), checkedAt: new Date().toISOString() }, funds: null })),
+      );
+      await lockWaiters(2);
+      await blocker.query('commit');
+      const settled = await Promise.allSettled([removal, slice]);
+      expect(settled.map((r) => (r.status === 'rejected' ? String(r.reason) : r.status))).toEqual([
+        'fulfilled',
+        'fulfilled',
+      ]);
+    } finally {
+      blocker.release();
+    }
+    const { rows } = await pool.query('select removed_at is not null as removed from accounts where id = $1', [x]);
+    expect((rows[0] as { removed: boolean }).removed).toBe(true);
+  });
 });
