@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { Session } from 'node:inspector/promises';
 import { writeFileSync } from 'node:fs';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -15,6 +15,8 @@ import { Dispatcher } from '../src/engine/dispatcher.js';
 import type { MasterAction } from '../src/engine/actions.js';
 import { planOpen, type SlaveContext } from '../src/engine/planner.js';
 import { Store } from '../src/store/store.js';
+import { CopyMetrics } from '../src/metrics/copy-metrics.js';
+import { Registry } from 'prom-client';
 import pg from 'pg';
 import { STUB_SPEC, stubBroker } from '../test/helpers/stub-broker.js';
 import { type SQL, sql } from 'drizzle-orm';
@@ -92,6 +94,22 @@ async function runSize(n: number, reps: number, databaseUrl: string | null, main
     const adapters = new AdapterRegistry({ open: async () => null });
     adapters.register(stubFactory(handoffs));
     const engine = new CopyEngine(store, adapters, new Dispatcher());
+    // The service's own observer (its Prometheus histograms), as the service wires it; the hop latencies it is told
+    // are this bench's parts too. Read back from the ledger instead, the 1000 rows a copy were parsed between the
+    // copies, and their garbage was collected inside the next one's window.
+    const metrics = new CopyMetrics(new Registry());
+    const hops = { plan: 0, record: 0, send: 0 };
+    engine.observer = {
+      recorded: (rows) => metrics.recorded(rows),
+      answered: (platform, outcome, resend) => metrics.answered(platform, outcome, resend),
+      settled: (platform, outcome, latency, attempt) => {
+        metrics.settled(platform, outcome, latency, attempt);
+        hops.plan = latency.plan ?? 0;
+        hops.record = latency.record ?? 0;
+        // Each send's `send` hop runs from the record's end to its hand-off to the adapter: the last one is the hand-off.
+        hops.send = Math.max(hops.send, latency.send ?? 0);
+      },
+    };
     const action = (i: number): MasterAction => {
       const positionId = `mp${n}_${i}`;
       return {
@@ -133,6 +151,16 @@ async function runSize(n: number, reps: number, databaseUrl: string | null, main
     // How late the event loop ran a 1 ms timer while the copies ran: what a send, a fill or an HTTP answer
     // arriving then would have waited for (the store's SQL, when it runs on this thread).
     const loop = monitorEventLoopDelay({ resolution: 1 });
+    // The collector's pauses (start, end) and each measured copy's window: the pauses that fell inside a window are
+    // part of its overhead that no statement or function of ours shows.
+    const pauses: Array<[number, number]> = [];
+    const windows: Array<[number, number]> = [];
+    // The heap's growth over each window: what the copy allocated there, where no collection ran inside it.
+    const heapGrowth: number[] = [];
+    const gcSeen = new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) pauses.push([e.startTime, e.startTime + e.duration]);
+    });
+    gcSeen.observe({ entryTypes: ['gc'] });
     // BENCH_COPY_PROFILE=DIR: a CPU profile of this process over the measured copies only (not the seeding).
     const profileDir = process.env.BENCH_COPY_PROFILE;
     const profiler = profileDir ? new Session() : null;
@@ -153,12 +181,15 @@ async function runSize(n: number, reps: number, databaseUrl: string | null, main
         );
       const a = action(i);
       handoffs.count = 0;
+      hops.send = 0;
       const s0 = counter.n;
+      const h0 = process.memoryUsage().heapUsed;
       const t0 = performance.now();
       const r = await engine.copy(master, a, { source: 'watcher' });
       // Handoffs happen in the dispatches started by copy(); they run before anything waits on I/O again.
       while (handoffs.count < n) await new Promise((res) => setImmediate(res));
       const elapsed = handoffs.last - t0;
+      const h1 = process.memoryUsage().heapUsed;
       const s1 = counter.n;
       await r.done;
       await engine.flush();
@@ -168,14 +199,20 @@ async function runSize(n: number, reps: number, databaseUrl: string | null, main
       before.push(s1 - s0);
       after.push(s2 - s1);
       total.push(elapsed);
-      const rows = await store.trades.intentsOfTrade(r.tradeId);
-      const lat = (rows[0]?.latency ?? {}) as Record<string, number>;
-      plan.push(lat.plan ?? 0);
-      record.push(lat.record ?? 0);
-      // Each send's `send` hop runs from the record's end to its hand-off to the adapter: the last one is the hand-off.
-      handoff.push(Math.max(...rows.map((x) => (x.latency as Record<string, number> | null)?.send ?? 0)));
+      windows.push([t0, handoffs.last]);
+      heapGrowth.push((h1 - h0) / 1e6);
+      plan.push(hops.plan);
+      record.push(hops.record);
+      handoff.push(hops.send);
     }
     loop.disable();
+    // Entries reach the observer on a later turn of the loop.
+    await new Promise((res) => setImmediate(res));
+    gcSeen.disconnect();
+    const gcIn = windows.map(([a, b]) =>
+      pauses.reduce((sum, [s, e]) => sum + Math.max(0, Math.min(b, e) - Math.max(a, s)), 0),
+    );
+    const allocated = heapGrowth.filter((_, k) => gcIn[k] === 0);
     if (profiler) {
       const { profile } = await profiler.post('Profiler.stop');
       writeFileSync(join(profileDir!, `copy-${kind.replace(/ /g, '-')}-${n}.cpuprofile`), JSON.stringify(profile));
@@ -264,6 +301,15 @@ async function runSize(n: number, reps: number, databaseUrl: string | null, main
       part('plan (slaves, rules, specs, sizing)', plan),
       part('record (trade + intents + item + events, one transaction)', record),
       part('hand-off (record done -> last send handed to the adapter)', handoff),
+      part('garbage-collector pauses inside the window (any part above)', gcIn),
+      {
+        slaves: n,
+        measure: tag(`heap allocated inside the window, MB (the ${allocated.length} windows without a collection)`),
+        p50_ms: allocated.length > 0 ? ms(stats(allocated).p50) : 0,
+        p99_ms: allocated.length > 0 ? ms(stats(allocated).p99) : 0,
+        target: '',
+        ok: '',
+      },
       {
         slaves: n,
         measure: tag('floor: same planning in memory (no store, no adapter)'),
