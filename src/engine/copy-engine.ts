@@ -185,13 +185,18 @@ export class CopyEngine {
       }
     }
     const recordMs = performance.now() - t1;
-    this.observer?.recorded(
-      planned.map((p) => ({
-        platform: p.slave.account.platform,
-        state: p.row.state,
-        skipReason: p.row.skipReason ?? null,
-      })),
-    );
+    // Only what will not be sent: a row to send is counted by its outcome, and a fan-out's thousand of them would
+    // be a thousand objects made on the path to the first send for an onlooker that skips each one.
+    if (this.observer && sends.length < planned.length)
+      this.observer.recorded(
+        planned
+          .filter((p) => !p.send)
+          .map((p) => ({
+            platform: p.slave.account.platform,
+            state: p.row.state,
+            skipReason: p.row.skipReason ?? null,
+          })),
+      );
     const trade: TradeLike = {
       orderType: action.type,
       masterPositionId: masterOutcome?.positionId ?? action.positionId,
@@ -267,6 +272,9 @@ export class CopyEngine {
     // Counted from before the write gate to the outcome: `writesEnded` waits for every one of them (a hand-over).
     this.lastCopy.set(master.id, this.clock());
     const p = this.sendOpNow(master, tradeId, trade, row, slave, op, attempt, latency, queuedAt, prevTags);
+    // Only a worker under leases waits for them (at a hand-over); elsewhere the two promises and the set entry of
+    // each send would be made for nobody, on the path to a fan-out's last send.
+    if (!this.fenced) return p;
     let set = this.sending.get(master.id);
     if (!set) this.sending.set(master.id, (set = new Set()));
     const mine = set;
@@ -285,7 +293,8 @@ export class CopyEngine {
   /**
    * Resolves once no broker write of this Master's copies (a dispatch or a settle resend) is between its write gate
    * and its outcome: called after the Master's lease left the fence, nothing new passes the gate, so none can land
-   * after this resolves.
+   * after this resolves. Writes are tracked only when the engine is fenced (`mayWrite` given); unfenced, this
+   * resolves at once.
    */
   async writesEnded(masterAccountId: string): Promise<void> {
     for (let set = this.sending.get(masterAccountId); set && set.size > 0; set = this.sending.get(masterAccountId))

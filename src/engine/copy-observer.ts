@@ -4,7 +4,7 @@ import type { OrderOutcome } from '../platforms/adapter.js';
 /** One ledger row as recorded, before anything is sent. */
 export interface RecordedRow {
   platform: Platform;
-  /** `planned` (to be sent), `skipped` or `denied`. */
+  /** `skipped` or `denied`. */
   state: string;
   /** `code: detail` for a skip or a denial. */
   skipReason: string | null;
@@ -15,7 +15,7 @@ export interface RecordedRow {
  * cannot change or slow a copy. Calls are synchronous and must not throw.
  */
 export interface CopyObserver {
-  /** The rows of one action, once durable. */
+  /** The rows of one action that will not be sent (skipped or denied), once durable; a row sent is told by `settled`. */
   recorded(rows: readonly RecordedRow[]): void;
   /** One broker answer to a copy write; `resend` when it answers a send repeated after a rate-limit refusal. */
   answered(platform: Platform, outcome: OrderOutcome, resend: boolean): void;
