@@ -205,9 +205,9 @@ export class CopyEngine {
       side: action.side,
       actionAt: new Date(action.at),
     };
-    const dispatched = sends.map((p) =>
-      this.dispatch(master, tradeId, trade, p, { plan: planMs, record: recordMs }, t1 + recordMs),
-    );
+    // One object for the fan-out: each dispatch copies it into its send's own.
+    const hops = { plan: planMs, record: recordMs };
+    const dispatched = sends.map((p) => this.dispatch(master, tradeId, trade, p, hops, t1 + recordMs));
     // Every send is handed out: the trade becomes accepted, with its events, in the first outcome batch.
     const accepted = deferred
       ? this.writer
@@ -328,10 +328,11 @@ export class CopyEngine {
     latency.send = sendAt - queuedAt;
     const stale = goesStale(intentAction(row.action));
     const platform = slave.account.platform;
-    let sends = 0;
+    // The send and its answer hook are plain functions, not one more async frame per send: a fan-out's thousand
+    // of them live until their brokers answer, and what each allocates before its write is the hand-off's cost.
     let outcome = await sendPaced(
-      async () => {
-        const o = await executeOp(adapter, op, (fn) =>
+      () =>
+        executeOp(adapter, op, (fn) =>
           // Asked again at the moment of the write: the wait for a token or a rate-limit hint may outlast the lease.
           this.dispatcher.run(
             slave.account.id,
@@ -345,11 +346,9 @@ export class CopyEngine {
                   )
               : fn,
           ),
-        );
-        this.observer?.answered(platform, o, sends++ > 0);
-        return o;
-      },
+        ),
       (waitMs) => stale && this.clock() + waitMs - trade.actionAt.getTime() > slave.rule.maxDelayMs,
+      this.observer ? (o, retry) => this.observer?.answered(platform, o, retry > 0) : undefined,
     );
     latency.ack = performance.now() - sendAt;
     // One look at the broker settles a lone timeout at once. Not while more writes of this connection are queued

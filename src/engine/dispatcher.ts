@@ -8,7 +8,12 @@ import { TokenBucket } from './token-bucket.js';
  * waits for another's broker. Never retries: the caller decides from the outcome (and an unresolved outcome
  * is settled by lookup, not by resending).
  */
-const UNPACED = { take: () => Promise.resolve() };
+const UNPACED: Pacer = { tryTake: () => true, take: () => Promise.resolve() };
+
+interface Pacer {
+  tryTake(): boolean;
+  take(): Promise<void>;
+}
 
 export class Dispatcher {
   private readonly buckets = new Map<string, TokenBucket>();
@@ -19,7 +24,7 @@ export class Dispatcher {
   /** When each connection last answered anything (Date.now): the health monitor's proof of life. */
   private readonly answers = new Map<string, number>();
 
-  private bucket(accountId: string, adapter: BrokerAdapter): { take(): Promise<void> } {
+  private bucket(accountId: string, adapter: BrokerAdapter): Pacer {
     // An adapter that paces itself by the broker's served limits would only be slowed by a guess on top.
     if (adapter.capabilities.selfPaced) return UNPACED;
     let b = this.buckets.get(accountId);
@@ -44,7 +49,8 @@ export class Dispatcher {
   async run<T>(accountId: string, adapter: BrokerAdapter, call: () => Promise<T>): Promise<T> {
     this.writing.set(accountId, (this.writing.get(accountId) ?? 0) + 1);
     try {
-      await this.bucket(accountId, adapter).take();
+      const pacer = this.bucket(accountId, adapter);
+      if (!pacer.tryTake()) await pacer.take();
       const result = await call();
       if (isAnswer(result)) this.answers.set(accountId, Date.now());
       return result;

@@ -125,8 +125,12 @@ export function opOf(
 const eqDec = (a: Decimal | null | undefined, b: Decimal | null | undefined) =>
   (a ?? null) === null || (b ?? null) === null ? (a ?? null) === (b ?? null) : a!.eq(b!);
 
-/** Sends the op. `call` wraps every broker call in the account's rate bucket. */
-export async function executeOp(
+/**
+ * Sends the op. `call` wraps every broker call in the account's rate bucket. Not itself async: the single-call ops
+ * hand back `call`'s promise (`call` never throws, it rejects), so a fan-out's sends do not each carry one more
+ * async frame and promise until the broker answers; the two ops that read before they write have their own.
+ */
+export function executeOp(
   adapter: BrokerAdapter,
   op: IntentOp,
   call: <T>(fn: () => Promise<T>) => Promise<T>,
@@ -138,50 +142,67 @@ export async function executeOp(
       return call(() =>
         op.volume ? adapter.closePosition(op.positionId, op.volume) : adapter.closePosition(op.positionId),
       );
-    case 'modify': {
-      let { stopLoss, takeProfit } = op;
-      if (op.keepSl || op.keepTp) {
-        // A level the rule does not copy stays what the Slave has (modifying one must not wipe the other).
-        const cur = (await call(() => adapter.listPositions())).find((p) => p.id === op.positionId);
-        if (!cur) return { kind: 'rejected', code: 'position_not_found', message: `no position ${op.positionId}` };
-        if (op.keepSl) stopLoss = cur.stopLoss;
-        if (op.keepTp) takeProfit = cur.takeProfit;
-      }
-      return call(() => adapter.modifyPosition(op.positionId, { stopLoss, takeProfit }));
-    }
+    case 'modify':
+      return modifyKeeping(adapter, op, call);
     case 'modify_order':
       if (!adapter.modifyOrder)
-        return { kind: 'denied', code: 'not_supported', message: "the Slave's platform cannot change a pending order" };
+        return Promise.resolve({
+          kind: 'denied',
+          code: 'not_supported',
+          message: "the Slave's platform cannot change a pending order",
+        });
       return call(() => adapter.modifyOrder!(op.orderId, op.change));
     case 'cancel':
       return call(() => adapter.cancelOrder(op.orderId));
-    case 'fill': {
-      const orig = op.origTag ? await call(() => adapter.findByTag(op.origTag!)) : null;
-      const filled = linkedFill(orig?.order ?? null, orig?.position ?? null);
-      if (filled) return filled;
-      if (orig?.order?.status === 'pending') {
-        const cancelled = await call(() => adapter.cancelOrder(op.orderId));
-        if (cancelled.kind !== 'confirmed') {
-          // It may have filled in between: look again before deciding anything.
-          const again = await call(() => adapter.findByTag(op.origTag!));
-          return linkedFill(again.order ?? null, again.position ?? null) ?? cancelled;
-        }
-        if (!op.fresh)
-          return {
-            kind: 'rejected',
-            code: 'stale_action',
-            message:
-              "the Master's order filled too long ago to follow at market; the Slave's pending copy was cancelled",
-          };
-        return call(() => adapter.placeOrder(op.req));
-      }
+    case 'fill':
+      return followFill(adapter, op, call);
+  }
+}
+
+async function modifyKeeping(
+  adapter: BrokerAdapter,
+  op: Extract<IntentOp, { kind: 'modify' }>,
+  call: <T>(fn: () => Promise<T>) => Promise<T>,
+): Promise<OrderOutcome> {
+  let { stopLoss, takeProfit } = op;
+  if (op.keepSl || op.keepTp) {
+    // A level the rule does not copy stays what the Slave has (modifying one must not wipe the other).
+    const cur = (await call(() => adapter.listPositions())).find((p) => p.id === op.positionId);
+    if (!cur) return { kind: 'rejected', code: 'position_not_found', message: `no position ${op.positionId}` };
+    if (op.keepSl) stopLoss = cur.stopLoss;
+    if (op.keepTp) takeProfit = cur.takeProfit;
+  }
+  return call(() => adapter.modifyPosition(op.positionId, { stopLoss, takeProfit }));
+}
+
+async function followFill(
+  adapter: BrokerAdapter,
+  op: Extract<IntentOp, { kind: 'fill' }>,
+  call: <T>(fn: () => Promise<T>) => Promise<T>,
+): Promise<OrderOutcome> {
+  const orig = op.origTag ? await call(() => adapter.findByTag(op.origTag!)) : null;
+  const filled = linkedFill(orig?.order ?? null, orig?.position ?? null);
+  if (filled) return filled;
+  if (orig?.order?.status === 'pending') {
+    const cancelled = await call(() => adapter.cancelOrder(op.orderId));
+    if (cancelled.kind !== 'confirmed') {
+      // It may have filled in between: look again before deciding anything.
+      const again = await call(() => adapter.findByTag(op.origTag!));
+      return linkedFill(again.order ?? null, again.position ?? null) ?? cancelled;
+    }
+    if (!op.fresh)
       return {
         kind: 'rejected',
-        code: 'slave_order_gone',
-        message: `the Slave's pending copy ${op.orderId} is no longer at the broker (${orig?.order?.status ?? 'not found'})`,
+        code: 'stale_action',
+        message: "the Master's order filled too long ago to follow at market; the Slave's pending copy was cancelled",
       };
-    }
+    return call(() => adapter.placeOrder(op.req));
   }
+  return {
+    kind: 'rejected',
+    code: 'slave_order_gone',
+    message: `the Slave's pending copy ${op.orderId} is no longer at the broker (${orig?.order?.status ?? 'not found'})`,
+  };
 }
 
 function linkedFill(

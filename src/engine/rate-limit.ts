@@ -21,11 +21,14 @@ const RATE_LIMIT_RETRIES = 4;
 export async function sendPaced(
   send: () => Promise<OrderOutcome>,
   tooLate: (waitMs: number) => boolean,
+  /** Told each answer as it comes, with its attempt (0 = the first send); not told a send that threw. */
+  answered?: (outcome: OrderOutcome, retry: number) => void,
 ): Promise<OrderOutcome> {
   let outcome: OrderOutcome;
   for (let retry = 0; ; retry++) {
     try {
       outcome = await send();
+      answered?.(outcome, retry);
     } catch (err) {
       // Refused for a lost lease before anything left: the row stays as recorded for the lease's new holder.
       if (err instanceof StaleLeaseError) throw err;

@@ -19,8 +19,11 @@ interface Held {
   slaves: GroupSlave[];
   /** Each Slave's account row version (xmin) as read, in the order of `slaves`. */
   xmins: string[];
-  /** The distinct values of `xmins`: a health slice writes its hundred rows in one transaction. */
-  seen: string[];
+  /**
+   * The distinct values of `xmins` (a health slice writes its hundred rows in one transaction), as the array
+   * literal the statement is sent: made when they change, not serialized again by the driver on every copy.
+   */
+  seen: string;
 }
 
 /** id, xmin, health, balance, equity, updated_at (epoch ms): one Slave whose account row moved. */
@@ -62,7 +65,7 @@ export class GroupSlavesReader {
       settled: held?.settled ?? null,
       digest: held?.digest ?? null,
       versions: held?.versions ?? null,
-      seen: held?.seen ?? [],
+      seen: held?.seen ?? '{}',
     });
     const { version, settled, digest, versions } = rows[0]!.d;
     if (held && version === held.version) return held.slaves.slice();
@@ -102,7 +105,7 @@ export class GroupSlavesReader {
       rule: withDefaults((r.rule ?? undefined) as Partial<CopyRule> | undefined),
     }));
     const xmins = read.map((r) => r.xmin);
-    this.held.set(key, { version, settled, digest, versions, slaves, xmins, seen: [...new Set(xmins)] });
+    this.held.set(key, { version, settled, digest, versions, slaves, xmins, seen: seenLiteral(xmins) });
     return slaves.slice();
   }
 
@@ -210,5 +213,10 @@ function refreshed(held: Held, rows: RoundRow[]): Omit<Held, 'version' | 'settle
     slaves[i] = { account, rule: s.rule };
   }
   if (found !== rows.length) return null;
-  return { slaves, xmins, seen: [...new Set(xmins)] };
+  return { slaves, xmins, seen: seenLiteral(xmins) };
+}
+
+/** Row versions are digits: the literal needs no quoting. */
+function seenLiteral(xmins: string[]): string {
+  return `{${[...new Set(xmins)].join(',')}}`;
 }
