@@ -320,6 +320,9 @@ export async function benchSoak(): Promise<void> {
     const rawChange = last.serviceOpenP50Ms / first.serviceOpenP50Ms;
     const diffChange = last.serviceMinusBaseMs / first.serviceMinusBaseMs;
     const flat = Math.abs(ratioChange - 1) <= 0.2;
+    // The issue's words are "within 20 %", which a run whose last window is faster than its first (its first minutes
+    // loaded by something else) also fails; what the rule guards against is slowing down with age, said apart.
+    const noSlower = ratioChange <= 1.2;
     console.log('\n## soak windows');
     console.table([first, last]);
     report('soak', minutes as unknown as Array<Record<string, number>>, {
@@ -333,6 +336,7 @@ export async function benchSoak(): Promise<void> {
       // The verdict: the service's p50 over the baseline's, last window over first, within 20 %.
       serviceOverBaseLastOverFirst: r3(ratioChange),
       flat,
+      noSlower,
       // Kept beside it: the raw rule (absolute p50s) and the service's own share in ms.
       rawLastOverFirst: r3(rawChange),
       rawFlat: Math.abs(rawChange - 1) <= 0.2,
@@ -340,7 +344,7 @@ export async function benchSoak(): Promise<void> {
       perMinute: minutes,
     });
     console.log(
-      `soak: service/baseline open p50 first ${w} min ${first.serviceOverBase} (${first.serviceOpenP50Ms} / ${first.baseOpenP50Ms} ms, load ${first.load1}), last ${w} min ${last.serviceOverBase} (${last.serviceOpenP50Ms} / ${last.baseOpenP50Ms} ms, load ${last.load1}) = ${(ratioChange * 100).toFixed(0)} % (flat: within 20 %: ${flat}); raw ${(rawChange * 100).toFixed(0)} %`,
+      `soak: service/baseline open p50 first ${w} min ${first.serviceOverBase} (${first.serviceOpenP50Ms} / ${first.baseOpenP50Ms} ms, load ${first.load1}), last ${w} min ${last.serviceOverBase} (${last.serviceOpenP50Ms} / ${last.baseOpenP50Ms} ms, load ${last.load1}) = ${(ratioChange * 100).toFixed(0)} % (flat: within 20 %: ${flat}; no slower than 120 %: ${noSlower}); raw ${(rawChange * 100).toFixed(0)} %`,
     );
   } finally {
     await base.stop();
