@@ -6,6 +6,7 @@ import type { Health } from '../../domain/types.js';
 import { withDefaults, type CopyRule } from '../../domain/copy-rule.js';
 import { accountColumns, createdAtKey, live, toAccount } from './account-row.js';
 import { GroupSlavesCache, type GroupSlave } from './group-slaves-cache.js';
+import { pgArray } from '../pg-array.js';
 
 interface Held {
   /** The group's row in group_slaves_version as read (migration 0014); '0' when it has none yet. */
@@ -216,7 +217,7 @@ function refreshed(held: Held, rows: RoundRow[]): Omit<Held, 'version' | 'settle
   return { slaves, xmins, seen: seenLiteral(xmins) };
 }
 
-/** Row versions are digits: the literal needs no quoting. */
+/** The distinct row versions as the array literal the statement is sent. */
 function seenLiteral(xmins: string[]): string {
-  return `{${[...new Set(xmins)].join(',')}}`;
+  return pgArray([...new Set(xmins)]);
 }
