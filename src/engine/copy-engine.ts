@@ -237,8 +237,8 @@ export class CopyEngine {
     latency: Record<string, number>,
     recordedAt: number,
   ): Promise<void> {
+    // In inFlight since copy() put it there before the record; out of it once its outcome is written.
     const id = p.row.id;
-    this.inFlight.add(id);
     try {
       const fresh = this.clock() - trade.actionAt.getTime() <= p.slave.rule.maxDelayMs;
       const origTag =
@@ -328,6 +328,7 @@ export class CopyEngine {
     latency.send = sendAt - queuedAt;
     const stale = goesStale(intentAction(row.action));
     const platform = slave.account.platform;
+    const observer = this.observer;
     // The send and its answer hook are plain functions, not one more async frame per send: a fan-out's thousand
     // of them live until their brokers answer, and what each allocates before its write is the hand-off's cost.
     let outcome = await sendPaced(
@@ -348,7 +349,7 @@ export class CopyEngine {
           ),
         ),
       (waitMs) => stale && this.clock() + waitMs - trade.actionAt.getTime() > slave.rule.maxDelayMs,
-      this.observer ? (o, retry) => this.observer?.answered(platform, o, retry > 0) : undefined,
+      observer ? (o, retry) => observer.answered(platform, o, retry > 0) : undefined,
     );
     latency.ack = performance.now() - sendAt;
     // One look at the broker settles a lone timeout at once. Not while more writes of this connection are queued

@@ -125,16 +125,15 @@ export function opOf(
 const eqDec = (a: Decimal | null | undefined, b: Decimal | null | undefined) =>
   (a ?? null) === null || (b ?? null) === null ? (a ?? null) === (b ?? null) : a!.eq(b!);
 
+/** Runs one broker call inside the account's rate bucket (and, under leases, the write gate). */
+export type BrokerCall = <T>(fn: () => Promise<T>) => Promise<T>;
+
 /**
  * Sends the op. `call` wraps every broker call in the account's rate bucket. Not itself async: the single-call ops
  * hand back `call`'s promise (`call` never throws, it rejects), so a fan-out's sends do not each carry one more
  * async frame and promise until the broker answers; the two ops that read before they write have their own.
  */
-export function executeOp(
-  adapter: BrokerAdapter,
-  op: IntentOp,
-  call: <T>(fn: () => Promise<T>) => Promise<T>,
-): Promise<OrderOutcome> {
+export function executeOp(adapter: BrokerAdapter, op: IntentOp, call: BrokerCall): Promise<OrderOutcome> {
   switch (op.kind) {
     case 'place':
       return call(() => adapter.placeOrder(op.req));
@@ -162,7 +161,7 @@ export function executeOp(
 async function modifyKeeping(
   adapter: BrokerAdapter,
   op: Extract<IntentOp, { kind: 'modify' }>,
-  call: <T>(fn: () => Promise<T>) => Promise<T>,
+  call: BrokerCall,
 ): Promise<OrderOutcome> {
   let { stopLoss, takeProfit } = op;
   if (op.keepSl || op.keepTp) {
@@ -178,7 +177,7 @@ async function modifyKeeping(
 async function followFill(
   adapter: BrokerAdapter,
   op: Extract<IntentOp, { kind: 'fill' }>,
-  call: <T>(fn: () => Promise<T>) => Promise<T>,
+  call: BrokerCall,
 ): Promise<OrderOutcome> {
   const orig = op.origTag ? await call(() => adapter.findByTag(op.origTag!)) : null;
   const filled = linkedFill(orig?.order ?? null, orig?.position ?? null);

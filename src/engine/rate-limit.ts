@@ -26,10 +26,11 @@ export async function sendPaced(
 ): Promise<OrderOutcome> {
   let outcome: OrderOutcome;
   for (let retry = 0; ; retry++) {
+    let sent = true;
     try {
       outcome = await send();
-      answered?.(outcome, retry);
     } catch (err) {
+      sent = false;
       // Refused for a lost lease before anything left: the row stays as recorded for the lease's new holder.
       if (err instanceof StaleLeaseError) throw err;
       // An adapter that throws on a write broke its contract; we cannot know if it applied: unresolved.
@@ -39,6 +40,12 @@ export async function sendPaced(
         message: err instanceof Error ? err.message : String(err),
       };
     }
+    if (sent && answered)
+      try {
+        answered(outcome, retry);
+      } catch {
+        // An onlooker's failure (the metrics) must not turn what the broker said into an unknown outcome.
+      }
     const wait = rateLimitWaitMs(outcome, 1000);
     if (wait === null || retry >= RATE_LIMIT_RETRIES) return outcome;
     const waitMs = Math.min(wait, 30_000);
