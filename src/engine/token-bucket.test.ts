@@ -32,4 +32,36 @@ describe('TokenBucket', () => {
     expect(b.tryTake()).toBe(false);
     expect(served).toBe(false);
   });
+
+  it('take() queues even when a token has refilled, so a later tryTake cannot write before it', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const b = new TokenBucket(1, 1);
+    expect(b.tryTake()).toBe(true);
+    // A's tryTake found none; by its take() a token is back. Before A resumes, the clock passes another refill.
+    vi.advanceTimersByTime(1000);
+    const order: string[] = [];
+    const a = b.take().then(() => order.push('a'));
+    vi.advanceTimersByTime(1000);
+    expect(b.tryTake()).toBe(false);
+    const later = b.take().then(() => order.push('b'));
+    await a;
+    vi.advanceTimersByTime(1000);
+    await later;
+    expect(order).toEqual(['a', 'b']);
+  });
+
+  it('serves waiters in the order they came, one per refill', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const b = new TokenBucket(10, 1);
+    expect(b.tryTake()).toBe(true);
+    const order: number[] = [];
+    const all = [0, 1, 2].map((k) => b.take().then(() => order.push(k)));
+    await vi.advanceTimersByTimeAsync(99);
+    expect(order).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(order).toEqual([0]);
+    await vi.advanceTimersByTimeAsync(200);
+    await Promise.all(all);
+    expect(order).toEqual([0, 1, 2]);
+  });
 });

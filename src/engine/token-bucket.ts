@@ -7,6 +7,8 @@ export class TokenBucket {
   private last = performance.now();
   private queue: Array<() => void> = [];
   private timer: NodeJS.Timeout | null = null;
+  /** A drain is queued as a microtask (a token was free when a caller queued). */
+  private draining = false;
 
   constructor(
     private readonly ratePerSec: number,
@@ -26,12 +28,12 @@ export class TokenBucket {
     return true;
   }
 
+  /**
+   * The caller's turn after `tryTake` refused: always queued, even when a token has refilled since. Handed a token
+   * at once, it would resume a microtask later, and a `tryTake` in between (the next send of the same fan-out loop)
+   * could take the next token and write first; queued, that `tryTake` sees the queue and waits behind it.
+   */
   take(): Promise<void> {
-    this.refill();
-    if (this.queue.length === 0 && this.tokens >= 1) {
-      this.tokens -= 1;
-      return Promise.resolve();
-    }
     return new Promise((resolve) => {
       this.queue.push(resolve);
       this.schedule();
@@ -45,16 +47,30 @@ export class TokenBucket {
   }
 
   private schedule(): void {
-    if (this.timer) return;
+    if (this.timer || this.draining) return;
+    this.refill();
+    if (this.tokens >= 1) {
+      // A token is free already: served on this turn of the loop, in order, not after a timer's millisecond.
+      this.draining = true;
+      queueMicrotask(() => {
+        this.draining = false;
+        this.drain();
+      });
+      return;
+    }
     const waitMs = Math.max(1, ((1 - this.tokens) / this.ratePerSec) * 1000);
     this.timer = setTimeout(() => {
       this.timer = null;
-      this.refill();
-      while (this.queue.length > 0 && this.tokens >= 1) {
-        this.tokens -= 1;
-        this.queue.shift()!();
-      }
-      if (this.queue.length > 0) this.schedule();
+      this.drain();
     }, waitMs);
+  }
+
+  private drain(): void {
+    this.refill();
+    while (this.queue.length > 0 && this.tokens >= 1) {
+      this.tokens -= 1;
+      this.queue.shift()!();
+    }
+    if (this.queue.length > 0) this.schedule();
   }
 }
