@@ -47,7 +47,18 @@ async function seed(dir: string): Promise<string> {
   }
 }
 
-type Loop = { maxMs: number; p99Ms: number; meanMs: number };
+/** What the child reports of its event loop and of the collector's pauses since the last reset. */
+type Loop = {
+  maxMs: number;
+  p99Ms: number;
+  meanMs: number;
+  gcMaxMs: number;
+  gcMaxKind: number;
+  gcSumMs: number;
+  gcCount: number;
+};
+/** V8's gc entry kinds (perf_hooks `detail.kind`). */
+const GC_KIND: Record<number, string> = { 1: 'minor', 2: 'major', 4: 'incremental marking', 8: 'weak callbacks' };
 const ask = (child: ChildProcess, m: string) =>
   new Promise<Loop>((resolve) => {
     const on = (r: unknown) => {
@@ -133,6 +144,16 @@ export async function benchScale(): Promise<void> {
         },
         { measure: 'longest event-loop stall in that window (ms)', value: Math.round(loop.maxMs), target: '<= 50' },
         { measure: 'event-loop delay p99 in that window (ms)', value: Math.round(loop.p99Ms), target: '' },
+        {
+          measure: `longest collector pause in that window (ms; ${GC_KIND[loop.gcMaxKind] ?? `kind ${loop.gcMaxKind}`})`,
+          value: Math.round(loop.gcMaxMs),
+          target: '',
+        },
+        {
+          measure: `collector pauses in that window: ${loop.gcCount}, in all (ms)`,
+          value: Math.round(loop.gcSumMs),
+          target: '',
+        },
         {
           measure: `paged GET /v1/accounts?limit=100, ${latencies.length} requests: p50 (ms)`,
           value: Number(percentile(latencies, 50).toFixed(1)),
