@@ -1,4 +1,4 @@
-import { getTableColumns, isNull, sql } from 'drizzle-orm';
+import { type AnyColumn, getTableColumns, isNull, type SQL, sql } from 'drizzle-orm';
 import { accounts } from '../schema.js';
 import { decOrNull } from '../../domain/decimal.js';
 import type { Account } from '../../domain/account.js';
@@ -17,6 +17,13 @@ const { credentialsEnc: _credentials, rev: _rev, ...columns } = getTableColumns(
 export const accountColumns = columns;
 
 /** created_at to the microsecond as fixed-width text: sorts as the timestamp does. */
+/**
+ * A timestamp as epoch milliseconds, the Date the driver would have made: truncated to the millisecond first, then
+ * rounded (extract is a float before PostgreSQL 14). For reads that send rows as one JSON text.
+ */
+export const epochMs = (col: AnyColumn | SQL) =>
+  sql<number>`floor(extract(epoch from date_trunc('milliseconds', ${col})) * 1000 + 0.5)`;
+
 export const createdAtKey = sql<string>`to_char(${accounts.createdAt} at time zone 'UTC', 'YYYYMMDDHH24MISSUS')`;
 
 export const toAccount = (r: Omit<AccountRow, 'credentialsEnc' | 'rev'>): Account => ({

@@ -21,6 +21,7 @@ import type { MasterItemsCache } from './master-items-cache.js';
 import type { GroupSlave } from './group-slaves-cache.js';
 import { GroupSlavesReader } from './group-slaves-read.js';
 import { live, toAccount } from './account-row.js';
+import { readAccountList } from './account-list-read.js';
 
 export interface NewAccount {
   userId: string;
@@ -143,13 +144,7 @@ export class AccountsRepo {
     if (pending) return pending;
     const generation = this.generation;
     const read = (async () => {
-      const all = (
-        await this.db
-          .select()
-          .from(accounts)
-          .where(and(eq(accounts.userId, userId), live))
-          .orderBy(asc(accounts.createdAt), asc(accounts.id))
-      ).map(toAccount);
+      const all = await readAccountList(this.db, and(eq(accounts.userId, userId), live)!);
       if (generation === this.generation && this.cache) {
         this.cache.set(userId, all);
         for (const [i, a] of all.entries()) this.slots.set(a.id, { list: all, i });
@@ -277,12 +272,7 @@ export class AccountsRepo {
     const conds = [eq(accounts.userId, userId), live];
     if (filter.platform) conds.push(eq(accounts.platform, filter.platform));
     if (filter.groupId) conds.push(eq(accounts.groupId, filter.groupId));
-    const rows = await this.db
-      .select()
-      .from(accounts)
-      .where(and(...conds))
-      .orderBy(asc(accounts.createdAt), asc(accounts.id));
-    return rows.map(toAccount);
+    return readAccountList(this.db, and(...conds)!);
   }
 
   async owned(userId: string, id: string): Promise<Account | null> {

@@ -4,7 +4,7 @@ import { accounts, copyRules } from '../schema.js';
 import { decOrNull } from '../../domain/decimal.js';
 import type { Health } from '../../domain/types.js';
 import { withDefaults, type CopyRule } from '../../domain/copy-rule.js';
-import { accountColumns, createdAtKey, live, toAccount } from './account-row.js';
+import { accountColumns, createdAtKey, epochMs, live, toAccount } from './account-row.js';
 import { GroupSlavesCache, type GroupSlave } from './group-slaves-cache.js';
 import { pgArray } from '../pg-array.js';
 
@@ -171,7 +171,7 @@ export class GroupSlavesReader {
       .select({
         round: sql<
           string | null
-        >`json_agg(json_build_array(${accounts.id}, ${accounts}.xmin::text, ${accounts.health}, ${accounts.balance}::text, ${accounts.equity}::text, floor(extract(epoch from date_trunc('milliseconds', ${accounts.updatedAt})) * 1000 + 0.5)))::text`.as(
+        >`json_agg(json_build_array(${accounts.id}, ${accounts}.xmin::text, ${accounts.health}, ${accounts.balance}::text, ${accounts.equity}::text, ${epochMs(accounts.updatedAt)}))::text`.as(
           'round',
         ),
       })

@@ -3,6 +3,7 @@ import type { Db } from '../db.js';
 import { StaleLeaseError, type Fence } from '../../domain/lease.js';
 import type { Tx } from './events.js';
 import { pgArray } from '../pg-array.js';
+import { rowsOf } from '../rows-of.js';
 
 export interface Lease {
   key: string;
@@ -24,10 +25,6 @@ const toLease = (r: LeaseSqlRow): Lease => ({
   epoch: Number(r.epoch),
   expiresAt: new Date(r.expires_at),
 });
-
-function rowsOf<T>(r: unknown): T[] {
-  return Array.isArray(r) ? (r as T[]) : ((r as { rows: T[] }).rows ?? []);
-}
 
 /** The SQLSTATE of a driver error (55P03: lock not available), also when wrapped by the query builder. */
 function pgCode(err: unknown): string | undefined {

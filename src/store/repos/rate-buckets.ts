@@ -1,6 +1,7 @@
 import { lt, sql } from 'drizzle-orm';
 import type { Db } from '../db.js';
 import { rateBuckets } from '../schema.js';
+import { rowsOf } from '../rows-of.js';
 
 export interface BucketPolicy {
   /** Tokens a full bucket holds (the burst), refilled evenly over `windowSec`. */
@@ -14,9 +15,6 @@ export interface BucketState {
   tokens: number;
 }
 
-const rowsOf = (r: unknown): Array<Record<string, unknown>> =>
-  ((r as { rows?: unknown[] }).rows ?? (r as unknown[])) as Array<Record<string, unknown>>;
-
 /**
  * Token buckets kept in the store, so every API process on one database draws from the same bucket. One
  * statement per request: the upsert refills from the database clock (one clock for all processes) and takes
@@ -29,7 +27,7 @@ export class RateBucketsRepo {
   async take(bucket: string, p: BucketPolicy, cost = 1): Promise<BucketState> {
     const rate = p.quota / p.windowSec;
     const refilled = sql`least(${p.quota}::float8, ${rateBuckets.tokens} + greatest(0, extract(epoch from clock_timestamp() - ${rateBuckets.updatedAt}))::float8 * ${rate}::float8)`;
-    const taken = rowsOf(
+    const taken = rowsOf<Record<string, unknown>>(
       await this.db.execute(sql`
       insert into rate_buckets as b (bucket, tokens, updated_at) values (${bucket}, ${p.quota - cost}::float8, clock_timestamp())
       on conflict (bucket) do update set tokens = least(${p.quota}::float8, b.tokens + greatest(0, extract(epoch from clock_timestamp() - b.updated_at))::float8 * ${rate}::float8) - ${cost}::float8,
