@@ -16,7 +16,6 @@ export const live = isNull(accounts.removedAt);
 const { credentialsEnc: _credentials, rev: _rev, ...columns } = getTableColumns(accounts);
 export const accountColumns = columns;
 
-/** created_at to the microsecond as fixed-width text: sorts as the timestamp does. */
 /**
  * A timestamp as epoch milliseconds, the Date the driver would have made: truncated to the millisecond first, then
  * rounded (extract is a float before PostgreSQL 14). For reads that send rows as one JSON text.
@@ -24,6 +23,7 @@ export const accountColumns = columns;
 export const epochMs = (col: AnyColumn | SQL) =>
   sql<number>`floor(extract(epoch from date_trunc('milliseconds', ${col})) * 1000 + 0.5)`;
 
+/** created_at to the microsecond as fixed-width text: sorts as the timestamp does. */
 export const createdAtKey = sql<string>`to_char(${accounts.createdAt} at time zone 'UTC', 'YYYYMMDDHH24MISSUS')`;
 
 export const toAccount = (r: Omit<AccountRow, 'credentialsEnc' | 'rev'>): Account => ({
