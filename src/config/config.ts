@@ -27,6 +27,11 @@ export interface Config {
   natsUrl: string | undefined;
   /** Circuit breaker: most actions a Master may produce per minute before copying from it pauses (0 = off). */
   masterMaxActionsPerMin: number;
+  /**
+   * On PostgreSQL, how old (ms) a read of a copier group's Slaves may be for a watcher's copy to plan on it without
+   * reading it again (its record is checked against the group's version); 0 = every copy reads it first.
+   */
+  heldSlavesMaxAgeMs: number;
   webhooks: WebhookConfig;
   quotas: QuotaConfig;
   /** Family V rate limits per API key (per user on the dashboard): requests per window; 0 = not limited. */
@@ -85,6 +90,7 @@ export function loadConfig(
     healthIntervalMs: int(env.COPYTRADE_HEALTH_INTERVAL_MS, 'COPYTRADE_HEALTH_INTERVAL_MS', 15_000),
     natsUrl: env.NATS_URL || undefined,
     masterMaxActionsPerMin: int(env.COPYTRADE_MASTER_MAX_ACTIONS_PER_MIN, 'COPYTRADE_MASTER_MAX_ACTIONS_PER_MIN', 60),
+    heldSlavesMaxAgeMs: int(env.COPYTRADE_HELD_SLAVES_MAX_AGE_MS, 'COPYTRADE_HELD_SLAVES_MAX_AGE_MS', 1000),
     webhooks: loadWebhookConfig(env, flags.demo ?? env.COPYTRADE_DEMO === '1'),
     quotas: loadQuotaConfig(env),
     v1Limits: {

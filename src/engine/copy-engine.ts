@@ -18,7 +18,9 @@ import type { PreTradeCheck } from './planner.js';
 import { actionTrade, fanoutTradeSet, type TradeLike } from './ledger.js';
 import { outcomeWrite } from './outcome-ledger.js';
 import { actionEvents } from './action-events.js';
-import { groupSlaves, orderRouteEvents } from './group-slaves.js';
+import { groupSlaves, orderRouteEvents, withAdapters } from './group-slaves.js';
+import { GroupMovedError } from '../domain/group-moved.js';
+import type { HeldGroupSlaves } from '../store/repos/group-slaves-read.js';
 import { MasterBreaker, pauseTripped, type BreakerOptions } from './circuit-breaker.js';
 import { SpecCache } from './spec-cache.js';
 import { PlanInputs, type Planned, type Slave } from './plan-inputs.js';
@@ -37,6 +39,12 @@ export interface CopyEngineOptions {
    * process paused past its lease must not send what its successor may already have settled and resent.
    */
   mayWrite?: (masterAccountId: string) => boolean;
+  /**
+   * On PostgreSQL, a watcher's copy plans on its group's Slaves as a read confirmed them at most this long ago
+   * (ms), without reading them again; its record goes in only if nothing but a health round wrote them since. What
+   * may be this old is their health and funds only. 0: every copy reads them first. Default 1000.
+   */
+  heldSlavesMaxAgeMs?: number;
 }
 
 /**
@@ -77,6 +85,7 @@ export class CopyEngine {
    * on promise hooks for every promise of the process (a 1000-Slave fan-out's hand-off paid them ~7 times a send).
    */
   private readonly fenced: boolean;
+  private readonly heldSlavesMaxAgeMs: number;
 
   constructor(
     private readonly store: Store,
@@ -88,6 +97,7 @@ export class CopyEngine {
     this.preTradeCheck = opts.preTradeCheck;
     this.mayWrite = opts.mayWrite ?? (() => true);
     this.fenced = opts.mayWrite !== undefined;
+    this.heldSlavesMaxAgeMs = opts.heldSlavesMaxAgeMs ?? 1000;
     this.logger = opts.logger || null;
     this.writer = new OutcomeWriter(store, opts.logger ?? false);
     this.breaker = opts.breaker ? new MasterBreaker(opts.breaker, this.clock) : null;
@@ -128,7 +138,34 @@ export class CopyEngine {
     this.lastCopy.set(from.id, this.clock());
     const master = await this.guard(from, opts);
     const tradeId = opts.tradeId ?? newId('trd');
-    let slaves = await this.slavesOf(master);
+    // A fan-out recorded by its action (not the order route's, whose intents are recorded by their trade id) plans
+    // on the group as held when a read confirmed it recently: one statement and its round trip less before the
+    // first send on PostgreSQL. Its record is guarded; when the group moved, nothing was written and the copy reads
+    // the group and plans again. A risk guard then counts the first plan's rows too, until its next sample (~2 s):
+    // it can only shrink or skip a copy more than it would, never let one through that it should not.
+    const recent =
+      opts.tradeId || !master.groupId || this.heldSlavesMaxAgeMs <= 0
+        ? null
+        : this.store.accounts.recentSlavesOfGroup(master.userId, master.groupId, this.heldSlavesMaxAgeMs);
+    if (recent) {
+      try {
+        return await this.copyPlanned(master, action, opts, tradeId, t0, recent);
+      } catch (err) {
+        if (!(err instanceof GroupMovedError)) throw err;
+      }
+    }
+    return this.copyPlanned(master, action, opts, tradeId, t0, null);
+  }
+
+  private async copyPlanned(
+    master: Account,
+    action: MasterAction,
+    opts: CopyOptions,
+    tradeId: string,
+    t0: number,
+    recent: HeldGroupSlaves | null,
+  ): Promise<CopyResult> {
+    let slaves = recent ? await withAdapters(this.adapters, recent.slaves) : await this.slavesOf(master);
     if (opts.onlySlaves) slaves = slaves.filter((s) => opts.onlySlaves!.has(s.account.id));
     const planned = await this.inputs.plan(master, action, tradeId, slaves, opts);
     const planMs = performance.now() - t0;
@@ -172,7 +209,13 @@ export class CopyEngine {
         this.accepting.add(tradeId);
       }
       const recorded = await this.store.trades
-        .recordAction(trade, rows, opts.source === 'reconciler' ? [] : [action.item], sends.length > 0 ? [] : events)
+        .recordAction(
+          trade,
+          rows,
+          opts.source === 'reconciler' ? [] : [action.item],
+          sends.length > 0 ? [] : events,
+          recent ? { groupId: master.groupId!, settled: recent.settled } : undefined,
+        )
         .catch((err: unknown) => {
           forget();
           this.accepting.delete(tradeId);

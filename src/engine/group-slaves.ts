@@ -1,6 +1,7 @@
 import type { Account } from '../domain/account.js';
 import type { NewEvent } from '../store/repos/events.js';
 import type { Store } from '../store/store.js';
+import type { GroupSlave } from '../store/repos/group-slaves-cache.js';
 import type { MasterAction } from './actions.js';
 import { actionEvents, type IntentFields } from './action-events.js';
 import { builtAdapter, type AdapterRegistry } from './adapter-registry.js';
@@ -9,7 +10,11 @@ import type { Slave } from './plan-inputs.js';
 /** The Slaves of a Master's group, each with its copy rule and adapter (null when it cannot be opened now). */
 export async function groupSlaves(store: Store, adapters: AdapterRegistry, master: Account): Promise<Slave[]> {
   if (!master.groupId) return [];
-  const slaves = await store.accounts.slavesOfGroup(master.userId, master.groupId);
+  return withAdapters(adapters, await store.accounts.slavesOfGroup(master.userId, master.groupId));
+}
+
+/** Each Slave with its adapter (null when it cannot be opened now). */
+export async function withAdapters(adapters: AdapterRegistry, slaves: readonly GroupSlave[]): Promise<Slave[]> {
   // Always through forAccount: its resolver hands out a shadowed Slave's simulated twin. Awaited only when it is
   // not built yet: a fan-out to 1000 Slaves asks 1000 times, for adapters mostly built long before.
   const out: Slave[] = [];

@@ -268,6 +268,7 @@ export async function composeCore(cfg: Config, logger: Logger | false, opts: Cor
     const engine = new CopyEngine(store, adapters, dispatcher, {
       preTradeCheck: risk.check,
       breaker: { maxActions: cfg.masterMaxActionsPerMin, windowMs: 60_000 },
+      heldSlavesMaxAgeMs: cfg.heldSlavesMaxAgeMs,
       ...(opts.ownership ? { mayWrite: opts.ownership.mayWrite ?? opts.ownership.settles } : {}),
       logger,
     });

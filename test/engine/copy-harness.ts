@@ -36,6 +36,8 @@ export async function startEngine(o: {
   reconcileYoungMs?: number;
   /** Told each statement the store sends (the store's driver hook). */
   onStatement?: (query: string) => void;
+  /** The engine's `heldSlavesMaxAgeMs` (its default when absent). */
+  heldSlavesMaxAgeMs?: number;
 }) {
   const store = await Store.open({
     dataDir: o.dataDir ?? ':memory:',
@@ -50,6 +52,7 @@ export async function startEngine(o: {
     ...(o.clock ? { clock: o.clock } : {}),
     ...(o.breaker ? { breaker: o.breaker } : {}),
     ...(o.logger ? { logger: o.logger } : {}),
+    ...(o.heldSlavesMaxAgeMs !== undefined ? { heldSlavesMaxAgeMs: o.heldSlavesMaxAgeMs } : {}),
   });
   const watcher = new Watcher(store, adapters, engine, { logger: false, resyncMs: 3_600_000, scanMs: 3_600_000 });
   const settler = new Settler(store, adapters, engine, {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Store } from '../../src/store/store.js';
 import { dec } from '../../src/domain/decimal.js';
 import { withDefaults } from '../../src/domain/copy-rule.js';
@@ -114,6 +114,32 @@ describe.runIf(pgAvailable)("a group's Slaves on PostgreSQL, written by another 
     }
     expect(before).toEqual([]);
   }, 60_000);
+
+  it('hands its group out as held, with the settled version the record is guarded by, only while its read is recent', async () => {
+    const { userId, groupId, read } = await group('recent', 2);
+    expect(reader.accounts.recentSlavesOfGroup(userId, groupId, 60_000)).toBeNull();
+    const got = await read();
+    const t = performance.now();
+    const { rows } = await writer.database.pool!.query(
+      'select settled::text as s from group_slaves_version where group_id = $1',
+      [groupId],
+    );
+    const clock = vi.spyOn(performance, 'now');
+    try {
+      clock.mockReturnValue(t + 500);
+      const held = reader.accounts.recentSlavesOfGroup(userId, groupId, 1000);
+      expect(held?.slaves).toEqual(got);
+      for (const [i, s] of held!.slaves.entries()) expect(s.account).toBe(got[i]!.account);
+      expect(held?.settled).toBe((rows[0] as { s: string }).s);
+      clock.mockReturnValue(t + 1500);
+      expect(reader.accounts.recentSlavesOfGroup(userId, groupId, 1000)).toBeNull();
+    } finally {
+      clock.mockRestore();
+    }
+    // A read confirms it again, even when nothing changed.
+    await read();
+    expect(reader.accounts.recentSlavesOfGroup(userId, groupId, 1000)?.slaves).toEqual(got);
+  });
 
   it('after a health round, answers with the new health and funds and keeps every object that did not move', async () => {
     const { ids, current, read } = await group('hr', 5);

@@ -19,7 +19,7 @@ import { brokerIdentity } from '../../domain/broker-identity.js';
 import { AppError } from '../../domain/errors.js';
 import type { MasterItemsCache } from './master-items-cache.js';
 import type { GroupSlave } from './group-slaves-cache.js';
-import { GroupSlavesReader } from './group-slaves-read.js';
+import { GroupSlavesReader, type HeldGroupSlaves } from './group-slaves-read.js';
 import { live, toAccount } from './account-row.js';
 import { readAccountList } from './account-list-read.js';
 
@@ -633,6 +633,15 @@ export class AccountsRepo {
   async slavesOfGroup(userId: string, groupId: string): Promise<GroupSlave[]> {
     if (this.cache) return this.cachedSlavesOfGroup(this.cache, userId, groupId);
     return this.groupSlaves!.read(userId, groupId);
+  }
+
+  /**
+   * On PostgreSQL, the group's Slaves as held when a read confirmed them at most `maxAgeMs` ago, for a copy whose
+   * record is guarded by their `settled` version (`GroupSlavesReader.recent`); null when not held or older, and
+   * always on the single-writer store, whose `slavesOfGroup` is served from memory without a statement.
+   */
+  recentSlavesOfGroup(userId: string, groupId: string, maxAgeMs: number): HeldGroupSlaves | null {
+    return this.groupSlaves?.recent(userId, groupId, maxAgeMs) ?? null;
   }
 
   /**

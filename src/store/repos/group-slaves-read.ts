@@ -1,4 +1,4 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db.js';
 import { accounts, copyRules } from '../schema.js';
 import { decOrNull } from '../../domain/decimal.js';
@@ -25,6 +25,23 @@ interface Held {
    * literal the statement is sent: made when they change, not serialized again by the driver on every copy.
    */
   seen: string;
+  /** When a statement last confirmed all of it (performance.now()): how old the health and funds held may be. */
+  readAt: number;
+}
+
+/** A group's Slaves as held, for a copy that plans on them and records only if `settled` is still the group's. */
+export interface HeldGroupSlaves {
+  slaves: GroupSlave[];
+  /** The group's `settled` version as read: the record's guard (`settledGuard`). */
+  settled: string;
+}
+
+/**
+ * True while the group's `settled` version is the one given (as `HeldGroupSlaves` holds it): no write but a health
+ * round's has touched its Slaves' rows or rules since. The same expression as the read's, so the texts compare.
+ */
+export function settledGuard(groupId: string, settled: string): SQL {
+  return sql`coalesce((select "settled" from "group_slaves_version" where "group_id" = ${groupId}), 0)::text = ${settled}`;
 }
 
 /** id, xmin, health, balance, equity, updated_at (epoch ms): one Slave whose account row moved. */
@@ -69,13 +86,17 @@ export class GroupSlavesReader {
       seen: held?.seen ?? '{}',
     });
     const { version, settled, digest, versions } = rows[0]!.d;
-    if (held && version === held.version) return held.slaves.slice();
+    const readAt = performance.now();
+    if (held && version === held.version) {
+      held.readAt = readAt;
+      return held.slaves.slice();
+    }
     // Only a health round's columns moved: the digests were not computed, and the ones held stay (a `versions` held
     // that is stale only sends a later read down the round's path, which finds the moved rows by their xmin).
     const roundOnly = held && settled === held.settled;
     if (held && (roundOnly || digest === held.digest)) {
       if (!roundOnly && versions === held.versions) {
-        this.held.set(key, { ...held, version, settled });
+        this.held.set(key, { ...held, version, settled, readAt });
         return held.slaves.slice();
       }
       const text = rows[0]!.v?.round;
@@ -86,8 +107,8 @@ export class GroupSlavesReader {
         this.held.set(
           key,
           roundOnly
-            ? { ...fresh, version, settled, digest: held.digest, versions: held.versions }
-            : { ...fresh, version, settled, digest, versions },
+            ? { ...fresh, version, settled, digest: held.digest, versions: held.versions, readAt }
+            : { ...fresh, version, settled, digest, versions, readAt },
         );
         return fresh.slaves.slice();
       }
@@ -106,8 +127,20 @@ export class GroupSlavesReader {
       rule: withDefaults((r.rule ?? undefined) as Partial<CopyRule> | undefined),
     }));
     const xmins = read.map((r) => r.xmin);
-    this.held.set(key, { version, settled, digest, versions, slaves, xmins, seen: seenLiteral(xmins) });
+    this.held.set(key, { version, settled, digest, versions, slaves, xmins, seen: seenLiteral(xmins), readAt });
     return slaves.slice();
+  }
+
+  /**
+   * The group as held, without a statement, when a read confirmed it at most `maxAgeMs` ago; null otherwise. Its
+   * Slaves' health and funds may be that much older than the table's (a health round's writes move `version`
+   * only); everything else is checked by the copy's record, which goes in only while the group's `settled` is
+   * still the one held (`settledGuard`). The Slaves' order and objects are those of the read that confirmed it.
+   */
+  recent(userId: string, groupId: string, maxAgeMs: number): HeldGroupSlaves | null {
+    const h = this.held.get(`${userId}\u0000${groupId}`);
+    if (!h || performance.now() - h.readAt > maxAgeMs) return null;
+    return { slaves: h.slaves.slice(), settled: h.settled };
   }
 
   /**
@@ -194,7 +227,10 @@ export class GroupSlavesReader {
  * The held Slaves with the health and funds of those a round rewrote: each of these is a new object, every other
  * account and every rule stays the object held. Null when a row names an account not held.
  */
-function refreshed(held: Held, rows: RoundRow[]): Omit<Held, 'version' | 'settled' | 'digest' | 'versions'> | null {
+function refreshed(
+  held: Held,
+  rows: RoundRow[],
+): Omit<Held, 'version' | 'settled' | 'digest' | 'versions' | 'readAt'> | null {
   const byId = new Map(rows.map((r) => [r[0], r]));
   const slaves = held.slaves.slice();
   const xmins = held.xmins.slice();

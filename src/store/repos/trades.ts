@@ -32,6 +32,9 @@ import {
 import { accountLeaseKey, type Fence } from '../../domain/lease.js';
 import { mayBeOurTag } from '../../domain/correlation.js';
 import { checkFence } from './leases.js';
+import { settledGuard } from './group-slaves-read.js';
+import { rowsOf } from '../rows-of.js';
+import { GroupMovedError, type GroupGuard } from '../../domain/group-moved.js';
 import {
   applyLinks,
   movedUnder,
@@ -206,12 +209,16 @@ async function recordActionAtOnce(
   trade: NewTrade,
   intents: NewIntent[],
   item: NewMasterItem | undefined,
+  guard: GroupGuard | undefined,
 ): Promise<boolean> {
   checkNewIntents(trade.id, intents);
   const t = byColumn(trades, tradeToRow(trade));
   const tCols = sql.raw(Object.keys(t).join(', '));
+  // Guarded, the trade (and so everything after it) goes in only while the group is as its Slaves were read; the
+  // guard is read again in the answer (the statement's one snapshot) to tell a moved group from an action taken.
+  const ok = guard ? settledGuard(guard.groupId, guard.settled) : sql`true`;
   const parts = [
-    sql`with t as (insert into trades (${tCols}) select ${tCols} from json_populate_record(null::trades, ${JSON.stringify(t)}::json) on conflict do nothing returning id)`,
+    sql`with t as (insert into trades (${tCols}) select ${tCols} from json_populate_record(null::trades, ${JSON.stringify(t)}::json) where ${ok} on conflict do nothing returning id)`,
   ];
   if (intents.length > 0) parts.push(sql`, i as (${intentInsert(intents)} where exists (select 1 from t))`);
   if (item) {
@@ -222,10 +229,11 @@ async function recordActionAtOnce(
       sql`, m as (insert into master_items (${sql.raw(mCols.join(', '))}) select ${sql.raw(mCols.join(', '))} from json_populate_record(null::master_items, ${JSON.stringify(m)}::json) where exists (select 1 from t) on conflict (account_id, kind, item_id) do update set ${sql.raw([...rest.map((c) => `${c} = excluded.${c}`), 'updated_at = now()'].join(', '))})`,
     );
   }
-  parts.push(sql` select count(*)::int as n from t`);
+  parts.push(sql` select count(*)::int as n, ${ok} as ok from t`);
   const res = await db.execute(sql.join(parts));
-  const rows = Array.isArray(res) ? res : ((res as unknown as { rows: Array<{ n: number }> }).rows ?? []);
-  return Number((rows[0] as { n: number } | undefined)?.n ?? 0) > 0;
+  const [r] = rowsOf<{ n: number; ok: boolean }>(res);
+  if (guard && r && !r.ok) throw new GroupMovedError(guard.groupId);
+  return Number(r?.n ?? 0) > 0;
 }
 
 /** Trades, the copy ledger (intents), position/order links and the watcher's view of Master items. */
@@ -447,13 +455,15 @@ export class TradesRepo {
   /**
    * A master action seen by the watcher: its trade, every intent, the watcher's new view of the Master item
    * and the events, in one transaction. The trade's unique action id makes a second recording of the same
-   * action a no-op: returns false and writes nothing.
+   * action a no-op: returns false and writes nothing. Given a guard (a copy planned on its group's Slaves as
+   * held), it writes nothing and throws GroupMovedError when the group's `settled` version is no longer the guard's.
    */
   async recordAction(
     trade: NewTrade,
     intents: NewIntent[],
     items: NewMasterItem[],
     evs: NewEvent[] = [],
+    guard?: GroupGuard,
   ): Promise<boolean> {
     // The hot path (a watcher's fan-out: no fence, its events deferred, one item): one statement, one commit.
     const ids = items.map((it) => it.accountId);
@@ -462,7 +472,11 @@ export class TradesRepo {
       if (done) for (const it of items) this.items?.upserted(it, at);
     };
     if (!this.fence && evs.length === 0 && items.length <= 1) {
-      const once = await this.writingItems(ids, () => recordActionAtOnce(this.db, trade, intents, items[0]), follow);
+      const once = await this.writingItems(
+        ids,
+        () => recordActionAtOnce(this.db, trade, intents, items[0], guard),
+        follow,
+      );
       if (once) this.recorded(trade.id, intents);
       return once;
     }
@@ -471,6 +485,12 @@ export class TradesRepo {
       () =>
         this.db.transaction(async (tx) => {
           await this.fenceMasters(tx, [trade.masterAccountId]);
+          if (guard) {
+            const [g] = rowsOf<{ ok: boolean }>(
+              await tx.execute(sql`select ${settledGuard(guard.groupId, guard.settled)} as ok`),
+            );
+            if (!g?.ok) throw new GroupMovedError(guard.groupId);
+          }
           const ins = await tx
             .insert(trades)
             .values(tradeToRow(trade))
