@@ -1,11 +1,12 @@
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { Counter, type Registry } from 'prom-client';
+import { TwoLabelCounter, TwoLabelHistogram } from './series.js';
 import type { Platform } from '../domain/types.js';
 import type { OrderOutcome } from '../platforms/adapter.js';
 import type { CopyObserver, RecordedRow } from '../engine/copy-observer.js';
 
 /** Hop latencies run from well under a millisecond (plan) to a broker's timeout (ack). */
 const HOP_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
-const HOPS = new Set(['plan', 'record', 'send', 'ack']);
+const HOPS = ['plan', 'record', 'send', 'ack'] as const;
 
 /**
  * A skip or denial reads `code: detail`; only the code is a label (the detail names symbols and volumes,
@@ -22,57 +23,58 @@ export function reasonCode(reason: string | null): string {
  * scrape must not tell who trades how much, and ids would make a series per account).
  */
 export class CopyMetrics implements CopyObserver {
-  private readonly hops: Histogram<'hop' | 'platform'>;
-  private readonly outcomes: Counter<'outcome' | 'platform'>;
-  private readonly skips: Counter<'reason' | 'platform'>;
+  // Counted for each Slave of every fan-out: series of our own (series.ts), without prom-client's per-observation
+  // label object and key string. The rate-limit counter is rare and stays prom-client's.
+  private readonly hops: TwoLabelHistogram<'hop', 'platform'>;
+  private readonly outcomes: TwoLabelCounter<'outcome', 'platform'>;
+  private readonly skips: TwoLabelCounter<'reason', 'platform'>;
   private readonly rateLimited: Counter<'platform'>;
-  private readonly retries: Counter<'reason' | 'platform'>;
+  private readonly retries: TwoLabelCounter<'reason', 'platform'>;
 
   constructor(registry: Registry) {
-    const registers = [registry];
-    this.hops = new Histogram({
-      name: 'copytrade_copy_hop_seconds',
-      help: 'Latency of each hop of a copy: plan (decisions), record (intents durable), send (durable to the send starting), ack (send to broker answer: pacing waits and rate-limit resends included)',
-      labelNames: ['hop', 'platform'],
-      buckets: HOP_BUCKETS,
-      registers,
-    });
-    this.outcomes = new Counter({
-      name: 'copytrade_copy_outcomes_total',
-      help: 'Copy ledger rows by outcome: skipped or denied when planned; confirmed, rejected, denied or unresolved when sent',
-      labelNames: ['outcome', 'platform'],
-      registers,
-    });
-    this.skips = new Counter({
-      name: 'copytrade_copy_skips_total',
-      help: 'Copies not sent, by reason code',
-      labelNames: ['reason', 'platform'],
-      registers,
-    });
+    this.hops = new TwoLabelHistogram(
+      'copytrade_copy_hop_seconds',
+      'Latency of each hop of a copy: plan (decisions), record (intents durable), send (durable to the send starting), ack (send to broker answer: pacing waits and rate-limit resends included)',
+      ['hop', 'platform'],
+      HOP_BUCKETS,
+      registry,
+    );
+    this.outcomes = new TwoLabelCounter(
+      'copytrade_copy_outcomes_total',
+      'Copy ledger rows by outcome: skipped or denied when planned; confirmed, rejected, denied or unresolved when sent',
+      ['outcome', 'platform'],
+      registry,
+    );
+    this.skips = new TwoLabelCounter(
+      'copytrade_copy_skips_total',
+      'Copies not sent, by reason code',
+      ['reason', 'platform'],
+      registry,
+    );
     this.rateLimited = new Counter({
       name: 'copytrade_broker_rate_limited_total',
       help: "Copy writes a broker refused for its rate limit (HTTP 429 or the platform's equivalent)",
       labelNames: ['platform'],
-      registers,
+      registers: [registry],
     });
-    this.retries = new Counter({
-      name: 'copytrade_copy_retries_total',
-      help: 'Copy writes sent again: after a rate-limit refusal, or by the settle loop once proven absent',
-      labelNames: ['reason', 'platform'],
-      registers,
-    });
+    this.retries = new TwoLabelCounter(
+      'copytrade_copy_retries_total',
+      'Copy writes sent again: after a rate-limit refusal, or by the settle loop once proven absent',
+      ['reason', 'platform'],
+      registry,
+    );
   }
 
   recorded(rows: readonly RecordedRow[]): void {
     for (const r of rows) {
       if (r.state === 'planned') continue;
-      this.outcomes.inc({ outcome: r.state, platform: r.platform });
-      if (r.state === 'skipped') this.skips.inc({ reason: reasonCode(r.skipReason), platform: r.platform });
+      this.outcomes.inc(r.state, r.platform);
+      if (r.state === 'skipped') this.skips.inc(reasonCode(r.skipReason), r.platform);
     }
   }
 
   answered(platform: Platform, outcome: OrderOutcome, resend: boolean): void {
-    if (resend) this.retries.inc({ reason: 'rate_limited', platform });
+    if (resend) this.retries.inc('rate_limited', platform);
     if (outcome.kind !== 'confirmed' && outcome.code === 'rate_limited') this.rateLimited.inc({ platform });
   }
 
@@ -82,9 +84,12 @@ export class CopyMetrics implements CopyObserver {
     latencyMs: Readonly<Record<string, number>>,
     attempt: number,
   ): void {
-    this.outcomes.inc({ outcome: outcome.kind, platform });
-    if (attempt > 1) this.retries.inc({ reason: 'settle_resend', platform });
-    for (const [hop, ms] of Object.entries(latencyMs))
-      if (HOPS.has(hop) && Number.isFinite(ms) && ms >= 0) this.hops.observe({ hop, platform }, ms / 1000);
+    this.outcomes.inc(outcome.kind, platform);
+    if (attempt > 1) this.retries.inc('settle_resend', platform);
+    // Keyed reads, not Object.entries: an array of pairs per settled write was most of what this allocated.
+    for (const hop of HOPS) {
+      const ms = latencyMs[hop];
+      if (ms !== undefined && Number.isFinite(ms) && ms >= 0) this.hops.observe(hop, platform, ms / 1000);
+    }
   }
 }
