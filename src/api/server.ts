@@ -35,6 +35,7 @@ import { eventWebhooks, refResolver } from './openapi-events.js';
 import { lazySerializers } from './lazy-serializers.js';
 import { opsRoutes, type OpsRoutes } from './ops-routes.js';
 import { lazyValidators } from './lazy-validators.js';
+import { RouteWarmup, routeWarmups } from './route-warmup.js';
 
 export type Family = 'r' | 'v1';
 
@@ -86,6 +87,7 @@ const V1_MODULES = [
 export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<FastifyInstance> {
   // Typed as the default instance: route modules take FastifyInstance and must not care which logger is behind it.
   const accessLine = new OneAccessLine();
+  const warmup = new RouteWarmup();
   const app = Fastify({
     loggerInstance: opts.logger || undefined,
     logger: opts.logger ? undefined : false,
@@ -113,9 +115,13 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
       },
     },
     schemaController: {
-      compilersFactory: { buildSerializer: lazySerializers() as never, buildValidator: lazyValidators() as never },
+      compilersFactory: {
+        buildSerializer: lazySerializers(warmup) as never,
+        buildValidator: lazyValidators(warmup) as never,
+      },
     },
   }) as unknown as FastifyInstance;
+  routeWarmups.set(app, warmup);
 
   if (opts.logger) accessLine.writeThrough(app.log as unknown as Logger);
   app.decorateRequest('principal', null);

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { routeWarmups, tradingRoute } from '../api/route-warmup.js';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
 import { OrderService } from '../engine/order-service.js';
@@ -71,5 +72,7 @@ export async function listen(
       'localhost',
     );
   }
+  // The trading routes' validators and serializers compiled now, in the background, not on a user's first order.
+  for (const s of servers) void routeWarmups.get(s)?.warm(tradingRoute);
   return { baseUrl, v1BaseUrl, servers };
 }
