@@ -86,7 +86,7 @@ export class CopyMetrics implements CopyObserver {
   ): void {
     this.outcomes.inc(outcome.kind, platform);
     if (attempt > 1) this.retries.inc('settle_resend', platform);
-    // Keyed reads, not Object.entries: an array of pairs per settled write was most of what this allocated.
+    // Keyed reads, not Object.entries: no array of pairs made for each settled write.
     for (const hop of HOPS) {
       const ms = latencyMs[hop];
       if (ms !== undefined && Number.isFinite(ms) && ms >= 0) this.hops.observe(hop, platform, ms / 1000);
