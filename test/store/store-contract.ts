@@ -815,15 +815,21 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       }));
       let statements = 0;
       await store.database.db.transaction(async (tx) => {
-        const counting = new Proxy(tx, {
-          get: (t, k) =>
-            k === 'execute' || k === 'insert'
-              ? (...a: unknown[]) => {
-                  statements++;
-                  return (t as never as Record<string, (...x: unknown[]) => unknown>)[k as string]!(...a);
-                }
-              : (t as never as Record<string | symbol, unknown>)[k],
-        });
+        // A statement reaches the driver through execute, insert, or as a named statement (executeNamed: the
+        // session's prepareQuery).
+        const counted = <T extends object>(o: T, names: string[]): T =>
+          new Proxy(o, {
+            get: (t, k) => {
+              const v = (t as never as Record<string | symbol, unknown>)[k];
+              if (k === 'session') return counted(v as object, ['prepareQuery']);
+              if (typeof v !== 'function' || !names.includes(k as string)) return v;
+              return (...a: unknown[]) => {
+                statements++;
+                return (v as (...x: unknown[]) => unknown).apply(t, a);
+              };
+            },
+          });
+        const counting = counted(tx, ['execute', 'insert']);
         await store.events.append(counting as never, evs);
       });
       // The counters' upsert and the insert.

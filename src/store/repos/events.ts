@@ -3,6 +3,7 @@ import type { Db } from '../db.js';
 import { eventSeqs, events } from '../schema.js';
 import { newId } from '../../domain/ids.js';
 import type { Bus } from '../../bus/bus.js';
+import { executeNamed } from '../named-statement.js';
 
 export type EventRow = typeof events.$inferSelect;
 
@@ -51,11 +52,14 @@ export class EventsRepo {
         p: r.payload,
       })),
     );
-    await tx.execute(sql`
+    await executeNamed(
+      tx,
+      sql`
       insert into ${events} (id, user_id, account_id, seq, type, schema_version, payload)
       select i, u, a, s, t, v, p
       from rows from (json_to_recordset(${doc}::json) as (i text, u text, a text, s int, t text, v int, p jsonb))
-        with ordinality as x(i, u, a, s, t, v, p, o) order by o`);
+        with ordinality as x(i, u, a, s, t, v, p, o) order by o`,
+    );
   }
 
   /** The same rows numbered the same way, inserted through the query builder for their `returning` rows. */
@@ -78,12 +82,15 @@ export class EventsRepo {
       counts.set(key, c);
     }
     const scopes = [...counts.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, c]) => c);
-    const bumped = await tx.execute(sql`
+    const bumped = await executeNamed(
+      tx,
+      sql`
       insert into ${eventSeqs} (user_id, scope, last_seq)
       select u, s, n from unnest(${toPgArray(scopes.map((c) => c.userId))}::text[], ${toPgArray(scopes.map((c) => c.scope))}::text[],
         ${toPgArray(scopes.map((c) => String(c.n)))}::int[]) with ordinality as t(u, s, n, o) order by o
       on conflict (user_id, scope) do update set last_seq = ${eventSeqs}.last_seq + excluded.last_seq
-      returning user_id, scope, last_seq`);
+      returning user_id, scope, last_seq`,
+    );
     // The first number of each scope's range: its new last minus what this batch takes.
     const next = new Map(
       rowsOf<{ user_id: string; scope: string; last_seq: number }>(bumped).map((r) => [

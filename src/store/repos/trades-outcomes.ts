@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { allowedFrom, IntentTransitionError, type IntentState } from '../../domain/intent.js';
 import { decText } from '../../domain/decimal.js';
 import { intentSetToRow, linkToRow } from '../ledger-mappers.js';
+import { executeNamed } from '../named-statement.js';
 import type { Tx } from './events.js';
 import type { Decimal } from '../../domain/decimal.js';
 import type { LinkKind, NewLink } from '../../domain/ledger-types.js';
@@ -114,6 +115,8 @@ async function moveWave(db: Tx, all: Array<{ id: string; update: IntentUpdate }>
       for (const [col, field] of INTENT_SET) if (row[field] !== undefined) d[col] = row[field];
       return d;
     });
+    // Not a named statement (executeNamed): its join to copy_intents is planned for the table as it is now. Named,
+    // this update's server time over a copy-overhead bench run was 3.0x that of the unnamed one (3882 vs 1290 ms).
     const res = await db.execute(sql`
       update copy_intents t set state = d->>'state', updated_at = ${now.toISOString()}::timestamptz,
         ${INTENT_SET_SQL}
@@ -147,7 +150,9 @@ export async function applyLinks(db: Tx, changes: LinkChange[], now: Date): Prom
     const closes = wave.flatMap((l) => (l.op === 'close' ? [{ ...flatKey(l.key), r: l.reason }] : []));
     const adjusts = wave.flatMap((l) => (l.op === 'adjust' ? [{ ...flatKey(l.key), b: decText(l.by) }] : []));
     if (ups.length > 0)
-      await db.execute(sql`
+      await executeNamed(
+        db,
+        sql`
         insert into position_links (id, kind, master_account_id, master_position_id, slave_account_id,
           slave_position_id, intent_id, volume)
         select id, kind, master_account_id, master_position_id, slave_account_id, slave_position_id, intent_id, volume
@@ -156,7 +161,8 @@ export async function applyLinks(db: Tx, changes: LinkChange[], now: Date): Prom
           intent_id text, volume numeric)
         on conflict (slave_account_id, kind, slave_position_id) do update
           set volume = coalesce(position_links.volume, 0) + excluded.volume
-          where position_links.open = true`);
+          where position_links.open = true`,
+      );
     if (closes.length > 0)
       await db.execute(sql`
         update position_links p set open = false, closed_reason = x.r, closed_at = ${now.toISOString()}::timestamptz

@@ -1,6 +1,7 @@
 import { and, asc, desc, eq, getTableColumns, inArray, isNull, lt, or, type SQL, sql } from 'drizzle-orm';
 import { olderThan, positionOf } from './keyset.js';
 import { pgArray } from '../pg-array.js';
+import { executeNamed } from '../named-statement.js';
 import type { Db } from '../db.js';
 import { accounts, copyIntents, masterItems, positionLinks, trades } from '../schema.js';
 import { allowedFrom, INITIAL_STATES, IntentTransitionError, type IntentState } from '../../domain/intent.js';
@@ -230,7 +231,8 @@ async function recordActionAtOnce(
     );
   }
   parts.push(sql` select count(*)::int as n, ${ok} as ok from t`);
-  const res = await db.execute(sql.join(parts));
+  // Its text depends on the fan-out's shape only (which columns vary, a guard or not), never on a value.
+  const res = await executeNamed(db, sql.join(parts));
   const [r] = rowsOf<{ n: number; ok: boolean }>(res);
   if (guard && r && !r.ok) throw new GroupMovedError(guard.groupId);
   return Number(r?.n ?? 0) > 0;
@@ -525,7 +527,7 @@ export class TradesRepo {
     if (this.toMove.size === 0) return;
     const ids = [...this.toMove];
     for (const id of ids) this.toMove.delete(id);
-    await this.db.execute(moveRecent(sql`r.trade_id = any(${pgArray(ids)}::text[])`)).catch(() => undefined);
+    await executeNamed(this.db, moveRecent(sql`r.trade_id = any(${pgArray(ids)}::text[])`)).catch(() => undefined);
   }
 
   /**
