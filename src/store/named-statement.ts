@@ -21,6 +21,11 @@ export function statementName(text: string): string | undefined {
   return name;
 }
 
+/** The name a text was given, without naming it: how the embedded store's client finds the texts to prepare. */
+export function namedAs(text: string): string | undefined {
+  return names.get(text);
+}
+
 /** Drizzle keeps its session and dialect off its public types; both are stable members of PgDatabase. */
 interface DrizzleInternals {
   session: PgSession;
@@ -35,8 +40,8 @@ interface DrizzleInternals {
  *
  * Only for statements whose plan has no choice that depends on a table's size (inserts from parameters, upserts on
  * their conflict index, lookups by primary key): a generic plan made while a table was small is kept until the next
- * analyze of it. The embedded store has one session and no named statements: the name is ignored there and the
- * statement runs as `db.execute` would. Answers as `db.execute` does.
+ * analyze of it. On the embedded store drizzle's driver drops the name; its worker's client finds it again by the
+ * text (`namedAs`) and its worker prepares the statement (pglite-named.ts). Answers as `db.execute` does.
  */
 export function executeNamed(db: Pick<Db, 'execute'>, q: SQL): Promise<unknown> {
   const { session, dialect } = db as unknown as DrizzleInternals;

@@ -25,6 +25,8 @@ export type Request =
       rowMode?: 'array' | 'object';
       /** Type ids returned as PostgreSQL's text (drizzle's identity parsers: timestamps, intervals, dates). */
       rawOids?: number[];
+      /** Run as this named prepared statement (named-statement.ts names the text): parsed once per worker. */
+      name?: string;
     }
   | { id: number; op: 'exec'; tx?: number; sql: string; rawOids?: number[] }
   | { id: number; op: 'begin' }

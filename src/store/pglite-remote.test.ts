@@ -2,6 +2,7 @@ import { PGlite, types } from '@electric-sql/pglite';
 import type { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pgliteParams } from './db.js';
+import { statementName } from './named-statement.js';
 import { RemotePglite } from './pglite-remote.js';
 
 const keep = (v: string) => v;
@@ -91,6 +92,56 @@ describe('PGlite in a worker thread', () => {
       }),
     ).rejects.toMatchObject({ code: '23505' });
     expect((await remote.query('select count(*)::int as n from t where id = 4')).rows).toEqual([{ n: 0 }]);
+  });
+
+  it('runs a named text as a prepared statement, parsed once, answering as PGlite does without a name', async () => {
+    const local = await PGlite.create({ startParams: pgliteParams(false) });
+    try {
+      const sql = `${VALUES.replace('now()::timestamp(3)', "'2020-01-01 00:00:00'::timestamp")} -- named`;
+      const name = statementName(sql);
+      expect(name).toBeDefined();
+      for (let round = 0; round < 2; round++)
+        for (const config of [drizzleConfig, { rowMode: 'object' as const }, undefined]) {
+          const [a, b] = await Promise.all([local.query(sql, params, config), remote.query(sql, params, config)]);
+          expect(b.rows).toEqual(a.rows);
+          expect(b.fields).toEqual(a.fields);
+        }
+      const seen = await remote.query('select statement from pg_prepared_statements where name = $1', [name]);
+      expect(seen.rows).toEqual([{ statement: sql }]);
+    } finally {
+      await local.close();
+    }
+  }, 60_000);
+
+  it('keeps a named statement usable after its errors, inside and outside transactions', async () => {
+    await remote.query('delete from t');
+    const insert = 'insert into t values ($1, $2) returning id -- named';
+    statementName(insert);
+    expect((await remote.query(insert, [10, 'a'])).rows).toEqual([{ id: 10 }]);
+    const dup = await remote.query(insert, [10, 'b']).catch((e: unknown) => e);
+    expect(dup).toMatchObject({ code: '23505', constraint: 't_pkey' });
+    // A bad value fails at Bind; the statement stays prepared and the session ready.
+    await expect(remote.query(insert, ['not a number', 'c'])).rejects.toMatchObject({ code: '22P02' });
+    await expect(
+      remote.transaction(async (tx) => {
+        await tx.query(insert, [11, 'in tx']);
+        await tx.query(insert, [11, 'again']);
+      }),
+    ).rejects.toMatchObject({ code: '23505' });
+    await remote.transaction(async (tx) => {
+      await tx.query(insert, [12, 'committed']);
+    });
+    expect((await remote.query(insert, [13, 'after'])).rows).toEqual([{ id: 13 }]);
+    const rows = await remote.query('select id, v from t order by id');
+    expect(rows.rows).toEqual([
+      { id: 10, v: 'a' },
+      { id: 12, v: 'committed' },
+      { id: 13, v: 'after' },
+    ]);
+    const prepared = await remote.query('select count(*)::int as n from pg_prepared_statements where statement = $1', [
+      insert,
+    ]);
+    expect(prepared.rows).toEqual([{ n: 1 }]);
   });
 
   it('keeps the event loop turning while a long statement runs', async () => {

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { namedAs } from './named-statement.js';
 import type { ErrorData, RequestBody, Response, WorkerStart } from './pglite-protocol.js';
 
 /** What drizzle's PGlite driver reads of a result (see node_modules/drizzle-orm/pglite/session.js). */
@@ -167,6 +168,8 @@ export class RemotePglite implements RemoteClient {
   }
 
   query(sql: string, ps?: unknown[], options?: QueryOptions, tx?: number): Promise<RemoteResults> {
+    // drizzle's driver passes no statement name: a text the store ran through executeNamed carries it here.
+    const name = namedAs(sql);
     return this.call({
       op: 'query',
       sql,
@@ -174,6 +177,7 @@ export class RemotePglite implements RemoteClient {
       ...(options?.rowMode ? { rowMode: options.rowMode } : {}),
       ...optionalOids(options),
       ...(tx === undefined ? {} : { tx }),
+      ...(name === undefined ? {} : { name }),
     }) as Promise<RemoteResults>;
   }
 

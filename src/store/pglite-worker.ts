@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, type Results, type Transaction } from '@electric-sql/pglite';
+import { PgliteNamedStatements } from './pglite-named.js';
 import type { ErrorData, Request, Response, WorkerStart } from './pglite-protocol.js';
 
 /**
@@ -63,16 +64,20 @@ const plain = (r: Results<unknown>) => ({
 
 const reply = (msg: Response) => port.postMessage(msg);
 
+/** The statements this worker's PGlite has prepared by name (one session: one set). */
+let named: PgliteNamedStatements | null = null;
+
 async function run(pg: PGlite, req: Request): Promise<unknown> {
   switch (req.op) {
     case 'query': {
       const on = req.tx === undefined ? pg : handleOf(req.tx);
       const p = parsers(req.rawOids);
-      const r = await on.query(req.sql, req.params, {
-        ...(req.rowMode ? { rowMode: req.rowMode } : {}),
-        ...(p ? { parsers: p } : {}),
-      });
-      return plain(r);
+      const options = { ...(req.rowMode ? { rowMode: req.rowMode } : {}), ...(p ? { parsers: p } : {}) };
+      if (req.name !== undefined) {
+        named ??= new PgliteNamedStatements(pg);
+        return plain(await named.run(req.name, req.sql, req.params, options, req.tx !== undefined));
+      }
+      return plain(await on.query(req.sql, req.params, options));
     }
     case 'exec': {
       const on = req.tx === undefined ? pg : handleOf(req.tx);
