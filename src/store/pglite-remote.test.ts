@@ -2,7 +2,7 @@ import { PGlite, types } from '@electric-sql/pglite';
 import type { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pgliteParams } from './db.js';
-import { statementName } from './named-statement.js';
+import { statementName } from './statement-names.js';
 import { RemotePglite } from './pglite-remote.js';
 
 const keep = (v: string) => v;

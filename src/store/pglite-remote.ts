@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { namedAs } from './named-statement.js';
+import { namedAs } from './statement-names.js';
 import type { ErrorData, RequestBody, Response, WorkerStart } from './pglite-protocol.js';
 
 /** What drizzle's PGlite driver reads of a result (see node_modules/drizzle-orm/pglite/session.js). */

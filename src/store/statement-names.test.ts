@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_NAMED_TEXTS, statementName } from './named-statement.js';
+import { MAX_NAMED_TEXTS, statementName } from './statement-names.js';
 
 describe('statementName', () => {
   it('gives a text one name for good and another text another name', () => {
