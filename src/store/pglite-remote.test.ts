@@ -144,6 +144,20 @@ describe('PGlite in a worker thread', () => {
     expect(prepared.rows).toEqual([{ n: 1 }]);
   });
 
+  it('keeps a statement first prepared inside a transaction that rolled back', async () => {
+    const count = 'select count(*)::int as n from t where id > $1 -- named, first inside a transaction';
+    statementName(count);
+    await expect(
+      remote.transaction(async (tx) => {
+        await tx.query(count, [0]);
+        await tx.query('insert into t values (1, $1)', ['x']);
+        await tx.query('insert into t values (1, $1)', ['x']);
+      }),
+    ).rejects.toMatchObject({ code: '23505' });
+    const after = await remote.query(count, [-1]);
+    expect(after.rows).toEqual([{ n: expect.any(Number) }]);
+  });
+
   it('keeps the event loop turning while a long statement runs', async () => {
     let done = false;
     const q = remote
