@@ -13,7 +13,8 @@ interface DrizzleInternals {
  * Runs a statement built with `sql` as a named prepared statement on PostgreSQL: the server parses its text once per
  * connection instead of on every call, and after five calls may keep one generic plan for it. For a statement whose
  * text depends on the shape of its input and never on a value (every value a parameter), as a copy's record is: its
- * parse and plan were 0.6 ms of the server's ~1.2 ms per record at 100 Slaves, paid on every copy.
+ * parse and bind (where the plan is made) were 0.83 ms of the server's 1.69 ms per record at 100 Slaves, paid on every
+ * copy; named, the bind is 0.13 ms and the parse once per connection.
  *
  * Only for statements whose plan has no choice that depends on a table's size (inserts from parameters, upserts on
  * their conflict index, lookups by primary key): a generic plan made while a table was small is kept until the next
