@@ -10,16 +10,6 @@ interface Prepared {
   head: Message[];
 }
 
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
-
 const { serialize } = protocol;
 
 /**
@@ -63,7 +53,7 @@ export class PgliteNamedStatements {
       const toText = options.serializers?.[oid] ?? this.pg.serializers[oid];
       return toText ? toText(v) : String(v);
     });
-    const msg = concat([serialize.bind({ statement: name, values }), serialize.execute({}), serialize.sync()]);
+    const msg = Buffer.concat([serialize.bind({ statement: name, values }), serialize.execute({}), serialize.sync()]);
     const r = await this.pg.execProtocol(msg, { syncToFs });
     const [result] = parse.parseResults([...st.head, ...r.messages], this.pg.parsers, options);
     return result as Results;
@@ -75,7 +65,11 @@ export class PgliteNamedStatements {
       if (known.text !== text) throw new Error(`statement ${name} was prepared with another text`);
       return known;
     }
-    const msg = concat([serialize.parse({ name, text }), serialize.describe({ type: 'S', name }), serialize.sync()]);
+    const msg = Buffer.concat([
+      serialize.parse({ name, text }),
+      serialize.describe({ type: 'S', name }),
+      serialize.sync(),
+    ]);
     const r = await this.pg.execProtocol(msg, { syncToFs: false });
     const st: Prepared = {
       text,

@@ -70,6 +70,7 @@ let named: PgliteNamedStatements | null = null;
 async function run(pg: PGlite, req: Request): Promise<unknown> {
   switch (req.op) {
     case 'query': {
+      // handleOf also refuses a statement for a transaction that is not open, named or not.
       const on = req.tx === undefined ? pg : handleOf(req.tx);
       const p = parsers(req.rawOids);
       const options = { ...(req.rowMode ? { rowMode: req.rowMode } : {}), ...(p ? { parsers: p } : {}) };
