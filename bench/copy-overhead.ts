@@ -145,6 +145,7 @@ async function runSize(n: number, reps: number, databaseUrl: string | null, main
     const plan: number[] = [];
     const record: number[] = [];
     const handoff: number[] = [];
+    const outcomes: number[] = [];
     const before: number[] = [];
     let lastTrade = '';
     const after: number[] = [];
@@ -161,15 +162,26 @@ async function runSize(n: number, reps: number, databaseUrl: string | null, main
       for (const e of list.getEntries()) pauses.push([e.startTime, e.startTime + e.duration]);
     });
     gcSeen.observe({ entryTypes: ['gc'] });
-    // BENCH_COPY_PROFILE=DIR: a CPU profile of this process over the measured copies only (not the seeding).
-    const profileDir = process.env.BENCH_COPY_PROFILE;
+    // BENCH_COPY_PROFILE=DIR: a CPU profile of this process over the measured copies only (not the seeding);
+    // BENCH_COPY_HEAP_PROFILE=DIR: a sampling profile of what they allocated, collected objects included (the
+    // garbage a copy leaves is what the collector's pauses inside later windows are made of).
+    const heapDir = process.env.BENCH_COPY_HEAP_PROFILE;
+    const profileDir = process.env.BENCH_COPY_PROFILE ?? heapDir;
     const profiler = profileDir ? new Session() : null;
     for (let i = 0; i < warm + reps; i++) {
       if (i === warm) loop.enable();
       if (i === warm && profiler) {
         profiler.connect();
-        await profiler.post('Profiler.enable');
-        await profiler.post('Profiler.start');
+        if (heapDir)
+          await profiler.post('HeapProfiler.startSampling', {
+            samplingInterval: 4096,
+            includeObjectsCollectedByMajorGC: true,
+            includeObjectsCollectedByMinorGC: true,
+          });
+        else {
+          await profiler.post('Profiler.enable');
+          await profiler.post('Profiler.start');
+        }
       }
       if (slice > 0)
         await store.accounts.applyHealth(
@@ -192,6 +204,7 @@ async function runSize(n: number, reps: number, databaseUrl: string | null, main
       const h1 = process.memoryUsage().heapUsed;
       const s1 = counter.n;
       await r.done;
+      const doneAt = performance.now();
       await engine.flush();
       const s2 = counter.n;
       lastTrade = r.tradeId;
@@ -204,6 +217,7 @@ async function runSize(n: number, reps: number, databaseUrl: string | null, main
       plan.push(hops.plan);
       record.push(hops.record);
       handoff.push(hops.send);
+      outcomes.push(doneAt - handoffs.last);
     }
     loop.disable();
     // Entries reach the observer on a later turn of the loop.
@@ -214,8 +228,11 @@ async function runSize(n: number, reps: number, databaseUrl: string | null, main
     );
     const allocated = heapGrowth.filter((_, k) => gcIn[k] === 0);
     if (profiler) {
-      const { profile } = await profiler.post('Profiler.stop');
-      writeFileSync(join(profileDir!, `copy-${kind.replace(/ /g, '-')}-${n}.cpuprofile`), JSON.stringify(profile));
+      const { profile } = heapDir
+        ? await profiler.post('HeapProfiler.stopSampling')
+        : await profiler.post('Profiler.stop');
+      const file = `copy-${kind.replace(/ /g, '-')}-${n}.${heapDir ? 'heapprofile' : 'cpuprofile'}`;
+      writeFileSync(join(profileDir!, file), JSON.stringify(profile));
       profiler.disconnect();
     }
     const floorDb = await durableFloor(
@@ -307,6 +324,16 @@ async function runSize(n: number, reps: number, databaseUrl: string | null, main
         measure: tag(`heap allocated inside the window, MB (the ${allocated.length} windows without a collection)`),
         p50_ms: allocated.length > 0 ? ms(stats(allocated).p50) : 0,
         p99_ms: allocated.length > 0 ? ms(stats(allocated).p99) : 0,
+        target: '',
+        ok: '',
+      },
+      {
+        // Not part of the overhead: what the Master's next action waits for (a watcher plans it only once this
+        // one's copies have their outcomes, since a follow-up plans from the links they write).
+        slaves: n,
+        measure: tag('after it: last hand-off -> every outcome written (brokers answer on the next turn)'),
+        p50_ms: ms(stats(outcomes).p50),
+        p99_ms: ms(stats(outcomes).p99),
         target: '',
         ok: '',
       },
