@@ -4,6 +4,8 @@ import type { Store } from '../store/store.js';
 import type { OutcomeWrite } from '../store/repos/trades.js';
 
 const MAX_BATCH = 500;
+/** Batches written between two moves of recorded intents when outcomes keep coming (see loop). */
+const MOVE_EVERY = 8;
 
 /**
  * Writes settled outcomes in batches: while one transaction commits, the outcomes that arrive queue up and
@@ -45,16 +47,31 @@ export class OutcomeWriter {
   private async loop(): Promise<void> {
     // Let the outcomes of one burst gather before the first commit.
     await new Promise((r) => setImmediate(r));
-    while (this.queue.length > 0) {
-      const batch = this.queue.splice(0, MAX_BATCH);
-      try {
-        await this.store.trades.applyOutcomes(batch.map((b) => b.write));
-        for (const b of batch) b.resolve();
-      } catch {
-        // One bad write must not lose the others: retry them one by one, each failing on its own.
-        for (const b of batch)
-          await this.store.trades.applyOutcomes([b.write]).then(b.resolve, (err: unknown) => this.refused(b, err));
+    const deferMove = { moveAfter: false };
+    for (;;) {
+      for (let batches = 0; this.queue.length > 0 && batches < MOVE_EVERY; batches++) {
+        const batch = this.queue.splice(0, MAX_BATCH);
+        try {
+          await this.store.trades.applyOutcomes(
+            batch.map((b) => b.write),
+            deferMove,
+          );
+          for (const b of batch) b.resolve();
+        } catch {
+          // One bad write must not lose the others: retry them one by one, each failing on its own.
+          for (const b of batch)
+            await this.store.trades
+              .applyOutcomes([b.write], deferMove)
+              .then(b.resolve, (err: unknown) => this.refused(b, err));
+        }
       }
+      // The intents of what was just settled leave copy_intents_recent for copy_intents proper: once for the burst,
+      // after its writers were answered. Moved after each batch and awaited by it, this statement (its insert into
+      // copy_intents' four secondary indexes: 12.6 ms at 1000 Slaves on PostgreSQL) was paid twice per 1000-Slave
+      // fan-out before its copies were done, and a Master's next action waits for them to be done. Its outcome
+      // is not at stake: the rows are the same rows in either table, and what a failed move leaves is swept.
+      await this.store.trades.moveRecorded();
+      if (this.queue.length === 0) return;
     }
   }
 }

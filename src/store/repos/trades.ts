@@ -523,7 +523,7 @@ export class TradesRepo {
    * batch, never inside one: a move that fails (it should not: a tag taken twice) must not undo outcomes. Those
    * trades are then left to the sweep, which reports what it cannot move.
    */
-  private async moveRecorded(): Promise<void> {
+  async moveRecorded(): Promise<void> {
     if (this.toMove.size === 0) return;
     const ids = [...this.toMove];
     for (const id of ids) this.toMove.delete(id);
@@ -563,8 +563,12 @@ export class TradesRepo {
     });
   }
 
-  /** Many settled writes in one transaction: intent updates, link changes and their events. */
-  async applyOutcomes(writes: OutcomeWrite[]): Promise<void> {
+  /**
+   * Many settled writes in one transaction: intent updates, link changes and their events. Then the recorded intents
+   * move to copy_intents proper, unless `moveAfter` is false: the caller (the outcome writer) moves them itself with
+   * `moveRecorded`, once a burst of batches is written.
+   */
+  async applyOutcomes(writes: OutcomeWrite[], { moveAfter = true }: { moveAfter?: boolean } = {}): Promise<void> {
     if (writes.length === 0) return;
     const evs = writes.flatMap((w) => w.events ?? []);
     await this.db.transaction(async (tx) => {
@@ -595,7 +599,7 @@ export class TradesRepo {
       if (evs.length > 0) await this.events.append(tx, evs);
     });
     this.events.notify(evs.map((e) => e.userId));
-    await this.moveRecorded();
+    if (moveAfter) await this.moveRecorded();
   }
 
   /** Trades whose intents are durable but whose move to accepted (and its events) was not written: a crash in between. */
