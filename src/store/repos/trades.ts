@@ -248,8 +248,9 @@ export class TradesRepo {
   fence: Fence | null = null;
 
   /**
-   * Trades whose intents this process recorded into copy_intents_recent and has not moved yet: moved after the next
-   * outcome batch commits (its updates land on the narrow rows first). What a crash or a failed move leaves there
+   * Trades whose intents this process recorded into copy_intents_recent and has not moved yet: moved once the outcome
+   * writer's next burst of batches commits, or after another caller's next batch (their updates land on the narrow
+   * rows first). What a crash or a failed move leaves there
    * stays readable and is moved by `moveRecentOlderThan` (the service's sweep).
    */
   private readonly toMove = new Set<string>();
