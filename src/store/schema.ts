@@ -134,7 +134,8 @@ export const accounts = pgTable(
     rev: bigint('rev', { mode: 'number' }).notNull().default(0),
   },
   (t) => [
-    index('accounts_user_idx').on(t.userId),
+    // Serves the user's lookups and pages of the user's list in id order (AccountsRepo.listPage) in one range scan.
+    index('accounts_user_id_idx').on(t.userId, t.id),
     uniqueIndex('accounts_broker_identity_uq').on(t.brokerIdentity),
     index('accounts_group_idx').on(t.groupId),
     // A removed row keeps its broker columns for the history; only live rows must differ.

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { dec } from '../../src/domain/decimal.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
@@ -79,5 +79,38 @@ describe('GET /v1/accounts shows every change of an account in the next answer',
     await svc.store.accounts.remove(made.id);
     expect((await whole()).map((a) => a.id)).not.toContain(made.id);
     expect((await paged(1)).map((a) => a.id)).not.toContain(made.id);
+  });
+
+  it('a page of a list the process does not hold is read from the table, without the whole list', async () => {
+    const me = await svc.call('GET', '/v1/me', { token: key });
+    const byId = (a: Record<string, any>, b: Record<string, any>) => (a.id < b.id ? -1 : 1);
+    // A new connection clears the process's lists (AccountsRepo.cache): the next page finds the user's list not held.
+    const made = await svc.store.accounts.create({
+      userId: me.body.id,
+      platform: 'sim',
+      role: 'slave',
+      name: 'Clears the lists',
+      brokerAccountId: 'cold-b1',
+      brokerAccountNumber: '9998',
+    });
+    expect(svc.store.accounts.held(me.body.id)).toBeNull();
+    // The whole list is read for the pages that follow, but no page waits for it: a page that asked for it fails.
+    const list = vi.spyOn(svc.store.accounts, 'list').mockRejectedValue(new Error('a page read the whole list'));
+    const fromTable = vi.spyOn(svc.store.accounts, 'listPage');
+    let pages: Array<Record<string, any>>;
+    try {
+      pages = await paged(1);
+      expect(fromTable).toHaveBeenCalled();
+      expect(list).not.toHaveBeenCalled();
+    } finally {
+      list.mockRestore();
+      fromTable.mockRestore();
+    }
+    const all = await whole();
+    expect(all.map((a) => a.id)).toContain(made.id);
+    // Pages read from the table, and (once the list is held) from the list: together the whole list in id order.
+    expect(pages).toEqual([...all].sort(byId));
+    expect(svc.store.accounts.held(me.body.id)?.map((a) => a.id)).toEqual(all.map((a) => a.id));
+    await svc.store.accounts.remove(made.id);
   });
 });

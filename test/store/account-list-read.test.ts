@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -152,5 +152,113 @@ describe.each(cases)('a user account list read as JSON chunks, on %s', (_name, e
     const user = await store.users.create(`empty${Date.now()}@example.test`, 'x');
     expect(await readAccountList(store.database.db, eq(accounts.userId, user.id))).toEqual([]);
     expect(await store.accounts.list(user.id)).toEqual([]);
+  });
+
+  it.runIf(enabled)(
+    'reads a page from the table in id order: every page of a walk, no removed or foreign account',
+    async () => {
+      const { store, close } = await open();
+      closers.push(close);
+      const { userId, removed } = await seed(store);
+      const other = await store.users.create(`other${Date.now()}@example.test`, 'x');
+      await store.accounts.createMany(
+        Array.from({ length: 30 }, (_, i) => ({
+          userId: other.id,
+          platform: 'sim' as const,
+          role: 'slave' as const,
+          name: `Other ${i}`,
+          brokerAccountId: `oth${i}`,
+          brokerAccountNumber: String(9000 + i),
+        })),
+      );
+      // Two accounts made later, one by one: their created_at differs from the batch's and from each other's.
+      for (const i of [1, 2])
+        await store.accounts.create({
+          userId,
+          platform: 'sim',
+          role: 'slave',
+          name: `Later ${i}`,
+          brokerAccountId: `later${i}`,
+          brokerAccountNumber: String(8000 + i),
+        });
+      const expected = await builderRead(store.database.db, userId);
+      const byId = [...expected].sort((a, b) => (a.id < b.id ? -1 : 1));
+      for (const limit of [LIST_CHUNK, 777, 1]) {
+        const walked: string[] = [];
+        for (let after: string | undefined; ; ) {
+          const page = await store.accounts.listPage(userId, after, limit);
+          expect(page.length).toBeLessThanOrEqual(limit);
+          walked.push(...page.map((a) => a.id));
+          if (page.length < limit) break;
+          after = page[page.length - 1]!.id;
+          if (limit === 1 && walked.length === 5) break;
+        }
+        expect(walked).toEqual(byId.slice(0, walked.length).map((a) => a.id));
+        if (limit !== 1) expect(walked).toHaveLength(expected.length);
+      }
+      expect((await store.accounts.listPage(userId, undefined, N + 10)).map((a) => a.id)).not.toContain(removed);
+      // Field for field as the builder reads them.
+      expect(await store.accounts.listPage(userId, byId[99]!.id, 50)).toEqual(byId.slice(100, 150));
+      expect(await store.accounts.listPage(userId, byId[byId.length - 1]!.id, 50)).toEqual([]);
+      expect(await store.accounts.listPage(`usr_${'0'.repeat(25)}`, undefined, 50)).toEqual([]);
+      // The list the pages started reading (the embedded store keeps it): in the list's order, created_at then id.
+      expect(await store.accounts.list(userId)).toEqual(expected);
+      if (store.accounts.held(userId)) expect(store.accounts.held(userId)).toEqual(expected);
+    },
+  );
+});
+
+// Only the embedded store keeps lists (AccountsRepo.cache); these are the reads of one while writes land.
+describe('the embedded store reading a list in chunks while accounts are written', () => {
+  let store: Store;
+  let dir: string;
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'ct-list-w-'));
+    store = await Store.open({ dataDir: dir });
+  });
+  afterEach(async () => {
+    await store?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a connection made during the read: the read answers one snapshot with it, and keeps nothing', async () => {
+    const { userId } = await seed(store);
+    expect(store.accounts.held(userId)).toBeNull();
+    // The page starts reading the whole list (a statement per LIST_CHUNK accounts, queued behind the page); `list`
+    // joins that read; the new connection is written while it is under way and clears what it began.
+    const page = store.accounts.listPage(userId, undefined, 10);
+    const joined = store.accounts.list(userId);
+    const made = await store.accounts.create({
+      userId,
+      platform: 'sim',
+      role: 'slave',
+      name: 'Written during the read',
+      brokerAccountId: 'during1',
+      brokerAccountNumber: '7001',
+    });
+    expect(await page).toHaveLength(10);
+    const expected = await builderRead(store.database.db, userId);
+    expect(expected.map((a) => a.id)).toContain(made.id);
+    expect(await joined).toEqual(expected);
+  });
+
+  it('a status and funds written during the read are in the list it keeps (the rows were read before them)', async () => {
+    const { userId } = await seed(store);
+    expect(store.accounts.held(userId)).toBeNull();
+    // The account in the first chunk (lowest id): its row is fetched before the writes below commit.
+    const [first] = await store.accounts.listPage(userId, undefined, 1);
+    expect(store.accounts.held(userId)).toBeNull();
+    const joined = store.accounts.list(userId);
+    await store.accounts.setStatus(first!.id, 'paused', 'written during the read');
+    await store.accounts.setFunds(first!.id, dec('4321.5'), dec('4000'));
+    const got = (await joined).find((a) => a.id === first!.id)!;
+    expect([got.status, got.statusReason, got.balance?.toString()]).toEqual([
+      'paused',
+      'written during the read',
+      '4321.5',
+    ]);
+    const kept = store.accounts.held(userId)!.find((a) => a.id === first!.id)!;
+    expect([kept.status, kept.equity?.toString()]).toEqual(['paused', '4000']);
+    expect(store.accounts.held(userId)).toEqual(await builderRead(store.database.db, userId));
   });
 });

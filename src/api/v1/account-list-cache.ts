@@ -106,6 +106,9 @@ export class AccountListCache {
   }
 }
 
+/** A page's body from accounts read for it alone (the user's list not held, see AccountsRepo.listPage). */
+export const pageBody = (accounts: Account[]): Buffer => wrap(accounts.map(accountText));
+
 const part = (v: View, i: number): Buffer => (v.parts[i] ??= accountText(v.source[i]!));
 const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 const OPEN = Buffer.from('{"accounts":[');

@@ -22,7 +22,7 @@ import {
 import { parseTimeParam } from '../time-params.js';
 import type { RouteOpts } from './route-opts.js';
 import { openCopies } from './open-copies.js';
-import { AccountListCache } from './account-list-cache.js';
+import { AccountListCache, pageBody } from './account-list-cache.js';
 import { finishPage, NextCursor, pageOf, pageQuery, readPage } from '../paging.js';
 import { ACCOUNTS_PAGE, ORDERS_PAGE, orderKey } from '../page-specs.js';
 
@@ -86,7 +86,15 @@ export async function accountRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
     async (req, reply) => {
       const page = readPage(req.query, ACCOUNTS_PAGE);
       const user = userOf(req);
-      const p = listCache.page(user, await deps.store.accounts.list(user), page.after, page.limit);
+      const held = deps.store.accounts.held(user);
+      if (!held && page.limit !== Number.MAX_SAFE_INTEGER) {
+        // A page of a list this process does not hold (the PostgreSQL store, or the embedded one's first pages):
+        // limit + 1 accounts from the table, not the whole list read for one page.
+        const rows = await deps.store.accounts.listPage(user, page.after, page.limit + 1);
+        const shown = finishPage(req, reply, rows, page, ACCOUNTS_PAGE, (a) => a.id).items;
+        return reply.type('application/json; charset=utf-8').send(pageBody(shown) as never);
+      }
+      const p = listCache.page(user, held ?? (await deps.store.accounts.list(user)), page.after, page.limit);
       const shown = finishPage(req, reply, p.ids, page, ACCOUNTS_PAGE, (id) => id).items;
       // The body is already the response schema's JSON as bytes (AccountListCache): sent as is, not serialized again.
       return reply.type('application/json; charset=utf-8').send(p.body(shown) as never);
