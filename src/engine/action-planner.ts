@@ -151,26 +151,25 @@ export function planAddingRows<S extends PlanSlave>(
       stopLoss: p.stopLoss,
       spec,
     };
-    return {
-      ...send(p.volume),
-      check: {
-        ctx,
-        decide: (d) =>
-          d.ok
-            ? send(d.volume ?? p.volume)
-            : {
-                row: {
-                  ...row,
-                  plannedVolume: p.volume,
-                  state: 'denied',
-                  skipReason: `${d.code}: ${d.message}`,
-                  outcome: { kind: 'denied', code: d.code, message: d.message },
-                },
-                slave,
-                send: false,
-                link: null,
+    const planned = send(p.volume);
+    planned.check = {
+      ctx,
+      decide: (d) =>
+        d.ok
+          ? send(d.volume ?? p.volume)
+          : {
+              row: {
+                ...row,
+                plannedVolume: p.volume,
+                state: 'denied',
+                skipReason: `${d.code}: ${d.message}`,
+                outcome: { kind: 'denied', code: d.code, message: d.message },
               },
-      },
+              slave,
+              send: false,
+              link: null,
+            },
     };
+    return planned;
   });
 }

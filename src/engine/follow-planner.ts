@@ -51,11 +51,10 @@ export function planFollowRows<S extends PlanSlave>(
         ? 'the copy was closed outside the service; it is not copied again'
         : `no open copy of the Master's ${kind} ${masterItemId} on this account (see the open's ledger row)`;
       out.push({
-        row: {
-          ...base(correlationTag({ tradeId, accountId: account.id, action: rowAction }), null),
-          state: 'skipped',
+        row: Object.assign(base(correlationTag({ tradeId, accountId: account.id, action: rowAction }), null), {
+          state: 'skipped' as const,
           skipReason: `${reason}: ${detail}`,
-        },
+        }),
         slave,
         send: false,
         link: null,
@@ -67,14 +66,15 @@ export function planFollowRows<S extends PlanSlave>(
         correlationTag({ tradeId, accountId: account.id, action: `${rowAction}:${link.slavePositionId}` }),
         link.slavePositionId,
       );
+      // Object.assign, not `{ ...row, state }`: built per Slave of a follow-up; see outcome-ledger.ts on spreads.
       const skip = (reason: string, detail: string): Planned<S> => ({
-        row: { ...row, state: 'skipped', skipReason: `${reason}: ${detail}` },
+        row: Object.assign({}, row, { state: 'skipped' as const, skipReason: `${reason}: ${detail}` }),
         slave,
         send: false,
         link,
       });
       const send = (r: Partial<IntentDraft>): Planned<S> => ({
-        row: { ...row, state: 'planned', ...r },
+        row: Object.assign({}, row, { state: 'planned' as const }, r),
         slave,
         send: true,
         link,
@@ -199,13 +199,12 @@ export function planFollowRows<S extends PlanSlave>(
             stopLoss: rule.copyStopLoss ? onGrid(sl) : null,
             spec,
           };
-          out.push({
-            ...fill(volume),
-            check: {
-              ctx,
-              decide: (d) => (d.ok ? fill(d.volume ?? volume) : refuse(`${d.code}: ${d.message}`)),
-            },
-          });
+          const planned = fill(volume);
+          planned.check = {
+            ctx,
+            decide: (d) => (d.ok ? fill(d.volume ?? volume) : refuse(`${d.code}: ${d.message}`)),
+          };
+          out.push(planned);
           break;
         }
         default:

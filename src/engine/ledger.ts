@@ -3,6 +3,7 @@ import { correlationTag } from '../domain/correlation.js';
 import { decText, type Decimal } from '../domain/decimal.js';
 import type { OrderOutcome } from '../platforms/adapter.js';
 import type { NewTrade, Trade } from '../domain/ledger-types.js';
+import type { IntentUpdate } from '../store/repos/trades.js';
 import type { MasterAction } from './actions.js';
 
 /** What an outcome needs of its trade: how it was placed at the Master and when. */
@@ -11,18 +12,26 @@ export type TradeLike = Pick<Trade, 'orderType' | 'masterPositionId' | 'masterOr
 };
 
 /** The ledger's view of an outcome: state, ids, fill and the broker's answer as stored JSON. */
-export function outcomeFields(o: OrderOutcome) {
-  if (o.kind === 'confirmed') {
+export function outcomeUpdate(o: OrderOutcome, slippage: Decimal | null, tag: string): IntentUpdate {
+  if (o.kind === 'confirmed')
     return {
-      state: 'confirmed' as const,
+      state: 'confirmed',
       brokerOrderId: o.brokerOrderId,
       brokerPositionId: o.positionId,
       filledVolume: o.filledVolume ?? null,
       fillPrice: o.fillPrice ?? null,
-      outcome: { kind: o.kind, brokerOrderId: o.brokerOrderId, positionId: o.positionId, brokerTime: o.brokerTime },
+      outcome: outcomeJson(o),
+      slippage,
+      tag,
     };
-  }
-  return { state: o.kind, outcome: { kind: o.kind, code: o.code, message: o.message } };
+  return { state: o.kind, outcome: outcomeJson(o), slippage, tag };
+}
+
+/** The broker's answer as stored JSON. */
+export function outcomeJson(o: OrderOutcome): Record<string, unknown> {
+  return o.kind === 'confirmed'
+    ? { kind: o.kind, brokerOrderId: o.brokerOrderId, positionId: o.positionId, brokerTime: o.brokerTime }
+    : { kind: o.kind, code: o.code, message: o.message };
 }
 
 /**
@@ -81,7 +90,7 @@ export function fanoutTradeSet(
     masterPositionId: masterOutcome?.positionId ?? action.positionId,
     masterOrderId: masterOutcome?.brokerOrderId ?? action.orderId,
     fillPrice: refPrice,
-    ...(masterOutcome ? { masterOutcome: outcomeFields(masterOutcome).outcome } : {}),
+    ...(masterOutcome ? { masterOutcome: outcomeJson(masterOutcome) } : {}),
     actionAt: new Date(action.at),
   };
 }

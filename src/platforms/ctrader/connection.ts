@@ -349,7 +349,13 @@ export class CTraderConnection {
         throw err;
       }
       try {
-        return await this.request(payloadType, { ...body, ctidTraderAccountId: ctid }, { ...ro, timeoutMs });
+        // Object.assign, not `{ ...body, ctidTraderAccountId }`: on Node 20 a key added after a spread makes a new hidden
+        // class per request, and the encoder then reads every body through its slow path.
+        return await this.request(
+          payloadType,
+          Object.assign({}, body, { ctidTraderAccountId: ctid }),
+          Object.assign({}, ro, { timeoutMs }),
+        );
       } catch (err) {
         // Never written here, and the account has moved: the loop sends it there.
         if (err instanceof NotSentError && !ro.signal?.aborted && this.movedTo.has(ctid)) continue;

@@ -147,8 +147,13 @@ const keyOf = (l: LinkChange) => (l.op === 'upsert' ? keyText(l.link) : keyText(
 export async function applyLinks(db: Tx, changes: LinkChange[], now: Date): Promise<void> {
   for (const wave of waves(changes, keyOf)) {
     const ups = wave.flatMap((l) => (l.op === 'upsert' ? [linkToRow(l.link)] : []));
-    const closes = wave.flatMap((l) => (l.op === 'close' ? [{ ...flatKey(l.key), r: l.reason }] : []));
-    const adjusts = wave.flatMap((l) => (l.op === 'adjust' ? [{ ...flatKey(l.key), b: decText(l.by) }] : []));
+    // Rows written out, not `{ ...key, r }`: see outcome-ledger.ts on object spreads under Node 20.
+    const closes = wave.flatMap((l) =>
+      l.op === 'close' ? [{ s: l.key.slaveAccountId, k: l.key.kind, p: l.key.slavePositionId, r: l.reason }] : [],
+    );
+    const adjusts = wave.flatMap((l) =>
+      l.op === 'adjust' ? [{ s: l.key.slaveAccountId, k: l.key.kind, p: l.key.slavePositionId, b: decText(l.by) }] : [],
+    );
     if (ups.length > 0)
       await executeNamed(
         db,
@@ -175,8 +180,6 @@ export async function applyLinks(db: Tx, changes: LinkChange[], now: Date): Prom
         where p.slave_account_id = x.s and p.kind = x.k and p.slave_position_id = x.p and p.open = true`);
   }
 }
-
-const flatKey = (k: LinkKey) => ({ s: k.slaveAccountId, k: k.kind, p: k.slavePositionId });
 
 function linkJson(r: ReturnType<typeof linkToRow>) {
   return {
