@@ -35,3 +35,13 @@ export const deployRuntime = (): DeployRuntime =>
 /** How a table row names it: `MALLOC_ARENA_MAX=2 --max-semi-space-size=16`. */
 export const describeRuntime = (r: DeployRuntime): string =>
   [...Object.entries(r.env).map(([k, v]) => `${k}=${v}`), ...r.nodeArgs].join(' ') || 'node defaults';
+
+/**
+ * What a benchmark starts its service with: the deployment's runtime (BENCH_RUNTIME=bare: node's defaults), then
+ * BENCH_CHILD_ARGS, node flags for that run only (e.g. --cpu-prof --cpu-prof-dir=DIR to see where the time goes).
+ */
+export function serviceRuntime(): DeployRuntime {
+  const base = process.env.BENCH_RUNTIME === 'bare' ? { nodeArgs: [], env: {} } : deployRuntime();
+  const extra = (process.env.BENCH_CHILD_ARGS ?? '').split(' ').filter(Boolean);
+  return { nodeArgs: [...base.nodeArgs, ...extra], env: base.env };
+}

@@ -8,6 +8,7 @@ import { Dispatcher } from '../src/engine/dispatcher.js';
 import type { BrokerAdapter } from '../src/platforms/adapter.js';
 import { createCTraderAdapterFactory } from '../src/platforms/ctrader/factory.js';
 import { createTradeLockerAdapterFactory } from '../src/platforms/tradelocker/factory.js';
+import { serviceRuntime } from './deploy-runtime.js';
 import { percentile, report } from './lib.js';
 import { SYMBOL, startPipeline, type Pipeline } from './pipeline.js';
 
@@ -90,8 +91,8 @@ async function directAdapters(p: Pipeline) {
 }
 
 export async function benchE2e(): Promise<void> {
-  const nodeArgs = (process.env.BENCH_CHILD_ARGS ?? '').split(' ').filter(Boolean);
-  const p = await startPipeline({ b: 5, c: 5, seed: 12, nodeArgs });
+  const { nodeArgs, env } = serviceRuntime();
+  const p = await startPipeline({ b: 5, c: 5, seed: 12, nodeArgs, env });
   const direct = await directAdapters(p).catch(async (err) => {
     await p.close();
     throw err;

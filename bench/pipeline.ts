@@ -54,7 +54,7 @@ export async function startPipeline(o: {
   c: number;
   seed: number;
   env?: Record<string, string>;
-  /** Node flags for the service only (BENCH_CHILD_ARGS, e.g. --cpu-prof --cpu-prof-dir=DIR). */
+  /** Node flags for the service only (the deployment's, then BENCH_CHILD_ARGS: bench/deploy-runtime.ts). */
   nodeArgs?: string[];
 }): Promise<Pipeline> {
   const broker = new SimBroker({ seed: o.seed });

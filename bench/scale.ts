@@ -7,7 +7,7 @@ import { AuthService } from '../src/auth/auth-service.js';
 import { SimBroker } from '../src/simulator/broker.js';
 import { SimPersistence } from '../src/simulator/persistence.js';
 import { packageRoot } from '../src/config/package-root.js';
-import { deployRuntime, describeRuntime } from './deploy-runtime.js';
+import { describeRuntime, serviceRuntime } from './deploy-runtime.js';
 import { percentile, report, rssMb, waitFor200 } from './lib.js';
 
 const ACCOUNTS = Number(process.env.BENCH_SCALE_ACCOUNTS ?? 10_000);
@@ -75,10 +75,10 @@ const ask = (child: ChildProcess, m: string) =>
  * Issue 12, "10,000 accounts on one process": time to the first answer on an existing data dir, RSS, the longest
  * event-loop stall over a health round (read inside the service), and the p99 of paged GET /v1/accounts meanwhile.
  * The service runs with the node flags and malloc setting `deploy/copytrade.service` starts it with (what a
- * deployment of that size runs); BENCH_SCALE_RUNTIME=bare runs it on node's defaults instead.
+ * deployment of that size runs); BENCH_RUNTIME=bare runs it on node's defaults instead.
  */
 export async function benchScale(): Promise<void> {
-  const runtime = process.env.BENCH_SCALE_RUNTIME === 'bare' ? { nodeArgs: [], env: {} } : deployRuntime();
+  const runtime = serviceRuntime();
   const dir = mkdtempSync(join(tmpdir(), 'ct-scale-'));
   let child: ChildProcess | null = null;
   try {
@@ -89,9 +89,7 @@ export async function benchScale(): Promise<void> {
     const port = 18900 + Math.floor(Math.random() * 400);
     const headers = { authorization: `Bearer ${apiKey}` };
     const start = performance.now();
-    // BENCH_CHILD_ARGS: node flags for the service only (e.g. --cpu-prof to see where a stall comes from).
-    const nodeArgs = [...runtime.nodeArgs, ...(process.env.BENCH_CHILD_ARGS ?? '').split(' ').filter(Boolean)];
-    child = spawn(process.execPath, [...nodeArgs, 'dist/bench/scale-child.js', dir, String(port)], {
+    child = spawn(process.execPath, [...runtime.nodeArgs, 'dist/bench/scale-child.js', dir, String(port)], {
       cwd: packageRoot(),
       env: {
         ...process.env,

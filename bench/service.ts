@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { Store } from '../src/store/store.js';
 import { AuthService } from '../src/auth/auth-service.js';
+import { describeRuntime, serviceRuntime } from './deploy-runtime.js';
 import { report, rssMb, spawnNode, stop, waitFor200 } from './lib.js';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
@@ -58,11 +59,14 @@ export async function benchService(): Promise<void> {
 
     const port = 18500 + Math.floor(Math.random() * 400);
     // The read limit is the product's, not what this measures: raised so every answer is a 200.
-    // BENCH_CHILD_ARGS: node flags for the service only (e.g. --cpu-prof --cpu-prof-dir=DIR to see where a request's time goes).
-    const nodeArgs = (process.env.BENCH_CHILD_ARGS ?? '').split(' ').filter(Boolean);
-    const child = spawnNode([...nodeArgs, 'bin/copytrade.js', 'serve', '--data-dir', dir, '--port', String(port)], {
-      COPYTRADE_V1_READS_PER_WINDOW: '100000000',
-    });
+    const runtime = serviceRuntime();
+    const child = spawnNode(
+      [...runtime.nodeArgs, 'bin/copytrade.js', 'serve', '--data-dir', dir, '--port', String(port)],
+      {
+        ...runtime.env,
+        COPYTRADE_V1_READS_PER_WINDOW: '100000000',
+      },
+    );
     const firstMs = await waitFor200(`http://127.0.0.1:${port}/v1/me`, 30_000, { authorization: `Bearer ${apiKey}` });
     // Idle: after start-up work (first health round, settle pass) is done.
     await new Promise((r) => setTimeout(r, 3000));
@@ -109,7 +113,11 @@ export async function benchService(): Promise<void> {
       'service',
       [
         { measure: 'first request after start, existing data dir (ms)', value: Math.round(firstMs), target: '<= 3000' },
-        { measure: 'idle RSS, 5 s after the first answer (MB)', value: Math.round(idleRss), target: '< 250' },
+        {
+          measure: `idle RSS, 5 s after the first answer (MB; ${describeRuntime(runtime)})`,
+          value: Math.round(idleRss),
+          target: '< 250',
+        },
         { measure: 'RSS after load (MB)', value: Math.round(loadedRss), target: '' },
         {
           measure: `GET /v1/accounts, 100 accounts (req/s, ${CONNECTIONS} conns, ${DURATION_S}s)`,

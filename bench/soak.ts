@@ -16,6 +16,7 @@ import { createCTraderAdapterFactory } from '../src/platforms/ctrader/factory.js
 import { discoverTradeLockerAccounts } from '../src/platforms/tradelocker/connect.js';
 import { createTradeLockerAdapterFactory } from '../src/platforms/tradelocker/factory.js';
 import type { ChildSample } from './pipeline-child.js';
+import { serviceRuntime } from './deploy-runtime.js';
 import { percentile, report } from './lib.js';
 import { SYMBOL, startPipeline, type Pipeline } from './pipeline.js';
 
@@ -188,9 +189,10 @@ function simHistory(p: Pipeline, sims: string[]): number {
 }
 
 export async function benchSoak(): Promise<void> {
-  // BENCH_CHILD_ARGS: node flags for the service only (e.g. --cpu-prof --cpu-prof-dir=DIR: where its CPU goes late in a run).
-  const nodeArgs = (process.env.BENCH_CHILD_ARGS ?? '').split(' ').filter(Boolean);
-  const p = await startPipeline({ b: SLAVES_B, c: SLAVES_C, seed: 30, nodeArgs });
+  // Started as deploy/copytrade.service starts it; BENCH_CHILD_ARGS adds node flags (e.g. --cpu-prof --cpu-prof-dir=DIR:
+  // where its CPU goes late in a run).
+  const { nodeArgs, env } = serviceRuntime();
+  const p = await startPipeline({ b: SLAVES_B, c: SLAVES_C, seed: 30, nodeArgs, env });
   const base = await baselineAccounts(p).catch(async (err) => {
     await p.close();
     throw err;

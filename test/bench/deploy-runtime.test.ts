@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
-import { deployRuntime, describeRuntime, parseUnit } from '../../bench/deploy-runtime.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { deployRuntime, describeRuntime, parseUnit, serviceRuntime } from '../../bench/deploy-runtime.js';
 
 describe('the runtime deploy/copytrade.service starts the service with', () => {
   it('reads the node flags between the binary and the script, and the plain Environment= lines', () => {
@@ -24,5 +24,18 @@ describe('the runtime deploy/copytrade.service starts the service with', () => {
     const compose = readFileSync('deploy/compose.yaml', 'utf8');
     expect(compose).toContain(`exec node ${r.nodeArgs.join(' ')} bin/copytrade.js serve`);
     expect(compose).toContain(`MALLOC_ARENA_MAX: "${r.env.MALLOC_ARENA_MAX}"`);
+  });
+
+  afterEach(() => vi.unstubAllEnvs());
+
+  it('is what a bench starts its service with, then BENCH_CHILD_ARGS; BENCH_RUNTIME=bare drops the unit', () => {
+    vi.stubEnv('BENCH_CHILD_ARGS', '--cpu-prof  --cpu-prof-dir=/tmp/x');
+    vi.stubEnv('BENCH_RUNTIME', '');
+    expect(serviceRuntime()).toEqual({
+      nodeArgs: [...deployRuntime().nodeArgs, '--cpu-prof', '--cpu-prof-dir=/tmp/x'],
+      env: deployRuntime().env,
+    });
+    vi.stubEnv('BENCH_RUNTIME', 'bare');
+    expect(serviceRuntime()).toEqual({ nodeArgs: ['--cpu-prof', '--cpu-prof-dir=/tmp/x'], env: {} });
   });
 });
