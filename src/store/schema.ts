@@ -159,12 +159,9 @@ export const trades = pgTable(
   'trades',
   {
     id: text('id').primaryKey(),
-    userId: text('user_id')
-      .notNull()
-      .references(() => users.id, { onDelete: 'cascade' }),
-    masterAccountId: text('master_account_id')
-      .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+    // No foreign keys (migration 0016): the record writes this row before the first send; see the migration.
+    userId: text('user_id').notNull(),
+    masterAccountId: text('master_account_id').notNull(),
     groupId: text('group_id'),
     source: text('source').notNull(),
     action: text('action').notNull(),
@@ -261,13 +258,10 @@ export const positionLinks = pgTable(
   {
     id: text('id').primaryKey(),
     kind: text('kind').notNull().default('position'),
-    masterAccountId: text('master_account_id')
-      .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+    // No foreign keys (migration 0016), as copy_intents (0011): see the migration.
+    masterAccountId: text('master_account_id').notNull(),
     masterPositionId: text('master_position_id').notNull(),
-    slaveAccountId: text('slave_account_id')
-      .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+    slaveAccountId: text('slave_account_id').notNull(),
     slavePositionId: text('slave_position_id').notNull(),
     intentId: text('intent_id'),
     /** The Slave position's volume as last written by us (partial closes size from it). */
@@ -292,9 +286,8 @@ export const positionLinks = pgTable(
 export const masterItems = pgTable(
   'master_items',
   {
-    accountId: text('account_id')
-      .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
+    // No foreign key (migration 0016): the record upserts the Master's item in the same statement as its trade.
+    accountId: text('account_id').notNull(),
     kind: text('kind').notNull(),
     itemId: text('item_id').notNull(),
     symbol: text('symbol').notNull(),

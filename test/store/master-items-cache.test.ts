@@ -124,10 +124,9 @@ describe('Master items in memory on the embedded store', () => {
     await store.trades.upsertMasterItem(item(m.id, 'kept'));
     await store.trades.masterItems(m.id);
     const t = tradeRow(userId, m.id, { actionId: `${m.id}:rb:open:1` });
-    // The first item is written inside the transaction, the second names no account: the whole of it rolls back.
-    await expect(
-      store.trades.recordAction(t, [], [item(m.id, 'rolled-back'), item('acc_nobody', 'rolled-back')]),
-    ).rejects.toThrow();
+    // The first item is written inside the transaction, the second breaks a NOT NULL: the whole of it rolls back.
+    const broken = item(m.id, 'broken', { symbol: null as unknown as string });
+    await expect(store.trades.recordAction(t, [], [item(m.id, 'rolled-back'), broken])).rejects.toThrow();
     seen.length = 0;
     expect(await store.trades.masterItem(m.id, 'position', 'rolled-back')).toBeNull();
     expect(seen).toHaveLength(1);

@@ -704,6 +704,33 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       expect((await volume())?.isZero()).toBe(true);
     });
 
+    it('writes links whose broker ids hold what an array literal quotes (the upsert sends each column as one array)', async () => {
+      const { m, s } = await masterAndSlave('quote');
+      const ids = ['a,b', 'c"d', 'e\\f', '{g}', 'NULL', ' h '];
+      await store.trades.applyLinkChanges(
+        ids.map((p, i) => ({
+          op: 'upsert' as const,
+          link: {
+            id: newId('act'),
+            kind: 'position' as const,
+            masterAccountId: m.id,
+            masterPositionId: `m ${p}`,
+            slaveAccountId: s.id,
+            slavePositionId: p,
+            intentId: i % 2 === 0 ? null : newId('int'),
+            volume: dec(`0.${i + 1}`),
+          },
+        })),
+      );
+      const got = (await store.trades.openLinksOfSlave(s.id)).map((l) => [
+        l.slavePositionId,
+        l.masterPositionId,
+        l.intentId === null,
+        l.volume?.toString(),
+      ]);
+      expect(got.sort()).toEqual(ids.map((p, i) => [p, `m ${p}`, i % 2 === 0, `0.${i + 1}`]).sort());
+    });
+
     it('removes an account softly: its trades and intents stay, nothing settles or recovers on it, its broker account connects again', async () => {
       const u = await user();
       const g = await store.accounts.createGroup(u.id, 'soft');

@@ -1,7 +1,8 @@
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import { allowedFrom, IntentTransitionError, type IntentState } from '../../domain/intent.js';
 import { decText } from '../../domain/decimal.js';
-import { intentSetToRow, linkToRow } from '../ledger-mappers.js';
+import { intentSetToRow } from '../ledger-mappers.js';
+import { pgArray } from '../pg-array.js';
 import { executeNamed } from '../named-statement.js';
 import type { Tx } from './events.js';
 import type { Decimal } from '../../domain/decimal.js';
@@ -146,7 +147,7 @@ const keyOf = (l: LinkChange) => (l.op === 'upsert' ? keyText(l.link) : keyText(
  */
 export async function applyLinks(db: Tx, changes: LinkChange[], now: Date): Promise<void> {
   for (const wave of waves(changes, keyOf)) {
-    const ups = wave.flatMap((l) => (l.op === 'upsert' ? [linkToRow(l.link)] : []));
+    const ups = wave.flatMap((l) => (l.op === 'upsert' ? [l.link] : []));
     // Rows written out, not `{ ...key, r }`: see outcome-ledger.ts on object spreads under Node 20.
     const closes = wave.flatMap((l) =>
       l.op === 'close' ? [{ s: l.key.slaveAccountId, k: l.key.kind, p: l.key.slavePositionId, r: l.reason }] : [],
@@ -154,20 +155,7 @@ export async function applyLinks(db: Tx, changes: LinkChange[], now: Date): Prom
     const adjusts = wave.flatMap((l) =>
       l.op === 'adjust' ? [{ s: l.key.slaveAccountId, k: l.key.kind, p: l.key.slavePositionId, b: decText(l.by) }] : [],
     );
-    if (ups.length > 0)
-      await executeNamed(
-        db,
-        sql`
-        insert into position_links (id, kind, master_account_id, master_position_id, slave_account_id,
-          slave_position_id, intent_id, volume)
-        select id, kind, master_account_id, master_position_id, slave_account_id, slave_position_id, intent_id, volume
-        from json_to_recordset(${JSON.stringify(ups.map(linkJson))}::json) as x(id text, kind text,
-          master_account_id text, master_position_id text, slave_account_id text, slave_position_id text,
-          intent_id text, volume numeric)
-        on conflict (slave_account_id, kind, slave_position_id) do update
-          set volume = coalesce(position_links.volume, 0) + excluded.volume
-          where position_links.open = true`,
-      );
+    if (ups.length > 0) await executeNamed(db, linkUpsert(ups));
     if (closes.length > 0)
       await db.execute(sql`
         update position_links p set open = false, closed_reason = x.r, closed_at = ${now.toISOString()}::timestamptz
@@ -181,15 +169,21 @@ export async function applyLinks(db: Tx, changes: LinkChange[], now: Date): Prom
   }
 }
 
-function linkJson(r: ReturnType<typeof linkToRow>) {
-  return {
-    id: r.id,
-    kind: r.kind ?? 'position',
-    master_account_id: r.masterAccountId,
-    master_position_id: r.masterPositionId,
-    slave_account_id: r.slaveAccountId,
-    slave_position_id: r.slavePositionId,
-    intent_id: r.intentId ?? null,
-    volume: r.volume ?? null,
-  };
+/**
+ * The upsert of a wave's new links: each column one array parameter (`unnest`), one fixed statement whatever the
+ * number of rows. Against one JSON document of every row's keys (`json_to_recordset`) the server reads a third
+ * fewer bytes and parses no JSON: at 1000 Slaves this is one of the outcome flush's larger statements.
+ */
+function linkUpsert(ups: Array<NewLink & { kind: LinkKind; volume: Decimal }>): SQL {
+  const col = (f: (l: (typeof ups)[number]) => string | null) => pgArray(ups.map(f));
+  return sql`
+    insert into position_links (id, kind, master_account_id, master_position_id, slave_account_id,
+      slave_position_id, intent_id, volume)
+    select * from unnest(${col((l) => l.id)}::text[], ${col((l) => l.kind)}::text[],
+      ${col((l) => l.masterAccountId)}::text[], ${col((l) => l.masterPositionId)}::text[],
+      ${col((l) => l.slaveAccountId)}::text[], ${col((l) => l.slavePositionId)}::text[],
+      ${col((l) => l.intentId ?? null)}::text[], ${col((l) => decText(l.volume))}::numeric[])
+    on conflict (slave_account_id, kind, slave_position_id) do update
+      set volume = coalesce(position_links.volume, 0) + excluded.volume
+      where position_links.open = true`;
 }
