@@ -100,4 +100,11 @@ describe('outcomeWrite: Decimals in the ledger, text in the payloads', () => {
     const r = outcomeWrite(master, 'trd_4', trade, row({ plannedVolume: null }), 's', place, rejected('x', 'no'), {});
     expect(r.events?.[0]?.payload).toMatchObject({ volume: '0', code: 'x' });
   });
+
+  it("writes each hop's latency to the microsecond, and leaves the sender's object as it was", () => {
+    const latency = { plan: 0.123456789012345, record: 2.0004999, send: 7, ack: 0.0004 };
+    const w = outcomeWrite(master, 'trd_5', trade, row(), 's', place, confirmed({ positionId: 'sp1' }), { latency });
+    expect(w.update?.latency).toEqual({ plan: 0.123, record: 2, send: 7, ack: 0 });
+    expect(latency.plan).toBe(0.123456789012345);
+  });
 });

@@ -110,9 +110,13 @@ export async function moveIntents(
 async function moveWave(db: Tx, all: Array<{ id: string; update: IntentUpdate }>, now: Date): Promise<void> {
   let wave = all;
   for (let tries = 1; ; tries++) {
+    // The states each target may be reached from, once per statement: per row they were ~40 of its ~480 bytes, and
+    // the server binds the whole document (2 ms a batch of 333 on PostgreSQL).
+    const from: Record<string, IntentState[]> = {};
     const docs = wave.map(({ id, update }) => {
       const row = intentSetToRow(update) as Record<string, unknown>;
-      const d: Record<string, unknown> = { id, state: update.state, from: allowedFrom(update.state) };
+      from[update.state] ??= allowedFrom(update.state);
+      const d: Record<string, unknown> = { id, state: update.state };
       for (const [col, field] of INTENT_SET) if (row[field] !== undefined) d[col] = row[field];
       return d;
     });
@@ -122,7 +126,7 @@ async function moveWave(db: Tx, all: Array<{ id: string; update: IntentUpdate }>
       update copy_intents t set state = d->>'state', updated_at = ${now.toISOString()}::timestamptz,
         ${INTENT_SET_SQL}
       from jsonb_array_elements(${JSON.stringify(docs)}::jsonb) as j(d)
-      where t.id = d->>'id' and t.state in (select jsonb_array_elements_text(d->'from'))
+      where t.id = d->>'id' and (${JSON.stringify(from)}::jsonb -> (d->>'state')) ? t.state
       returning t.id`);
     const moved = new Set(rowsOf<{ id: string }>(res).map((r) => r.id));
     if (moved.size === wave.length) return;
