@@ -231,7 +231,7 @@ export function outcomeWrite(
  * Each hop's latency in ms, kept to the microsecond: what performance.now() gives past that is below what the
  * hops can resolve, and 15 digits a hop were a seventh of each intent's outcome document (~60 of its ~480 bytes).
  */
-export function toMicroseconds(latency: Readonly<Record<string, number>>): Record<string, number> {
+function toMicroseconds(latency: Readonly<Record<string, number>>): Record<string, number> {
   const out: Record<string, number> = {};
   for (const k in latency) out[k] = Math.round(latency[k]! * 1000) / 1000;
   return out;
