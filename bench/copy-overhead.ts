@@ -140,6 +140,12 @@ async function runSize(n: number, reps: number, databaseUrl: string | null, main
       };
     };
 
+    // The floor's tables exist before the first copy; a trade id of their own (nothing reads them).
+    const floorDb = await durableFloor(
+      databaseUrl ? await postgresFloorSession(databaseUrl) : embeddedFloorSession(store),
+      newId('trd'),
+      slaves,
+    );
     const warm = Math.min(20, Math.ceil(reps / 5));
     const total: number[] = [];
     const plan: number[] = [];
@@ -147,7 +153,6 @@ async function runSize(n: number, reps: number, databaseUrl: string | null, main
     const handoff: number[] = [];
     const outcomes: number[] = [];
     const before: number[] = [];
-    let lastTrade = '';
     const after: number[] = [];
     // How late the event loop ran a 1 ms timer while the copies ran: what a send, a fill or an HTTP answer
     // arriving then would have waited for (the store's SQL, when it runs on this thread).
@@ -207,7 +212,8 @@ async function runSize(n: number, reps: number, databaseUrl: string | null, main
       const doneAt = performance.now();
       await engine.flush();
       const s2 = counter.n;
-      lastTrade = r.tradeId;
+      // Not inside any window: the floor's writes between the copies, as many as the copies.
+      await floorDb.sample(i >= warm);
       if (i < warm) continue;
       before.push(s1 - s0);
       after.push(s2 - s1);
@@ -235,12 +241,8 @@ async function runSize(n: number, reps: number, databaseUrl: string | null, main
       writeFileSync(join(profileDir!, file), JSON.stringify(profile));
       profiler.disconnect();
     }
-    const floorDb = await durableFloor(
-      databaseUrl ? await postgresFloorSession(databaseUrl) : embeddedFloorSession(store),
-      lastTrade,
-      slaves,
-      Math.min(reps, 30),
-    );
+    const floors = floorDb.results();
+    await floorDb.end();
 
     // The floor: the same planning (slave contexts, rules, sizing, tags, ledger rows) in memory, no store, no adapter.
     const rules = await store.accounts.rulesFor(slaves.map((s) => s.id));
@@ -377,7 +379,7 @@ async function runSize(n: number, reps: number, databaseUrl: string | null, main
         target: 'independent of N',
         ok: '',
       },
-      ...floorDb.map((x) => ({
+      ...floors.map((x) => ({
         slaves: n,
         measure: tag(`${floorName}: ${x.what}`),
         p50_ms: ms(x.p50),
@@ -385,15 +387,15 @@ async function runSize(n: number, reps: number, databaseUrl: string | null, main
         target: '',
         ok: '',
       })),
-      ...(floorDb.length > 0
+      ...(floors.length > 0
         ? [
             {
               slaves: n,
               measure: tag(`copy overhead / ${floorName} (app statement into a PK-only table)`),
-              p50_ms: ms(t.p50 / floorDb[0]!.p50),
-              p99_ms: ms(t.p99 / floorDb[0]!.p99),
+              p50_ms: ms(t.p50 / floors[0]!.p50),
+              p99_ms: ms(t.p99 / floors[0]!.p99),
               target: '<= 2x',
-              ok: t.p99 / floorDb[0]!.p99 <= 2 ? 'yes' : 'NO',
+              ok: t.p99 / floors[0]!.p99 <= 2 ? 'yes' : 'NO',
             },
           ]
         : []),
@@ -499,29 +501,34 @@ function embeddedFloorSession(store: Store): FloorSession {
   };
 }
 
+/** The floor's samples, taken between the copies (see runSize). */
+interface DurableFloor {
+  /** One write of each target, round-robin; `keep` false while warming up. */
+  sample(keep: boolean): Promise<void>;
+  results(): Array<{ what: string; p50: number; p99: number }>;
+  end(): Promise<void>;
+}
+
 /**
- * The durable floor in the same run as the copies, on the same store: N intent rows written in one statement and
- * one commit into (a) a table with only the primary key, (b) the same with copy_intents' other indexes, and
- * (c) copy_intents itself (its indexes and foreign keys).
+ * The durable floor in the same run as the copies, on the same store, sampled between them so that each copy and
+ * its floor see the same machine (a floor taken after the copies, from fewer samples, compared p99s of different
+ * minutes): N intent rows written in one statement and one commit into (a) a table with only the primary key,
+ * (b) the same with copy_intents' other indexes, (c) copy_intents itself; and (d) a round trip that writes nothing
+ * (`select 1`), the hop's own scatter.
  */
-async function durableFloor(
-  c: FloorSession,
-  trade: string,
-  slaves: Account[],
-  reps: number,
-): Promise<Array<{ what: string; p50: number; p99: number }>> {
-  try {
-    await c.run('create table floor_pk (like copy_intents including defaults)');
-    await c.run('alter table floor_pk add primary key (id)');
-    await c.run('create table floor_idx (like copy_intents including defaults including indexes)');
-    const targets: Array<[string, string]> = [
-      ['1 statement, 1 commit, PK-only table', 'floor_pk'],
-      ['same into a table with the indexes of copy_intents (no FK)', 'floor_idx'],
-      ['same into copy_intents (its indexes and FKs)', 'copy_intents'],
-    ];
-    // Round-robin over the tables, so a change of load during the run weighs on each the same.
-    const times = targets.map((): number[] => []);
-    for (let i = 0; i < reps + 3; i++) {
+async function durableFloor(c: FloorSession, trade: string, slaves: Account[]): Promise<DurableFloor> {
+  await c.run('create table floor_pk (like copy_intents including defaults)');
+  await c.run('alter table floor_pk add primary key (id)');
+  await c.run('create table floor_idx (like copy_intents including defaults including indexes)');
+  const targets: Array<[string, string]> = [
+    ['1 statement, 1 commit, PK-only table', 'floor_pk'],
+    ['same into a table with the indexes of copy_intents (no FK)', 'floor_idx'],
+    ['same into copy_intents (its indexes and FKs)', 'copy_intents'],
+  ];
+  const times = targets.map((): number[] => []);
+  const hop: number[] = [];
+  return {
+    async sample(keep) {
       for (const [k, [, table]] of targets.entries()) {
         // The app's statement shape (store/repos/trades.ts, intentInsert): the columns that differ per row as one
         // array each, the others as one value. Built before the clock starts: the floor is the write alone.
@@ -532,12 +539,16 @@ async function durableFloor(
             ${pgArray(slaves.map(() => `fl${randomBytes(8).toString('hex')}`))}::text[]) as u(id, slave_account_id, tag)`;
         const t0 = performance.now();
         await c.write(q);
-        if (i >= 3) times[k]!.push(performance.now() - t0);
+        if (keep) times[k]!.push(performance.now() - t0);
       }
-    }
-    const out = targets.map(([what], k) => ({ what: `${slaves.length} rows, ${what}`, ...stats(times[k]!) }));
-    return out;
-  } finally {
-    await c.end();
-  }
+      const t0 = performance.now();
+      await c.run('select 1');
+      if (keep) hop.push(performance.now() - t0);
+    },
+    results: () => [
+      ...targets.map(([what], k) => ({ what: `${slaves.length} rows, ${what}`, ...stats(times[k]!) })),
+      { what: 'a round trip writing nothing (select 1)', ...stats(hop) },
+    ],
+    end: () => c.end(),
+  };
 }
