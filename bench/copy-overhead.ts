@@ -59,6 +59,8 @@ async function runSize(n: number, reps: number, databaseUrl: string | null, main
   // account once a round (15 s) in slices of 100, a slice of K Slaves (the next K) written before each copy, not
   // timed. 100 to 150 is what falls between two copies of a Master trading every 1.5 to 2 s.
   const slice = Number(process.env.BENCH_COPY_HEALTH ?? 0);
+  // The floor's session (its own connection on PostgreSQL), ended however the run ends.
+  let floorDb: DurableFloor | null = null;
   const kind = `${databaseUrl ? 'postgres' : mainThread ? 'pglite on the main thread' : 'pglite'}${slice > 0 ? ` + health slices of ${slice}` : ''}`;
   try {
     const user = await store.users.create(`bench${n}@example.test`, 'x');
@@ -141,7 +143,7 @@ async function runSize(n: number, reps: number, databaseUrl: string | null, main
     };
 
     // The floor's tables exist before the first copy; a trade id of their own (nothing reads them).
-    const floorDb = await durableFloor(
+    floorDb = await durableFloor(
       databaseUrl ? await postgresFloorSession(databaseUrl) : embeddedFloorSession(store),
       newId('trd'),
       slaves,
@@ -242,7 +244,6 @@ async function runSize(n: number, reps: number, databaseUrl: string | null, main
       profiler.disconnect();
     }
     const floors = floorDb.results();
-    await floorDb.end();
 
     // The floor: the same planning (slave contexts, rules, sizing, tags, ledger rows) in memory, no store, no adapter.
     const rules = await store.accounts.rulesFor(slaves.map((s) => s.id));
@@ -401,6 +402,7 @@ async function runSize(n: number, reps: number, databaseUrl: string | null, main
         : []),
     ];
   } finally {
+    await floorDb?.end();
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   }
