@@ -7,6 +7,8 @@ export default defineConfig({
     // A whole demo service starts in some hooks: past 60 s seen at load 26 on a shared CI machine.
     hookTimeout: 120_000,
     pool: 'forks',
+    // The second names a test file whose process died, which vitest's own output leaves out.
+    reporters: ['default', './test/reporters/unfinished-files.ts'],
     globalSetup: ['test/browser/global-setup.ts'],
   },
 });

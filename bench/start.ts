@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { packageRoot } from '../src/config/package-root.js';
-import { isAlive } from '../src/demo/simulator-process.js';
+import { signalProcess } from '../src/config/process-identity.js';
 import { report, type Row } from './lib.js';
 
 const RESTARTS = Number(process.env.BENCH_START_RESTARTS ?? 3);
@@ -127,10 +127,9 @@ export async function benchStart(): Promise<void> {
         // The service stops the simulator it started; one left running would be a bug, and must not outlive the bench.
         const endpoints = join(dir, 'simulator', 'endpoints.json');
         if (existsSync(endpoints)) {
-          const pid = (JSON.parse(readFileSync(endpoints, 'utf8')) as { pid: number }).pid;
-          if (isAlive(pid)) {
-            console.error(`simulator ${pid} outlived the service: stopping it`);
-            process.kill(pid, 'SIGKILL');
+          const e = JSON.parse(readFileSync(endpoints, 'utf8')) as { pid: number; startedAt?: string | null };
+          if (signalProcess({ pid: e.pid, startedAt: e.startedAt ?? null }, 'SIGKILL')) {
+            console.error(`simulator ${e.pid} outlived the service: stopped it`);
           }
         }
         rmSync(dir, { recursive: true, force: true });

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
-import { alive, cli, exited, firstJson, killStarted, npmStart, startedPids, until } from './helpers/cli-process.js';
+import { alive, cli, exited, firstJson, killStarted, npmStart, track, until } from './helpers/cli-process.js';
 import { runCli } from './helpers/cli-run.js';
 
 /** Issue 14, start-up: what a newcomer and their scripts see when `copytrade serve` starts. */
@@ -68,7 +68,7 @@ describe('copytrade serve start-up', () => {
     );
     expect(seen.creds).toMatchObject({ baseUrl: seen.url, apiKey: expect.stringMatching(/^ctk_/) });
     const simPid = JSON.parse(readFileSync(join(dir, 'simulator', 'endpoints.json'), 'utf8')).pid as number;
-    startedPids.push(simPid);
+    track(simPid);
     const res = await fetch(`${seen.url}/v1/accounts`, { headers: { authorization: `Bearer ${seen.creds!.apiKey}` } });
     expect(res.status).toBe(200);
     child.kill('SIGTERM');
@@ -158,7 +158,7 @@ describe('copytrade serve start-up', () => {
     });
     const simPid = JSON.parse(readFileSync(join(dir, 'simulator', 'endpoints.json'), 'utf8')).pid as number;
     const servicePid = Number(/"pid":(\d+)/.exec(output)![1]);
-    startedPids.push(simPid, servicePid);
+    track(simPid, servicePid);
     expect(servicePid).not.toBe(npm.pid);
     expect(await accepting(port)).toBe(true);
 

@@ -5,7 +5,8 @@ import { createInterface } from 'node:readline';
 import type { TokenPair } from '../simulator/ctrader/index.js';
 import type { SimRequestStatsView } from '../simulator/ctrader/request-stats.js';
 import type { DemoBrokers, DemoSimAccount } from './demo-brokers.js';
-import { ENDPOINTS_FILE, isAlive, type SimulatorEndpoints } from './simulator-process.js';
+import { type ProcessIdentity, signalProcess, stillRunning } from '../config/process-identity.js';
+import { ENDPOINTS_FILE, type SimulatorEndpoints } from './simulator-process.js';
 
 export interface ExternalSimulator extends DemoBrokers {
   pid: number;
@@ -71,7 +72,7 @@ export async function connectSimulator(file: string, o: { spawned?: boolean } = 
     createAccount: (init) => call<DemoSimAccount>('POST', '/accounts', { ...init, balance: String(init.balance) }),
     accounts: () => call<DemoSimAccount[]>('GET', '/accounts'),
     issueCTraderToken: (ctidUserId) => call<TokenPair>('POST', '/ctrader/tokens', { ctidUserId }),
-    stop: () => stopProcess(e.pid),
+    stop: () => stopProcess(identityOf(e)),
     ctraderRequests: () => call<SimRequestStatsView>('GET', '/ctrader/requests'),
   };
 }
@@ -79,27 +80,20 @@ export async function connectSimulator(file: string, o: { spawned?: boolean } = 
 /** How long a spawned simulator may take to say it is ready (its start takes seconds on a loaded machine). */
 const SIMULATOR_START_MS = 120_000;
 
-async function stopProcess(pid: number, timeoutMs = 15_000): Promise<void> {
-  if (!signal(pid, 'SIGTERM')) return;
+/** An endpoints file of an older version has no start time: its pid is then all there is to go by. */
+const identityOf = (e: SimulatorEndpoints): ProcessIdentity => ({ pid: e.pid, startedAt: e.startedAt ?? null });
+
+async function stopProcess(id: ProcessIdentity, timeoutMs = 15_000): Promise<void> {
+  // Signalled only while it is the very process of the file: once it has exited its pid may be a stranger's.
+  if (!signalProcess(id, 'SIGTERM')) return;
   // Not our child when adopted, so there is no exit event to wait on: ask the kernel until it is gone.
   const until = Date.now() + timeoutMs;
-  while (isAlive(pid)) {
+  while (stillRunning(id)) {
     if (Date.now() > until) {
-      signal(pid, 'SIGKILL');
+      signalProcess(id, 'SIGKILL');
       return;
     }
     await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
-/** False when the process is already gone: it may exit between any check and the kill (ESRCH). */
-function signal(pid: number, sig: NodeJS.Signals): boolean {
-  try {
-    process.kill(pid, sig);
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
-    throw err;
   }
 }
 
@@ -111,8 +105,7 @@ function signal(pid: number, sig: NodeJS.Signals): boolean {
 export async function ensureSimulator(simDir: string, host: string): Promise<ExternalSimulator> {
   const file = join(simDir, ENDPOINTS_FILE);
   if (existsSync(file)) {
-    const pid = readEndpoints(file).pid;
-    if (isAlive(pid)) {
+    if (stillRunning(identityOf(readEndpoints(file)))) {
       try {
         return await connectSimulator(file);
       } catch {

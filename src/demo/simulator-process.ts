@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { formatLockOwner, parseLockOwner, processStartTime, stillRunning } from '../config/process-identity.js';
 import { SimBroker } from '../simulator/broker.js';
 import { SimPersistence } from '../simulator/persistence.js';
 import { UpstreamState } from '../simulator/upstream-state.js';
@@ -11,6 +12,8 @@ import { startControlServer } from './simulator-control.js';
 export interface SimulatorEndpoints {
   version: 1;
   pid: number;
+  /** The process's start time (see config/process-identity.ts): with the pid, names this very process. */
+  startedAt?: string | null;
   dataDir: string;
   /** Names the OAuth tokens and MetaApi accounts this simulator keeps across its restarts (see UpstreamState). */
   stateId: string;
@@ -36,24 +39,15 @@ export interface RunningSimulator {
 
 export const ENDPOINTS_FILE = 'endpoints.json';
 
-export const isAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
-
 /** One simulator per state dir: two would interleave their journals. A lock of a dead process is taken over. */
 function lock(dataDir: string): () => void {
   const file = join(dataDir, 'simulator.lock');
   if (existsSync(file)) {
-    const pid = Number(readFileSync(file, 'utf8').trim());
-    if (pid && pid !== process.pid && isAlive(pid))
-      throw new Error(`simulator state dir ${dataDir} is in use by process ${pid}`);
+    const owner = parseLockOwner(readFileSync(file, 'utf8'));
+    if (owner && owner.pid !== process.pid && stillRunning(owner))
+      throw new Error(`simulator state dir ${dataDir} is in use by process ${owner.pid}`);
   }
-  writeFileSync(file, String(process.pid), { mode: 0o600 });
+  writeFileSync(file, formatLockOwner(), { mode: 0o600 });
   return () => rmSync(file, { force: true });
 }
 
@@ -103,6 +97,7 @@ export async function runSimulator(o: {
     const endpoints: SimulatorEndpoints = {
       version: 1,
       pid: process.pid,
+      startedAt: processStartTime(process.pid),
       dataDir,
       stateId: kept.stateId,
       control: { url: control.url, token },

@@ -7,6 +7,7 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type pg from 'pg';
 import { AppError } from '../domain/errors.js';
 import { packageRoot } from '../config/package-root.js';
+import { formatLockOwner, parseLockOwner, stillRunning } from '../config/process-identity.js';
 import { RemotePglite } from './pglite-remote.js';
 import * as schema from './schema.js';
 
@@ -294,24 +295,17 @@ function fromTemplate(pgdata: string): void {
 
 function acquireLock(lock: string, dataDir: string): void {
   if (existsSync(lock)) {
-    const pid = Number(readFileSync(lock, 'utf8').trim());
-    if (pid && pid !== process.pid && isAlive(pid)) {
+    const owner = parseLockOwner(readFileSync(lock, 'utf8'));
+    // The owner's start time is checked, not its pid only: after a kill -9 and a reboot the old pid is often
+    // some other program's, and a lock trusted on the number alone would refuse every start.
+    if (owner && owner.pid !== process.pid && stillRunning(owner)) {
       throw new AppError(
         'data_dir_in_use',
-        `the data dir ${dataDir} is in use by process ${pid} (the embedded store is single-process): stop that server first, or set DATABASE_URL to use PostgreSQL`,
+        `the data dir ${dataDir} is in use by process ${owner.pid} (the embedded store is single-process): stop that server first, or set DATABASE_URL to use PostgreSQL`,
       );
     }
   }
-  writeFileSync(lock, String(process.pid), { mode: 0o600 });
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
+  writeFileSync(lock, formatLockOwner(), { mode: 0o600 });
 }
 
 export function redactUrl(url: string): string {

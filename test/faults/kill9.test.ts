@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cli, firstJson, killStarted, startedPids } from '../helpers/cli-process.js';
+import { cli, firstJson, killStarted, track } from '../helpers/cli-process.js';
 
 /**
  * kill -9 of the real service at random instants while orders are on their way, against the simulated
@@ -31,7 +31,7 @@ interface Summary {
 async function serve(): Promise<{ child: ChildProcess; s: Summary }> {
   const child = cli(['serve', '--demo', '--port', '0', '--data-dir', dir, '--json']);
   const s = await firstJson<Summary>(child, 'baseUrl');
-  if (s.simulator) startedPids.push(s.simulator.pid);
+  if (s.simulator) track(s.simulator.pid);
   return { child, s };
 }
 

@@ -1,24 +1,31 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { identify, type ProcessIdentity, signalProcess, stillRunning } from '../../src/config/process-identity.js';
 
 // Plain node with the tsx loader, so the pid a test kills is the CLI itself and not a tsx wrapper.
 const ENTRY = join(process.cwd(), 'test', 'helpers', 'cli-entry.ts');
 
-/** Every process a test file started (CLIs and the simulators they spawned), to kill by id at the end. */
-export const startedPids: number[] = [];
+/**
+ * Every process a test file started (CLIs and the simulators they spawned), to kill at the end. Each is kept with
+ * its start time: a pid of a process that exited long ago may by then be another one's (CI wraps the 32768 pids
+ * of its machine within a run), and a SIGKILL to the bare number once killed a test runner's worker.
+ */
+const started: ProcessIdentity[] = [];
 
+/** Records a process to kill at the end of the file: call it while the process is known to run. */
+export function track(...pids: number[]): void {
+  for (const pid of pids) started.push(identify(pid));
+}
+
+/** True while the process tracked under `pid` runs (false once gone, even if its number was given to another). */
 export const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
+  const id = [...started].reverse().find((s) => s.pid === pid) ?? identify(pid);
+  return stillRunning(id);
 };
 
 export function killStarted(): void {
-  for (const pid of startedPids) if (alive(pid)) process.kill(pid, 'SIGKILL');
+  for (const id of started) signalProcess(id, 'SIGKILL');
 }
 
 /** The `copytrade` CLI from source, on the embedded store, health rounds off, quiet logs. */
@@ -27,7 +34,7 @@ export function cli(args: string[], env: Record<string, string> = {}): ChildProc
     env: { ...process.env, DATABASE_URL: '', COPYTRADE_HEALTH_INTERVAL_MS: '0', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  startedPids.push(child.pid!);
+  track(child.pid!);
   return child;
 }
 
@@ -40,7 +47,7 @@ export function npmStart(args: string[], env: Record<string, string> = {}): Chil
     env: { ...process.env, DATABASE_URL: '', COPYTRADE_HEALTH_INTERVAL_MS: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  startedPids.push(child.pid!);
+  track(child.pid!);
   return child;
 }
 

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { formatLockOwner, identify, parseLockOwner } from '../../src/config/process-identity.js';
 import { storeTemplate } from '../../src/store/db.js';
 import { Store } from '../../src/store/store.js';
 import { storeContract } from './store-contract.js';
@@ -27,6 +28,15 @@ describe('embedded data dir', () => {
       // Another live process holds the lock: opening must fail with a clear reason, not corrupt the store.
       writeFileSync(join(dir, 'copytrade.lock'), String(process.ppid));
       await expect(Store.open({ dataDir: dir })).rejects.toMatchObject({ code: 'data_dir_in_use' });
+      // The same, written as this version writes it: pid and start time.
+      writeFileSync(join(dir, 'copytrade.lock'), formatLockOwner(identify(process.ppid)));
+      await expect(Store.open({ dataDir: dir })).rejects.toMatchObject({ code: 'data_dir_in_use' });
+      // A lock left by a process that died, whose pid another program now has (after a kill -9 and a reboot):
+      // the start time differs, so the lock is stale and taken over.
+      writeFileSync(join(dir, 'copytrade.lock'), `${process.ppid} 1`);
+      const c = await Store.open({ dataDir: dir });
+      expect(parseLockOwner(readFileSync(join(dir, 'copytrade.lock'), 'utf8'))).toEqual(identify(process.pid));
+      await c.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -1,0 +1,47 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { describe, expect, it } from 'vitest';
+import {
+  formatLockOwner,
+  identify,
+  parseLockOwner,
+  processStartTime,
+  signalProcess,
+  stillRunning,
+} from './process-identity.js';
+
+const sleeper = () => spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)'], { stdio: 'ignore' });
+
+describe('a process named by pid and start time', () => {
+  it('knows this process, and not the same pid with another start time (a pid handed to a new process)', () => {
+    const me = identify(process.pid);
+    expect(me.startedAt).toMatch(/^\d+$/);
+    expect(stillRunning(me)).toBe(true);
+    expect(stillRunning({ pid: process.pid, startedAt: String(Number(me.startedAt) + 1) })).toBe(false);
+    // A record without a start time (an older version's) can only be judged by its pid.
+    expect(stillRunning({ pid: process.pid, startedAt: null })).toBe(true);
+    expect(stillRunning({ pid: 0, startedAt: null })).toBe(false);
+  });
+
+  it('signals the process it names, never another that has its pid, and nothing once it has exited', async () => {
+    const child = sleeper();
+    const id = identify(child.pid!);
+    expect(id.startedAt).toBe(processStartTime(child.pid!));
+    // The pid is alive but the start time is not this process's: as if the pid had been recycled.
+    expect(signalProcess({ pid: child.pid!, startedAt: '1' }, 'SIGKILL')).toBe(false);
+    expect(child.exitCode === null && child.signalCode === null).toBe(true);
+    const gone = once(child, 'exit');
+    expect(signalProcess(id, 'SIGKILL')).toBe(true);
+    await gone;
+    expect(stillRunning(id)).toBe(false);
+    expect(signalProcess(id, 'SIGKILL')).toBe(false);
+  });
+
+  it('writes a lock owner as pid and start time, and reads a bare pid of an older lock', () => {
+    const me = identify(process.pid);
+    expect(parseLockOwner(formatLockOwner(me))).toEqual(me);
+    expect(parseLockOwner('1234\n')).toEqual({ pid: 1234, startedAt: null });
+    expect(parseLockOwner('')).toBeNull();
+    expect(parseLockOwner('12ab')).toBeNull();
+  });
+});

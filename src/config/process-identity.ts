@@ -1,0 +1,83 @@
+import { readFileSync } from 'node:fs';
+
+/**
+ * A pid alone does not name a process: once it has exited the kernel hands the number to the next process
+ * (after 32768 on a default Linux, within minutes on a busy machine; after a reboot at once). A signal sent to a
+ * recorded pid, or a lock judged held because "that pid is alive", then hits or trusts a stranger. The pair
+ * (pid, start time) does name one process for the life of the machine.
+ */
+export interface ProcessIdentity {
+  pid: number;
+  /** The kernel's start time of the process (clock ticks since boot, /proc/PID/stat field 22); null where unknown. */
+  startedAt: string | null;
+}
+
+/** The start time of `pid`, or null when no such process exists or the system has no /proc (not Linux). */
+export function processStartTime(pid: number): string | null {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null;
+  }
+  // Field 2 is the command name in parentheses and may hold spaces or ')': count from the last ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return fields[19] ?? null;
+}
+
+/** This process, or a child just spawned (its pid cannot be reused before it has been reaped). */
+export function identify(pid: number): ProcessIdentity {
+  return { pid, startedAt: processStartTime(pid) };
+}
+
+function pidAnswers(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * True while the very process of `id` runs. Without a start time (a record written by an older version, or a
+ * system without /proc) it falls back to "some process has this pid", the only test there is.
+ */
+export function stillRunning(id: ProcessIdentity): boolean {
+  if (!Number.isInteger(id.pid) || id.pid <= 0) return false;
+  if (id.startedAt === null) return pidAnswers(id.pid);
+  const now = processStartTime(id.pid);
+  // No /proc here at all: the start time was recorded elsewhere or cannot be checked.
+  if (now === null) return !hasProc() && pidAnswers(id.pid);
+  return now === id.startedAt;
+}
+
+let procSeen: boolean | null = null;
+function hasProc(): boolean {
+  procSeen ??= processStartTime(process.pid) !== null;
+  return procSeen;
+}
+
+/** Sends `signal` only if the process of `id` still runs; false when it is gone (never a stranger that took its pid). */
+export function signalProcess(id: ProcessIdentity, signal: NodeJS.Signals): boolean {
+  if (!stillRunning(id)) return false;
+  try {
+    process.kill(id.pid, signal);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    throw err;
+  }
+}
+
+/** A lock file's text: `pid startTime` (the start time left out where unknown). */
+export function formatLockOwner(id: ProcessIdentity = identify(process.pid)): string {
+  return id.startedAt === null ? String(id.pid) : `${id.pid} ${id.startedAt}`;
+}
+
+/** Reads what formatLockOwner wrote, or a bare pid (a lock of an older version); null for anything else. */
+export function parseLockOwner(text: string): ProcessIdentity | null {
+  const m = /^(\d+)(?: (\d+))?\s*$/.exec(text.trim());
+  if (!m) return null;
+  return { pid: Number(m[1]), startedAt: m[2] ?? null };
+}
