@@ -12,17 +12,23 @@ export interface ProcessIdentity {
   startedAt: string | null;
 }
 
-/** The start time of `pid`, or null when no such process exists or the system has no /proc (not Linux). */
-export function processStartTime(pid: number): string | null {
+/** /proc/PID/stat's start time; 'unreadable' where /proc exists but hides the process (hidepid, another user). */
+function readStartTime(pid: number): string | null | 'unreadable' {
   let stat: string;
   try {
     stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return null;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? null : 'unreadable';
   }
   // Field 2 is the command name in parentheses and may hold spaces or ')': count from the last ')'.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return fields[19] ?? null;
+  return fields[19] ?? 'unreadable';
+}
+
+/** The start time of `pid`, or null when no such process exists, it cannot be read, or there is no /proc. */
+export function processStartTime(pid: number): string | null {
+  const t = readStartTime(pid);
+  return t === 'unreadable' ? null : t;
 }
 
 /** This process, or a child just spawned (its pid cannot be reused before it has been reaped). */
@@ -46,9 +52,9 @@ function pidAnswers(pid: number): boolean {
 export function stillRunning(id: ProcessIdentity): boolean {
   if (!Number.isInteger(id.pid) || id.pid <= 0) return false;
   if (id.startedAt === null) return pidAnswers(id.pid);
-  const now = processStartTime(id.pid);
-  // No /proc here at all: the start time was recorded elsewhere or cannot be checked.
-  if (now === null) return !hasProc() && pidAnswers(id.pid);
+  const now = readStartTime(id.pid);
+  // Hidden from us, or no /proc here at all: the pid is all there is to go by.
+  if (now === 'unreadable' || (now === null && !hasProc())) return pidAnswers(id.pid);
   return now === id.startedAt;
 }
 
