@@ -9,7 +9,8 @@ const ENTRY = join(process.cwd(), 'test', 'helpers', 'cli-entry.ts');
 /**
  * Every process a test file started (CLIs and the simulators they spawned), to kill at the end. Each is kept with
  * its start time: a pid of a process that exited long ago may by then be another one's (CI wraps the 32768 pids
- * of its machine within a run), and a SIGKILL to the bare number once killed a test runner's worker.
+ * of its machine within a run), and a SIGKILL to the bare number can hit a test runner's worker (the likely cause
+ * of a CI run's "Worker exited unexpectedly").
  */
 const started: ProcessIdentity[] = [];
 
