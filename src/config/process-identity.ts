@@ -4,7 +4,8 @@ import { readFileSync } from 'node:fs';
  * A pid alone does not name a process: once it has exited the kernel hands the number to the next process
  * (after 32768 on a default Linux, within minutes on a busy machine; after a reboot at once). A signal sent to a
  * recorded pid, or a lock judged held because "that pid is alive", then hits or trusts a stranger. The pair
- * (pid, start time) does name one process for the life of the machine.
+ * (pid, start time) does name one process for the life of the machine: the start time counts clock ticks (10 ms),
+ * and a pid comes back only after the whole pid space has gone round, never within one tick.
  */
 export interface ProcessIdentity {
   pid: number;
