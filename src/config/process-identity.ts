@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 
 /**
  * A pid alone does not name a process: once it has exited the kernel hands the number to the next process
@@ -87,4 +87,18 @@ export function parseLockOwner(text: string): ProcessIdentity | null {
   const m = /^(\d+)(?: (\d+))?\s*$/.exec(text.trim());
   if (!m) return null;
   return { pid: Number(m[1]), startedAt: m[2] ?? null };
+}
+
+/**
+ * Takes the lock file `file` for this process unless a live process holds it: returns that holder's pid (nothing
+ * written), or null once the lock is ours. A lock of a process that is gone, or whose pid another process now has
+ * (after a kill -9 and a reboot the old pid is often some other program's), is stale and taken over.
+ */
+export function claimLockFile(file: string): number | null {
+  if (existsSync(file)) {
+    const owner = parseLockOwner(readFileSync(file, 'utf8'));
+    if (owner && owner.pid !== process.pid && stillRunning(owner)) return owner.pid;
+  }
+  writeFileSync(file, formatLockOwner(), { mode: 0o600 });
+  return null;
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { formatLockOwner, parseLockOwner, processStartTime, stillRunning } from '../config/process-identity.js';
+import { claimLockFile, processStartTime } from '../config/process-identity.js';
 import { SimBroker } from '../simulator/broker.js';
 import { SimPersistence } from '../simulator/persistence.js';
 import { UpstreamState } from '../simulator/upstream-state.js';
@@ -42,12 +42,8 @@ export const ENDPOINTS_FILE = 'endpoints.json';
 /** One simulator per state dir: two would interleave their journals. A lock of a dead process is taken over. */
 function lock(dataDir: string): () => void {
   const file = join(dataDir, 'simulator.lock');
-  if (existsSync(file)) {
-    const owner = parseLockOwner(readFileSync(file, 'utf8'));
-    if (owner && owner.pid !== process.pid && stillRunning(owner))
-      throw new Error(`simulator state dir ${dataDir} is in use by process ${owner.pid}`);
-  }
-  writeFileSync(file, formatLockOwner(), { mode: 0o600 });
+  const holder = claimLockFile(file);
+  if (holder !== null) throw new Error(`simulator state dir ${dataDir} is in use by process ${holder}`);
   return () => rmSync(file, { force: true });
 }
 

@@ -1,4 +1,4 @@
-import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
@@ -7,7 +7,7 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type pg from 'pg';
 import { AppError } from '../domain/errors.js';
 import { packageRoot } from '../config/package-root.js';
-import { formatLockOwner, parseLockOwner, stillRunning } from '../config/process-identity.js';
+import { claimLockFile } from '../config/process-identity.js';
 import { RemotePglite } from './pglite-remote.js';
 import * as schema from './schema.js';
 
@@ -294,18 +294,13 @@ function fromTemplate(pgdata: string): void {
 }
 
 function acquireLock(lock: string, dataDir: string): void {
-  if (existsSync(lock)) {
-    const owner = parseLockOwner(readFileSync(lock, 'utf8'));
-    // The owner's start time is checked, not its pid only: after a kill -9 and a reboot the old pid is often
-    // some other program's, and a lock trusted on the number alone would refuse every start.
-    if (owner && owner.pid !== process.pid && stillRunning(owner)) {
-      throw new AppError(
-        'data_dir_in_use',
-        `the data dir ${dataDir} is in use by process ${owner.pid} (the embedded store is single-process): stop that server first, or set DATABASE_URL to use PostgreSQL`,
-      );
-    }
+  const holder = claimLockFile(lock);
+  if (holder !== null) {
+    throw new AppError(
+      'data_dir_in_use',
+      `the data dir ${dataDir} is in use by process ${holder} (the embedded store is single-process): stop that server first, or set DATABASE_URL to use PostgreSQL`,
+    );
   }
-  writeFileSync(lock, formatLockOwner(), { mode: 0o600 });
 }
 
 export function redactUrl(url: string): string {
