@@ -97,6 +97,27 @@ export interface Order {
   tag: string | null;
 }
 
+/**
+ * One execution the broker recorded on an account: a fill that opened or added to a position (`in`) or closed or
+ * reduced one (`out`). The Master history cursor reads these to find what happened while nobody watched.
+ */
+export interface Deal {
+  id: string;
+  /** The order this deal filled, when the broker names it. */
+  orderId: string | null;
+  positionId: string;
+  symbol: string;
+  /** The deal's own direction: a sell deal closes a buy position. */
+  side: Side;
+  volume: Decimal;
+  price: Decimal | null;
+  entry: 'in' | 'out';
+  /** Broker execution time (ISO). */
+  time: string;
+  /** The correlation tag of the order or position, when the broker keeps it on the deal. */
+  tag: string | null;
+}
+
 export interface AccountInfo {
   balance: Decimal;
   equity: Decimal;

@@ -2,6 +2,7 @@ import type { Decimal } from 'decimal.js';
 import type { Capabilities } from '../domain/capabilities.js';
 import type {
   AccountInfo,
+  Deal,
   InstrumentSpec,
   Order,
   OrderType,
@@ -166,6 +167,13 @@ export interface BrokerAdapter {
    * Optional: without it, the engine asks `findByTag` once per tag.
    */
   tagIndex?(since: Date): Promise<ReadonlyMap<string, TagLookup>>;
+  /**
+   * The account's deals executed at or after `since`, oldest first, read from the broker's own history (cTrader
+   * deal list, TradeLocker executions, MetaApi history deals). A Master's watch replays these after any gap (a
+   * start, a failover, a stream reconnect), so a trade opened and closed while nobody watched still gets its
+   * ledger rows. Every real platform has it; the conformance suite checks it against the simulator's books.
+   */
+  listDeals?(since: Date): Promise<Deal[]>;
   /** Subscribe to the account's broker events (streaming or polled by the adapter). Returns unsubscribe. */
   subscribe?(listener: (ev: BrokerEvent) => void): () => void;
   close(): Promise<void>;

@@ -280,6 +280,31 @@ export function runAdapterConformance(name: string, setup: () => Promise<Conform
       expect(earlier.some((o) => o.id === hit!.id)).toBe(false);
     });
 
+    it("lists the deals since a time, oldest first, as the simulator's books hold them: open, partial close, close", async () => {
+      // Not optional: a Master's watch replays the deals of a gap, or a trade made while nobody watched is lost.
+      expect(h.adapter.listDeals, `${name}: the Master history cursor needs listDeals`).toBeDefined();
+      const since = new Date(Date.now() - 1000);
+      const { pos } = await open('buy', 3);
+      const partly = caps().has.partialClose;
+      if (partly) expect(await h.adapter.closePosition(pos.id, vol(1))).toMatchObject({ kind: 'confirmed' });
+      expect(await h.adapter.closePosition(pos.id)).toMatchObject({ kind: 'confirmed' });
+      const booked = h.broker.dealsOf(h.simAccountId, { positionId: pos.id });
+      expect(booked.map((d) => d.entry)).toEqual(partly ? ['in', 'out', 'out'] : ['in', 'out']);
+      const deals = (await h.adapter.listDeals!(since)).filter((d) => d.positionId === pos.id);
+      expect(deals.map((d) => [d.entry, d.side, d.symbol])).toEqual(booked.map((d) => [d.entry, d.side, SYMBOL]));
+      expect(deals.map((d) => str(d.volume))).toEqual(
+        booked.map((d) => str(caps().volumeUnit === 'units' ? d.volume.mul(sim.contractSize) : d.volume)),
+      );
+      expect(deals.map((d) => str(d.price))).toEqual(booked.map((d) => str(d.price)));
+      for (const [i, d] of deals.entries()) {
+        expect(Math.abs(Date.parse(d.time) - Date.parse(booked[i]!.time)), 'execution time').toBeLessThan(1000);
+        expect(typeof d.id).toBe('string');
+      }
+      // A window that ends before the trade holds none of its deals.
+      const later = await h.adapter.listDeals!(new Date(Date.now() + 60_000));
+      expect(later.some((d) => d.positionId === pos.id)).toBe(false);
+    });
+
     it('finds a position by tag, and reports an unknown tag as not found', async () => {
       // Not optional: an unresolved write is settled only by looking its tag up (never by a blind resend).
       expect(caps().has.lookupByTag, `${name}: the settle loop needs lookupByTag (true or emulated)`).not.toBe(false);

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Decimal, floorToStep } from '../../domain/decimal.js';
 import { AppError } from '../../domain/errors.js';
 import { passWriteGate } from '../../domain/write-gate.js';
-import type { AccountInfo, InstrumentSpec, Order, Position, Quote } from '../../domain/types.js';
+import type { AccountInfo, Deal, InstrumentSpec, Order, Position, Quote } from '../../domain/types.js';
 import type { ActiveFault, FaultOp, SimBrokerApi, SimWriteResult } from '../../simulator/contract.js';
 import type {
   BrokerAdapter,
@@ -74,6 +74,23 @@ export class SimAdapter implements BrokerAdapter {
 
   listOrders(query: OrderQuery = {}): Promise<Order[]> {
     return this.read(() => this.broker.orders(this.simAccountId, query));
+  }
+
+  listDeals(since: Date): Promise<Deal[]> {
+    return this.read(() =>
+      this.broker.deals(this.simAccountId, { from: since }).map((d) => ({
+        id: d.id,
+        orderId: d.orderId,
+        positionId: d.positionId,
+        symbol: d.symbol,
+        side: d.side,
+        volume: d.volume,
+        price: d.price,
+        entry: d.entry,
+        time: d.time,
+        tag: d.tag,
+      })),
+    );
   }
 
   findByTag(tag: string): Promise<TagLookup> {
