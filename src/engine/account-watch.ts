@@ -9,6 +9,7 @@ import { diffOrder, diffPosition, orderItem, positionItem, type MasterAction } f
 import type { CopyEngine } from './copy-engine.js';
 import { reviveIfLate } from './order-recovery.js';
 import { ownCopyOf, tagHolders, type TagHolders } from './copy-loop.js';
+import { replayDealsSince } from './history-replay.js';
 
 export interface WatcherOptions {
   logger?: Logger | false;
@@ -92,7 +93,7 @@ export class AccountWatch {
         // A removed Master's row stays for the history; the watcher lets go of it on its next scan.
         if (!master || master.role !== 'master' || master.removedAt) continue;
         if (job.kind === 'event') await this.onEvent(master, job.ev);
-        else await this.diff(master, job.reason === 'start');
+        else await this.diff(master, job.reason);
       } catch (err) {
         this.log(`watcher job failed on ${this.accountId}`, err);
       }
@@ -230,13 +231,33 @@ export class AccountWatch {
     );
   }
 
-  /** Broker state now vs what the store knows: the actions that were missed (restart, reconnect, polling). */
-  private async diff(master: Account, catchUp = false): Promise<void> {
+  /**
+   * Broker state now vs what the store knows: the actions that were missed (restart, reconnect, polling). Except on
+   * a poll, the deals since the Master's history cursor are replayed first (history-replay.ts), and the cursor moves
+   * only once the whole diff went through.
+   */
+  private async diff(master: Account, reason: string): Promise<void> {
+    const catchUp = reason === 'start';
     const [positions, pending, known] = await Promise.all([
       this.adapter.listPositions(),
       this.adapter.listOrders(),
       this.store.trades.masterItems(master.id, { openOnly: true }),
     ]);
+    const cursor =
+      reason === 'poll'
+        ? null
+        : await replayDealsSince(this.store, this.adapter, this.engine, master, new Set(positions.map((p) => p.id)));
+    await this.diffState(master, positions, pending, known, catchUp);
+    if (cursor) await this.store.masterCursors.advance(master.id, cursor);
+  }
+
+  private async diffState(
+    master: Account,
+    positions: Position[],
+    pending: Order[],
+    known: MasterItem[],
+    catchUp: boolean,
+  ): Promise<void> {
     const now = this.engine.clock();
     const knownOrders = known.filter((k) => k.kind === 'order');
     const knownPositions = new Map(known.filter((k) => k.kind === 'position').map((k) => [k.itemId, k] as const));

@@ -11,7 +11,12 @@ import type { MasterAction } from './actions.js';
 import type { PlannedCopy, PreTradeContext, PreTradeDecision } from './planner.js';
 
 /** Skip codes beyond the domain's sizing ones; each appears in the ledger as `code: detail`. */
-export type EngineSkip = 'no_linked_position' | 'user_closed' | 'sltp_not_copied' | 'already_copied';
+export type EngineSkip =
+  | 'no_linked_position'
+  | 'user_closed'
+  | 'sltp_not_copied'
+  | 'already_copied'
+  | 'closed_before_copy';
 
 /** A Slave as the planner sees it; `adapter` only says whether its broker could be opened. */
 export interface PlanSlave {
@@ -54,8 +59,22 @@ export interface ActionPlanInput {
  * only take risk away), so this is asked only of actions that add exposure. Null when the Master may be copied.
  */
 export function planMasterRefusal<S extends PlanSlave>(input: ActionPlanInput, slaves: S[]): Planned<S>[] | null {
-  const { master, action, tradeId, rowAction } = input;
+  const { master } = input;
   if (master.status === 'connected' || master.status === 'disconnected') return null;
+  return planSkipEvery(
+    input,
+    slaves,
+    `master_not_eligible: the Master is ${master.status}${master.statusReason ? ` (${master.statusReason})` : ''}`,
+  );
+}
+
+/** A skipped row for every Slave, all with one reason (`code: detail`): nothing is sent, the ledger says why. */
+export function planSkipEvery<S extends PlanSlave>(
+  input: ActionPlanInput,
+  slaves: S[],
+  skipReason: string,
+): Planned<S>[] {
+  const { action, tradeId, rowAction } = input;
   return slaves.map((slave) => ({
     row: {
       id: input.newIntentId(),
@@ -67,7 +86,7 @@ export function planMasterRefusal<S extends PlanSlave>(input: ActionPlanInput, s
       side: copySide(slave.rule, action.side),
       targetId: null,
       state: 'skipped',
-      skipReason: `master_not_eligible: the Master is ${master.status}${master.statusReason ? ` (${master.statusReason})` : ''}`,
+      skipReason,
     },
     slave,
     send: false,

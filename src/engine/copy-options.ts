@@ -18,6 +18,11 @@ export interface CopyOptions {
   targets?: Map<string, PositionLink[]>;
   /** Watcher: actions its start diff found missed while the service was down (the circuit breaker skips them). */
   catchUp?: boolean;
+  /**
+   * Watcher, replaying the Master's deal history after a gap: the action happened and is over (a position opened
+   * and closed while nobody watched), so every Slave gets a row skipped with this reason (`code: detail`).
+   */
+  skipEvery?: string;
   /** Extra events recorded with the intents (the order route's order.accepted), given the number of sends. */
   events?: (copiedTo: number) => NewEvent[];
 }

@@ -10,6 +10,7 @@ import { deniedByCapability, planOpen, type PreTradeCheck, type SlaveContext } f
 import {
   planAddingRows,
   planMasterRefusal,
+  planSkipEvery,
   type ActionPlanInput,
   type Planned as PlannedRow,
 } from './action-planner.js';
@@ -92,6 +93,7 @@ export class PlanInputs {
       rowAction: opts.intentAction ?? action.kind,
       newIntentId: () => newId('int'),
     };
+    if (opts.skipEvery !== undefined) return planSkipEvery(input, slaves, opts.skipEvery);
     if (addsRisk(action.kind)) return this.planAdding(input, slaves);
     if (action.kind === 'order_filled' && !opts.targets) {
       // A Slave that does not copy pending orders copies the position the fill opened, at market, when it opens.

@@ -310,6 +310,18 @@ export const masterItems = pgTable(
   ],
 );
 
+/**
+ * Per Master account, how far its broker's deal history has been replayed: every deal executed before `dealsAt` has
+ * its ledger rows (copied, or skipped with the reason). A watch that starts after a gap (a start, a crash, a
+ * failover) reads the deals since this point before it trusts the stream, so a trade opened and closed while
+ * nobody watched is never left without a trace. It only moves forward.
+ */
+export const masterCursors = pgTable('master_cursors', {
+  accountId: text('account_id').primaryKey(),
+  dealsAt: ts('deals_at').notNull(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+});
+
 /** Every request on both families, so users can reconcile what they sent against what the brokers did. */
 export const requestRecords = pgTable(
   'request_records',

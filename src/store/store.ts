@@ -17,6 +17,7 @@ import { WebhookRepo } from './repos/webhooks.js';
 import { SealedRepo } from './repos/sealed.js';
 import { LeasesRepo } from './repos/leases.js';
 import { MasterItemsCache } from './repos/master-items-cache.js';
+import { MasterCursorsRepo } from './repos/master-cursors.js';
 
 /**
  * The store: one object with a repository per concern, on PGlite or PostgreSQL alike. Nothing outside
@@ -38,6 +39,8 @@ export class Store {
   readonly sealed: SealedRepo;
   /** Worker leases with their fencing epochs (PostgreSQL; on the embedded store one process holds them all). */
   readonly leases: LeasesRepo;
+  /** How far each Master's broker deal history has been replayed. */
+  readonly masterCursors: MasterCursorsRepo;
   private maintenance: EmbeddedMaintenance | null = null;
   private sweep: RecentIntentsSweep | null = null;
 
@@ -59,6 +62,7 @@ export class Store {
     this.equity = new EquityRepo(db);
     this.sealed = new SealedRepo(db);
     this.leases = new LeasesRepo(db);
+    this.masterCursors = new MasterCursorsRepo(db);
   }
 
   /** Idempotency-Key records, remembered for `ttlMs` (the API's choice, so a repository per caller). */

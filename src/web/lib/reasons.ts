@@ -11,6 +11,7 @@ const WORDS: Record<string, string> = {
   stale_action: 'too late to copy',
   not_supported: 'not supported by the Slave broker',
   no_linked_position: 'no copy to follow',
+  closed_before_copy: 'Master closed it before it could be copied',
   broker_unavailable: 'Slave broker unavailable',
   no_stop_loss: 'no stop loss to size by',
   slippage_exceeded: 'price moved more than allowed',

@@ -1,0 +1,62 @@
+import type { Account } from '../domain/account.js';
+import type { Position } from '../domain/types.js';
+import type { BrokerAdapter } from '../platforms/adapter.js';
+import type { Store } from '../store/store.js';
+import { diffPosition } from './actions.js';
+import type { CopyEngine } from './copy-engine.js';
+import { tagHolders } from './copy-loop.js';
+import { closedInGap, type ClosedInGap } from './deal-replay.js';
+
+/**
+ * How far before the cursor the deals are read again: a deal the broker stamps a little before our clock's reading
+ * (clocks apart, a deal booked late) is still in the next window. Replaying one twice is harmless: each action's
+ * id is refused a second time, and a known position is skipped.
+ */
+export const CURSOR_OVERLAP_MS = 60_000;
+
+/**
+ * A Master's deal history since its cursor, turned into ledger rows for what no watch saw: a position opened and
+ * closed while nobody watched (a crash, a failover, a stop) gets its open, partial closes and close recorded for
+ * every Slave, skipped as `closed_before_copy` (there is nothing left to copy). What is still open, or was seen
+ * open before, is the start diff's to copy. Returns the cursor to store once the caller's whole diff went through.
+ */
+export async function replayDealsSince(
+  store: Store,
+  adapter: BrokerAdapter,
+  engine: CopyEngine,
+  master: Account,
+  open: ReadonlySet<string>,
+): Promise<Date | null> {
+  if (!adapter.listDeals) return null;
+  const readAt = engine.clock();
+  const cursor = await store.masterCursors.dealsAt(master.id);
+  // A Master never watched before starts its history now: what it did before it was a Master is not ours to copy.
+  if (!cursor) return new Date(readAt);
+  const since = cursor.getTime() - CURSOR_OVERLAP_MS;
+  for (const gap of closedInGap(await adapter.listDeals(new Date(since)), since)) {
+    if (open.has(gap.position.id)) continue;
+    if (await store.trades.masterItem(master.id, 'position', gap.position.id)) continue;
+    // Opened by our order route (its trade fans it out) or one of our own copies: not a Master trade to record here.
+    const held = gap.position.tag ? await tagHolders(store, gap.position.tag) : null;
+    if (held?.trade || held?.intent) continue;
+    await recordGap(store, engine, master, gap);
+  }
+  return new Date(readAt - CURSOR_OVERLAP_MS);
+}
+
+async function recordGap(store: Store, engine: CopyEngine, master: Account, gap: ClosedInGap): Promise<void> {
+  const p = gap.position;
+  const last = gap.steps.at(-1)!;
+  const skip = `closed_before_copy: the Master opened position ${p.id} at ${p.openedAt} and closed it at ${last.at} while no watch was running`;
+  const copy = async (actions: ReturnType<typeof diffPosition>) => {
+    for (const a of actions)
+      await (await engine.copy(master, a, { source: 'watcher', catchUp: true, skipEvery: skip })).done;
+  };
+  await copy(diffPosition(master.id, null, p, Date.parse(p.openedAt)));
+  for (const step of gap.steps) {
+    const known = await store.trades.masterItem(master.id, 'position', p.id);
+    if (!known?.open) return;
+    const now: Position | null = step.volume.lte(0) ? null : { ...p, volume: step.volume, currentPrice: step.price };
+    await copy(diffPosition(master.id, known, now, Date.parse(step.at), step.price));
+  }
+}
