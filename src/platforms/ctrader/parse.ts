@@ -1,5 +1,6 @@
 import { type Decimal, dec } from '../../domain/decimal.js';
 import type {
+  Deal,
   InstrumentSpec,
   Order,
   OrderStatus as DomainOrderStatus,
@@ -7,7 +8,14 @@ import type {
   Position,
 } from '../../domain/types.js';
 import type { BrokerEvent } from '../adapter.js';
-import { ExecutionType, OrderStatus, OrderType, PositionStatus, TradeSide } from '../../protocols/ctrader/enums.js';
+import {
+  DealStatus,
+  ExecutionType,
+  OrderStatus,
+  OrderType,
+  PositionStatus,
+  TradeSide,
+} from '../../protocols/ctrader/enums.js';
 import type {
   DealMsg,
   ExecutionEventMsg,
@@ -124,6 +132,30 @@ export function parseOrder(o: OrderMsg, s: SymbolInfo): Order | null {
     createdAt,
     updatedAt: msToIso(o.utcLastUpdateTimestamp) ?? createdAt,
     tag: o.clientOrderId || o.tradeData.label || null,
+  };
+}
+
+/** Only executed deals count: REJECTED, INTERNALLY_REJECTED, ERROR and MISSED deals moved nothing. */
+export const isExecutedDeal = (d: DealMsg): boolean =>
+  d.dealStatus === DealStatus.FILLED || d.dealStatus === DealStatus.PARTIALLY_FILLED;
+
+/**
+ * One deal of the deal list. The volume is what filled (`filledVolume`; `volume` is what the order asked), in lots
+ * like a position's; a deal carrying `closePositionDetail` closed (part of) a position. The deal itself names no
+ * tag: the caller passes the one its order (or position) carries, or null.
+ */
+export function parseDeal(d: DealMsg, s: SymbolInfo, tag: string | null): Deal {
+  return {
+    id: String(d.dealId),
+    orderId: d.orderId === undefined || d.orderId === null ? null : String(d.orderId),
+    positionId: String(d.positionId),
+    symbol: s.name,
+    side: sideOf(d.tradeSide),
+    volume: wireVolumeToLots(d.filledVolume, s.lotSize),
+    price: px(d.executionPrice, s),
+    entry: d.closePositionDetail ? 'out' : 'in',
+    time: msToIso(d.executionTimestamp) ?? nowIso(),
+    tag,
   };
 }
 

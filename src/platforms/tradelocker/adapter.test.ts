@@ -299,3 +299,52 @@ describe('TradeLocker writes read back only the recent history', () => {
     }
   });
 });
+
+describe('TradeLocker listDeals over /executions', () => {
+  it("derives in/out from the position's side and tags each fill as the simulator's books do", async () => {
+    const broker = new SimBroker({ seed: 13 });
+    const acc = broker.createAccount({ balance: 100_000, meta: META });
+    const srv = await startTradeLockerSimServer(broker, { shuffleColumnsSeed: 77 });
+    const adapter = new TradeLockerAdapter({ baseUrl: srv.baseUrl, ...META, accountId: acc.login, accNum: 1 });
+    try {
+      broker.setPrice('EURUSD', '1.08000');
+      // Opened before the window, closed inside it: the close must still read 'out', with the opening tag.
+      const early = broker.placeOrder(acc.id, {
+        symbol: 'EURUSD',
+        side: 'sell',
+        type: 'market',
+        volume: dec('0.3'),
+        tag: 'early-s',
+      });
+      await new Promise((r) => setTimeout(r, 20));
+      const since = new Date();
+      broker.closePosition(acc.id, early.position!.id, dec('0.1'));
+      const later = broker.placeOrder(acc.id, {
+        symbol: 'EURUSD',
+        side: 'buy',
+        type: 'market',
+        volume: dec('0.2'),
+        tag: 'later-b',
+      });
+      broker.setPrice('EURUSD', '1.08100');
+      broker.closePosition(acc.id, early.position!.id);
+      // Still open: its side comes from /positions.
+      broker.closePosition(acc.id, later.position!.id, dec('0.1'));
+
+      const booked = broker.deals(acc.id, { from: since });
+      const deals = await adapter.listDeals(since);
+      expect(deals.map((d) => [d.positionId, d.entry, d.side, d.volume.toString(), d.tag])).toEqual(
+        booked.map((d) => [d.positionId, d.entry, d.side, d.volume.toString(), d.tag]),
+      );
+      expect(deals.map((d) => d.entry)).toEqual(['out', 'in', 'out', 'out']);
+      expect(deals.map((d) => d.tag)).toEqual(['early-s', 'later-b', 'early-s', 'later-b']);
+      expect(deals.every((d) => d.symbol === 'EURUSD' && d.orderId !== null)).toBe(true);
+      const times = deals.map((d) => Date.parse(d.time));
+      expect([...times].sort((a, b) => a - b)).toEqual(times);
+      expect(await adapter.listDeals(new Date(Date.now() + 60_000))).toEqual([]);
+    } finally {
+      await adapter.close();
+      await srv.close();
+    }
+  });
+});

@@ -1,6 +1,6 @@
 import type { Decimal } from '../../domain/decimal.js';
 import { AppError } from '../../domain/errors.js';
-import type { AccountInfo, InstrumentSpec, Order, Position } from '../../domain/types.js';
+import type { AccountInfo, Deal, InstrumentSpec, Order, Position, Side } from '../../domain/types.js';
 import type {
   BrokerAdapter,
   BrokerEvent,
@@ -15,10 +15,13 @@ import { TRADELOCKER_TAG_MAX, tradeLockerCapabilities } from './capabilities.js'
 import { errmsgOf, isEnvelopeError, readError, writeFailure } from './errors.js';
 import { RatePacer } from './pacer.js';
 import {
+  checkExecutionColumns,
   type InstrumentRef,
+  type ParsedExecution,
   type ParsedOrder,
   parseAccountDetails,
   parseAllAccounts,
+  parseExecutionRow,
   parseInstrumentDetails,
   parseInstruments,
   parseOrderRow,
@@ -205,6 +208,82 @@ export class TradeLockerAdapter implements BrokerAdapter {
       return false;
     });
     return indexTags(positions, orders, history);
+  }
+
+  /**
+   * The account's fills from GET /executions, at or after `since`, oldest first.
+   *
+   * What the real API gives (tradelocker-python `get_all_executions`, the fact sheet's section 8): the executions
+   * of the current session, no query parameters (so no time filter: `since` is applied here), rows of the
+   * filledOrdersConfig columns id, price, side, createdDate, qty, orderId, positionId, tradableInstrumentId.
+   * Nothing on the row says open or close, and nothing carries strategyId, so:
+   * - entry: the server is hedging-style (a position never flips), so a fill on the position's own side opened or
+   *   added to it ('in') and a fill on the opposite side reduced or closed it ('out'). The position's side is read
+   *   from /positions while it is open, else taken from its oldest execution in the list (walked oldest first over
+   *   the whole session, not only the window, so a close after `since` still sees an open made before it). A
+   *   position opened in an earlier session and closed in this one, so absent from both, would have its first
+   *   close read as 'in': the session-only list gives nothing better.
+   * - tag: the strategyId of the fill's order, from /ordersHistory (a lookback before the oldest fill wanted, the
+   *   walk stopping once every order is found) or /orders for a partly filled working order; an order without one
+   *   (a closing order made by DELETE /positions) takes the position's tag, as the position row or its opening
+   *   order holds it. Null when none of these is found.
+   */
+  async listDeals(since: Date): Promise<Deal[]> {
+    const cfg = await this.ensureReady();
+    checkExecutionColumns(cfg.filledOrders);
+    const fills = await this.read(
+      'GET_EXECUTIONS',
+      'executions',
+      (a) => this.raw.executions(a, this.opts.accountId),
+      (b) => rowsOf(b, 'executions').map((row) => parseExecutionRow(row, cfg.filledOrders)),
+    );
+    fills.sort((x, y) => x.timeMs - y.timeMs || compareIds(x.id, y.id));
+    const fromMs = since.getTime();
+    const wanted = fills.filter((f) => f.timeMs >= fromMs);
+    if (wanted.length === 0) return [];
+
+    const open = await this.read(
+      'GET_POSITIONS',
+      'positions',
+      (a) => this.raw.positions(a, this.opts.accountId),
+      (b) => rowsOf(b, 'positions').map((row) => parsePositionRow(row, cfg.positions, this.symbolOf).position),
+    );
+    const openById = new Map(open.map((p) => [p.id, p]));
+    const positionSide = new Map<string, Side>();
+    /** Per position, the order and time of its first 'in' fill: where the position's tag is found once it closed. */
+    const opening = new Map<string, { orderId: string; timeMs: number }>();
+    const entryOf = new Map<string, 'in' | 'out'>();
+    for (const f of fills) {
+      let sideOf = positionSide.get(f.positionId);
+      if (!sideOf) {
+        sideOf = openById.get(f.positionId)?.side ?? f.side;
+        positionSide.set(f.positionId, sideOf);
+      }
+      const entry = f.side === sideOf ? 'in' : 'out';
+      entryOf.set(f.id, entry);
+      if (entry === 'in' && f.orderId && !opening.has(f.positionId))
+        opening.set(f.positionId, { orderId: f.orderId, timeMs: f.timeMs });
+    }
+
+    const tags = await this.orderTags(wanted, opening);
+    const positionTag = (positionId: string): string | null => {
+      const onRow = openById.get(positionId)?.tag;
+      if (onRow) return onRow;
+      const opener = opening.get(positionId);
+      return (opener && tags.get(opener.orderId)) || null;
+    };
+    return wanted.map((f) => ({
+      id: f.id,
+      orderId: f.orderId,
+      positionId: f.positionId,
+      symbol: this.symbolOf(f.tradableInstrumentId),
+      side: f.side,
+      volume: f.qty,
+      price: f.price,
+      entry: entryOf.get(f.id)!,
+      time: new Date(f.timeMs).toISOString(),
+      tag: (f.orderId && tags.get(f.orderId)) || positionTag(f.positionId),
+    }));
   }
 
   // ---- writes -------------------------------------------------------------------------------------
@@ -525,6 +604,41 @@ export class TradeLockerAdapter implements BrokerAdapter {
     await this.historyPages({ ...q, from: sentAt - SETTLE_LOOKBACK_MS, to: sentAt - NEAR_LOOKBACK_MS }, visit);
   }
 
+  /**
+   * strategyId by order id for the orders of `fills` and the opening orders of their positions (only non-empty
+   * ones). ordersHistory has no id filter: it is walked from SETTLE_LOOKBACK_MS before the oldest of those fills
+   * (an order is created before it fills) and stops once every order is seen; what is still missing may be a partly filled order still working, so /orders is
+   * read then.
+   */
+  private async orderTags(
+    fills: ParsedExecution[],
+    opening: ReadonlyMap<string, { orderId: string; timeMs: number }>,
+  ): Promise<Map<string, string>> {
+    const need = new Set<string>();
+    let oldest = Number.POSITIVE_INFINITY;
+    for (const f of fills) {
+      if (f.orderId) need.add(f.orderId);
+      oldest = Math.min(oldest, f.timeMs);
+      const opener = opening.get(f.positionId);
+      if (opener) {
+        need.add(opener.orderId);
+        oldest = Math.min(oldest, opener.timeMs);
+      }
+    }
+    const tags = new Map<string, string>();
+    const seen = new Set<string>();
+    const take = (o: ParsedOrder) => {
+      if (!need.has(o.order.id)) return false;
+      seen.add(o.order.id);
+      if (o.order.tag) tags.set(o.order.id, o.order.tag);
+      return seen.size === need.size;
+    };
+    if (need.size === 0) return tags;
+    await this.historyPages({ from: oldest - SETTLE_LOOKBACK_MS }, take);
+    if (seen.size < need.size) for (const o of await this.pendingOrders({})) take(o);
+    return tags;
+  }
+
   /** Positions with SL/TP levels filled in from their child orders, plus the user's pending orders. */
   private async snapshot(withOrders: boolean): Promise<{ positions: Position[]; orders: Order[] }> {
     const cfg = await this.ensureReady();
@@ -612,6 +726,11 @@ export class TradeLockerAdapter implements BrokerAdapter {
       brokerTime: o.updatedAt,
     });
   }
+}
+
+/** Broker ids are 64-bit decimal strings: shorter is smaller, equal lengths compare as text. */
+function compareIds(a: string, b: string): number {
+  return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
 }
 
 /** SL/TP live as child orders tied to a position; they are not the user's pending orders. */

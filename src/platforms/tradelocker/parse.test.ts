@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
+  checkExecutionColumns,
+  columnIndex,
   parseAccountDetails,
   parseAllAccounts,
+  parseExecutionRow,
   parseInstrumentDetails,
   parseOrderRow,
   parsePositionRow,
@@ -83,6 +86,18 @@ const ORDER_ROW = [
   '1.08000',
   'absolute',
   '',
+];
+// The official client's ExecutionsColumns (tradelocker-python types.py), in its order.
+const EXECUTION_COLS = ['id', 'price', 'side', 'createdDate', 'qty', 'orderId', 'positionId', 'tradableInstrumentId'];
+const EXECUTION_ROW = [
+  '7277816997908000001',
+  '1.08452',
+  'sell',
+  '1767886350123',
+  '0.10',
+  '7277816997907787999',
+  '7277816997907787135',
+  '206',
 ];
 const ACCOUNT_COLS = ['balance', 'projectedBalance', 'availableFunds', 'openGrossPnL'];
 
@@ -169,6 +184,33 @@ describe('TradeLocker parse', () => {
     stopRow[ORDER_COLS.indexOf('price')] = '0';
     stopRow[ORDER_COLS.indexOf('stopPrice')] = '1.07';
     expect(parseOrderRow(stopRow, cfg.orders, symbolOf).order.price?.toString()).toBe('1.07');
+  });
+
+  it('reads an execution row by column id, whatever the served order; it has no open/close and no tag column', () => {
+    const plain = columnIndex({ columns: EXECUTION_COLS.map((id) => ({ id })) }, 'filledOrdersConfig');
+    const e = parseExecutionRow(EXECUTION_ROW, plain);
+    expect(e).toMatchObject({
+      id: '7277816997908000001',
+      orderId: '7277816997907787999',
+      positionId: '7277816997907787135',
+      tradableInstrumentId: 206,
+      side: 'sell',
+      timeMs: 1767886350123,
+    });
+    expect(e.qty.toString()).toBe('0.1');
+    expect(e.price?.toString()).toBe('1.08452');
+    for (const seed of [3, 17, 4242]) {
+      const shuffled = permute(EXECUTION_COLS, [EXECUTION_ROW], seed);
+      const cols = columnIndex({ columns: shuffled.cols.map((id) => ({ id })) }, 'filledOrdersConfig');
+      expect(parseExecutionRow(shuffled.rows[0], cols)).toEqual(e);
+    }
+    const noPosition = [...EXECUTION_ROW];
+    noPosition[EXECUTION_COLS.indexOf('positionId')] = '0';
+    expect(() => parseExecutionRow(noPosition, plain)).toThrow(/without positionId/);
+    // The config lacking execution columns connects fine; asking for deals names what is missing.
+    const cfg = parseTradeConfig(config(POSITION_COLS, ORDER_COLS));
+    expect(() => checkExecutionColumns(cfg.filledOrders)).toThrow(/filledOrdersConfig lacks column\(s\) side, qty/);
+    expect(() => checkExecutionColumns(plain)).not.toThrow();
   });
 
   it('maps the status vocabulary', () => {

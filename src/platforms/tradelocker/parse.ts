@@ -60,6 +60,25 @@ export interface ParsedOrder {
   rawStatus: string;
 }
 
+/**
+ * One row of /executions, read by the filledOrdersConfig column ids. The official client (tradelocker-python,
+ * ExecutionsColumns) knows eight: id, price, side, createdDate, qty, orderId, positionId, tradableInstrumentId.
+ * There is no open/close column and no strategyId: whether a fill opened or closed its position is derived by
+ * the adapter, and the tag comes from the order's history row.
+ */
+export interface ParsedExecution {
+  id: string;
+  orderId: string | null;
+  positionId: string;
+  tradableInstrumentId: number;
+  side: Side;
+  /** Lots, as positions report qty. */
+  qty: Decimal;
+  price: Decimal | null;
+  /** createdDate, epoch ms. */
+  timeMs: number;
+}
+
 const bad = (msg: string) => new AppError('upstream_error', `TradeLocker: ${msg}`);
 
 const isObj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -260,6 +279,41 @@ export function parseOrderRow(row: unknown, cols: ColumnIndex, symbolOf: (tid: n
       updatedAt: msToIso(c('lastModified'), createdAt),
       tag: tag ? tag : null,
     },
+  };
+}
+
+/** The execution columns listDeals cannot do without; checked when deals are asked for, not at connect. */
+export function checkExecutionColumns(cols: ColumnIndex): void {
+  requireColumns(cols, 'filledOrdersConfig', [
+    'id',
+    'side',
+    'qty',
+    'createdDate',
+    'positionId',
+    'tradableInstrumentId',
+  ]);
+}
+
+export function parseExecutionRow(row: unknown, cols: ColumnIndex): ParsedExecution {
+  const c = (id: string) => cell(row, cols, id);
+  const id = c('id');
+  if (!id) throw bad('execution row without id');
+  const positionId = idOrNull(c('positionId'));
+  if (!positionId) throw bad(`execution ${id} without positionId`);
+  const qty = decimal(c('qty'));
+  if (!qty || qty.lte(0)) throw bad(`execution ${id} lacks qty`);
+  const created = c('createdDate');
+  if (created === null || !/^\d+$/.test(created)) throw bad(`execution ${id} lacks createdDate`);
+  const price = decimal(c('price'));
+  return {
+    id,
+    orderId: idOrNull(c('orderId')),
+    positionId,
+    tradableInstrumentId: num(c('tradableInstrumentId'), 'tradableInstrumentId'),
+    side: side(c('side')),
+    qty,
+    price: price?.gt(0) ? price : null,
+    timeMs: Number(created),
   };
 }
 

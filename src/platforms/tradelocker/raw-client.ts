@@ -110,6 +110,7 @@ export class TradeLockerRawClient {
     return this.call('GET', `/trade/accounts/${enc(accountId)}/ordersHistory`, { auth, query: q });
   }
 
+  /** The current session's fills; the route takes no query (no time window), so callers filter by time. */
   executions(auth: AuthContext, accountId: string): Promise<WireResult> {
     return this.call('GET', `/trade/accounts/${enc(accountId)}/executions`, { auth });
   }
