@@ -1,6 +1,6 @@
 import { Decimal } from '../../domain/decimal.js';
 import { AppError } from '../../domain/errors.js';
-import type { AccountInfo, InstrumentSpec, Order, Position } from '../../domain/types.js';
+import type { AccountInfo, Deal, InstrumentSpec, Order, Position } from '../../domain/types.js';
 import type {
   BrokerAdapter,
   BrokerEvent,
@@ -15,7 +15,7 @@ import { metaTraderCapabilities, type MtPlatform } from './capabilities.js';
 import { fitComment } from './comment.js';
 import { tradeResultFailure } from './errors.js';
 import type { MetaTraderGateway, MtTradeRequest } from './gateway.js';
-import type { MtDeal, MtTradeResult } from './parse.js';
+import { type MtDeal, type MtTradeResult, toDeals } from './parse.js';
 import { PollingWatcher } from '../polling-watcher.js';
 import { type MtStreamOptions, openMetaApiStream } from './stream-client.js';
 import { StreamingWatcher } from './stream-watcher.js';
@@ -147,6 +147,21 @@ export class MetaTraderAdapter implements BrokerAdapter {
       (a, b) => Date.parse(a.updatedAt) - Date.parse(b.updatedAt),
     );
     return indexTags(positions, orders, history);
+  }
+
+  /**
+   * MetaApi history deals done in [since, a minute ahead), trade deals only, oldest first (see toDeals for the
+   * entry mapping). A netting reversal (DEAL_ENTRY_INOUT) is split by the volume its position held, so when the
+   * window holds one, the lookback before `since` is read too: the position may have been opened before it.
+   */
+  async listDeals(since: Date): Promise<Deal[]> {
+    this.open();
+    const { start, end } = this.window(since);
+    const rows = await this.gateway.historyDeals(start, end);
+    if (!rows.some((d) => d.entry === 'inout' && d.side !== null)) return toDeals(rows);
+    const lookback = this.opts.historyLookbackMs ?? DEFAULT_LOOKBACK_MS;
+    const earlier = await this.gateway.historyDeals(new Date(start.getTime() - lookback), start);
+    return toDeals(rows, earlier);
   }
 
   // ---- writes -------------------------------------------------------------------------------------

@@ -1,3 +1,4 @@
+import { AppError } from '../../domain/errors.js';
 import type { InstrumentSpec, Order, Position } from '../../domain/types.js';
 import type { OrderOutcome } from '../adapter.js';
 import { readError, tradeTransportFailure } from './errors.js';
@@ -38,7 +39,7 @@ export interface MetaTraderGateway {
   orders(): Promise<Order[]>;
   /** Final orders created in [from, to). */
   historyOrders(from: Date, to: Date): Promise<Order[]>;
-  /** Deals done in [from, to). */
+  /** Deals done in [from, to), every one of them: a history that does not fit is an error, never a silent cut. */
   historyDeals(from: Date, to: Date): Promise<MtDeal[]>;
   /** Sent once, never repeated here. */
   trade(req: MtTradeRequest): Promise<TradeAnswer>;
@@ -111,7 +112,12 @@ export class MetaApiGateway implements MetaTraderGateway {
   }
 
   historyDeals(from: Date, to: Date): Promise<MtDeal[]> {
-    return this.pages('history deals', (page) => this.raw.historyDeals(this.accountId, from, to, page), parseDeal);
+    return this.pages(
+      'history deals',
+      (page) => this.raw.historyDeals(this.accountId, from, to, page),
+      parseDeal,
+      true,
+    );
   }
 
   async trade(req: MtTradeRequest): Promise<TradeAnswer> {
@@ -140,11 +146,15 @@ export class MetaApiGateway implements MetaTraderGateway {
     throw readError(r, `MetaApi ${what}`);
   }
 
-  /** offset/limit paging; a short page (counted before parsing drops rows) is the last one. */
+  /**
+   * offset/limit paging; a short page (counted before parsing drops rows) is the last one. Past MAX_PAGES full
+   * pages the rest is dropped, or, with `whole`, the read fails: a deal replay must not skip deals unseen.
+   */
   private async pages<T>(
     what: string,
     call: (page: { offset: number; limit: number }) => Promise<WireResult>,
     parse: (row: unknown) => T | null,
+    whole = false,
   ): Promise<T[]> {
     const out: T[] = [];
     for (let p = 0; p < MAX_PAGES; p++) {
@@ -153,8 +163,13 @@ export class MetaApiGateway implements MetaTraderGateway {
         const v = parse(row);
         if (v !== null) out.push(v);
       }
-      if (rows.length < PAGE) break;
+      if (rows.length < PAGE) return out;
     }
+    if (whole)
+      throw new AppError(
+        'upstream_error',
+        `MetaApi ${what}: more than ${MAX_PAGES * PAGE} rows, read a shorter window`,
+      );
     return out;
   }
 }

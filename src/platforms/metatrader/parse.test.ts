@@ -10,6 +10,7 @@ import {
   parseServerSearch,
   parseSymbolSpecification,
   parseTradeResult,
+  toDeals,
 } from './parse.js';
 
 /** Shapes as the MetaApi model pages show them, with ids past 2^53 as strings. */
@@ -226,5 +227,88 @@ describe('MetaApi parsers', () => {
     expect(parseErrorBody({ error: 'ValidationError', details: [{ parameter: 'login' }] }).code).toBeNull();
     expect(parseErrorBody('upstream connect error')).toMatchObject({ name: null, message: 'upstream connect error' });
     expect(parseErrorBody(null)).toMatchObject({ name: null, message: null });
+  });
+
+  describe('history deals as Deals', () => {
+    const row = (id: string, type: string, entryType: string, volume: number, time: string, extra = {}) =>
+      parseDeal({
+        id,
+        type,
+        entryType,
+        symbol: 'EURUSD',
+        time,
+        volume,
+        price: 1.08,
+        profit: 0,
+        positionId: '50',
+        orderId: `o${id}`,
+        clientId: 'tagA',
+        ...extra,
+      });
+    const brief = (ds: ReturnType<typeof toDeals>) => ds.map((d) => [d.id, d.entry, d.side, d.volume.toString()]);
+
+    it('keeps trade deals only, oldest first, once each: IN is in, OUT and OUT_BY are out', () => {
+      const rows = [
+        row('12', 'DEAL_TYPE_SELL', 'DEAL_ENTRY_OUT_BY', 0.1, '2026-01-05T10:02:00Z'),
+        parseDeal({ id: '1', type: 'DEAL_TYPE_BALANCE', time: '2026-01-05T09:00:00Z', profit: 1000 }),
+        row('9', 'DEAL_TYPE_SELL', 'DEAL_ENTRY_OUT', 0.1, '2026-01-05T10:01:00Z'),
+        row('10', 'DEAL_TYPE_BUY', 'DEAL_ENTRY_IN', 0.3, '2026-01-05T10:00:00Z'),
+        row('9', 'DEAL_TYPE_SELL', 'DEAL_ENTRY_OUT', 0.1, '2026-01-05T10:01:00Z'),
+        row('13', 'DEAL_TYPE_BUY_CANCELED', 'DEAL_ENTRY_IN', 0.1, '2026-01-05T10:03:00Z'),
+      ];
+      const deals = toDeals(rows);
+      expect(brief(deals)).toEqual([
+        ['10', 'in', 'buy', '0.3'],
+        ['9', 'out', 'sell', '0.1'],
+        ['12', 'out', 'sell', '0.1'],
+      ]);
+      expect(deals[0]).toMatchObject({
+        orderId: 'o10',
+        positionId: '50',
+        symbol: 'EURUSD',
+        tag: 'tagA',
+        time: '2026-01-05T10:00:00.000Z',
+      });
+      expect(deals[0]!.price?.toString()).toBe('1.08');
+    });
+
+    it('orders deals of the same millisecond by ticket, numerically', () => {
+      const t = '2026-01-05T10:00:00Z';
+      const rows = [
+        row('100', 'DEAL_TYPE_SELL', 'DEAL_ENTRY_OUT', 0.1, t),
+        row('99', 'DEAL_TYPE_BUY', 'DEAL_ENTRY_IN', 0.1, t),
+      ];
+      expect(toDeals(rows).map((d) => d.id)).toEqual(['99', '100']);
+    });
+
+    it('splits a netting reversal (INOUT) into an out of what the position held and an in of the rest', () => {
+      const rows = [
+        row('10', 'DEAL_TYPE_BUY', 'DEAL_ENTRY_IN', 0.3, '2026-01-05T10:00:00Z'),
+        row('11', 'DEAL_TYPE_SELL', 'DEAL_ENTRY_OUT', 0.1, '2026-01-05T10:01:00Z'),
+        row('12', 'DEAL_TYPE_SELL', 'DEAL_ENTRY_INOUT', 0.5, '2026-01-05T10:02:00Z'),
+        row('13', 'DEAL_TYPE_BUY', 'DEAL_ENTRY_INOUT', 0.4, '2026-01-05T10:03:00Z'),
+      ];
+      const deals = toDeals(rows);
+      expect(brief(deals)).toEqual([
+        ['10', 'in', 'buy', '0.3'],
+        ['11', 'out', 'sell', '0.1'],
+        ['12', 'out', 'sell', '0.2'],
+        ['12:in', 'in', 'sell', '0.3'],
+        ['13', 'out', 'buy', '0.3'],
+        ['13:in', 'in', 'buy', '0.1'],
+      ]);
+      expect(deals[3]).toMatchObject({ orderId: 'o12', positionId: '50', time: '2026-01-05T10:02:00.000Z' });
+    });
+
+    it('reads a reversed position volume from deals before the window, without returning them', () => {
+      const earlier = [row('10', 'DEAL_TYPE_BUY', 'DEAL_ENTRY_IN', 0.3, '2026-01-04T10:00:00Z')];
+      const rows = [row('12', 'DEAL_TYPE_SELL', 'DEAL_ENTRY_INOUT', 0.5, '2026-01-05T10:02:00Z')];
+      expect(brief(toDeals(rows, earlier))).toEqual([
+        ['12', 'out', 'sell', '0.3'],
+        ['12:in', 'in', 'sell', '0.2'],
+      ]);
+      // Without the opening, the held volume is unknown: the reversal stays whole, as a close.
+      expect(brief(toDeals(rows))).toEqual([['12', 'out', 'sell', '0.5']]);
+    });
   });
 });

@@ -1,6 +1,6 @@
 import { Decimal } from '../../domain/decimal.js';
 import { AppError } from '../../domain/errors.js';
-import type { InstrumentSpec, Order, OrderStatus, OrderType, Position, Side } from '../../domain/types.js';
+import type { Deal, InstrumentSpec, Order, OrderStatus, OrderType, Position, Side } from '../../domain/types.js';
 
 /**
  * Pure parsers from MetaApi REST models (fact sheet A3-A5) to our types. MetaApi sends prices and volumes
@@ -169,6 +169,92 @@ export function parseDeal(raw: unknown): MtDeal {
     time: timeOf(d.time, 'deal time'),
     tag: str(d.clientId),
   };
+}
+
+/** A deal that moved a position: DEAL_TYPE_BUY/SELL with a known entry, symbol, volume and position. */
+export type MtTradeDeal = MtDeal & {
+  side: Side;
+  entry: NonNullable<MtDeal['entry']>;
+  symbol: string;
+  volume: Decimal;
+  positionId: string;
+};
+
+/** Balance, credit, commission, cancelled and other bookkeeping deals move no position and are left out. */
+export function isTradeDeal(d: MtDeal): d is MtTradeDeal {
+  return d.side !== null && d.entry !== null && d.symbol !== null && d.volume !== null && d.positionId !== null;
+}
+
+/** Execution time, then ticket (numerically when both are numbers): MetaApi does not document the row order. */
+export function dealOrder(a: MtDeal, b: MtDeal): number {
+  const t = Date.parse(a.time) - Date.parse(b.time);
+  if (t !== 0) return t;
+  if (/^\d+$/.test(a.id) && /^\d+$/.test(b.id))
+    return a.id.length - b.id.length || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+/** Id of the opening half of a split DEAL_ENTRY_INOUT deal; the closing half keeps the broker's ticket. */
+export const inoutOpeningId = (dealId: string) => `${dealId}:in`;
+
+/**
+ * MetaApi trade deals as our Deals, oldest first. `earlier` are the same account's deals from before the window,
+ * read only to know a position's volume before a reversal; they are not returned.
+ *
+ * DEAL_ENTRY_IN is 'in'; DEAL_ENTRY_OUT and DEAL_ENTRY_OUT_BY (closed by an opposite position) are 'out'.
+ * DEAL_ENTRY_INOUT is an MT5 netting reversal: one deal that closes the whole position and opens the rest the
+ * other way, on the same position id. It becomes two Deals at the same time, price and side: an 'out' of the
+ * volume the position held (replayed from its earlier deals; it keeps the broker's ticket) and an 'in' of the
+ * remainder (ticket + ':in'). When the position's opening is not among the deals read, its volume is unknown and
+ * the reversal is kept whole as one 'out': a ledger is better off with a close it can see than an invented split.
+ */
+export function toDeals(rows: readonly MtDeal[], earlier: readonly MtDeal[] = []): Deal[] {
+  const seen = new Set<string>();
+  const unique = (list: readonly MtDeal[]) =>
+    list.filter(isTradeDeal).filter((d) => {
+      if (seen.has(d.id)) return false;
+      seen.add(d.id);
+      return true;
+    });
+  const before = unique(earlier).sort(dealOrder);
+  const window = unique(rows).sort(dealOrder);
+  // What each position holds, replayed from its deals; absent = its opening was not read.
+  const held = new Map<string, { side: Side; volume: Decimal }>();
+  const out: Deal[] = [];
+  const deal = (d: MtTradeDeal, entry: Deal['entry'], volume: Decimal, id = d.id): Deal => ({
+    id,
+    orderId: d.orderId,
+    positionId: d.positionId,
+    symbol: d.symbol,
+    side: d.side,
+    volume,
+    price: d.price,
+    entry,
+    time: d.time,
+    tag: d.tag,
+  });
+  for (const [i, d] of [...before, ...window].entries()) {
+    const emit = i >= before.length;
+    const h = held.get(d.positionId);
+    if (d.entry === 'in') {
+      if (h && h.side === d.side) h.volume = h.volume.plus(d.volume);
+      else if (!h || h.volume.isZero()) held.set(d.positionId, { side: d.side, volume: d.volume });
+      else h.volume = Decimal.max(h.volume.minus(d.volume), 0);
+      if (emit) out.push(deal(d, 'in', d.volume));
+    } else if (d.entry === 'out' || d.entry === 'out_by') {
+      if (h) h.volume = Decimal.max(h.volume.minus(d.volume), 0);
+      if (emit) out.push(deal(d, 'out', d.volume));
+    } else {
+      const closing = h && h.side !== d.side ? Decimal.min(h.volume, d.volume) : null;
+      const opening = closing ? d.volume.minus(closing) : null;
+      if (closing && opening) held.set(d.positionId, { side: d.side, volume: opening });
+      else held.delete(d.positionId);
+      if (!emit) continue;
+      if (!closing || !opening || closing.isZero() || opening.isZero()) out.push(deal(d, 'out', d.volume));
+      else out.push(deal(d, 'out', closing), deal(d, 'in', opening, inoutOpeningId(d.id)));
+    }
+  }
+  return out;
 }
 
 export interface MtAccountInformation {
