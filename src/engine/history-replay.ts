@@ -1,8 +1,8 @@
 import type { Account } from '../domain/account.js';
-import type { Position } from '../domain/types.js';
+import type { Order, Position } from '../domain/types.js';
 import type { BrokerAdapter } from '../platforms/adapter.js';
 import type { Store } from '../store/store.js';
-import { diffPosition } from './actions.js';
+import { diffOrder, diffPosition, type MasterAction } from './actions.js';
 import type { CopyEngine } from './copy-engine.js';
 import { tagHolders } from './copy-loop.js';
 import { closedInGap, type ClosedInGap } from './deal-replay.js';
@@ -41,17 +41,40 @@ export async function replayDealsSince(
     if (held?.trade || held?.intent) continue;
     await recordGap(store, engine, master, gap);
   }
+  if (adapter.capabilities.has.orderHistory !== false)
+    for (const o of await adapter.listOrders({ includeHistory: true, from: new Date(since) }))
+      if (await cancelledUnseen(store, master, o)) await recordCancelledOrder(engine, store, master, o);
   return new Date(readAt - CURSOR_OVERLAP_MS);
+}
+
+/**
+ * A pending order placed and cancelled (or expired) while nobody watched: no deal shows it, the order history does.
+ * A filled one is not here: the position it opened is in the deals.
+ */
+async function cancelledUnseen(store: Store, master: Account, o: Order): Promise<boolean> {
+  if (o.type === 'market' || (o.status !== 'cancelled' && o.status !== 'rejected')) return false;
+  if (await store.trades.masterItem(master.id, 'order', o.id)) return false;
+  const held = o.tag ? await tagHolders(store, o.tag) : null;
+  return !(held?.trade || held?.intent);
+}
+
+async function recordCancelledOrder(engine: CopyEngine, store: Store, master: Account, o: Order): Promise<void> {
+  const skip = `closed_before_copy: the Master placed pending order ${o.id} at ${o.createdAt} and it was ${o.status} at ${o.updatedAt} while no watch was running`;
+  const copy = (actions: MasterAction[]) => copyAll(engine, master, actions, skip);
+  await copy(diffOrder(master.id, null, { ...o, status: 'pending' }, null, Date.parse(o.createdAt)));
+  const known = await store.trades.masterItem(master.id, 'order', o.id);
+  if (known?.open) await copy(diffOrder(master.id, known, null, o, Date.parse(o.updatedAt)));
+}
+
+async function copyAll(engine: CopyEngine, master: Account, actions: MasterAction[], skipEvery: string): Promise<void> {
+  for (const a of actions) await (await engine.copy(master, a, { source: 'watcher', catchUp: true, skipEvery })).done;
 }
 
 async function recordGap(store: Store, engine: CopyEngine, master: Account, gap: ClosedInGap): Promise<void> {
   const p = gap.position;
   const last = gap.steps.at(-1)!;
   const skip = `closed_before_copy: the Master opened position ${p.id} at ${p.openedAt} and closed it at ${last.at} while no watch was running`;
-  const copy = async (actions: ReturnType<typeof diffPosition>) => {
-    for (const a of actions)
-      await (await engine.copy(master, a, { source: 'watcher', catchUp: true, skipEvery: skip })).done;
-  };
+  const copy = (actions: MasterAction[]) => copyAll(engine, master, actions, skip);
   await copy(diffPosition(master.id, null, p, Date.parse(p.openedAt)));
   for (const step of gap.steps) {
     const known = await store.trades.masterItem(master.id, 'position', p.id);

@@ -47,13 +47,22 @@ describe('Master history cursor: nothing the broker recorded is left without led
     expect(pos(g.slaves[0]!.sim)).toHaveLength(1);
   });
 
-  it('a position opened and closed while no watch ran gets a row per Slave for its open, partial close and close, skipped closed_before_copy', async () => {
+  it('a position opened and closed while no watch ran, and a pending order placed and cancelled, get a row per Slave for each action, skipped closed_before_copy', async () => {
     await h.close();
     const quick = mkt(g.masterSim, '0.2', 'mQ').id;
     broker.closePosition(g.masterSim, quick);
     const partly = mkt(g.masterSim, '0.3', 'mR').id;
     broker.closePosition(g.masterSim, partly, dec('0.1'));
     broker.closePosition(g.masterSim, partly);
+    const limit = broker.placeOrder(g.masterSim, {
+      symbol: 'EURUSD',
+      side: 'buy',
+      type: 'limit',
+      volume: dec('0.2'),
+      price: dec('1.05'),
+      tag: 'mL',
+    }).order.id;
+    broker.cancelOrder(g.masterSim, limit);
 
     h = await startEngine({ broker, dataDir: dir });
     await h.start();
@@ -75,6 +84,18 @@ describe('Master history cursor: nothing the broker recorded is left without led
             skipReason: expect.stringMatching(/^closed_before_copy: /),
           });
       }
+    }
+    const [placed, cancelled] = await Promise.all(
+      ['order_placed', 'order_cancelled'].map(async (action) => {
+        const t = (await h.store.trades.listTrades(g.userId, { limit: 500 })).find(
+          (x) => x.masterOrderId === limit && x.action === action,
+        );
+        return t ? h.store.trades.intentsOfTrade(t.id) : [];
+      }),
+    );
+    for (const rows of [placed!, cancelled!]) {
+      expect(rows).toHaveLength(g.slaves.length);
+      for (const r of rows) expect(r.skipReason).toMatch(/^closed_before_copy: the Master placed pending order/);
     }
     // Nothing was sent: the Slaves hold only the copy made before the stop.
     for (const s of g.slaves) expect(pos(s.sim)).toHaveLength(1);
