@@ -19,6 +19,12 @@ export interface WatcherOptions {
   pollMs?: number;
   /** How often new Master accounts are picked up. */
   scanMs?: number;
+  /**
+   * A streaming Master is diffed (and its deals replayed) once more this long after its watch starts: a trade made
+   * while the broker was still setting up the subscription reaches no listener, and would otherwise wait for the
+   * next resync. 0: no second look. Default 3000.
+   */
+  recheckMs?: number;
   /** Which Masters this process watches (a worker: those whose lease it holds). Default: all. */
   owns?: (accountId: string) => boolean;
 }
@@ -31,6 +37,7 @@ export class AccountWatch {
   private running: Promise<void> | null = null;
   private unsubscribe: (() => void) | null = null;
   private poll: NodeJS.Timeout | null = null;
+  private recheck: NodeJS.Timeout | null = null;
   private stopped = false;
 
   constructor(
@@ -44,8 +51,14 @@ export class AccountWatch {
 
   start(): void {
     // Subscribe before the diff: an event during the diff queues behind it and is then a no-op or the next step.
-    if (this.adapter.subscribe) this.unsubscribe = this.adapter.subscribe((ev) => this.enqueue({ kind: 'event', ev }));
-    else {
+    if (this.adapter.subscribe) {
+      this.unsubscribe = this.adapter.subscribe((ev) => this.enqueue({ kind: 'event', ev }));
+      const recheckMs = this.opts.recheckMs ?? 3000;
+      if (recheckMs > 0) {
+        this.recheck = setTimeout(() => this.enqueue({ kind: 'diff', reason: 'recheck' }), recheckMs);
+        this.recheck.unref();
+      }
+    } else {
       const ms = Math.max(
         this.opts.pollMs ?? 1000,
         Math.ceil(2000 / Math.max(1, this.adapter.capabilities.rateLimitPerSecond)),
@@ -79,6 +92,7 @@ export class AccountWatch {
     this.stopped = true;
     this.unsubscribe?.();
     if (this.poll) clearInterval(this.poll);
+    if (this.recheck) clearTimeout(this.recheck);
     this.queue = [];
     await this.idle();
   }
