@@ -1,7 +1,7 @@
 import { AppError } from '../../domain/errors.js';
 import type { OrderOutcome } from '../adapter.js';
 import type { Envelope } from '../../protocols/ctrader/messages.js';
-import { denied, rejected, unresolved } from '../adapter.js';
+import { denied, rejected, retryLater, unresolved } from '../adapter.js';
 
 /**
  * Open API failures -> our error tree (reads) and outcome kinds (writes). Error codes arrive as enum names in
@@ -144,21 +144,34 @@ export function readError(err: unknown, what: string): AppError {
  * lost after sending) is `unresolved`, settled later by the tag, never resent blind.
  */
 export function writeFailure(err: unknown, what: string): Exclude<OrderOutcome, { kind: 'confirmed' }> {
-  if (err instanceof NotSentError) return denied(err.appError.code, `${what}: not sent (${err.message})`);
+  if (err instanceof NotSentError) {
+    const d = denied(err.appError.code, `${what}: not sent (${err.message})`);
+    // Withdrawn by our own pacing: nothing left, and the same write may go once the connection has room.
+    if (err.appError.code === 'rate_limited') d.retry = retryLater(err.appError.retryAfter);
+    return d;
+  }
   if (err instanceof RequestTimeoutError || err instanceof ConnectionLostError) {
     return unresolved('write_outcome_unknown', `${what}: ${err.message}; outcome unknown`);
   }
   if (err instanceof OpenApiError) {
     const app = mapOpenApiError(err, what);
+    // A request frequency limit is one whatever carried it (an error response or an order error event): the
+    // broker refused the write for now and says to send it again.
+    const limited = app.code === 'rate_limited';
     // Protocol-level refusals keep our error code (rate_limited, reconnect_required...); business ones the broker's meaning.
     const code =
-      err.source === 'error_res' && app.code !== 'invalid_request' && app.code !== 'not_found'
+      limited || (err.source === 'error_res' && app.code !== 'invalid_request' && app.code !== 'not_found')
         ? app.code
         : (REJECT_CODES[err.errorCode] ?? 'broker_rejected');
-    return rejected(code, app.message, {
-      errorCode: err.errorCode,
-      ...(err.retryAfter !== undefined ? { retryAfterSec: err.retryAfter } : {}),
-    });
+    return rejected(
+      code,
+      app.message,
+      {
+        errorCode: err.errorCode,
+        ...(err.retryAfter !== undefined ? { retryAfterSec: err.retryAfter } : {}),
+      },
+      limited ? retryLater(err.retryAfter) : undefined,
+    );
   }
   return unresolved('write_outcome_unknown', `${what}: ${err instanceof Error ? err.message : String(err)}`);
 }
