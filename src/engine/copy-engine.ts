@@ -10,7 +10,7 @@ import type { AdapterRegistry } from './adapter-registry.js';
 import type { Dispatcher } from './dispatcher.js';
 import { accountLeaseKey, StaleLeaseError } from '../domain/lease.js';
 import type { MasterAction } from './actions.js';
-import { copyRetryWindow, sendPaced } from './rate-limit.js';
+import { copyRetryWindow, RetryHolds, sendPaced } from './rate-limit.js';
 import { fencedCall } from './write-fence.js';
 import { executeOp, opOf, verifyOp, type IntentOp } from './intent-ops.js';
 import { OutcomeWriter } from './outcome-writer.js';
@@ -61,6 +61,8 @@ export class CopyEngine {
   private readonly writer: OutcomeWriter;
   /** The Slave brokers' instrument specs, cached per live adapter. */
   readonly specs = new SpecCache();
+  /** Per Slave, copies waiting to be sent again after a refusal their broker said to retry (admission reads it). */
+  readonly retrying = new RetryHolds();
   /** Intents being sent by this process: the settle loop leaves them alone. */
   readonly inFlight = new Set<string>();
   /** Order-route trades whose route is still running in this process: the settle loop leaves them alone. */
@@ -399,6 +401,7 @@ export class CopyEngine {
         copyRetryWindow({
           now: this.clock,
           sleep: this.sleep,
+          holds: { registry: this.retrying, accountId: slave.account.id },
           actionAt: trade.actionAt.getTime(),
           maxDelayMs: slave.rule.maxDelayMs,
           addsExposure: stale,

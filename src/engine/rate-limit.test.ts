@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { StaleLeaseError } from '../domain/lease.js';
 import { rejected, retryLater, type OrderOutcome } from '../platforms/adapter.js';
-import { copyRetryWindow, retryHint, retryWaitMs, sendPaced, type RetryWindow } from './rate-limit.js';
+import { copyRetryWindow, RetryHolds, retryHint, retryWaitMs, sendPaced, type RetryWindow } from './rate-limit.js';
 
 const confirmed: OrderOutcome = {
   kind: 'confirmed',
@@ -203,6 +203,33 @@ describe('sendPaced', () => {
     );
     expect(out).toBe(confirmed);
     expect(broker.tries.at(-1)).toBeGreaterThanOrEqual(100_000);
+  });
+
+  it('counts the copy and the broker hold for admission control while it waits, and forgets it after', async () => {
+    const ft = fakeTime();
+    const holds = new RetryHolds();
+    const seen: Array<ReturnType<RetryHolds['of']>> = [];
+    const broker = brokerLimitedUntil(ft, 5000, 3);
+    const out = await sendPaced(broker.send, () =>
+      copyRetryWindow({
+        now: ft.now,
+        sleep: async (ms) => {
+          seen.push(holds.of('acc_s', ft.t.now));
+          await ft.sleep(ms);
+        },
+        holds: { registry: holds, accountId: 'acc_s' },
+        actionAt: 0,
+        maxDelayMs: 60_000,
+        addsExposure: true,
+        slaveStatus: async () => null,
+      }),
+    );
+    expect(out).toBe(confirmed);
+    expect(seen).toEqual([
+      { waiting: 1, heldForMs: 3000 },
+      { waiting: 1, heldForMs: 3000 },
+    ]);
+    expect(holds.of('acc_s', ft.t.now)).toEqual({ waiting: 0, heldForMs: 0 });
   });
 
   it('lets a lost lease through as a rejection', async () => {

@@ -135,6 +135,8 @@ const NO_STALE_RETRY_MS = 120_000;
 export function copyRetryWindow(o: {
   now: () => number;
   sleep: ((ms: number) => Promise<void>) | undefined;
+  /** Where the copy's waits are counted for admission control, under the Slave's account id. */
+  holds?: { registry: RetryHolds; accountId: string };
   actionAt: number;
   maxDelayMs: number;
   addsExposure: boolean;
@@ -142,17 +144,20 @@ export function copyRetryWindow(o: {
   slaveStatus: () => Promise<AccountStatus | null>;
 }): RetryWindow {
   const staleAt = o.actionAt + o.maxDelayMs;
+  const base = o.sleep ?? timer;
+  const holds = o.holds;
+  const sleep = holds ? (ms: number) => holds.registry.wait(holds.accountId, o.now() + ms, () => base(ms)) : o.sleep;
   const maxDelay = `max delay (${seconds(o.maxDelayMs)} since the Master's action)`;
   if (!o.addsExposure) {
     const until = o.now() + NO_STALE_RETRY_MS;
     return until > staleAt
-      ? { now: o.now, sleep: o.sleep, deadlineAt: until, limit: `retry window (${seconds(NO_STALE_RETRY_MS)})` }
-      : { now: o.now, sleep: o.sleep, deadlineAt: staleAt, limit: maxDelay };
+      ? { now: o.now, sleep, deadlineAt: until, limit: `retry window (${seconds(NO_STALE_RETRY_MS)})` }
+      : { now: o.now, sleep, deadlineAt: staleAt, limit: maxDelay };
   }
   let tries = 1;
   return {
     now: o.now,
-    sleep: o.sleep,
+    sleep,
     deadlineAt: staleAt,
     limit: maxDelay,
     stop: async () => {
@@ -167,4 +172,33 @@ export function copyRetryWindow(o: {
       );
     },
   };
+}
+
+/**
+ * Per Slave account, the copies waiting out a refusal their broker said to retry, and until when (engine clock) the
+ * broker asked us to wait. Neither is in the dispatcher's queue, so admission control reads them here: a copy of a
+ * new order to that Slave waits behind them.
+ */
+export class RetryHolds {
+  private readonly byAccount = new Map<string, { waiting: number; until: number }>();
+
+  /** Runs one wait (`sleep`) that the broker asked for until `until`, counted while it lasts. */
+  async wait(accountId: string, until: number, sleep: () => Promise<void>): Promise<void> {
+    let h = this.byAccount.get(accountId);
+    if (!h) this.byAccount.set(accountId, (h = { waiting: 0, until }));
+    h.waiting++;
+    h.until = Math.max(h.until, until);
+    try {
+      await sleep();
+    } finally {
+      h.waiting--;
+      if (h.waiting === 0 && this.byAccount.get(accountId) === h) this.byAccount.delete(accountId);
+    }
+  }
+
+  /** Copies of this Slave waiting to be sent again, and how long (ms) until the latest of their waits ends. */
+  of(accountId: string, now: number): { waiting: number; heldForMs: number } {
+    const h = this.byAccount.get(accountId);
+    return h ? { waiting: h.waiting, heldForMs: Math.max(0, h.until - now) } : { waiting: 0, heldForMs: 0 };
+  }
 }
