@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { StaleLeaseError } from '../domain/lease.js';
 import { rejected, retryLater, type OrderOutcome } from '../platforms/adapter.js';
-import { copyRetryWindow, RetryHolds, retryHint, retryWaitMs, sendPaced, type RetryWindow } from './rate-limit.js';
+import {
+  copyRetryWindow,
+  RetriesStopped,
+  RetryHolds,
+  retryHint,
+  retryWaitMs,
+  sendPaced,
+  type RetryWindow,
+} from './rate-limit.js';
 
 const confirmed: OrderOutcome = {
   kind: 'confirmed',
@@ -230,6 +238,36 @@ describe('sendPaced', () => {
       { waiting: 1, heldForMs: 3000 },
     ]);
     expect(holds.of('acc_s', ft.t.now)).toEqual({ waiting: 0, heldForMs: 0 });
+  });
+
+  it('a stopping process ends the wait at once, with no outcome and no further try', async () => {
+    const holds = new RetryHolds();
+    let tries = 0;
+    const t0 = Date.now();
+    const paced = sendPaced(
+      () => {
+        tries++;
+        // The stop comes while the copy waits out a 30 s Retry-After on the real timer.
+        setImmediate(() => holds.stop());
+        return Promise.resolve(limited(30));
+      },
+      () =>
+        copyRetryWindow({
+          now: Date.now,
+          sleep: undefined,
+          holds: { registry: holds, accountId: 'acc_s' },
+          actionAt: Date.now(),
+          maxDelayMs: 60_000,
+          addsExposure: true,
+          slaveStatus: async () => null,
+        }),
+    );
+    await expect(paced).rejects.toBeInstanceOf(RetriesStopped);
+    expect(Date.now() - t0).toBeLessThan(5000);
+    expect(tries).toBe(1);
+    expect(holds.of('acc_s', Date.now())).toEqual({ waiting: 0, heldForMs: 0 });
+    // A copy refused after the stop does not wait at all.
+    await expect(holds.wait('acc_s', Date.now() + 1000, async () => undefined)).rejects.toBeInstanceOf(RetriesStopped);
   });
 
   it('lets a lost lease through as a rejection', async () => {

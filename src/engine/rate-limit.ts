@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { isStoppedByChoice } from '../domain/account.js';
 import type { AccountStatus } from '../domain/types.js';
 import { StaleLeaseError } from '../domain/lease.js';
@@ -144,9 +145,13 @@ export function copyRetryWindow(o: {
   slaveStatus: () => Promise<AccountStatus | null>;
 }): RetryWindow {
   const staleAt = o.actionAt + o.maxDelayMs;
-  const base = o.sleep ?? timer;
   const holds = o.holds;
-  const sleep = holds ? (ms: number) => holds.registry.wait(holds.accountId, o.now() + ms, () => base(ms)) : o.sleep;
+  const sleep = holds
+    ? (ms: number) =>
+        holds.registry.wait(holds.accountId, o.now() + ms, (signal) =>
+          o.sleep ? o.sleep(ms) : delay(ms, undefined, { signal }),
+        )
+    : o.sleep;
   const maxDelay = `max delay (${seconds(o.maxDelayMs)} since the Master's action)`;
   if (!o.addsExposure) {
     const until = o.now() + NO_STALE_RETRY_MS;
@@ -175,25 +180,52 @@ export function copyRetryWindow(o: {
 }
 
 /**
+ * Thrown out of a copy's wait when the process stops (RetryHolds.stop): nothing more is sent, and no outcome is
+ * written. The row stays as recorded (or `sent`, for a settle resend), and the next settle pass, of this process's
+ * successor or the lease's new holder, looks its tag up and sends it again while it is fresh.
+ */
+export class RetriesStopped extends Error {
+  constructor() {
+    super('stopped waiting to send again: the process is stopping');
+    this.name = 'RetriesStopped';
+  }
+}
+
+/**
  * Per Slave account, the copies waiting out a refusal their broker said to retry, and until when (engine clock) the
  * broker asked us to wait. Neither is in the dispatcher's queue, so admission control reads them here: a copy of a
- * new order to that Slave waits behind them.
+ * new order to that Slave waits behind them. `stop()` ends every wait at once, so a stopping process does not wait
+ * up to a rule's max delay for its copies' retries.
  */
 export class RetryHolds {
   private readonly byAccount = new Map<string, { waiting: number; until: number }>();
+  private readonly stopping = new AbortController();
 
   /** Runs one wait (`sleep`) that the broker asked for until `until`, counted while it lasts. */
-  async wait(accountId: string, until: number, sleep: () => Promise<void>): Promise<void> {
+  async wait(accountId: string, until: number, sleep: (signal: AbortSignal) => Promise<void>): Promise<void> {
+    const signal = this.stopping.signal;
+    if (signal.aborted) throw new RetriesStopped();
     let h = this.byAccount.get(accountId);
     if (!h) this.byAccount.set(accountId, (h = { waiting: 0, until }));
     h.waiting++;
     h.until = Math.max(h.until, until);
     try {
-      await sleep();
+      await new Promise<void>((resolve, reject) => {
+        const onStop = () => reject(new RetriesStopped());
+        signal.addEventListener('abort', onStop, { once: true });
+        sleep(signal)
+          .then(resolve, reject)
+          .finally(() => signal.removeEventListener('abort', onStop));
+      });
     } finally {
       h.waiting--;
       if (h.waiting === 0 && this.byAccount.get(accountId) === h) this.byAccount.delete(accountId);
     }
+  }
+
+  /** Ends every wait now and refuses new ones (RetriesStopped): the process is stopping. */
+  stop(): void {
+    this.stopping.abort();
   }
 
   /** Copies of this Slave waiting to be sent again, and how long (ms) until the latest of their waits ends. */

@@ -17,7 +17,7 @@ afterEach(async () => h?.close());
 
 const BOOTS_A_STORE = { timeout: 60_000 };
 
-async function setUp(seed: number, rule: { maxDelayMs?: number } = {}) {
+async function setUp(seed: number, rule: { maxDelayMs?: number } = {}, hold?: Promise<void>) {
   const broker = new SimBroker({ seed });
   broker.setPrice('EURUSD', '1.10000');
   let offset = 0;
@@ -28,7 +28,7 @@ async function setUp(seed: number, rule: { maxDelayMs?: number } = {}) {
     sleep: async (ms) => {
       waits.push(ms);
       offset += ms;
-      await new Promise((r) => setImmediate(r));
+      await (hold ?? new Promise((r) => setImmediate(r)));
     },
   });
   const g = await seedGroup(h.store, broker, { slaves: [{ rule }, { rule }] });
@@ -36,8 +36,9 @@ async function setUp(seed: number, rule: { maxDelayMs?: number } = {}) {
   return { broker, g, waits };
 }
 
-async function masterBuys(broker: SimBroker, g: Awaited<ReturnType<typeof setUp>>['g']) {
+async function masterBuys(broker: SimBroker, g: Awaited<ReturnType<typeof setUp>>['g'], before?: () => void) {
   broker.placeOrder(g.masterSim, { symbol: 'EURUSD', side: 'buy', type: 'market', volume: dec('0.1'), tag: 'by-hand' });
+  before?.();
   await h.idle();
   const [trade] = await h.store.trades.listTrades(g.userId, { limit: 5 });
   return h.store.trades.intentsOfTrade(trade!.id);
@@ -90,5 +91,28 @@ describe('a Slave broker answering 429 for longer than 10 s', BOOTS_A_STORE, () 
     expect(broker.faults.list().find((f) => f.id === fault)?.remaining).toBe(1000 - 7);
     expect(waits.reduce((a, b) => a + b, 0)).toBe(24_000);
     expect(broker.positions(limitedSlave!.sim)).toHaveLength(0);
+  });
+
+  it('a stop while the copy waits leaves its row to the settle pass, which sends it once while fresh', async () => {
+    // The wait never ends by itself: only the stop ends it, as when the service is stopped during a 429 storm.
+    const { broker, g } = await setUp(45, {}, new Promise<void>(() => undefined));
+    const [limitedSlave] = g.slaves;
+    broker.faults.inject({ op: 'placeOrder', kind: 'rate_limit', retryAfterSec: 3, accountId: limitedSlave!.sim });
+    const rows = await masterBuys(broker, g, () => {
+      void (async () => {
+        await expect.poll(() => h.engine.retrying.of(limitedSlave!.account.id, 0).waiting).toBe(1);
+        h.engine.retrying.stop();
+      })();
+    });
+    const row = rows.find((r) => r.slaveAccountId === limitedSlave!.account.id)!;
+    // No outcome was written: the row is as recorded, the broker has nothing.
+    expect(row.state).toBe('planned');
+    expect(broker.positions(limitedSlave!.sim)).toHaveLength(0);
+    // What the next start's settle pass does: the tag is not at the broker, the copy is fresh, so it is sent.
+    await h.settler.runOnce({ graceMs: 0 });
+    await h.idle();
+    const [after] = (await h.store.trades.intentsOfTrade(row.tradeId)).filter((r) => r.id === row.id);
+    expect(after).toMatchObject({ state: 'confirmed' });
+    expect(broker.positions(limitedSlave!.sim)).toHaveLength(1);
   });
 });
