@@ -21,8 +21,12 @@ export function retryHint(o: OrderOutcome): { retryable: false } | { retryable: 
   };
 }
 
-/** A refusal for going too fast: nothing was applied, so sending again after the broker's hint is safe. */
+/**
+ * A refusal for going too fast (`rate_limited` only, as the panic-close rounds want it): nothing was applied, so
+ * sending again after the broker's hint is safe.
+ */
 export function rateLimitWaitMs(o: OrderOutcome, fallbackMs: number): number | null {
+  if ((o.kind !== 'rejected' && o.kind !== 'denied') || o.code !== 'rate_limited') return null;
   const h = retryHint(o);
   return h.retryable ? (h.afterMs ?? fallbackMs) : null;
 }

@@ -89,6 +89,16 @@ const INVALID_CODES: ReadonlySet<string> = new Set([
   'PROTECTION_IS_TOO_CLOSE_TO_MARKET',
 ]);
 const CONFIG_CODES: ReadonlySet<string> = new Set(['CH_CLIENT_AUTH_FAILURE', 'CH_OA_CLIENT_NOT_FOUND']);
+/**
+ * Refusals of a request that say "not now, later" (the fact sheet's back-off group, and PENDING_EXECUTION: an order
+ * on the position is executing), answered to the request itself (an error response): the request went nowhere.
+ */
+const LATER_CODES: ReadonlySet<string> = new Set([
+  'CANT_ROUTE_REQUEST',
+  'CH_SERVER_NOT_REACHABLE',
+  'SERVER_IS_UNDER_MAINTENANCE',
+  'PENDING_EXECUTION',
+]);
 
 /** Business rejections, named like the sim adapter's so the ledger reads the same across platforms. */
 const REJECT_CODES: Record<string, string> = {
@@ -158,6 +168,7 @@ export function writeFailure(err: unknown, what: string): Exclude<OrderOutcome, 
     // A request frequency limit is one whatever carried it (an error response or an order error event): the
     // broker refused the write for now and says to send it again.
     const limited = app.code === 'rate_limited';
+    const later = limited || (err.source === 'error_res' && LATER_CODES.has(err.errorCode));
     // Protocol-level refusals keep our error code (rate_limited, reconnect_required...); business ones the broker's meaning.
     const code =
       limited || (err.source === 'error_res' && app.code !== 'invalid_request' && app.code !== 'not_found')
@@ -170,7 +181,7 @@ export function writeFailure(err: unknown, what: string): Exclude<OrderOutcome, 
         errorCode: err.errorCode,
         ...(err.retryAfter !== undefined ? { retryAfterSec: err.retryAfter } : {}),
       },
-      limited ? retryLater(err.retryAfter) : undefined,
+      later ? retryLater(err.retryAfter) : undefined,
     );
   }
   return unresolved('write_outcome_unknown', `${what}: ${err instanceof Error ? err.message : String(err)}`);
