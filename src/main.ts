@@ -133,6 +133,9 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
     // The copy engine beyond the order route: settle what the last run left unknown, then watch every Master
     // (its start diff copies what happened while down), then reconcile on a schedule.
     cleanup.unshift(async () => {
+      // A copy waiting to send again after a 429 would hold the stop up to its rule's max delay; the next start's
+      // settle pass looks it up and sends it while fresh.
+      engine.retrying.stop();
       await watcher.stop();
       await Promise.all([reconciler.stop(), settler.stop()]);
       await dispatcher.drain();

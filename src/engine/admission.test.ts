@@ -4,6 +4,7 @@ import { withDefaults } from '../domain/copy-rule.js';
 import { testAccount } from '../../test/helpers/account.js';
 import { Admission, assess, backloggedError, type SlaveBacklog } from './admission.js';
 import { ThroughputMeter } from './admission-rate.js';
+import { RetryHolds } from './rate-limit.js';
 import type { Store } from '../store/store.js';
 import type { AdapterRegistry } from './adapter-registry.js';
 import type { CopyEngine } from './copy-engine.js';
@@ -35,6 +36,18 @@ describe('assess: backlog / rate against the staleness budget', () => {
     // The excess (10.2 s of doubled wait) drains in 5.1 s at the real rate.
     expect(r!.retryAfterSec).toBe(6);
     expect(assess(slave({ unsettled: 100, oldestUnsettledMs: 10_000 }))).toBeNull();
+  });
+
+  it("counts copies waiting out a broker's 429 as queued, and the broker's hold as time nobody can send", () => {
+    // 10/s, 60 s: 200 queued + 1 = 40.2 s; 50 more retrying copies make it 50.2 s: still in.
+    expect(assess(slave({ queued: 200, retrying: 50 }))).toBeNull();
+    // The broker asked to wait 15 s more: 65.2 s against 60 s. The 5.2 s of excess lies in the hold, which passes
+    // with the clock (not at the doubled estimate's pace): Retry-After 6 s.
+    const r = assess(slave({ queued: 200, retrying: 50, heldForMs: 15_000 }));
+    expect(r).toMatchObject({ retryingWrites: 50, heldForMs: 15_000, estimatedWaitMs: 65_200, retryAfterSec: 6 });
+    // A hold alone, past the budget: the excess is the hold's overrun.
+    expect(assess(slave({ heldForMs: 70_000 }))).toMatchObject({ retryAfterSec: 11 });
+    expect(backloggedError([r!]).message).toContain('(its broker asked to wait 15 s more)');
   });
 
   it('a slower measured rate refuses sooner', () => {
@@ -92,6 +105,7 @@ describe('Admission.admit: what the engine knows of each eligible Slave', () => 
   const setup = (o: {
     queued: Record<string, number>;
     unsettled?: Array<{ slave: string; ageMs: number; id?: string }>;
+    retrying?: RetryHolds;
   }) => {
     const store = {
       accounts: {
@@ -113,6 +127,7 @@ describe('Admission.admit: what the engine knows of each eligible Slave', () => 
       clock: () => now,
       inFlight: new Set(['int_busy']),
       dispatcher: { load: (id: string) => ({ queued: o.queued[id] ?? 0, ratePerSec: 5 }) },
+      retrying: o.retrying ?? new RetryHolds(),
     } as unknown as CopyEngine;
     return new Admission(store, adapters, engine);
   };
@@ -132,6 +147,24 @@ describe('Admission.admit: what the engine knows of each eligible Slave', () => 
     expect((err as AppError).retryAfter).toBe(4);
     expect((err as AppError).message).toContain('"Slow" (slow)');
     expect((err as AppError).message).not.toContain('"Fast"');
+  });
+
+  it("refuses while a Slave's broker holds its copies past the rule's budget, and admits once the hold ends", async () => {
+    const retrying = new RetryHolds();
+    let release!: () => void;
+    // One copy of Slow waits out a 429 whose Retry-After ends 9 s from now: 9 s + (1 + 1) doubled at 5/s = 9.8 s.
+    const held = retrying.wait('slow', now + 9_000, () => new Promise<void>((r) => (release = r)));
+    expect(retrying.of('slow', now)).toEqual({ waiting: 1, heldForMs: 9_000 });
+    await expect(setup({ queued: { slow: 0 }, retrying }).admit(master)).resolves.toBeUndefined();
+    // With 2 writes queued besides: 9 s + 4 writes doubled = 10.6 s against 10 s.
+    await expect(setup({ queued: { slow: 2 }, retrying }).admit(master)).rejects.toMatchObject({
+      code: 'slaves_backlogged',
+      message: expect.stringContaining('its broker asked to wait 9 s more'),
+    });
+    release();
+    await held;
+    expect(retrying.of('slow', now)).toEqual({ waiting: 0, heldForMs: 0 });
+    await expect(setup({ queued: { slow: 2 }, retrying }).admit(master)).resolves.toBeUndefined();
   });
 
   it('counts fresh unsettled copies (not those on the wire, not those already stale) and their age', async () => {

@@ -14,13 +14,16 @@ import { groupSlaves } from './group-slaves.js';
  * For each eligible Slave, with `r` the writes per second its connection drains at (the pacer's figure, or the
  * measured one when lower):
  *
- *   work   = queued + RESEND_COST * unsettled + 1      (the new order's copy)
- *   wait   = SAFETY * work / r
+ *   work   = queued + retrying + RESEND_COST * unsettled + 1      (the new order's copy)
+ *   wait   = held + SAFETY * work / r
  *   budget = maxDelayMs, less the age of the oldest still-fresh unsettled copy
- *   refuse when wait > budget; Retry-After = ceil((wait - budget) / SAFETY), at least 1 s
+ *   refuse when wait > budget; Retry-After = the excess, its part past `held` divided by SAFETY, at least 1 s
  *
- * queued: writes handed to the dispatcher and not answered; unsettled: copies whose outcome is unknown and not
- * on the wire (the settle loop owes each a lookup and maybe a resend, which queues behind the new copy).
+ * queued: writes handed to the dispatcher and not answered; retrying: copies waiting to be sent again after a
+ * refusal their broker said to retry (a 429); held: how long until the latest of those waits ends (the broker
+ * asked us to wait, and the new copy would be refused too before then); unsettled: copies whose outcome is
+ * unknown and not on the wire (the settle loop owes each a lookup and maybe a resend, which queues behind the new
+ * copy).
  */
 const SAFETY = 2;
 const RESEND_COST = 2;
@@ -35,6 +38,10 @@ export interface SlaveBacklog {
   /** Age (ms) of the oldest of those, null when none. */
   oldestUnsettledMs: number | null;
   ratePerSec: number;
+  /** Copies waiting out a refusal their broker said to retry (engine.retrying); 0 when absent. */
+  retrying?: number;
+  /** Until the latest of those waits ends (ms); 0 when absent. */
+  heldForMs?: number;
 }
 
 interface Backlogged {
@@ -42,6 +49,8 @@ interface Backlogged {
   name: string;
   queuedWrites: number;
   unsettledWrites: number;
+  retryingWrites: number;
+  heldForMs: number;
   writesPerSec: number;
   estimatedWaitMs: number;
   budgetMs: number;
@@ -53,19 +62,26 @@ export function assess(b: SlaveBacklog, safety = SAFETY): Backlogged | null {
   const rate = Math.max(b.ratePerSec, 1e-3);
   // A rule so strict that even an idle connection misses it cannot be helped by refusing: that would stop the Master for good.
   if ((safety * 1000) / rate > b.maxDelayMs) return null;
-  const work = b.queued + RESEND_COST * b.unsettled + 1;
-  const waitMs = (safety * work * 1000) / rate;
+  const retrying = b.retrying ?? 0;
+  const heldMs = b.heldForMs ?? 0;
+  const work = b.queued + retrying + RESEND_COST * b.unsettled + 1;
+  const waitMs = heldMs + (safety * work * 1000) / rate;
   const budgetMs = b.maxDelayMs - (b.oldestUnsettledMs ?? 0);
   if (waitMs <= budgetMs) return null;
+  // The broker's hold passes with the clock; only the queue's part of the excess drains at the doubled estimate.
+  const excessMs = waitMs - budgetMs;
+  const clearsInMs = Math.min(excessMs, heldMs) + Math.max(0, excessMs - heldMs) / safety;
   return {
     accountId: b.accountId,
     name: b.name,
     queuedWrites: b.queued,
     unsettledWrites: b.unsettled,
+    retryingWrites: retrying,
+    heldForMs: Math.round(heldMs),
     writesPerSec: Math.round(rate * 100) / 100,
     estimatedWaitMs: Math.round(waitMs),
     budgetMs: Math.max(0, Math.round(budgetMs)),
-    retryAfterSec: Math.max(1, Math.ceil((waitMs - budgetMs) / safety / 1000)),
+    retryAfterSec: Math.max(1, Math.ceil(clearsInMs / 1000)),
   };
 }
 
@@ -75,7 +91,7 @@ export function backloggedError(list: Backlogged[]): AppError {
   const who = list
     .map(
       (b) =>
-        `"${b.name}" (${b.accountId}): ~${Math.ceil(b.estimatedWaitMs / 1000)} s of writes queued at ${b.writesPerSec}/s, its rule allows ${Math.floor(b.budgetMs / 1000)} s`,
+        `"${b.name}" (${b.accountId}): ~${Math.ceil(b.estimatedWaitMs / 1000)} s of writes queued at ${b.writesPerSec}/s${b.heldForMs > 0 ? ` (its broker asked to wait ${Math.ceil(b.heldForMs / 1000)} s more)` : ''}, its rule allows ${Math.floor(b.budgetMs / 1000)} s`,
     )
     .join('; ');
   return new AppError(
@@ -112,6 +128,7 @@ export class Admission {
         .map((r) => now - (r.trade.actionAt ?? r.trade.createdAt).getTime())
         .filter((age) => age < s.rule.maxDelayMs);
       const { queued, ratePerSec } = this.engine.dispatcher.load(s.account.id, s.adapter!);
+      const { waiting, heldForMs } = this.engine.retrying.of(s.account.id, now);
       const verdict = assess({
         accountId: s.account.id,
         name: s.account.name,
@@ -120,6 +137,8 @@ export class Admission {
         unsettled: ages.length,
         oldestUnsettledMs: ages.length > 0 ? Math.max(...ages) : null,
         ratePerSec,
+        retrying: waiting,
+        heldForMs,
       });
       if (verdict) refused.push(verdict);
     }

@@ -10,7 +10,7 @@ import type { AdapterRegistry } from './adapter-registry.js';
 import type { Dispatcher } from './dispatcher.js';
 import { accountLeaseKey, StaleLeaseError } from '../domain/lease.js';
 import type { MasterAction } from './actions.js';
-import { sendPaced } from './rate-limit.js';
+import { copyRetryWindow, RetryHolds, sendPaced } from './rate-limit.js';
 import { fencedCall } from './write-fence.js';
 import { executeOp, opOf, verifyOp, type IntentOp } from './intent-ops.js';
 import { OutcomeWriter } from './outcome-writer.js';
@@ -45,6 +45,8 @@ export interface CopyEngineOptions {
    * may be this old is their health and funds only. 0: every copy reads them first. Default 1000.
    */
   heldSlavesMaxAgeMs?: number;
+  /** How a copy waits before sending again a write its broker refused for now (tests move their clock). */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 /**
@@ -59,6 +61,8 @@ export class CopyEngine {
   private readonly writer: OutcomeWriter;
   /** The Slave brokers' instrument specs, cached per live adapter. */
   readonly specs = new SpecCache();
+  /** Per Slave, copies waiting to be sent again after a refusal their broker said to retry (admission reads it). */
+  readonly retrying = new RetryHolds();
   /** Intents being sent by this process: the settle loop leaves them alone. */
   readonly inFlight = new Set<string>();
   /** Order-route trades whose route is still running in this process: the settle loop leaves them alone. */
@@ -86,6 +90,7 @@ export class CopyEngine {
    */
   private readonly fenced: boolean;
   private readonly heldSlavesMaxAgeMs: number;
+  private readonly sleep: ((ms: number) => Promise<void>) | undefined;
 
   constructor(
     private readonly store: Store,
@@ -98,6 +103,7 @@ export class CopyEngine {
     this.mayWrite = opts.mayWrite ?? (() => true);
     this.fenced = opts.mayWrite !== undefined;
     this.heldSlavesMaxAgeMs = opts.heldSlavesMaxAgeMs ?? 1000;
+    this.sleep = opts.sleep;
     this.logger = opts.logger || null;
     this.writer = new OutcomeWriter(store, opts.logger ?? false);
     this.breaker = opts.breaker ? new MasterBreaker(opts.breaker, this.clock) : null;
@@ -391,7 +397,16 @@ export class CopyEngine {
               : fn,
           ),
         ),
-      (waitMs) => stale && this.clock() + waitMs - trade.actionAt.getTime() > slave.rule.maxDelayMs,
+      () =>
+        copyRetryWindow({
+          now: this.clock,
+          sleep: this.sleep,
+          holds: { registry: this.retrying, accountId: slave.account.id },
+          actionAt: trade.actionAt.getTime(),
+          maxDelayMs: slave.rule.maxDelayMs,
+          addsExposure: stale,
+          slaveStatus: async () => (await this.store.accounts.byId(slave.account.id))?.status ?? null,
+        }),
       observer ? (o, retry) => observer.answered(platform, o, retry > 0) : undefined,
     );
     latency.ack = performance.now() - sendAt;

@@ -50,6 +50,17 @@ export interface RejectedOutcome {
   code: string;
   message: string;
   raw?: unknown;
+  /**
+   * Set by the adapter when the broker refused the write for now and says to send it again (a 429, a request
+   * frequency limit): nothing was applied. `afterSec` is the broker's hint (Retry-After, MetaApi's
+   * recommendedRetryTime, cTrader's retryAfter), null when it gave none. The engine retries such a refusal until
+   * the copy rule's max delay has passed (engine/rate-limit.ts).
+   */
+  retry?: RetryHint;
+}
+
+export interface RetryHint {
+  afterSec: number | null;
 }
 
 /** Never sent: refused before it left us (capabilities, validation, risk). */
@@ -57,6 +68,8 @@ export interface DeniedOutcome {
   kind: 'denied';
   code: string;
   message: string;
+  /** Not sent for now, to be sent again (our own pacer withdrew it): as RejectedOutcome.retry. */
+  retry?: RetryHint;
 }
 
 /** Sent, answer unknown (timeout, reset). Settle by looking the tag up; never retry blind. */
@@ -80,8 +93,16 @@ export function confirmed(o: Partial<Omit<ConfirmedOutcome, 'kind'>> = {}): Conf
     ...o,
   };
 }
-export function rejected(code: string, message: string, raw?: unknown): RejectedOutcome {
-  return raw === undefined ? { kind: 'rejected', code, message } : { kind: 'rejected', code, message, raw };
+export function rejected(code: string, message: string, raw?: unknown, retry?: RetryHint): RejectedOutcome {
+  const o: RejectedOutcome =
+    raw === undefined ? { kind: 'rejected', code, message } : { kind: 'rejected', code, message, raw };
+  if (retry) o.retry = retry;
+  return o;
+}
+
+/** A refusal the broker says to retry (see RejectedOutcome.retry), with its hint in seconds when it gave one. */
+export function retryLater(afterSec: number | null | undefined): RetryHint {
+  return { afterSec: typeof afterSec === 'number' && Number.isFinite(afterSec) && afterSec >= 0 ? afterSec : null };
 }
 export function denied(code: string, message: string): DeniedOutcome {
   return { kind: 'denied', code, message };

@@ -308,6 +308,8 @@ export async function startWorker(cfg: Config, logger: Logger | false, opts: Wor
     // Shutdown: stop taking, stop the work, drain, then release at once so a sibling takes over without the TTL.
     cleanup.unshift(async () => {
       leasing = false;
+      // Copies waiting to send again after a 429 stop waiting: the leases' next holders settle them by tag.
+      engine.retrying.stop();
       await lease.stop();
       orderRoute.detachAll();
       await watcher.stop();

@@ -431,10 +431,15 @@ export function runAdapterConformance(name: string, setup: () => Promise<Conform
       expect(h.broker.findByTag(h.simAccountId, tag)).toEqual({});
     });
 
-    it('a rate-limited write (429, BLOCKED_PAYLOAD_TYPE) is rejected rate_limited, and nothing was applied', async () => {
+    it('a rate-limited write (429, BLOCKED_PAYLOAD_TYPE) is rejected rate_limited, to send again after its hint, and nothing was applied', async () => {
       const tag = newTag();
       h.broker.faults.inject({ op: 'placeOrder', kind: 'rate_limit', retryAfterSec: 1, accountId: h.simAccountId });
-      expect(await h.adapter.placeOrder(market('buy', tag))).toMatchObject({ kind: 'rejected', code: 'rate_limited' });
+      // The engine sends it again after the broker's hint (engine/rate-limit.ts): every adapter carries it.
+      expect(await h.adapter.placeOrder(market('buy', tag))).toMatchObject({
+        kind: 'rejected',
+        code: 'rate_limited',
+        retry: { afterSec: 1 },
+      });
       expect(h.broker.findByTag(h.simAccountId, tag)).toEqual({});
     });
 

@@ -29,6 +29,8 @@ export async function startEngine(o: {
   databaseUrl?: string;
   timeoutMs?: number;
   clock?: () => number;
+  /** How the engine waits before resending a write its broker refused for now (a clock-moving one in tests). */
+  sleep?: (ms: number) => Promise<void>;
   absentAfterMs?: number;
   breaker?: BreakerOptions;
   /** The engine's logger (none by default). */
@@ -50,6 +52,7 @@ export async function startEngine(o: {
   const dispatcher = new Dispatcher();
   const engine = new CopyEngine(store, adapters, dispatcher, {
     ...(o.clock ? { clock: o.clock } : {}),
+    ...(o.sleep ? { sleep: o.sleep } : {}),
     ...(o.breaker ? { breaker: o.breaker } : {}),
     ...(o.logger ? { logger: o.logger } : {}),
     ...(o.heldSlavesMaxAgeMs !== undefined ? { heldSlavesMaxAgeMs: o.heldSlavesMaxAgeMs } : {}),

@@ -100,6 +100,7 @@ describe('cTrader faults over the wire', () => {
       kind: 'rejected',
       code: 'rate_limited',
       raw: { errorCode: 'BLOCKED_PAYLOAD_TYPE', retryAfterSec: 2 },
+      retry: { afterSec: 2 },
     });
     expect(tagged(w, t)).toHaveLength(0);
   });

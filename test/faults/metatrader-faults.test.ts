@@ -100,6 +100,8 @@ describe('MetaTrader (MetaApi) faults, MT5 hedging', () => {
     const retryAfterSec = (out as { raw?: { retryAfterSec?: number } }).raw?.retryAfterSec;
     expect(retryAfterSec).toBeGreaterThanOrEqual(3);
     expect(retryAfterSec).toBeLessThanOrEqual(4);
+    // The engine reads the hint here: a refusal to send again, after it.
+    expect(out).toMatchObject({ retry: { afterSec: retryAfterSec } });
     expect(taggedOrders(tag)).toHaveLength(0);
   });
 

@@ -106,6 +106,14 @@ describe('TradeLocker faults', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(700);
   });
 
+  it('429 on a write: rejected rate_limited, marked to send again after Retry-After, nothing applied', async () => {
+    const tag = newTag();
+    t.broker.faults.inject({ op: 'placeOrder', kind: 'rate_limit', retryAfterSec: 1, accountId: t.acc.id });
+    const out = await t.adapter.placeOrder(market(tag));
+    expect(out).toMatchObject({ kind: 'rejected', code: 'rate_limited', retry: { afterSec: 1 } });
+    expect(taggedOrders(tag)).toHaveLength(0);
+  });
+
   it('token expiry on a read: refreshed transparently and retried once', async () => {
     t.broker.faults.inject({ op: 'read', kind: 'token_expired', accountId: t.acc.id });
     await expect(t.adapter.listPositions()).resolves.toBeInstanceOf(Array);

@@ -49,7 +49,36 @@ describe('cTrader error mapping', () => {
       kind: 'rejected',
       code: 'rate_limited',
       raw: { retryAfterSec: 2 },
+      retry: { afterSec: 2 },
     });
+    // A request frequency limit is one to send again whatever carried it; it used to read as broker_rejected.
+    expect(writeFailure(new OpenApiError('REQUEST_FREQUENCY_EXCEEDED', 'm', 'order_error_event'), 'w')).toMatchObject({
+      kind: 'rejected',
+      code: 'rate_limited',
+      retry: { afterSec: null },
+    });
+    // Withdrawn by our own pacing before it left: not sent, to be sent again.
+    expect(
+      writeFailure(new NotSentError('paced', new AppError('rate_limited', 'paced', { retryable: true })), 'w'),
+    ).toMatchObject({ kind: 'denied', code: 'rate_limited', retry: { afterSec: null } });
+    expect(writeFailure(new OpenApiError('NOT_ENOUGH_MONEY', 'm', 'order_error_event'), 'w')).not.toHaveProperty(
+      'retry',
+    );
+    // The back-off group, answered to the request itself: it went nowhere, send it again later (no hint).
+    for (const code of [
+      'CANT_ROUTE_REQUEST',
+      'CH_SERVER_NOT_REACHABLE',
+      'SERVER_IS_UNDER_MAINTENANCE',
+      'PENDING_EXECUTION',
+    ])
+      expect(writeFailure(res(code), 'w')).toMatchObject({
+        kind: 'rejected',
+        code: 'upstream_unavailable',
+        retry: { afterSec: null },
+      });
+    // Not these: an unknown error, or a concurrent modification (the next read decides), or a token problem.
+    for (const code of ['UNKNOWN_ERROR', 'CONCURRENT_MODIFICATION', 'CH_ACCESS_TOKEN_INVALID'])
+      expect(writeFailure(res(code), 'w')).not.toHaveProperty('retry');
     expect(writeFailure(res('CH_ACCESS_TOKEN_INVALID'), 'w')).toMatchObject({
       kind: 'rejected',
       code: 'reconnect_required',

@@ -1,7 +1,7 @@
 import { AppError } from '../../domain/errors.js';
 import type { OrderOutcome } from '../adapter.js';
 import type { Envelope } from '../../protocols/ctrader/messages.js';
-import { denied, rejected, unresolved } from '../adapter.js';
+import { denied, rejected, retryLater, unresolved } from '../adapter.js';
 
 /**
  * Open API failures -> our error tree (reads) and outcome kinds (writes). Error codes arrive as enum names in
@@ -89,6 +89,16 @@ const INVALID_CODES: ReadonlySet<string> = new Set([
   'PROTECTION_IS_TOO_CLOSE_TO_MARKET',
 ]);
 const CONFIG_CODES: ReadonlySet<string> = new Set(['CH_CLIENT_AUTH_FAILURE', 'CH_OA_CLIENT_NOT_FOUND']);
+/**
+ * Refusals of a request that say "not now, later" (the fact sheet's back-off group, and PENDING_EXECUTION: an order
+ * on the position is executing), answered to the request itself (an error response): the request went nowhere.
+ */
+const LATER_CODES: ReadonlySet<string> = new Set([
+  'CANT_ROUTE_REQUEST',
+  'CH_SERVER_NOT_REACHABLE',
+  'SERVER_IS_UNDER_MAINTENANCE',
+  'PENDING_EXECUTION',
+]);
 
 /** Business rejections, named like the sim adapter's so the ledger reads the same across platforms. */
 const REJECT_CODES: Record<string, string> = {
@@ -144,21 +154,35 @@ export function readError(err: unknown, what: string): AppError {
  * lost after sending) is `unresolved`, settled later by the tag, never resent blind.
  */
 export function writeFailure(err: unknown, what: string): Exclude<OrderOutcome, { kind: 'confirmed' }> {
-  if (err instanceof NotSentError) return denied(err.appError.code, `${what}: not sent (${err.message})`);
+  if (err instanceof NotSentError) {
+    const d = denied(err.appError.code, `${what}: not sent (${err.message})`);
+    // Withdrawn by our own pacing: nothing left, and the same write may go once the connection has room.
+    if (err.appError.code === 'rate_limited') d.retry = retryLater(err.appError.retryAfter);
+    return d;
+  }
   if (err instanceof RequestTimeoutError || err instanceof ConnectionLostError) {
     return unresolved('write_outcome_unknown', `${what}: ${err.message}; outcome unknown`);
   }
   if (err instanceof OpenApiError) {
     const app = mapOpenApiError(err, what);
+    // A request frequency limit is one whatever carried it (an error response or an order error event): the
+    // broker refused the write for now and says to send it again.
+    const limited = app.code === 'rate_limited';
+    const later = limited || (err.source === 'error_res' && LATER_CODES.has(err.errorCode));
     // Protocol-level refusals keep our error code (rate_limited, reconnect_required...); business ones the broker's meaning.
     const code =
-      err.source === 'error_res' && app.code !== 'invalid_request' && app.code !== 'not_found'
+      limited || (err.source === 'error_res' && app.code !== 'invalid_request' && app.code !== 'not_found')
         ? app.code
         : (REJECT_CODES[err.errorCode] ?? 'broker_rejected');
-    return rejected(code, app.message, {
-      errorCode: err.errorCode,
-      ...(err.retryAfter !== undefined ? { retryAfterSec: err.retryAfter } : {}),
-    });
+    return rejected(
+      code,
+      app.message,
+      {
+        errorCode: err.errorCode,
+        ...(err.retryAfter !== undefined ? { retryAfterSec: err.retryAfter } : {}),
+      },
+      later ? retryLater(err.retryAfter) : undefined,
+    );
   }
   return unresolved('write_outcome_unknown', `${what}: ${err instanceof Error ? err.message : String(err)}`);
 }

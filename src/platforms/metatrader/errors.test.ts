@@ -103,6 +103,25 @@ describe('transport and HTTP mapping', () => {
     expect(tradeTransportFailure(res(200, {}), 'x')).toBeNull();
   });
 
+  it("a 429 TooManyRequests is a refusal to send again, with its hint; the terminal's own retcode has none", () => {
+    const soon = new Date(Date.now() + 4200).toISOString();
+    const limited = tradeTransportFailure(
+      res(429, { error: 'TooManyRequestsError', message: 'slow', metadata: { recommendedRetryTime: soon } }, 2),
+      'x',
+    );
+    expect(limited).toMatchObject({ kind: 'rejected', code: 'rate_limited', retry: { afterSec: 5 } });
+    expect(tradeTransportFailure(res(429, 'Too many requests', 3), 'x')).toMatchObject({ retry: { afterSec: 3 } });
+    expect(tradeResultFailure(tr(10024, 'TRADE_RETCODE_TOO_MANY_REQUESTS'), 'mt5', 'x')).toMatchObject({
+      kind: 'rejected',
+      code: 'rate_limited',
+      retry: { afterSec: null },
+    });
+    expect(tradeTransportFailure(res(400, { error: 'ValidationError', message: 'bad' }), 'x')).not.toHaveProperty(
+      'retry',
+    );
+    expect(tradeResultFailure(tr(10019, 'TRADE_RETCODE_NO_MONEY'), 'mt5', 'x')).not.toHaveProperty('retry');
+  });
+
   it('429: retryAfter from recommendedRetryTime, else Retry-After, at least 1 second', () => {
     const now = Date.parse('2026-01-01T00:00:00Z');
     expect(retryAfterOf({ metadata: { recommendedRetryTime: '2026-01-01T00:00:04.200Z' } }, 2, now)).toBe(5);

@@ -2,7 +2,7 @@ import { AppError } from '../../domain/errors.js';
 import type { OrderOutcome } from '../adapter.js';
 import { type MtTradeResult, parseErrorBody, recommendedRetrySec } from './parse.js';
 import type { WireResult } from './raw-client.js';
-import { denied, rejected, unresolved } from '../adapter.js';
+import { denied, rejected, retryLater, unresolved } from '../adapter.js';
 
 /**
  * MetaApi answers -> our error tree (reads) and outcome kinds (writes). The rule that matters for writes:
@@ -151,11 +151,17 @@ export function tradeTransportFailure(r: WireResult, what: string): Failure | nu
   if (r.status >= 500 || r.status === 409 || r.status < 400)
     return unknownOutcome(`${what}: HTTP ${r.status}; outcome unknown`);
   const err = httpStatusError(r.status, r.body, r.retryAfterSec, what);
-  return rejected(err.code, err.message, {
-    status: r.status,
-    body: r.body,
-    ...(err.retryAfter !== undefined ? { retryAfterSec: err.retryAfter } : {}),
-  });
+  return rejected(
+    err.code,
+    err.message,
+    {
+      status: r.status,
+      body: r.body,
+      ...(err.retryAfter !== undefined ? { retryAfterSec: err.retryAfter } : {}),
+    },
+    // 429 TooManyRequestsError: its hint is metadata.recommendedRetryTime, else Retry-After (retryAfterOf).
+    r.status === 429 ? retryLater(err.retryAfter) : undefined,
+  );
 }
 
 /** Outcome of a trade answer that is not a success; null for success. */
@@ -169,7 +175,15 @@ export function tradeResultFailure(res: MtTradeResult, platform: 'mt4' | 'mt5', 
       return unknownOutcome(`${what}: ${label} ${res.message}; outcome unknown`.trim());
     case 'not_delivered':
       return denied('upstream_unavailable', `${what}: ${label} not delivered to the broker`);
-    case 'rejected':
-      return rejected(rejectCode(res), `${what}: ${label} ${res.message}`.trim(), res);
+    case 'rejected': {
+      const code = rejectCode(res);
+      // The terminal's own "too many requests" retcodes: refused, nothing applied, no hint given.
+      return rejected(
+        code,
+        `${what}: ${label} ${res.message}`.trim(),
+        res,
+        code === 'rate_limited' ? retryLater(null) : undefined,
+      );
+    }
   }
 }

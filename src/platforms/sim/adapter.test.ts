@@ -153,7 +153,7 @@ describe('SimAdapter fault playback on writes', () => {
     { kind: 'reject', outcome: { kind: 'rejected', code: 'rejected' }, applied: false },
     {
       kind: 'rate_limit',
-      outcome: { kind: 'rejected', code: 'rate_limited', raw: { retryAfterSec: 4 } },
+      outcome: { kind: 'rejected', code: 'rate_limited', raw: { retryAfterSec: 4 }, retry: { afterSec: 4 } },
       applied: false,
     },
     { kind: 'token_invalidated', outcome: { kind: 'rejected', code: 'reconnect_required' }, applied: false },

@@ -17,7 +17,7 @@ import type {
 } from '../adapter.js';
 import { simCapabilities } from './capabilities.js';
 import { isSimError, simErrorToRejected, toAppError } from './errors.js';
-import { confirmed, rejected, unresolved } from '../adapter.js';
+import { confirmed, rejected, retryLater, unresolved } from '../adapter.js';
 
 type WriteOp = Exclude<FaultOp, '*' | 'read' | 'auth'>;
 
@@ -247,7 +247,12 @@ export class SimAdapter implements BrokerAdapter {
         return rejected('rejected', f.message ?? 'rejected by the broker');
       case 'rate_limit': {
         const retryAfterSec = f.retryAfterSec ?? 1;
-        return rejected('rate_limited', f.message ?? `rate limited, retry after ${retryAfterSec}s`, { retryAfterSec });
+        return rejected(
+          'rate_limited',
+          f.message ?? `rate limited, retry after ${retryAfterSec}s`,
+          { retryAfterSec },
+          retryLater(retryAfterSec),
+        );
       }
       case 'token_invalidated':
         return rejected('reconnect_required', f.message ?? 'broker access revoked');

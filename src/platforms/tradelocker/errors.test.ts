@@ -90,7 +90,12 @@ describe('TradeLocker error mapping (writes)', () => {
       kind: 'rejected',
       code: 'rate_limited',
       raw: { retryAfterSec: 2 },
+      retry: { afterSec: 2 },
     });
+    // A 429 without Retry-After is still one to send again; no other refusal is.
+    expect(writeFailure(res(429, null, null), 'x')).toMatchObject({ retry: { afterSec: null } });
+    expect(writeFailure(res(400), 'x')).not.toHaveProperty('retry');
+    expect(writeFailure(res(200, { s: 'error', errmsg: 'Not enough margin' }), 'x')).not.toHaveProperty('retry');
   });
 
   it('a plain success is no failure', () => {
