@@ -10,6 +10,7 @@ import type { CopyEngine } from './copy-engine.js';
 import { reviveIfLate } from './order-recovery.js';
 import { ownCopyOf, tagHolders, type TagHolders } from './copy-loop.js';
 import { replayDealsSince } from './history-replay.js';
+import { retryTopic } from './rate-limit.js';
 
 export interface WatcherOptions {
   logger?: Logger | false;
@@ -73,11 +74,31 @@ export class AccountWatch {
 
   enqueue(job: Job): void {
     if (this.stopped) return;
+    this.supersedeRetries(job);
     this.queue.push(job);
     if (!this.running)
       this.running = this.drain().finally(() => {
         this.running = null;
       });
+  }
+
+  /**
+   * The Master closed a position (cancelled a pending order) whose copies may still wait out a broker's 429: they
+   * stop waiting now, so the close is not held behind them for up to a rule's max delay and nothing opens late.
+   */
+  private supersedeRetries(job: Job): void {
+    if (job.kind !== 'event') return;
+    const { ev } = job;
+    if (ev.kind === 'position_closed' && ev.position)
+      this.engine.retrying.supersede(
+        retryTopic(this.accountId, 'position', ev.position.id),
+        `the Master closed position ${ev.position.id} before the copy could be sent`,
+      );
+    else if (ev.kind === 'order_cancelled' && ev.order)
+      this.engine.retrying.supersede(
+        retryTopic(this.accountId, 'order', ev.order.id),
+        `the Master cancelled order ${ev.order.id} before the copy could be sent`,
+      );
   }
 
   isIdle(): boolean {

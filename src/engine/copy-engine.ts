@@ -10,7 +10,7 @@ import type { AdapterRegistry } from './adapter-registry.js';
 import type { Dispatcher } from './dispatcher.js';
 import { accountLeaseKey, StaleLeaseError } from '../domain/lease.js';
 import type { MasterAction } from './actions.js';
-import { copyRetryWindow, RetryHolds, sendPaced } from './rate-limit.js';
+import { copyRetryWindow, RetryHolds, retryTopic, sendPaced } from './rate-limit.js';
 import { fencedCall } from './write-fence.js';
 import { executeOp, opOf, verifyOp, type IntentOp } from './intent-ops.js';
 import { OutcomeWriter } from './outcome-writer.js';
@@ -401,7 +401,7 @@ export class CopyEngine {
         copyRetryWindow({
           now: this.clock,
           sleep: this.sleep,
-          holds: { registry: this.retrying, accountId: slave.account.id },
+          holds: { registry: this.retrying, accountId: slave.account.id, topic: openTopic(master.id, row, trade) },
           actionAt: trade.actionAt.getTime(),
           maxDelayMs: slave.rule.maxDelayMs,
           addsExposure: stale,
@@ -439,4 +439,11 @@ export class CopyEngine {
   async flush(): Promise<void> {
     await this.writer.idle();
   }
+}
+
+/** An open's wait is ended when the Master closes what it would open (AccountWatch tells RetryHolds.supersede). */
+function openTopic(masterId: string, row: CopyIntent, trade: TradeLike): string | undefined {
+  if (!goesStale(intentAction(row.action))) return undefined;
+  if (trade.orderType !== 'market' && trade.masterOrderId) return retryTopic(masterId, 'order', trade.masterOrderId);
+  return trade.masterPositionId ? retryTopic(masterId, 'position', trade.masterPositionId) : undefined;
 }

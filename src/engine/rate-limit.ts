@@ -113,7 +113,15 @@ export async function sendPaced(
     const waitMs = retryWaitMs(hint.afterMs, retry);
     const now = window.now();
     if (now + waitMs > window.deadlineAt) return gaveUp(outcome, retry + 1, now - firstAt, waitMs, window.limit);
-    await (window.sleep ?? timer)(waitMs);
+    try {
+      await (window.sleep ?? timer)(waitMs);
+    } catch (err) {
+      if (!(err instanceof RetrySuperseded)) throw err;
+      return rejected(
+        'superseded',
+        `stopped retrying after ${retry + 1} ${retry === 0 ? 'try' : 'tries'}: ${err.message}; last answer: ${(outcome as { message?: string }).message ?? outcome.kind}`,
+      );
+    }
     const stopped = await window.stop?.();
     if (stopped) return stopped;
   }
@@ -141,7 +149,7 @@ export function copyRetryWindow(o: {
   now: () => number;
   sleep: ((ms: number) => Promise<void>) | undefined;
   /** Where the copy's waits are counted for admission control, under the Slave's account id. */
-  holds?: { registry: RetryHolds; accountId: string };
+  holds?: { registry: RetryHolds; accountId: string; topic?: string };
   actionAt: number;
   maxDelayMs: number;
   addsExposure: boolean;
@@ -152,8 +160,11 @@ export function copyRetryWindow(o: {
   const holds = o.holds;
   const sleep = holds
     ? (ms: number) =>
-        holds.registry.wait(holds.accountId, o.now() + ms, (signal) =>
-          o.sleep ? o.sleep(ms) : delay(ms, undefined, { signal }),
+        holds.registry.wait(
+          holds.accountId,
+          o.now() + ms,
+          (signal) => (o.sleep ? o.sleep(ms) : delay(ms, undefined, { signal })),
+          holds.topic,
         )
     : o.sleep;
   const maxDelay = `max delay (${seconds(o.maxDelayMs)} since the Master's action)`;
@@ -196,6 +207,21 @@ export class RetriesStopped extends Error {
 }
 
 /**
+ * Thrown out of an open's wait when the Master's position (or pending order) it copies has been closed (cancelled)
+ * meanwhile: there is nothing left to open, and the Master's close must not wait up to a max delay behind it.
+ */
+export class RetrySuperseded extends Error {
+  constructor(why: string) {
+    super(why);
+    this.name = 'RetrySuperseded';
+  }
+}
+
+/** The topic under which an open of a Master's position or pending order waits (RetryHolds.supersede). */
+export const retryTopic = (masterAccountId: string, kind: 'position' | 'order', itemId: string) =>
+  `${masterAccountId}:${kind}:${itemId}`;
+
+/**
  * Per Slave account, the copies waiting out a refusal their broker said to retry, and until when (engine clock) the
  * broker asked us to wait. Neither is in the dispatcher's queue, so admission control reads them here: a copy of a
  * new order to that Slave waits behind them. `stop()` ends every wait at once, so a stopping process does not wait
@@ -204,9 +230,25 @@ export class RetriesStopped extends Error {
 export class RetryHolds {
   private readonly byAccount = new Map<string, { waiting: number; until: number }>();
   private readonly stopping = new AbortController();
+  /** Per topic (retryTopic), how to end each wait under it. */
+  private readonly byTopic = new Map<string, Set<(err: Error) => void>>();
+
+  /**
+   * Ends every wait under `topic` now (RetrySuperseded): the Master closed the position, or cancelled the pending
+   * order, that those copies would open.
+   */
+  supersede(topic: string, why: string): void {
+    for (const end of this.byTopic.get(topic) ?? []) end(new RetrySuperseded(why));
+  }
 
   /** Runs one wait (`sleep`) that the broker asked for until `until`, counted while it lasts. */
-  async wait(accountId: string, until: number, sleep: (signal: AbortSignal) => Promise<void>): Promise<void> {
+  async wait(
+    accountId: string,
+    until: number,
+    sleep: (signal: AbortSignal) => Promise<void>,
+    /** Where `supersede` can end it (retryTopic). */
+    topic?: string,
+  ): Promise<void> {
     const signal = this.stopping.signal;
     if (signal.aborted) throw new RetriesStopped();
     let h = this.byAccount.get(accountId);
@@ -217,9 +259,21 @@ export class RetryHolds {
       await new Promise<void>((resolve, reject) => {
         const onStop = () => reject(new RetriesStopped());
         signal.addEventListener('abort', onStop, { once: true });
+        let ends: Set<(err: Error) => void> | undefined;
+        if (topic !== undefined) {
+          ends = this.byTopic.get(topic);
+          if (!ends) this.byTopic.set(topic, (ends = new Set()));
+          ends.add(reject);
+        }
         sleep(signal)
           .then(resolve, reject)
-          .finally(() => signal.removeEventListener('abort', onStop));
+          .finally(() => {
+            signal.removeEventListener('abort', onStop);
+            if (ends && topic !== undefined) {
+              ends.delete(reject);
+              if (ends.size === 0 && this.byTopic.get(topic) === ends) this.byTopic.delete(topic);
+            }
+          });
       });
     } finally {
       h.waiting--;

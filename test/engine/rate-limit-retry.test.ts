@@ -115,4 +115,36 @@ describe('a Slave broker answering 429 for longer than 10 s', BOOTS_A_STORE, () 
     expect(after).toMatchObject({ state: 'confirmed' });
     expect(broker.positions(limitedSlave!.sim)).toHaveLength(1);
   });
+
+  it("the Master closes while an open's copy waits out a 429: the wait ends at once and the close is not held behind it", async () => {
+    // The wait never ends by itself: only the Master's close can end it.
+    const { broker, g } = await setUp(46, {}, new Promise<void>(() => undefined));
+    const [limitedSlave, otherSlave] = g.slaves;
+    broker.faults.inject({ op: 'placeOrder', kind: 'rate_limit', retryAfterSec: 30, accountId: limitedSlave!.sim });
+    const opened = broker.placeOrder(g.masterSim, {
+      symbol: 'EURUSD',
+      side: 'buy',
+      type: 'market',
+      volume: dec('0.1'),
+      tag: 'by-hand',
+    }).position!;
+    await expect.poll(() => h.engine.retrying.of(limitedSlave!.account.id, 0).waiting).toBe(1);
+    broker.closePosition(g.masterSim, opened.id);
+    await h.idle();
+    const trades = await h.store.trades.tradesOfMasterPosition(g.master.id, opened.id);
+    expect(trades.map((t) => t.action)).toEqual(['open', 'close']);
+    const [openRows, closeRows] = await Promise.all(trades.map((t) => h.store.trades.intentsOfTrade(t.id)));
+    expect(openRows!.find((r) => r.slaveAccountId === limitedSlave!.account.id)).toMatchObject({
+      state: 'rejected',
+      outcome: {
+        code: 'superseded',
+        message: expect.stringMatching(/^stopped retrying after 1 try: the Master closed position /),
+      },
+    });
+    // Nothing opened late at the limited Slave; the other Slave's copy was closed with the Master's.
+    expect(broker.positions(limitedSlave!.sim)).toHaveLength(0);
+    expect(broker.positions(otherSlave!.sim)).toHaveLength(0);
+    expect(closeRows!.find((r) => r.slaveAccountId === otherSlave!.account.id)).toMatchObject({ state: 'confirmed' });
+    expect(closeRows!.find((r) => r.slaveAccountId === limitedSlave!.account.id)).toMatchObject({ state: 'skipped' });
+  });
 });
