@@ -74,6 +74,21 @@ export async function startControlServer(
       if (!broker.account(id)) throw new ControlError(404, `no simulated account ${id}`);
       return broker.positions(id).map((p) => ({ id: p.id, symbol: p.symbol, volume: p.volume.toString(), tag: p.tag }));
     }
+    // Read-only, for the chaos checker: the account's deals, counted from the broker's books rather than our ledger.
+    const deals = /^\/accounts\/([^/]+)\/deals$/.exec(url.pathname);
+    if (req.method === 'GET' && deals) {
+      const id = decodeURIComponent(deals[1]!);
+      if (!broker.account(id)) throw new ControlError(404, `no simulated account ${id}`);
+      return broker.deals(id).map((d) => ({
+        id: d.id,
+        positionId: d.positionId,
+        entry: d.entry,
+        side: d.side,
+        volume: d.volume.toString(),
+        time: d.time,
+        tag: d.tag,
+      }));
+    }
     throw new ControlError(404, `no route ${key}`);
   };
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {

@@ -21,6 +21,13 @@ export interface CopyAudit {
   /** Slaves whose positions differ from the Master's open positions times their multiplier. */
   offRule: string[];
   positions: number;
+  /**
+   * Counted from the Master's own books (the simulator's deals since `since`), not from our ledger: each Master
+   * position opened, and each closed, that lacks a trade with a row for every Slave ("position P open: no row for S").
+   */
+  masterActionsWithoutRows: string[];
+  /** Per Slave copy closed after its Master position closed: ms from the Master's closing deal to the Slave's. */
+  slaveCloseLagMs: number[];
 }
 
 const FINAL = new Set(['confirmed', 'rejected', 'skipped', 'denied']);
@@ -31,7 +38,13 @@ const FINAL = new Set(['confirmed', 'rejected', 'skipped', 'denied']);
  * positions scaled by its rule. Waits (bounded) for the ledger to settle and the Slaves to match first, since
  * the settle loop and the reconciler may still be finishing what a kill left.
  */
-export async function auditCopies(d: Deployment, probe: LedgerProbe, withinMs: number): Promise<CopyAudit> {
+export async function auditCopies(
+  d: Deployment,
+  probe: LedgerProbe,
+  withinMs: number,
+  /** Master positions opened before this are not counted by the book checks (the demo's own). */
+  since = new Date(0),
+): Promise<CopyAudit> {
   const end = Date.now() + withinMs;
   const poll = async (ok: () => Promise<boolean>) => {
     while (!(await ok()) && Date.now() < end) await new Promise((r) => setTimeout(r, 250));
@@ -110,5 +123,54 @@ export async function auditCopies(d: Deployment, probe: LedgerProbe, withinMs: n
     unexplained: held.filter((p) => !p.tag || !current.has(p.tag)).map((p) => `${p.id} ${p.tag}`),
     offRule: await offRule(),
     positions: held.length,
+    ...(await fromTheBooks(d, probe, since)),
   };
+}
+
+/** What the Master's broker recorded, held against the ledger: every action has its rows, and how late Slaves closed. */
+async function fromTheBooks(
+  d: Deployment,
+  probe: LedgerProbe,
+  since: Date,
+): Promise<Pick<CopyAudit, 'masterActionsWithoutRows' | 'slaveCloseLagMs'>> {
+  const deals = (await d.dealsOf(d.masterSimId)).filter((x) => Date.parse(x.time) >= since.getTime());
+  const covered = await probe.query<{ position: string; action: string; slaves: string[] }>(
+    `select t.master_position_id position, t.action, array_agg(distinct ci.slave_account_id) slaves
+     from trades t join copy_intents ci on ci.trade_id = t.id
+     where t.master_account_id = $1 and t.master_position_id is not null group by 1, 2`,
+    [d.masterId],
+  );
+  const rowsFor = (position: string, actions: string[]) => {
+    const slaves = new Set(
+      covered.filter((c) => c.position === position && actions.includes(c.action)).flatMap((c) => c.slaves),
+    );
+    return d.slaves.filter((s) => !slaves.has(s.id)).map((s) => s.id);
+  };
+  const missing: string[] = [];
+  const opened = new Set(deals.filter((x) => x.entry === 'in').map((x) => x.positionId));
+  const closedAt = new Map<string, number>();
+  const open = new Set((await d.positionsOf(d.masterSimId)).map((p) => p.id));
+  for (const x of deals)
+    if (x.entry === 'out' && !open.has(x.positionId)) closedAt.set(x.positionId, Date.parse(x.time));
+  for (const id of opened)
+    for (const s of rowsFor(id, ['open', 'order_filled'])) missing.push(`position ${id} open: no row for ${s}`);
+  for (const id of closedAt.keys())
+    for (const s of rowsFor(id, ['close', 'heal_close'])) missing.push(`position ${id} close: no row for ${s}`);
+
+  const links = await probe.query<{ master: string; slave: string; position: string }>(
+    `select master_position_id master, slave_account_id slave, slave_position_id position from position_links
+     where master_account_id = $1 and kind = 'position'`,
+    [d.masterId],
+  );
+  const slaveClosed = new Map<string, number>();
+  for (const s of d.slaves)
+    for (const x of await d.dealsOf(s.simId))
+      if (x.entry === 'out') slaveClosed.set(`${s.id}/${x.positionId}`, Date.parse(x.time));
+  const lags: number[] = [];
+  for (const l of links) {
+    const m = closedAt.get(l.master);
+    const t = slaveClosed.get(`${l.slave}/${l.position}`);
+    if (m !== undefined && t !== undefined && t >= m) lags.push(t - m);
+  }
+  return { masterActionsWithoutRows: missing, slaveCloseLagMs: lags.sort((a, b) => a - b) };
 }

@@ -29,6 +29,16 @@ export interface ChaosSlave {
   multiplier: string;
 }
 
+export interface SimBookDeal {
+  id: string;
+  positionId: string;
+  entry: 'in' | 'out';
+  side: 'buy' | 'sell';
+  volume: string;
+  time: string;
+  tag: string | null;
+}
+
 export interface Deployment {
   store: Store;
   sim: ExternalSimulator;
@@ -52,6 +62,8 @@ export interface Deployment {
   ownerOf(key: string): Promise<string | undefined>;
   masterOwner(): Promise<string | undefined>;
   positionsOf(simId: string): Promise<Array<{ id: string; symbol: string; volume: string; tag: string | null }>>;
+  /** The simulator's own record of an account's executions, oldest first. */
+  dealsOf(simId: string): Promise<SimBookDeal[]>;
   close(): Promise<void>;
 }
 
@@ -106,6 +118,12 @@ export async function startDeployment(o: {
     });
     return (await res.json()) as Array<{ id: string; symbol: string; volume: string; tag: string | null }>;
   };
+  const dealsOf = async (simId: string) => {
+    const res = await fetch(`${control.url}/accounts/${encodeURIComponent(simId)}/deals`, {
+      headers: { authorization: `Bearer ${control.token}` },
+    });
+    return (await res.json()) as SimBookDeal[];
+  };
   /** Workers this deployment stopped: a lease they held stays live until its TTL runs out, yet nobody works it. */
   const gone = new Set<string>();
   const ownerOf = async (key: string) => {
@@ -125,6 +143,7 @@ export async function startDeployment(o: {
     slaves,
     roleEnv,
     workers,
+    dealsOf,
     async startWorker() {
       const w = cli(['worker', '--simulator', endpointsFile, '--json'], roleEnv);
       const id = (await firstJson<{ instanceId: string }>(w, 'instanceId')).instanceId;
