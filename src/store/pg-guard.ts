@@ -1,0 +1,64 @@
+import type pg from 'pg';
+import { isConnectionError, isStoreUnavailable, storeUnavailable } from './unavailable.js';
+
+type Callback = (err: Error | undefined, ...rest: unknown[]) => void;
+
+/** The driver's error as callers see it: a lost connection becomes `store_unavailable` (with the driver's error as cause). */
+const mark = (err: unknown): unknown =>
+  err && !isStoreUnavailable(err) && isConnectionError(err) ? storeUnavailable(err) : err;
+
+function guardCallback(args: unknown[]): void {
+  const last = args.length - 1;
+  const cb = args[last];
+  if (typeof cb === 'function')
+    args[last] = (err: Error | undefined, ...rest: unknown[]) =>
+      (cb as Callback)(mark(err) as Error | undefined, ...rest);
+}
+
+function guardResult<T>(r: T): T {
+  if (r && typeof (r as { then?: unknown }).then === 'function')
+    return (r as unknown as Promise<unknown>).catch((err: unknown) => {
+      throw mark(err);
+    }) as T;
+  return r;
+}
+
+/**
+ * The pool and client classes of node-postgres, with every error that means "the server cannot be reached now"
+ * (a refused or reset connection, the server's admin_shutdown or cannot_connect_now, a class 08 state, a connect
+ * that did not finish in time; see unavailable.ts) turned into the store's `store_unavailable` AppError where the
+ * driver hands it out: a query (promise or callback), a connect, a pool checkout. Every other error is passed on
+ * unchanged. This is the one place such errors are recognised, so they read the same to the API (503 with
+ * Retry-After), to a process waiting for its database at start, and to anyone else; and a broker's socket error,
+ * which never passes here, is never taken for the store's.
+ */
+export function guardedPg(driver: typeof pg): { Pool: typeof pg.Pool } {
+  class GuardedClient extends driver.Client {
+    override query(...args: unknown[]): never {
+      guardCallback(args);
+      return guardResult((super.query as (...a: unknown[]) => unknown)(...args)) as never;
+    }
+
+    override connect(...args: unknown[]): never {
+      guardCallback(args);
+      return guardResult((super.connect as (...a: unknown[]) => unknown)(...args)) as never;
+    }
+  }
+
+  class GuardedPool extends driver.Pool {
+    constructor(config?: pg.PoolConfig) {
+      super({ ...config, Client: GuardedClient as unknown as typeof driver.Client });
+    }
+
+    override connect(...args: unknown[]): never {
+      guardCallback(args);
+      return guardResult((super.connect as (...a: unknown[]) => unknown)(...args)) as never;
+    }
+
+    override query(...args: unknown[]): never {
+      guardCallback(args);
+      return guardResult((super.query as (...a: unknown[]) => unknown)(...args)) as never;
+    }
+  }
+  return { Pool: GuardedPool };
+}
