@@ -1,11 +1,18 @@
 import type pg from 'pg';
+import { AppError } from '../domain/errors.js';
 import { isConnectionError, isStoreUnavailable, storeUnavailable } from './unavailable.js';
 
 type Callback = (err: Error | undefined, ...rest: unknown[]) => void;
 
-/** The driver's error as callers see it: a lost connection becomes `store_unavailable` (with the driver's error as cause). */
-const mark = (err: unknown): unknown =>
-  err && !isStoreUnavailable(err) && isConnectionError(err) ? storeUnavailable(err) : err;
+/**
+ * The driver's error as callers see it: a lost connection becomes `store_unavailable` (with the driver's error as
+ * cause), once. An error the pool made around one already marked (its connect timeout wraps the client's) is
+ * marked on top, so a caller always finds the code on the error it got.
+ */
+function mark(err: unknown): unknown {
+  if (!err || (err instanceof AppError && err.code === 'store_unavailable')) return err;
+  return isStoreUnavailable(err) || isConnectionError(err) ? storeUnavailable(err) : err;
+}
 
 function guardCallback(args: unknown[]): void {
   const last = args.length - 1;
