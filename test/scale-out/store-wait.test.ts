@@ -138,4 +138,34 @@ describe.runIf(ready)('processes started before PostgreSQL', () => {
     for (const c of Object.values(procs)) c.kill('SIGTERM');
     await Promise.all(Object.values(procs).map((c) => exited(c)));
   });
+  it('a serve waiting for PostgreSQL stops on SIGTERM without waiting for it, exit 0', { timeout: 90_000 }, async () => {
+    const pg = new URL(PG_ADMIN_URL);
+    const relay = await startTcpProxy({ host: pg.hostname, port: Number(pg.port || 5432) });
+    cleanups.push(() => relay.close());
+    relay.cut();
+    const db = await tempDatabase();
+    cleanups.push(db.drop);
+    const dataDir = mkdtempSync(join(tmpdir(), 'ct-store-wait-'));
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    const serve = cli(['serve', '--port', String(await freePort()), '--data-dir', dataDir], {
+      DATABASE_URL: through(relay, db.url, 'pw'),
+      COPYTRADE_SECRET_KEY: randomBytes(32).toString('base64'),
+      LOG_LEVEL: 'info',
+    });
+    let output = '';
+    serve.stdout?.on('data', (c) => {
+      output += String(c);
+    });
+    serve.stderr?.on('data', (c) => {
+      output += String(c);
+    });
+    await until('serve waits for PostgreSQL', () => /PostgreSQL is not reachable/.test(output), 60_000);
+    const t0 = Date.now();
+    serve.kill('SIGTERM');
+    await exited(serve);
+    const stoppedIn = Date.now() - t0;
+    expect(serve.exitCode).toBe(0);
+    expect(output).toContain('stopped before the start was done');
+    console.log(`serve waiting for PostgreSQL: SIGTERM to exit ${stoppedIn} ms`);
+  });
 });
