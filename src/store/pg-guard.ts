@@ -2,6 +2,8 @@ import type pg from 'pg';
 import { AppError } from '../domain/errors.js';
 import { isConnectionError, isStoreUnavailable, storeUnavailable } from './unavailable.js';
 
+const RELEASE = Symbol('release');
+
 type Callback = (err: Error | undefined, ...rest: unknown[]) => void;
 
 /**
@@ -41,9 +43,20 @@ function guardResult<T>(r: T): T {
  */
 export function guardedPg(driver: typeof pg): { Pool: typeof pg.Pool } {
   class GuardedClient extends driver.Client {
+    /** While checked out through a promise `Pool.connect`: releases it (once). */
+    [RELEASE]?: ((err?: Error | boolean) => void) | undefined;
+
     override query(...args: unknown[]): never {
       guardCallback(args);
-      return guardResult((super.query as (...a: unknown[]) => unknown)(...args)) as never;
+      const r = guardResult((super.query as (...a: unknown[]) => unknown)(...args));
+      if (!r || typeof (r as { then?: unknown }).then !== 'function') return r as never;
+      return (r as Promise<unknown>).catch((err: unknown) => {
+        // A checked-out connection that is lost goes back to the pool now, to be dropped: drizzle's transaction
+        // leaks its client when BEGIN itself fails (the release is in a finally the BEGIN is not inside), and ten
+        // such leaks during an outage would leave the pool empty for good. The holder's own release later is a no-op.
+        if (isStoreUnavailable(err)) this[RELEASE]?.(err instanceof Error ? err : true);
+        throw err;
+      }) as never;
     }
 
     override connect(...args: unknown[]): never {
@@ -58,8 +71,31 @@ export function guardedPg(driver: typeof pg): { Pool: typeof pg.Pool } {
     }
 
     override connect(...args: unknown[]): never {
-      guardCallback(args);
-      return guardResult((super.connect as (...a: unknown[]) => unknown)(...args)) as never;
+      if (typeof args[0] === 'function') {
+        // The callback form is the pool's own (Pool.query), which releases the client itself.
+        guardCallback(args);
+        return (super.connect as (...a: unknown[]) => unknown)(...args) as never;
+      }
+      return (super.connect() as Promise<pg.PoolClient>).then(
+        (client) => {
+          const guarded = client as pg.PoolClient & GuardedClient;
+          // The pool sets a new `release` at every checkout: this one may be called twice, the second call a no-op.
+          const release = client.release.bind(client);
+          let released = false;
+          const once = (err?: Error | boolean) => {
+            if (released) return;
+            released = true;
+            guarded[RELEASE] = undefined;
+            release(err);
+          };
+          client.release = once;
+          guarded[RELEASE] = once;
+          return client;
+        },
+        (err: unknown) => {
+          throw mark(err);
+        },
+      ) as never;
     }
 
     override query(...args: unknown[]): never {

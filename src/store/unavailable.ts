@@ -30,12 +30,15 @@ const SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300']);
  * The messages node-postgres gives these states without a code: the server closed the socket ("Connection
  * terminated unexpectedly", "Connection terminated"), a connect that did not finish within the pool's
  * connectionTimeoutMillis ("timeout exceeded when trying to connect", "Connection terminated due to connection
- * timeout"), a client already broken by one of them ("Client has encountered a connection error and is not queryable").
+ * timeout"), a client already broken by one of them ("Client has encountered a connection error and is not queryable"),
+ * or already dropped after one (pg-guard.ts releases a lost checked-out client at once: "Client was closed and is
+ * not queryable").
  */
 const MESSAGES = [
   /^Connection terminated\b/,
   /^timeout exceeded when trying to connect$/,
   /^Client has encountered a connection error and is not queryable$/,
+  /^Client was closed and is not queryable$/,
 ];
 
 function connectionLost(e: unknown): boolean {

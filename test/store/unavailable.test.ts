@@ -160,4 +160,31 @@ describe('guardedPg on the real driver', () => {
       expect(refused).not.toBeInstanceOf(AppError);
     },
   );
+  it.runIf(pgUp)(
+    'a checked-out client whose session is lost goes back to the pool at once: a holder that never releases it leaks nothing',
+    async () => {
+      const db = await tempDatabase();
+      closers.push(db.drop);
+      const pool = new Pool({ connectionString: db.url, max: 1 });
+      closers.push(() => pool.end());
+      pool.on('error', () => undefined);
+      pool.on('connect', (c) => c.on('error', () => undefined));
+      const client = await pool.connect();
+      const pid = (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
+      const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+      await admin.connect();
+      await admin.query('select pg_terminate_backend($1)', [pid]);
+      await admin.end();
+      // What drizzle's transaction does: BEGIN on the held client, which fails; its release is never reached.
+      const begin = await client.query('begin').then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(begin).toMatchObject({ code: 'store_unavailable' });
+      // The pool's one connection is free again: this query gets a new session instead of waiting forever.
+      expect((await pool.query<{ one: number }>('select 1 as one')).rows).toEqual([{ one: 1 }]);
+      // A late release by the holder is harmless.
+      expect(() => client.release()).not.toThrow();
+    },
+  );
 });
