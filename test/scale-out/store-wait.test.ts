@@ -138,7 +138,7 @@ describe.runIf(ready)('processes started before PostgreSQL', () => {
     for (const c of Object.values(procs)) c.kill('SIGTERM');
     await Promise.all(Object.values(procs).map((c) => exited(c)));
   });
-  it('a serve waiting for PostgreSQL stops on SIGTERM without waiting for it, exit 0', { timeout: 90_000 }, async () => {
+  it('serve waiting for PostgreSQL stops on SIGTERM, exit 0', { timeout: 90_000 }, async () => {
     const pg = new URL(PG_ADMIN_URL);
     const relay = await startTcpProxy({ host: pg.hostname, port: Number(pg.port || 5432) });
     cleanups.push(() => relay.close());
