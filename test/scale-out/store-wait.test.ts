@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cli, exited, killStarted, until } from '../helpers/cli-process.js';
+import { runCli } from '../helpers/cli-run.js';
 import { freePort } from '../helpers/free-port.js';
 import { NATS_URL, requireNats } from '../helpers/nats.js';
 import { PG_ADMIN_URL, requirePostgres, tempDatabase } from '../helpers/postgres.js';
@@ -167,5 +168,77 @@ describe.runIf(ready)('processes started before PostgreSQL', () => {
     expect(serve.exitCode).toBe(0);
     expect(output).toContain('stopped before the start was done');
     console.log(`serve waiting for PostgreSQL: SIGTERM to exit ${stoppedIn} ms`);
+  });
+  it('an api and a worker ride out an outage after their start: 503 meanwhile, ready again after', {
+    timeout: 150_000,
+  }, async () => {
+    const pg = new URL(PG_ADMIN_URL);
+    const relay = await startTcpProxy({ host: pg.hostname, port: Number(pg.port || 5432) });
+    cleanups.push(() => relay.close());
+    const db = await tempDatabase();
+    cleanups.push(db.drop);
+    const [apiPort, workerPort] = [await freePort(), await freePort()];
+    const env = {
+      DATABASE_URL: through(relay, db.url, 'pw'),
+      NATS_URL,
+      COPYTRADE_SECRET_KEY: randomBytes(32).toString('base64'),
+      LOG_LEVEL: 'info',
+    };
+    const worker = cli(['worker', '--port', String(workerPort), '--json'], { ...env, COPYTRADE_LEASE_TTL_MS: '3000' });
+    const api = cli(['api', '--port', String(apiPort), '--json'], env);
+    let logs = '';
+    for (const c of [worker, api]) {
+      c.stdout?.on('data', (d) => {
+        logs += String(d);
+      });
+      c.stderr?.on('data', (d) => {
+        logs += String(d);
+      });
+    }
+    for (const port of [apiPort, workerPort])
+      await until(`readyz 200 on ${port}`, async () => (await readyz(port))?.status === 200, 90_000);
+    // An API key of a user (the operator's commands, on the database directly).
+    const admin = { DATABASE_URL: db.url, COPYTRADE_SECRET_KEY: env.COPYTRADE_SECRET_KEY };
+    expect(
+      (await runCli(['users', 'create', '--email', 'o@example.com', '--password', 'correct horse battery'], admin))
+        .code,
+    ).toBe(0);
+    const key = await runCli(['keys', 'create', '--email', 'o@example.com', '--json'], admin);
+    const apiKey = (JSON.parse(key.stdout) as { apiKey: string }).apiKey;
+    expect(
+      (await fetch(`http://127.0.0.1:${apiPort}/v1/accounts`, { headers: { authorization: `Bearer ${apiKey}` } }))
+        .status,
+    ).toBe(200);
+
+    relay.cut();
+    for (const port of [apiPort, workerPort])
+      await until(
+        `readyz 503 with store failing on ${port}`,
+        async () => {
+          const r = await readyz(port);
+          return r?.status === 503 && r.body.checks.store?.ok === false;
+        },
+        30_000,
+      );
+    // A read (authentication reads the store first) is a 503 store_unavailable, not a 500.
+    const res = await fetch(`http://127.0.0.1:${apiPort}/v1/accounts`, {
+      headers: { authorization: `Bearer ${apiKey}` },
+    });
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('2');
+    expect(await res.json()).toMatchObject({ code: 'store_unavailable' });
+    // The worker's lease rounds fail meanwhile: past its lease TTL (3 s) without the store, it must still run.
+    await until('the worker logged a failed lease round', () => /lease (renewal|round) failed/.test(logs), 30_000);
+    expect(worker.exitCode).toBeNull();
+    expect(api.exitCode).toBeNull();
+
+    relay.restore();
+    for (const port of [apiPort, workerPort])
+      await until(`readyz 200 again on ${port}`, async () => (await readyz(port))?.status === 200, 60_000);
+    expect(worker.exitCode).toBeNull();
+    expect(api.exitCode).toBeNull();
+    worker.kill('SIGTERM');
+    api.kill('SIGTERM');
+    await Promise.all([exited(worker), exited(api)]);
   });
 });
