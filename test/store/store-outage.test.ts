@@ -113,9 +113,11 @@ describe.runIf(ready)('serve on PostgreSQL while the store is away', () => {
 
   it('answers 503 with Retry-After on orders and reads, and recovers', { timeout: 90_000 }, async () => {
     proxy.cut();
+    const idempotencyKey = `outage-${Date.now()}`;
     const order = await svc.call('POST', `/v1/accounts/${masterId}/orders`, {
       token: apiKey,
       body: { symbol: 'EURUSD', side: 'buy', volume: 0.01 },
+      headers: { 'idempotency-key': idempotencyKey },
     });
     const read = await svc.call('GET', '/v1/accounts', { token: apiKey });
     const trades = await svc.call('GET', '/v1/trades', { token: apiKey });
@@ -141,10 +143,13 @@ describe.runIf(ready)('serve on PostgreSQL while the store is away', () => {
       30_000,
     );
     await until('readyz 200 again', async () => (await svc.call('GET', '/readyz')).status === 200, 30_000);
+    // The retry the 503 asked for, under the same Idempotency-Key: it runs (the 503 was not kept under the key).
     const again = await svc.call('POST', `/v1/accounts/${masterId}/orders`, {
       token: apiKey,
       body: { symbol: 'EURUSD', side: 'buy', volume: 0.01 },
+      headers: { 'idempotency-key': idempotencyKey },
     });
     expect(again.status).toBe(202);
+    expect(again.body).toMatchObject({ status: 'accepted', tradeId: expect.any(String) });
   });
 });
