@@ -39,6 +39,11 @@ export interface ServiceOptions {
   simulator?: DemoBrokers | Promise<DemoBrokers>;
   /** Test hook into the demo seeding (interrupt it after a step). */
   seedHooks?: SeedHooks;
+  /**
+   * On PostgreSQL: a start waiting for the database (not reachable yet) ends when this aborts (a stop signal during
+   * the start), rejecting with StoreWaitAborted.
+   */
+  startAborted?: AbortSignal;
   /** On PostgreSQL: what to do when the serve lease is lost (default: this process stops as on SIGTERM). */
   onServeLeaseLost?: () => void;
 }
@@ -55,7 +60,15 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
   const instanceId = randomUUID();
   // The store first: the embedded one opens in its worker thread (about 2 s at load) while this thread loads the
   // engine and the HTTP code (2.5-4.4 s at load 10 when imported up front), instead of after it.
-  const opening = openCoreStore(cfg);
+  // On PostgreSQL started before the database (or during an outage), it waits, answering /readyz 503 on its port.
+  const opening = openCoreStore(cfg, {
+    wait: {
+      logger,
+      probes: { host: cfg.host, port: cfg.port },
+      metricsToken: cfg.metricsToken,
+      ...(opts.startAborted ? { signal: opts.startAborted } : {}),
+    },
+  });
   // composeCore awaits it and throws its error; until then a failed open must not count as unhandled.
   opening.catch(() => undefined);
   const loaded = await loadRest().catch(async (err: unknown) => {

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, type ErrorCode } from '../domain/errors.js';
+import { isStoreUnavailable, storeUnavailable, unavailableReason } from '../store/unavailable.js';
 
 /** The one place where core errors become HTTP. */
 export const STATUS: Record<ErrorCode, number> = {
@@ -25,6 +26,7 @@ export const STATUS: Record<ErrorCode, number> = {
   rate_limited: 429,
   upstream_error: 502,
   upstream_unavailable: 503,
+  store_unavailable: 503,
   data_dir_in_use: 503,
   port_in_use: 503,
   internal_error: 500,
@@ -90,6 +92,12 @@ export function errorHandler(
   }
   if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500)
     return sendError(req, reply, fe.statusCode, 'invalid_request', err.message);
+  // The store gone away (a PostgreSQL restart, a network cut, no pooled connection in time), wherever it was met:
+  // a retryable 503, never a 500. The driver's message stays in the log (it may name the host).
+  if (isStoreUnavailable(err)) {
+    req.log.warn({ err, reason: unavailableReason(err) }, 'the store cannot be reached: answered 503');
+    return errorHandler(storeUnavailable(err), req, reply);
+  }
   req.log.error({ err }, 'unhandled error');
   return sendError(req, reply, 500, 'internal_error', 'internal error; the request id identifies it in the server log');
 }

@@ -13,13 +13,21 @@ export interface ShutdownDeps {
  * over the close, so everything opened is closed in order. A second signal while starting or stopping exits at
  * once with 1: an operator's second Ctrl-C (or a supervisor's) must not wait on a shutdown that hangs.
  */
-export function shutdownOnSignals(deps: ShutdownDeps = {}): { ready(close: () => Promise<void>): void } {
+export function shutdownOnSignals(deps: ShutdownDeps = {}): {
+  ready(close: () => Promise<void>): void;
+  /**
+   * Aborted by the first signal that comes before `ready`: a start that only waits (for its database) ends on it
+   * instead of making the stop wait for a server that may not come.
+   */
+  startAborted: AbortSignal;
+} {
   const exit = deps.exit ?? ((code: number) => process.exit(code));
   const on = deps.on ?? ((sig, fn) => process.on(sig, fn));
   const log = deps.log ?? (() => undefined);
   let requested: string | null = null;
   let close: (() => Promise<void>) | null = null;
   let stopping = false;
+  const starting = new AbortController();
   const stop = (signal: string) => {
     stopping = true;
     log('info', { signal }, 'shutting down');
@@ -37,9 +45,13 @@ export function shutdownOnSignals(deps: ShutdownDeps = {}): { ready(close: () =>
         log('warn', { signal: sig }, 'second signal: exiting without finishing the shutdown');
         exit(1);
       } else if (close) stop(sig);
-      else requested = sig;
+      else {
+        requested = sig;
+        starting.abort();
+      }
     });
   return {
+    startAborted: starting.signal,
     ready(fn) {
       close = fn;
       if (requested) stop(requested);

@@ -13,6 +13,8 @@ export type ErrorCode =
   | 'rate_limited'
   | 'upstream_error'
   | 'upstream_unavailable'
+  /** The store (PostgreSQL) cannot be reached now: a restart, a network cut, no free connection in time. Retryable. */
+  | 'store_unavailable'
   | 'payload_too_large'
   | 'idempotency_key_reused'
   | 'idempotency_key_in_flight'

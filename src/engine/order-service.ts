@@ -5,6 +5,7 @@ import { AppError, invalid, notFound } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import type { BrokerAdapter, OrderOutcome } from '../platforms/adapter.js';
 import type { Store } from '../store/store.js';
+import { isStoreUnavailable } from '../store/unavailable.js';
 import type { AdapterRegistry } from './adapter-registry.js';
 import { fanOutApiOrder, type OrderInput } from './api-fanout.js';
 import { lookupMasterWrite, type MasterLookup } from './master-lookup.js';
@@ -117,6 +118,32 @@ export class OrderService {
     requestId: string | null,
   ): Promise<OrderResult> {
     const sent = await this.placeFenced(adapter, master, tradeId, tag, input, requestId);
+    try {
+      return await this.afterMasterWrite(adapter, master, tradeId, tag, input, sent, receivedAt, requestId);
+    } catch (err) {
+      // The store went away after the Master's write left: the order may be at the broker. Never a retryable 503
+      // (a retry, even under the same Idempotency-Key, would place it twice): the trade stays `pending`, and the
+      // settle loop looks it up by its tag once the store is back and runs its fan-out (order-recovery.ts).
+      if (isStoreUnavailable(err))
+        throw new AppError(
+          'write_outcome_unknown',
+          `the store could not be reached after the order was sent to the Master's broker; it is settled by its tag once the store is back: check trade ${tradeId} before retrying`,
+          { details: { tradeId }, cause: err },
+        );
+      throw err;
+    }
+  }
+
+  private async afterMasterWrite(
+    adapter: BrokerAdapter,
+    master: Account,
+    tradeId: string,
+    tag: string,
+    input: OrderInput,
+    sent: OrderOutcome,
+    receivedAt: number,
+    requestId: string | null,
+  ): Promise<OrderResult> {
     // A timeout is settled by asking the broker for the tag, once, before anyone decides anything.
     const outcome = sent.kind === 'unresolved' ? lookupAsOutcome(await lookupMasterWrite(adapter, tag), sent) : sent;
     if (outcome.kind !== 'confirmed') {

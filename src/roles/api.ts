@@ -38,7 +38,7 @@ export async function startApi(cfg: Config, logger: Logger | false, opts: ApiOpt
   const core = await composeCore(cfg, logger, {
     ...(opts.simulator ? { simulator: opts.simulator } : {}),
     deliverNow: false,
-    busWaitProbes: { host: cfg.host, port: cfg.port },
+    waitProbes: { host: cfg.host, port: cfg.port },
     // A panic-close job is run by the worker holding the deployment lease; this wakes it at once.
     panicHandOff: (job) => signal?.(job.id),
   });

@@ -78,8 +78,11 @@ export interface CoreOptions {
   };
   /** An api process: panic-close jobs are handed to the worker holding the deployment lease (see PanicCloseOptions). */
   panicHandOff?: (job: PanicJob) => void;
-  /** Where /readyz answers (503, `bus` failing) while NATS cannot be reached at start (BusWaitOptions.probes). */
-  busWaitProbes?: { host: string; port: number };
+  /**
+   * Where /readyz answers (503, `store` or `bus` failing) while PostgreSQL or NATS cannot be reached at start
+   * (StoreWaitOptions.probes, BusWaitOptions.probes).
+   */
+  waitProbes?: { host: string; port: number };
   /** Start the webhook deliverer now (default); a worker starts it under its lease instead. */
   deliverNow?: boolean;
   /** The store, already opening (openCoreStore): `serve` starts it before loading the rest of its code. */
@@ -97,8 +100,13 @@ const INTENT_SWEEP_MS = 30_000;
  * except the demo's in-process market.
  */
 export async function composeCore(cfg: Config, logger: Logger | false, opts: CoreOptions = {}): Promise<Core> {
+  // Started before PostgreSQL (or in an outage), the process waits for it, not ready, instead of exiting.
   const opening =
-    opts.store ?? openCoreStore(cfg, opts.ownership ? { idleInTransactionMs: opts.ownership.idleInTransactionMs } : {});
+    opts.store ??
+    openCoreStore(cfg, {
+      ...(opts.ownership ? { idleInTransactionMs: opts.ownership.idleInTransactionMs } : {}),
+      wait: { logger, metricsToken: cfg.metricsToken, ...(opts.waitProbes ? { probes: opts.waitProbes } : {}) },
+    });
   // The simulator's state is read while the embedded store opens in its worker thread: each takes about a second
   // at 10,000 `sim` accounts (the bench scale-10k), and the main thread is idle while the worker opens.
   let sim: { broker: SimBroker; persistence: SimPersistence | null };
@@ -143,7 +151,7 @@ export async function composeCore(cfg: Config, logger: Logger | false, opts: Cor
           readiness,
           metrics,
           metricsToken: cfg.metricsToken,
-          ...(opts.busWaitProbes ? { probes: opts.busWaitProbes } : {}),
+          ...(opts.waitProbes ? { probes: opts.waitProbes } : {}),
         })
       : new LocalBus();
     const detachBus = store.events.useBus(bus);

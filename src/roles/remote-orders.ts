@@ -3,6 +3,7 @@ import { Decimal } from '../domain/decimal.js';
 import { AppError, type ErrorCode } from '../domain/errors.js';
 import type { OrderInput, OrderResult, OrderService } from '../engine/order-service.js';
 import { StaleLeaseError } from '../domain/lease.js';
+import { isStoreUnavailable, storeUnavailable } from '../store/unavailable.js';
 import type { Logger } from 'pino';
 
 /** One subject per Master: its worker serves it while it holds the Master's lease, one request at a time. */
@@ -170,7 +171,8 @@ export function serveOrders(
 /**
  * What the api tells its client. A lease lost mid-order (the store refused this worker's write) may have come
  * after the Master's broker took the order: its outcome is the new owner's to settle by tag, so the client is told
- * to look, never that nothing happened. Anything else unexpected stays a 500, and is logged here.
+ * to look, never that nothing happened. The worker's store unreachable is a retryable 503 (store_unavailable), as on
+any route. Anything else unexpected stays a 500, and is logged here.
  */
 function asWireError(err: unknown): AppError {
   if (err instanceof AppError) return err;
@@ -179,5 +181,7 @@ function asWireError(err: unknown): AppError {
       'write_outcome_unknown',
       "this worker lost the Master account's lease while placing the order; the new owner settles it by its tag: list the account's trades before retrying",
     );
+  // The worker's store went away before the Master's write (after it, OrderService answers write_outcome_unknown).
+  if (isStoreUnavailable(err)) return storeUnavailable(err);
   return new AppError('internal_error', 'the worker failed to place the order');
 }

@@ -78,7 +78,7 @@ export async function startWorker(cfg: Config, logger: Logger | false, opts: Wor
   const core = await composeCore(cfg, logger, {
     ...(opts.simulator ? { simulator: opts.simulator } : {}),
     deliverNow: false,
-    ...(opts.probesPort !== undefined ? { busWaitProbes: { host: cfg.host, port: opts.probesPort } } : {}),
+    ...(opts.probesPort !== undefined ? { waitProbes: { host: cfg.host, port: opts.probesPort } } : {}),
     ownership: {
       owns: (id) => ready.has(id) && holds(id),
       settles: (id) => holds(id) && !draining.has(id),

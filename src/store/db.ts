@@ -8,7 +8,9 @@ import type pg from 'pg';
 import { AppError } from '../domain/errors.js';
 import { packageRoot } from '../config/package-root.js';
 import { claimLockFile } from '../config/process-identity.js';
+import { guardedPg } from './pg-guard.js';
 import { RemotePglite } from './pglite-remote.js';
+import { isStoreUnavailable, storeUnavailable, unavailableReason } from './unavailable.js';
 import * as schema from './schema.js';
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -107,6 +109,12 @@ export function pgliteParams(fsync: boolean): string[] {
 
 export const migrationsFolder = () => join(packageRoot(), 'src', 'store', 'migrations');
 
+/**
+ * How long a PostgreSQL connect, or a wait for a free pooled connection, may take before it fails as
+ * `store_unavailable`. Above any wait for one of the 10 pooled connections under load seen here.
+ */
+export const PG_CONNECT_TIMEOUT_MS = 10_000;
+
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
   const db = opts.databaseUrl
     ? await openPostgres(opts.databaseUrl, opts.idleInTransactionMs, opts.onStatement)
@@ -118,7 +126,13 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
         // Unmigrated (the migration tests apply them one by one): an empty cluster, not the migrated template.
         opts.migrate !== false,
       );
-  if (opts.migrate !== false) await runMigrations(db);
+  if (opts.migrate !== false) {
+    // A failed migration (the server went away during it, say) must not leave the pool open behind it.
+    await runMigrations(db).catch(async (err: unknown) => {
+      await db.close().catch(() => undefined);
+      throw err;
+    });
+  }
   return db;
 }
 
@@ -171,9 +185,16 @@ async function openPostgres(
     import('pg'),
     import('drizzle-orm/node-postgres'),
   ]);
-  const pool = new pg.Pool({
+  // Errors of a server that cannot be reached come out as `store_unavailable` (pg-guard.ts): a 503 to API
+  // clients, a wait at start.
+  const { Pool } = guardedPg(pg);
+  const pool = new Pool({
     connectionString: url,
     max: 10,
+    // A connect (or a wait for a free pooled connection) that has not finished by then fails, as
+    // `store_unavailable`, instead of holding its request for as long as the network takes to give up (a
+    // firewall dropping packets: minutes).
+    connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS,
     ...(idleInTransactionMs ? { idle_in_transaction_session_timeout: idleInTransactionMs } : {}),
   });
   // An idle connection the server dropped (restart, failover, admin) must not crash the process: the pool
@@ -184,9 +205,14 @@ async function openPostgres(
   // emits 'error' with no listener, and that ends the process: a worker died on waking instead of letting its
   // leases go. The transaction's next statement fails with the driver's error, and the pool drops the connection.
   pool.on('connect', (client) => client.on('error', () => undefined));
-  // Fail fast with a clear message instead of at the first query.
-  const client = await pool.connect().catch((err: Error) => {
-    throw new AppError('upstream_unavailable', `cannot connect to PostgreSQL at ${redactUrl(url)}: ${err.message}`);
+  // Fail at once with a clear message instead of at the first query: `store_unavailable` (a caller may wait and
+  // retry, roles/core-store.ts) when the server cannot be reached, the driver's own error otherwise (a refused
+  // password, a database that does not exist).
+  const client = await pool.connect().catch(async (err: unknown) => {
+    await pool.end().catch(() => undefined);
+    if (isStoreUnavailable(err))
+      throw storeUnavailable(err, `cannot connect to PostgreSQL at ${redactUrl(url)}: ${unavailableReason(err)}`);
+    throw err;
   });
   client.release();
   return {

@@ -60,10 +60,19 @@ export function serveCommand(program: Command): void {
         let svc: Service;
         try {
           const { startService } = await service;
-          svc = await startService(cfg, logger, pending ? { simulator: pending } : {});
+          svc = await startService(cfg, logger, {
+            ...(pending ? { simulator: pending } : {}),
+            startAborted: signals.startAborted,
+          });
         } catch (err) {
           const started = await pending?.catch(() => null);
           if (started?.spawned) await started.stop();
+          // Stopped while it waited for PostgreSQL: nothing was opened, a clean stop.
+          // (By name: the store code is loaded only with the service.)
+          if (signals.startAborted.aborted && (err as Error | null)?.name === 'StoreWaitAborted') {
+            logger.info('stopped before the start was done (PostgreSQL was not reachable yet)');
+            process.exit(0);
+          }
           throw err;
         }
         const simulator = pending ? await pending : null;
