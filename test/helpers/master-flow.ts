@@ -81,15 +81,16 @@ export class MasterFlow {
     this.apiBase = base;
   }
 
-  private async metaApi(body: Record<string, unknown>): Promise<void> {
+  private async metaApi(body: Record<string, unknown>): Promise<{ positionId?: string | number }> {
     const { baseUrl, token } = this.d.sim.endpoints.platforma;
     const res = await fetch(`${baseUrl}/users/current/accounts/${this.d.masterMetaApiId}/trade`, {
       method: 'POST',
       headers: { 'auth-token': token, 'content-type': 'application/json' },
       body: JSON.stringify(body),
     });
-    const json = (await res.json()) as { stringCode?: string };
+    const json = (await res.json()) as { stringCode?: string; positionId?: string | number };
     if (json.stringCode !== 'TRADE_RETCODE_DONE') throw new Error(`direct trade refused: ${JSON.stringify(json)}`);
+    return json;
   }
 
   /** One order through the api; its status (202 accepted, 503 while no worker holds the Master, ...). */
@@ -113,18 +114,28 @@ export class MasterFlow {
     return res.status;
   }
 
-  async directOpen(): Promise<void> {
+  /** Opens a position at the Master's broker, as a trader would by hand; its position id. */
+  async directOpen(): Promise<string> {
     const side = this.n % 2 === 0 ? 'ORDER_TYPE_BUY' : 'ORDER_TYPE_SELL';
-    await this.metaApi({ actionType: side, symbol: 'GBPUSD', volume: VOLUMES[this.n % VOLUMES.length] });
+    const done = await this.metaApi({ actionType: side, symbol: 'GBPUSD', volume: VOLUMES[this.n % VOLUMES.length] });
     this.counts.directOpens++;
+    return String(done.positionId);
+  }
+
+  /** Closes one Master position at its broker by id. */
+  async directCloseId(positionId: string): Promise<void> {
+    await this.metaApi({ actionType: 'POSITION_CLOSE_ID', positionId });
+    this.counts.directCloses++;
   }
 
   /** Closes the Master's oldest position at its broker (an open when it holds none). */
   async directClose(): Promise<void> {
     const held = await this.d.positionsOf(this.d.masterSimId);
-    if (held.length < 3) return this.directOpen();
-    await this.metaApi({ actionType: 'POSITION_CLOSE_ID', positionId: held[0]!.id });
-    this.counts.directCloses++;
+    if (held.length < 3) {
+      await this.directOpen();
+      return;
+    }
+    await this.directCloseId(held[0]!.id);
   }
 
   async step(): Promise<void> {
