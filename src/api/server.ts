@@ -111,6 +111,9 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
         coerceTypes: false,
         allErrors: true,
         strict: false,
+        // `strict: false` would also turn off Ajv's strictNumbers, and then `type: number` (and integer) takes
+        // Infinity and NaN: JSON's `1e309` parses to Infinity and would reach the store (issue 46).
+        strictNumbers: true,
         validateSchema: false,
       },
     },

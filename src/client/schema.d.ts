@@ -7298,27 +7298,27 @@ export interface operations {
                     sizing?: {
                         /** @enum {string} */
                         mode: "multiplier";
-                        /** @description a non-negative number or decimal string, e.g. 0.5 or "0.5" */
+                        /** @description a non-negative number or decimal string (at most 12 digits after the point), e.g. 0.5 or "0.5", below 1e+12 */
                         multiplier: number | string;
                     } | {
                         /** @enum {string} */
                         mode: "fixed";
-                        /** @description a non-negative number or decimal string, e.g. 0.5 or "0.5" */
+                        /** @description a non-negative number or decimal string (at most 12 digits after the point), e.g. 0.5 or "0.5", below 1e+12 */
                         volume: number | string;
                     } | {
                         /** @enum {string} */
                         mode: "balance_ratio";
-                        /** @description a non-negative number or decimal string, e.g. 0.5 or "0.5" */
+                        /** @description a non-negative number or decimal string (at most 12 digits after the point), e.g. 0.5 or "0.5", below 1e+12 */
                         multiplier?: number | string;
                     } | {
                         /** @enum {string} */
                         mode: "equity_ratio";
-                        /** @description a non-negative number or decimal string, e.g. 0.5 or "0.5" */
+                        /** @description a non-negative number or decimal string (at most 12 digits after the point), e.g. 0.5 or "0.5", below 1e+12 */
                         multiplier?: number | string;
                     } | {
                         /** @enum {string} */
                         mode: "risk_percent";
-                        /** @description a non-negative number or decimal string, e.g. 0.5 or "0.5" */
+                        /** @description a non-negative number or decimal string (at most 12 digits after the point), e.g. 0.5 or "0.5", below 1e+12 */
                         riskPercent: number | string;
                     };
                     symbolMap?: {
@@ -10026,7 +10026,7 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
-                    /** @description lots to close; all when left out: a positive number or decimal string, e.g. 0.5 or "0.5", at most 1000000 */
+                    /** @description lots to close; all when left out: a positive number or decimal string (at most 12 digits after the point), e.g. 0.5 or "0.5", at most 1000000 */
                     volume?: number | string;
                 };
             };
