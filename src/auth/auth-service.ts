@@ -72,7 +72,7 @@ export class AuthService {
       await this.failedAttempt(email, from, user?.id ?? null, 'sign_in');
       throw new AppError('unauthorized', 'email or password is wrong');
     }
-    await this.throttle?.succeeded(email);
+    await this.throttle?.succeeded(email, from);
     return { ...(await this.issueToken(user.id)), userId: user.id };
   }
 
@@ -122,7 +122,7 @@ export class AuthService {
       throw invalid('the current password is wrong');
     }
     const { tokensRevoked } = await this.setPassword(user.id, next, 'user');
-    await this.throttle?.succeeded(user.email);
+    await this.throttle?.succeeded(user.email, from);
     return { ...(await this.issueToken(user.id)), tokensRevoked };
   }
 
