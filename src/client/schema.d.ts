@@ -268,7 +268,7 @@ export interface paths {
         put?: never;
         /**
          * Create an API key for family V; the key is shown once
-         * @description Quota (our choice, x-open-point): at most 20 active API keys by default (COPYTRADE_QUOTA_API_KEYS; 0 = none); one more is refused with 409 quota_exceeded naming the quota in the message and in `quota`; a rotation does not count: the old key is replaced.
+         * @description Quota (our choice, x-open-point): at most 20 active API keys by default (COPYTRADE_QUOTA_API_KEYS; 0 = none); one more is refused with 409 quota_exceeded naming the quota in the message and in `quota`; every key that works counts, a rotated key in its overlap window too.
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -303,7 +303,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Replace a key; the old one keeps working for the overlap window */
+        /**
+         * Replace a key; the old one keeps working for the overlap window
+         * @description The old key keeps working for `overlapSeconds` (default and maximum 0 s, COPYTRADE_API_KEY_OVERLAP_SEC), counts toward the key quota meanwhile and spends the new key's rate budget (it is no second bucket). A lineage has one old key at most: rotating the new key ends the old one's overlap at once. A key already rotated is 409 (rotate its replacement). Revoking the new key revokes the old one too.
+         */
         post: operations["rotateApiKey"];
         delete?: never;
         options?: never;
@@ -339,7 +342,7 @@ export interface paths {
         put?: never;
         /**
          * Change the signed-in user's password; every access token of the user is revoked and a new one returned
-         * @description Wrong current passwords count like failed sign-ins (the same growing waits, 429 with Retry-After, a user.sign_in_failed event). API keys are not revoked: revoke or rotate them separately.
+         * @description Wrong current passwords count like failed sign-ins (the same growing waits, 429 with Retry-After, a user.sign_in_failed event). API keys are revoked too when `revokeApiKeys` is true (do that when the old password may have leaked: whoever had it could have created keys); otherwise they keep working.
          */
         post: operations["changePassword"];
         delete?: never;
@@ -5457,6 +5460,24 @@ export interface operations {
                 };
             };
             /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5674,6 +5695,11 @@ export interface operations {
                 "application/json": {
                     currentPassword: string;
                     newPassword: string;
+                    /**
+                     * @description also revoke every API key of the user (rotated ones in their overlap too)
+                     * @default false
+                     */
+                    revokeApiKeys?: boolean;
                 };
             };
         };
@@ -5687,6 +5713,8 @@ export interface operations {
                     "application/json": {
                         /** @description shown once; the one this request carried no longer works */
                         accessToken: string;
+                        /** @description API keys revoked (0 unless revokeApiKeys) */
+                        apiKeysRevoked: number;
                         expiresAt: string;
                         tokensRevoked: number;
                         /** @enum {string} */
