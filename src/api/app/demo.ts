@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { ApiDeps } from '../deps.js';
+import type { DemoBrokerLogins } from '../../demo/seed.js';
 import { requireAuth } from '../plugins/auth.js';
 import { OPEN, stdErrors } from '../schemas.js';
 
@@ -19,7 +20,8 @@ const Logins = Type.Object(
 
 /**
  * Demo mode only (registered only when the service runs the simulated brokers): the logins of the simulated
- * accounts kept free to connect, so the three wizards can be tried. Not a route of a real deployment.
+ * accounts kept free to connect, so the three wizards can be tried; a spare any user has connected (or one
+ * sharing its broker login) is left out. Not a route of a real deployment.
  */
 export async function demoRoutes(app: FastifyInstance, deps: ApiDeps): Promise<void> {
   const logins = deps.demoBrokerLogins;
@@ -41,7 +43,14 @@ export async function demoRoutes(app: FastifyInstance, deps: ApiDeps): Promise<v
     },
     async (_req, reply) => {
       reply.header('cache-control', 'no-store');
-      return (await logins()) as never;
+      const [all, accounts, { unconnectedLogins }] = await Promise.all([
+        logins(),
+        deps.store.accounts.all(),
+        import('../../demo/seed.js'),
+      ]);
+      // Any user's connection takes a spare off the list: its broker password is no longer handed out.
+      const connected = new Set(accounts.map((a) => `${a.platform}:${a.brokerAccountNumber}`));
+      return unconnectedLogins(all as DemoBrokerLogins, connected) as never;
     },
   );
 }
