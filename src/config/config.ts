@@ -118,7 +118,7 @@ export function loadConfig(
     natsUrl: env.NATS_URL || undefined,
     masterMaxActionsPerMin: int(env.COPYTRADE_MASTER_MAX_ACTIONS_PER_MIN, 'COPYTRADE_MASTER_MAX_ACTIONS_PER_MIN', 60),
     heldSlavesMaxAgeMs: int(env.COPYTRADE_HELD_SLAVES_MAX_AGE_MS, 'COPYTRADE_HELD_SLAVES_MAX_AGE_MS', 1000),
-    webhooks: loadWebhookConfig(env, flags.demo ?? env.COPYTRADE_DEMO === '1'),
+    webhooks: loadWebhookConfig(env),
     quotas: loadQuotaConfig(env),
     v1Limits: {
       writes: int(env.COPYTRADE_V1_WRITES_PER_WINDOW, 'COPYTRADE_V1_WRITES_PER_WINDOW', 60),
