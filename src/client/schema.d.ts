@@ -13,7 +13,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Platform A: connect an MT4/MT5 login (waits until the upstream is connected to the broker); 200 when it reconnects a login the caller had connected, 409 account_already_connected when another user has
+         * Platform A: connect an MT4/MT5 login (waits until the upstream is connected to the broker); 200 when it reconnects a login the caller had connected, 409 account_already_connected when another user has (checked after the credentials: a wrong password is 422 either way)
          * @description Quota (our choice, x-open-point): at most 100 connected accounts by default (COPYTRADE_QUOTA_ACCOUNTS; 0 = none); one more is refused with 409 quota_exceeded naming the quota in the message and in `quota`; a reconnect does not count.
          */
         post: operations["connectPlatformA"];
