@@ -17,7 +17,7 @@ const subject = (kind: 'email' | 'addr' | 'known', value: string) =>
 const knownPair = (email: string, address: string) => subject('known', `${email.trim()}\n${address}`);
 
 /** How long a successful sign-in from an address exempts the account from that address's wait. */
-export const KNOWN_ADDRESS_MS = 30 * 86_400_000;
+const KNOWN_ADDRESS_MS = 30 * 86_400_000;
 
 /** The account may try again at once (a success, or the operator reset its password). */
 export const clearAccountFailures = (repo: SignInFailuresRepo, email: string): Promise<void> =>
