@@ -156,22 +156,22 @@ describe('every IPv6 form that embeds an IPv4 address is judged as that address 
 describe("the service's own receivers", () => {
   it('allow exactly the registered origin and path prefix, after the URL is normalised', async () => {
     const own = new OwnReceivers();
-    own.add('http://127.0.0.1:8080/demo/webhook-receiver/');
+    own.add('http://127.0.0.1:8080/app/demo/webhook-receiver/');
     const policy = (u: URL) => own.has(u);
-    expect((await checkTarget('http://127.0.0.1:8080/demo/webhook-receiver/x', policy)).pathname).toBe(
-      '/demo/webhook-receiver/x',
+    expect((await checkTarget('http://127.0.0.1:8080/app/demo/webhook-receiver/x', policy)).pathname).toBe(
+      '/app/demo/webhook-receiver/x',
     );
     for (const url of [
-      'http://127.0.0.1:8080/demo/webhook-receiver/',
-      'http://127.0.0.1:8080/demo/webhook-receiver/../../metrics',
-      'http://127.0.0.1:8080/demo/webhook-receiver/%2e%2e/%2e%2e/metrics',
-      'http://127.0.0.1:8080/demo/webhook-receiver/x?y=1',
-      'http://127.0.0.1:8081/demo/webhook-receiver/x',
-      'http://127.0.0.2:8080/demo/webhook-receiver/x',
-      'http://[::ffff:127.0.0.1]:8080/demo/webhook-receiver/x',
+      'http://127.0.0.1:8080/app/demo/webhook-receiver/',
+      'http://127.0.0.1:8080/app/demo/webhook-receiver/../../metrics',
+      'http://127.0.0.1:8080/app/demo/webhook-receiver/%2e%2e/%2e%2e/metrics',
+      'http://127.0.0.1:8080/app/demo/webhook-receiver/x?y=1',
+      'http://127.0.0.1:8081/app/demo/webhook-receiver/x',
+      'http://127.0.0.2:8080/app/demo/webhook-receiver/x',
+      'http://[::ffff:127.0.0.1]:8080/app/demo/webhook-receiver/x',
     ])
       await expect(checkTarget(url, policy), url).rejects.toThrow(/private/);
-    own.delete('http://127.0.0.1:8080/demo/webhook-receiver/');
-    await expect(checkTarget('http://127.0.0.1:8080/demo/webhook-receiver/x', policy)).rejects.toThrow(/private/);
+    own.delete('http://127.0.0.1:8080/app/demo/webhook-receiver/');
+    await expect(checkTarget('http://127.0.0.1:8080/app/demo/webhook-receiver/x', policy)).rejects.toThrow(/private/);
   });
 });

@@ -103,13 +103,13 @@ export function parseTargetUrl(raw: string): URL {
 const hostOf = (url: URL) => url.hostname.replace(/^\[(.*)\]$/, '$1');
 
 /** The path under which the demo serves its own webhook receiver (src/api/app/demo.ts). */
-export const OWN_RECEIVER_PATH = '/demo/webhook-receiver/';
+export const OWN_RECEIVER_PATH = '/app/demo/webhook-receiver/';
 
 /**
  * Receivers of the service itself that a webhook may target although they are on loopback (the demo's own
- * receiver): URL prefixes such as `http://127.0.0.1:8080/demo/webhook-receiver/`, added when the listener is
+ * receiver): URL prefixes such as `http://127.0.0.1:8080/app/demo/webhook-receiver/`, added when the listener is
  * bound. A URL matches on its parsed, normalised form (dot segments resolved), without query or fragment, so
- * `/demo/webhook-receiver/../../metrics` is not a receiver. One set per service (webhooks/compose.ts).
+ * `/app/demo/webhook-receiver/../../metrics` is not a receiver. One set per service (webhooks/compose.ts).
  */
 export class OwnReceivers {
   private readonly prefixes = new Set<string>();

@@ -37,7 +37,7 @@ describe('webhook targets in demo mode', () => {
   });
 
   it("reaches the demo's own receiver, and the webhook test shows what it answered", async () => {
-    const url = `${svc.baseUrl}/demo/webhook-receiver/mine`;
+    const url = `${svc.baseUrl}/app/demo/webhook-receiver/mine`;
     const ep = await create(url);
     expect(ep.status, JSON.stringify(ep.body)).toBe(201);
     const test = await svc.call('POST', `/v1/webhook-endpoints/${ep.body.id}/test`, { token: svc.demo!.apiKey });
@@ -46,7 +46,7 @@ describe('webhook targets in demo mode', () => {
     expect(test.body.responseSnippet).toContain('webhook.test');
     // Another path of the service itself is not a receiver.
     expect((await create(`${svc.baseUrl}/metrics`)).status).toBe(400);
-    expect((await create(`${svc.baseUrl}/demo/webhook-receiver/../../metrics`)).status).toBe(400);
+    expect((await create(`${svc.baseUrl}/app/demo/webhook-receiver/../../metrics`)).status).toBe(400);
   });
 });
 
