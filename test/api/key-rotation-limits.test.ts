@@ -18,6 +18,7 @@ beforeAll(async () => {
       COPYTRADE_V1_READS_PER_WINDOW: '6',
       COPYTRADE_V1_LIMIT_WINDOW_SEC: '3600',
       COPYTRADE_API_KEY_OVERLAP_SEC: '3600',
+      COPYTRADE_QUOTA_EVENT_STREAMS_PER_KEY: '2',
     },
   });
 }, 60_000);
@@ -69,6 +70,26 @@ describe('rotation chains', () => {
     for (let i = 0; i < 4; i++) statuses.push(await me(k1.apiKey), await me(k2.apiKey));
     expect(statuses.filter((s) => s === 200)).toHaveLength(6);
     expect(statuses.slice(6)).toEqual([429, 429]);
+  });
+
+  it("a rotated key's event streams count toward its successor's", async () => {
+    const { token } = await newUser();
+    const k1 = (await createKey(token, 'streams')).body;
+    const k2 = (await rotate(token, k1.key.id)).body;
+    const open = async (key: string) => {
+      const ctrl = new AbortController();
+      const res = await fetch(`${svc.baseUrl}/v1/events/stream`, {
+        headers: { authorization: `Bearer ${key}`, accept: 'text/event-stream' },
+        signal: ctrl.signal,
+      });
+      return { status: res.status, ctrl };
+    };
+    const streams = [await open(k1.apiKey), await open(k2.apiKey), await open(k1.apiKey)];
+    try {
+      expect(streams.map((x) => x.status)).toEqual([200, 200, 429]);
+    } finally {
+      for (const x of streams) x.ctrl.abort();
+    }
   });
 
   it('revoking a key ends its predecessor in the overlap too', async () => {
