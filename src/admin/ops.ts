@@ -59,8 +59,8 @@ export const adminOps: Record<string, AdminOp> = {
   },
   'users.reset-password': async ({ auth }, a) => {
     const email = str(a, 'email');
-    const r = await auth.resetPassword(email, str(a, 'password'));
-    return { id: r.userId, email, tokensRevoked: r.tokensRevoked };
+    const r = await auth.resetPassword(email, str(a, 'password'), { revokeApiKeys: a.revokeApiKeys === true });
+    return { id: r.userId, email, tokensRevoked: r.tokensRevoked, apiKeysRevoked: r.apiKeysRevoked };
   },
   'keys.limit': async ({ store }, a) => {
     const id = str(a, 'id');

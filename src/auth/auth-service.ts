@@ -22,6 +22,8 @@ export interface Principal {
   credentialId: string;
   /** An API key's dedicated family V limits (null = the default); absent for access tokens. */
   limits?: { writes: number | null; reads: number | null };
+  /** An API key's rate budget: its successor's while it is a rotated key in its overlap, else its own id. */
+  rateKey?: string;
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -72,7 +74,7 @@ export class AuthService {
       await this.failedAttempt(email, from, user?.id ?? null, 'sign_in');
       throw new AppError('unauthorized', 'email or password is wrong');
     }
-    await this.throttle?.succeeded(email);
+    await this.throttle?.succeeded(email, from);
     return { ...(await this.issueToken(user.id)), userId: user.id };
   }
 
@@ -113,7 +115,8 @@ export class AuthService {
     current: string,
     next: string,
     from?: string,
-  ): Promise<{ accessToken: string; tokenId: string; expiresAt: Date; tokensRevoked: number }> {
+    opts: { revokeApiKeys?: boolean } = {},
+  ): Promise<{ accessToken: string; tokenId: string; expiresAt: Date; tokensRevoked: number; apiKeysRevoked: number }> {
     const user = await this.store.users.byId(userId);
     if (!user) throw new AppError('unauthorized', 'the user no longer exists');
     await this.throttle?.check(user.email, from);
@@ -122,17 +125,26 @@ export class AuthService {
       throw invalid('the current password is wrong');
     }
     const { tokensRevoked } = await this.setPassword(user.id, next, 'user');
-    await this.throttle?.succeeded(user.email);
-    return { ...(await this.issueToken(user.id)), tokensRevoked };
+    const apiKeysRevoked = opts.revokeApiKeys ? await this.store.credentials.revokeAllApiKeys(user.id) : 0;
+    await this.throttle?.succeeded(user.email, from);
+    return { ...(await this.issueToken(user.id)), tokensRevoked, apiKeysRevoked };
   }
 
-  /** The operator's reset (CLI): a new password, every access token revoked, any sign-in wait lifted. */
-  async resetPassword(email: string, next: string): Promise<{ userId: string; tokensRevoked: number }> {
+  /**
+   * The operator's reset (CLI): a new password, every access token revoked, any sign-in wait lifted; with
+   * `revokeApiKeys` every API key too (a password that leaked may have let someone create keys).
+   */
+  async resetPassword(
+    email: string,
+    next: string,
+    opts: { revokeApiKeys?: boolean } = {},
+  ): Promise<{ userId: string; tokensRevoked: number; apiKeysRevoked: number }> {
     const user = await this.store.users.byEmail(email);
     if (!user) throw new AppError('not_found', `no user with email ${email}`);
     const { tokensRevoked } = await this.setPassword(user.id, next, 'operator');
+    const apiKeysRevoked = opts.revokeApiKeys ? await this.store.credentials.revokeAllApiKeys(user.id) : 0;
     await clearAccountFailures(this.failures, user.email);
-    return { userId: user.id, tokensRevoked };
+    return { userId: user.id, tokensRevoked, apiKeysRevoked };
   }
 
   private async setPassword(
@@ -182,7 +194,7 @@ export class AuthService {
       this.touched.set(k.id, now);
       void this.store.credentials.touchApiKey(k.id).catch(() => undefined);
     }
-    return { userId: k.userId, credentialKind: 'api_key', credentialId: k.id, limits: k.limits };
+    return { userId: k.userId, credentialKind: 'api_key', credentialId: k.id, limits: k.limits, rateKey: k.rateKey };
   }
 
   async createApiKey(userId: string, name: string): Promise<{ key: ApiKeyRow; apiKey: string }> {
@@ -200,12 +212,30 @@ export class AuthService {
     return this.store.credentials.listApiKeys(userId, page);
   }
 
-  /** The new key is shown once; the old one keeps working for the overlap window (0 = stops now). */
+  /** The longest overlap a rotation may ask for, and what it gets when it asks for none. */
+  get maxOverlapSec(): number {
+    return this.cfg.apiKeyOverlapSec;
+  }
+
+  /**
+   * The new key is shown once; the old one keeps working for the overlap window (0 = stops now), at most
+   * COPYTRADE_API_KEY_OVERLAP_SEC. A key already rotated is refused (409: rotate its replacement).
+   */
   async rotateApiKey(
     userId: string,
     keyId: string,
     overlapSec = this.cfg.apiKeyOverlapSec,
   ): Promise<{ key: ApiKeyRow; apiKey: string; previousExpiresAt: Date } | null> {
+    if (overlapSec > this.cfg.apiKeyOverlapSec)
+      throw invalid(
+        `the overlap must be at most ${this.cfg.apiKeyOverlapSec} seconds (COPYTRADE_API_KEY_OVERLAP_SEC), got ${overlapSec}`,
+      );
+    const current = await this.store.credentials.apiKey(userId, keyId);
+    if (current?.replacedBy && !current.revokedAt)
+      throw new AppError(
+        'conflict',
+        `API key ${keyId} was already rotated; rotate its replacement ${current.replacedBy} instead`,
+      );
     const apiKey = generateSecret(API_KEY_PREFIX);
     const until = new Date(Date.now() + overlapSec * 1000);
     const key = await this.store.credentials.rotateApiKey(

@@ -13,7 +13,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Platform A: connect an MT4/MT5 login (waits until the upstream is connected to the broker); 200 when it reconnects a login the caller had connected, 409 account_already_connected when another user has
+         * Platform A: connect an MT4/MT5 login (waits until the upstream is connected to the broker); 200 when it reconnects a login the caller had connected, 409 account_already_connected when another user has (checked after the credentials: a wrong password is 422 either way)
          * @description Quota (our choice, x-open-point): at most 100 connected accounts by default (COPYTRADE_QUOTA_ACCOUNTS; 0 = none); one more is refused with 409 quota_exceeded naming the quota in the message and in `quota`; a reconnect does not count.
          */
         post: operations["connectPlatformA"];
@@ -268,7 +268,7 @@ export interface paths {
         put?: never;
         /**
          * Create an API key for family V; the key is shown once
-         * @description Quota (our choice, x-open-point): at most 20 active API keys by default (COPYTRADE_QUOTA_API_KEYS; 0 = none); one more is refused with 409 quota_exceeded naming the quota in the message and in `quota`; a rotation does not count: the old key is replaced.
+         * @description Quota (our choice, x-open-point): at most 20 active API keys by default (COPYTRADE_QUOTA_API_KEYS; 0 = none); one more is refused with 409 quota_exceeded naming the quota in the message and in `quota`; every key that works counts, a rotated key in its overlap window too.
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -303,7 +303,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Replace a key; the old one keeps working for the overlap window */
+        /**
+         * Replace a key; the old one keeps working for the overlap window
+         * @description The old key keeps working for `overlapSeconds` (default and maximum 0 s, COPYTRADE_API_KEY_OVERLAP_SEC), counts toward the key quota meanwhile and spends the new key's rate budget (it is no second bucket). A lineage has one old key at most: rotating the new key ends the old one's overlap at once. A key already rotated is 409 (rotate its replacement). Revoking the new key revokes the old one too.
+         */
         post: operations["rotateApiKey"];
         delete?: never;
         options?: never;
@@ -328,6 +331,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/app/demo/webhook-receiver/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Demo mode only: a webhook receiver of the demo's own, the one loopback target a demo webhook endpoint may use; answers the event it got */
+        post: operations["demoWebhookReceiver"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/app/password": {
         parameters: {
             query?: never;
@@ -339,7 +359,7 @@ export interface paths {
         put?: never;
         /**
          * Change the signed-in user's password; every access token of the user is revoked and a new one returned
-         * @description Wrong current passwords count like failed sign-ins (the same growing waits, 429 with Retry-After, a user.sign_in_failed event). API keys are not revoked: revoke or rotate them separately.
+         * @description Wrong current passwords count like failed sign-ins (the same growing waits, 429 with Retry-After, a user.sign_in_failed event). API keys are revoked too when `revokeApiKeys` is true (do that when the old password may have leaked: whoever had it could have created keys); otherwise they keep working.
          */
         post: operations["changePassword"];
         delete?: never;
@@ -5457,6 +5477,24 @@ export interface operations {
                 };
             };
             /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5662,6 +5700,144 @@ export interface operations {
             };
         };
     };
+    demoWebhookReceiver: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": unknown;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string | null;
+                        received: boolean;
+                        type: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
     changePassword: {
         parameters: {
             query?: never;
@@ -5674,6 +5850,11 @@ export interface operations {
                 "application/json": {
                     currentPassword: string;
                     newPassword: string;
+                    /**
+                     * @description also revoke every API key of the user (rotated ones in their overlap too)
+                     * @default false
+                     */
+                    revokeApiKeys?: boolean;
                 };
             };
         };
@@ -5687,6 +5868,8 @@ export interface operations {
                     "application/json": {
                         /** @description shown once; the one this request carried no longer works */
                         accessToken: string;
+                        /** @description API keys revoked (0 unless revokeApiKeys) */
+                        apiKeysRevoked: number;
                         expiresAt: string;
                         tokensRevoked: number;
                         /** @enum {string} */
@@ -7298,27 +7481,27 @@ export interface operations {
                     sizing?: {
                         /** @enum {string} */
                         mode: "multiplier";
-                        /** @description a non-negative number or decimal string, e.g. 0.5 or "0.5" */
+                        /** @description a non-negative number or decimal string (at most 12 digits after the point), e.g. 0.5 or "0.5", below 1e+12 */
                         multiplier: number | string;
                     } | {
                         /** @enum {string} */
                         mode: "fixed";
-                        /** @description a non-negative number or decimal string, e.g. 0.5 or "0.5" */
+                        /** @description a non-negative number or decimal string (at most 12 digits after the point), e.g. 0.5 or "0.5", below 1e+12 */
                         volume: number | string;
                     } | {
                         /** @enum {string} */
                         mode: "balance_ratio";
-                        /** @description a non-negative number or decimal string, e.g. 0.5 or "0.5" */
+                        /** @description a non-negative number or decimal string (at most 12 digits after the point), e.g. 0.5 or "0.5", below 1e+12 */
                         multiplier?: number | string;
                     } | {
                         /** @enum {string} */
                         mode: "equity_ratio";
-                        /** @description a non-negative number or decimal string, e.g. 0.5 or "0.5" */
+                        /** @description a non-negative number or decimal string (at most 12 digits after the point), e.g. 0.5 or "0.5", below 1e+12 */
                         multiplier?: number | string;
                     } | {
                         /** @enum {string} */
                         mode: "risk_percent";
-                        /** @description a non-negative number or decimal string, e.g. 0.5 or "0.5" */
+                        /** @description a non-negative number or decimal string (at most 12 digits after the point), e.g. 0.5 or "0.5", below 1e+12 */
                         riskPercent: number | string;
                     };
                     symbolMap?: {
@@ -10026,7 +10209,7 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
-                    /** @description lots to close; all when left out: a positive number or decimal string, e.g. 0.5 or "0.5", at most 1000000 */
+                    /** @description lots to close; all when left out: a positive number or decimal string (at most 12 digits after the point), e.g. 0.5 or "0.5", at most 1000000 */
                     volume?: number | string;
                 };
             };

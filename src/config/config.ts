@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { SignInLimits } from '../auth/sign-in-throttle.js';
 import { loadWebhookConfig, type WebhookConfig } from './webhooks-config.js';
@@ -40,6 +41,11 @@ export interface Config {
   signIn: SignInLimits;
   /** When set, GET /metrics asks for `Authorization: Bearer <this>`; unset, it is open like /healthz. */
   metricsToken: string | undefined;
+  /**
+   * The reverse proxies whose X-Forwarded-For is believed (addresses, CIDR ranges, or loopback, linklocal,
+   * uniquelocal); empty = none, the client address is the TCP peer's (COPYTRADE_TRUST_PROXY).
+   */
+  trustProxy: string[];
   /** Platform C's connections per endpoint: a new one past this many accounts each, at most `maxConnections`. */
   ctraderPool: { accountsPerConnection: number; maxConnections: number };
 }
@@ -51,6 +57,27 @@ const int = (v: string | undefined, name: string, dflt: number): number => {
     throw new Error(`${name} must be a non-negative integer, got ${JSON.stringify(v)}`);
   return n;
 };
+
+const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** COPYTRADE_TRUST_PROXY: a comma-separated list; a wrong entry stops the start rather than trusting too much. */
+export function parseTrustProxy(v: string | undefined): string[] {
+  const entries = (v ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '');
+  for (const e of entries) {
+    const [addr, bits, ...rest] = e.split('/');
+    const family = isIP(addr ?? '');
+    const okBits =
+      bits === undefined || (/^[0-9]{1,3}$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32) && family !== 0);
+    if (!(PROXY_NAMES.has(e) || (family !== 0 && okBits && rest.length === 0)))
+      throw new Error(
+        `COPYTRADE_TRUST_PROXY: ${JSON.stringify(e)} is not an address, a CIDR range, loopback, linklocal or uniquelocal`,
+      );
+  }
+  return entries;
+}
 
 export const DEFAULT_DATA_DIR = './.copytrade';
 
@@ -91,7 +118,7 @@ export function loadConfig(
     natsUrl: env.NATS_URL || undefined,
     masterMaxActionsPerMin: int(env.COPYTRADE_MASTER_MAX_ACTIONS_PER_MIN, 'COPYTRADE_MASTER_MAX_ACTIONS_PER_MIN', 60),
     heldSlavesMaxAgeMs: int(env.COPYTRADE_HELD_SLAVES_MAX_AGE_MS, 'COPYTRADE_HELD_SLAVES_MAX_AGE_MS', 1000),
-    webhooks: loadWebhookConfig(env, flags.demo ?? env.COPYTRADE_DEMO === '1'),
+    webhooks: loadWebhookConfig(env),
     quotas: loadQuotaConfig(env),
     v1Limits: {
       writes: int(env.COPYTRADE_V1_WRITES_PER_WINDOW, 'COPYTRADE_V1_WRITES_PER_WINDOW', 60),
@@ -103,13 +130,14 @@ export function loadConfig(
       addressFreeFailures: int(
         env.COPYTRADE_SIGN_IN_ADDRESS_FREE_FAILURES,
         'COPYTRADE_SIGN_IN_ADDRESS_FREE_FAILURES',
-        20,
+        100,
       ),
       baseDelayMs: int(env.COPYTRADE_SIGN_IN_BASE_DELAY_MS, 'COPYTRADE_SIGN_IN_BASE_DELAY_MS', 1000),
       maxDelayMs: int(env.COPYTRADE_SIGN_IN_MAX_DELAY_MS, 'COPYTRADE_SIGN_IN_MAX_DELAY_MS', 5 * 60_000),
       windowMs: int(env.COPYTRADE_SIGN_IN_WINDOW_SEC, 'COPYTRADE_SIGN_IN_WINDOW_SEC', 15 * 60) * 1000,
     },
     metricsToken: env.COPYTRADE_METRICS_TOKEN || undefined,
+    trustProxy: parseTrustProxy(env.COPYTRADE_TRUST_PROXY),
     ctraderPool: {
       accountsPerConnection: Math.max(
         1,

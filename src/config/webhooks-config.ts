@@ -1,6 +1,11 @@
 /** Webhook delivery and event stream settings (env COPYTRADE_WEBHOOK_*; see docs/webhooks.md). */
 export interface WebhookConfig {
-  /** Allow endpoint URLs that resolve to private, loopback or link-local addresses (demo and tests). */
+  /**
+   * Allow endpoint URLs that resolve to private, loopback or link-local addresses (tests, a single-user
+   * deployment that delivers inside its own network). Off unless COPYTRADE_WEBHOOK_ALLOW_PRIVATE_TARGETS says so,
+   * demo mode included: a user's webhook test would read the host's loopback services (issue 46). The demo's own
+   * receiver is allowed by itself (webhooks/target-guard.ts, OwnReceivers).
+   */
   allowPrivateTargets: boolean;
   timeoutMs: number;
   /** Delay before each attempt of one event: [0] is the first attempt; the last entry repeats. */
@@ -35,7 +40,7 @@ export function parseDuration(text: string, name: string): number {
 const dur = (v: string | undefined, name: string, dflt: string) =>
   parseDuration(v === undefined || v === '' ? dflt : v, name);
 
-export function loadWebhookConfig(env: NodeJS.ProcessEnv, demo: boolean): WebhookConfig {
+export function loadWebhookConfig(env: NodeJS.ProcessEnv): WebhookConfig {
   const allow = env.COPYTRADE_WEBHOOK_ALLOW_PRIVATE_TARGETS;
   const schedule = (env.COPYTRADE_WEBHOOK_RETRY_SCHEDULE || DEFAULT_RETRY_SCHEDULE)
     .split(',')
@@ -43,7 +48,7 @@ export function loadWebhookConfig(env: NodeJS.ProcessEnv, demo: boolean): Webhoo
   const jitter = Number(env.COPYTRADE_WEBHOOK_JITTER ?? '0.2');
   if (!(jitter >= 0 && jitter < 1)) throw new Error('COPYTRADE_WEBHOOK_JITTER must be in [0, 1)');
   return {
-    allowPrivateTargets: allow === undefined || allow === '' ? demo : allow === '1' || allow === 'true',
+    allowPrivateTargets: allow === '1' || allow === 'true',
     timeoutMs: dur(env.COPYTRADE_WEBHOOK_TIMEOUT, 'COPYTRADE_WEBHOOK_TIMEOUT', '15s'),
     retryScheduleMs: schedule,
     jitter,

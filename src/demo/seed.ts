@@ -610,3 +610,19 @@ export async function demoBrokerLogins(brokers: DemoBrokers): Promise<DemoBroker
   }
   return out;
 }
+
+/**
+ * The logins with every spare someone has connected taken out, and every spare that shares a broker login with
+ * one (the two platform B spares have one TradeLocker login): the list hands out broker passwords to every
+ * signed-in user, so it must only name accounts no one holds. `connected` has `<platform>:<account number>`.
+ */
+export function unconnectedLogins(all: DemoBrokerLogins, connected: ReadonlySet<string>): DemoBrokerLogins {
+  const takenB = new Set(
+    all.platformb.filter((b) => connected.has(`platformb:${b.accountNumber}`)).map((b) => `${b.server}\n${b.email}`),
+  );
+  return {
+    platforma: all.platforma.filter((a) => !connected.has(`platforma:${a.login}`)),
+    platformb: all.platformb.filter((b) => !takenB.has(`${b.server}\n${b.email}`)),
+    platformc: all.platformc.filter((c) => !connected.has(`platformc:${c.accountNumber}`)),
+  };
+}

@@ -57,7 +57,12 @@ export async function listen(
     await Promise.all(servers.map((s) => s.close()));
   });
   const split = cfg.v1Port !== null;
-  const main = await buildServer(deps, { families: split ? ['r'] : ['r', 'v1'], logger, ops });
+  const main = await buildServer(deps, {
+    families: split ? ['r'] : ['r', 'v1'],
+    logger,
+    ops,
+    trustProxy: cfg.trustProxy,
+  });
   servers.push(main);
   // Bound now, announced at the end: "listening" is logged once the service is ready (demo credentials written).
   const bound = (a: string) => `bound ${a}, starting`;
@@ -65,7 +70,7 @@ export async function listen(
   const baseUrl = addr.replace('[::1]', 'localhost');
   let v1BaseUrl = baseUrl;
   if (split) {
-    const v1 = await buildServer(deps, { families: ['v1'], logger, ops });
+    const v1 = await buildServer(deps, { families: ['v1'], logger, ops, trustProxy: cfg.trustProxy });
     servers.push(v1);
     v1BaseUrl = (await v1.listen({ host: cfg.host, port: cfg.v1Port!, listenTextResolver: bound })).replace(
       '[::1]',

@@ -6,6 +6,7 @@ import type { Store } from '../store/store.js';
 import { WebhookDeliverer } from './deliverer.js';
 import { WebhookService } from './endpoint-service.js';
 import { WebhookSender } from './sender.js';
+import { OwnReceivers } from './target-guard.js';
 import type { WebhookRepo } from '../store/repos/webhooks.js';
 import type { PostResult } from './http-post.js';
 
@@ -28,7 +29,10 @@ export function createWebhooks(
 ): Webhooks {
   const feed = new EventFeed(store.events, { gapGraceMs: cfg.gapGraceMs });
   const repo = store.webhooks;
-  const sender = new WebhookSender(box, { timeoutMs: cfg.timeoutMs, allowPrivateTargets: cfg.allowPrivateTargets });
+  // Private targets: all when the operator allows them, else only the service's own receivers (the demo's).
+  const own = new OwnReceivers();
+  const allowPrivateTargets = cfg.allowPrivateTargets || ((url: URL) => own.has(url));
+  const sender = new WebhookSender(box, { timeoutMs: cfg.timeoutMs, allowPrivateTargets });
   const deliverer = new WebhookDeliverer(repo, feed, sender, {
     scheduleMs: cfg.retryScheduleMs,
     jitter: cfg.jitter,
@@ -40,7 +44,8 @@ export function createWebhooks(
     ...(onAttempt ? { onAttempt } : {}),
   });
   const service = new WebhookService(repo, store.events, box, sender, {
-    allowPrivateTargets: cfg.allowPrivateTargets,
+    allowPrivateTargets,
+    ownReceivers: own,
     secretOverlapSec: cfg.secretOverlapSec,
     onChanged: (id) => deliverer.kick(id),
   });

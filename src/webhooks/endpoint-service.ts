@@ -7,7 +7,7 @@ import type { EventsRepo } from '../store/repos/events.js';
 import type { PostResult } from './http-post.js';
 import type { WebhookSender } from './sender.js';
 import { generateSecret } from './signer.js';
-import { checkTarget, TargetRefused } from './target-guard.js';
+import { checkTarget, type OwnReceivers, type PrivatePolicy, TargetRefused } from './target-guard.js';
 import { MANUAL_ATTEMPT, type AttemptRow, type EndpointRow, type WebhookRepo } from '../store/repos/webhooks.js';
 
 export interface EndpointInput {
@@ -18,7 +18,9 @@ export interface EndpointInput {
 }
 
 export interface ServiceOptions {
-  allowPrivateTargets: boolean;
+  allowPrivateTargets: PrivatePolicy;
+  /** The service's own receivers (the demo's), allowed although private; filled in once the listener is bound. */
+  ownReceivers?: OwnReceivers;
   secretOverlapSec: number;
   /** Told after a user's change, so the deliverer retries at once instead of at its backed-off time. */
   onChanged?: (endpointId: string) => void;
@@ -36,6 +38,11 @@ export class WebhookService {
     private readonly sender: WebhookSender,
     private readonly opts: ServiceOptions,
   ) {}
+
+  /** Where the service's own receivers are registered (the demo's), or null when it takes none. */
+  get ownReceivers(): OwnReceivers | null {
+    return this.opts.ownReceivers ?? null;
+  }
 
   count(userId: string): Promise<number> {
     return this.repo.count(userId);

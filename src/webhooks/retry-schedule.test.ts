@@ -38,17 +38,17 @@ describe('retry schedule', () => {
   });
 
   it('has the Standard Webhooks schedule by default and takes durations from the environment', () => {
-    const cfg = loadWebhookConfig({}, false);
+    const cfg = loadWebhookConfig({});
     expect(cfg.retryScheduleMs).toEqual([0, 5e3, 3e5, 18e5, 72e5, 18e6, 36e6, 504e5, 72e6, 864e5]);
     expect(cfg.failureWindowMs).toBe(5 * 86_400_000);
     expect(cfg.timeoutMs).toBe(15_000);
     expect(cfg.allowPrivateTargets).toBe(false);
-    expect(loadWebhookConfig({}, true).allowPrivateTargets).toBe(true);
+    expect(loadWebhookConfig({ COPYTRADE_WEBHOOK_ALLOW_PRIVATE_TARGETS: '1' }).allowPrivateTargets).toBe(true);
     expect(
-      loadWebhookConfig(
-        { COPYTRADE_WEBHOOK_RETRY_SCHEDULE: '0,10ms,1s', COPYTRADE_WEBHOOK_ALLOW_PRIVATE_TARGETS: '0' },
-        true,
-      ),
+      loadWebhookConfig({
+        COPYTRADE_WEBHOOK_RETRY_SCHEDULE: '0,10ms,1s',
+        COPYTRADE_WEBHOOK_ALLOW_PRIVATE_TARGETS: '0',
+      }),
     ).toMatchObject({ retryScheduleMs: [0, 10, 1000], allowPrivateTargets: false });
     expect(parseDuration('1.5s', 'x')).toBe(1500);
     expect(() => parseDuration('soon', 'X')).toThrow(/X must be a duration/);

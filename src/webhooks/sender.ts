@@ -3,10 +3,12 @@ import type { WireEvent } from '../events/wire.js';
 import { postWebhook, type PostResult } from './http-post.js';
 import { signHeaders } from './signer.js';
 import type { EndpointRow } from '../store/repos/webhooks.js';
+import { allowsPrivate, type PrivatePolicy } from './target-guard.js';
 
 export interface SenderOptions {
   timeoutMs: number;
-  allowPrivateTargets: boolean;
+  /** Private targets allowed (the operator's setting), or only for some URLs (the service's own receivers). */
+  allowPrivateTargets: PrivatePolicy;
 }
 
 /** The secrets that sign now: the current one, and the previous one while its rotation overlap lasts. */
@@ -28,11 +30,17 @@ export class WebhookSender {
     const body = JSON.stringify(event);
     const at = new Date();
     const headers = signHeaders(event.id, at, body, signingSecrets(this.box, ep, at));
+    let allowPrivate = false;
+    try {
+      allowPrivate = allowsPrivate(this.opts.allowPrivateTargets, new URL(ep.url));
+    } catch {
+      // Not a URL: postWebhook refuses it with its reason.
+    }
     return postWebhook(
       ep.url,
       body,
       { ...headers },
-      { timeoutMs: this.opts.timeoutMs, allowPrivate: this.opts.allowPrivateTargets, ...(signal ? { signal } : {}) },
+      { timeoutMs: this.opts.timeoutMs, allowPrivate, ...(signal ? { signal } : {}) },
     );
   }
 }

@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { postWebhook } from './http-post.js';
-import { checkTarget, isPrivateAddress, parseTargetUrl } from './target-guard.js';
+import { checkTarget, isPrivateAddress, OwnReceivers, parseTargetUrl } from './target-guard.js';
 
 describe('webhook target guard', () => {
   it('knows private, loopback, link-local and mapped addresses', () => {
@@ -121,5 +121,57 @@ describe('webhook target guard', () => {
     } finally {
       await new Promise((r) => server.close(r));
     }
+  });
+});
+
+describe('every IPv6 form that embeds an IPv4 address is judged as that address (issue 46)', () => {
+  // [form, an address of it carrying a private IPv4 one, the same form carrying a public one (null: refused whole)]
+  const forms: Array<[string, string, string | null]> = [
+    ['IPv4-mapped ::ffff:0:0/96', '::ffff:127.0.0.1', '::ffff:8.8.8.8'],
+    ['IPv4-compatible ::/96', '::127.0.0.1', '::8.8.8.8'],
+    ['IPv4-translated ::ffff:0:0:0/96', '::ffff:0:127.0.0.1', '::ffff:0:8.8.8.8'],
+    ['6to4 2002::/16', '2002:7f00:1::1', '2002:808:808::1'],
+    ['NAT64 well-known 64:ff9b::/96', '64:ff9b::169.254.169.254', '64:ff9b::8.8.8.8'],
+    ['NAT64 local-use 64:ff9b:1::/48', '64:ff9b:1::808:808', null],
+    ['Teredo 2001::/32, its server', '2001:0:7f00:1:8000:63bf:f7f7:f7f7', '2001:0:808:808:8000:63bf:f7f7:f7f7'],
+    [
+      'Teredo 2001::/32, its inverted client',
+      '2001:0:808:808:8000:63bf:80ff:fffe',
+      '2001:0:808:808:8000:63bf:f7f7:f7f7',
+    ],
+  ];
+  it.each(forms)('%s: refused at create and at connect when the IPv4 inside is private', async (_form, bad, good) => {
+    expect(isPrivateAddress(bad)).toBe(true);
+    await expect(checkTarget(`http://[${bad}]/`, false)).rejects.toThrow(/private/);
+    const r = await postWebhook(`http://[${bad}]:9/x`, '{}', {}, { timeoutMs: 2000, allowPrivate: false });
+    expect(r.ok).toBe(false);
+    expect(r.error).toMatch(/^refused: /);
+    if (good) {
+      expect(isPrivateAddress(good)).toBe(false);
+      expect((await checkTarget(`http://[${good}]/`, false)).hostname).toBe(new URL(`http://[${good}]/`).hostname);
+    }
+  });
+});
+
+describe("the service's own receivers", () => {
+  it('allow exactly the registered origin and path prefix, after the URL is normalised', async () => {
+    const own = new OwnReceivers();
+    own.add('http://127.0.0.1:8080/app/demo/webhook-receiver/');
+    const policy = (u: URL) => own.has(u);
+    expect((await checkTarget('http://127.0.0.1:8080/app/demo/webhook-receiver/x', policy)).pathname).toBe(
+      '/app/demo/webhook-receiver/x',
+    );
+    for (const url of [
+      'http://127.0.0.1:8080/app/demo/webhook-receiver/',
+      'http://127.0.0.1:8080/app/demo/webhook-receiver/../../metrics',
+      'http://127.0.0.1:8080/app/demo/webhook-receiver/%2e%2e/%2e%2e/metrics',
+      'http://127.0.0.1:8080/app/demo/webhook-receiver/x?y=1',
+      'http://127.0.0.1:8081/app/demo/webhook-receiver/x',
+      'http://127.0.0.2:8080/app/demo/webhook-receiver/x',
+      'http://[::ffff:127.0.0.1]:8080/app/demo/webhook-receiver/x',
+    ])
+      await expect(checkTarget(url, policy), url).rejects.toThrow(/private/);
+    own.delete('http://127.0.0.1:8080/app/demo/webhook-receiver/');
+    await expect(checkTarget('http://127.0.0.1:8080/app/demo/webhook-receiver/x', policy)).rejects.toThrow(/private/);
   });
 });

@@ -102,10 +102,42 @@ export function parseTargetUrl(raw: string): URL {
 
 const hostOf = (url: URL) => url.hostname.replace(/^\[(.*)\]$/, '$1');
 
+/** The path under which the demo serves its own webhook receiver (src/api/app/demo.ts). */
+export const OWN_RECEIVER_PATH = '/app/demo/webhook-receiver/';
+
+/**
+ * Receivers of the service itself that a webhook may target although they are on loopback (the demo's own
+ * receiver): URL prefixes such as `http://127.0.0.1:8080/app/demo/webhook-receiver/`, added when the listener is
+ * bound. A URL matches on its parsed, normalised form (dot segments resolved), without query or fragment, so
+ * `/app/demo/webhook-receiver/../../metrics` is not a receiver. One set per service (webhooks/compose.ts).
+ */
+export class OwnReceivers {
+  private readonly prefixes = new Set<string>();
+
+  add(prefix: string): void {
+    this.prefixes.add(new URL(prefix).href);
+  }
+
+  delete(prefix: string): void {
+    this.prefixes.delete(new URL(prefix).href);
+  }
+
+  has(url: URL): boolean {
+    if (url.search !== '' || url.hash !== '' || url.protocol !== 'http:') return false;
+    for (const p of this.prefixes) if (url.href.startsWith(p) && url.href.length > p.length) return true;
+    return false;
+  }
+}
+
+/** Whether private addresses are allowed for this URL: everywhere (the operator's setting) or only some. */
+export type PrivatePolicy = boolean | ((url: URL) => boolean);
+export const allowsPrivate = (policy: PrivatePolicy, url: URL): boolean =>
+  typeof policy === 'function' ? policy(url) : policy;
+
 /** Resolves the URL's host and refuses it if any address is private (unless allowed). */
-export async function checkTarget(raw: string, allowPrivate: boolean): Promise<URL> {
+export async function checkTarget(raw: string, allowPrivate: PrivatePolicy): Promise<URL> {
   const url = parseTargetUrl(raw);
-  if (allowPrivate) return url;
+  if (allowsPrivate(allowPrivate, url)) return url;
   const host = hostOf(url);
   const addrs = isIP(host) ? [host] : await resolveAll(host);
   const bad = addrs.find(isPrivateAddress);

@@ -89,7 +89,7 @@ for (const [storeName, available] of STORES) {
     const tokenFor = (op: Op) => (op.token ? svc.demo![op.token] : undefined);
 
     beforeAll(async () => {
-      const env: Record<string, string> = {};
+      const env: Record<string, string> = { COPYTRADE_WEBHOOK_ALLOW_PRIVATE_TARGETS: '1' };
       if (storeName === 'PostgreSQL') {
         const db = await tempDatabase();
         drop = db.drop;

@@ -4,8 +4,8 @@ import { startTestService, type TestService } from '../helpers/service.js';
 /**
  * Issue 10 §1: the same MT5 login connected twice (201 both times), the second made a Slave of the first,
  * fed on itself. A broker account is connected once per deployment: its owner connecting it again updates
- * that connection (200, same id); anyone else gets 409 account_already_connected, and nothing is
- * provisioned upstream for them.
+ * that connection (200, same id); anyone else gets 409 account_already_connected (on platform A once the
+ * credentials are proven), and nothing stays provisioned upstream for them.
  */
 let svc: TestService;
 const bLogin = { email: 'dup@broker-b.example', password: 'b-password-dup', server: 'SIMB-Dup' };
@@ -83,12 +83,19 @@ describe('platform A: one MT login is connected once', () => {
     expect(dup.body).toMatchObject({ code: 'account_already_connected', requestId: expect.any(String) });
     expect(dup.body.error).toMatch(/already connected/);
     expect(dup.text).not.toContain(first.body.id);
-    // The server name as typed differently is the same server: refused before anything is sent upstream.
+    // The server name as typed differently is the same broker identity, but credentials are checked first (issue
+    // 46: a refusal before that would tell a prober which logins are connected), and the upstream knows no server
+    // ' SIMA-DUP ': the same answer a free login gets with that name. Nothing stays upstream either way.
     const cased = await svc.call('POST', '/api/connect/platforma', {
       token: other,
       body: { ...body, server: ' SIMA-DUP ', role: 'slave' },
     });
-    expect(cased.status).toBe(409);
+    const casedFree = await svc.call('POST', '/api/connect/platforma', {
+      token: other,
+      body: { ...body, login: '88999', server: ' SIMA-DUP ', role: 'slave' },
+    });
+    expect(cased.status).not.toBe(201);
+    expect([cased.status, cased.body.code]).toEqual([casedFree.status, casedFree.body.code]);
     expect((await metaApiAccounts()).length).toBe(before);
     expect(await accountsOf(other)).toEqual([]);
   }, 60_000);

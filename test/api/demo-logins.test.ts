@@ -65,6 +65,18 @@ describe('demo broker logins', () => {
     expect(c.body.accountNumber).toBe(a.login);
   }, 60_000);
 
+  it('lists only spares no one has connected: a connected login (and a login it shares) is gone for everyone', async () => {
+    // The test above connected the first platform A spare and one platform B spare (both B spares share a login).
+    const connected = new Set((await svc.store.accounts.all()).map((a) => `${a.platform}:${a.brokerAccountNumber}`));
+    const r = await svc.call('GET', '/app/demo/broker-logins', { token: svc.demo!.accessToken });
+    expect(r.status).toBe(200);
+    expect(r.body.platforma.length).toBe(1);
+    for (const a of r.body.platforma) expect(connected.has(`platforma:${a.login}`)).toBe(false);
+    // The B login reaches an account someone connected: its password is not handed out any more.
+    expect(r.body.platformb).toEqual([]);
+    expect(r.body.platformc).toHaveLength(2);
+  });
+
   it('the platform A server search lists MetaTrader servers, not platform B ones', async () => {
     const r = await svc.call('GET', '/api/connect/platforma/servers?query=SIM&platform=mt5', {
       token: svc.demo!.accessToken,

@@ -9,7 +9,7 @@ let masterId: string;
 let masterSim: string;
 
 beforeAll(async () => {
-  svc = await startTestService();
+  svc = await startTestService({ env: { COPYTRADE_WEBHOOK_ALLOW_PRIVATE_TARGETS: '1' } });
   key = svc.demo!.apiKey;
   const { body } = await svc.call('GET', '/v1/accounts', { token: key });
   const master = body.accounts.find((a: any) => a.role === 'master' && a.platform === 'sim');

@@ -13,7 +13,9 @@ let masterId: string;
 let slaveId: string;
 
 beforeAll(async () => {
-  svc = await startTestService({ env: { COPYTRADE_QUOTA_COPIER_GROUPS: '0' } });
+  svc = await startTestService({
+    env: { COPYTRADE_QUOTA_COPIER_GROUPS: '0', COPYTRADE_WEBHOOK_ALLOW_PRIVATE_TARGETS: '1' },
+  });
   key = svc.demo!.apiKey;
   token = svc.demo!.accessToken;
   const { body } = await svc.call('GET', '/v1/accounts', { token: key });

@@ -17,6 +17,7 @@ beforeAll(async () => {
       COPYTRADE_QUOTA_WEBHOOK_ENDPOINTS: '2',
       COPYTRADE_QUOTA_EVENT_STREAMS_PER_KEY: '2',
       COPYTRADE_QUOTA_ACCOUNTS: '1',
+      COPYTRADE_WEBHOOK_ALLOW_PRIVATE_TARGETS: '1',
     },
   });
   svc.deps.connectLimit.max = 20;

@@ -9,7 +9,7 @@ import { startTestService, type TestService } from '../helpers/service.js';
 let svc: TestService;
 
 beforeAll(async () => {
-  svc = await startTestService();
+  svc = await startTestService({ env: { COPYTRADE_WEBHOOK_ALLOW_PRIVATE_TARGETS: '1' } });
   svc.deps.connectLimit.max = 10; // three platforms' flows for one user; the limit has its own tests
   svc.broker.createAccount({
     balance: '1000',

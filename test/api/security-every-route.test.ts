@@ -115,7 +115,7 @@ const isPublic = (op: Operation) => op.security.length === 0;
 const wantsApiKey = (op: Operation) => op.security.some((s) => 'apiKey' in s);
 
 beforeAll(async () => {
-  svc = await startTestService();
+  svc = await startTestService({ env: { COPYTRADE_WEBHOOK_ALLOW_PRIVATE_TARGETS: '1' } });
   const alice = { token: svc.demo!.accessToken, key: svc.demo!.apiKey };
 
   const doc = (await svc.call('GET', '/openapi.json')).body;
@@ -201,7 +201,8 @@ describe('security of every operation in /openapi.json', () => {
         .filter(isPublic)
         .map((o) => o.operationId)
         .sort(),
-    ).toEqual(['getHealth', 'getReadiness', 'oauthCallbackPlatformC', 'signIn']);
+      // demoWebhookReceiver: demo mode only (this service runs in it), the demo's own webhook sink (issue 46).
+    ).toEqual(['demoWebhookReceiver', 'getHealth', 'getReadiness', 'oauthCallbackPlatformC', 'signIn']);
   });
 
   it('401 without a credential, with the wrong kind of credential and with a revoked one', async () => {

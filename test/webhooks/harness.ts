@@ -8,7 +8,7 @@ import { createWebhooks, type Webhooks } from '../../src/webhooks/compose.js';
 /** Millisecond-scale settings so retries and disabling happen within a test. */
 export function fastConfig(over: Partial<WebhookConfig> = {}): WebhookConfig {
   return {
-    ...loadWebhookConfig({}, true),
+    ...loadWebhookConfig({ COPYTRADE_WEBHOOK_ALLOW_PRIVATE_TARGETS: '1' }),
     retryScheduleMs: [0, 20, 50, 100],
     jitter: 0.2,
     timeoutMs: 2000,

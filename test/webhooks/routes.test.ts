@@ -12,7 +12,7 @@ describe('webhook and event routes', () => {
   let token: string;
 
   beforeAll(async () => {
-    svc = await startTestService();
+    svc = await startTestService({ env: { COPYTRADE_WEBHOOK_ALLOW_PRIVATE_TARGETS: '1' } });
     rx = await new Receiver().up();
     const u = await svc.deps.auth.createUser('hooks@example.test', 'correct horse battery');
     userId = u.id;

@@ -100,11 +100,18 @@ export async function sessionRoutes(app: FastifyInstance, deps: ApiDeps): Promis
         summary:
           "Change the signed-in user's password; every access token of the user is revoked and a new one returned",
         description:
-          'Wrong current passwords count like failed sign-ins (the same growing waits, 429 with Retry-After, a user.sign_in_failed event). API keys are not revoked: revoke or rotate them separately.',
+          'Wrong current passwords count like failed sign-ins (the same growing waits, 429 with Retry-After, a user.sign_in_failed event). API keys are revoked too when `revokeApiKeys` is true (do that when the old password may have leaked: whoever had it could have created keys); otherwise they keep working.',
         body: Type.Object(
           {
             currentPassword: Type.String({ minLength: 1, maxLength: 1024 }),
             newPassword: Type.String({ minLength: 8, maxLength: 1024 }),
+            revokeApiKeys: Type.Optional(
+              Type.Boolean({
+                ...OPEN,
+                default: false,
+                description: 'also revoke every API key of the user (rotated ones in their overlap too)',
+              }),
+            ),
           },
           { additionalProperties: false },
         ),
@@ -114,18 +121,22 @@ export async function sessionRoutes(app: FastifyInstance, deps: ApiDeps): Promis
             tokenType: Type.Literal('Bearer'),
             expiresAt: Type.String(),
             tokensRevoked: Type.Integer(),
+            apiKeysRevoked: Type.Integer({ ...OPEN, description: 'API keys revoked (0 unless revokeApiKeys)' }),
           }),
           ...stdErrors(),
         },
       },
     },
     async (req) => {
-      const t = await deps.auth.changePassword(userOf(req), req.body.currentPassword, req.body.newPassword, req.ip);
+      const t = await deps.auth.changePassword(userOf(req), req.body.currentPassword, req.body.newPassword, req.ip, {
+        revokeApiKeys: req.body.revokeApiKeys ?? false,
+      });
       return {
         accessToken: t.accessToken,
         tokenType: 'Bearer' as const,
         expiresAt: t.expiresAt.toISOString(),
         tokensRevoked: t.tokensRevoked,
+        apiKeysRevoked: t.apiKeysRevoked,
       };
     },
   );
@@ -181,7 +192,11 @@ export async function sessionRoutes(app: FastifyInstance, deps: ApiDeps): Promis
         security,
         ...OPEN,
         summary: 'Create an API key for family V; the key is shown once',
-        description: QUOTA_NOTE('apiKeys', 'API_KEYS', 'a rotation does not count: the old key is replaced'),
+        description: QUOTA_NOTE(
+          'apiKeys',
+          'API_KEYS',
+          'every key that works counts, a rotated key in its overlap window too',
+        ),
         body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }),
         response: {
           201: Type.Object({ key: ApiKeySchema, apiKey: Type.String({ description: 'shown once' }) }),
@@ -207,16 +222,23 @@ export async function sessionRoutes(app: FastifyInstance, deps: ApiDeps): Promis
         security,
         ...OPEN,
         summary: 'Replace a key; the old one keeps working for the overlap window',
+        description:
+          `The old key keeps working for \`overlapSeconds\` (default and maximum ${deps.auth.maxOverlapSec} s, COPYTRADE_API_KEY_OVERLAP_SEC), ` +
+          "counts toward the key quota meanwhile and spends the new key's rate budget (it is no second bucket). " +
+          "A lineage has one old key at most: rotating the new key ends the old one's overlap at once. A key already rotated is 409 (rotate its replacement). " +
+          'Revoking the new key revokes the old one too.',
         params: KeyParams,
         body: Type.Optional(
           Type.Object(
-            { overlapSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 30 * 86400 })) },
+            {
+              overlapSeconds: Type.Optional(Type.Integer({ ...OPEN, minimum: 0, maximum: deps.auth.maxOverlapSec })),
+            },
             { additionalProperties: false },
           ),
         ),
         response: {
           201: Type.Object({ key: ApiKeySchema, apiKey: Type.String(), previousKeyExpiresAt: Type.String() }),
-          ...stdErrors(),
+          ...stdErrors(409),
         },
       },
     },

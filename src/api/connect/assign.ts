@@ -11,12 +11,26 @@ import { enforceQuota } from '../quotas.js';
  */
 export async function connectionOf(deps: ApiDeps, userId: string, identity: string): Promise<Account | null> {
   const holder = await deps.store.accounts.byIdentity(identity);
-  // A new connection must fit the quota: checked here, before platform A provisions anything upstream.
+  // A new connection must fit the quota: checked here, before anything is stored.
   if (!holder) {
     enforceQuota(deps.quotas, 'accounts', await deps.store.accounts.countActive(userId));
     return null;
   }
   if (holder.userId !== userId) throw alreadyConnected('by another user');
+  return holder;
+}
+
+/**
+ * Who holds this broker identity, without refusing yet: for a flow that proves the caller's credentials only by
+ * using them (platform A, where MetaApi has no verify-only call), the 409 for another user's login must come
+ * after that proof, or its answer to a wrong password would tell who connected what (issue 46). A connection
+ * that is not the caller's must fit the caller's quota, whoever holds it, so the quota answer tells nothing
+ * either. The caller refuses another user's holder (`alreadyConnected`) once the credentials are proven.
+ */
+export async function holderAfterProof(deps: ApiDeps, userId: string, identity: string): Promise<Account | null> {
+  const holder = await deps.store.accounts.byIdentity(identity);
+  if (!holder || holder.userId !== userId)
+    enforceQuota(deps.quotas, 'accounts', await deps.store.accounts.countActive(userId));
   return holder;
 }
 

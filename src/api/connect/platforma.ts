@@ -13,7 +13,8 @@ import { QUOTA_NOTE } from '../quotas.js';
 import { requireAuth, userOf } from '../plugins/auth.js';
 import { AccountSchema, OPEN, stdErrors, toAccountJson } from '../schemas.js';
 import { connectLimit } from './limit.js';
-import { connectionOf, storeConnectedAccount } from './assign.js';
+import { holderAfterProof, storeConnectedAccount } from './assign.js';
+import { alreadyConnected } from '../../store/repos/accounts.js';
 import { AssignFields } from './platformb.js';
 import { refreshFunds } from './platformc.js';
 
@@ -76,7 +77,7 @@ export async function connectPlatformARoutes(app: FastifyInstance, deps: ApiDeps
         ...OPEN,
         description: QUOTA_NOTE('accounts', 'ACCOUNTS', 'a reconnect does not count'),
         summary:
-          'Platform A: connect an MT4/MT5 login (waits until the upstream is connected to the broker); 200 when it reconnects a login the caller had connected, 409 account_already_connected when another user has',
+          'Platform A: connect an MT4/MT5 login (waits until the upstream is connected to the broker); 200 when it reconnects a login the caller had connected, 409 account_already_connected when another user has (checked after the credentials: a wrong password is 422 either way)',
         body: Type.Object(
           {
             platform: Platform,
@@ -103,8 +104,10 @@ export async function connectPlatformARoutes(app: FastifyInstance, deps: ApiDeps
       const b = req.body;
       const userId = userOf(req);
       const brokerIdentity = brokerIdentityOf({ platform: 'platforma', server: b.server, accountId: b.login });
-      // Before provisioning: a MetaApi account is created (and billed) for nobody's duplicate.
-      const before = await connectionOf(deps, userId, brokerIdentity);
+      // Credentials first: MetaApi verifies a password only by connecting with it, and a refusal for another
+      // user's login before that would answer a wrong password differently from a free login's (issue 46).
+      const holder = await holderAfterProof(deps, userId, brokerIdentity);
+      const before = holder?.userId === userId ? holder : null;
       const p = await provisionMtAccount({
         baseUrl: a().baseUrl,
         token: a().token,
@@ -116,6 +119,13 @@ export async function connectPlatformARoutes(app: FastifyInstance, deps: ApiDeps
         waitMs: 120_000,
         pollMs: 500,
       });
+      if (holder && !before) {
+        // The caller proved the login, so it may learn that it is taken; nothing stays upstream for them.
+        await removeMtAccount({ baseUrl: a().baseUrl, token: a().token, accountId: p.accountId }).catch(
+          () => undefined,
+        );
+        throw alreadyConnected('by another user');
+      }
       let connected: Awaited<ReturnType<typeof storeConnectedAccount>>;
       try {
         connected = await storeConnectedAccount(deps, {

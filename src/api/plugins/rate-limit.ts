@@ -74,7 +74,11 @@ export function rateLimiter(app: FastifyInstance, store: Store, defaults: V1Limi
     const policy = effectiveLimit(defaults, principal, cls);
     if (!policy) return false;
     const cost = cls === 'writes' && NEVER_REFUSED.has(req.routeOptions.url ?? '') ? 0 : 1;
-    const owner = principal.credentialKind === 'api_key' ? `key:${principal.credentialId}` : `usr:${principal.userId}`;
+    // A rotated key in its overlap spends its successor's budget: a rotation is no second bucket (issue 46).
+    const owner =
+      principal.credentialKind === 'api_key'
+        ? `key:${principal.rateKey ?? principal.credentialId}`
+        : `usr:${principal.userId}`;
     const bucket = `${owner}:${cls}`;
     if (memory) return answer(req, reply, principal, cls, policy, memory.takeNow(bucket, policy, cost));
     return repo.take(bucket, policy, cost).then((state) => answer(req, reply, principal, cls, policy, state));

@@ -141,7 +141,8 @@ export async function eventRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
       if (from !== undefined && !/^[0-9]{1,15}$/.test(from)) throw invalid('cursor must be a non-negative integer');
       const start = from === undefined ? await deps.eventFeed.visibleCursor() : Number(from);
       // Counted and taken in one synchronous step, so simultaneous opens cannot both pass the check.
-      const credential = req.principal!.credentialId;
+      // A rotated key in its overlap shares its successor's streams, as it shares its rate budget.
+      const credential = req.principal!.rateKey ?? req.principal!.credentialId;
       enforceQuota(deps.quotas, 'eventStreamsPerKey', openStreams.get(credential) ?? 0);
       openStreams.set(credential, (openStreams.get(credential) ?? 0) + 1);
       const release = () => {

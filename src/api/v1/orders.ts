@@ -6,9 +6,10 @@ import type { ApiDeps } from '../deps.js';
 import { userOf } from '../plugins/auth.js';
 import { AccountIdParams, ErrorBody, OPEN, stdErrors } from '../schemas.js';
 import type { RouteOpts } from './route-opts.js';
-import { DecimalIn, decimalIn } from '../decimal-json.js';
+import { DECIMAL_LIMIT, DecimalIn, decimalIn } from '../decimal-json.js';
 
-const Price = Type.Union([Type.Number({ exclusiveMinimum: 0 }), Type.Null()]);
+/** The upper bound is ours (the spec shows none): finite and below DECIMAL_LIMIT, as every number we take. */
+const Price = Type.Union([Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: DECIMAL_LIMIT, ...OPEN }), Type.Null()]);
 
 /** The spec's order request; `type` and `price` are our additions for pending orders (open point). */
 export const OrderRequest = Type.Object(

@@ -149,16 +149,29 @@ export function adminCommands(program: Command): void {
 
   users
     .command('reset-password')
-    .description("set a user's password; every access token of the user is revoked and any sign-in wait lifted")
+    .description(
+      "set a user's password; every access token of the user is revoked and any sign-in wait lifted; " +
+        'with --revoke-api-keys every API key too (do that when the old password may have leaked)',
+    )
     .requiredOption('--email <email>')
     .requiredOption('--password <password>')
+    .option('--revoke-api-keys', 'also revoke every API key of the user')
     .option(...dataDirOpt)
     .option('--json')
-    .action(async (o: StoreFlags & { email: string; password: string }) => {
-      const r = (await runAdmin(o, 'users.reset-password', { email: o.email, password: o.password })) as {
-        tokensRevoked: number;
-      };
-      out(o.json, r, `password of ${o.email} reset; ${r.tokensRevoked} access token(s) revoked`);
+    .action(async (o: StoreFlags & { email: string; password: string; revokeApiKeys?: boolean }) => {
+      const r = (await runAdmin(o, 'users.reset-password', {
+        email: o.email,
+        password: o.password,
+        revokeApiKeys: o.revokeApiKeys === true,
+      })) as { tokensRevoked: number; apiKeysRevoked: number };
+      out(
+        o.json,
+        r,
+        `password of ${o.email} reset; ${r.tokensRevoked} access token(s) revoked; ` +
+          (o.revokeApiKeys
+            ? `${r.apiKeysRevoked} API key(s) revoked`
+            : 'API keys kept (--revoke-api-keys revokes them)'),
+      );
     });
 
   const secrets = program

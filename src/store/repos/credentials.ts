@@ -41,6 +41,11 @@ export interface LiveKey {
   id: string;
   userId: string;
   limits: KeyLimits;
+  /**
+   * The key whose rate budget this one spends: its successor while a rotated key works in its overlap, else
+   * itself. A lineage has at most one such key (rotateApiKey ends older ones), so this is the lineage's head.
+   */
+  rateKey: string;
 }
 
 /** Access tokens and API keys: only hashes are stored. */
@@ -97,8 +102,10 @@ export class CredentialsRepo {
   /** The usable key with this hash: not revoked and, if rotated, still inside its overlap window. */
   async liveApiKey(keyHash: string, now = new Date()): Promise<LiveKey | null> {
     const hit = this.keyCache?.get(keyHash);
-    if (hit)
-      return hit.expiresAt && hit.expiresAt <= now ? null : { id: hit.id, userId: hit.userId, limits: hit.limits };
+    if (hit) {
+      const { expiresAt, ...live } = hit;
+      return expiresAt && expiresAt <= now ? null : live;
+    }
     const [row] = await this.db
       .select({
         id: apiKeys.id,
@@ -106,6 +113,7 @@ export class CredentialsRepo {
         expiresAt: apiKeys.expiresAt,
         writes: apiKeys.rateLimitWrites,
         reads: apiKeys.rateLimitReads,
+        replacedBy: apiKeys.replacedBy,
       })
       .from(apiKeys)
       .where(
@@ -117,7 +125,12 @@ export class CredentialsRepo {
       )
       .limit(1);
     if (!row) return null;
-    const live = { id: row.id, userId: row.userId, limits: { writes: row.writes, reads: row.reads } };
+    const live = {
+      id: row.id,
+      userId: row.userId,
+      limits: { writes: row.writes, reads: row.reads },
+      rateKey: row.replacedBy ?? row.id,
+    };
     this.keyCache?.set(keyHash, { ...live, expiresAt: row.expiresAt });
     return live;
   }
@@ -146,7 +159,10 @@ export class CredentialsRepo {
     return page.limit ? q.limit(page.limit) : q;
   }
 
-  /** Keys that count toward the quota: not revoked, not replaced by a rotation, not expired. */
+  /**
+   * Keys that count toward the quota: every key that works, i.e. not revoked and not expired, a rotated key
+   * inside its overlap window too (else a chain of rotations would hold any number of working keys).
+   */
   async countActiveApiKeys(userId: string, now = new Date()): Promise<number> {
     const [r] = await this.db
       .select({ n: sql<number>`count(*)::int` })
@@ -155,7 +171,6 @@ export class CredentialsRepo {
         and(
           eq(apiKeys.userId, userId),
           isNull(apiKeys.revokedAt),
-          isNull(apiKeys.replacedBy),
           or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, now)),
         ),
       );
@@ -171,13 +186,18 @@ export class CredentialsRepo {
     return row ?? null;
   }
 
-  /** New key replaces the old one; the old keeps working until `overlapUntil`. One transaction. */
+  /**
+   * New key replaces the old one; the old keeps working until `overlapUntil`. One transaction. A key already
+   * replaced is not rotated again (null, as for an unknown key: rotate its replacement), and the old key's own predecessor
+   * stops now, so a lineage never has more than one key in its overlap.
+   */
   async rotateApiKey(
     userId: string,
     oldId: string,
     overlapUntil: Date,
     displayPrefix: string,
     keyHash: string,
+    now = new Date(),
   ): Promise<ApiKeyRow | null> {
     this.keyCache?.clear();
     return this.db.transaction(async (tx) => {
@@ -187,7 +207,17 @@ export class CredentialsRepo {
         .where(and(eq(apiKeys.id, oldId), eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt)))
         .limit(1)
         .for('update');
-      if (!old) return null;
+      if (!old || old.replacedBy) return null;
+      await tx
+        .update(apiKeys)
+        .set({ expiresAt: now })
+        .where(
+          and(
+            eq(apiKeys.replacedBy, oldId),
+            isNull(apiKeys.revokedAt),
+            or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, now)),
+          ),
+        );
       // The replacement keeps the operator's dedicated limits: rotating a key is not a way to lose (or reset) them.
       const [fresh] = await tx
         .insert(apiKeys)
@@ -208,14 +238,40 @@ export class CredentialsRepo {
     });
   }
 
+  /** Revokes the key and any key it replaced that is still in its overlap: revoking ends the whole lineage. */
   async revokeApiKey(userId: string, id: string): Promise<boolean> {
+    this.keyCache?.clear();
+    const now = new Date();
+    return this.db.transaction(async (tx) => {
+      const rows = await tx
+        .update(apiKeys)
+        .set({ revokedAt: now })
+        .where(and(eq(apiKeys.id, id), eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt)))
+        .returning({ id: apiKeys.id });
+      if (rows.length === 0) return false;
+      await tx
+        .update(apiKeys)
+        .set({ revokedAt: now })
+        .where(and(eq(apiKeys.replacedBy, id), eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt)));
+      return true;
+    });
+  }
+
+  /** Revokes every key of the user that is not revoked yet (a password change or reset that asks for it). */
+  async revokeAllApiKeys(userId: string, now = new Date()): Promise<number> {
     this.keyCache?.clear();
     const rows = await this.db
       .update(apiKeys)
-      .set({ revokedAt: new Date() })
-      .where(and(eq(apiKeys.id, id), eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt)))
+      .set({ revokedAt: now })
+      .where(
+        and(
+          eq(apiKeys.userId, userId),
+          isNull(apiKeys.revokedAt),
+          or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, now)),
+        ),
+      )
       .returning({ id: apiKeys.id });
-    return rows.length > 0;
+    return rows.length;
   }
 
   /** Last-used stamps are best effort and coarse (once a minute) so reads do not turn into writes. */

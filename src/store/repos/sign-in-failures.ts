@@ -18,14 +18,24 @@ export interface FailurePolicy {
 export class SignInFailuresRepo {
   constructor(private readonly db: Db) {}
 
-  /** The latest time any of the subjects may try again, when one of them is still waiting. */
-  async blockedUntil(subjects: string[], now = new Date()): Promise<Date | null> {
+  /** Each of the subjects whose row runs until after `now`, with that time (waits, and remembered pairs). */
+  async until(subjects: string[], now = new Date()): Promise<Map<string, Date>> {
     const rows = await this.db
-      .select({ until: signInFailures.blockedUntil })
+      .select({ subject: signInFailures.subject, until: signInFailures.blockedUntil })
       .from(signInFailures)
       .where(and(inArray(signInFailures.subject, subjects), gt(signInFailures.blockedUntil, now)));
-    const times = rows.map((r) => r.until!.getTime());
-    return times.length > 0 ? new Date(Math.max(...times)) : null;
+    return new Map(rows.map((r) => [r.subject, r.until!]));
+  }
+
+  /**
+   * A subject that is no failure but a fact kept until `until` (the sign-in throttle's "this account signed in
+   * from this address"): failures 0, and `blocked_until` is how long it is kept, which also keeps purge away.
+   */
+  async remember(subject: string, until: Date, now = new Date()): Promise<void> {
+    await this.db
+      .insert(signInFailures)
+      .values({ subject, failures: 0, lastFailureAt: now, blockedUntil: until })
+      .onConflictDoUpdate({ target: signInFailures.subject, set: { lastFailureAt: now, blockedUntil: until } });
   }
 
   async fail(

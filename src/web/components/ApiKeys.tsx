@@ -50,11 +50,15 @@ export function ApiKeys() {
       setShown({
         apiKey: r.apiKey,
         key: r.key,
-        note: `Replaces ${k.name} (${k.prefix}…), which keeps working until ${time(r.previousKeyExpiresAt)}`,
+        note: `Replaces ${k.name} (${k.prefix}…), which keeps working until ${time(r.previousKeyExpiresAt)}, sharing the new key's rate limit and counting toward your number of keys until then`,
       });
     });
   const revoke = (k: ApiKey) => {
-    if (!window.confirm(`Revoke the key "${k.name}" (${k.prefix}…)? Programs using it stop working at once.`)) return;
+    const also = (keys.data ?? []).some((x) => x.replacedBy === k.id && x.state === 'expiring')
+      ? ' The key it replaced, still in its overlap, is revoked with it.'
+      : '';
+    if (!window.confirm(`Revoke the key "${k.name}" (${k.prefix}…)? Programs using it stop working at once.${also}`))
+      return;
     void act(async () => {
       await must(api.DELETE('/app/api-keys/{key_id}', { params: { path: { key_id: k.id } } }));
       if (shown?.key.id === k.id) setShown(null);
