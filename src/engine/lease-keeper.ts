@@ -138,7 +138,7 @@ export class LeaseKeeper implements Fence {
     this.stopped = false;
     await this.tick();
     await this.chain;
-    const renewMs = this.opts.renewMs ?? Math.max(100, Math.floor(this.opts.ttlMs / 3));
+    const renewMs = this.opts.renewMs ?? Math.max(100, Math.floor(this.opts.ttlMs / 4));
     // Renewals keep their cadence whatever a round costs: the next one is due `renewMs` after the last one ended,
     // not after the round that followed it. A round waits on `wanted` (every account of the store) and on the live
     // leases; on a loaded store that took seconds, the renewal came late, and `mayWrite` (a fifth of the TTL left)

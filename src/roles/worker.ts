@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
 import type { DemoBrokers } from '../demo/demo-brokers.js';
-import { accountLeaseKey, type Fence } from '../domain/lease.js';
+import { accountLeaseKey, DEFAULT_LEASE_TTL_MS, type Fence } from '../domain/lease.js';
 import { HealthMonitor } from '../engine/health/monitor.js';
 import { LeaseKeeper } from '../engine/lease-keeper.js';
 import type { Store } from '../store/store.js';
@@ -31,6 +31,7 @@ export const PANIC_STARTED = 'panic.started';
 export const LEASE_WRITES_ENDED = 'lease.writes-ended';
 /** Bus subject: a worker handed leases over (rebalancing); the others run a lease round now to take them. */
 export const LEASES_RELEASED = 'lease.released';
+
 /** How long a worker that lost leases waits for its writes under them to end before it tells the new owner. */
 const LOST_WRITES_WAIT_MS = 60_000;
 
@@ -38,7 +39,7 @@ const LOST_WRITES_WAIT_MS = 60_000;
 const PANIC_SCAN_MS = 5_000;
 
 export interface WorkerOptions {
-  /** A lease not renewed for this long may be taken by another worker (default 15 s). */
+  /** A lease not renewed for this long may be taken by another worker (default DEFAULT_LEASE_TTL_MS). */
   leaseTtlMs?: number;
   /** The brokers of a `copytrade simulator` process (tests, a try-out); default: the real platforms. */
   simulator?: DemoBrokers | Promise<DemoBrokers>;
@@ -66,7 +67,7 @@ export interface Worker {
 export async function startWorker(cfg: Config, logger: Logger | false, opts: WorkerOptions = {}): Promise<Worker> {
   requireScaleOut(cfg, 'worker');
   const instanceId = randomUUID();
-  const ttlMs = opts.leaseTtlMs ?? 15_000;
+  const ttlMs = opts.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
   let keeper: LeaseKeeper | null = null;
   /** The epochs this process holds: every ledger write and panic-job save of a worker is checked against them. */
   const fence: Fence = { owner: instanceId, epochOf: (key) => keeper?.epochOf(key) };

@@ -26,6 +26,8 @@ export interface CopyAudit {
    * position opened, and each closed, that lacks a trade with a row for every Slave ("position P open: no row for S").
    */
   masterActionsWithoutRows: string[];
+  /** Skipped rows by reason code (`closed_before_copy` for what happened while no worker watched). */
+  skipped: Record<string, number>;
   /** Per Slave copy closed after its Master position closed: ms from the Master's closing deal to the Slave's. */
   slaveCloseLagMs: number[];
 }
@@ -132,7 +134,7 @@ async function fromTheBooks(
   d: Deployment,
   probe: LedgerProbe,
   since: Date,
-): Promise<Pick<CopyAudit, 'masterActionsWithoutRows' | 'slaveCloseLagMs'>> {
+): Promise<Pick<CopyAudit, 'masterActionsWithoutRows' | 'slaveCloseLagMs' | 'skipped'>> {
   const deals = (await d.dealsOf(d.masterSimId)).filter((x) => Date.parse(x.time) >= since.getTime());
   const covered = await probe.query<{ position: string; action: string; slaves: string[] }>(
     `select t.master_position_id position, t.action, array_agg(distinct ci.slave_account_id) slaves
@@ -172,5 +174,14 @@ async function fromTheBooks(
     const t = slaveClosed.get(`${l.slave}/${l.position}`);
     if (m !== undefined && t !== undefined && t >= m) lags.push(t - m);
   }
-  return { masterActionsWithoutRows: missing, slaveCloseLagMs: lags.sort((a, b) => a - b) };
+  const skips = await probe.query<{ code: string; n: number }>(
+    `select split_part(ci.skip_reason, ':', 1) code, count(*)::int n from copy_intents ci
+     join trades t on t.id = ci.trade_id where t.master_account_id = $1 and ci.state = 'skipped' group by 1`,
+    [d.masterId],
+  );
+  return {
+    masterActionsWithoutRows: missing,
+    slaveCloseLagMs: lags.sort((a, b) => a - b),
+    skipped: Object.fromEntries(skips.map((r) => [r.code, r.n])),
+  };
 }

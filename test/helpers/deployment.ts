@@ -80,9 +80,11 @@ export async function startDeployment(o: {
   leaseTtlMs: number;
   slavesPerPlatform: number;
   brokerTimeoutMs?: number;
+  /** A PostgreSQL server of the caller's own (one it may restart); the machine's shared one by default. */
+  pgAdminUrl?: string;
 }): Promise<Deployment> {
   const dir = mkdtempSync(join(tmpdir(), 'ct-deploy-'));
-  const db = await tempDatabase();
+  const db = await tempDatabase(o.pgAdminUrl);
   const key = randomBytes(32);
   const env = {
     DATABASE_URL: db.url,

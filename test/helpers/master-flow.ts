@@ -17,13 +17,30 @@ export class LedgerProbe {
     // listener it is an uncaught exception in the test process (seen in CI, rolling-restart.test.ts).
     this.pool.on('error', () => undefined);
   }
+  /**
+   * A read that outlasts a restart of the database under test (the chaos run restarts its own PostgreSQL): a
+   * connection error is tried again for up to 20 s; any other error at once.
+   */
+  private async read(sql: string, args: unknown[]): Promise<pg.QueryResult> {
+    const end = Date.now() + 20_000;
+    for (;;) {
+      try {
+        return await this.pool.query(sql, args);
+      } catch (err) {
+        const code = (err as { code?: string }).code ?? '';
+        const lost = /^(08|57P)/.test(code) || /ECONN|terminat|timeout|shut/i.test(String(err));
+        if (!lost || Date.now() > end) throw err;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+  }
   async trades(): Promise<number> {
-    const r = await this.pool.query('select count(*)::int n from trades where master_account_id = $1', [this.masterId]);
+    const r = await this.read('select count(*)::int n from trades where master_account_id = $1', [this.masterId]);
     return r.rows[0].n as number;
   }
   /** Intents of this Master not yet in a final state (copies planned or on the wire). */
   async open(): Promise<number> {
-    const r = await this.pool.query(
+    const r = await this.read(
       `select count(*)::int n from copy_intents ci join trades t on t.id = ci.trade_id
        where t.master_account_id = $1 and ci.state <> all($2)`,
       [this.masterId, FINAL],
@@ -32,7 +49,7 @@ export class LedgerProbe {
   }
   /** Trades created after `since` whose every intent is final, with at least one intent confirmed. */
   async copiedSince(since: Date): Promise<number> {
-    const r = await this.pool.query(
+    const r = await this.read(
       `select count(*)::int n from trades t where t.master_account_id = $1 and t.created_at > $2
        and exists (select 1 from copy_intents c where c.trade_id = t.id and c.state = 'confirmed')
        and not exists (select 1 from copy_intents c where c.trade_id = t.id and c.state <> all($3))`,
@@ -41,7 +58,7 @@ export class LedgerProbe {
     return r.rows[0].n as number;
   }
   async query<T>(sql: string, args: unknown[] = []): Promise<T[]> {
-    return (await this.pool.query(sql, args)).rows as T[];
+    return (await this.read(sql, args)).rows as T[];
   }
   close = () => this.pool.end();
 }

@@ -28,18 +28,18 @@ export async function requirePostgres(): Promise<boolean> {
 }
 
 /** A throwaway database on the server; drop() removes it. */
-export async function tempDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+export async function tempDatabase(adminUrl = PG_ADMIN_URL): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `copytrade_t_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+  const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   await admin.query(`create database ${name}`);
   await admin.end();
-  const u = new URL(PG_ADMIN_URL);
+  const u = new URL(adminUrl);
   u.pathname = `/${name}`;
   return {
     url: u.toString(),
     async drop() {
-      const c = new pg.Client({ connectionString: PG_ADMIN_URL });
+      const c = new pg.Client({ connectionString: adminUrl });
       await c.connect();
       await c.query(`drop database if exists ${name} with (force)`);
       await c.end();

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { loadConfig } from '../../config/config.js';
 import { createLogger } from '../../config/logger.js';
 import type { ExternalSimulator } from '../../demo/simulator-client.js';
+import { DEFAULT_LEASE_TTL_MS } from '../../domain/lease.js';
 import { requireScaleOut } from '../../roles/scale-out.js';
 import { keyFileOpt } from '../admin-store.js';
 import { exitOnFatalErrors } from '../fatal-errors.js';
@@ -89,12 +90,12 @@ export function workerCommand(program: Command): void {
     .option(...simulatorOpt)
     .option(
       '--lease-ttl <ms>',
-      'a lease not renewed for this long is taken over (default $COPYTRADE_LEASE_TTL_MS or 15000)',
+      'a lease not renewed for this long is taken over (default $COPYTRADE_LEASE_TTL_MS or 4000)',
     )
     .option('--json', 'print the startup summary as JSON')
     .action(async (o: RoleFlags) => {
       const cfg = roleConfig(o, 'worker');
-      const ttl = Number(o.leaseTtl ?? process.env.COPYTRADE_LEASE_TTL_MS ?? 15_000);
+      const ttl = Number(o.leaseTtl ?? process.env.COPYTRADE_LEASE_TTL_MS ?? DEFAULT_LEASE_TTL_MS);
       if (!Number.isInteger(ttl) || ttl < 1000) throw new Error(`--lease-ttl must be an integer >= 1000, got ${ttl}`);
       const logger = createLogger(cfg.logLevel);
       exitOnFatalErrors({ log: (fields, msg) => logger.fatal(fields, msg) });
