@@ -56,6 +56,11 @@ export interface Deployment {
   workers: Map<string, ChildProcess>;
   startWorker(): Promise<string>;
   startApi(): Promise<string>;
+  /** SIGKILL the api process that answers at `baseUrl` and wait until it is gone. */
+  killApi(baseUrl: string): Promise<void>;
+  /** SIGSTOP / SIGCONT a worker: a process paused past its lease, as a long GC pause or a frozen VM would. */
+  pauseWorker(id: string): void;
+  resumeWorker(id: string): void;
   /** SIGKILL (or SIGTERM) a worker by instance id and wait until it is gone. */
   stopWorker(id: string, signal: 'SIGKILL' | 'SIGTERM'): Promise<void>;
   /** The worker holding a lease key, if any and not stopped (possibly one still starting, not yet in `workers`). */
@@ -113,6 +118,7 @@ export async function startDeployment(o: {
   const slaves = await addSlaves(store, sim, new CredentialBox(key), master, o.slavesPerPlatform);
   const roleEnv = { ...env, COPYTRADE_LEASE_TTL_MS: String(o.leaseTtlMs) };
   const workers = new Map<string, ChildProcess>();
+  const apis = new Map<string, ChildProcess>();
 
   const positionsOf = async (simId: string) => {
     const res = await fetch(`${control.url}/accounts/${encodeURIComponent(simId)}/positions`, {
@@ -154,7 +160,21 @@ export async function startDeployment(o: {
     },
     async startApi() {
       const api = cli(['api', '--port', '0', '--simulator', endpointsFile, '--json'], roleEnv);
-      return (await firstJson<{ baseUrl: string }>(api, 'baseUrl')).baseUrl;
+      const { baseUrl } = await firstJson<{ baseUrl: string }>(api, 'baseUrl');
+      apis.set(baseUrl, api);
+      return baseUrl;
+    },
+    async killApi(baseUrl) {
+      const api = apis.get(baseUrl)!;
+      api.kill('SIGKILL');
+      await exited(api);
+      apis.delete(baseUrl);
+    },
+    pauseWorker(id) {
+      workers.get(id)!.kill('SIGSTOP');
+    },
+    resumeWorker(id) {
+      workers.get(id)!.kill('SIGCONT');
     },
     async stopWorker(id, signal) {
       const w = workers.get(id)!;
