@@ -4,6 +4,7 @@ import type { InstrumentSpec, Position, Side } from '../../src/domain/types.js';
 import type { BrokerAdapter, BrokerEvent, OrderOutcome, PlaceOrderRequest } from '../../src/platforms/adapter.js';
 import type { SimBrokerApi, SimInstrument } from '../../src/simulator/contract.js';
 import { appError } from '../helpers/app-error.js';
+import { underWriteGate } from '../../src/domain/write-gate.js';
 
 /**
  * The one execution spec every platform adapter passes. The adapter talks to the simulator (in process or
@@ -303,6 +304,37 @@ export function runAdapterConformance(name: string, setup: () => Promise<Conform
       // A window that ends before the trade holds none of its deals.
       const later = await h.adapter.listDeals!(new Date(Date.now() + 60_000));
       expect(later.some((d) => d.positionId === pos.id)).toBe(false);
+    });
+
+    it('a write under a closed write gate asks the gate at its wire and sends nothing: an open, a close, a cancel', async () => {
+      // The lease's last word: a worker whose lease ran out while a write waited (token refresh, pacer, rate window)
+      // must not send it. The adapter's wire asks `passWriteGate()` right before the bytes leave; this gate refuses.
+      const { pos } = await open('buy');
+      const pending = caps().has.pendingOrders ? await placeLimit(newTag()) : null;
+      const books = () =>
+        JSON.stringify([h.broker.positions(h.simAccountId), h.broker.orders(h.simAccountId, { includeHistory: true })]);
+      const before = books();
+      const tag = newTag();
+      const writes: Array<[string, () => Promise<unknown>]> = [
+        ['placeOrder', () => h.adapter.placeOrder(market('buy', tag))],
+        ['closePosition', () => h.adapter.closePosition(pos.id)],
+        ...(pending
+          ? [['cancelOrder', () => h.adapter.cancelOrder(pending.id)] as [string, () => Promise<unknown>]]
+          : []),
+      ];
+      for (const [op, write] of writes) {
+        let asked = 0;
+        const answer = await underWriteGate(() => {
+          asked++;
+          throw new Error('lease ran out');
+        }, write).then(
+          (o) => o as OrderOutcome,
+          (err: unknown) => err,
+        );
+        expect(asked, `${name}: ${op} never asked the write gate`).toBeGreaterThan(0);
+        if (!(answer instanceof Error)) expect((answer as OrderOutcome).kind, op).not.toBe('confirmed');
+      }
+      expect(books(), 'nothing reached the broker').toBe(before);
     });
 
     it('finds a position by tag, and reports an unknown tag as not found', async () => {
