@@ -1,4 +1,3 @@
-import type { Logger } from 'pino';
 import type { Account } from '../domain/account.js';
 import { mayBeOurTag } from '../domain/correlation.js';
 import type { MasterItem } from '../domain/ledger-types.js';
@@ -8,27 +7,10 @@ import type { Store } from '../store/store.js';
 import { diffOrder, diffPosition, orderItem, positionItem, type MasterAction } from './actions.js';
 import type { CopyEngine } from './copy-engine.js';
 import { reviveIfLate } from './order-recovery.js';
-import { ownCopyOf, tagHolders, type TagHolders } from './copy-loop.js';
+import { ignoreOwnCopy, tagHolders, type TagHolders } from './copy-loop.js';
 import { replayDealsSince } from './history-replay.js';
+import type { WatcherOptions } from './watch-options.js';
 import { retryTopic } from './rate-limit.js';
-
-export interface WatcherOptions {
-  logger?: Logger | false;
-  /** How often every Master is diffed against the store even when it streams (missed events, reconnects). */
-  resyncMs?: number;
-  /** Poll interval for adapters that cannot stream. */
-  pollMs?: number;
-  /** How often new Master accounts are picked up. */
-  scanMs?: number;
-  /**
-   * A streaming Master is diffed (and its deals replayed) once more this long after its watch starts: a trade made
-   * while the broker was still setting up the subscription reaches no listener, and would otherwise wait for the
-   * next resync. 0: no second look. Default 3000.
-   */
-  recheckMs?: number;
-  /** Which Masters this process watches (a worker: those whose lease it holds). Default: all. */
-  owns?: (accountId: string) => boolean;
-}
 
 type Job = { kind: 'event'; ev: BrokerEvent } | { kind: 'diff'; reason: string };
 
@@ -226,38 +208,14 @@ export class AccountWatch {
     return false;
   }
 
-  /**
-   * A new Master item carrying the tag of one of our copies made from this Master's group (the same broker
-   * account connected twice, or a cycle of groups): copying it would feed on itself. It is remembered as a
-   * closed item, so neither the watcher nor the reconciler ever copies it or what happens to it.
-   */
-  private async ignoredOwnCopy(
+  /** See ignoreOwnCopy: a loop's item is remembered closed, never copied. */
+  private ignoredOwnCopy(
     master: Account,
     kind: 'position' | 'order',
     it: Position | Order,
     tagged?: TagHolders,
   ): Promise<boolean> {
-    if (!it.tag) return false;
-    const own = await ownCopyOf(this.store, master, it.tag, tagged);
-    if (!own) return false;
-    await this.store.trades.upsertMasterItem(
-      kind === 'position'
-        ? positionItem(master.id, it as Position, 0, false, null)
-        : orderItem(master.id, it as Order, 0, false, null),
-    );
-    await this.store.events.emit([
-      {
-        userId: master.userId,
-        accountId: master.id,
-        type: 'copy.loop_ignored',
-        payload: { kind, itemId: it.id, tag: it.tag, ...own },
-      },
-    ]);
-    this.log(
-      `master ${master.id} ${kind} ${it.id} carries the tag of our copy ${own.intentId}: not copied (copy loop)`,
-      null,
-    );
-    return true;
+    return ignoreOwnCopy(this.store, master, kind, it, tagged, this.log);
   }
 
   private fillQueuedFor(positionId: string): boolean {

@@ -2,6 +2,8 @@ import type { Account } from '../domain/account.js';
 import type { CopyIntent, Trade } from '../domain/ledger-types.js';
 import type { Store } from '../store/store.js';
 import { mayBeOurTag } from '../domain/correlation.js';
+import type { Order, Position } from '../domain/types.js';
+import { orderItem, positionItem } from './actions.js';
 
 export interface OwnCopy {
   intentId: string;
@@ -67,4 +69,37 @@ export async function ownCopyOf(
     current = item?.tag ?? null;
   }
   return null;
+}
+
+/**
+ * A new Master item carrying the tag of one of our copies made from this Master's group (the same broker account
+ * connected twice, or a cycle of groups): copying it would feed on itself. It is remembered as a closed item, so
+ * neither the watcher nor the reconciler ever copies it or what happens to it. False when it is not such a copy.
+ */
+export async function ignoreOwnCopy(
+  store: Store,
+  master: Account,
+  kind: 'position' | 'order',
+  it: Position | Order,
+  tagged: TagHolders | undefined,
+  log: (msg: string, err: unknown) => void,
+): Promise<boolean> {
+  if (!it.tag) return false;
+  const own = await ownCopyOf(store, master, it.tag, tagged);
+  if (!own) return false;
+  await store.trades.upsertMasterItem(
+    kind === 'position'
+      ? positionItem(master.id, it as Position, 0, false, null)
+      : orderItem(master.id, it as Order, 0, false, null),
+  );
+  await store.events.emit([
+    {
+      userId: master.userId,
+      accountId: master.id,
+      type: 'copy.loop_ignored',
+      payload: { kind, itemId: it.id, tag: it.tag, ...own },
+    },
+  ]);
+  log(`master ${master.id} ${kind} ${it.id} carries the tag of our copy ${own.intentId}: not copied (copy loop)`, null);
+  return true;
 }

@@ -1,5 +1,6 @@
 import type { Store } from '../store/store.js';
-import { AccountWatch, type WatcherOptions } from './account-watch.js';
+import { AccountWatch } from './account-watch.js';
+import type { WatcherOptions } from './watch-options.js';
 import type { AdapterRegistry } from './adapter-registry.js';
 import type { CopyEngine } from './copy-engine.js';
 
