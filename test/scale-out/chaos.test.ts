@@ -161,7 +161,19 @@ describe.runIf(ready)('chaos: SIGKILLed workers and a cut NATS connection under 
     // Cut until the api process has noticed (an order refused), then restored; orders are accepted again after.
     await until('an order refused while NATS is cut', async () => (await flow.apiOrder()) !== 202, 15_000);
     proxy.restore();
-    await until('an order accepted once NATS is back', async () => (await flow.apiOrder()) === 202, 30_000);
+    const answers: string[] = [];
+    const t0 = performance.now();
+    await until(
+      'an order accepted once NATS is back',
+      async () => {
+        const status = await flow.apiOrder();
+        answers.push(`${status}@${Math.round(performance.now() - t0)}ms`);
+        return status === 202;
+      },
+      30_000,
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}; answers after the restore: ${answers.join(' ')}; owner ${d.masterId}`);
+    });
   };
 
   it(
