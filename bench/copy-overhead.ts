@@ -46,7 +46,7 @@ const counter = { n: 0 };
 
 async function runSize(n: number, reps: number, databaseUrl: string | null, mainThread = false): Promise<Row[]> {
   const dir = mkdtempSync(join(tmpdir(), 'ct-copybench-'));
-  // fsync on: the default of the embedded store.
+  // fsync on: the default of the embedded store (each commit fdatasyncs its WAL on the host).
   const store = await Store.open({
     dataDir: dir,
     databaseUrl: databaseUrl ?? undefined,
@@ -293,9 +293,8 @@ async function runSize(n: number, reps: number, databaseUrl: string | null, main
     const t = stats(total);
     const f = stats(floor);
     const target = n <= 100 ? 5 : 25;
-    // PGlite commits without asking the kernel to flush (docs/operations.md): its floor is the same write, not a
-    // durable one.
-    const floorName = databaseUrl ? 'durable floor' : 'store floor, PGlite (commits without fsync)';
+    // Both floors are durable writes: PGlite's commit fdatasyncs its WAL on the host too (pglite-durable-fs.ts).
+    const floorName = 'durable floor';
     const tag = (m: string) => `[${kind}] ${m}`;
     // A part of the copy overhead, from the ledger's hop latencies.
     const part = (what: string, xs: number[]): Row => {

@@ -108,7 +108,7 @@ export async function benchRateLimitCost(): Promise<void> {
   }
   try {
     const stores: Array<[string, { dataDir: string; databaseUrl?: string }]> = [
-      ['embedded (PGlite, fsync on)', { dataDir: join(dir, 'embedded') }],
+      ['embedded (PGlite, fdatasync per commit)', { dataDir: join(dir, 'embedded') }],
     ];
     if (pgUrl) stores.push(['PostgreSQL', { dataDir: join(dir, 'pg'), databaseUrl: pgUrl }]);
     for (const [name, at] of stores) {

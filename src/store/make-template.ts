@@ -12,7 +12,8 @@ const template = storeTemplate();
 const tarball = storeTemplateTarball();
 const dir = mkdtempSync(join(dirname(template), '.pgdata-'));
 try {
-  const db = await openDatabase({ dataDir: dir });
+  // No flushes: the build's template only has to be complete, and a new data dir's copy of it is flushed (db.ts).
+  const db = await openDatabase({ dataDir: dir, embeddedFsync: false });
   await db.close();
   const pg = await PGlite.create({ dataDir: join(dir, 'pgdata') });
   const dump = await pg.dumpDataDir('none');

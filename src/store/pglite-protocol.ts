@@ -10,6 +10,11 @@ export interface WorkerStart {
   /** An in-memory cluster loads this tarball of the build's template instead of running initdb. */
   loadTarball?: string;
   startParams: string[];
+  /**
+   * The data dir's files through DurableNodeFS (pglite-durable-fs.ts): PostgreSQL's fsync reaches the host. Set
+   * with fsync on (db.ts); PGlite's own NODEFS flushes nothing.
+   */
+  hostFlush?: boolean;
   /** PGlite's WebAssembly, compiled once per process and shared by every worker (compiling it took seconds). */
   wasmModule?: WebAssembly.Module;
 }
@@ -31,7 +36,9 @@ export type Request =
   | { id: number; op: 'exec'; tx?: number; sql: string; rawOids?: number[] }
   | { id: number; op: 'begin' }
   | { id: number; op: 'end'; tx: number; commit: boolean }
-  | { id: number; op: 'close' };
+  | { id: number; op: 'close' }
+  /** How many times the worker's PGlite flushed a file on the host (DurableNodeFS), since the thread started. */
+  | { id: number; op: 'flushes' };
 
 /** A request before the client numbers it. */
 export type RequestBody = Request extends infer R ? (R extends Request ? Omit<R, 'id'> : never) : never;

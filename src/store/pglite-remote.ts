@@ -230,6 +230,11 @@ export class RemotePglite implements RemoteClient {
     return result;
   }
 
+  /** How many host flushes (fdatasync/fsync) the worker's PGlite has made: tests see a commit reach the disk. */
+  hostFlushes(): Promise<number> {
+    return this.call({ op: 'flushes' }) as Promise<number>;
+  }
+
   /** Closes PGlite (its last checkpoint) and ends the thread; resolves at once when the worker already died. */
   close(): Promise<void> {
     this.closing ??= (async () => {

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, type Results, type Transaction } from '@electric-sql/pglite';
+import { DurableNodeFS, hostFlushes } from './pglite-durable-fs.js';
 import { PgliteNamedStatements } from './pglite-named.js';
 import type { ErrorData, Request, Response, WorkerStart } from './pglite-protocol.js';
 
@@ -98,6 +99,8 @@ async function run(pg: PGlite, req: Request): Promise<unknown> {
     case 'close':
       await pg.close();
       return null;
+    case 'flushes':
+      return hostFlushes.count;
   }
 }
 
@@ -157,7 +160,7 @@ async function wasmModule(): Promise<WebAssembly.Module | undefined> {
 try {
   const wasm = await wasmModule();
   const pg = await PGlite.create({
-    ...(start.dataDir ? { dataDir: start.dataDir } : {}),
+    ...(start.dataDir ? (start.hostFlush ? { fs: new DurableNodeFS(start.dataDir) } : { dataDir: start.dataDir }) : {}),
     ...(start.loadTarball ? { loadDataDir: new Blob([await readFile(start.loadTarball)]) } : {}),
     ...(wasm ? { pgliteWasmModule: wasm } : {}),
     startParams: start.startParams,
