@@ -104,6 +104,25 @@ export function rejected(code: string, message: string, raw?: unknown, retry?: R
 export function retryLater(afterSec: number | null | undefined): RetryHint {
   return { afterSec: typeof afterSec === 'number' && Number.isFinite(afterSec) && afterSec >= 0 ? afterSec : null };
 }
+/**
+ * A REST platform's 4xx answer to a write, as the outcome: refused, with the HTTP status, the body and the broker's
+ * Retry-After kept raw; a 429 is the one refusal such a broker asks us to repeat (nothing was applied).
+ */
+export function httpRefusal(
+  err: { code: string; message: string; retryAfter?: number | undefined },
+  r: { status: number; body: unknown },
+): RejectedOutcome {
+  return rejected(
+    err.code,
+    err.message,
+    {
+      status: r.status,
+      body: r.body,
+      ...(err.retryAfter !== undefined ? { retryAfterSec: err.retryAfter } : {}),
+    },
+    r.status === 429 ? retryLater(err.retryAfter) : undefined,
+  );
+}
 export function denied(code: string, message: string): DeniedOutcome {
   return { kind: 'denied', code, message };
 }

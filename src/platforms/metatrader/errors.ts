@@ -2,7 +2,7 @@ import { AppError } from '../../domain/errors.js';
 import type { OrderOutcome } from '../adapter.js';
 import { type MtTradeResult, parseErrorBody, recommendedRetrySec } from './parse.js';
 import type { WireResult } from './raw-client.js';
-import { denied, rejected, retryLater, unresolved } from '../adapter.js';
+import { denied, httpRefusal, rejected, retryLater, unresolved } from '../adapter.js';
 
 /**
  * MetaApi answers -> our error tree (reads) and outcome kinds (writes). The rule that matters for writes:
@@ -151,17 +151,8 @@ export function tradeTransportFailure(r: WireResult, what: string): Failure | nu
   if (r.status >= 500 || r.status === 409 || r.status < 400)
     return unknownOutcome(`${what}: HTTP ${r.status}; outcome unknown`);
   const err = httpStatusError(r.status, r.body, r.retryAfterSec, what);
-  return rejected(
-    err.code,
-    err.message,
-    {
-      status: r.status,
-      body: r.body,
-      ...(err.retryAfter !== undefined ? { retryAfterSec: err.retryAfter } : {}),
-    },
-    // 429 TooManyRequestsError: its hint is metadata.recommendedRetryTime, else Retry-After (retryAfterOf).
-    r.status === 429 ? retryLater(err.retryAfter) : undefined,
-  );
+  // 429 TooManyRequestsError: its hint is metadata.recommendedRetryTime, else Retry-After (retryAfterOf).
+  return httpRefusal(err, r);
 }
 
 /** Outcome of a trade answer that is not a success; null for success. */

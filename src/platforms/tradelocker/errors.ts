@@ -1,7 +1,7 @@
 import { AppError } from '../../domain/errors.js';
 import type { OrderOutcome } from '../adapter.js';
 import type { WireResult } from './raw-client.js';
-import { denied, rejected, retryLater, unresolved } from '../adapter.js';
+import { denied, httpRefusal, rejected, unresolved } from '../adapter.js';
 
 /**
  * TradeLocker answers -> our error tree (reads) and outcome kinds (writes). The HTTP mapping is the spec's
@@ -85,15 +85,5 @@ export function writeFailure(r: WireResult, what: string): Exclude<OrderOutcome,
     return unresolved('write_outcome_unknown', `${what}: HTTP ${r.status}; outcome unknown`);
   }
   const err = httpStatusError(r.status, r.body, r.retryAfterSec, what);
-  return rejected(
-    err.code,
-    err.message,
-    {
-      status: r.status,
-      body: r.body,
-      ...(err.retryAfter !== undefined ? { retryAfterSec: err.retryAfter } : {}),
-    },
-    // A 429 is the one refusal TradeLocker asks us to repeat; nothing was applied.
-    r.status === 429 ? retryLater(err.retryAfter) : undefined,
-  );
+  return httpRefusal(err, r);
 }
