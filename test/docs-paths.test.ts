@@ -61,6 +61,9 @@ function namedPaths(markdown: string): string[] {
     const path = bare.replace(/\.+$/, '');
     if (looksLikePath(path)) found.add(path);
   }
+  // File names in prose, e.g. the code tree's "copy-mapping.ts" (a URL's path is left to the link checker).
+  for (const [, name = ''] of markdown.matchAll(/(?<![\w./:-])([\w][\w./-]*\.(?:ts|tsx|mjs|cjs|sql))\b/g))
+    if (!name.includes('//') && looksLikePath(name)) found.add(name);
   return [...found];
 }
 
@@ -102,8 +105,9 @@ describe('the pages about the code name only paths that exist', () => {
     const md =
       'See `src/a/b.ts`, `engine/x.ts`, `planner.ts`, [c](other.md#h), src/d/e.ts, and `GET /v1/accounts`,\n' +
       '`/healthz`, `@fastify/swagger`, `src/platforms/<name>/`, `ceil(keys / live workers)`, https://x.y/src/z.ts,\n' +
-      'src/protocols/<name>/ and src/f.ts.\n';
+      'src/protocols/<name>/ and src/f.ts, copy-mapping.ts in prose.\n';
     expect(namedPaths(md).sort()).toEqual([
+      'copy-mapping.ts',
       'engine/x.ts',
       'link:other.md',
       'planner.ts',
