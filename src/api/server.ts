@@ -9,6 +9,7 @@ import { isAppMirror, rewriteAppMirror } from './app/mirror.js';
 import { newRequestId, requestRecords } from './plugins/request-records.js';
 import { idempotency } from './plugins/idempotency.js';
 import { inputGuard } from './plugins/input-guard.js';
+import { drainRefusedBodies } from './plugins/body-drain.js';
 import { documentRateLimits, rateLimiter } from './plugins/rate-limit.js';
 import { OneAccessLine } from './access-log.js';
 import { lazyChildLoggers } from './lazy-child-logger.js';
@@ -144,6 +145,7 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
     done();
   });
   inputGuard(app);
+  drainRefusedBodies(app);
   requestRecords(app, deps.store, (err) => app.log.error({ err }, 'request record not written'));
   idempotency(app, deps.store, {
     prefixes: ['/v1/'],
