@@ -56,6 +56,15 @@ export interface ServerOptions {
   ops?: OpsRoutes;
 }
 
+/** The route families' paths: /v1, /api and /app (the dashboard's own routes and its mirror of /v1). */
+const FAMILY_PATH = /^\/(?:v1|api|app)(?:[/?#]|$)/;
+
+/**
+ * The reference UI's CSP: @fastify/swagger-ui's own (its scripts and styles from this origin, plus the hashes of
+ * its inline parts) without `upgrade-insecure-requests`, which would send a plain-http demo's page to https.
+ */
+const docsCsp = (header: string) => header.replace(/\s*upgrade-insecure-requests;?/, '').trim();
+
 /** Where a route's error response schemas wait for the OpenAPI document (see the onRoute hook). */
 const DOC_ERRORS = 'x-doc-error-responses';
 /** Marks an operation whose body may be left out, until transformObject turns it into requestBody.required: false. */
@@ -142,6 +151,9 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
   // A callback hook: every request passes it, and an async one costs a promise and a microtask turn (issue 12).
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
+    // Answers of the route families may carry a secret (a new API key, a token, a sign-in or rotation answer):
+    // no cache, shared or private, may keep any of them (issue 46, finding 7). Set first, so errors carry it too.
+    if (FAMILY_PATH.test(req.url)) reply.header('cache-control', 'no-store');
     done();
   });
   inputGuard(app);
@@ -215,7 +227,7 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
       },
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true, transformStaticCSP: docsCsp });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   app.get(
     '/healthz',
@@ -230,7 +242,8 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
     },
     async () => ({ ok: true }),
   );
-  if (opts.ops) await opsRoutes(app, opts.ops);
+  // The public listener serves /metrics only behind the metrics token (a worker's own probes port is not public).
+  if (opts.ops) await opsRoutes(app, { ...opts.ops, publicListener: true });
 
   // Family V's route modules are registered once. The dashboard reaches the same routes under /app/v1 with
   // its access token: the URL is rewritten to /v1 (see rewriteUrl above) and the request is marked, so the
