@@ -94,6 +94,23 @@ describe('the OAuth cookie', () => {
   });
 });
 
+describe('the OAuth cookie without a trusted proxy', () => {
+  it('X-Forwarded-Proto from an untrusted peer does not make it Secure', async () => {
+    const plain = await startTestService();
+    try {
+      const r = await plain.call('POST', '/api/connect/platformc/start', {
+        token: plain.demo!.accessToken,
+        body: {},
+        headers: { 'x-forwarded-proto': 'https' },
+      });
+      expect(r.status).toBe(200);
+      expect(r.headers.get('set-cookie') ?? '').not.toMatch(/;\s*Secure/i);
+    } finally {
+      await plain.close();
+    }
+  }, 60_000);
+});
+
 describe('/metrics on the public listener', () => {
   it('without COPYTRADE_METRICS_TOKEN it is not served there', async () => {
     const r = await fetch(`${svc.baseUrl}/metrics`);
