@@ -11,6 +11,11 @@ export interface OpsRoutes {
   readiness: Readiness;
   /** When set, /metrics asks for it as a bearer token (COPYTRADE_METRICS_TOKEN). */
   metricsToken?: string | undefined;
+  /**
+   * The listener users reach (the route families' port): there /metrics is served only when a metrics token is
+   * configured, and asks for it; without one it is not served (404). A worker's own probes listener leaves it open.
+   */
+  publicListener?: boolean;
 }
 
 const CheckSchema = Type.Object({
@@ -32,7 +37,7 @@ const sha256 = (s: string) => createHash('sha256').update(s).digest();
 
 /**
  * /readyz (JSON, public like /healthz: it names checks, nothing else) and /metrics (Prometheus text, open
- * unless a token is configured; labelled by platform and reason, never by user or account, so an open scrape
+ * unless a token is configured, and off on the public listener without one; labelled by platform and reason, never by user or account, so an open scrape
  * leaks no one's activity). Both are for the operator's probes and scraper, not for users.
  */
 export async function opsRoutes(app: FastifyInstance, ops: OpsRoutes): Promise<void> {
@@ -58,6 +63,7 @@ export async function opsRoutes(app: FastifyInstance, ops: OpsRoutes): Promise<v
   );
 
   const expected = ops.metricsToken ? sha256(ops.metricsToken) : null;
+  if (!expected && ops.publicListener) return;
   app.get('/metrics', { schema: { hide: true }, logLevel: 'warn' }, async (req, reply) => {
     if (expected) {
       const m = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '');

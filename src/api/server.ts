@@ -9,6 +9,7 @@ import { isAppMirror, rewriteAppMirror } from './app/mirror.js';
 import { newRequestId, requestRecords } from './plugins/request-records.js';
 import { idempotency } from './plugins/idempotency.js';
 import { inputGuard } from './plugins/input-guard.js';
+import { drainRefusedBodies } from './plugins/body-drain.js';
 import { documentRateLimits, rateLimiter } from './plugins/rate-limit.js';
 import { OneAccessLine } from './access-log.js';
 import { lazyChildLoggers } from './lazy-child-logger.js';
@@ -54,6 +55,15 @@ export interface ServerOptions {
   /** /metrics and /readyz of this process (absent: not served). */
   ops?: OpsRoutes;
 }
+
+/** The route families' paths: /v1, /api and /app (the dashboard's own routes and its mirror of /v1). */
+const FAMILY_PATH = /^\/(?:v1|api|app)(?:[/?#]|$)/;
+
+/**
+ * The reference UI's CSP: @fastify/swagger-ui's own (its scripts and styles from this origin, plus the hashes of
+ * its inline parts) without `upgrade-insecure-requests`, which would send a plain-http demo's page to https.
+ */
+const docsCsp = (header: string) => header.replace(/\s*upgrade-insecure-requests;?/, '').trim();
 
 /** Where a route's error response schemas wait for the OpenAPI document (see the onRoute hook). */
 const DOC_ERRORS = 'x-doc-error-responses';
@@ -141,9 +151,13 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
   // A callback hook: every request passes it, and an async one costs a promise and a microtask turn (issue 12).
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
+    // Answers of the route families may carry a secret (a new API key, a token, a sign-in or rotation answer):
+    // no cache, shared or private, may keep any of them (issue 46, finding 7). Set first, so errors carry it too.
+    if (FAMILY_PATH.test(req.url)) reply.header('cache-control', 'no-store');
     done();
   });
   inputGuard(app);
+  drainRefusedBodies(app);
   requestRecords(app, deps.store, (err) => app.log.error({ err }, 'request record not written'));
   idempotency(app, deps.store, {
     prefixes: ['/v1/'],
@@ -213,7 +227,7 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
       },
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true, transformStaticCSP: docsCsp });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   app.get(
     '/healthz',
@@ -228,7 +242,8 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
     },
     async () => ({ ok: true }),
   );
-  if (opts.ops) await opsRoutes(app, opts.ops);
+  // The public listener serves /metrics only behind the metrics token (a worker's own probes port is not public).
+  if (opts.ops) await opsRoutes(app, { ...opts.ops, publicListener: true });
 
   // Family V's route modules are registered once. The dashboard reaches the same routes under /app/v1 with
   // its access token: the URL is rewritten to /v1 (see rewriteUrl above) and the request is marked, so the

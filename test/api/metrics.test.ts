@@ -7,9 +7,13 @@ let svc: TestService;
 let key: string;
 let masterId: string;
 let slaveIds: string[];
+const METRICS_TOKEN = 'scrape-secret-for-tests';
 
 beforeAll(async () => {
-  svc = await startTestService({ env: { COPYTRADE_WEBHOOK_ALLOW_PRIVATE_TARGETS: '1' } });
+  // The public listener serves /metrics only behind a metrics token (issue 46, finding 7).
+  svc = await startTestService({
+    env: { COPYTRADE_WEBHOOK_ALLOW_PRIVATE_TARGETS: '1', COPYTRADE_METRICS_TOKEN: METRICS_TOKEN },
+  });
   key = svc.demo!.apiKey;
   const { body } = await svc.call('GET', '/v1/accounts', { token: key });
   const master = body.accounts.find((a: any) => a.role === 'master' && a.platform === 'sim');
@@ -19,7 +23,7 @@ beforeAll(async () => {
 afterAll(async () => svc?.close());
 
 const scrape = async () => {
-  const r = await fetch(`${svc.baseUrl}/metrics`);
+  const r = await fetch(`${svc.baseUrl}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
   expect(r.status).toBe(200);
   expect(r.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
   return r.text();

@@ -20,6 +20,22 @@ async function serve(opts: { metricsToken?: string; readiness?: Readiness } = {}
 }
 
 describe('operator routes', () => {
+  it('on the public listener, /metrics without a configured token is not served; with one it asks for it', async () => {
+    const app = Fastify();
+    await opsRoutes(app, { metrics: new ServiceMetrics(), readiness: new Readiness(), publicListener: true });
+    expect((await app.inject({ url: '/metrics' })).statusCode).toBe(404);
+    const guarded = Fastify();
+    await opsRoutes(guarded, {
+      metrics: new ServiceMetrics(),
+      readiness: new Readiness(),
+      metricsToken: 'scrape-secret',
+      publicListener: true,
+    });
+    expect((await guarded.inject({ url: '/metrics' })).statusCode).toBe(401);
+    const ok = await guarded.inject({ url: '/metrics', headers: { authorization: 'Bearer scrape-secret' } });
+    expect(ok.statusCode).toBe(200);
+  });
+
   it('/metrics asks for the token when one is configured', async () => {
     const { app } = await serve({ metricsToken: 'scrape-secret' });
     expect((await app.inject({ url: '/metrics' })).statusCode).toBe(401);

@@ -38,10 +38,10 @@ const CALLBACK = '/api/connect/platformc/callback';
 const COOKIE = 'ct_oauth_c';
 
 /** The page the OAuth popup ends on: it tells the app's window and closes. No token or secret is in it. */
-function popupPage(msg: { connectionId: string | null; ok: boolean; error?: string }): string {
+function popupPage(msg: { connectionId: string | null; ok: boolean; error?: string }, nonce: string): string {
   const data = JSON.stringify({ type: 'copytrade:platformc', ...msg }).replace(/</g, '\\u003c');
   return `<!doctype html><meta charset="utf-8"><title>copytrade</title><p>${msg.ok ? 'Account access approved. You can close this window.' : 'Authorization failed. You can close this window.'}</p>
-<script>try{window.opener&&window.opener.postMessage(${data},window.location.origin)}catch(e){}setTimeout(function(){window.close()},300)</script>`;
+<script nonce="${nonce}">try{window.opener&&window.opener.postMessage(${data},window.location.origin)}catch(e){}setTimeout(function(){window.close()},300)</script>`;
 }
 
 const origin = (req: FastifyRequest) =>
@@ -92,7 +92,14 @@ export async function connectPlatformCRoutes(app: FastifyInstance, deps: ApiDeps
       });
       // Binds the approval to this browser: a link to someone else's authorization URL cannot attach their
       // broker account to an attacker's session (SameSite=Lax still rides the provider's redirect back).
-      reply.header('set-cookie', `${COOKIE}=${browserNonce}; Path=${CALLBACK}; HttpOnly; SameSite=Lax; Max-Age=600`);
+      // Secure when the browser came over https: TLS here, or a trusted proxy's X-Forwarded-Proto
+      // (COPYTRADE_TRUST_PROXY; req.protocol reads that header only from a trusted peer). Not over plain http,
+      // where a browser would drop a Secure cookie and the callback could never match.
+      const secure = req.protocol === 'https' ? '; Secure' : '';
+      reply.header(
+        'set-cookie',
+        `${COOKIE}=${browserNonce}; Path=${CALLBACK}; HttpOnly; SameSite=Lax; Max-Age=600${secure}`,
+      );
       return {
         connectionId,
         authorizationUrl: buildAuthorizationUrl({
@@ -122,7 +129,15 @@ export async function connectPlatformCRoutes(app: FastifyInstance, deps: ApiDeps
       },
     },
     async (req, reply) => {
-      reply.type('text/html; charset=utf-8').header('cache-control', 'no-store');
+      // Its one inline script runs by nonce; nothing else loads, and no other site may frame it (issue 46).
+      const cspNonce = randomBytes(16).toString('base64');
+      reply
+        .type('text/html; charset=utf-8')
+        .header('cache-control', 'no-store')
+        .header(
+          'content-security-policy',
+          `default-src 'none'; script-src 'nonce-${cspNonce}'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
+        );
       const [connectionId, nonce] = (req.query.state ?? '').split('.');
       const s = connectionId ? sessions.peek(connectionId) : null;
       const same = (a: string | undefined, b: string) =>
@@ -133,10 +148,12 @@ export async function connectPlatformCRoutes(app: FastifyInstance, deps: ApiDeps
       if (!s || !nonceOk)
         return reply
           .code(400)
-          .send(popupPage({ connectionId: null, ok: false, error: 'unknown or expired connection; start again' }));
+          .send(
+            popupPage({ connectionId: null, ok: false, error: 'unknown or expired connection; start again' }, cspNonce),
+          );
       const fail = (error: string, failure: ErrorCode = 'broker_auth_failed') => {
         sessions.update(connectionId!, { ...s, status: 'failed', error, failure });
-        return reply.send(popupPage({ connectionId: connectionId!, ok: false, error }));
+        return reply.send(popupPage({ connectionId: connectionId!, ok: false, error }, cspNonce));
       };
       if (req.query.error || !req.query.code)
         return fail(
@@ -165,7 +182,7 @@ export async function connectPlatformCRoutes(app: FastifyInstance, deps: ApiDeps
           tokens: { accessToken: tokens.accessToken, refreshToken: tokens.refreshToken },
           accounts: listed.accounts,
         });
-        return reply.send(popupPage({ connectionId: connectionId!, ok: true }));
+        return reply.send(popupPage({ connectionId: connectionId!, ok: true }, cspNonce));
       } catch (err) {
         const unreachable =
           !(err instanceof AppError) || err.code === 'upstream_error' || err.code === 'upstream_unavailable';
