@@ -8,7 +8,7 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: 'forks',
     // The second names a test file whose process died, which vitest's own output leaves out.
-    reporters: ['default', './test/reporters/unfinished-files.ts'],
+    reporters: ['default', './test/reporters/unfinished-files.ts', './test/reporters/file-times.ts'],
     globalSetup: ['test/browser/global-setup.ts'],
   },
 });
