@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -7,6 +8,11 @@ export default defineConfig({
     // A whole demo service starts in some hooks: past 60 s seen at load 26 on a shared CI machine.
     hookTimeout: 120_000,
     pool: 'forks',
+    // Two test files at a time even on 2 cores (vitest's default there is one): the files mostly wait (on started
+    // services, child processes, PostgreSQL, timers) and used about a third of a core each. Eight of the slowest
+    // files took 100-119 s one at a time and 72 s two at a time (three: 70 s, with each file slower), at a load of
+    // 13-17 from other work on the 2-core VM (2026-12-07).
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     // The second names a test file whose process died, which vitest's own output leaves out.
     reporters: ['default', './test/reporters/unfinished-files.ts', './test/reporters/file-times.ts'],
     globalSetup: ['test/browser/global-setup.ts'],
