@@ -13,6 +13,12 @@ export default defineConfig({
     // files took 100-119 s one at a time and 72 s two at a time (three: 70 s, with each file slower), at a load of
     // 13-17 from other work on the 2-core VM (2026-12-07).
     maxWorkers: Math.max(2, availableParallelism() - 1),
+    // A test process runs file after file without importing everything anew for each: the service's modules (fastify,
+    // PGlite, drizzle, the adapters) took seconds to import per file, half of the suite's CPU time. test/api (33
+    // files): 280 s and 172 s of CPU isolated, 176 s and 83 s not (two workers, load 12-13, 2026-12-07). A file
+    // must leave the process as it found it: it closes what it starts, restores its spies and real timers, and
+    // removes the process listeners it adds.
+    isolate: false,
     // The second names a test file whose process died, which vitest's own output leaves out.
     reporters: ['default', './test/reporters/unfinished-files.ts', './test/reporters/file-times.ts'],
     globalSetup: ['test/browser/global-setup.ts'],
