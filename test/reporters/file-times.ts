@@ -1,13 +1,21 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { experimental_getRunnerTask as runnerTask } from 'vitest/node';
-import type { Reporter, TestModule, TestSpecification, TestSuite, Vitest } from 'vitest/node';
+import type { Reporter, TestModule, TestRunEndReason, TestSpecification, TestSuite, Vitest } from 'vitest/node';
 
 /**
  * Where a run's time goes, printed at the end of `npm test`: the run's wall time, then the slowest test files, each
  * with what the file's own process spent on importing it, in its tests (beforeEach/afterEach included, as vitest
  * counts them) and in its beforeAll/afterAll hooks (the file's time less its tests': services, stores, processes and
  * browsers shared by a file's tests start there). `COPYTRADE_TEST_TIMES=FILE` writes every file's figures as JSON.
+ *
+ * It also holds the suite to its budget (test/budget.json): a run of the whole suite that takes longer than
+ * `wallSeconds` fails, with the slowest files printed above the reason. A run of some files only is not checked.
  */
+interface Budget {
+  /** One `npm test` of the whole suite, on each Node version CI runs. */
+  wallSeconds: number;
+}
 
 interface FileTime {
   file: string;
@@ -23,6 +31,7 @@ interface FileTime {
   state: string;
 }
 
+const budgetFile = fileURLToPath(new URL('../budget.json', import.meta.url));
 const SHOWN = 15;
 
 const s = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
@@ -61,7 +70,7 @@ export default class FileTimes implements Reporter {
       !this.vitest?.config.testNamePattern;
   }
 
-  onTestRunEnd(modules: ReadonlyArray<TestModule>): void {
+  onTestRunEnd(modules: ReadonlyArray<TestModule>, _errors: unknown, reason: TestRunEndReason): void {
     const wallMs = Date.now() - this.runStart;
     const times: FileTime[] = modules.map((m) => {
       const d = m.diagnostic();
@@ -100,6 +109,16 @@ export default class FileTimes implements Reporter {
     const sum = times.reduce((a, t) => a + t.wallMs, 0);
     lines.push(`test run wall time ${s(wallMs)} (files' wall times add up to ${s(sum)})`);
 
+    if (this.wholeSuite && reason !== 'interrupted') {
+      const budget = JSON.parse(readFileSync(budgetFile, 'utf8')) as Budget;
+      if (wallMs > budget.wallSeconds * 1000) {
+        lines.push(
+          `over budget: the whole suite took ${s(wallMs)}, test/budget.json allows ${budget.wallSeconds}s ` +
+            '(find the file that grew above; raise the budget only with a reason in the commit)',
+        );
+        process.exitCode = 1;
+      } else lines.push(`within budget: ${s(wallMs)} of ${budget.wallSeconds}s (test/budget.json)`);
+    }
     process.stdout.write(`${lines.join('\n')}\n`);
   }
 }
