@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+import SlowestFirst from './test/sequencer.js';
 
 export default defineConfig({
   test: {
@@ -19,6 +20,7 @@ export default defineConfig({
     // must leave the process as it found it: it closes what it starts, restores its spies and real timers, and
     // removes the process listeners it adds.
     isolate: false,
+    sequence: { sequencer: SlowestFirst },
     // The second names a test file whose process died, which vitest's own output leaves out.
     reporters: ['default', './test/reporters/unfinished-files.ts', './test/reporters/file-times.ts'],
     globalSetup: ['test/browser/global-setup.ts'],
