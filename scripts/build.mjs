@@ -4,6 +4,7 @@
  * `npm start` and `npm run bench`) builds only when the inputs changed since the last build: a SHA-256 over the
  * content of every input file, compared with dist/.build-stamp. Content, not mtimes, so a checkout or a `touch`
  * that changes nothing costs nothing, and an edit with an old mtime (a restored file) still rebuilds.
+ * `--fresh` builds nothing and says by its exit code whether the build is fresh.
  * Plain JavaScript with no dependency: it runs before anything is compiled. Hashing the inputs takes ~50 ms
  * (measured: `--if-stale` on a fresh build costs ~30 ms CPU more than `node -e 0`).
  */
@@ -65,6 +66,9 @@ function step(args) {
 }
 
 const hash = inputsHash();
+// `--fresh` only answers: exit 0 when dist/ is the build of the sources as they are, 1 otherwise (the tests run the
+// built CLI then, the sources through tsx otherwise: test/helpers/cli-command.ts).
+if (process.argv.includes('--fresh')) process.exit(fresh(hash) ? 0 : 1);
 if (process.argv.includes('--if-stale') && fresh(hash)) process.exit(0);
 if (process.argv.includes('--if-stale'))
   process.stderr.write('copytrade: sources changed since the last build, building (once)...\n');

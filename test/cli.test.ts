@@ -4,15 +4,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI } from './helpers/cli-command.js';
 
 const run = promisify(execFile);
-const TSX = join(process.cwd(), 'node_modules', '.bin', 'tsx');
-const ENTRY = join(process.cwd(), 'test', 'helpers', 'cli-entry.ts');
 let dir: string;
 
 async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const r = await run(TSX, [ENTRY, ...args, '--data-dir', dir], { env: { ...process.env, DATABASE_URL: '' } });
+    const r = await run(process.execPath, [...CLI, ...args, '--data-dir', dir], {
+      env: { ...process.env, DATABASE_URL: '' },
+    });
     return { code: 0, stdout: r.stdout, stderr: r.stderr };
   } catch (e) {
     const err = e as { code: number; stdout: string; stderr: string };

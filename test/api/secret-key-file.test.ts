@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { keyId, readKeyFile } from '../../src/auth/credential-box.js';
 import { loadConfig } from '../../src/config/config.js';
+import { CLI } from '../helpers/cli-command.js';
 import { startTestService } from '../helpers/service.js';
 
 /** Issue 13: the key that encrypts broker credentials sat in the data dir, beside what it encrypts. */
@@ -59,17 +60,8 @@ describe('the credential key file', () => {
     // `copytrade secrets rotate` on that data dir and key file (the service is stopped).
     const before = keyId(readKeyFile(keyFile)[0]!);
     const r = await promisify(execFile)(
-      join(process.cwd(), 'node_modules', '.bin', 'tsx'),
-      [
-        join(process.cwd(), 'test', 'helpers', 'cli-entry.ts'),
-        'secrets',
-        'rotate',
-        '--data-dir',
-        data2,
-        '--secret-key-file',
-        keyFile,
-        '--json',
-      ],
+      process.execPath,
+      [...CLI, 'secrets', 'rotate', '--data-dir', data2, '--secret-key-file', keyFile, '--json'],
       { env: { ...process.env, DATABASE_URL: '' } },
     );
     const report = JSON.parse(r.stdout);

@@ -1,10 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { identify, type ProcessIdentity, signalProcess, stillRunning } from '../../src/config/process-identity.js';
-
-// Plain node with the tsx loader, so the pid a test kills is the CLI itself and not a tsx wrapper.
-const ENTRY = join(process.cwd(), 'test', 'helpers', 'cli-entry.ts');
+import { CLI } from './cli-command.js';
 
 /**
  * Every process a test file started (CLIs and the simulators they spawned), to kill at the end. Each is kept with
@@ -29,9 +26,9 @@ export function killStarted(): void {
   for (const id of started) signalProcess(id, 'SIGKILL');
 }
 
-/** The `copytrade` CLI from source, on the embedded store, health rounds off, quiet logs. */
+/** The `copytrade` CLI (cli-command.ts: plain node, so the pid a test kills is the CLI's), on the embedded store, health rounds off, quiet logs. */
 export function cli(args: string[], env: Record<string, string> = {}): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
+  const child = spawn(process.execPath, [...CLI, ...args], {
     env: { ...process.env, DATABASE_URL: '', COPYTRADE_HEALTH_INTERVAL_MS: '0', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

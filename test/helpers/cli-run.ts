@@ -1,7 +1,5 @@
 import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-
-const ENTRY = join(process.cwd(), 'test', 'helpers', 'cli-entry.ts');
+import { CLI } from './cli-command.js';
 
 export interface CliResult {
   code: number;
@@ -9,12 +7,12 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs the `copytrade` CLI from source to its end: exit code and both outputs (never throws on a non-zero exit). */
+/** Runs the `copytrade` CLI (cli-command.ts) to its end: exit code and both outputs (never throws on a non-zero exit). */
 export function runCli(args: string[], env: Record<string, string | undefined> = {}): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', ENTRY, ...args],
+      [...CLI, ...args],
       {
         // No config file of the machine's user leaks in; the test says where the service and the key are.
         env: {
