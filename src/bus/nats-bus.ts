@@ -14,7 +14,17 @@ export class NatsBus implements Bus {
   private constructor(
     private readonly nc: NatsConnection,
     private readonly prefix: string,
-  ) {}
+  ) {
+    void (async () => {
+      for await (const st of nc.status()) {
+        if (st.type === 'disconnect') this.connected = false;
+        else if (st.type === 'reconnect') this.connected = true;
+      }
+    })().catch(() => undefined);
+  }
+
+  /** False from the client's disconnect until its reconnect: what it sends meanwhile waits in its buffer. */
+  private connected = true;
 
   static async connect(url: string, opts: { prefix?: string; name?: string } = {}): Promise<NatsBus> {
     const nc = await connect({
@@ -79,6 +89,9 @@ export class NatsBus implements Bus {
    * (the request may still have been acted on).
    */
   async request(subject: string, data: string, timeoutMs: number): Promise<string> {
+    // While the client reconnects, a request waits in its buffer and may be delivered, and acted on, after the
+    // reconnect, long after its caller gave up on it. Refused before it is sent instead: nothing left, retry.
+    if (!this.connected) throw new BusDisconnected(subject);
     try {
       const m = await this.nc.request(`${this.prefix}.${subject}`, this.encoder.encode(data), { timeout: timeoutMs });
       return this.decoder.decode(m.data);
@@ -137,6 +150,13 @@ export class NoResponder extends Error {
   constructor(readonly subject: string) {
     super(`nobody serves ${subject} now`);
     this.name = 'NoResponder';
+  }
+}
+
+export class BusDisconnected extends Error {
+  constructor(readonly subject: string) {
+    super(`not connected to NATS now: nothing was sent on ${subject}`);
+    this.name = 'BusDisconnected';
   }
 }
 

@@ -1,4 +1,4 @@
-import { NoResponder, ReplyTimeout, type NatsBus } from '../bus/nats-bus.js';
+import { BusDisconnected, NoResponder, ReplyTimeout, type NatsBus } from '../bus/nats-bus.js';
 import { Decimal } from '../domain/decimal.js';
 import { AppError, type ErrorCode } from '../domain/errors.js';
 import type { OrderInput, OrderResult, OrderService } from '../engine/order-service.js';
@@ -63,6 +63,12 @@ export class RemoteOrders implements Pick<OrderService, 'send'> {
         throw new AppError(
           'upstream_unavailable',
           'no worker holds this Master account right now (a takeover is in progress); nothing was sent, retry shortly',
+          { retryable: true, retryAfter: 2 },
+        );
+      if (err instanceof BusDisconnected)
+        throw new AppError(
+          'upstream_unavailable',
+          'this api process is not connected to its workers right now (NATS is reconnecting); nothing was sent, retry shortly',
           { retryable: true, retryAfter: 2 },
         );
       if (err instanceof ReplyTimeout)
