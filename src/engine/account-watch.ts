@@ -225,9 +225,9 @@ export class AccountWatch {
   }
 
   /**
-   * Broker state now vs what the store knows: the actions that were missed (restart, reconnect, polling). Except on
-   * a poll, the deals since the Master's history cursor are replayed first (history-replay.ts), and the cursor moves
-   * only once the whole diff went through.
+   * Broker state now vs what the store knows: the actions that were missed (restart, reconnect, polling). On a start,
+   * a resync or a requested diff, the deals since the Master's history cursor are replayed first (history-replay.ts),
+   * and the cursor moves only once the whole diff went through.
    */
   private async diff(master: Account, reason: string): Promise<void> {
     const catchUp = reason === 'start';
@@ -236,8 +236,10 @@ export class AccountWatch {
       this.adapter.listOrders(),
       this.store.trades.masterItems(master.id, { openOnly: true }),
     ]);
+    // Not on a poll (every second or so), nor on the recheck after a start: a position opened in the subscribe race
+    // and still open is the diff's, one opened and closed within those seconds is the next resync's replay.
     const cursor =
-      reason === 'poll'
+      reason === 'poll' || reason === 'recheck'
         ? null
         : await replayDealsSince(this.store, this.adapter, this.engine, master, new Set(positions.map((p) => p.id)));
     await this.diffState(master, positions, pending, known, catchUp);

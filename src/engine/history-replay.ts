@@ -18,7 +18,8 @@ export const CURSOR_OVERLAP_MS = 60_000;
  * A Master's deal history since its cursor, turned into ledger rows for what no watch saw: a position opened and
  * closed while nobody watched (a crash, a failover, a stop) gets its open, partial closes and close recorded for
  * every Slave, skipped as `closed_before_copy` (there is nothing left to copy). What is still open, or was seen
- * open before, is the start diff's to copy. Returns the cursor to store once the caller's whole diff went through.
+ * open before, is the start diff's to copy. Returns the cursor to store once the caller's whole diff went through:
+ * the time of this read (the next one reads from `CURSOR_OVERLAP_MS` before it).
  */
 export async function replayDealsSince(
   store: Store,
@@ -44,7 +45,7 @@ export async function replayDealsSince(
   if (adapter.capabilities.has.orderHistory !== false)
     for (const o of await adapter.listOrders({ includeHistory: true, from: new Date(since) }))
       if (await cancelledUnseen(store, master, o)) await recordCancelledOrder(engine, store, master, o);
-  return new Date(readAt - CURSOR_OVERLAP_MS);
+  return new Date(readAt);
 }
 
 /**

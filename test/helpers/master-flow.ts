@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { isConnectionError } from '../../src/store/unavailable.js';
 import { killStarted } from './cli-process.js';
 import type { Deployment } from './deployment.js';
 
@@ -27,9 +28,7 @@ export class LedgerProbe {
       try {
         return await this.pool.query(sql, args);
       } catch (err) {
-        const code = (err as { code?: string }).code ?? '';
-        const lost = /^(08|57P)/.test(code) || /ECONN|terminat|timeout|shut/i.test(String(err));
-        if (!lost || Date.now() > end) throw err;
+        if (!isConnectionError(err) || Date.now() > end) throw err;
         await new Promise((r) => setTimeout(r, 200));
       }
     }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { until } from '../helpers/cli-process.js';
 import { startTestService, type TestService } from '../helpers/service.js';
-import { ownPostgresAvailable, startOwnPostgres, type OwnPostgres } from './own-postgres.js';
+import { ownPostgresAvailable, startOwnPostgres, type OwnPostgres } from '../helpers/own-postgres.js';
 
 /**
  * What issue 43 saw: orders sent while PostgreSQL restarts. The test's own server (never the machine's) is
