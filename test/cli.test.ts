@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -95,6 +95,32 @@ describe('copytrade CLI (admin commands on the embedded store)', () => {
       expect(r.stderr).toMatch(/in use by process \d+ .*single-process/);
     } finally {
       rmSync(join(dir, 'copytrade.lock'), { force: true });
+    }
+  }, 60_000);
+
+  it('an admin command given no store refuses instead of creating an empty one in ./.copytrade', async () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), 'ct-cli-nodir-'));
+    try {
+      const r = await run(
+        process.execPath,
+        [...CLI, 'users', 'create', '--email', 'z@example.test', '--password', 'long-enough-pw'],
+        {
+          cwd: elsewhere,
+          env: {
+            ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'COPYTRADE_DATA_DIR')),
+            DATABASE_URL: '',
+          },
+        },
+      ).then(
+        () => ({ code: 0, stderr: '' }),
+        (e: { code: number; stderr: string }) => ({ code: e.code, stderr: e.stderr }),
+      );
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toContain('pass --data-dir DIR');
+      expect(r.stderr).toContain('Nothing was created');
+      expect(existsSync(join(elsewhere, '.copytrade'))).toBe(false);
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
     }
   }, 60_000);
 });

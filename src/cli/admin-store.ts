@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runAdminOp } from '../admin/ops.js';
 import type { AuthService } from '../auth/auth-service.js';
@@ -23,15 +23,33 @@ export const dataDirOpt = [
   `embedded store folder, or :memory: (default ${DEFAULT_DATA_DIR}; ignored when DATABASE_URL is set)`,
 ] as const;
 
+/**
+ * An operator command given no store (no --data-dir, COPYTRADE_DATA_DIR or DATABASE_URL) works on the default
+ * folder only when a store is already there: run from another directory, it would otherwise create a new empty
+ * store in ./.copytrade and act on it (a user made there cannot sign in to the running service). `migrate`
+ * creates a store on purpose and is exempt; so is a folder named explicitly.
+ */
+export function assertStoreChosen(o: StoreFlags, cfg: Config, env: NodeJS.ProcessEnv = process.env): void {
+  if (cfg.databaseUrl || o.dataDir || env.COPYTRADE_DATA_DIR) return;
+  if (cfg.dataDir === ':memory:' || existsSync(join(cfg.dataDir, 'pgdata'))) return;
+  throw new AppError(
+    'invalid_request',
+    `no store at ${cfg.dataDir} (the default data dir, in the current directory): pass --data-dir DIR, the folder ` +
+      '`copytrade serve` uses, or set DATABASE_URL. Nothing was created.',
+  );
+}
+
 /** Opens the store itself (PostgreSQL: a second connection beside the server's; PGlite: only when no server holds it). */
 export async function withStore<T>(
   o: StoreFlags,
   fn: (store: Store, auth: AuthService, cfg: Config) => Promise<T>,
+  opts: { mayCreate?: boolean } = {},
 ): Promise<T> {
   const cfg = loadConfig({
     ...(o.dataDir ? { dataDir: o.dataDir } : {}),
     ...(o.secretKeyFile ? { secretKeyFile: o.secretKeyFile } : {}),
   });
+  if (!opts.mayCreate) assertStoreChosen(o, cfg);
   // Loaded on use: the store (PGlite, drizzle) is the heaviest import, and the trader's commands never need it.
   const [{ Store }, { AuthService }] = await Promise.all([
     import('../store/store.js'),
@@ -64,7 +82,7 @@ function operatorOf(dataDir: string): OperatorFile | null {
  */
 export async function runAdmin(o: StoreFlags, op: string, args: Record<string, unknown>): Promise<unknown> {
   try {
-    return await withStore(o, (store, auth) => runAdminOp({ store, auth }, op, args));
+    return await withStore(o, (store, auth) => runAdminOp({ store, auth }, op, args), { mayCreate: op === 'migrate' });
   } catch (err) {
     if (!(err instanceof AppError && err.code === 'data_dir_in_use')) throw err;
     const cfg = loadConfig({

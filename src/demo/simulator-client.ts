@@ -15,6 +15,8 @@ export interface ExternalSimulator extends DemoBrokers {
   spawned: boolean;
   /** Stops the simulator process and waits until it is gone. */
   stop(): Promise<void>;
+  /** Asks it to stop (SIGTERM) without waiting: for a service that is exiting at once. */
+  signalStop(): void;
   /** The cTrader requests the simulator received so far, per payload type (benches). */
   ctraderRequests(): Promise<SimRequestStatsView>;
 }
@@ -73,6 +75,7 @@ export async function connectSimulator(file: string, o: { spawned?: boolean } = 
     accounts: () => call<DemoSimAccount[]>('GET', '/accounts'),
     issueCTraderToken: (ctidUserId) => call<TokenPair>('POST', '/ctrader/tokens', { ctidUserId }),
     stop: () => stopProcess(identityOf(e)),
+    signalStop: () => void signalProcess(identityOf(e), 'SIGTERM'),
     ctraderRequests: () => call<SimRequestStatsView>('GET', '/ctrader/requests'),
   };
 }

@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 const root = process.cwd();
 
@@ -11,7 +12,9 @@ const root = process.cwd();
  * service processes. `COPYTRADE_TEST_CLI=source` forces the sources.
  */
 function command(): string[] {
-  const fromSource = ['--import', 'tsx', join(root, 'test', 'helpers', 'cli-entry.ts')];
+  // tsx by its path, not its name: a test may start the CLI in another directory (where `tsx` does not resolve).
+  const tsx = pathToFileURL(join(root, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
+  const fromSource = ['--import', tsx, join(root, 'test', 'helpers', 'cli-entry.ts')];
   if (process.env.COPYTRADE_TEST_CLI === 'source') return fromSource;
   const fresh = spawnSync(process.execPath, [join(root, 'scripts', 'build.mjs'), '--fresh'], { stdio: 'ignore' });
   return fresh.status === 0 ? [join(root, 'bin', 'copytrade.js')] : fromSource;

@@ -40,10 +40,16 @@ export function cli(args: string[], env: Record<string, string> = {}): ChildProc
  * `npm start -- ARGS` as a newcomer runs it (the build in dist/, kept fresh by `scripts/build.mjs --if-stale`).
  * The pid is npm's: a signal to it must reach the service.
  */
-export function npmStart(args: string[], env: Record<string, string> = {}): ChildProcess {
+export function npmStart(
+  args: string[],
+  env: Record<string, string> = {},
+  o: { ownGroup?: boolean } = {},
+): ChildProcess {
   const child = spawn('npm', ['start', '--', ...args], {
     env: { ...process.env, DATABASE_URL: '', COPYTRADE_HEALTH_INTERVAL_MS: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // Its own process group, as a shell's job: `kill %1` is then process.kill(-pid).
+    detached: !!o.ownGroup,
   });
   track(child.pid!);
   return child;

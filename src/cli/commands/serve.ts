@@ -57,6 +57,11 @@ export function serveCommand(program: Command): void {
         }
         // Before the start: see shutdownOnSignals for what a signal does while starting and stopping.
         const signals = shutdownOnSignals({ log: (level, fields, msg) => logger[level](fields, msg) });
+        let simulator: ExternalSimulator | null = null;
+        // A forced exit skips the close, which would stop the demo's brokers: they are asked to stop here instead.
+        signals.onForcedExit(() => {
+          if (simulator && o.simulator === 'auto') simulator.signalStop();
+        });
         let svc: Service;
         try {
           const { startService } = await service;
@@ -75,7 +80,7 @@ export function serveCommand(program: Command): void {
           }
           throw err;
         }
-        const simulator = pending ? await pending : null;
+        simulator = pending ? await pending : null;
         const simInfo = simulator
           ? { pid: simulator.pid, endpointsFile: simulator.endpointsFile, spawned: simulator.spawned }
           : null;
