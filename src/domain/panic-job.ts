@@ -4,6 +4,12 @@
  */
 
 export type PanicScope = 'account' | 'group';
+
+/**
+ * The reason a panic-close job gives the copy links of the accounts it flattens, as it starts: a Master's later
+ * close or cancel of what the job closed is then recorded as a skip, not sent to find nothing (a "rejected" row).
+ */
+export const PANIC_CLOSED = 'panic_closed';
 /** running until every account is flat (succeeded) or out of rounds with something left (failed). */
 export type PanicJobState = 'running' | 'succeeded' | 'failed';
 

@@ -16,7 +16,9 @@ export type EngineSkip =
   | 'user_closed'
   | 'sltp_not_copied'
   | 'already_copied'
-  | 'closed_before_copy';
+  | 'closed_before_copy'
+  /** The Slave's copy was closed by a panic-close job of that Slave: the Master's later close has nothing to do. */
+  | 'already_closed_by_panic';
 
 /** A Slave as the planner sees it; `adapter` only says whether its broker could be opened. */
 export interface PlanSlave {
@@ -96,14 +98,15 @@ export function planSkipEvery<S extends PlanSlave>(
 
 /**
  * Ledger rows of an action that adds exposure, from `planOpen`'s decisions (one per Slave, same order).
- * `userClosed`: Slaves whose copy of this Master position was closed by hand; it is never copied to them again.
+ * `userClosed`: Slaves whose copy of this Master position was closed by hand or by a panic-close, with the skip
+ * code that says which; it is never copied to them again.
  */
 export function planAddingRows<S extends PlanSlave>(
   input: ActionPlanInput,
   slaves: S[],
   plan: PlannedCopy[],
   specs: Array<InstrumentSpec | null>,
-  userClosed: ReadonlySet<string>,
+  userClosed: ReadonlyMap<string, 'user_closed' | 'already_closed_by_panic'>,
   /** False when no pre-trade check is wired: the rows are final, no `check` is built for them. */
   checked = true,
 ): Planned<S>[] {
@@ -129,10 +132,13 @@ export function planAddingRows<S extends PlanSlave>(
     });
     if (p.kind === 'skip') return skip(p.reason, p.detail);
     if (!slave.adapter) return skip('broker_unavailable', 'the Slave broker adapter could not be opened');
-    if (userClosed.has(slave.account.id))
+    const closedBy = userClosed.get(slave.account.id);
+    if (closedBy)
       return skip(
-        'user_closed',
-        'the copy of this Master position was closed outside the service; it is not copied again',
+        closedBy,
+        closedBy === 'user_closed'
+          ? 'the copy of this Master position was closed outside the service; it is not copied again'
+          : 'the copy of this Master position was closed by a panic-close of this account; it is not copied again',
       );
     // Spelled out rather than spread from `row`: built once per Slave of a fan-out, on the path to the first send.
     const send = (volume: Decimal): Planned<S> => ({

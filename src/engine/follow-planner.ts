@@ -1,5 +1,6 @@
 import type { Decimal } from '../domain/decimal.js';
 import { isEligibleSlave } from '../domain/account.js';
+import { PANIC_CLOSED } from '../domain/panic-job.js';
 import { correlationTag } from '../domain/correlation.js';
 import { copyLevels, copySide, onTickGrid, slaveSymbol } from '../domain/copy-mapping.js';
 import { isHeal, isOrderAction } from '../domain/intent-action.js';
@@ -46,10 +47,17 @@ export function planFollowRows<S extends PlanSlave>(
     });
     if (open.length === 0) {
       const userClosed = links.some((l) => l.closedReason === 'user_closed');
-      const reason: EngineSkip = userClosed ? 'user_closed' : 'no_linked_position';
+      const panicClosed = !userClosed && links.some((l) => l.closedReason === PANIC_CLOSED);
+      const reason: EngineSkip = userClosed
+        ? 'user_closed'
+        : panicClosed
+          ? 'already_closed_by_panic'
+          : 'no_linked_position';
       const detail = userClosed
         ? 'the copy was closed outside the service; it is not copied again'
-        : `no open copy of the Master's ${kind} ${masterItemId} on this account (see the open's ledger row)`;
+        : panicClosed
+          ? `a panic-close of this account closed its copy of the Master's ${kind} ${masterItemId} before this action`
+          : `no open copy of the Master's ${kind} ${masterItemId} on this account (see the open's ledger row)`;
       out.push({
         row: Object.assign(base(correlationTag({ tradeId, accountId: account.id, action: rowAction }), null), {
           state: 'skipped' as const,

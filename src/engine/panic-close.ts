@@ -1,7 +1,7 @@
 import type { Account } from '../domain/account.js';
 import { AppError, notFound } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
-import { emptyReport, type PanicJob, type PanicScope } from '../domain/panic-job.js';
+import { emptyReport, PANIC_CLOSED, type PanicJob, type PanicScope } from '../domain/panic-job.js';
 import type { NewEvent } from '../store/repos/events.js';
 import type { PanicJobsRepo } from '../store/repos/panic-jobs.js';
 import type { Store } from '../store/store.js';
@@ -84,6 +84,12 @@ export class PanicCloseService {
       members.map((m) => ({ userId, accountId: m.id, type: 'panic_close.started', payload: { ...base, reason } })),
     );
     await this.lock(members, `panic-close ${id} (${reason}); resume to copy again`);
+    // Before any close leaves: the job owns these accounts' copies now. A Master close or cancel that follows
+    // (in a group's job, the Master's own flattening) is a skip on them, not a send that finds nothing.
+    await this.store.trades.closeOpenLinksOfSlaves(
+      members.map((m) => m.id),
+      PANIC_CLOSED,
+    );
     if (this.handOff) this.handOff(job);
     else void this.runner.run(job);
     return job;

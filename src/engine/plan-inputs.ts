@@ -1,6 +1,7 @@
 import type { Account } from '../domain/account.js';
 import type { CopyRule } from '../domain/copy-rule.js';
 import { slaveSymbol } from '../domain/copy-mapping.js';
+import { PANIC_CLOSED } from '../domain/panic-job.js';
 import { addsRisk } from '../domain/intent-action.js';
 import { newId } from '../domain/ids.js';
 import type { BrokerAdapter } from '../platforms/adapter.js';
@@ -182,15 +183,13 @@ export class PlanInputs {
       contexts,
       this.clock(),
     );
-    // Never copy a Master position again to a Slave whose copy of it was closed by hand.
-    const userClosed =
-      action.kind === 'increase' && action.positionId
-        ? new Set(
-            (await this.store.trades.linksOfMaster(master.id, action.positionId))
-              .filter((l) => l.closedReason === 'user_closed')
-              .map((l) => l.slaveAccountId),
-          )
-        : new Set<string>();
+    // Never copy a Master position again to a Slave whose copy of it was closed by hand or by a panic-close.
+    const userClosed = new Map<string, 'user_closed' | 'already_closed_by_panic'>();
+    if (action.kind === 'increase' && action.positionId)
+      for (const l of await this.store.trades.linksOfMaster(master.id, action.positionId)) {
+        if (l.closedReason === 'user_closed') userClosed.set(l.slaveAccountId, 'user_closed');
+        else if (l.closedReason === PANIC_CLOSED) userClosed.set(l.slaveAccountId, 'already_closed_by_panic');
+      }
     const check = this.preTradeCheck();
     const rows = planAddingRows(
       input,

@@ -132,3 +132,64 @@ describe('panic-close routes start a tracked job', () => {
     });
   });
 });
+
+/**
+ * Issue 49, item 1: a group panic-close closes the Slaves' copies itself, then the Master's own close is seen and
+ * followed. That follow-up must be recorded as a skip that says why, not as a wall of "rejected: position not
+ * found" rows that count as problems and trip the rejected-copies alert.
+ */
+describe('a group panic-close leaves clean records', () => {
+  it("the Master's close after the job is a skip `already_closed_by_panic` on every Slave, never a rejection", async () => {
+    const { body: list } = await svc.call('GET', '/v1/accounts', { token: key });
+    const master = list.accounts.find((a: any) => a.role === 'master' && a.platform === 'sim');
+    const masterId: string = master.id;
+    const groupId: string = master.groupId;
+    const slaveIds: string[] = list.accounts
+      .filter((a: any) => a.role === 'slave' && a.groupId === groupId && a.status === 'connected')
+      .map((a: any) => a.id);
+    const trades = async () =>
+      (await svc.call('GET', `/v1/trades?accountId=${masterId}&limit=50`, { token: key })).body.trades as any[];
+    const open = await svc.call('POST', `/v1/accounts/${masterId}/orders`, {
+      token: key,
+      body: { symbol: 'EURUSD', side: 'buy', volume: 0.1 },
+    });
+    expect(open.status).toBe(202);
+    await expect
+      .poll(
+        async () =>
+          (await svc.call('GET', `/v1/trades/${open.body.tradeId}`, { token: key })).body.copies.map(
+            (c: any) => c.outcome,
+          ),
+        { timeout: 20_000 },
+      )
+      .toEqual(slaveIds.map(() => 'confirmed'));
+
+    const r = await svc.call('POST', `/v1/copier-groups/${groupId}/panic-close`, { token: key });
+    expect([200, 202]).toContain(r.status);
+    const jobId = r.status === 202 ? r.body.id : r.body.jobId;
+    await expect
+      .poll(async () => (await svc.call('GET', `/v1/panic-close-jobs/${jobId}`, { token: key })).body.state, {
+        timeout: 30_000,
+      })
+      .toBe('succeeded');
+
+    // The Master's close, made by the job, is followed like any Master action: one row per Slave.
+    let close: any;
+    await expect
+      .poll(
+        async () => {
+          close = (await trades()).find((t) => t.action === 'close' && t.master.positionId);
+          return close?.copies.length ?? 0;
+        },
+        { timeout: 20_000 },
+      )
+      .toBe(slaveIds.length);
+    for (const c of close.copies) {
+      expect(c.outcome).toBe('skipped');
+      expect(c.skipReason).toMatch(/^already_closed_by_panic: /);
+    }
+    // And no row of any trade is a rejection the broker did not make.
+    const rejected = (await trades()).flatMap((t) => t.copies).filter((c: any) => c.outcome === 'rejected');
+    expect(rejected).toEqual([]);
+  }, 90_000);
+});

@@ -840,6 +840,17 @@ export class TradesRepo {
     ).map(linkFromRow);
   }
 
+  /** Closes every open link of these Slave accounts (a panic-close flattening them); returns how many. */
+  async closeOpenLinksOfSlaves(slaveAccountIds: string[], reason: string): Promise<number> {
+    if (slaveAccountIds.length === 0) return 0;
+    const rows = await this.db
+      .update(positionLinks)
+      .set({ open: false, closedReason: reason, closedAt: new Date() })
+      .where(and(inArray(positionLinks.slaveAccountId, slaveAccountIds), eq(positionLinks.open, true)))
+      .returning({ id: positionLinks.id });
+    return rows.length;
+  }
+
   async linkById(id: string): Promise<PositionLink | null> {
     const [row] = await this.db.select().from(positionLinks).where(eq(positionLinks.id, id)).limit(1);
     return row ? linkFromRow(row) : null;

@@ -12,6 +12,7 @@ const WORDS: Record<string, string> = {
   not_supported: 'not supported by the Slave broker',
   no_linked_position: 'no copy to follow',
   closed_before_copy: 'Master closed it before it could be copied',
+  already_closed_by_panic: 'already closed by a panic-close',
   broker_unavailable: 'Slave broker unavailable',
   no_stop_loss: 'no stop loss to size by',
   slippage_exceeded: 'price moved more than allowed',
