@@ -226,5 +226,21 @@ describe('copytrade trading commands (family V with an API key)', () => {
     const neither = await ct('panic-close');
     expect(neither.code).toBe(1);
     expect(neither.stderr).toContain('copytrade: invalid_request: say what to close');
+
+    // The lock the job left is lifted from the CLI: the group at once, then one account paused and resumed.
+    const statusOf = async (id: string) =>
+      (await svc.call('GET', `/v1/accounts/${id}`, { token: svc.demo!.apiKey })).body.status as string;
+    expect(await statusOf(master.id)).toBe('locked');
+    const resumed = await ct('resume', '--group', master.groupId);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toMatch(new RegExp(`${master.id}\\s+Demo Master\\s+master\\s+connected`));
+    expect(await statusOf(master.id)).toBe('connected');
+    expect(await statusOf(slave.id)).toBe('connected');
+    expect((await json<{ status: string }>('pause', '--account', slave.id)).status).toBe('paused');
+    const one = await ct('resume', '--account', slave.id);
+    expect(one.stdout).toContain(`${slave.id} (Demo Slave 1 (x1)): connected`);
+    const what = await ct('resume');
+    expect(what.code).toBe(1);
+    expect(what.stderr).toContain('say what to resume: --account <id> or --group <id>');
   }, 240_000);
 });

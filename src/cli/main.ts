@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { adminCommands } from './commands/admin.js';
 import { accountCommands } from './commands/accounts.js';
+import { copyingCommands } from './commands/copying.js';
 import { eventCommands } from './commands/events.js';
 import { groupCommands } from './commands/groups.js';
 import { orderCommands } from './commands/orders.js';
@@ -27,6 +28,7 @@ export function buildCli(): Command {
     accountCommands,
     orderCommands,
     panicCloseCommand,
+    copyingCommands,
     tradeCommands,
     eventCommands,
     groupCommands,

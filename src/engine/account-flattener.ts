@@ -206,6 +206,9 @@ export class AccountFlattener implements Flattener<BrokerSnapshot> {
         closePrice: o.fillPrice?.toString() ?? null,
         settledBy: 'answer',
       } satisfies Partial<PositionResult>);
+      // Still open = listed at the last read and not closed since: closed + remaining stays the job's size
+      // while closes land (it counted each closed position twice until the next read).
+      report.remaining = Math.max(0, report.remaining - 1);
       sink.closed(account, r, o.fillPrice?.toString() ?? null);
     } else if (o.kind === 'confirmed') {
       // The rest stays open; the next round reads it and closes what is left.
@@ -246,9 +249,10 @@ export class AccountFlattener implements Flattener<BrokerSnapshot> {
       r.error = `rate_limited: waiting ${wait} ms before sending again`;
       await sleep(this.hintMs(wait));
     }
-    if (o.kind === 'confirmed')
+    if (o.kind === 'confirmed') {
       Object.assign(r, { outcome: 'cancelled', error: null, settledBy: 'answer' } satisfies Partial<OrderResult>);
-    else
+      report.remainingOrders = Math.max(0, report.remainingOrders - 1);
+    } else
       Object.assign(r, {
         outcome: o.kind === 'unresolved' ? 'unresolved' : 'failed',
         error: `${o.code}: ${o.message}`,

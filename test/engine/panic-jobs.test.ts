@@ -59,6 +59,28 @@ describe('panic-close job', () => {
     expect(await eventsOf('panic_close.finished', job.id)).toHaveLength(1);
   });
 
+  it('closed + remaining is the number of positions from the first read to the end (no double count while closes land)', async () => {
+    const acc = await h.account();
+    h.open(acc, 6);
+    h.broker.faults.inject({
+      op: 'closePosition',
+      kind: 'delay',
+      delayMs: 60,
+      accountId: acc.brokerAccountId,
+      times: 6,
+    });
+    const job = await panic.start(h.userId, 'account', acc.id);
+    const sizes = new Set<number>();
+    for (;;) {
+      const j = (await panic.job(h.userId, job.id))!;
+      const r = j.progress.accounts[0]!;
+      if (r.round >= 1) sizes.add(r.closed + r.remaining);
+      if (j.state !== 'running') break;
+      await new Promise((res) => setTimeout(res, 5));
+    }
+    expect([...sizes]).toEqual([6]);
+  });
+
   it('retries until flat after rejected closes, re-reading the broker each round', async () => {
     const acc = await h.account();
     h.open(acc, 3);

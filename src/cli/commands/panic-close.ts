@@ -7,9 +7,14 @@ import { out, table } from '../output.js';
 
 type Flags = ApiFlags & { account?: string; group?: string; keepOrders?: boolean; progress?: boolean };
 
-/** Positions dealt with (closed or failed) out of all seen, across the job's accounts. */
-const done = (j: PanicJob) => j.totals.closed + j.totals.failed;
+/**
+ * Positions closed out of all the job has to close, across its accounts: `remaining` is what is still open (a failed
+ * close included), so closed + remaining is the job's size from the first read on; it grows only when a position
+ * appears during the job. Before every account was read once there is no size to show.
+ */
+const done = (j: PanicJob) => j.totals.closed;
 const seen = (j: PanicJob) => done(j) + j.totals.remaining;
+const allRead = (j: PanicJob) => j.state !== 'running' || j.progress.accounts.every((a) => a.round >= 1);
 
 export function panicCloseCommand(program: Command): void {
   withApiOptions(
@@ -58,6 +63,7 @@ export function panicCloseCommand(program: Command): void {
           : null;
       let lastLine = '';
       const job = await ct.followPanicJob(jobId, (j) => {
+        if (!allRead(j)) return;
         const payload = { flat: j.totals.flat, accounts: j.totals.accounts, state: j.state };
         if (bar) {
           if (!bar.isActive) bar.start(Math.max(1, seen(j)), done(j), payload);
