@@ -159,10 +159,10 @@ export function AccountDetailPage({ id }: { id: string }) {
                   <th>Side</th>
                   <th className="num">Volume</th>
                   <th className="num">Open</th>
-                  <th className="num">Current</th>
+                  <th className="num">Current price</th>
                   <th className="num">SL</th>
                   <th className="num">TP</th>
-                  <th className="num">Profit</th>
+                  <th className="num">Profit{account.currency ? ` (${account.currency})` : ''}</th>
                   <th>Opened</th>
                   <th>
                     <span className="sr-only">Actions</span>
