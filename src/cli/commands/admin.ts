@@ -8,6 +8,14 @@ import { out, table } from '../output.js';
  * PostgreSQL, and through a running server's operator listener on the embedded store (see admin-store.ts).
  */
 export function adminCommands(program: Command): void {
+  migrateCommand(program);
+  userCommands(program);
+  tokenCommands(program);
+  keyLimitCommand(keyCommands(program));
+  secretCommands(program);
+}
+
+function migrateCommand(program: Command): void {
   program
     .command('migrate')
     .description('apply pending database migrations')
@@ -17,7 +25,9 @@ export function adminCommands(program: Command): void {
       const r = (await runAdmin(o, 'migrate', {})) as { store: string; location: string };
       out(o.json, { ok: true, store: r.store }, `migrations applied (${r.store} at ${r.location})`);
     });
+}
 
+function userCommands(program: Command): void {
   const users = program.command('users').description('manage users');
   users
     .command('create')
@@ -33,6 +43,35 @@ export function adminCommands(program: Command): void {
       out(o.json, u, `created user ${u.email} (${u.id})`);
     });
 
+  users
+    .command('reset-password')
+    .description(
+      "set a user's password; every access token of the user is revoked and any sign-in wait lifted; " +
+        'with --revoke-api-keys every API key too (do that when the old password may have leaked)',
+    )
+    .requiredOption('--email <email>')
+    .requiredOption('--password <password>')
+    .option('--revoke-api-keys', 'also revoke every API key of the user')
+    .option(...dataDirOpt)
+    .option('--json')
+    .action(async (o: StoreFlags & { email: string; password: string; revokeApiKeys?: boolean }) => {
+      const r = (await runAdmin(o, 'users.reset-password', {
+        email: o.email,
+        password: o.password,
+        revokeApiKeys: o.revokeApiKeys === true,
+      })) as { tokensRevoked: number; apiKeysRevoked: number };
+      out(
+        o.json,
+        r,
+        `password of ${o.email} reset; ${r.tokensRevoked} access token(s) revoked; ` +
+          (o.revokeApiKeys
+            ? `${r.apiKeysRevoked} API key(s) revoked`
+            : 'API keys kept (--revoke-api-keys revokes them)'),
+      );
+    });
+}
+
+function tokenCommands(program: Command): void {
   const tokens = program.command('tokens').description('issue signed-in user access tokens (family R)');
   tokens
     .command('create')
@@ -43,7 +82,10 @@ export function adminCommands(program: Command): void {
       const t = (await runAdmin(o, 'tokens.create', { email: o.email })) as { accessToken: string; expiresAt: string };
       out(o.json, t, `access token (shown once, expires ${t.expiresAt}):\n${t.accessToken}`);
     });
+}
 
+/** Returns the `keys` command, which `keyLimitCommand` extends. */
+function keyCommands(program: Command): Command {
   const keys = program.command('keys').description('manage API keys (family V)');
   keys
     .command('create')
@@ -115,6 +157,10 @@ export function adminCommands(program: Command): void {
       const r = await runAdmin(o, 'keys.revoke', { email: o.email, id: o.id });
       out(o.json, r, `revoked ${o.id}`);
     });
+  return keys;
+}
+
+function keyLimitCommand(keys: Command): void {
   keys
     .command('limit')
     .description(
@@ -146,34 +192,9 @@ export function adminCommands(program: Command): void {
         `API key ${k.id}: writes ${show(k.writes, d.writes)}, reads ${show(k.reads, d.reads)}`,
       );
     });
+}
 
-  users
-    .command('reset-password')
-    .description(
-      "set a user's password; every access token of the user is revoked and any sign-in wait lifted; " +
-        'with --revoke-api-keys every API key too (do that when the old password may have leaked)',
-    )
-    .requiredOption('--email <email>')
-    .requiredOption('--password <password>')
-    .option('--revoke-api-keys', 'also revoke every API key of the user')
-    .option(...dataDirOpt)
-    .option('--json')
-    .action(async (o: StoreFlags & { email: string; password: string; revokeApiKeys?: boolean }) => {
-      const r = (await runAdmin(o, 'users.reset-password', {
-        email: o.email,
-        password: o.password,
-        revokeApiKeys: o.revokeApiKeys === true,
-      })) as { tokensRevoked: number; apiKeysRevoked: number };
-      out(
-        o.json,
-        r,
-        `password of ${o.email} reset; ${r.tokensRevoked} access token(s) revoked; ` +
-          (o.revokeApiKeys
-            ? `${r.apiKeysRevoked} API key(s) revoked`
-            : 'API keys kept (--revoke-api-keys revokes them)'),
-      );
-    });
-
+function secretCommands(program: Command): void {
   const secrets = program
     .command('secrets')
     .description('the key that encrypts broker credentials and webhook secrets at rest');

@@ -50,33 +50,9 @@ export function panicCloseCommand(program: Command): void {
           );
       const jobId = 'jobId' in started.data ? started.data.jobId : (started.data as PanicJob).id;
 
-      const bar =
-        o.progress !== false && process.stderr.isTTY && !o.json
-          ? new SingleBar(
-              {
-                stream: process.stderr,
-                format: 'panic-close [{bar}] {value}/{total} positions | {flat}/{accounts} accounts flat | {state}',
-                hideCursor: true,
-              },
-              Presets.shades_classic,
-            )
-          : null;
-      let lastLine = '';
-      const job = await ct.followPanicJob(jobId, (j) => {
-        if (!allRead(j)) return;
-        const payload = { flat: j.totals.flat, accounts: j.totals.accounts, state: j.state };
-        if (bar) {
-          if (!bar.isActive) bar.start(Math.max(1, seen(j)), done(j), payload);
-          bar.setTotal(Math.max(1, seen(j)));
-          bar.update(done(j), payload);
-        } else if (!o.json) {
-          // No terminal: one line per change, so a log shows the job moving.
-          const line = `panic-close ${j.id}: ${done(j)}/${seen(j)} positions, ${j.totals.flat}/${j.totals.accounts} accounts flat, ${j.state}`;
-          if (line !== lastLine) process.stderr.write(`${line}\n`);
-          lastLine = line;
-        }
-      });
-      bar?.stop();
+      const progress = progressReporter(o);
+      const job = await ct.followPanicJob(jobId, progress.update);
+      progress.stop();
       out(
         o.json,
         job,
@@ -99,4 +75,35 @@ export function panicCloseCommand(program: Command): void {
         );
       }
     });
+}
+
+/** A progress bar on a terminal, else a line per change on stderr (none with --json). */
+function progressReporter(o: Flags): { update: (j: PanicJob) => void; stop: () => void } {
+  const bar =
+    o.progress !== false && process.stderr.isTTY && !o.json
+      ? new SingleBar(
+          {
+            stream: process.stderr,
+            format: 'panic-close [{bar}] {value}/{total} positions | {flat}/{accounts} accounts flat | {state}',
+            hideCursor: true,
+          },
+          Presets.shades_classic,
+        )
+      : null;
+  let lastLine = '';
+  const update = (j: PanicJob) => {
+    if (!allRead(j)) return;
+    const payload = { flat: j.totals.flat, accounts: j.totals.accounts, state: j.state };
+    if (bar) {
+      if (!bar.isActive) bar.start(Math.max(1, seen(j)), done(j), payload);
+      bar.setTotal(Math.max(1, seen(j)));
+      bar.update(done(j), payload);
+    } else if (!o.json) {
+      // No terminal: one line per change, so a log shows the job moving.
+      const line = `panic-close ${j.id}: ${done(j)}/${seen(j)} positions, ${j.totals.flat}/${j.totals.accounts} accounts flat, ${j.state}`;
+      if (line !== lastLine) process.stderr.write(`${line}\n`);
+      lastLine = line;
+    }
+  };
+  return { update, stop: () => bar?.stop() };
 }

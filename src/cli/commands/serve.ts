@@ -84,41 +84,7 @@ export function serveCommand(program: Command): void {
         const simInfo = simulator
           ? { pid: simulator.pid, endpointsFile: simulator.endpointsFile, spawned: simulator.spawned }
           : null;
-        const summary = {
-          baseUrl: svc.baseUrl,
-          v1BaseUrl: svc.v1BaseUrl,
-          store: svc.store.database.kind,
-          dataDir: svc.store.database.location,
-          demo: svc.demo,
-          simulator: simInfo,
-        };
-        if (o.json) out(true, summary, '');
-        else {
-          const lines = [
-            '',
-            `copytrade is running (store: ${summary.store} at ${summary.dataDir})`,
-            `  family R  ${svc.baseUrl}/api      OpenAPI ${svc.baseUrl}/openapi.json   reference ${svc.baseUrl}/docs`,
-            `  family V  ${svc.v1BaseUrl}/v1`,
-          ];
-          if (simInfo)
-            lines.push(
-              `  simulated brokers: process ${simInfo.pid}${simInfo.spawned ? '' : ' (already running)'}, endpoints in ${simInfo.endpointsFile}`,
-            );
-          if (svc.demo) {
-            lines.push(
-              '',
-              `Demo credentials (also in ${cfg.dataDir}/demo-credentials.json):`,
-              `  email        ${svc.demo.email}`,
-              `  password     ${svc.demo.password}`,
-              `  accessToken  ${svc.demo.accessToken}   (family R: Authorization: Bearer ...)`,
-              `  apiKey       ${svc.demo.apiKey}   (family V: Authorization: Bearer ...)`,
-              '',
-              'Try:',
-              `  curl -s -H "Authorization: Bearer ${svc.demo.apiKey}" ${svc.v1BaseUrl}/v1/accounts`,
-            );
-          }
-          process.stderr.write(`${lines.join('\n')}\n\n`);
-        }
+        printSummary(svc, cfg.dataDir, simInfo, !!o.json);
         signals.ready(async () => {
           await svc.close();
           // After the service: its last writes and drains still reach the brokers.
@@ -126,4 +92,48 @@ export function serveCommand(program: Command): void {
         });
       },
     );
+}
+
+/** What a person (or with --json, a script) needs once the service is up: where it is, and the demo's sign-ins. */
+function printSummary(
+  svc: Service,
+  dataDir: string,
+  simInfo: { pid: number; endpointsFile: string; spawned: boolean } | null,
+  json: boolean,
+): void {
+  const summary = {
+    baseUrl: svc.baseUrl,
+    v1BaseUrl: svc.v1BaseUrl,
+    store: svc.store.database.kind,
+    dataDir: svc.store.database.location,
+    demo: svc.demo,
+    simulator: simInfo,
+  };
+  if (json) out(true, summary, '');
+  else {
+    const lines = [
+      '',
+      `copytrade is running (store: ${summary.store} at ${summary.dataDir})`,
+      `  family R  ${svc.baseUrl}/api      OpenAPI ${svc.baseUrl}/openapi.json   reference ${svc.baseUrl}/docs`,
+      `  family V  ${svc.v1BaseUrl}/v1`,
+    ];
+    if (simInfo)
+      lines.push(
+        `  simulated brokers: process ${simInfo.pid}${simInfo.spawned ? '' : ' (already running)'}, endpoints in ${simInfo.endpointsFile}`,
+      );
+    if (svc.demo) {
+      lines.push(
+        '',
+        `Demo credentials (also in ${dataDir}/demo-credentials.json):`,
+        `  email        ${svc.demo.email}`,
+        `  password     ${svc.demo.password}`,
+        `  accessToken  ${svc.demo.accessToken}   (family R: Authorization: Bearer ...)`,
+        `  apiKey       ${svc.demo.apiKey}   (family V: Authorization: Bearer ...)`,
+        '',
+        'Try:',
+        `  curl -s -H "Authorization: Bearer ${svc.demo.apiKey}" ${svc.v1BaseUrl}/v1/accounts`,
+      );
+    }
+    process.stderr.write(`${lines.join('\n')}\n\n`);
+  }
 }

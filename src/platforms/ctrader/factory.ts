@@ -3,6 +3,7 @@ import type { AdapterFactory, BrokerAdapter } from '../adapter.js';
 import { CTraderAdapter } from './adapter.js';
 import { CTRADER_CAPABILITIES } from './capabilities.js';
 import { CTraderConnection, type CTraderEndpoint } from './connection.js';
+import { ConnectionPools } from './connection-pools.js';
 import { TokenRefresher, type CTraderTokens } from './tokens.js';
 
 /**
@@ -102,115 +103,34 @@ export interface CTraderAdapterFactory extends AdapterFactory {
   closeAll(): Promise<void>;
 }
 
-/** One endpoint's connections, and where each adapter's account is now. */
-interface EndpointPool {
-  endpoint: CTraderEndpoint;
-  name: string;
-  conns: Map<string, CTraderConnection>;
-  /** Lowered when the server refuses a connection for the application. */
-  cap: number;
-  opened: number;
-  /** By ctidTraderAccountId: the connection the account is on now, shared by its adapters. */
-  homes: Map<string, { conn: CTraderConnection; adapters: number }>;
-}
-
-/**
- * Accounts of one endpoint are spread over a few connections, each with its own rate window (50 requests a
- * second; fact sheet §7): a fan-out to 50 Slaves on one connection paid a second for its last 25 copies (issue 12).
- * An account goes to the connection with the fewest accounts; a new one is opened only when all are at
- * `accountsPerConnection` and the cap allows, so a few accounts still share one connection.
- */
+/** Adapters of platform C, their accounts spread over a few connections per endpoint (see ConnectionPools). */
 export function createCTraderAdapterFactory(opts: CTraderFactoryOptions): CTraderAdapterFactory {
-  const perConnection = Math.max(1, opts.accountsPerConnection ?? 12);
-  const maxConnections = Math.max(1, opts.maxConnectionsPerEndpoint ?? 4);
-  const pools = new Map<string, EndpointPool>();
-  const all = new Map<string, CTraderConnection>();
   const refresher = new TokenRefresher();
-
-  const open = (pool: EndpointPool): CTraderConnection => {
-    const key = `${pool.name}#${pool.opened++}`;
-    const conn: CTraderConnection = new CTraderConnection({
-      endpoint: pool.endpoint,
-      clientId: opts.clientId,
-      clientSecret: opts.clientSecret,
-      refresher,
-      ...(opts.timeoutMs !== undefined ? { requestTimeoutMs: opts.timeoutMs } : {}),
-      ...(opts.heartbeatMs !== undefined ? { heartbeatMs: opts.heartbeatMs } : {}),
-      ...(opts.deadAfterMs !== undefined ? { deadAfterMs: opts.deadAfterMs } : {}),
-      ...(opts.backoff ? { backoff: opts.backoff } : {}),
-      onConnectionsLimit: () => refused(pool, key, conn),
-    });
-    pool.conns.set(key, conn);
-    all.set(key, conn);
-    return conn;
-  };
-
-  const drop = (pool: EndpointPool, key: string, conn: CTraderConnection): Promise<void> => {
-    if (pool.conns.get(key) !== conn) return Promise.resolve();
-    pool.conns.delete(key);
-    all.delete(key);
-    return conn.close();
-  };
-
-  const fewest = (conns: Iterable<CTraderConnection>): CTraderConnection | null => {
-    let best: CTraderConnection | null = null;
-    for (const c of conns) if (!best || c.accountCount() < best.accountCount()) best = c;
-    return best;
-  };
-
-  /**
-   * The server has no room for this connection: keep the pool to the ones it has, and move this one's accounts
-   * onto them (they were never authorised here, or lost that with the link). Alone, it keeps retrying as any
-   * connection refused at start-up does: the other connections holding the application's room may go away.
-   */
-  const refused = (pool: EndpointPool, key: string, conn: CTraderConnection): void => {
-    const others = [...pool.conns.values()].filter((c) => c !== conn);
-    if (others.length === 0 || pool.conns.get(key) !== conn) return;
-    pool.cap = Math.min(pool.cap, others.length);
-    for (const ctid of conn.accountIds()) {
-      const to = fewest(others)!;
-      conn.handOver(ctid, to);
-      const home = pool.homes.get(ctid);
-      if (home?.conn === conn) home.conn = to;
-    }
-    void drop(pool, key, conn);
-  };
-
-  const place = (endpoint: CTraderEndpoint, ctid: string) => {
-    const name = `${endpoint.host}:${endpoint.port}`;
-    let pool = pools.get(name);
-    if (!pool) {
-      pool = { endpoint, name, conns: new Map(), cap: maxConnections, opened: 0, homes: new Map() };
-      pools.set(name, pool);
-    }
-    // An account already open here stays on its connection: one authorisation, one stream of its events.
-    let home = pool.homes.get(ctid);
-    if (!home) {
-      const best = fewest(pool.conns.values());
-      const fits = best && (best.accountCount() < perConnection || pool.conns.size >= pool.cap);
-      home = { conn: fits ? best : open(pool), adapters: 0 };
-      pool.homes.set(ctid, home);
-    }
-    home.adapters += 1;
-    return { pool, home };
-  };
-
+  const pools = new ConnectionPools(
+    Math.max(1, opts.accountsPerConnection ?? 12),
+    Math.max(1, opts.maxConnectionsPerEndpoint ?? 4),
+    (endpoint, onRefused) =>
+      new CTraderConnection({
+        endpoint,
+        clientId: opts.clientId,
+        clientSecret: opts.clientSecret,
+        refresher,
+        ...(opts.timeoutMs !== undefined ? { requestTimeoutMs: opts.timeoutMs } : {}),
+        ...(opts.heartbeatMs !== undefined ? { heartbeatMs: opts.heartbeatMs } : {}),
+        ...(opts.deadAfterMs !== undefined ? { deadAfterMs: opts.deadAfterMs } : {}),
+        ...(opts.backoff ? { backoff: opts.backoff } : {}),
+        onConnectionsLimit: onRefused,
+      }),
+  );
   return {
     platform: 'platformc',
     capabilities: CTRADER_CAPABILITIES,
-    connections: () => all,
-    async closeAll() {
-      const conns = [...all.values()];
-      all.clear();
-      // Adapters closed after this find nothing of theirs to close (and no key of a later connection to drop).
-      for (const pool of pools.values()) pool.conns.clear();
-      pools.clear();
-      await Promise.all(conns.map((c) => c.close()));
-    },
+    connections: () => pools.all,
+    closeAll: () => pools.closeAll(),
     async create(account): Promise<BrokerAdapter> {
       const creds = parseCTraderCredentials(account.credentials, account.brokerAccountId);
       const ctid = creds.ctidTraderAccountId;
-      const { pool, home } = place(opts.resolveEndpoint(account.environment), ctid);
+      const { pool, home } = pools.place(opts.resolveEndpoint(account.environment), ctid);
       home.conn.addAccount(
         ctid,
         { accessToken: creds.accessToken, refreshToken: creds.refreshToken },
@@ -223,13 +143,7 @@ export function createCTraderAdapterFactory(opts: CTraderFactoryOptions): CTrade
         connection: () => home.conn,
         ctidTraderAccountId: ctid,
         ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
-        onClose: async () => {
-          if (--home.adapters <= 0 && pool.homes.get(ctid) === home) pool.homes.delete(ctid);
-          const at = home.conn;
-          if (!at.removeAccount(ctid)) return;
-          const key = [...pool.conns].find(([, c]) => c === at)?.[0];
-          if (key !== undefined) await drop(pool, key, at);
-        },
+        onClose: () => pools.release(pool, ctid, home),
       });
     },
   };
