@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -122,5 +122,16 @@ describe('copytrade CLI (admin commands on the embedded store)', () => {
     } finally {
       rmSync(elsewhere, { recursive: true, force: true });
     }
+  }, 60_000);
+
+  it("npx copytrade runs the clone's own launcher from node_modules/.bin, never an install into the npx cache", async () => {
+    // --no-install: npx fails rather than install anything, so a pass means it ran the local link.
+    const r = await run('npx', ['--no-install', 'copytrade', '--help'], { cwd: process.cwd() });
+    expect(r.stdout).toContain('Usage: copytrade');
+    expect(r.stderr).not.toContain('building');
+    const pkg = JSON.parse(readFileSync(join(process.cwd(), 'package.json'), 'utf8'));
+    // A `bin` of this name makes npx install the project into its cache and run `prepare` (scripts/link-bin.mjs).
+    expect(pkg.bin).toBeUndefined();
+    expect(pkg.scripts.prepare).toContain('scripts/link-bin.mjs');
   }, 60_000);
 });
