@@ -560,7 +560,7 @@ export function buildRoutes(deps: RouteDeps): Route[] {
     rateType: 'MODIFY_POSITION',
     handler: ({ acct, params, body }) => {
       const qty = num(body.qty);
-      if (qty !== null && qty.lt(0)) throw new HttpError(400, 'qty must not be negative');
+      if (qty?.lt(0)) throw new HttpError(400, 'qty must not be negative');
       broker.closePosition(acct.sim.id, params[0]!, qty === null || qty.isZero() ? undefined : qty);
       return ok();
     },
