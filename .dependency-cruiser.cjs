@@ -69,10 +69,10 @@ module.exports = {
     {
       name: 'web-is-not-the-server',
       comment:
-        'The dashboard talks to the server over HTTP only (its types are generated from /openapi.json into src/client/schema.d.ts, shared with copytrade/client).',
+        'The dashboard talks to the server over HTTP only (its types are generated from /openapi.json into src/client/schema.d.ts, shared with copytrade/client); it shares only the platform display names (src/client/platform-names.ts) besides.',
       severity: 'error',
       from: { path: '^src/web/' },
-      to: { path: '^src/', pathNot: '^src/(web/|client/schema\\.d\\.ts$)' },
+      to: { path: '^src/', pathNot: '^src/(web/|client/(schema\\.d\\.ts|platform-names\\.ts)$)' },
     },
   ],
   options: {

@@ -45,11 +45,15 @@ describe('copytrade trading commands (family V with an API key)', () => {
     const table = await ct('accounts', 'list');
     expect(table.code, table.stderr).toBe(0);
     expect(table.stdout.split('\n')[0]).toMatch(/^ID\s+NAME\s+PLATFORM\s+ROLE\s+STATUS\s+HEALTH/);
-    expect(table.stdout).toMatch(new RegExp(`${master.id}\\s+Demo Master\\s+sim\\s+master\\s+connected`));
+    // The table names the broker platform; the API (--json below) keeps the spec's codes.
+    expect(table.stdout).toMatch(new RegExp(`${master.id}\\s+Demo Master\\s+Simulator\\s+master\\s+connected`));
+    expect(table.stdout).toMatch(/\sTradeLocker\s/);
+    expect(table.stdout).not.toMatch(/\splatform[abc]\s/);
 
     const viaFlags = await runCli(['accounts', 'list', '--json', '--url', svc.v1BaseUrl, '--key', svc.demo!.apiKey]);
     expect(viaFlags.code, viaFlags.stderr).toBe(0);
     expect(JSON.parse(viaFlags.stdout).accounts.map((a: { id: string }) => a.id)).toContain(master.id);
+    expect(JSON.parse(viaFlags.stdout).accounts.map((a: { platform: string }) => a.platform)).toContain('platformb');
 
     const file = join(dir, 'config.json');
     writeFileSync(file, JSON.stringify({ url: svc.v1BaseUrl, apiKey: svc.demo!.apiKey }));

@@ -7,8 +7,15 @@ import { checkLinks } from './helpers/markdown-links.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-/** The pages that describe the code's layout: every repository path they name must exist. */
-const DOCS = ['docs/architecture.md', 'docs/adding-a-platform.md'];
+/**
+ * The pages that describe the code's layout, or tell an operator where things are: every repository path they name
+ * must exist. With each, how many src/ paths the extractor must find in it at least (a guard against finding none).
+ */
+const DOCS: [string, number][] = [
+  ['docs/architecture.md', 6],
+  ['docs/adding-a-platform.md', 6],
+  ['docs/going-live.md', 3],
+];
 
 /** Top-level folders a path may start from; a path starting elsewhere is read as relative to src/. */
 const TOP = ['src/', 'test/', 'bench/', 'docs/', 'scripts/', 'deploy/', '.ci/', 'bin/'];
@@ -21,6 +28,7 @@ const NOT_REPOSITORY_FILES = new Map<string, string>([
   ['endpoints.json', "the simulator's addresses, written in its state dir at run time"],
   ['upstreams.json', "the simulator's upstream state, written at run time"],
   ['demo-upstreams.json', 'written in the data dir by the demo seeding'],
+  ['deploy/copytrade.env', 'the operator writes it beside deploy/compose.yaml; .gitignore keeps it out'],
 ]);
 
 /**
@@ -91,11 +99,11 @@ function pkg() {
 describe('the pages about the code name only paths that exist', () => {
   const files = trackedFiles();
 
-  for (const doc of DOCS) {
+  for (const [doc, minSrc] of DOCS) {
     it(`${doc}: every path it names exists`, () => {
       const named = namedPaths(readFileSync(join(ROOT, doc), 'utf8'));
       // Guards against an extractor that silently finds nothing.
-      expect(named.filter((p) => p.startsWith('src/')).length).toBeGreaterThan(5);
+      expect(named.filter((p) => p.startsWith('src/')).length).toBeGreaterThanOrEqual(minSrc);
       const missing = named.filter((p) => !resolves(p, files, 'docs'));
       expect(missing).toEqual([]);
     });
@@ -115,6 +123,21 @@ describe('the pages about the code name only paths that exist', () => {
       'src/d/e.ts',
       'src/f.ts',
     ]);
+  });
+});
+
+describe('docs/going-live.md names only settings the code reads', () => {
+  it('every environment variable it names is read by name in src/', () => {
+    const doc = readFileSync(join(ROOT, 'docs/going-live.md'), 'utf8');
+    const names = [
+      ...new Set([...doc.matchAll(/\b(COPYTRADE_[A-Z0-9_]*[A-Z0-9]|DATABASE_URL|NATS_URL)\b/g)].map((m) => m[1]!)),
+    ];
+    expect(names.length).toBeGreaterThan(10);
+    const src = trackedFiles()
+      .filter((f) => f.startsWith('src/') && f.endsWith('.ts') && !f.endsWith('.test.ts'))
+      .map((f) => readFileSync(join(ROOT, f), 'utf8'))
+      .join('\n');
+    expect(names.filter((n) => !new RegExp(`['"\`.]${n}(?![\\w])`).test(src))).toEqual([]);
   });
 });
 

@@ -11,6 +11,7 @@ import createClient, { type Client, type Middleware } from 'openapi-fetch';
 import type { components, operations, paths } from './schema.js';
 
 export type { components, operations, paths };
+export { PLATFORM_NAMES, platformName } from './platform-names.js';
 
 type Json<T> = T extends { content: { 'application/json': infer B } } ? B : never;
 /** The JSON body of an operation's success answer (200, 201 or 202). */

@@ -107,4 +107,32 @@ describe('outcomeWrite: Decimals in the ledger, text in the payloads', () => {
     expect(w.update?.latency).toEqual({ plan: 0.123, record: 2, send: 7, ack: 0 });
     expect(latency.plan).toBe(0.123456789012345);
   });
+
+  it("a cancel refused because the Slave's copy filled closes the order link as filled; a modify_order keeps it", () => {
+    const refused = rejected('order_filled', 'order so1 had already filled (position sp9); nothing was cancelled');
+    const cancel = outcomeWrite(
+      master,
+      'trd_6',
+      trade,
+      row({ action: 'order_cancelled', targetId: 'so1' }),
+      's',
+      { kind: 'cancel', orderId: 'so1' },
+      refused,
+      {},
+    );
+    expect(cancel.links).toEqual([
+      { op: 'close', key: { slaveAccountId: 's', kind: 'order', slavePositionId: 'so1' }, reason: 'filled' },
+    ]);
+    const modify = outcomeWrite(
+      master,
+      'trd_7',
+      trade,
+      row({ action: 'order_modified', targetId: 'so1' }),
+      's',
+      { kind: 'modify_order', orderId: 'so1', change: {} },
+      refused,
+      {},
+    );
+    expect(modify.links ?? []).toEqual([]);
+  });
 });

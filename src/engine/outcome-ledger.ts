@@ -209,6 +209,14 @@ export function outcomeWrite(
           key: { slaveAccountId: sid, kind: 'order', slavePositionId: op.orderId },
           reason: 'gone',
         });
+      // The Slave's copy filled before the Master's cancel reached it: no pending order is left to follow (a
+      // modify_order keeps its link, as the Master's order may still fill and the fill links the Slave's position).
+      if (op.kind === 'cancel' && outcome.code === 'order_filled')
+        links.push({
+          op: 'close',
+          key: { slaveAccountId: sid, kind: 'order', slavePositionId: op.orderId },
+          reason: 'filled',
+        });
       if (op.kind === 'fill' && (outcome.code === 'slave_order_gone' || outcome.code === 'stale_action'))
         links.push({
           op: 'close',

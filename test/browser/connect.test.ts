@@ -34,7 +34,8 @@ describe('connection wizards', { timeout: 120_000 }, () => {
     await signIn(page, user.email, user.password);
     await page.getByRole('link', { name: 'Connect', exact: true }).click();
     await shot(page, 'connect');
-    await page.getByRole('link', { name: 'Connect a Platform B account' }).click();
+    await page.getByRole('link', { name: 'Connect a TradeLocker account' }).click();
+    await page.getByRole('heading', { name: 'Connect a TradeLocker account' }).waitFor();
     await page.getByLabel('Demo').check();
     await page.getByRole('button', { name: 'Next' }).click();
     await page.getByLabel('Broker server').fill(login.server);
@@ -67,7 +68,7 @@ describe('connection wizards', { timeout: 120_000 }, () => {
 
     // A fourth connection call within 5 minutes: the limit, with the time to wait.
     await page.getByRole('link', { name: 'Connect another' }).click();
-    await page.getByRole('link', { name: 'Connect a Platform B account' }).click();
+    await page.getByRole('link', { name: 'Connect a TradeLocker account' }).click();
     await page.getByRole('button', { name: 'Next' }).click();
     await page.getByLabel('Broker server').fill(login.server);
     await page.getByLabel('Account email').fill(login.email);
@@ -91,6 +92,7 @@ describe('connection wizards', { timeout: 120_000 }, () => {
     const { page } = await h.newPage();
     await signIn(page, user.email, user.password);
     await page.goto('/connect/platforma');
+    await page.getByRole('heading', { name: 'Connect a MetaTrader 4/5 account' }).waitFor();
     await page.getByLabel('MT5', { exact: true }).check();
     await page.getByLabel('Broker server').fill('SimMarkets');
     await page.getByRole('button', { name: 'Search' }).click();
@@ -136,6 +138,7 @@ describe('connection wizards', { timeout: 120_000 }, () => {
     const { page } = await h.newPage();
     await signIn(page, user.email, user.password);
     await page.goto('/connect/platformc');
+    await page.getByRole('heading', { name: 'Connect a cTrader account' }).waitFor();
     const popupP = page.waitForEvent('popup');
     await page.getByRole('button', { name: 'Open the authorization window' }).click(); // call 1 (start)
     const popup = await popupP;

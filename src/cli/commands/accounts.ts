@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { clientFor, withApiOptions, type ApiFlags } from '../api-context.js';
+import { platformName } from '../../client/platform-names.js';
 import { out, table } from '../output.js';
 
 export function accountCommands(program: Command): void {
@@ -14,7 +15,7 @@ export function accountCommands(program: Command): void {
           [
             ['id', (a) => a.id],
             ['name', (a) => a.name],
-            ['platform', (a) => a.platform],
+            ['platform', (a) => platformName(a.platform)],
             ['role', (a) => a.role],
             ['status', (a) => a.status],
             ['health', (a) => a.health?.state],

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { CopyRulePatch, CopytradeClient } from '../../client/index.js';
+import { platformName } from '../../client/platform-names.js';
 import { AppError } from '../../domain/errors.js';
 import { clientFor, withApiOptions, type ApiFlags } from '../api-context.js';
 import { fields, out, table } from '../output.js';
@@ -47,7 +48,12 @@ export function groupCommands(program: Command): void {
           fields([
             ['group', g.id],
             ['name', g.name],
-            ['master', g.master ? `${g.master.id} ${g.master.name} (${g.master.platform}, ${g.master.status})` : null],
+            [
+              'master',
+              g.master
+                ? `${g.master.id} ${g.master.name} (${platformName(g.master.platform)}, ${g.master.status})`
+                : null,
+            ],
           ]) +
           '\n\n' +
           table(
@@ -55,7 +61,7 @@ export function groupCommands(program: Command): void {
             [
               ['slave', (s) => s.id],
               ['name', (s) => s.name],
-              ['platform', (s) => s.platform],
+              ['platform', (s) => platformName(s.platform)],
               ['status', (s) => s.status],
               ['sizing', (s) => s.rule.sizing],
               ['reverse', (s) => s.rule.reverse],

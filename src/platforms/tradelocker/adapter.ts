@@ -11,6 +11,7 @@ import type {
   PlaceOrderRequest,
   TagLookup,
 } from '../adapter.js';
+import { cancelRefusal, mayBeNoLongerPending } from './cancel-refusal.js';
 import { TRADELOCKER_TAG_MAX, tradeLockerCapabilities } from './capabilities.js';
 import { errmsgOf, isEnvelopeError, readError, writeFailure } from './errors.js';
 import { RatePacer } from './pacer.js';
@@ -410,8 +411,22 @@ export class TradeLockerAdapter implements BrokerAdapter {
       return notSent(err);
     }
     const res = await this.write('MODIFY_ORDER', 'cancel order', (a) => this.raw.cancelOrder(a, orderId));
-    if (!res.ok) return res.outcome;
-    return confirmed({ brokerOrderId: orderId, brokerTime: new Date().toISOString(), raw: res.body });
+    if (res.ok) return confirmed({ brokerOrderId: orderId, brokerTime: new Date().toISOString(), raw: res.body });
+    if (res.outcome.kind !== 'rejected' || !mayBeNoLongerPending(res.outcome)) return res.outcome;
+    // Refused: most often the order filled (or was cancelled) first. Its history row says which.
+    const order = await this.orderInHistory(orderId).catch(() => undefined);
+    return order === undefined ? res.outcome : cancelRefusal(orderId, res.outcome, order);
+  }
+
+  /** The order's newest row in /ordersHistory, null when it is not there (a read failure throws). */
+  private async orderInHistory(orderId: string): Promise<Order | null> {
+    let found: Order | null = null;
+    await this.historyPages({}, (o) => {
+      if (o.order.id !== orderId) return false;
+      found = o.order;
+      return true;
+    });
+    return found;
   }
 
   async modifyOrder(orderId: string, change: ModifyOrderChange): Promise<OrderOutcome> {

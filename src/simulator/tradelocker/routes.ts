@@ -18,6 +18,7 @@ import {
   positionRow,
   protectiveRows,
   tradeRouteId,
+  WIRE_STATUS,
 } from './wire.js';
 
 /** Thrown by handlers; the server writes `{s:"error", errmsg}` with this status. */
@@ -515,6 +516,12 @@ export function buildRoutes(deps: RouteDeps): Route[] {
         });
         return ok();
       }
+      // An order that is no longer pending (it filled, or was cancelled, first) is refused inside a 2xx, as the
+      // official client's test suite expects of the real server (a filled order's delete: no HTTP error, s != "ok");
+      // only an id the account never had is a 404.
+      const final = broker.order(acct.sim.id, id);
+      if (final && final.status !== 'pending')
+        return { status: 200, body: { s: 'error', errmsg: `Order ${id} is ${WIRE_STATUS[final.status]}` } };
       broker.cancelOrder(acct.sim.id, id);
       return ok();
     },
@@ -553,7 +560,7 @@ export function buildRoutes(deps: RouteDeps): Route[] {
     rateType: 'MODIFY_POSITION',
     handler: ({ acct, params, body }) => {
       const qty = num(body.qty);
-      if (qty !== null && qty.lt(0)) throw new HttpError(400, 'qty must not be negative');
+      if (qty?.lt(0)) throw new HttpError(400, 'qty must not be negative');
       broker.closePosition(acct.sim.id, params[0]!, qty === null || qty.isZero() ? undefined : qty);
       return ok();
     },

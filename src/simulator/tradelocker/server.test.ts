@@ -149,6 +149,34 @@ describe('TradeLocker simulator front end (wire)', () => {
     expect((await send('DELETE', '/trade/positions/7200000000000009999', { qty: 0 })).status).toBe(404);
   });
 
+  it('deleting an order that has filled is HTTP 200 with s:"error", as the official client expects; an unknown id is 404', async () => {
+    const acc = broker.accounts()[0]!;
+    const buyStop = (price: string) =>
+      broker.placeOrder(acc.id, {
+        symbol: 'EURUSD',
+        side: 'buy',
+        type: 'stop',
+        volume: dec('0.01'),
+        price: dec(price),
+        tag: 'del',
+      }).order.id;
+    const del = async (id: string) => {
+      const r = await send('DELETE', `/trade/orders/${id}`, {});
+      return { status: r.status, body: await r.json() };
+    };
+    broker.setPrice('EURUSD', '1.08000');
+    const filled = buyStop('1.081');
+    broker.setPrice('EURUSD', '1.0820'); // the stop triggers
+    expect(broker.order(acc.id, filled)?.status).toBe('filled');
+    expect(await del(filled)).toEqual({ status: 200, body: { s: 'error', errmsg: `Order ${filled} is Filled` } });
+    expect(broker.order(acc.id, filled)?.status).toBe('filled');
+
+    const pending = buyStop('1.0850');
+    expect(await del(pending)).toEqual({ status: 200, body: { s: 'ok' } });
+    expect(await del(pending)).toEqual({ status: 200, body: { s: 'error', errmsg: `Order ${pending} is Cancelled` } });
+    expect((await del('7300000000000009999')).status).toBe(404);
+  });
+
   it('timeout_after_apply holds the answer and lets go of the socket after delayMs', async () => {
     const acc = broker.accounts()[0]!;
     broker.faults.inject({ op: 'read', kind: 'timeout_before_apply', delayMs: 100, accountId: acc.id });

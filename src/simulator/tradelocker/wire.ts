@@ -53,7 +53,7 @@ export function positionRow(columns: string[], p: Position, inst: SimInstrument)
   });
 }
 
-const STATUS: Record<Order['status'], string> = {
+export const WIRE_STATUS: Record<Order['status'], string> = {
   pending: 'New',
   filled: 'Filled',
   cancelled: 'Cancelled',
@@ -68,7 +68,7 @@ export function orderRow(columns: string[], o: Order, inst: SimInstrument, fillP
     qty: s(o.volume),
     side: o.side,
     type: o.type,
-    status: STATUS[o.status],
+    status: WIRE_STATUS[o.status],
     filledQty: s(o.filledVolume),
     avgPrice: s(fillPrice),
     price: o.type === 'stop' ? '0' : (s(o.price) ?? s(fillPrice) ?? '0'),

@@ -68,13 +68,7 @@ export function ago(iso: string | null | undefined, now = Date.now()): string {
   return `${Math.floor(s / 86400)} d ago`;
 }
 
-const WORDS: Record<string, string> = {
-  platforma: 'Platform A (MT4/MT5)',
-  platformb: 'Platform B',
-  platformc: 'Platform C',
-  sim: 'Simulator',
-};
-export const platformName = (p: string): string => WORDS[p] ?? p;
+export { platformName } from '../../client/platform-names';
 
 export const shortId = (id: string, n = 6): string =>
   id.length > n + 4 ? `${id.slice(0, id.indexOf('_') + 1)}…${id.slice(-n)}` : id;

@@ -7,6 +7,7 @@ import { Connected } from '../components/Connected';
 import { DemoLogins } from '../components/DemoLogins';
 import { Steps } from '../components/Steps';
 import { useGroups } from '../hooks/useAccounts';
+import { platformName } from '../lib/format';
 import { Link } from '../lib/router';
 
 const STEPS = ['Terminal and broker server', 'Login', 'Confirm', 'Copier group'];
@@ -75,7 +76,7 @@ export function ConnectAWizard() {
       <p className="crumbs">
         <Link to="/connect">Connect</Link> /
       </p>
-      <h1 id="wa-title">Connect a Platform A account (MT4/MT5)</h1>
+      <h1 id="wa-title">Connect a {platformName('platforma')} account</h1>
       <Steps steps={STEPS} current={step} />
       {step === 0 && (
         <DemoLogins

@@ -9,7 +9,7 @@ import { Connected } from '../components/Connected';
 import { GroupPicker, placementBody, type Placement } from '../components/GroupPicker';
 import { Steps } from '../components/Steps';
 import { useGroups } from '../hooks/useAccounts';
-import { money } from '../lib/format';
+import { money, platformName } from '../lib/format';
 import { Link } from '../lib/router';
 
 const STEPS = ['Environment', 'Sign in to the broker', 'Pick and verify the account', 'Connected'];
@@ -81,7 +81,7 @@ export function ConnectBWizard() {
       <p className="crumbs">
         <Link to="/connect">Connect</Link> /
       </p>
-      <h1 id="wb-title">Connect a Platform B account</h1>
+      <h1 id="wb-title">Connect a {platformName('platformb')} account</h1>
       <Steps steps={STEPS} current={step} />
       {step === 0 && (
         <DemoLogins

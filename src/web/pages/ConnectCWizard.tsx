@@ -14,6 +14,7 @@ import { Connected } from '../components/Connected';
 import { GroupPicker, placementBody, type Placement } from '../components/GroupPicker';
 import { Steps } from '../components/Steps';
 import { useGroups } from '../hooks/useAccounts';
+import { platformName } from '../lib/format';
 import { Link } from '../lib/router';
 
 const STEPS = ['Authorize', 'Select the account', 'Verify and connect', 'Connected'];
@@ -169,7 +170,7 @@ export function ConnectCWizard() {
       <p className="crumbs">
         <Link to="/connect">Connect</Link> /
       </p>
-      <h1 id="wc-title">Connect a Platform C account</h1>
+      <h1 id="wc-title">Connect a {platformName('platformc')} account</h1>
       <Steps steps={STEPS} current={step} />
       {step === 0 && <DemoLogins platform="platformc" />}
       <div className="card wizard">

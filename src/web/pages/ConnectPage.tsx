@@ -1,23 +1,24 @@
+import { platformName } from '../lib/format';
 import { Link } from '../lib/router';
 
 const PLATFORMS = [
   {
     to: '/connect/platforma',
-    title: 'Platform A',
-    sub: 'MetaTrader 4 / 5',
+    title: platformName('platforma'),
+    sub: 'through MetaApi: broker server, login ID, trading password',
     steps:
       'Search the broker server, enter the login ID and trading password, confirm, then assign the account to a copier group.',
   },
   {
     to: '/connect/platformb',
-    title: 'Platform B',
+    title: platformName('platformb'),
     sub: 'email + password, Demo or Live',
     steps: 'Choose Demo or Live, enter the server, email and password; pick the account and verify its number.',
   },
   {
     to: '/connect/platformc',
-    title: 'Platform C',
-    sub: 'authorization window',
+    title: platformName('platformc'),
+    sub: 'cTrader ID in an authorization window',
     steps:
       'Approve access in the authorization window (allow the popup), pick the account, verify account and environment, connect it to a group.',
   },
