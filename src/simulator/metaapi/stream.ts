@@ -7,8 +7,8 @@ import { type AccountRegistry, mtPlatformOf } from './registry.js';
 import { accountInformationDto, type CommentStore, dealDto, fillPrices, orderDto, positionDto } from './wire.js';
 
 /**
- * MetaApi's streaming API as the official SDK (metaApiWebsocket.client) speaks it: socket.io on the client-API
- * host, path `/ws`, `auth-token` in the query. The client emits `request` packets (`subscribe`, `synchronize`,
+ * MetaApi's streaming API as the official SDK (metaApiWebsocket.client) speaks it: socket.io on a region's
+ * streaming host (see hosts.ts), path `/ws`, `auth-token` in the query, Engine.IO 3 or 4. The client emits `request` packets (`subscribe`, `synchronize`,
  * `unsubscribe`); the server answers each with `response` (or `processingError`) and streams `synchronization`
  * packets: `authenticated` after a subscribe, then for a synchronize `synchronizationStarted`,
  * `accountInformation`, `positions`, `orders`, `historyOrders`, `deals`, `orderSynchronizationFinished`,
@@ -23,6 +23,8 @@ export interface MetaApiStreamDeps {
   token: string;
   /** Period of `status` packets on a subscribed account (the SDK declares an account lost after 60 s of silence). */
   statusMs: number;
+  /** The region this streaming host serves: an account of another region is unknown here. */
+  region: string;
 }
 
 /** Test hooks on the streaming front end: network faults the REST fault injector cannot express. */
@@ -49,8 +51,20 @@ const str = (v: unknown) => (typeof v === 'string' ? v : '');
 
 export function attachMetaApiStream(http: HttpServer, deps: MetaApiStreamDeps): MetaApiStreamControl {
   const { broker, registry, comments } = deps;
-  const io = new Server(http, { path: '/ws', serveClient: false, cors: { origin: false } });
+  // The official SDK speaks Engine.IO 3 (it pins socket.io-client ~2.4); EIO 4 clients are served too.
+  const io = new Server(http, { path: '/ws', serveClient: false, cors: { origin: false }, allowEIO3: true });
   const subs = new Map<Socket, Map<string, Subscription>>();
+  const sticky = new Map<Socket, { out: number; in: number }>();
+  /**
+   * The SDK's sticky-socket protocol (lib/packages/sticky-sockets): a client that sends `stickySocketConnectionId`
+   * in the handshake query gets every event as `{index, data: [args]}` and sends its own the same way; the
+   * SDK drops an event without `index`. A client without it gets plain socket.io events.
+   */
+  const emit = (socket: Socket, event: string, payload: unknown) => {
+    const st = sticky.get(socket);
+    if (st) socket.emit(event, { index: ++st.out, data: [payload] });
+    else socket.emit(event, payload);
+  };
   let refusing = false;
 
   io.use((socket, next) => {
@@ -87,7 +101,7 @@ export function attachMetaApiStream(http: HttpServer, deps: MetaApiStreamDeps): 
     numbered = true,
   ) => {
     const seq = numbered ? { sequenceNumber: ++sub.sequenceNumber, sequenceTimestamp: Date.now() } : {};
-    socket.emit('synchronization', { ...body, accountId, instanceIndex: sub.instanceIndex, host: HOST, ...seq });
+    emit(socket, 'synchronization', { ...body, accountId, instanceIndex: sub.instanceIndex, host: HOST, ...seq });
   };
 
   function synchronize(socket: Socket, accountId: string, sub: Subscription, req: Record<string, unknown>): void {
@@ -127,17 +141,19 @@ export function attachMetaApiStream(http: HttpServer, deps: MetaApiStreamDeps): 
       const e =
         err instanceof ApiError ? err : new ApiError(500, err instanceof Error ? err.message : 'internal error');
       const body = e.toReply().body as Record<string, unknown>;
-      socket.emit('processingError', { ...body, requestId, accountId });
+      emit(socket, 'processingError', { ...body, requestId, accountId });
     };
     try {
       const mine = subs.get(socket)!;
       const instanceIndex = typeof req.instanceIndex === 'number' ? req.instanceIndex : 0;
       switch (req.type) {
         case 'subscribe': {
+          if (registry.get(accountId).region !== deps.region)
+            throw new ApiError(404, `Trading account with id ${accountId} not found`);
           const { sim } = registry.connected(accountId);
           const sub: Subscription = { simId: sim.id, instanceIndex, synchronizationId: null, sequenceNumber: 0 };
           mine.set(accountId, sub);
-          socket.emit('response', { type: 'response', requestId, accountId, instanceIndex });
+          emit(socket, 'response', { type: 'response', requestId, accountId, instanceIndex });
           packet(
             socket,
             accountId,
@@ -154,13 +170,13 @@ export function attachMetaApiStream(http: HttpServer, deps: MetaApiStreamDeps): 
         case 'synchronize': {
           const sub = mine.get(accountId);
           if (!sub) throw new ApiError(404, `account ${accountId} is not subscribed on this connection`);
-          socket.emit('response', { type: 'response', requestId, accountId, instanceIndex });
+          emit(socket, 'response', { type: 'response', requestId, accountId, instanceIndex });
           synchronize(socket, accountId, sub, req);
           return;
         }
         case 'unsubscribe':
           mine.delete(accountId);
-          socket.emit('response', { type: 'response', requestId, accountId, instanceIndex });
+          emit(socket, 'response', { type: 'response', requestId, accountId, instanceIndex });
           return;
         default:
           throw new ApiError(400, `request type ${String(req.type)} is not served by the simulator`);
@@ -172,8 +188,25 @@ export function attachMetaApiStream(http: HttpServer, deps: MetaApiStreamDeps): 
 
   io.on('connection', (socket) => {
     subs.set(socket, new Map());
-    socket.on('request', (req: unknown) => onRequest(socket, req));
-    socket.on('disconnect', () => subs.delete(socket));
+    const q = socket.handshake.query;
+    if (typeof q.stickySocketConnectionId === 'string' && q.stickySocketConnectionId !== '') {
+      sticky.set(socket, { out: -1, in: -1 });
+      // Sessions are not kept across connections: a restore is refused, and the SDK then opens a new session.
+      if (q.restoreStickyConnection) socket.emit('restore_connection', { restored: false });
+    }
+    socket.on('request', (raw: unknown) => {
+      const st = sticky.get(socket);
+      if (!st) return onRequest(socket, raw);
+      const env = (raw && typeof raw === 'object' ? raw : {}) as { index?: unknown; data?: unknown };
+      // A resent packet (index already seen) is not run twice.
+      if (typeof env.index !== 'number' || !Array.isArray(env.data) || env.index <= st.in) return;
+      st.in = env.index;
+      onRequest(socket, env.data[0]);
+    });
+    socket.on('disconnect', () => {
+      subs.delete(socket);
+      sticky.delete(socket);
+    });
   });
 
   const updateOf = (simId: string, ev: SimEvent): Record<string, unknown> => {
