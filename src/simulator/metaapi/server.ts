@@ -417,6 +417,13 @@ export async function startMetaApiSimServer(
   /** One region's client-API host: an account of another region is unknown here, as on the real hosts. */
   async function clientApi(region: string, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     auth(req);
+    if (req.method === 'GET' && url.pathname === '/hashing-ignored-field-lists') {
+      // The SDK's terminal hash manager reads it before it synchronizes (lib/clients/metaApi/clientApi.client.ts);
+      // no field is ignored by the simulator's hashes.
+      const none = { specification: [], position: [], order: [] };
+      send(res, { status: 200, body: { g1: none, g2: none } });
+      return;
+    }
     const ap = accountPath(url.pathname.replace(/\/+$/, ''));
     if (!ap || ap.rest === '') throw new ApiError(404, 'Not found');
     if (registry.get(ap.accountId).region !== region)

@@ -3,8 +3,9 @@ import { Server, type Socket } from 'socket.io';
 import type { Order } from '../../domain/types.js';
 import type { SimBrokerApi, SimEvent } from '../contract.js';
 import { ApiError } from './http.js';
-import { type AccountRegistry, mtPlatformOf } from './registry.js';
-import { accountInformationDto, type CommentStore, dealDto, fillPrices, orderDto, positionDto } from './wire.js';
+import type { AccountRegistry } from './registry.js';
+import { rpcAnswer, terminalDtos } from './rpc.js';
+import { accountInformationDto, type CommentStore, dealDto, positionDto } from './wire.js';
 
 /**
  * MetaApi's streaming API as the official SDK (metaApiWebsocket.client) speaks it: socket.io on a region's
@@ -74,23 +75,7 @@ export function attachMetaApiStream(http: HttpServer, deps: MetaApiStreamDeps): 
     next();
   });
 
-  const dtoCtx = (simId: string) => {
-    const sim = broker.account(simId)!;
-    const acc = registry.list().find((a) => a.simId === simId);
-    return { platform: mtPlatformOf(sim), magic: acc?.magic ?? 0, comments };
-  };
-  const orderDtos = (simId: string, list: Order[]) => {
-    const ctx = dtoCtx(simId);
-    const prices = fillPrices(list.flatMap((o) => broker.dealsOf(simId, { orderId: o.id })));
-    return list.map((o) =>
-      orderDto(o, {
-        ...ctx,
-        fillPrice: prices.get(o.id) ?? null,
-        currentPrice:
-          o.status === 'pending' ? (o.side === 'buy' ? broker.quote(o.symbol).ask : broker.quote(o.symbol).bid) : null,
-      }),
-    );
-  };
+  const { dtoCtx, orderDtos } = terminalDtos({ broker, registry, comments });
 
   /** Terminal-state packets are numbered so a client can tell one was lost; `status` and `authenticated` are not. */
   const packet = (
@@ -178,8 +163,14 @@ export function attachMetaApiStream(http: HttpServer, deps: MetaApiStreamDeps): 
           mine.delete(accountId);
           emit(socket, 'response', { type: 'response', requestId, accountId, instanceIndex });
           return;
-        default:
-          throw new ApiError(400, `request type ${String(req.type)} is not served by the simulator`);
+        default: {
+          if (registry.get(accountId).region !== deps.region)
+            throw new ApiError(404, `Trading account with id ${accountId} not found`);
+          const answer = rpcAnswer({ broker, registry, comments }, accountId, req);
+          if (!answer) throw new ApiError(400, `request type ${String(req.type)} is not served by the simulator`);
+          emit(socket, 'response', { type: 'response', requestId, accountId, instanceIndex, ...answer });
+          return;
+        }
       }
     } catch (err) {
       answerError(err);
