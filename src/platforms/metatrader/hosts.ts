@@ -6,8 +6,8 @@ import { AppError } from '../../domain/errors.js';
  * - account CRUD, server search and the domain lookup go to the provisioning host (our configured base URL);
  * - the domain lookup `GET /users/current/servers/mt-client-api` answers `{domain, hostname}`, cached 10 minutes
  *   (lib/clients/domain.client.ts `_updateDomain`);
- * - an account's REST client API is `https://mt-client-api-v1.<region>.<domain>` (the docs' host; the SDK's
- *   `DomainClient.getUrl(host, region)` builds hosts the same way);
+ * - an account's REST client API is `https://mt-client-api-v1.<region>.<domain>` (lib/clients/metaApi/
+ *   clientApi.client.ts: `DomainClient.getUrl('https://mt-client-api-v1', region)`);
  * - its streaming (socket.io) host is `https://<hostname>.<region>-a.<domain>` for instance index 0
  *   (lib/clients/metaApi/metaApiWebsocket.client.ts `getUrlSettings`);
  * - the region is the account's own `region` field (provisioning account DTO).
