@@ -127,7 +127,8 @@ describe('platform A: accounts in two regions, and the polling fallback', () => 
 
   it('a Master whose stream is refused is copied through REST polls, and the fallback is reported', async () => {
     states.length = 0;
-    sim.stream.refuse(true);
+    // Refused before socket.io, as a server that does not speak the client's Engine.IO would refuse it.
+    sim.stream.refuse(true, 'http');
     const master = await open('new-york', true);
     const slave: BrokerAdapter = await open('london', true);
     const copies: Promise<unknown>[] = [];

@@ -488,8 +488,8 @@ export async function startMetaApiSimServer(
     drop: () => {
       for (const s of streams) s.drop();
     },
-    refuse: (on) => {
-      for (const s of streams) s.refuse(on);
+    refuse: (on, at) => {
+      for (const s of streams) s.refuse(on, at);
     },
     connections: () => streams.reduce((n, s) => n + s.connections(), 0),
     close: async () => {

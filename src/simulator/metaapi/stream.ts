@@ -32,8 +32,12 @@ export interface MetaApiStreamDeps {
 export interface MetaApiStreamControl {
   /** Cuts every stream socket's transport (the client sees a transport close, as after a network cut). */
   drop(): void;
-  /** While true, new stream connections are refused at the handshake (the client keeps retrying). */
-  refuse(on: boolean): void;
+  /**
+   * While on, new stream connections are refused (the client keeps retrying): `socketio` at the socket.io
+   * handshake (a connect error naming the reason), `http` before it, as an Engine.IO request answered 403, which
+   * is how a server that does not speak the client's protocol refuses it.
+   */
+  refuse(on: boolean, at?: 'socketio' | 'http'): void;
   /** Stream sockets open now. */
   connections(): number;
   close(): Promise<void>;
@@ -53,7 +57,13 @@ const str = (v: unknown) => (typeof v === 'string' ? v : '');
 export function attachMetaApiStream(http: HttpServer, deps: MetaApiStreamDeps): MetaApiStreamControl {
   const { broker, registry, comments } = deps;
   // The official SDK speaks Engine.IO 3 (it pins socket.io-client ~2.4); EIO 4 clients are served too.
-  const io = new Server(http, { path: '/ws', serveClient: false, cors: { origin: false }, allowEIO3: true });
+  const io = new Server(http, {
+    path: '/ws',
+    serveClient: false,
+    cors: { origin: false },
+    allowEIO3: true,
+    allowRequest: (_req, cb) => cb(refusing === 'http' ? 'refused' : null, refusing !== 'http'),
+  });
   const subs = new Map<Socket, Map<string, Subscription>>();
   const sticky = new Map<Socket, { out: number; in: number }>();
   /**
@@ -66,10 +76,10 @@ export function attachMetaApiStream(http: HttpServer, deps: MetaApiStreamDeps): 
     if (st) socket.emit(event, { index: ++st.out, data: [payload] });
     else socket.emit(event, payload);
   };
-  let refusing = false;
+  let refusing: false | 'socketio' | 'http' = false;
 
   io.use((socket, next) => {
-    if (refusing) return next(new Error('service unavailable'));
+    if (refusing === 'socketio') return next(new Error('service unavailable'));
     // The real server's answer to a bad token is not documented; the SDK's reading of it is an UnauthorizedError.
     if (socket.handshake.query['auth-token'] !== deps.token) return next(new Error('UnauthorizedError'));
     next();
@@ -247,8 +257,8 @@ export function attachMetaApiStream(http: HttpServer, deps: MetaApiStreamDeps): 
       // Discarding the write buffer loses what was in flight, as a cut cable does.
       for (const socket of subs.keys()) socket.conn.close(true);
     },
-    refuse: (on) => {
-      refusing = on;
+    refuse: (on, at = 'socketio') => {
+      refusing = on ? at : false;
     },
     connections: () => subs.size,
     close: async () => {
