@@ -1,6 +1,5 @@
 import type { Server as HttpServer } from 'node:http';
 import { Server, type Socket } from 'socket.io';
-import type { Order } from '../../domain/types.js';
 import type { SimBrokerApi, SimEvent } from '../contract.js';
 import { ApiError } from './http.js';
 import type { AccountRegistry } from './registry.js';
