@@ -27,6 +27,7 @@ const sim = await startMetaApiSimServer(broker, { detectionMs: 5, deployMs: 5, c
 const p = await provisionMtAccount({
   baseUrl: sim.baseUrl,
   token: sim.token,
+  hosts: sim.hosts,
   server: meta.server,
   login: acc.login,
   password: meta.password,
@@ -34,13 +35,14 @@ const p = await provisionMtAccount({
   waitMs: 5_000,
   pollMs: 5,
 });
-const gateway = () => new MetaApiGateway({ clientUrl: sim.baseUrl, token: sim.token, accountId: p.accountId });
+const gateway = () =>
+  new MetaApiGateway({ clientUrl: sim.clientApiUrls['new-york']!, token: sim.token, accountId: p.accountId });
 const polled = new MetaTraderAdapter({ gateway: gateway(), platform: 'mt5', pollIntervalMs: pollMs });
 const streamed = new MetaTraderAdapter({
   gateway: gateway(),
   platform: 'mt5',
   pollIntervalMs: pollMs,
-  stream: { clientUrl: sim.baseUrl, token: sim.token, accountId: p.accountId },
+  stream: { clientUrl: sim.streamUrls['new-york']!, token: sim.token, accountId: p.accountId },
 });
 
 const seenAt = { polled: new Map<string, number>(), streamed: new Map<string, number>() };

@@ -404,8 +404,7 @@ async function linkAccount(
       if (had) return { had };
       const a = o.brokers.endpoints.platforma;
       const p = await provisionMtAccount({
-        baseUrl: a.baseUrl,
-        token: a.token,
+        ...a,
         server: sim.meta.server!,
         login: sim.login,
         password: sim.meta.password!,
@@ -433,6 +432,7 @@ async function linkAccount(
             server: p.server,
             login: p.accountNumber,
             hedging: p.hedging,
+            region: p.region,
           }),
         },
       };
@@ -486,8 +486,7 @@ async function reattachSimulatedUpstreams(o: SeedDeps, userId: string): Promise<
       const a = o.brokers.endpoints.platforma;
       if (await metaApiAccountExists(a, acc.brokerAccountId)) return;
       const p = await provisionMtAccount({
-        baseUrl: a.baseUrl,
-        token: a.token,
+        ...a,
         server: sim.meta.server!,
         login: sim.login,
         password: sim.meta.password!,
@@ -504,6 +503,7 @@ async function reattachSimulatedUpstreams(o: SeedDeps, userId: string): Promise<
           server: p.server,
           login: p.accountNumber,
           hedging: p.hedging,
+          region: p.region,
         }),
       );
     }

@@ -48,7 +48,8 @@ export async function startSimulatedBrokers(
           clientId: ct.clientId,
           clientSecret: ct.clientSecret,
         },
-        platforma: { baseUrl: ma.baseUrl, token: ma.token },
+        // The adapter derives each account's region hosts from the domain lookup; `hosts` plays DNS for them.
+        platforma: { baseUrl: ma.baseUrl, token: ma.token, hosts: ma.hosts },
       },
       close: async () => {
         await Promise.all(closers.map((c) => c()));

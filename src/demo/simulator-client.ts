@@ -69,7 +69,11 @@ export async function connectSimulator(file: string, o: { spawned?: boolean } = 
         clientId: c.clientId,
         clientSecret: c.clientSecret,
       },
-      platforma: { baseUrl: e.platforma.baseUrl, token: e.platforma.token },
+      platforma: {
+        baseUrl: e.platforma.baseUrl,
+        token: e.platforma.token,
+        ...(e.platforma.hosts ? { hosts: e.platforma.hosts } : {}),
+      },
     },
     createAccount: (init) => call<DemoSimAccount>('POST', '/accounts', { ...init, balance: String(init.balance) }),
     accounts: () => call<DemoSimAccount[]>('GET', '/accounts'),

@@ -28,7 +28,8 @@ export interface SimulatorEndpoints {
     /** PEM of the self-signed certificate of the cTrader TLS endpoints; clients trust exactly it. */
     caFile: string;
   };
-  platforma: { baseUrl: string; token: string };
+  /** MetaApi: the provisioning base and, for the derived client-API and streaming host names, their ports. */
+  platforma: { baseUrl: string; token: string; hosts?: Record<string, string> };
 }
 
 export interface RunningSimulator {
@@ -105,7 +106,7 @@ export async function runSimulator(o: {
         clientSecret: sim.ctrader.clientSecret,
         caFile,
       },
-      platforma: { baseUrl: e.platforma.baseUrl, token: e.platforma.token },
+      platforma: { baseUrl: e.platforma.baseUrl, token: e.platforma.token, hosts: e.platforma.hosts ?? {} },
     };
     const endpointsFile = resolve(o.endpointsFile ?? join(dataDir, ENDPOINTS_FILE));
     writeAtomically(endpointsFile, `${JSON.stringify(endpoints, null, 2)}\n`);

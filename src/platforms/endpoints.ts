@@ -1,4 +1,5 @@
 import type { CTraderEndpoint } from './ctrader/connection.js';
+import type { MetaApiRegionOverride } from './metatrader/hosts.js';
 
 /**
  * Where each platform's servers are. In demo mode and tests they are the simulator's loopback front ends;
@@ -12,7 +13,38 @@ export interface PlatformEndpoints {
     clientId: string;
     clientSecret: string;
   };
-  platforma: { baseUrl: string; token: string; clientApiUrl?: string };
+  platforma: MetaApiEndpoints;
+}
+
+/** Platform A (MetaApi): the provisioning base, and how account hosts are found (see metatrader/hosts.ts). */
+export interface MetaApiEndpoints {
+  baseUrl: string;
+  token: string;
+  /** Client API (REST and streaming) of every region instead of the derived hosts. */
+  clientApiUrl?: string;
+  /** Streaming of every region instead of the derived hosts. */
+  streamUrl?: string;
+  /** Per-region overrides. */
+  regions?: Record<string, MetaApiRegionOverride>;
+  /** Host name -> base URL in place of DNS (the simulator's loopback ports). */
+  hosts?: Record<string, string>;
+}
+
+/**
+ * Per-region overrides from `COPYTRADE_PLATFORMA_CLIENT_API_URL_<REGION>` and `COPYTRADE_PLATFORMA_STREAM_URL_<REGION>`,
+ * the region upper-cased with `-` as `_` (new-york -> NEW_YORK).
+ */
+export function metaApiRegionOverrides(env: NodeJS.ProcessEnv): Record<string, MetaApiRegionOverride> {
+  const out: Record<string, MetaApiRegionOverride> = {};
+  for (const [k, v] of Object.entries(env)) {
+    const m = /^COPYTRADE_PLATFORMA_(CLIENT_API|STREAM)_URL_([A-Z0-9_]+)$/.exec(k);
+    if (!m || !v) continue;
+    const region = m[2]!.toLowerCase().replace(/_/g, '-');
+    const r = (out[region] ??= {});
+    if (m[1] === 'CLIENT_API') r.clientApi = v;
+    else r.stream = v;
+  }
+  return out;
 }
 
 const env = (k: string, d: string) => process.env[k] || d;
@@ -44,6 +76,8 @@ export function realEndpoints(): PlatformEndpoints {
       ...(process.env.COPYTRADE_PLATFORMA_CLIENT_API_URL
         ? { clientApiUrl: process.env.COPYTRADE_PLATFORMA_CLIENT_API_URL }
         : {}),
+      ...(process.env.COPYTRADE_PLATFORMA_STREAM_URL ? { streamUrl: process.env.COPYTRADE_PLATFORMA_STREAM_URL } : {}),
+      regions: metaApiRegionOverrides(process.env),
     },
   };
 }

@@ -21,7 +21,7 @@ import { LocalBus } from '../bus/local-bus.js';
 import type { Bus } from '../bus/bus.js';
 import { realEndpoints, type PlatformEndpoints } from '../platforms/endpoints.js';
 import { createCTraderAdapterFactory } from '../platforms/ctrader/factory.js';
-import { createMetaTraderAdapterFactory } from '../platforms/metatrader/factory.js';
+import { createMetaTraderAdapterFactory, metaApiFactoryEndpoints } from '../platforms/metatrader/factory.js';
 import { createTradeLockerAdapterFactory } from '../platforms/tradelocker/factory.js';
 import type { DemoBrokers } from '../demo/demo-brokers.js';
 import { createWebhooks, type Webhooks } from '../webhooks/compose.js';
@@ -246,10 +246,15 @@ export async function composeCore(cfg: Config, logger: Logger | false, opts: Cor
     cleanup.unshift(() => ctrader.closeAll());
     adapters.register(
       createMetaTraderAdapterFactory({
-        baseUrl: endpoints.platforma.baseUrl,
-        token: endpoints.platforma.token,
+        ...metaApiFactoryEndpoints(endpoints.platforma),
         timeoutMs: cfg.brokerTimeoutMs,
-        ...(endpoints.platforma.clientApiUrl ? { clientApiUrl: endpoints.platforma.clientApiUrl } : {}),
+        // Polling instead of streaming still copies, only later: the operator should know.
+        onStreamState: (accountId, s) => {
+          if (!logger) return;
+          if (s.mode === 'polling')
+            logger.warn({ metaApiAccountId: accountId, reason: s.reason }, 'platform A stream down: polling');
+          else logger.info({ metaApiAccountId: accountId }, 'platform A stream synchronized');
+        },
       }),
     );
 

@@ -20,6 +20,7 @@ async function harness(platform: 'mt4' | 'mt5', hedging: boolean) {
   const provisioned = await provisionMtAccount({
     baseUrl: sim.baseUrl,
     token: sim.token,
+    hosts: sim.hosts,
     server,
     login: acc.login,
     password: 'mt-pw-1',
@@ -30,6 +31,7 @@ async function harness(platform: 'mt4' | 'mt5', hedging: boolean) {
   const factory = createMetaTraderAdapterFactory({
     baseUrl: sim.baseUrl,
     token: sim.token,
+    hosts: sim.hosts,
     timeoutMs: 300,
     pollIntervalMs: 100,
   });
@@ -87,6 +89,7 @@ describe('metatrader streaming (MetaApi socket.io /ws over loopback)', () => {
     const p = await provisionMtAccount({
       baseUrl: sim.baseUrl,
       token: sim.token,
+      hosts: sim.hosts,
       server: meta.server,
       login: acc.login,
       password: meta.password,
@@ -100,7 +103,7 @@ describe('metatrader streaming (MetaApi socket.io /ws over loopback)', () => {
     };
     adapter = new MetaTraderAdapter({
       gateway: new MetaApiGateway({
-        clientUrl: sim.baseUrl,
+        clientUrl: sim.clientApiUrls['new-york']!,
         token: sim.token,
         accountId: p.accountId,
         fetch: counting,
@@ -108,7 +111,7 @@ describe('metatrader streaming (MetaApi socket.io /ws over loopback)', () => {
       platform: 'mt5',
       pollIntervalMs: NO_POLL_MS,
       stream: {
-        clientUrl: sim.baseUrl,
+        clientUrl: sim.streamUrls['new-york']!,
         token: sim.token,
         accountId: p.accountId,
         reconnectMinMs: 20,
@@ -203,11 +206,11 @@ describe('metatrader streaming (MetaApi socket.io /ws over loopback)', () => {
   it('a wrong token is refused at the handshake and the adapter falls back to polling', async () => {
     const p = sim.accounts()[0]!;
     const polled = new MetaTraderAdapter({
-      gateway: new MetaApiGateway({ clientUrl: sim.baseUrl, token: sim.token, accountId: p.id }),
+      gateway: new MetaApiGateway({ clientUrl: sim.clientApiUrls['new-york']!, token: sim.token, accountId: p.id }),
       platform: 'mt5',
       pollIntervalMs: 250,
       stream: {
-        clientUrl: sim.baseUrl,
+        clientUrl: sim.streamUrls['new-york']!,
         token: 'not-the-token',
         accountId: p.id,
         reconnectMinMs: 50,

@@ -35,8 +35,7 @@ describe('copytrade simulator restarted on its state dir', () => {
     const tokens = await first.sim.issueCTraderToken('keep-user');
     const mt = first.sim.endpoints.platforma;
     const provisioned = await provisionMtAccount({
-      baseUrl: mt.baseUrl,
-      token: mt.token,
+      ...mt,
       server: 'Keep-Demo',
       login: a.login,
       password: 'pw-keep-1',

@@ -28,6 +28,7 @@ async function setup(opts: { platform?: 'mt4' | 'mt5'; hedging?: boolean; stream
   const p = await provisionMtAccount({
     baseUrl: server.baseUrl,
     token: server.token,
+    hosts: server.hosts,
     server: meta.server,
     login: acc.login,
     password: meta.password,
@@ -36,13 +37,13 @@ async function setup(opts: { platform?: 'mt4' | 'mt5'; hedging?: boolean; stream
     pollMs: 5,
   });
   const gateway = new MetaApiGateway({
-    clientUrl: server.baseUrl,
+    clientUrl: server.clientApiUrls['new-york']!,
     token: server.token,
     accountId: p.accountId,
     timeoutMs: TIMEOUT_MS,
   });
   const stream = {
-    clientUrl: server.baseUrl,
+    clientUrl: server.streamUrls['new-york']!,
     token: server.token,
     accountId: p.accountId,
     reconnectMinMs: 20,

@@ -262,8 +262,7 @@ async function addSlaves(
         broker: 'SimA',
       });
       const p = await provisionMtAccount({
-        baseUrl: ep.platforma.baseUrl,
-        token: ep.platforma.token,
+        ...ep.platforma,
         server: 'SimA-Demo',
         login: s.login,
         password,
@@ -289,6 +288,7 @@ async function addSlaves(
         server: p.server,
         login: p.accountNumber,
         hedging: p.hedging,
+        region: p.region,
       }),
     });
     made.push({ id: a.id, platform: 'platforma', simId: s.id });

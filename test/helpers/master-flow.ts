@@ -98,8 +98,11 @@ export class MasterFlow {
   }
 
   private async metaApi(body: Record<string, unknown>): Promise<{ positionId?: string | number }> {
-    const { baseUrl, token } = this.d.sim.endpoints.platforma;
-    const res = await fetch(`${baseUrl}/users/current/accounts/${this.d.masterMetaApiId}/trade`, {
+    const { hosts, token } = this.d.sim.endpoints.platforma;
+    // Trades go to the account's region client-API host (the Master is in the default region, new-york).
+    const base = Object.entries(hosts ?? {}).find(([h]) => h.startsWith('mt-client-api-v1.new-york.'))?.[1];
+    if (!base) throw new Error('the simulator lists no new-york client-API host');
+    const res = await fetch(`${base}/users/current/accounts/${this.d.masterMetaApiId}/trade`, {
       method: 'POST',
       headers: { 'auth-token': token, 'content-type': 'application/json' },
       body: JSON.stringify(body),

@@ -109,8 +109,7 @@ export async function connectPlatformARoutes(app: FastifyInstance, deps: ApiDeps
       const holder = await holderAfterProof(deps, userId, brokerIdentity);
       const before = holder?.userId === userId ? holder : null;
       const p = await provisionMtAccount({
-        baseUrl: a().baseUrl,
-        token: a().token,
+        ...a(),
         server: b.server,
         login: b.login,
         password: b.password,
@@ -146,6 +145,7 @@ export async function connectPlatformARoutes(app: FastifyInstance, deps: ApiDeps
             server: p.server,
             login: p.accountNumber,
             hedging: p.hedging,
+            region: p.region,
           },
         });
       } catch (err) {

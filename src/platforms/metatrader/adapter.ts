@@ -18,7 +18,7 @@ import type { MetaTraderGateway, MtTradeRequest } from './gateway.js';
 import { type MtDeal, type MtTradeResult, toDeals } from './parse.js';
 import { PollingWatcher } from '../polling-watcher.js';
 import { type MtStreamOptions, openMetaApiStream } from './stream-client.js';
-import { StreamingWatcher } from './stream-watcher.js';
+import { type MtStreamState, StreamingWatcher } from './stream-watcher.js';
 import { confirmed, denied, rejected } from '../adapter.js';
 import { indexTags } from '../tag-index.js';
 
@@ -35,6 +35,8 @@ export interface MetaTraderAdapterOptions {
   pollIntervalMs?: number;
   /** MetaApi's streaming API for subscribe(); without it, subscribe() polls REST. */
   stream?: MtStreamOptions;
+  /** Told when Master events move between the stream and REST polling (degraded), with the reason. */
+  onStreamState?: (state: MtStreamState) => void;
   /** How far back findByTag and listOrders({includeHistory}) look when no window is given. */
   historyLookbackMs?: number;
 }
@@ -89,6 +91,11 @@ export class MetaTraderAdapter implements BrokerAdapter {
   /** True while subscribe()'s events come from a synchronized stream rather than from polls (tests, health). */
   get streaming(): boolean {
     return this.watcher instanceof StreamingWatcher && this.watcher.streaming;
+  }
+
+  /** Why Master events come from REST polls although a stream is configured; null while streaming. */
+  get streamDegradedReason(): string | null {
+    return this.watcher instanceof StreamingWatcher ? this.watcher.degradedReason : null;
   }
 
   // ---- reads --------------------------------------------------------------------------------------
@@ -282,6 +289,7 @@ export class MetaTraderAdapter implements BrokerAdapter {
             ...reads,
             open: (events) => openMetaApiStream(stream, events),
             pollIntervalMs: pollMs,
+            ...(this.opts.onStreamState ? { onState: this.opts.onStreamState } : {}),
           })
         : new PollingWatcher({ ...reads, intervalMs: pollMs });
     }

@@ -19,7 +19,7 @@ async function setup(opts: MetaApiSimOptions = {}) {
   });
   const sim = await startMetaApiSimServer(broker, { detectionMs: 30, deployMs: 20, connectMs: 20, ...opts });
   stops.push(() => sim.close());
-  const ep = { baseUrl: sim.baseUrl, token: sim.token, timeoutMs: 1_000 };
+  const ep = { baseUrl: sim.baseUrl, token: sim.token, hosts: sim.hosts, timeoutMs: 1_000 };
   return { broker, acc, sim, ep };
 }
 

@@ -11,6 +11,8 @@ import {
   parseServerSearch,
   recommendedRetryMs,
 } from './parse.js';
+import type { MetaApiEndpoints } from '../endpoints.js';
+import { MetaApiHosts } from './hosts.js';
 import { MetaApiRawClient, newTransactionId, type WireResult } from './raw-client.js';
 
 /**
@@ -19,20 +21,25 @@ import { MetaApiRawClient, newTransactionId, type WireResult } from './raw-clien
  * password never leaves a paid, stuck account behind.
  */
 
-export interface MetaApiEndpoint {
-  /** Provisioning API base (the simulator serves both APIs on one base). */
-  baseUrl: string;
-  /** Client API base; defaults to baseUrl. */
-  clientApiUrl?: string;
-  token: string;
+export interface MetaApiEndpoint extends MetaApiEndpoints {
   timeoutMs?: number;
   fetch?: typeof fetch;
 }
 
-function client(ep: MetaApiEndpoint): MetaApiRawClient {
-  return new MetaApiRawClient({
+/** A client for the provisioning host, and (given the account's region) for its region's client-API host. */
+function client(ep: MetaApiEndpoint, region?: string): MetaApiRawClient {
+  const hosts = new MetaApiHosts({
     provisioningUrl: ep.baseUrl,
-    clientUrl: ep.clientApiUrl ?? ep.baseUrl,
+    token: ep.token,
+    ...(ep.clientApiUrl ? { clientApiUrl: ep.clientApiUrl } : {}),
+    ...(ep.regions ? { regions: ep.regions } : {}),
+    ...(ep.hosts ? { hosts: ep.hosts } : {}),
+    ...(ep.fetch ? { fetch: ep.fetch } : {}),
+  });
+  return new MetaApiRawClient({
+    provisioningUrl: hosts.provisioningUrl,
+    clientUrl: () =>
+      region ? hosts.clientApi(region) : Promise.reject(new Error('the account region is not known yet')),
     token: ep.token,
     timeoutMs: ep.timeoutMs ?? 15_000,
     ...(ep.fetch ? { fetch: ep.fetch } : {}),
@@ -92,6 +99,8 @@ export interface ProvisionedMtAccount {
   currency: string;
   name: string;
   hedging: boolean;
+  /** Its MetaApi region: which client-API and streaming hosts serve it. */
+  region: string;
 }
 
 const credentialsError = () =>
@@ -178,7 +187,11 @@ export async function provisionMtAccount(input: ProvisionMtAccountInput): Promis
   try {
     const deployed = await raw.deployAccount(accountId);
     if (deployed.kind !== 'response' || deployed.status >= 300) throw readError(deployed, 'MetaApi deploy');
-    let last = { state: 'UNKNOWN', connectionStatus: 'DISCONNECTED' };
+    let last: { state: string; connectionStatus: string; region: string | null } = {
+      state: 'UNKNOWN',
+      connectionStatus: 'DISCONNECTED',
+      region: null,
+    };
     for (;;) {
       const r = await raw.readAccount(accountId);
       if (r.kind !== 'response' || r.status !== 200) throw readError(r, 'MetaApi account state');
@@ -197,7 +210,9 @@ export async function provisionMtAccount(input: ProvisionMtAccountInput): Promis
       }
       await sleep(pollMs);
     }
-    const info = await raw.accountInformation(accountId);
+    // The account lives on its region's client-API host, not on the provisioning host.
+    const region = last.region ?? input.region ?? 'new-york';
+    const info = await client(input, region).accountInformation(accountId);
     if (info.kind !== 'response' || info.status !== 200) throw readError(info, 'MetaApi account information');
     const ai = parseAccountInformation(info.body);
     return {
@@ -209,6 +224,7 @@ export async function provisionMtAccount(input: ProvisionMtAccountInput): Promis
       currency: ai.currency,
       name: ai.name,
       hedging: ai.hedging,
+      region,
     };
   } catch (err) {
     await removeMtAccount({ ...input, accountId }).catch(() => undefined);

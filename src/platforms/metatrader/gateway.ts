@@ -51,7 +51,8 @@ const MAX_PAGES = 20;
 
 export interface MetaApiGatewayOptions {
   provisioningUrl?: string;
-  clientUrl: string;
+  /** The account's client-API base, or how to find it (its region's host, see hosts.ts). */
+  clientUrl: string | (() => Promise<string>);
   token: string;
   /** MetaApi account id (the provisioning `_id`), not the MT login. */
   accountId: string;
@@ -65,7 +66,7 @@ export class MetaApiGateway implements MetaTraderGateway {
 
   constructor(opts: MetaApiGatewayOptions) {
     this.raw = new MetaApiRawClient({
-      provisioningUrl: opts.provisioningUrl ?? opts.clientUrl,
+      provisioningUrl: opts.provisioningUrl ?? (typeof opts.clientUrl === 'string' ? opts.clientUrl : ''),
       clientUrl: opts.clientUrl,
       token: opts.token,
       ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),

@@ -359,6 +359,8 @@ export interface MtAccountDto {
   connectionStatus: string;
   login: string | null;
   server: string | null;
+  /** The region whose client-API and streaming hosts serve the account. */
+  region: string | null;
 }
 
 /** Create answers `{id, state}`; reads answer the full DTO with `_id`. */
@@ -370,6 +372,7 @@ export function parseAccountDto(raw: unknown): MtAccountDto {
     connectionStatus: str(a.connectionStatus) ?? 'DISCONNECTED',
     login: optId(a.login),
     server: str(a.server),
+    region: str(a.region),
   };
 }
 

@@ -39,8 +39,11 @@ export interface NewMtAccountBody {
 export interface MetaApiRawClientOptions {
   /** Provisioning API base, e.g. https://mt-provisioning-api-v1.agiliumtrade.agiliumtrade.ai */
   provisioningUrl: string;
-  /** Client API base, e.g. https://mt-client-api-v1.new-york.agiliumtrade.ai */
-  clientUrl: string;
+  /**
+   * Client API base, e.g. https://mt-client-api-v1.new-york.agiliumtrade.ai, or how to find it (per account
+   * region, see hosts.ts). A base that cannot be found fails the call before anything is sent.
+   */
+  clientUrl: string | (() => Promise<string>);
   token: string;
   timeoutMs?: number;
   fetch?: typeof fetch;
@@ -57,12 +60,13 @@ const enc = (s: string) => encodeURIComponent(s);
 export class MetaApiRawClient {
   readonly timeoutMs: number;
   private readonly provisioningUrl: string;
-  private readonly clientUrl: string;
+  private readonly clientUrl: () => Promise<string>;
   private readonly fetchImpl: typeof fetch;
 
   constructor(private readonly opts: MetaApiRawClientOptions) {
     this.provisioningUrl = opts.provisioningUrl.replace(/\/+$/, '');
-    this.clientUrl = opts.clientUrl.replace(/\/+$/, '');
+    const c = opts.clientUrl;
+    this.clientUrl = typeof c === 'string' ? () => Promise.resolve(c) : c;
     this.timeoutMs = opts.timeoutMs ?? 10_000;
     this.fetchImpl = opts.fetch ?? fetch;
   }
@@ -145,11 +149,19 @@ export class MetaApiRawClient {
 
   private async call(
     method: string,
-    base: string,
+    base: string | (() => Promise<string>),
     path: string,
     opts: { body?: unknown; query?: Record<string, string>; headers?: Record<string, string>; write?: boolean } = {},
   ): Promise<WireResult> {
-    const url = new URL(base + path);
+    let root: string;
+    try {
+      root = typeof base === 'string' ? base : await base();
+    } catch (err) {
+      // No host to send to: provably not sent, even for a write.
+      const message = `MetaApi client-API host unknown: ${(err as Error).message}`;
+      return { kind: 'network', method, path, code: null, message, notSent: true };
+    }
+    const url = new URL(root.replace(/\/+$/, '') + path);
     for (const [k, v] of Object.entries(opts.query ?? {})) url.searchParams.set(k, v);
     const headers: Record<string, string> = { 'auth-token': this.opts.token, ...(opts.headers ?? {}) };
     return sendJson(this.fetchImpl, url, {

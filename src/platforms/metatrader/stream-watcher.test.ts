@@ -4,7 +4,7 @@ import type { Order, Position } from '../../domain/types.js';
 import type { BrokerEvent } from '../adapter.js';
 import type { AccountSnapshot } from '../polling-watcher.js';
 import type { MtStreamEvents } from './stream-client.js';
-import { StreamingWatcher } from './stream-watcher.js';
+import { type MtStreamState, StreamingWatcher } from './stream-watcher.js';
 
 const T = '2026-01-01T00:00:00.000Z';
 const pos = (id: string, volume = '1'): Position => ({
@@ -47,6 +47,7 @@ const noUpdate = {
 /** A watcher on a scripted stream and a scripted REST: every source is driven by the test, no timer fires. */
 function harness() {
   let events: MtStreamEvents | null = null;
+  const states: MtStreamState[] = [];
   const polls: Array<(s: AccountSnapshot) => void> = [];
   let restFinals = 0;
   const w = new StreamingWatcher({
@@ -60,11 +61,12 @@ function harness() {
       return null;
     },
     pollIntervalMs: 1,
+    onState: (st) => states.push(st),
   });
   const seen: BrokerEvent[] = [];
   const off = w.add((ev) => seen.push(ev));
   const kinds = () => seen.map((e) => `${e.kind}:${e.position?.id ?? e.order?.id}`);
-  return { w, stream: () => events!, polls, seen, kinds, off, restFinals: () => restFinals };
+  return { w, stream: () => events!, polls, seen, kinds, off, states, restFinals: () => restFinals };
 }
 
 describe('StreamingWatcher', () => {
@@ -108,6 +110,25 @@ describe('StreamingWatcher', () => {
     await h.w.settled();
     await h.w.settled();
     expect(h.kinds()).toEqual(['position_opened:p2', 'position_opened:p3']);
+    h.off();
+  });
+
+  it('reports the fallback to polling once, with the reason the stream gave, and the return to streaming', async () => {
+    const h = harness();
+    h.stream().error?.(new Error('xhr poll error'));
+    await expect.poll(() => h.polls.length).toBe(1);
+    expect(h.states).toEqual([{ mode: 'polling', reason: 'xhr poll error' }]);
+    expect(h.w.degradedReason).toBe('xhr poll error');
+    h.polls[0]!({ positions: [], orders: [] });
+    // Further polls of the same spell are not reported again.
+    await expect.poll(() => h.polls.length).toBe(2);
+    expect(h.states).toHaveLength(1);
+    h.stream().synchronized({ positions: [], orders: [], historyOrders: [] });
+    expect(h.states).toEqual([{ mode: 'polling', reason: 'xhr poll error' }, { mode: 'streaming' }]);
+    expect(h.w.degradedReason).toBeNull();
+    h.stream().down('terminal disconnected');
+    await expect.poll(() => h.states.length).toBe(3);
+    expect(h.states[2]).toEqual({ mode: 'polling', reason: 'terminal disconnected' });
     h.off();
   });
 });

@@ -5,6 +5,9 @@ import type { MtStream, MtStreamEvents, MtStreamSnapshot, MtStreamUpdate } from 
 
 const MAX_FINALS = 1000;
 
+/** Where an account's Master events come from now: the stream, or REST polls while the stream is not there. */
+export type MtStreamState = { mode: 'streaming' } | { mode: 'polling'; reason: string };
+
 export interface StreamingWatcherDeps {
   /** Opens the account's stream; it reports through the events it is given until closed. */
   open(events: MtStreamEvents): MtStream;
@@ -15,6 +18,8 @@ export interface StreamingWatcherDeps {
   /** Poll period while the stream is down (and the grace before the first poll). */
   pollIntervalMs: number;
   onError?(err: unknown): void;
+  /** Told on every change between streaming and polling (the first poll after the stream failed is "degraded"). */
+  onState?(state: MtStreamState): void;
 }
 
 /**
@@ -34,12 +39,20 @@ export class StreamingWatcher {
   private live = false;
   private timer: NodeJS.Timeout | null = null;
   private stopped = true;
+  private state: MtStreamState['mode'] | null = null;
+  /** Why the stream is not there, for the degraded report: its last error or the reason it went down. */
+  private reason = 'the stream has not synchronized yet';
 
   constructor(private readonly deps: StreamingWatcherDeps) {}
 
   /** Whether the stream holds a synchronized picture of the account now (tests, health). */
   get streaming(): boolean {
     return this.live;
+  }
+
+  /** Why events come from polls now; null while the stream is live (or nothing ran yet). */
+  get degradedReason(): string | null {
+    return this.state === 'polling' ? this.reason : null;
   }
 
   add(listener: (ev: BrokerEvent) => void): () => void {
@@ -49,8 +62,14 @@ export class StreamingWatcher {
       this.stream = this.deps.open({
         synchronized: (s) => this.onSynchronized(s),
         update: (u) => this.onUpdate(u),
-        down: () => this.onDown(),
-        error: (err) => this.deps.onError?.(err),
+        down: (reason) => {
+          this.reason = reason;
+          this.onDown();
+        },
+        error: (err) => {
+          this.reason = err instanceof Error ? err.message : String(err);
+          this.deps.onError?.(err);
+        },
       });
       this.schedulePoll();
     }
@@ -62,6 +81,7 @@ export class StreamingWatcher {
 
   stop(): void {
     this.stopped = true;
+    this.state = null;
     this.live = false;
     this.last = null;
     this.finals.clear();
@@ -88,6 +108,7 @@ export class StreamingWatcher {
   private onSynchronized(s: MtStreamSnapshot): void {
     this.remember(s.historyOrders);
     this.live = true;
+    this.report({ mode: 'streaming' });
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.enqueue(() => ({ positions: s.positions, orders: s.orders }));
@@ -117,6 +138,7 @@ export class StreamingWatcher {
     this.timer = setTimeout(() => {
       this.timer = null;
       if (this.stopped || this.live) return;
+      this.report({ mode: 'polling', reason: this.reason });
       this.deps
         .snapshot()
         // A poll answered after the stream came back is older than the stream's picture: dropped.
@@ -126,6 +148,12 @@ export class StreamingWatcher {
     }, this.deps.pollIntervalMs);
     // Neither the stream's fallback nor its wait may keep a process alive on its own.
     this.timer.unref();
+  }
+
+  private report(s: MtStreamState): void {
+    if (this.state === s.mode) return;
+    this.state = s.mode;
+    this.deps.onState?.(s);
   }
 
   /** States are applied strictly in arrival order; `next` sees the state before it (null: nothing to apply). */

@@ -41,6 +41,8 @@ export interface RegistryOptions {
   connectMs: number;
   /** 'create': a wrong password fails the create call (E_AUTH); 'connect': create succeeds, the terminal never connects. */
   credentialCheck: 'create' | 'connect';
+  /** Region of an account created without one. */
+  defaultRegion?: string;
   /** Clock in ms; tests drive it so provisioning phases never race the machine's speed. */
   now?: () => number;
 }
@@ -122,7 +124,7 @@ export class AccountRegistry {
     }
     let pending = this.creates.get(transactionId);
     if (!pending) {
-      const body = validateNew(raw);
+      const body = validateNew(raw, this.opts.defaultRegion ?? 'new-york');
       const version = body.platform === 'mt4' ? 4 : 5;
       if (Object.values(this.searchServers(version, body.server)).every((list) => !list.includes(body.server))) {
         throw new ApiError(
@@ -261,7 +263,7 @@ export class AccountRegistry {
   }
 }
 
-function validateNew(b: Record<string, unknown>): NewAccountBody {
+function validateNew(b: Record<string, unknown>, defaultRegion: string): NewAccountBody {
   const str = (k: string) => (typeof b[k] === 'string' ? (b[k] as string).trim() : '');
   const missing = ['name', 'server', 'login', 'password'].filter((k) => !str(k));
   if (typeof b.magic !== 'number') missing.push('magic');
@@ -285,6 +287,6 @@ function validateNew(b: Record<string, unknown>): NewAccountBody {
     password: b.password as string,
     platform,
     magic: b.magic as number,
-    region: str('region') || 'new-york',
+    region: str('region') || defaultRegion,
   };
 }

@@ -27,8 +27,13 @@ async function setup(opts: MetaApiSimOptions = {}) {
     ...opts,
   });
   stops.push(() => sim.close());
+  /** Provisioning paths go to the provisioning host, an account's terminal paths to its region's client-API host. */
+  const hostOf = (path: string) =>
+    /^\/users\/current\/accounts\/[^/]+\/(?!deploy$|undeploy$|redeploy$)/.test(path)
+      ? sim.clientApiUrls['new-york']!
+      : sim.baseUrl;
   const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
-    const res = await fetch(sim.baseUrl + path, {
+    const res = await fetch(hostOf(path) + path, {
       method,
       headers: { 'auth-token': sim.token, ...(body ? { 'content-type': 'application/json' } : {}), ...headers },
       ...(body ? { body: JSON.stringify(body) } : {}),

@@ -1,9 +1,19 @@
 import { HeldSockets } from '../http-common.js';
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ActiveFault, FaultOp, SimBrokerApi } from '../contract.js';
 import { ApiError, type Reply, readJson, send, tooManyRequests } from './http.js';
+import {
+  clientApiHost,
+  closeServer,
+  type Listening,
+  listenOn,
+  provisioningHost,
+  SIM_DOMAIN,
+  SIM_REGIONS,
+  SIM_STREAM_HOSTNAME,
+  streamHost,
+} from './hosts.js';
 import { AccountRegistry, type AccountView, type MetaApiAccount, mtPlatformOf } from './registry.js';
 import type { Keeper } from '../keeper.js';
 import { attachMetaApiStream, type MetaApiStreamControl } from './stream.js';
@@ -39,15 +49,28 @@ export interface MetaApiSimOptions {
   keepAccounts?: Keeper<MetaApiAccount[]>;
   /** Period of the streaming API's `status` packets (default 5 s). */
   streamStatusMs?: number;
+  /** What the domain lookup answers (default metaapi-sim.invalid: never resolvable, so nothing leaves loopback). */
+  domain?: string;
+  /** Regions served, each with its own client-API and streaming port; the first is the default of new accounts. */
+  regions?: string[];
 }
 
 export interface MetaApiSimServer {
-  /** Serves both the provisioning and the client API (real MetaApi has one host for each). */
+  /** The provisioning host (account CRUD, server search, the domain lookup); client-API paths are 404 here. */
   baseUrl: string;
+  /** What the domain lookup answers; host names are built on it (see hosts.ts). */
+  domain: string;
+  regions: string[];
+  /** Each region's client-API (REST) host. */
+  clientApiUrls: Record<string, string>;
+  /** Each region's streaming host (socket.io at `/ws`). */
+  streamUrls: Record<string, string>;
+  /** Host name -> loopback base URL, for every host the simulator plays: its stand-in for DNS. */
+  hosts: Record<string, string>;
   token: string;
   /** Provisioned MetaApi accounts with their derived state, for tests. */
   accounts(): AccountView[];
-  /** The streaming API (socket.io at `/ws` on the same host) and its network-fault hooks. */
+  /** The streaming API of every region and its network-fault hooks. */
   stream: MetaApiStreamControl;
   close(): Promise<void>;
 }
@@ -90,7 +113,10 @@ export async function startMetaApiSimServer(
   const token =
     opts.token ??
     `${b64url('{"alg":"RS512","typ":"JWT"}')}.${b64url(JSON.stringify({ sub: 'sim', iat: Date.now() }))}.${randomBytes(24).toString('base64url')}`;
+  const domain = opts.domain ?? SIM_DOMAIN;
+  const regions = opts.regions?.length ? [...opts.regions] : [...SIM_REGIONS];
   const registry = new AccountRegistry(broker, {
+    defaultRegion: regions[0]!,
     detectionMs: opts.detectionMs ?? 40,
     deployMs: opts.deployMs ?? 30,
     connectMs: opts.connectMs ?? 30,
@@ -307,11 +333,30 @@ export async function startMetaApiSimServer(
     return false;
   }
 
-  async function route(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+  const auth = (req: IncomingMessage) => {
     if (req.headers['auth-token'] !== token)
       throw new ApiError(401, 'Authorization token invalid or missing (header auth-token)');
+  };
+  /** `/users/current/accounts/:id[/rest]` split; null for any other path. */
+  const accountPath = (path: string) => {
+    if (!path.startsWith(`${ACCOUNT}/`)) return null;
+    const [rawId, ...restParts] = path.slice(ACCOUNT.length + 1).split('/');
+    return { accountId: decodeURIComponent(rawId ?? ''), rest: restParts.length ? `/${restParts.join('/')}` : '' };
+  };
+
+  /** The provisioning host: account CRUD, server search, the domain lookup. Client-API paths are 404 here. */
+  async function provisioning(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    auth(req);
     const path = url.pathname.replace(/\/+$/, '');
     let m: RegExpExecArray | null;
+    if (req.method === 'GET' && path === '/users/current/servers/mt-client-api') {
+      send(res, { status: 200, body: { domain, hostname: SIM_STREAM_HOSTNAME } });
+      return;
+    }
+    if (req.method === 'GET' && path === '/users/current/regions') {
+      send(res, { status: 200, body: regions });
+      return;
+    }
     if (req.method === 'GET' && (m = /^\/known-mt-servers\/([45])\/search$/.exec(path))) {
       send(res, {
         status: 200,
@@ -322,6 +367,10 @@ export async function startMetaApiSimServer(
     if (path === ACCOUNT) {
       if (req.method === 'POST') {
         const body = await readJson(req);
+        if (typeof body.region === 'string' && body.region !== '' && !regions.includes(body.region))
+          throw new ApiError(400, 'Validation failed', {
+            details: [{ parameter: 'region', message: `region must be one of ${regions.join(', ')}` }],
+          });
         const simId = broker.accounts().find((s) => s.meta.server === body.server && s.login === body.login)?.id ?? '';
         const tx = req.headers['transaction-id'];
         await withFault(req, res, 'auth', simId, 'provisioning', () =>
@@ -338,20 +387,17 @@ export async function startMetaApiSimServer(
         return;
       }
     }
-    if (!path.startsWith(`${ACCOUNT}/`)) throw new ApiError(404, 'Not found');
-    const [rawId, ...restParts] = path.slice(ACCOUNT.length + 1).split('/');
-    const accountId = decodeURIComponent(rawId ?? '');
-    const rest = restParts.length ? `/${restParts.join('/')}` : '';
-    if (rest === '') {
-      if (req.method === 'GET') {
-        send(res, { status: 200, body: registry.dto(registry.get(accountId)) });
-        return;
-      }
-      if (req.method === 'DELETE') {
-        registry.remove(accountId);
-        send(res, { status: 204 });
-        return;
-      }
+    const ap = accountPath(path);
+    if (!ap) throw new ApiError(404, 'Not found');
+    const { accountId, rest } = ap;
+    if (rest === '' && req.method === 'GET') {
+      send(res, { status: 200, body: registry.dto(registry.get(accountId)) });
+      return;
+    }
+    if (rest === '' && req.method === 'DELETE') {
+      registry.remove(accountId);
+      send(res, { status: 204 });
+      return;
     }
     if (req.method === 'POST' && (rest === '/deploy' || rest === '/undeploy' || rest === '/redeploy')) {
       const acc = registry.get(accountId);
@@ -365,45 +411,106 @@ export async function startMetaApiSimServer(
       });
       return;
     }
-    if (!(await handleClient(req, res, accountId, rest, url))) throw new ApiError(404, 'Not found');
+    throw new ApiError(404, 'Not found');
   }
 
-  const server = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://sim');
-    route(req, res, url).catch((err: unknown) => {
-      if (err instanceof ApiError) send(res, err.toReply());
-      else send(res, new ApiError(500, err instanceof Error ? err.message : 'internal error').toReply());
-    });
-  });
-  // Clients time out and come back; an idle keep-alive socket must not keep close() waiting.
-  server.keepAliveTimeout = 5_000;
-  const stream = attachMetaApiStream(server, {
-    broker,
-    registry,
-    comments,
-    token,
-    statusMs: opts.streamStatusMs ?? 5_000,
-  });
+  /** One region's client-API host: an account of another region is unknown here, as on the real hosts. */
+  async function clientApi(region: string, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    auth(req);
+    if (req.method === 'GET' && url.pathname === '/hashing-ignored-field-lists') {
+      // The SDK's terminal hash manager reads it before it synchronizes (lib/clients/metaApi/clientApi.client.ts);
+      // no field is ignored by the simulator's hashes.
+      const none = { specification: [], position: [], order: [] };
+      send(res, { status: 200, body: { g1: none, g2: none } });
+      return;
+    }
+    const ap = accountPath(url.pathname.replace(/\/+$/, ''));
+    if (!ap || ap.rest === '') throw new ApiError(404, 'Not found');
+    if (registry.get(ap.accountId).region !== region)
+      throw new ApiError(404, `Trading account with id ${ap.accountId} not found`);
+    if (!(await handleClient(req, res, ap.accountId, ap.rest, url))) throw new ApiError(404, 'Not found');
+  }
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());
-  });
-  const addr = server.address() as AddressInfo;
-  const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  const handler =
+    (route: (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void>) =>
+    (req: IncomingMessage, res: ServerResponse) => {
+      const url = new URL(req.url ?? '/', 'http://sim');
+      route(req, res, url).catch((err: unknown) => {
+        if (err instanceof ApiError) send(res, err.toReply());
+        else send(res, new ApiError(500, err instanceof Error ? err.message : 'internal error').toReply());
+      });
+    };
+  const notFound = async () => {
+    throw new ApiError(404, 'Not found');
+  };
+
+  const bind = opts.host ?? '127.0.0.1';
+  const listening: Listening[] = [];
+  const streams: MetaApiStreamControl[] = [];
+  const hosts: Record<string, string> = {};
+  const clientApiUrls: Record<string, string> = {};
+  const streamUrls: Record<string, string> = {};
+  try {
+    const prov = await listenOn(bind, opts.port ?? 0, handler(provisioning));
+    listening.push(prov);
+    hosts[provisioningHost(domain)] = prov.url;
+    for (const region of regions) {
+      const client = await listenOn(
+        bind,
+        0,
+        handler((req, res, url) => clientApi(region, req, res, url)),
+      );
+      listening.push(client);
+      clientApiUrls[region] = client.url;
+      hosts[clientApiHost(region, domain)] = client.url;
+      // The streaming host answers socket.io only; its REST paths are 404, as a client-API host's /ws is not served.
+      const streaming = await listenOn(bind, 0, handler(notFound));
+      listening.push(streaming);
+      streams.push(
+        attachMetaApiStream(streaming.server, {
+          broker,
+          registry,
+          comments,
+          token,
+          region,
+          statusMs: opts.streamStatusMs ?? 5_000,
+        }),
+      );
+      streamUrls[region] = streaming.url;
+      for (const instance of [0, 1]) hosts[streamHost(SIM_STREAM_HOSTNAME, region, instance, domain)] = streaming.url;
+    }
+  } catch (err) {
+    for (const s of streams) await s.close();
+    for (const l of listening) await closeServer(l.server);
+    throw err;
+  }
+  const stream: MetaApiStreamControl = {
+    drop: () => {
+      for (const s of streams) s.drop();
+    },
+    refuse: (on, at) => {
+      for (const s of streams) s.refuse(on, at);
+    },
+    connections: () => streams.reduce((n, s) => n + s.connections(), 0),
+    close: async () => {
+      for (const s of streams) await s.close();
+    },
+  };
 
   return {
-    baseUrl: `http://${host}:${addr.port}`,
+    baseUrl: listening[0]!.url,
+    domain,
+    regions,
+    clientApiUrls,
+    streamUrls,
+    hosts,
     token,
     accounts: () => registry.list().map((a) => registry.view(a)),
     stream,
     close: async () => {
       held.releaseAll();
       await stream.close();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      for (const l of listening) await closeServer(l.server);
     },
   };
 }

@@ -57,7 +57,11 @@ describe('MetaApi simulator: streaming API at /ws', () => {
   });
 
   function connect(token = sim.token): { socket: Socket; got: Packet[]; errors: Packet[]; responses: Packet[] } {
-    const socket = io(sim.baseUrl, { path: '/ws', reconnection: false, query: { 'auth-token': token, protocol: '3' } });
+    const socket = io(sim.streamUrls['new-york']!, {
+      path: '/ws',
+      reconnection: false,
+      query: { 'auth-token': token, protocol: '3' },
+    });
     const got: Packet[] = [];
     const errors: Packet[] = [];
     const responses: Packet[] = [];

@@ -1,14 +1,14 @@
 import type { Server as HttpServer } from 'node:http';
 import { Server, type Socket } from 'socket.io';
-import type { Order } from '../../domain/types.js';
 import type { SimBrokerApi, SimEvent } from '../contract.js';
 import { ApiError } from './http.js';
-import { type AccountRegistry, mtPlatformOf } from './registry.js';
-import { accountInformationDto, type CommentStore, dealDto, fillPrices, orderDto, positionDto } from './wire.js';
+import type { AccountRegistry } from './registry.js';
+import { rpcAnswer, terminalDtos } from './rpc.js';
+import { accountInformationDto, type CommentStore, dealDto, positionDto } from './wire.js';
 
 /**
- * MetaApi's streaming API as the official SDK (metaApiWebsocket.client) speaks it: socket.io on the client-API
- * host, path `/ws`, `auth-token` in the query. The client emits `request` packets (`subscribe`, `synchronize`,
+ * MetaApi's streaming API as the official SDK (metaApiWebsocket.client) speaks it: socket.io on a region's
+ * streaming host (see hosts.ts), path `/ws`, `auth-token` in the query, Engine.IO 3 or 4. The client emits `request` packets (`subscribe`, `synchronize`,
  * `unsubscribe`); the server answers each with `response` (or `processingError`) and streams `synchronization`
  * packets: `authenticated` after a subscribe, then for a synchronize `synchronizationStarted`,
  * `accountInformation`, `positions`, `orders`, `historyOrders`, `deals`, `orderSynchronizationFinished`,
@@ -23,14 +23,20 @@ export interface MetaApiStreamDeps {
   token: string;
   /** Period of `status` packets on a subscribed account (the SDK declares an account lost after 60 s of silence). */
   statusMs: number;
+  /** The region this streaming host serves: an account of another region is unknown here. */
+  region: string;
 }
 
 /** Test hooks on the streaming front end: network faults the REST fault injector cannot express. */
 export interface MetaApiStreamControl {
   /** Cuts every stream socket's transport (the client sees a transport close, as after a network cut). */
   drop(): void;
-  /** While true, new stream connections are refused at the handshake (the client keeps retrying). */
-  refuse(on: boolean): void;
+  /**
+   * While on, new stream connections are refused (the client keeps retrying): `socketio` at the socket.io
+   * handshake (a connect error naming the reason), `http` before it, as an Engine.IO request answered 403, which
+   * is how a server that does not speak the client's protocol refuses it.
+   */
+  refuse(on: boolean, at?: 'socketio' | 'http'): void;
   /** Stream sockets open now. */
   connections(): number;
   close(): Promise<void>;
@@ -49,34 +55,36 @@ const str = (v: unknown) => (typeof v === 'string' ? v : '');
 
 export function attachMetaApiStream(http: HttpServer, deps: MetaApiStreamDeps): MetaApiStreamControl {
   const { broker, registry, comments } = deps;
-  const io = new Server(http, { path: '/ws', serveClient: false, cors: { origin: false } });
+  // The official SDK speaks Engine.IO 3 (it pins socket.io-client ~2.4); EIO 4 clients are served too.
+  const io = new Server(http, {
+    path: '/ws',
+    serveClient: false,
+    cors: { origin: false },
+    allowEIO3: true,
+    allowRequest: (_req, cb) => cb(refusing === 'http' ? 'refused' : null, refusing !== 'http'),
+  });
   const subs = new Map<Socket, Map<string, Subscription>>();
-  let refusing = false;
+  const sticky = new Map<Socket, { out: number; in: number }>();
+  /**
+   * The SDK's sticky-socket protocol (lib/packages/sticky-sockets): a client that sends `stickySocketConnectionId`
+   * in the handshake query gets every event as `{index, data: [args]}` and sends its own the same way; the
+   * SDK drops an event without `index`. A client without it gets plain socket.io events.
+   */
+  const emit = (socket: Socket, event: string, payload: unknown) => {
+    const st = sticky.get(socket);
+    if (st) socket.emit(event, { index: ++st.out, data: [payload] });
+    else socket.emit(event, payload);
+  };
+  let refusing: false | 'socketio' | 'http' = false;
 
   io.use((socket, next) => {
-    if (refusing) return next(new Error('service unavailable'));
+    if (refusing === 'socketio') return next(new Error('service unavailable'));
     // The real server's answer to a bad token is not documented; the SDK's reading of it is an UnauthorizedError.
     if (socket.handshake.query['auth-token'] !== deps.token) return next(new Error('UnauthorizedError'));
     next();
   });
 
-  const dtoCtx = (simId: string) => {
-    const sim = broker.account(simId)!;
-    const acc = registry.list().find((a) => a.simId === simId);
-    return { platform: mtPlatformOf(sim), magic: acc?.magic ?? 0, comments };
-  };
-  const orderDtos = (simId: string, list: Order[]) => {
-    const ctx = dtoCtx(simId);
-    const prices = fillPrices(list.flatMap((o) => broker.dealsOf(simId, { orderId: o.id })));
-    return list.map((o) =>
-      orderDto(o, {
-        ...ctx,
-        fillPrice: prices.get(o.id) ?? null,
-        currentPrice:
-          o.status === 'pending' ? (o.side === 'buy' ? broker.quote(o.symbol).ask : broker.quote(o.symbol).bid) : null,
-      }),
-    );
-  };
+  const { dtoCtx, orderDtos } = terminalDtos({ broker, registry, comments });
 
   /** Terminal-state packets are numbered so a client can tell one was lost; `status` and `authenticated` are not. */
   const packet = (
@@ -87,7 +95,7 @@ export function attachMetaApiStream(http: HttpServer, deps: MetaApiStreamDeps): 
     numbered = true,
   ) => {
     const seq = numbered ? { sequenceNumber: ++sub.sequenceNumber, sequenceTimestamp: Date.now() } : {};
-    socket.emit('synchronization', { ...body, accountId, instanceIndex: sub.instanceIndex, host: HOST, ...seq });
+    emit(socket, 'synchronization', { ...body, accountId, instanceIndex: sub.instanceIndex, host: HOST, ...seq });
   };
 
   function synchronize(socket: Socket, accountId: string, sub: Subscription, req: Record<string, unknown>): void {
@@ -127,17 +135,19 @@ export function attachMetaApiStream(http: HttpServer, deps: MetaApiStreamDeps): 
       const e =
         err instanceof ApiError ? err : new ApiError(500, err instanceof Error ? err.message : 'internal error');
       const body = e.toReply().body as Record<string, unknown>;
-      socket.emit('processingError', { ...body, requestId, accountId });
+      emit(socket, 'processingError', { ...body, requestId, accountId });
     };
     try {
       const mine = subs.get(socket)!;
       const instanceIndex = typeof req.instanceIndex === 'number' ? req.instanceIndex : 0;
       switch (req.type) {
         case 'subscribe': {
+          if (registry.get(accountId).region !== deps.region)
+            throw new ApiError(404, `Trading account with id ${accountId} not found`);
           const { sim } = registry.connected(accountId);
           const sub: Subscription = { simId: sim.id, instanceIndex, synchronizationId: null, sequenceNumber: 0 };
           mine.set(accountId, sub);
-          socket.emit('response', { type: 'response', requestId, accountId, instanceIndex });
+          emit(socket, 'response', { type: 'response', requestId, accountId, instanceIndex });
           packet(
             socket,
             accountId,
@@ -154,16 +164,22 @@ export function attachMetaApiStream(http: HttpServer, deps: MetaApiStreamDeps): 
         case 'synchronize': {
           const sub = mine.get(accountId);
           if (!sub) throw new ApiError(404, `account ${accountId} is not subscribed on this connection`);
-          socket.emit('response', { type: 'response', requestId, accountId, instanceIndex });
+          emit(socket, 'response', { type: 'response', requestId, accountId, instanceIndex });
           synchronize(socket, accountId, sub, req);
           return;
         }
         case 'unsubscribe':
           mine.delete(accountId);
-          socket.emit('response', { type: 'response', requestId, accountId, instanceIndex });
+          emit(socket, 'response', { type: 'response', requestId, accountId, instanceIndex });
           return;
-        default:
-          throw new ApiError(400, `request type ${String(req.type)} is not served by the simulator`);
+        default: {
+          if (registry.get(accountId).region !== deps.region)
+            throw new ApiError(404, `Trading account with id ${accountId} not found`);
+          const answer = rpcAnswer({ broker, registry, comments }, accountId, req);
+          if (!answer) throw new ApiError(400, `request type ${String(req.type)} is not served by the simulator`);
+          emit(socket, 'response', { type: 'response', requestId, accountId, instanceIndex, ...answer });
+          return;
+        }
       }
     } catch (err) {
       answerError(err);
@@ -172,8 +188,25 @@ export function attachMetaApiStream(http: HttpServer, deps: MetaApiStreamDeps): 
 
   io.on('connection', (socket) => {
     subs.set(socket, new Map());
-    socket.on('request', (req: unknown) => onRequest(socket, req));
-    socket.on('disconnect', () => subs.delete(socket));
+    const q = socket.handshake.query;
+    if (typeof q.stickySocketConnectionId === 'string' && q.stickySocketConnectionId !== '') {
+      sticky.set(socket, { out: -1, in: -1 });
+      // Sessions are not kept across connections: a restore is refused, and the SDK then opens a new session.
+      if (q.restoreStickyConnection) socket.emit('restore_connection', { restored: false });
+    }
+    socket.on('request', (raw: unknown) => {
+      const st = sticky.get(socket);
+      if (!st) return onRequest(socket, raw);
+      const env = (raw && typeof raw === 'object' ? raw : {}) as { index?: unknown; data?: unknown };
+      // A resent packet (index already seen) is not run twice.
+      if (typeof env.index !== 'number' || !Array.isArray(env.data) || env.index <= st.in) return;
+      st.in = env.index;
+      onRequest(socket, env.data[0]);
+    });
+    socket.on('disconnect', () => {
+      subs.delete(socket);
+      sticky.delete(socket);
+    });
   });
 
   const updateOf = (simId: string, ev: SimEvent): Record<string, unknown> => {
@@ -223,8 +256,8 @@ export function attachMetaApiStream(http: HttpServer, deps: MetaApiStreamDeps): 
       // Discarding the write buffer loses what was in flight, as a cut cable does.
       for (const socket of subs.keys()) socket.conn.close(true);
     },
-    refuse: (on) => {
-      refusing = on;
+    refuse: (on, at = 'socketio') => {
+      refusing = on ? at : false;
     },
     connections: () => subs.size,
     close: async () => {
