@@ -175,7 +175,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Positions of an owned platform C account */
+        /** Positions of an owned platform C account; oldest first, paged */
         get: operations["listPlatformCAccountPositions"];
         put?: never;
         post?: never;
@@ -246,7 +246,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Positions of an owned platform B account */
+        /** Positions of an owned platform B account; oldest first, paged */
         get: operations["listTradingAccountPositions"];
         put?: never;
         post?: never;
@@ -641,7 +641,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Open positions of any account of the caller, read from its broker */
+        /** Open positions of any account of the caller, read from its broker; oldest first, paged */
         get: operations["listAccountPositions"];
         put?: never;
         post?: never;
@@ -3956,7 +3956,12 @@ export interface operations {
     };
     listPlatformCAccountPositions: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description opaque: the nextCursor (or Link rel="next") of the previous page */
+                cursor?: string;
+                /** @description page size, 1..500 (default 100); above 500 is a 400 */
+                limit?: string;
+            };
             header?: never;
             path: {
                 id: string;
@@ -3985,6 +3990,8 @@ export interface operations {
                             takeProfit: number | null;
                             volume: number;
                         }[];
+                        /** @description pass as cursor for the next page; null on the last page */
+                        nextCursor: string | null;
                         /** @enum {boolean} */
                         success: true;
                     };
@@ -4686,7 +4693,12 @@ export interface operations {
     };
     listTradingAccountPositions: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description opaque: the nextCursor (or Link rel="next") of the previous page */
+                cursor?: string;
+                /** @description page size, 1..500 (default 100); above 500 is a 400 */
+                limit?: string;
+            };
             header?: never;
             path: {
                 id: string;
@@ -4715,6 +4727,8 @@ export interface operations {
                             takeProfit: number | null;
                             volume: number;
                         }[];
+                        /** @description pass as cursor for the next page; null on the last page */
+                        nextCursor: string | null;
                         /** @enum {boolean} */
                         success: true;
                     };
@@ -9617,7 +9631,12 @@ export interface operations {
     };
     listAccountPositions: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description opaque: the nextCursor (or Link rel="next") of the previous page */
+                cursor?: string;
+                /** @description page size, 1..500 (default 100); above 500 is a 400 */
+                limit?: string;
+            };
             header?: never;
             path: {
                 account_id: string;
@@ -9643,6 +9662,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description pass as cursor for the next page; null on the last page */
+                        nextCursor: string | null;
                         positions: {
                             currentPrice: number | null;
                             id: string;
@@ -15169,7 +15190,7 @@ export interface operations {
     listEvents: {
         parameters: {
             query?: {
-                /** @description a cursor from a previous answer or stream message id */
+                /** @description a cursor from a previous answer or stream message id, or 0 for the first event: opaque and the caller's own (another user's cursor is a 400); the same event always has the same cursor, so compare cursors for equality only, never for order */
                 cursor?: string;
                 /** @description 1..1000, default 100; outside that a 400 */
                 limit?: string;
@@ -15210,11 +15231,12 @@ export interface operations {
                             /** @description one of the catalogue types: GET /v1/event-types */
                             type: string;
                         } & {
-                            /** @description position in the outbox; resume after it */
-                            cursor: number;
+                            /** @description resume after this event: opaque and the caller's own (another user's cursor is a 400); the same event always has the same cursor, so compare cursors for equality only, never for order */
+                            cursor: string;
                         })[];
                         hasMore: boolean;
-                        nextCursor: number;
+                        /** @description pass as cursor for the next page: opaque and the caller's own (another user's cursor is a 400); the same event always has the same cursor, so compare cursors for equality only, never for order */
+                        nextCursor: string;
                     };
                 };
             };
@@ -15383,11 +15405,11 @@ export interface operations {
     streamEvents: {
         parameters: {
             query?: {
-                /** @description a cursor from a previous answer or stream message id */
+                /** @description a cursor from a previous answer or stream message id, or 0 for the first event: opaque and the caller's own (another user's cursor is a 400); the same event always has the same cursor, so compare cursors for equality only, never for order */
                 cursor?: string;
             };
             header?: {
-                /** @description a cursor from a previous answer or stream message id */
+                /** @description a cursor from a previous answer or stream message id, or 0 for the first event: opaque and the caller's own (another user's cursor is a 400); the same event always has the same cursor, so compare cursors for equality only, never for order */
                 "last-event-id"?: string;
             };
             path?: never;
