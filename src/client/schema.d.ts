@@ -2545,8 +2545,26 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description the body is larger than the limit (code payload_too_large) */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2581,7 +2599,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2635,9 +2653,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a broker or the worker did not answer (code upstream_unavailable); or the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
             503: {
                 headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2753,7 +2773,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2807,9 +2827,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a broker or the worker did not answer (code upstream_unavailable); or the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
             503: {
                 headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2993,7 +3015,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description the body is larger than the limit (code payload_too_large) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3011,7 +3033,25 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3032,6 +3072,26 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3141,8 +3201,26 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description the body is larger than the limit (code payload_too_large) */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3177,7 +3255,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3231,9 +3309,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a broker or the worker did not answer (code upstream_unavailable); or the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
             503: {
                 headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3264,12 +3344,33 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description an HTML page that posts {type: "copytrade:platformc", connectionId, ok, error?} to the window that opened it, then closes; ok false when the broker refused or the approval failed (the connection then reads failed) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description the same page with ok false and connectionId null: an unknown, expired or already used connection, or a callback from another browser. A query value over its maximum length is a JSON error instead */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                    "text/html": string;
+                };
             };
         };
     };
@@ -3440,8 +3541,26 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description the body is larger than the limit (code payload_too_large) */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3476,7 +3595,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3497,6 +3616,26 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3616,7 +3755,25 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3637,6 +3794,26 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3733,7 +3910,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description the body is larger than the limit (code payload_too_large) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3751,7 +3928,25 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3772,6 +3967,26 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3916,7 +4131,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3937,6 +4152,26 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4087,7 +4322,25 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4141,9 +4394,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a broker or the worker did not answer (code upstream_unavailable); or the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
             503: {
                 headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4288,7 +4543,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4309,6 +4564,26 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4437,7 +4712,25 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4458,6 +4751,26 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4617,7 +4930,25 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4671,9 +5002,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a broker or the worker did not answer (code upstream_unavailable); or the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
             503: {
                 headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4824,7 +5157,25 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4878,9 +5229,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a broker or the worker did not answer (code upstream_unavailable); or the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
             503: {
                 headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5026,7 +5379,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5047,6 +5400,26 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5193,7 +5566,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description the body is larger than the limit (code payload_too_large) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5211,7 +5584,25 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5232,6 +5623,26 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5321,7 +5732,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description the body is larger than the limit (code payload_too_large) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5339,7 +5750,43 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5360,6 +5807,26 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5508,7 +5975,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description the body is larger than the limit (code payload_too_large) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5526,7 +5993,43 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5547,6 +6050,26 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5676,7 +6199,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5697,6 +6220,26 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5796,7 +6339,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description the body is larger than the limit (code payload_too_large) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5814,7 +6357,43 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5835,6 +6414,26 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5945,8 +6544,26 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description the body is larger than the limit (code payload_too_large) */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5986,6 +6603,26 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6089,8 +6726,26 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description the body is larger than the limit (code payload_too_large) */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6130,6 +6785,26 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6217,7 +6892,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description the body is larger than the limit (code payload_too_large) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6235,7 +6910,25 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6271,6 +6964,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
         };
     };
     getHealth: {
@@ -6287,7 +7000,12 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                    };
+                };
             };
         };
     };
@@ -6507,7 +7225,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -6550,6 +7268,36 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6727,7 +7475,35 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -6785,6 +7561,36 @@ export interface operations {
                     };
                 };
             };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
         };
     };
     removeAccount: {
@@ -6792,7 +7598,10 @@ export interface operations {
             query?: {
                 force?: "true" | "false";
             };
-            header?: never;
+            header?: {
+                /** @description any string the client chooses (a UUID, say), scoped to the caller and kept 24 h: the same key with the same method, path and body returns the first answer again (Idempotent-Replayed: true) instead of acting twice; with another request it is a 422 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 account_id: string;
             };
@@ -6803,6 +7612,8 @@ export interface operations {
             /** @description Default Response */
             204: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -6820,6 +7631,8 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -6866,6 +7679,8 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -6891,9 +7706,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a request with this Idempotency-Key is still running (code idempotency_key_in_flight): retry after Retry-After */
             409: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -6904,6 +7721,8 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6919,7 +7738,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description the body is larger than the limit (code payload_too_large) */
             413: {
                 headers: {
                     /**
@@ -6947,7 +7766,93 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description this Idempotency-Key was used for a different request: method, path or body (code idempotency_key_reused) */
+            422: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -6980,6 +7885,8 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -7005,12 +7912,47 @@ export interface operations {
                     };
                 };
             };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
         };
     };
     assignAccount: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description any string the client chooses (a UUID, say), scoped to the caller and kept 24 h: the same key with the same method, path and body returns the first answer again (Idempotent-Replayed: true) instead of acting twice; with another request it is a 422 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 account_id: string;
             };
@@ -7028,6 +7970,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -7075,6 +8019,8 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -7121,6 +8067,8 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -7146,9 +8094,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a request with this Idempotency-Key is still running (code idempotency_key_in_flight): retry after Retry-After */
             409: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -7159,6 +8109,8 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7174,7 +8126,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description the body is larger than the limit (code payload_too_large) */
             413: {
                 headers: {
                     /**
@@ -7202,7 +8154,93 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description this Idempotency-Key was used for a different request: method, path or body (code idempotency_key_reused) */
+            422: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -7235,6 +8273,8 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -7245,6 +8285,38 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7409,7 +8481,35 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -7467,12 +8567,45 @@ export interface operations {
                     };
                 };
             };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
         };
     };
     updateCopyRule: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description any string the client chooses (a UUID, say), scoped to the caller and kept 24 h: the same key with the same method, path and body returns the first answer again (Idempotent-Replayed: true) instead of acting twice; with another request it is a 422 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 account_id: string;
             };
@@ -7528,6 +8661,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -7583,6 +8718,8 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -7629,6 +8766,8 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -7654,7 +8793,39 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a request with this Idempotency-Key is still running (code idempotency_key_in_flight): retry after Retry-After */
+            409: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is larger than the limit (code payload_too_large) */
             413: {
                 headers: {
                     /**
@@ -7682,7 +8853,93 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description this Idempotency-Key was used for a different request: method, path or body (code idempotency_key_reused) */
+            422: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -7715,6 +8972,8 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -7725,6 +8984,38 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7891,7 +9182,35 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -7934,6 +9253,36 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8119,7 +9468,35 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -8162,6 +9539,36 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8367,7 +9774,35 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -8453,7 +9888,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a broker or the worker did not answer (code upstream_unavailable); or the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
             503: {
                 headers: {
                     /**
@@ -8466,6 +9901,8 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8486,7 +9923,10 @@ export interface operations {
     sendOrder: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description any string the client chooses (a UUID, say), scoped to the caller and kept 24 h: the same key with the same method, path and body returns the first answer again (Idempotent-Replayed: true) instead of acting twice; with another request it is a 422 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 account_id: string;
             };
@@ -8512,6 +9952,8 @@ export interface operations {
             /** @description Default Response */
             202: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -8539,6 +9981,8 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -8585,6 +10029,8 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -8610,9 +10056,41 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a request with this Idempotency-Key is still running (code idempotency_key_in_flight): retry after Retry-After */
             409: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is larger than the limit (code payload_too_large) */
+            413: {
+                headers: {
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -8638,9 +10116,67 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
-            413: {
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description this Idempotency-Key was used for a different request: method, path or body (code idempotency_key_reused) */
+            422: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -8719,6 +10255,8 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -8747,6 +10285,8 @@ export interface operations {
             /** @description Default Response */
             502: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -8772,9 +10312,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a broker or the worker did not answer (code upstream_unavailable); or the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
             503: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -8785,6 +10327,8 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8805,7 +10349,10 @@ export interface operations {
     cancelOrder: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description any string the client chooses (a UUID, say), scoped to the caller and kept 24 h: the same key with the same method, path and body returns the first answer again (Idempotent-Replayed: true) instead of acting twice; with another request it is a 422 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 account_id: string;
                 order_id: string;
@@ -8817,6 +10364,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -8843,6 +10392,8 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -8889,6 +10440,8 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -8914,9 +10467,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a request with this Idempotency-Key is still running (code idempotency_key_in_flight): retry after Retry-After */
             409: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -8927,6 +10482,8 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8942,7 +10499,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description the body is larger than the limit (code payload_too_large) */
             413: {
                 headers: {
                     /**
@@ -8970,7 +10527,93 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description this Idempotency-Key was used for a different request: method, path or body (code idempotency_key_reused) */
+            422: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -9003,6 +10646,8 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -9031,6 +10676,8 @@ export interface operations {
             /** @description Default Response */
             502: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -9056,9 +10703,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a broker or the worker did not answer (code upstream_unavailable); or the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
             503: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -9069,6 +10718,8 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9089,7 +10740,10 @@ export interface operations {
     panicCloseAccount: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description any string the client chooses (a UUID, say), scoped to the caller and kept 24 h: the same key with the same method, path and body returns the first answer again (Idempotent-Replayed: true) instead of acting twice; with another request it is a 422 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 account_id: string;
             };
@@ -9107,6 +10761,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -9167,6 +10823,8 @@ export interface operations {
             /** @description A panic-close job: per account and per position, readable while it runs */
             202: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -9250,6 +10908,8 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -9296,6 +10956,8 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -9321,7 +10983,39 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a request with this Idempotency-Key is still running (code idempotency_key_in_flight): retry after Retry-After */
+            409: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is larger than the limit (code payload_too_large) */
             413: {
                 headers: {
                     /**
@@ -9349,7 +11043,93 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description this Idempotency-Key was used for a different request: method, path or body (code idempotency_key_reused) */
+            422: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -9382,6 +11162,8 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -9407,12 +11189,47 @@ export interface operations {
                     };
                 };
             };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
         };
     };
     pauseAccount: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description any string the client chooses (a UUID, say), scoped to the caller and kept 24 h: the same key with the same method, path and body returns the first answer again (Idempotent-Replayed: true) instead of acting twice; with another request it is a 422 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 account_id: string;
             };
@@ -9423,6 +11240,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -9470,6 +11289,8 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -9516,6 +11337,8 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -9541,7 +11364,39 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a request with this Idempotency-Key is still running (code idempotency_key_in_flight): retry after Retry-After */
+            409: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is larger than the limit (code payload_too_large) */
             413: {
                 headers: {
                     /**
@@ -9569,7 +11424,93 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description this Idempotency-Key was used for a different request: method, path or body (code idempotency_key_reused) */
+            422: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -9602,6 +11543,8 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -9612,6 +11555,38 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9810,7 +11785,35 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -9896,7 +11899,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a broker or the worker did not answer (code upstream_unavailable); or the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
             503: {
                 headers: {
                     /**
@@ -9909,6 +11912,8 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9929,7 +11934,10 @@ export interface operations {
     modifyPosition: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description any string the client chooses (a UUID, say), scoped to the caller and kept 24 h: the same key with the same method, path and body returns the first answer again (Idempotent-Replayed: true) instead of acting twice; with another request it is a 422 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 account_id: string;
                 position_id: string;
@@ -9948,6 +11956,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -9974,6 +11984,8 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -10020,6 +12032,8 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -10045,9 +12059,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a request with this Idempotency-Key is still running (code idempotency_key_in_flight): retry after Retry-After */
             409: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -10058,6 +12074,8 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10073,7 +12091,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description the body is larger than the limit (code payload_too_large) */
             413: {
                 headers: {
                     /**
@@ -10101,7 +12119,93 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description this Idempotency-Key was used for a different request: method, path or body (code idempotency_key_reused) */
+            422: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -10134,6 +12238,8 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -10162,6 +12268,8 @@ export interface operations {
             /** @description Default Response */
             502: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -10187,9 +12295,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a broker or the worker did not answer (code upstream_unavailable); or the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
             503: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -10200,6 +12310,8 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10220,7 +12332,10 @@ export interface operations {
     closePosition: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description any string the client chooses (a UUID, say), scoped to the caller and kept 24 h: the same key with the same method, path and body returns the first answer again (Idempotent-Replayed: true) instead of acting twice; with another request it is a 422 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 account_id: string;
                 position_id: string;
@@ -10239,6 +12354,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -10265,6 +12382,8 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -10311,6 +12430,8 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -10336,9 +12457,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a request with this Idempotency-Key is still running (code idempotency_key_in_flight): retry after Retry-After */
             409: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -10349,6 +12472,8 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10364,7 +12489,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description the body is larger than the limit (code payload_too_large) */
             413: {
                 headers: {
                     /**
@@ -10392,7 +12517,93 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description this Idempotency-Key was used for a different request: method, path or body (code idempotency_key_reused) */
+            422: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -10425,6 +12636,8 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -10453,6 +12666,8 @@ export interface operations {
             /** @description Default Response */
             502: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -10478,9 +12693,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a broker or the worker did not answer (code upstream_unavailable); or the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
             503: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -10491,6 +12708,8 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10696,7 +12915,35 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -10754,7 +13001,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a broker or the worker did not answer (code upstream_unavailable); or the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
             503: {
                 headers: {
                     /**
@@ -10767,6 +13014,8 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10789,7 +13038,10 @@ export interface operations {
             query?: {
                 dryRun?: "true" | "false";
             };
-            header?: never;
+            header?: {
+                /** @description any string the client chooses (a UUID, say), scoped to the caller and kept 24 h: the same key with the same method, path and body returns the first answer again (Idempotent-Replayed: true) instead of acting twice; with another request it is a 422 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 account_id: string;
             };
@@ -10800,6 +13052,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -10847,6 +13101,8 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -10893,6 +13149,8 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -10918,9 +13176,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a request with this Idempotency-Key is still running (code idempotency_key_in_flight): retry after Retry-After */
             409: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -10931,6 +13191,8 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10946,7 +13208,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description the body is larger than the limit (code payload_too_large) */
             413: {
                 headers: {
                     /**
@@ -10974,7 +13236,93 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description this Idempotency-Key was used for a different request: method, path or body (code idempotency_key_reused) */
+            422: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -11007,6 +13355,8 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -11032,9 +13382,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a broker or the worker did not answer (code upstream_unavailable); or the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
             503: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -11045,6 +13397,8 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11065,7 +13419,10 @@ export interface operations {
     resumeAccount: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description any string the client chooses (a UUID, say), scoped to the caller and kept 24 h: the same key with the same method, path and body returns the first answer again (Idempotent-Replayed: true) instead of acting twice; with another request it is a 422 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 account_id: string;
             };
@@ -11076,6 +13433,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -11123,6 +13482,8 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -11169,6 +13530,8 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -11194,9 +13557,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a request with this Idempotency-Key is still running (code idempotency_key_in_flight): retry after Retry-After */
             409: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -11207,6 +13572,8 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11222,7 +13589,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description the body is larger than the limit (code payload_too_large) */
             413: {
                 headers: {
                     /**
@@ -11250,7 +13617,93 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description this Idempotency-Key was used for a different request: method, path or body (code idempotency_key_reused) */
+            422: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -11283,6 +13736,8 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -11293,6 +13748,38 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11468,7 +13955,35 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -11526,12 +14041,45 @@ export interface operations {
                     };
                 };
             };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
         };
     };
     setAccountRiskLimits: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description any string the client chooses (a UUID, say), scoped to the caller and kept 24 h: the same key with the same method, path and body returns the first answer again (Idempotent-Replayed: true) instead of acting twice; with another request it is a 422 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 account_id: string;
             };
@@ -11556,6 +14104,8 @@ export interface operations {
             /** @description Risk limits and, for an account, what the monitor last saw */
             200: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -11601,6 +14151,8 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -11647,6 +14199,8 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -11672,7 +14226,39 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a request with this Idempotency-Key is still running (code idempotency_key_in_flight): retry after Retry-After */
+            409: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is larger than the limit (code payload_too_large) */
             413: {
                 headers: {
                     /**
@@ -11700,7 +14286,93 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description this Idempotency-Key was used for a different request: method, path or body (code idempotency_key_reused) */
+            422: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -11733,6 +14405,8 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -11743,6 +14417,38 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11901,7 +14607,35 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -11959,12 +14693,45 @@ export interface operations {
                     };
                 };
             };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
         };
     };
     setAccountShadow: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description any string the client chooses (a UUID, say), scoped to the caller and kept 24 h: the same key with the same method, path and body returns the first answer again (Idempotent-Replayed: true) instead of acting twice; with another request it is a 422 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 account_id: string;
             };
@@ -11981,6 +14748,8 @@ export interface operations {
             /** @description A Slave's shadow mode: while enabled its copies go to a simulated twin, never to its broker */
             200: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -12009,6 +14778,8 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -12055,6 +14826,8 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -12080,7 +14853,39 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a request with this Idempotency-Key is still running (code idempotency_key_in_flight): retry after Retry-After */
+            409: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is larger than the limit (code payload_too_large) */
             413: {
                 headers: {
                     /**
@@ -12108,7 +14913,93 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description this Idempotency-Key was used for a different request: method, path or body (code idempotency_key_reused) */
+            422: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -12141,6 +15032,8 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -12151,6 +15044,38 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12407,7 +15332,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -12465,12 +15390,45 @@ export interface operations {
                     };
                 };
             };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
         };
     };
     createCopierGroup: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description any string the client chooses (a UUID, say), scoped to the caller and kept 24 h: the same key with the same method, path and body returns the first answer again (Idempotent-Replayed: true) instead of acting twice; with another request it is a 422 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -12485,6 +15443,8 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -12604,6 +15564,8 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -12650,6 +15612,8 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -12675,9 +15639,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a request with this Idempotency-Key is still running (code idempotency_key_in_flight): retry after Retry-After */
             409: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -12688,6 +15654,8 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12703,7 +15671,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description the body is larger than the limit (code payload_too_large) */
             413: {
                 headers: {
                     /**
@@ -12731,7 +15699,65 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description this Idempotency-Key was used for a different request: method, path or body (code idempotency_key_reused) */
+            422: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -12764,6 +15790,8 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -12774,6 +15802,38 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13023,7 +16083,35 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -13081,6 +16169,36 @@ export interface operations {
                     };
                 };
             };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
         };
     };
     deleteCopierGroup: {
@@ -13088,7 +16206,10 @@ export interface operations {
             query?: {
                 force?: "true" | "false";
             };
-            header?: never;
+            header?: {
+                /** @description any string the client chooses (a UUID, say), scoped to the caller and kept 24 h: the same key with the same method, path and body returns the first answer again (Idempotent-Replayed: true) instead of acting twice; with another request it is a 422 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 group_id: string;
             };
@@ -13099,6 +16220,8 @@ export interface operations {
             /** @description Default Response */
             204: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -13116,6 +16239,8 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -13162,6 +16287,8 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -13187,9 +16314,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a request with this Idempotency-Key is still running (code idempotency_key_in_flight): retry after Retry-After */
             409: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -13200,6 +16329,8 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13215,7 +16346,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description the body is larger than the limit (code payload_too_large) */
             413: {
                 headers: {
                     /**
@@ -13243,7 +16374,93 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description this Idempotency-Key was used for a different request: method, path or body (code idempotency_key_reused) */
+            422: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -13276,6 +16493,8 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -13301,12 +16520,47 @@ export interface operations {
                     };
                 };
             };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
         };
     };
     renameCopierGroup: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description any string the client chooses (a UUID, say), scoped to the caller and kept 24 h: the same key with the same method, path and body returns the first answer again (Idempotent-Replayed: true) instead of acting twice; with another request it is a 422 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 group_id: string;
             };
@@ -13323,6 +16577,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -13442,6 +16698,8 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -13488,6 +16746,8 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -13513,7 +16773,39 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a request with this Idempotency-Key is still running (code idempotency_key_in_flight): retry after Retry-After */
+            409: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is larger than the limit (code payload_too_large) */
             413: {
                 headers: {
                     /**
@@ -13541,7 +16833,93 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description this Idempotency-Key was used for a different request: method, path or body (code idempotency_key_reused) */
+            422: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -13574,6 +16952,8 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -13599,12 +16979,47 @@ export interface operations {
                     };
                 };
             };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
         };
     };
     panicCloseGroup: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description any string the client chooses (a UUID, say), scoped to the caller and kept 24 h: the same key with the same method, path and body returns the first answer again (Idempotent-Replayed: true) instead of acting twice; with another request it is a 422 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 group_id: string;
             };
@@ -13622,6 +17037,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -13686,6 +17103,8 @@ export interface operations {
             /** @description A panic-close job: per account and per position, readable while it runs */
             202: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -13769,6 +17188,8 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -13815,6 +17236,8 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -13840,7 +17263,39 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a request with this Idempotency-Key is still running (code idempotency_key_in_flight): retry after Retry-After */
+            409: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is larger than the limit (code payload_too_large) */
             413: {
                 headers: {
                     /**
@@ -13868,7 +17323,93 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description this Idempotency-Key was used for a different request: method, path or body (code idempotency_key_reused) */
+            422: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -13901,6 +17442,8 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -13911,6 +17454,38 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13931,7 +17506,10 @@ export interface operations {
     pauseCopierGroup: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description any string the client chooses (a UUID, say), scoped to the caller and kept 24 h: the same key with the same method, path and body returns the first answer again (Idempotent-Replayed: true) instead of acting twice; with another request it is a 422 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 group_id: string;
             };
@@ -13942,6 +17520,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -14061,6 +17641,8 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -14107,6 +17689,8 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -14132,7 +17716,39 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a request with this Idempotency-Key is still running (code idempotency_key_in_flight): retry after Retry-After */
+            409: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is larger than the limit (code payload_too_large) */
             413: {
                 headers: {
                     /**
@@ -14160,7 +17776,93 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description this Idempotency-Key was used for a different request: method, path or body (code idempotency_key_reused) */
+            422: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -14193,6 +17895,8 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -14203,6 +17907,38 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14223,7 +17959,10 @@ export interface operations {
     resumeCopierGroup: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description any string the client chooses (a UUID, say), scoped to the caller and kept 24 h: the same key with the same method, path and body returns the first answer again (Idempotent-Replayed: true) instead of acting twice; with another request it is a 422 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 group_id: string;
             };
@@ -14234,6 +17973,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -14353,6 +18094,8 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -14399,6 +18142,8 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -14424,9 +18169,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a request with this Idempotency-Key is still running (code idempotency_key_in_flight): retry after Retry-After */
             409: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -14437,6 +18184,8 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14452,7 +18201,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description the body is larger than the limit (code payload_too_large) */
             413: {
                 headers: {
                     /**
@@ -14480,7 +18229,93 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description this Idempotency-Key was used for a different request: method, path or body (code idempotency_key_reused) */
+            422: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -14513,6 +18348,8 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -14523,6 +18360,38 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14698,7 +18567,35 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -14756,12 +18653,45 @@ export interface operations {
                     };
                 };
             };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
         };
     };
     setGroupRiskLimits: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description any string the client chooses (a UUID, say), scoped to the caller and kept 24 h: the same key with the same method, path and body returns the first answer again (Idempotent-Replayed: true) instead of acting twice; with another request it is a 422 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 group_id: string;
             };
@@ -14786,6 +18716,8 @@ export interface operations {
             /** @description Risk limits and, for an account, what the monitor last saw */
             200: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -14831,6 +18763,8 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -14877,6 +18811,8 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -14902,7 +18838,39 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a request with this Idempotency-Key is still running (code idempotency_key_in_flight): retry after Retry-After */
+            409: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is larger than the limit (code payload_too_large) */
             413: {
                 headers: {
                     /**
@@ -14930,7 +18898,93 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description this Idempotency-Key was used for a different request: method, path or body (code idempotency_key_reused) */
+            422: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -14963,6 +19017,8 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -14973,6 +19029,38 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15127,7 +19215,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -15170,6 +19258,36 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15342,7 +19460,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -15385,6 +19503,36 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15538,7 +19686,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -15581,6 +19729,36 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15753,7 +19931,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -15796,6 +19974,36 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16009,7 +20217,35 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -16052,6 +20288,36 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16222,7 +20488,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -16265,6 +20531,36 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16476,7 +20772,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -16519,6 +20815,36 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16720,7 +21046,35 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -16763,6 +21117,36 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16934,7 +21318,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -16992,12 +21376,45 @@ export interface operations {
                     };
                 };
             };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
         };
     };
     createWebhookEndpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description any string the client chooses (a UUID, say), scoped to the caller and kept 24 h: the same key with the same method, path and body returns the first answer again (Idempotent-Replayed: true) instead of acting twice; with another request it is a 422 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -17017,6 +21434,8 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -17054,6 +21473,8 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -17100,6 +21521,8 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -17125,9 +21548,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a request with this Idempotency-Key is still running (code idempotency_key_in_flight): retry after Retry-After */
             409: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -17138,6 +21563,8 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -17153,7 +21580,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description the body is larger than the limit (code payload_too_large) */
             413: {
                 headers: {
                     /**
@@ -17181,7 +21608,65 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description this Idempotency-Key was used for a different request: method, path or body (code idempotency_key_reused) */
+            422: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -17214,6 +21699,8 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -17224,6 +21711,38 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -17388,7 +21907,35 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -17446,12 +21993,45 @@ export interface operations {
                     };
                 };
             };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
         };
     };
     deleteWebhookEndpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description any string the client chooses (a UUID, say), scoped to the caller and kept 24 h: the same key with the same method, path and body returns the first answer again (Idempotent-Replayed: true) instead of acting twice; with another request it is a 422 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 endpoint_id: string;
             };
@@ -17462,6 +22042,8 @@ export interface operations {
             /** @description Default Response */
             204: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -17479,6 +22061,8 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -17525,6 +22109,8 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -17550,7 +22136,39 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a request with this Idempotency-Key is still running (code idempotency_key_in_flight): retry after Retry-After */
+            409: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is larger than the limit (code payload_too_large) */
             413: {
                 headers: {
                     /**
@@ -17578,7 +22196,93 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description this Idempotency-Key was used for a different request: method, path or body (code idempotency_key_reused) */
+            422: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -17611,6 +22315,8 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -17636,12 +22342,47 @@ export interface operations {
                     };
                 };
             };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
         };
     };
     updateWebhookEndpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description any string the client chooses (a UUID, say), scoped to the caller and kept 24 h: the same key with the same method, path and body returns the first answer again (Idempotent-Replayed: true) instead of acting twice; with another request it is a 422 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 endpoint_id: string;
             };
@@ -17662,6 +22403,8 @@ export interface operations {
             /** @description a webhook endpoint; its secret is never shown again after create or rotate */
             200: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -17696,6 +22439,8 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -17742,6 +22487,8 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -17767,7 +22514,39 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a request with this Idempotency-Key is still running (code idempotency_key_in_flight): retry after Retry-After */
+            409: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is larger than the limit (code payload_too_large) */
             413: {
                 headers: {
                     /**
@@ -17795,7 +22574,93 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description this Idempotency-Key was used for a different request: method, path or body (code idempotency_key_reused) */
+            422: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -17828,6 +22693,8 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -17838,6 +22705,38 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -18010,7 +22909,35 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -18068,12 +22995,45 @@ export interface operations {
                     };
                 };
             };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
         };
     };
     redeliverEvent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description any string the client chooses (a UUID, say), scoped to the caller and kept 24 h: the same key with the same method, path and body returns the first answer again (Idempotent-Replayed: true) instead of acting twice; with another request it is a 422 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 endpoint_id: string;
             };
@@ -18090,6 +23050,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -18125,6 +23087,8 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -18171,6 +23135,8 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -18196,7 +23162,39 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a request with this Idempotency-Key is still running (code idempotency_key_in_flight): retry after Retry-After */
+            409: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is larger than the limit (code payload_too_large) */
             413: {
                 headers: {
                     /**
@@ -18224,7 +23222,93 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description this Idempotency-Key was used for a different request: method, path or body (code idempotency_key_reused) */
+            422: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -18257,6 +23341,8 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -18282,12 +23368,47 @@ export interface operations {
                     };
                 };
             };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
         };
     };
     rotateWebhookEndpointSecret: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description any string the client chooses (a UUID, say), scoped to the caller and kept 24 h: the same key with the same method, path and body returns the first answer again (Idempotent-Replayed: true) instead of acting twice; with another request it is a 422 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 endpoint_id: string;
             };
@@ -18306,6 +23427,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -18343,6 +23466,8 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -18389,6 +23514,8 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -18414,7 +23541,39 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a request with this Idempotency-Key is still running (code idempotency_key_in_flight): retry after Retry-After */
+            409: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is larger than the limit (code payload_too_large) */
             413: {
                 headers: {
                     /**
@@ -18442,7 +23601,93 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description this Idempotency-Key was used for a different request: method, path or body (code idempotency_key_reused) */
+            422: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -18475,6 +23720,8 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -18500,12 +23747,47 @@ export interface operations {
                     };
                 };
             };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
         };
     };
     sendWebhookTestEvent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description any string the client chooses (a UUID, say), scoped to the caller and kept 24 h: the same key with the same method, path and body returns the first answer again (Idempotent-Replayed: true) instead of acting twice; with another request it is a 422 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 endpoint_id: string;
             };
@@ -18516,6 +23798,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -18551,6 +23835,8 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -18597,6 +23883,8 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -18622,7 +23910,39 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a request with this Idempotency-Key is still running (code idempotency_key_in_flight): retry after Retry-After */
+            409: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is larger than the limit (code payload_too_large) */
             413: {
                 headers: {
                     /**
@@ -18650,7 +23970,93 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description this Idempotency-Key was used for a different request: method, path or body (code idempotency_key_reused) */
+            422: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     /**
@@ -18683,6 +24089,8 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -18693,6 +24101,38 @@ export interface operations {
                      * @example "writes";q=60;w=60
                      */
                     "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
