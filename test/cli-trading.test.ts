@@ -148,9 +148,11 @@ describe('copytrade trading commands (family V with an API key)', () => {
     const lines = r.stdout
       .trim()
       .split('\n')
-      .map((l) => JSON.parse(l) as { cursor: number; type: string; id: string });
+      .map((l) => JSON.parse(l) as { cursor: string; type: string; id: string });
     expect(lines).toHaveLength(3);
-    expect(lines.map((l) => l.cursor)).toEqual([...lines.map((l) => l.cursor)].sort((a, b) => a - b));
+    // Cursors are opaque (issue 46): they are the ones the list route gives for the same first events.
+    const listed = (await svc.call('GET', '/v1/events?limit=3', { token: svc.demo!.apiKey })).body.events;
+    expect(lines.map((l) => l.cursor)).toEqual(listed.map((e: { cursor: string }) => e.cursor));
     expect(lines[0]).toMatchObject({ id: expect.any(String), type: expect.any(String) });
 
     // From now: only what happens after the tail started.
@@ -167,7 +169,10 @@ describe('copytrade trading commands (family V with an API key)', () => {
       .toBe(true);
     const live = await tail;
     expect(live.code, live.stderr).toBe(0);
-    expect(JSON.parse(live.stdout.trim()).cursor).toBeGreaterThan(lines[2]!.cursor);
+    const later = await svc.call('GET', `/v1/events?limit=1000&cursor=${lines[2]!.cursor}`, {
+      token: svc.demo!.apiKey,
+    });
+    expect(later.body.events.map((e: { cursor: string }) => e.cursor)).toContain(JSON.parse(live.stdout.trim()).cursor);
   }, 240_000);
 
   it('failures: the error code printed, a non-zero exit, and with --json a JSON error', async () => {

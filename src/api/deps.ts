@@ -7,6 +7,7 @@ import type { ShadowService } from '../engine/shadow.js';
 import type { Reconciler } from '../engine/reconciler.js';
 import type { Store } from '../store/store.js';
 import type { EventFeed } from '../events/feed.js';
+import type { EventCursors } from '../events/cursor-codec.js';
 import type { WebhookService } from '../webhooks/endpoint-service.js';
 import type { Account } from '../domain/account.js';
 import { notFound } from '../domain/errors.js';
@@ -43,6 +44,8 @@ export interface ApiDeps {
   webhooks: WebhookService;
   /** Gap-free reads of the event outbox (list and live stream). */
   eventFeed: EventFeed;
+  /** The events routes' cursors: the outbox position, opaque and per user. */
+  eventCursors: EventCursors;
   streamHeartbeatMs: number;
   /** Demo mode only: the simulated brokers' spare logins the wizards show (absent otherwise: the route is not served). */
   demoBrokerLogins?: () => Promise<unknown>;

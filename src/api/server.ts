@@ -1,3 +1,4 @@
+import { Type } from 'typebox';
 import Fastify, { type FastifyInstance, type onRequestAsyncHookHandler } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -7,7 +8,8 @@ import { errorHandler, sendError } from './errors.js';
 import { requireAuth } from './plugins/auth.js';
 import { isAppMirror, rewriteAppMirror } from './app/mirror.js';
 import { newRequestId, requestRecords } from './plugins/request-records.js';
-import { idempotency } from './plugins/idempotency.js';
+import { IDEMPOTENT_PREFIXES, idempotency } from './plugins/idempotency.js';
+import { documentCommonAnswers } from './openapi-answers.js';
 import { inputGuard } from './plugins/input-guard.js';
 import { drainRefusedBodies } from './plugins/body-drain.js';
 import { documentRateLimits, rateLimiter } from './plugins/rate-limit.js';
@@ -160,7 +162,7 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
   drainRefusedBodies(app);
   requestRecords(app, deps.store, (err) => app.log.error({ err }, 'request record not written'));
   idempotency(app, deps.store, {
-    prefixes: ['/v1/'],
+    prefixes: IDEMPOTENT_PREFIXES,
     instanceId: deps.instanceId,
     onError: (err) => app.log.error({ err }, 'idempotency record not written'),
   });
@@ -195,6 +197,8 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
     transformObject: (doc) => {
       const openapi = markOptionalBodies((doc as { openapiObject: Record<string, unknown> }).openapiObject);
       if (opts.families.includes('v1')) openapi.webhooks = eventWebhooks();
+      // Before the rate limits, so the answers it adds carry the RateLimit headers too.
+      documentCommonAnswers(openapi);
       documentRateLimits(openapi);
       return openapi as never;
     },
@@ -238,6 +242,7 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
         security: [],
         'x-open-point': true,
         summary: 'Liveness of the service',
+        response: { 200: Type.Object({ ok: Type.Literal(true) }) },
       } as never,
     },
     async () => ({ ok: true }),

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, relative, isAbsolute } from 'node:path';
 
@@ -57,6 +57,16 @@ export class CredentialBox {
       throw last instanceof Error ? last : new Error('credential does not open with any configured key');
     }
     throw new Error('unrecognised credential format');
+  }
+
+  /**
+   * Keys for another purpose derived from this ring (HKDF-SHA256, `purpose` as info), the current key's first:
+   * every process sharing the credential key derives the same ones, and none reveals the credential key.
+   */
+  derivedKeys(purpose: string): Buffer[] {
+    return [this.key, ...[...this.keys.values()].filter((k) => k !== this.key)].map((k) =>
+      Buffer.from(hkdfSync('sha256', k, Buffer.alloc(0), `copytrade ${purpose}`, 32)),
+    );
   }
 
   /** Sealed under the current key (a rotation leaves it alone). */

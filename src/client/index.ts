@@ -93,11 +93,12 @@ export interface CopytradeClient {
     o?: { intervalMs?: number; signal?: AbortSignal },
   ): Promise<PanicJob>;
   /** The live event stream (server-sent events), from `cursor` on (from now without one), until `signal` aborts. */
-  events(o?: { cursor?: number; signal?: AbortSignal }): AsyncGenerator<StreamedEvent>;
+  events(o?: { cursor?: string; signal?: AbortSignal }): AsyncGenerator<StreamedEvent>;
 }
 
 export interface StreamedEvent {
-  cursor: number;
+  /** Opaque, the caller's own: pass it back as `cursor` to resume after this event. */
+  cursor: string;
   type: string;
   event: {
     id: string;
@@ -149,8 +150,8 @@ export function createCopytradeClient(o: CopytradeClientOptions): CopytradeClien
     }
   }
 
-  async function* events(e: { cursor?: number; signal?: AbortSignal } = {}): AsyncGenerator<StreamedEvent> {
-    const url = `${baseUrl}/v1/events/stream${e.cursor !== undefined ? `?cursor=${e.cursor}` : ''}`;
+  async function* events(e: { cursor?: string; signal?: AbortSignal } = {}): AsyncGenerator<StreamedEvent> {
+    const url = `${baseUrl}/v1/events/stream${e.cursor !== undefined ? `?cursor=${encodeURIComponent(e.cursor)}` : ''}`;
     const res = await doFetch(url, {
       headers: { Authorization: `Bearer ${o.apiKey}`, Accept: 'text/event-stream' },
       ...(e.signal ? { signal: e.signal } : {}),
@@ -173,7 +174,7 @@ export function createCopytradeClient(o: CopytradeClientOptions): CopytradeClien
           }
           if (f.data !== undefined && f.id !== undefined)
             yield {
-              cursor: Number(f.id),
+              cursor: f.id,
               type: f.event ?? 'message',
               event: JSON.parse(f.data) as StreamedEvent['event'],
             };

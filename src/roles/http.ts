@@ -6,6 +6,7 @@ import { OrderService } from '../engine/order-service.js';
 import { buildServer } from '../api/server.js';
 import type { ApiDeps } from '../api/deps.js';
 import type { Core } from './core.js';
+import { EventCursors } from '../events/cursor-codec.js';
 
 /** What the HTTP families need, from the core (`serve` and `api` alike). */
 export function apiDeps(core: Core, cfg: Config, instanceId: string): ApiDeps {
@@ -25,6 +26,7 @@ export function apiDeps(core: Core, cfg: Config, instanceId: string): ApiDeps {
     quotas: cfg.quotas,
     webhooks: hooks.service,
     eventFeed: hooks.feed,
+    eventCursors: new EventCursors(box.derivedKeys('event cursors')),
     streamHeartbeatMs: cfg.webhooks.streamHeartbeatMs,
     box,
     endpoints,

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestService, type TestService } from '../helpers/service.js';
 
 /**
@@ -158,6 +158,41 @@ describe('paging of every list route (issue 13)', () => {
     expect(
       (await walk('/api/trading-accounts?limit=1', '', { cred: token, viaLink: true, data: (b) => b.data })).ids,
     ).toEqual([...rIds].sort());
+  });
+
+  it('positions page on every family (issue 46): every open position once, oldest first, across pages', async () => {
+    const settled = async (path: string, data: (b: any) => any[], cred: string) =>
+      vi.waitFor(
+        async () => {
+          const r = await svc.call('GET', `${path}?limit=500`, { token: cred });
+          expect(r.status, r.text).toBe(200);
+          expect(data(r.body).length).toBeGreaterThanOrEqual(3);
+          return data(r.body).map((p: any) => p.id);
+        },
+        { timeout: 15_000, interval: 50 },
+      );
+    const v1 = `/v1/accounts/${masterId}/positions`;
+    const all = await settled(v1, (b) => b.positions, key);
+    const paged = await walk(`${v1}?limit=2`, 'positions');
+    expect(paged.ids).toEqual(all);
+    expect(paged.pages).toBe(Math.ceil(all.length / 2));
+    const opened = (await svc.call('GET', `${v1}?limit=500`, { token: key })).body.positions.map(
+      (p: any) => p.openedAt,
+    );
+    expect(opened).toEqual([...opened].sort());
+    expect((await svc.call('GET', `${v1}?limit=501`, { token: key })).status).toBe(400);
+
+    // Family R: the copies on the demo group's platform B Slave, paged in the same {success, data} envelope.
+    const accounts = (await svc.call('GET', '/v1/accounts', { token: key })).body.accounts;
+    const b = accounts.find(
+      (a: any) => a.platform === 'platformb' && a.groupId === accounts.find((m: any) => m.id === masterId).groupId,
+    );
+    const r = `/api/trading-accounts/${b.id}/positions`;
+    const rAll = await settled(r, (x) => x.data, token);
+    expect((await walk(`${r}?limit=1`, '', { cred: token, data: (x) => x.data })).ids).toEqual(rAll);
+    const first = await svc.call('GET', `${r}?limit=1`, { token });
+    expect(Object.keys(first.body)).toEqual(['success', 'data', 'nextCursor']);
+    expect(first.headers.get('link')).toMatch(/rel="next"$/);
   });
 
   it("a limit above the maximum and a cursor that is not this list's are clear 400s", async () => {

@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestService, type TestService } from '../helpers/service.js';
+import { sample } from '../helpers/openapi-sample.js';
 
 type Schema = Record<string, any>;
 interface Operation {
@@ -46,48 +47,6 @@ function operationsOf(doc: Schema): Operation[] {
     }
   }
   return out;
-}
-
-/** A small value that satisfies a JSON schema (enough for the request to pass validation and reach its handler). */
-function sample(s: Schema | undefined): unknown {
-  if (!s) return undefined;
-  if ('const' in s) return s.const;
-  if (s.enum) return s.enum[0];
-  if ('default' in s && s.default !== undefined) return s.default;
-  for (const k of ['anyOf', 'oneOf'] as const)
-    if (s[k]) return sample((s[k] as Schema[]).find((x) => x.type !== 'null') ?? s[k][0]);
-  if (s.allOf) return Object.assign({}, ...(s.allOf as Schema[]).map((x) => sample(x) as object));
-  const type = Array.isArray(s.type) ? s.type.find((t: string) => t !== 'null') : s.type;
-  switch (type) {
-    case 'object': {
-      const o: Record<string, unknown> = {};
-      for (const k of (s.required ?? []) as string[]) o[k] = sample(s.properties?.[k]);
-      return o;
-    }
-    case 'array':
-      return [];
-    case 'boolean':
-      return false;
-    case 'integer':
-      return Math.max(1, s.minimum ?? 1);
-    case 'number':
-      return Math.max(1, s.minimum ?? 1);
-    case 'string': {
-      if (s.format === 'uri') return 'https://example.com/hook';
-      if (s.format === 'date-time') return new Date().toISOString();
-      const tries = [
-        '1',
-        'x'.repeat(Math.max(1, s.minLength ?? 1)),
-        'EURUSD',
-        'https://example.com/hook',
-        'a@example.com',
-        '1.5',
-      ];
-      return s.pattern ? (tries.find((t) => new RegExp(s.pattern).test(t)) ?? tries[0]) : tries[1];
-    }
-    default:
-      return {};
-  }
 }
 
 /** The id that names the same kind of thing but exists nowhere: the foreign id with its random tail changed. */

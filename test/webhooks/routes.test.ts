@@ -142,7 +142,7 @@ describe('webhook and event routes', () => {
       await svc.store.events.emit([{ userId, accountId: 'acc_x', type: 'position.modified', payload: { i } }]);
     const p1 = await svc.call('GET', '/v1/events?limit=3', { token: key });
     expect(p1.status).toBe(200);
-    const all: Array<{ id: string; cursor: number; sequence: number }> = [...p1.body.events];
+    const all: Array<{ id: string; cursor: string; sequence: number; timestamp: string }> = [...p1.body.events];
     let next = p1.body.nextCursor;
     let more = p1.body.hasMore;
     while (more) {
@@ -153,7 +153,9 @@ describe('webhook and event routes', () => {
     }
     const mine = all.filter((e) => (e as unknown as { accountId: string }).accountId === 'acc_x');
     expect(mine.map((e) => e.sequence)).toEqual([1, 2, 3, 4, 5]);
-    expect(all.map((e) => e.cursor)).toEqual([...all.map((e) => e.cursor)].sort((a, b) => a - b));
+    // Cursors are opaque (issue 46): the order is the outbox's, oldest first.
+    expect(all.map((e) => e.timestamp)).toEqual([...all.map((e) => e.timestamp)].sort());
+    expect(new Set(all.map((e) => e.cursor)).size).toBe(all.length);
     expect(new Set(all.map((e) => e.id)).size).toBe(all.length);
     // The other user sees none of them.
     const theirs = await svc.call('GET', '/v1/events', { token: otherKey });

@@ -13,7 +13,7 @@ import { AppError, type ErrorCode } from '../../domain/errors.js';
 import type { ApiDeps } from '../deps.js';
 import { QUOTA_NOTE } from '../quotas.js';
 import { requireAuth, userOf } from '../plugins/auth.js';
-import { AccountSchema, OPEN, stdErrors, toAccountJson } from '../schemas.js';
+import { AccountSchema, ErrorBody, OPEN, stdErrors, toAccountJson } from '../schemas.js';
 import { ConnectionSessions } from './sessions.js';
 import { connectLimit } from './limit.js';
 import { storeConnectedAccount } from './assign.js';
@@ -43,6 +43,20 @@ function popupPage(msg: { connectionId: string | null; ok: boolean; error?: stri
   return `<!doctype html><meta charset="utf-8"><title>copytrade</title><p>${msg.ok ? 'Account access approved. You can close this window.' : 'Authorization failed. You can close this window.'}</p>
 <script nonce="${nonce}">try{window.opener&&window.opener.postMessage(${data},window.location.origin)}catch(e){}setTimeout(function(){window.close()},300)</script>`;
 }
+
+/** The callback's answers: HTML for the popup (the document's only text/html operation; issue 46, finding 8). */
+const CALLBACK_ANSWERS = {
+  200: {
+    description:
+      'an HTML page that posts {type: "copytrade:platformc", connectionId, ok, error?} to the window that opened it, then closes; ok false when the broker refused or the approval failed (the connection then reads failed)',
+    content: { 'text/html': { schema: { type: 'string' } } },
+  },
+  400: {
+    description:
+      'the same page with ok false and connectionId null: an unknown, expired or already used connection, or a callback from another browser. A query value over its maximum length is a JSON error instead',
+    content: { 'text/html': { schema: { type: 'string' } }, 'application/json': { schema: ErrorBody } },
+  },
+} as Record<number, unknown>;
 
 const origin = (req: FastifyRequest) =>
   process.env.COPYTRADE_PUBLIC_URL?.replace(/\/$/, '') ?? `${req.protocol}://${req.headers.host}`;
@@ -126,6 +140,7 @@ export async function connectPlatformCRoutes(app: FastifyInstance, deps: ApiDeps
           state: Type.Optional(Type.String({ maxLength: 200 })),
           error: Type.Optional(Type.String({ maxLength: 200 })),
         }),
+        response: CALLBACK_ANSWERS,
       },
     },
     async (req, reply) => {

@@ -12,7 +12,13 @@ import { sendError } from '../errors.js';
 import { storableJson, storableText } from '../text-safety.js';
 
 const WRITE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-const MAX_KEY_LENGTH = 255;
+export const MAX_KEY_LENGTH = 255;
+/** The route prefixes whose writes honour the header (server.ts registers the plugin with them). */
+export const IDEMPOTENT_PREFIXES = ['/v1/'];
+
+/** Whether a route takes Idempotency-Key: the plugin's hooks and the OpenAPI document both ask this. */
+export const honoursIdempotencyKey = (method: string, url: string, prefixes = IDEMPOTENT_PREFIXES): boolean =>
+  WRITE.has(method.toUpperCase()) && prefixes.some((p) => url.startsWith(p));
 /** Response headers a replay must repeat (where a started job lives). */
 const KEPT_HEADERS = ['location', 'retry-after'];
 
@@ -74,7 +80,7 @@ export function idempotency(app: FastifyInstance, store: Store, opts: Idempotenc
 
   const preHandler = async (req: FastifyRequest, reply: FastifyReply) => {
     const route = req.routeOptions.url;
-    if (!WRITE.has(req.method) || !route || !opts.prefixes.some((p) => route.startsWith(p))) return;
+    if (!route || !honoursIdempotencyKey(req.method, route, opts.prefixes)) return;
     const header = req.headers['idempotency-key'];
     if (header === undefined) return;
     if (Array.isArray(header)) return sendError(req, reply, 400, 'invalid_request', 'send one Idempotency-Key header');
@@ -168,7 +174,7 @@ export function idempotency(app: FastifyInstance, store: Store, opts: Idempotenc
   // has hooks of these two kinds of its own, and the request records' onSend (global) runs first, as before.
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    if (!methods.some((m) => WRITE.has(m)) || !opts.prefixes.some((p) => route.url.startsWith(p))) return;
+    if (!methods.some((m) => honoursIdempotencyKey(m, route.url, opts.prefixes))) return;
     route.preHandler = [...hooksOf(route.preHandler), preHandler as preHandlerAsyncHookHandler];
     route.onSend = [...hooksOf(route.onSend), onSend as onSendAsyncHookHandler];
   });

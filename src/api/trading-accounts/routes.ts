@@ -20,7 +20,7 @@ import {
 } from '../schemas.js';
 import { parseTimeParam } from '../time-params.js';
 import { finishPage, NextCursor, pageOf, pageQuery, readPage } from '../paging.js';
-import { ACCOUNTS_PAGE, ORDERS_PAGE, orderKey } from '../page-specs.js';
+import { ACCOUNTS_PAGE, ORDERS_PAGE, orderKey, POSITIONS_PAGE, positionKey } from '../page-specs.js';
 
 const envelope = <T extends Parameters<typeof Type.Array>[0]>(item: T) =>
   Type.Object({ success: Type.Literal(true), data: Type.Array(item) });
@@ -66,11 +66,22 @@ export async function tradingAccountRoutes(app: FastifyInstance, deps: ApiDeps):
   const AccountsQuery = Type.Object(pageQuery(ACCOUNTS_PAGE));
   const pagedNote =
     'Without limit: every account (envelope unchanged). With limit: a page, oldest first, and a Link rel="next" header while more follow (open point).';
-  const positions = async (userId: string, id: string, platform: Platform) => {
-    const account = await ownedAccount(deps, userId, id, platform);
-    const adapter = await deps.adapters.forAccount(account);
-    return (await adapter.listPositions()).map(toPositionJson);
+  // Positions' envelope is ours (spec: "not shown"), so the next page's cursor is in the body as for orders.
+  const positions = async (req: FastifyRequest, reply: FastifyReply, id: string, platform: Platform) => {
+    const page = readPage(req.query as { limit?: string; cursor?: string }, POSITIONS_PAGE);
+    const account = await ownedAccount(deps, userOf(req), id, platform);
+    const all = await (await deps.adapters.forAccount(account)).listPositions();
+    const rows = pageOf(all, page, positionKey, 'asc');
+    const { items, nextCursor } = finishPage(req, reply, rows, page, POSITIONS_PAGE, positionKey);
+    return { success: true as const, data: items.map(toPositionJson), nextCursor };
   };
+  // Like the account lists: the spec's routes take no query, so other parameters stay ignored.
+  const PositionsQuery = Type.Object(pageQuery(POSITIONS_PAGE));
+  const positionsBody = Type.Object({
+    success: Type.Literal(true),
+    data: Type.Array(PositionSchema),
+    nextCursor: NextCursor,
+  });
 
   r.get(
     '/api/trading-accounts',
@@ -120,12 +131,13 @@ export async function tradingAccountRoutes(app: FastifyInstance, deps: ApiDeps):
         tags,
         security,
         ...OPEN,
-        summary: 'Positions of an owned platform B account',
+        summary: 'Positions of an owned platform B account; oldest first, paged',
         params: IdParams,
-        response: { 200: envelope(PositionSchema), ...stdErrors(409, 502, 503) },
+        querystring: PositionsQuery,
+        response: { 200: positionsBody, ...stdErrors(409, 502, 503) },
       },
     },
-    async (req) => ({ success: true as const, data: await positions(userOf(req), req.params.id, 'platformb') }),
+    async (req, reply) => positions(req, reply, req.params.id, 'platformb'),
   );
 
   r.get(
@@ -203,11 +215,12 @@ export async function tradingAccountRoutes(app: FastifyInstance, deps: ApiDeps):
         tags,
         security,
         ...OPEN,
-        summary: 'Positions of an owned platform C account',
+        summary: 'Positions of an owned platform C account; oldest first, paged',
         params: IdParams,
-        response: { 200: envelope(PositionSchema), ...stdErrors(409, 502, 503) },
+        querystring: PositionsQuery,
+        response: { 200: positionsBody, ...stdErrors(409, 502, 503) },
       },
     },
-    async (req) => ({ success: true as const, data: await positions(userOf(req), req.params.id, 'platformc') }),
+    async (req, reply) => positions(req, reply, req.params.id, 'platformc'),
   );
 }

@@ -24,7 +24,7 @@ import type { RouteOpts } from './route-opts.js';
 import { openCopies } from './open-copies.js';
 import { AccountListCache, pageBody } from './account-list-cache.js';
 import { finishPage, NextCursor, pageOf, pageQuery, readPage } from '../paging.js';
-import { ACCOUNTS_PAGE, ORDERS_PAGE, orderKey } from '../page-specs.js';
+import { ACCOUNTS_PAGE, ORDERS_PAGE, orderKey, POSITIONS_PAGE, positionKey } from '../page-specs.js';
 
 export async function accountRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOpts): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -203,14 +203,22 @@ export async function accountRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
         tags,
         security,
         ...OPEN,
-        summary: 'Open positions of any account of the caller, read from its broker',
+        summary: 'Open positions of any account of the caller, read from its broker; oldest first, paged',
         params: AccountIdParams,
-        response: { 200: Type.Object({ positions: Type.Array(PositionSchema) }), ...stdErrors(409, 502, 503) },
+        querystring: Type.Object(pageQuery(POSITIONS_PAGE), { additionalProperties: false }),
+        response: {
+          200: Type.Object({ positions: Type.Array(PositionSchema), nextCursor: NextCursor }),
+          ...stdErrors(409, 502, 503),
+        },
       },
     },
-    async (req) => {
+    async (req, reply) => {
+      const page = readPage(req.query, POSITIONS_PAGE);
       const a = await ownedAccount(deps, userOf(req), req.params.account_id);
-      return { positions: (await (await deps.adapters.forAccount(a)).listPositions()).map(toPositionJson) };
+      const all = await (await deps.adapters.forAccount(a)).listPositions();
+      const rows = pageOf(all, page, positionKey, 'asc');
+      const { items, nextCursor } = finishPage(req, reply, rows, page, POSITIONS_PAGE, positionKey);
+      return { positions: items.map(toPositionJson), nextCursor };
     },
   );
 

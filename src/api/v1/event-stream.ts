@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { EventFeed } from '../../events/feed.js';
+import type { EventCursors } from '../../events/cursor-codec.js';
 import { toWireEvent } from '../../events/wire.js';
 
 const PAGE = 500;
@@ -31,7 +32,15 @@ export function openEventStream(
   app: FastifyInstance,
   req: FastifyRequest,
   reply: FastifyReply,
-  o: { feed: EventFeed; userId: string; cursor: number; heartbeatMs: number; onEnd?: () => void },
+  o: {
+    feed: EventFeed;
+    cursors: EventCursors;
+    userId: string;
+    /** The outbox position to start after (sent out only as the user's opaque cursor). */
+    cursor: number;
+    heartbeatMs: number;
+    onEnd?: () => void;
+  },
 ): void {
   const streams = registry(app);
   reply.hijack();
@@ -43,7 +52,7 @@ export function openEventStream(
     'x-accel-buffering': 'no',
     'x-request-id': req.id,
   });
-  res.write(`retry: 2000\n: from cursor ${o.cursor}\n\n`);
+  res.write(`retry: 2000\n: from cursor ${o.cursors.encode(o.userId, o.cursor)}\n\n`);
 
   let pos = o.cursor;
   let closed = false;
@@ -85,7 +94,7 @@ export function openEventStream(
           for (const row of rows) {
             if (closed) return;
             const ok = res.write(
-              `id: ${row.cursor}\nevent: ${row.type}\ndata: ${JSON.stringify(toWireEvent(row))}\n\n`,
+              `id: ${o.cursors.encode(o.userId, row.cursor)}\nevent: ${row.type}\ndata: ${JSON.stringify(toWireEvent(row))}\n\n`,
             );
             pos = row.cursor;
             if (!ok) await drained();

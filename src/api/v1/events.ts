@@ -11,14 +11,19 @@ import type { RouteOpts } from './route-opts.js';
 import { openEventStream, prepareEventStreams } from './event-stream.js';
 import { enforceQuota, QUOTA_NOTE } from '../quotas.js';
 
+const CURSOR_NOTE =
+  "opaque and the caller's own (another user's cursor is a 400); the same event always has the same cursor, so compare cursors for equality only, never for order";
 const Cursor = Type.String({
-  pattern: '^[0-9]{1,15}$',
-  description: 'a cursor from a previous answer or stream message id',
+  pattern: '^(0|[A-Za-z0-9_-]{22})$',
+  description: `a cursor from a previous answer or stream message id, or 0 for the first event: ${CURSOR_NOTE}`,
+  ...OPEN,
 });
 const ListedEvent = Type.Intersect(
-  [AnyEventSchema, Type.Object({ cursor: Type.Integer({ description: 'position in the outbox; resume after it' }) })],
+  [AnyEventSchema, Type.Object({ cursor: Type.String({ description: `resume after this event: ${CURSOR_NOTE}` }) })],
   OPEN,
 );
+const NOT_A_CURSOR =
+  'cursor is not a cursor of your events: pass a cursor or nextCursor from /v1/events, or an id from the stream, unchanged';
 
 /** Event catalogue, replay by cursor, and the live stream (SSE). */
 export async function eventRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOpts): Promise<void> {
@@ -87,7 +92,11 @@ export async function eventRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
         }),
         response: {
           200: Type.Object(
-            { events: Type.Array(ListedEvent), nextCursor: Type.Integer(), hasMore: Type.Boolean() },
+            {
+              events: Type.Array(ListedEvent),
+              nextCursor: Type.String({ description: `pass as cursor for the next page: ${CURSOR_NOTE}` }),
+              hasMore: Type.Boolean(),
+            },
             OPEN,
           ),
           ...stdErrors(),
@@ -95,15 +104,17 @@ export async function eventRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
       },
     },
     async (req) => {
-      const after = Number(req.query.cursor ?? 0);
+      const user = userOf(req);
+      const after = req.query.cursor === undefined ? 0 : deps.eventCursors.decode(user, req.query.cursor);
+      if (after === null) throw invalid(NOT_A_CURSOR);
       const limit = Number(req.query.limit ?? 100);
       if (limit < 1 || limit > 1000)
         throw invalid(`limit must be from 1 to 1000, got ${req.query.limit}; page on with nextCursor`);
-      const rows = await deps.eventFeed.read(userOf(req), after, limit + 1);
+      const rows = await deps.eventFeed.read(user, after, limit + 1);
       const page = rows.slice(0, limit);
       return {
-        events: page.map((e) => ({ ...toWireEvent(e), cursor: e.cursor })),
-        nextCursor: page.length > 0 ? page[page.length - 1]!.cursor : after,
+        events: page.map((e) => ({ ...toWireEvent(e), cursor: deps.eventCursors.encode(user, e.cursor) })),
+        nextCursor: deps.eventCursors.encode(user, page.length > 0 ? page[page.length - 1]!.cursor : after),
         hasMore: rows.length > limit,
       };
     },
@@ -138,8 +149,10 @@ export async function eventRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
       const q = req.query as { cursor?: string };
       const last = req.headers['last-event-id'];
       const from = typeof last === 'string' && last !== '' ? last : q.cursor;
-      if (from !== undefined && !/^[0-9]{1,15}$/.test(from)) throw invalid('cursor must be a non-negative integer');
-      const start = from === undefined ? await deps.eventFeed.visibleCursor() : Number(from);
+      const user = userOf(req);
+      const given = from === undefined ? undefined : deps.eventCursors.decode(user, from);
+      if (given === null) throw invalid(NOT_A_CURSOR);
+      const start = given ?? (await deps.eventFeed.visibleCursor());
       // Counted and taken in one synchronous step, so simultaneous opens cannot both pass the check.
       // A rotated key in its overlap shares its successor's streams, as it shares its rate budget.
       const credential = req.principal!.rateKey ?? req.principal!.credentialId;
@@ -152,7 +165,8 @@ export async function eventRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
       };
       openEventStream(app, req, reply, {
         feed: deps.eventFeed,
-        userId: userOf(req),
+        cursors: deps.eventCursors,
+        userId: user,
         cursor: start,
         heartbeatMs: deps.streamHeartbeatMs,
         onEnd: release,

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { clientFor, withApiOptions, type ApiFlags } from '../api-context.js';
 import { platformName } from '../../client/platform-names.js';
 import { out, table } from '../output.js';
+import type { Position } from '../../client/index.js';
 
 export function accountCommands(program: Command): void {
   const accounts = program.command('accounts').description('your broker accounts (family V)');
@@ -33,9 +34,17 @@ export function accountCommands(program: Command): void {
     program.command('positions <accountId>').description("an account's open positions, read at its broker"),
   ).action(async (accountId: string, o: ApiFlags) => {
     const ct = clientFor(o);
-    const r = await ct.call(
-      ct.api.GET('/v1/accounts/{account_id}/positions', { params: { path: { account_id: accountId } } }),
-    );
+    // The list is paged (issue 46): every page, so the table and --json show all open positions.
+    const r = { positions: [] as Position[], nextCursor: null };
+    let cursor: string | undefined;
+    do {
+      const query = { limit: '500', ...(cursor ? { cursor } : {}) };
+      const page = await ct.call(
+        ct.api.GET('/v1/accounts/{account_id}/positions', { params: { path: { account_id: accountId }, query } }),
+      );
+      r.positions.push(...page.positions);
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
     out(o.json, r, () =>
       table(
         r.positions,

@@ -9,13 +9,16 @@ export function eventCommands(program: Command): void {
       .command('tail')
       .description('follow the live event stream (Ctrl-C to stop); --json prints one event per line'),
   )
-    .option('--cursor <n>', 'replay from after this cursor first (default: from now)')
+    .option(
+      '--cursor <cursor>',
+      'replay from after this cursor (one printed before, or 0 for the first event) first (default: from now)',
+    )
     .option('--count <n>', 'stop after this many events')
     .action(async (o: ApiFlags & { cursor?: string; count?: string }) => {
-      const cursor = o.cursor === undefined ? undefined : Number(o.cursor);
+      const cursor = o.cursor;
       const count = o.count === undefined ? Infinity : Number(o.count);
-      if (cursor !== undefined && !(Number.isInteger(cursor) && cursor >= 0))
-        throw new AppError('invalid_request', '--cursor must be a non-negative whole number');
+      if (cursor !== undefined && !/^(0|[A-Za-z0-9_-]{22})$/.test(cursor))
+        throw new AppError('invalid_request', '--cursor must be 0 (the first event) or a cursor the service printed');
       if (!(count === Infinity || (Number.isInteger(count) && count > 0)))
         throw new AppError('invalid_request', '--count must be a positive whole number');
       const ct = clientFor(o);
@@ -33,7 +36,7 @@ export function eventCommands(program: Command): void {
           if (o.json) process.stdout.write(`${JSON.stringify({ cursor: e.cursor, ...e.event })}\n`);
           else
             process.stdout.write(
-              `${String(e.cursor).padStart(6)}  ${e.event.timestamp}  ${e.type.padEnd(24)}  ${e.event.accountId ?? '-'}  ${JSON.stringify(e.event.data)}\n`,
+              `${e.cursor}  ${e.event.timestamp}  ${e.type.padEnd(24)}  ${e.event.accountId ?? '-'}  ${JSON.stringify(e.event.data)}\n`,
             );
           if (++n >= count) break;
         }

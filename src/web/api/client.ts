@@ -84,6 +84,16 @@ export async function allPages<T>(
   return out;
 }
 
+/** Every open position of an account (the list is paged: issue 46), following nextCursor. */
+export const allPositions = (accountId: string) =>
+  allPages(async (cursor) => {
+    const query = { limit: '500', ...(cursor ? { cursor } : {}) };
+    const r = await must(
+      app.GET('/v1/accounts/{account_id}/positions', { params: { path: { account_id: accountId }, query } }),
+    );
+    return { items: r.positions, nextCursor: r.nextCursor };
+  });
+
 let routesPromise: Promise<Set<string>> | null = null;
 
 /** The paths the running service documents (family V paths also stand for their /app/v1 mirror). */

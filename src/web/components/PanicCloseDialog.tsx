@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'react';
-import { app, http, must } from '../api/client';
+import { allPositions, app, http, must } from '../api/client';
 import type { AccountPanicReport } from '../api/types';
 import { num } from '../lib/format';
 import { Alert } from './Alert';
@@ -27,13 +27,7 @@ const FINAL = new Set(['succeeded', 'failed', 'done', 'completed', 'finished', '
 const jobReports = (j: PanicJob): AccountPanicReport[] => j.progress?.accounts ?? [];
 
 async function openPositions(ids: string[]): Promise<number> {
-  const counts = await Promise.all(
-    ids.map(
-      async (id) =>
-        (await must(app.GET('/v1/accounts/{account_id}/positions', { params: { path: { account_id: id } } }))).positions
-          .length,
-    ),
-  );
+  const counts = await Promise.all(ids.map(async (id) => (await allPositions(id)).length));
   return counts.reduce((a, b) => a + b, 0);
 }
 

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { app, must } from '../api/client';
+import { allPositions, app, must } from '../api/client';
 import { Alert } from '../components/Alert';
 import { Badge } from '../components/Badge';
 import { EquityChart } from '../components/EquityChart';
@@ -19,11 +19,7 @@ export function AccountDetailPage({ id }: { id: string }) {
   const accounts = useAccounts();
   const account = accounts.data?.find((a) => a.id === id);
   const path = { params: { path: { account_id: id } } };
-  const positions = useQuery(
-    async () => (await must(app.GET('/v1/accounts/{account_id}/positions', path))).positions,
-    [id],
-    { live: true },
-  );
+  const positions = useQuery(() => allPositions(id), [id], { live: true });
   const [history, setHistory] = useState(false);
   const orders = useQuery(
     async () =>
