@@ -81,17 +81,6 @@ export const WireDeal = Type.Object(
   strict,
 );
 
-const TRANSACTION_TYPES = [
-  'ORDER_ADD',
-  'ORDER_UPDATE',
-  'ORDER_DELETE',
-  'HISTORY_ADD',
-  'DEAL_ADD',
-  'POSITION',
-  'REQUEST',
-] as const;
-export type TransactionType = (typeof TRANSACTION_TYPES)[number];
-
 // ---- EA -> service -------------------------------------------------------------------------------------------
 
 export const Hello = Type.Object(
@@ -109,6 +98,11 @@ export const Hello = Type.Object(
     tradeAllowed: Type.Boolean(),
     /** The last event sequence number the EA has sent (0 = none yet). */
     lastSeq: Type.Integer({ minimum: 0 }),
+    /**
+     * The oldest event it still holds (lastSeq + 1 when it holds none): when it is past what the service
+     * processed, the events between are gone and the service's snapshot stands in for them.
+     */
+    oldestSeq: Type.Integer({ minimum: 1 }),
   },
   strict,
 );
@@ -118,7 +112,15 @@ export const Event = Type.Object(
     type: Type.Literal('event'),
     seq: Type.Integer({ minimum: 1 }),
     /** MqlTradeTransaction.type without its TRADE_TRANSACTION_ prefix. */
-    transaction: Type.Union(TRANSACTION_TYPES.map((t) => Type.Literal(t))),
+    transaction: Type.Union([
+      Type.Literal('ORDER_ADD'),
+      Type.Literal('ORDER_UPDATE'),
+      Type.Literal('ORDER_DELETE'),
+      Type.Literal('HISTORY_ADD'),
+      Type.Literal('DEAL_ADD'),
+      Type.Literal('POSITION'),
+      Type.Literal('REQUEST'),
+    ]),
     order: NullableTicket,
     deal: NullableTicket,
     position: NullableTicket,
@@ -158,6 +160,11 @@ export const Ack = Type.Object(
     time: Time,
     /** true when this is the remembered answer to a command id executed before (never executed twice). */
     repeated: Type.Boolean(),
+    /**
+     * With 10024 (too many requests): when to send again, where the EA knows (its own pacing of OrderSend); the
+     * terminal's own retcodes carry no hint (null).
+     */
+    retryAfterSec: Type.Union([Type.Number({ minimum: 0 }), Type.Null()]),
   },
   strict,
 );
@@ -305,6 +312,7 @@ export type WireOrder = Static<typeof WireOrder>;
 export type WireDeal = Static<typeof WireDeal>;
 export type HelloMsg = Static<typeof Hello>;
 export type EventMsg = Static<typeof Event>;
+export type TransactionType = EventMsg['transaction'];
 export type HeartbeatMsg = Static<typeof Heartbeat>;
 export type AckMsg = Static<typeof Ack>;
 export type SnapshotMsg = Static<typeof Snapshot>;
