@@ -30,7 +30,7 @@ export interface SimulatedEaOptions {
 
 const EA_VERSION = 'sim-1.0.0';
 /** Unconfirmed events kept for a resend; past it the oldest go and the service's snapshot stands in. */
-const MAX_BUFFER = 100_000;
+const MAX_BUFFER = 1000;
 
 /**
  * An Expert Advisor as the bridge protocol describes it, in TypeScript, on the simulated broker: it dials out,
