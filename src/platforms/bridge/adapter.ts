@@ -175,14 +175,18 @@ export class BridgeAdapter implements BrokerAdapter {
   subscribe(listener: (ev: BrokerEvent) => void): () => void {
     const deriver = new EventDeriver(listener);
     let baseline = false;
-    const sync = () =>
-      this.snapshot(Date.now()).then(
-        (s) => {
-          deriver.reconcile(s, baseline);
-          baseline = true;
-        },
-        () => {},
-      );
+    // A snapshot is applied only when it is as new as the events processed: one read while events it already
+    // holds are still on their way (or one older than them) would report a change back and forth.
+    const sync = async (tries = 0): Promise<void> => {
+      const s = await this.snapshot(Date.now()).catch(() => null);
+      if (!s || !this.o.link.connected) return;
+      if (s.seq !== this.o.link.processedSeq) {
+        if (tries < 20) setTimeout(() => void sync(tries + 1), 10 * (tries + 1)).unref();
+        return;
+      }
+      deriver.reconcile(s, baseline);
+      baseline = true;
+    };
     const off = this.o.link.listen({ onEvent: (e) => deriver.onEvent(e), onSession: () => void sync() });
     if (this.o.link.connected) void sync();
     return off;

@@ -26,6 +26,8 @@ export interface SimulatedEaOptions {
   faults?: EaTransportFaults;
   /** Heartbeats only when asked (`heartbeat()`), for tests that count messages. */
   manualHeartbeat?: boolean;
+  /** Events unconfirmed this long are sent again (the real EA does it on its heartbeat timer). */
+  retransmitMs?: number;
 }
 
 const EA_VERSION = 'sim-1.0.0';
@@ -52,6 +54,8 @@ export class SimulatedEa {
   private readonly offEvents: () => void;
   private timer: NodeJS.Timeout | null = null;
   private beat: NodeJS.Timeout | null = null;
+  private resend: NodeJS.Timeout | null = null;
+  private readonly sentAt = new Map<number, number>();
   /** What the service said wrong or refused, in order (tests read it). */
   readonly errors: Array<{ code: string; message: string; fatal: boolean }> = [];
   /** How many times a command arrived whose id was already executed (answered from memory). */
@@ -106,6 +110,7 @@ export class SimulatedEa {
     this.offEvents();
     if (this.timer) clearTimeout(this.timer);
     if (this.beat) clearInterval(this.beat);
+    if (this.resend) clearInterval(this.resend);
     const ws = this.ws;
     if (ws && ws.readyState !== WebSocket.CLOSED) {
       const closed = new Promise((r) => ws.once('close', r));
@@ -139,7 +144,9 @@ export class SimulatedEa {
       if (this.ws === ws) this.ws = null;
       this.welcomed = false;
       if (this.beat) clearInterval(this.beat);
+      if (this.resend) clearInterval(this.resend);
       this.beat = null;
+      this.resend = null;
       if (!this.stopped) this.timer = setTimeout(() => this.connect(), this.o.reconnectMs ?? 20);
     });
   }
@@ -180,6 +187,7 @@ export class SimulatedEa {
         return this.onWelcome(m.resumeFrom, m.heartbeatSec, m.rememberCommands);
       case 'received':
         this.buffer = this.buffer.filter((e) => e.seq > m.seq);
+        for (const seq of this.sentAt.keys()) if (seq <= m.seq) this.sentAt.delete(seq);
         return;
       case 'command':
         return this.onCommand(m);
@@ -199,6 +207,10 @@ export class SimulatedEa {
     this.held = null;
     this.buffer = this.buffer.filter((e) => e.seq > resumeFrom);
     for (const e of this.buffer) this.sendEvent(e);
+    // An event lost last has no successor to reveal its gap: what stays unconfirmed is sent again.
+    const every = this.o.retransmitMs ?? 200;
+    this.resend = setInterval(() => this.retransmit(every), every);
+    this.resend.unref();
     if (!this.o.manualHeartbeat) {
       this.beat = setInterval(() => this.heartbeat(), heartbeatSec * 1000);
       this.beat.unref();
@@ -258,8 +270,15 @@ export class SimulatedEa {
     if (this.welcomed) this.sendEvent(e);
   }
 
+  private retransmit(olderThanMs: number): void {
+    const limit = Date.now() - olderThanMs;
+    for (const e of this.buffer) if ((this.sentAt.get(e.seq) ?? 0) <= limit) this.sendEvent(e);
+  }
+
   /** An event through the injected faults. A lost or late one is resent after the reconnect its gap causes. */
   private sendEvent(e: EventMsg): void {
+    this.sentAt.set(e.seq, Date.now());
+    if (this.sentAt.size > MAX_BUFFER * 2) this.sentAt.clear();
     const f = this.o.faults;
     if (!f) return this.send(e);
     if (f.drop && this.rand() < f.drop) return;
