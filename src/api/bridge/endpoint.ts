@@ -1,6 +1,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
+import type { Account } from '../../domain/account.js';
 import type { BridgeHub } from '../../platforms/bridge/hub.js';
 import { MAX_MESSAGE_BYTES } from '../../protocols/bridge/validate.js';
 
@@ -87,4 +88,16 @@ function refuse(socket: Duplex, status: number, code: string, message: string, r
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
       `${retryAfter !== undefined ? `Retry-After: ${retryAfter}\r\n` : ''}Connection: close\r\n\r\n${body}`,
   );
+}
+
+/**
+ * The login a bridge token's account connects with: its broker account number, while the account is a live
+ * platform A account (tokens are issued for bridge accounts only; a removed account opens nothing).
+ */
+export async function bridgeLogin(
+  store: { accounts: { byId(id: string): Promise<Account | null> } },
+  accountId: string,
+): Promise<string | null> {
+  const a = await store.accounts.byId(accountId);
+  return a && !a.removedAt && a.platform === 'platforma' ? a.brokerAccountId : null;
 }
