@@ -30,7 +30,7 @@ const Status = Type.Object({
   terminalBuild: Type.Union([Type.Integer(), Type.Null()]),
   marginMode: Type.Union([Type.Literal('hedging'), Type.Literal('netting'), Type.Null()]),
 });
-const IdParam = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
+const IdParam = Type.Object({ account_id: Type.String({ minLength: 1, maxLength: 64 }) });
 
 function where(req: FastifyRequest) {
   const https = req.protocol === 'https';
@@ -115,7 +115,7 @@ export async function connectBridgeRoutes(app: FastifyInstance, deps: ApiDeps): 
   );
 
   r.get(
-    '/api/connect/platforma/bridge/:id',
+    '/api/connect/platforma/bridge/:account_id',
     {
       onRequest: auth,
       schema: {
@@ -127,7 +127,7 @@ export async function connectBridgeRoutes(app: FastifyInstance, deps: ApiDeps): 
       },
     },
     async (req) => {
-      const { link } = await owned(req, req.params.id);
+      const { link } = await owned(req, req.params.account_id);
       const hb = link?.heartbeat ?? null;
       return {
         status: {
@@ -145,7 +145,7 @@ export async function connectBridgeRoutes(app: FastifyInstance, deps: ApiDeps): 
   );
 
   r.post(
-    '/api/connect/platforma/bridge/:id/tokens',
+    '/api/connect/platforma/bridge/:account_id/tokens',
     {
       onRequest: auth,
       schema: {
@@ -163,7 +163,7 @@ export async function connectBridgeRoutes(app: FastifyInstance, deps: ApiDeps): 
       },
     },
     async (req, reply) => {
-      const { account } = await owned(req, req.params.id);
+      const { account } = await owned(req, req.params.account_id);
       const issued = await bridge.tokens.rotate(account.id, req.body?.overlapSec);
       reply.code(201);
       return { tokenId: issued.id, token: issued.token, createdAt: issued.createdAt.toISOString() };
@@ -171,21 +171,21 @@ export async function connectBridgeRoutes(app: FastifyInstance, deps: ApiDeps): 
   );
 
   r.delete(
-    '/api/connect/platforma/bridge/:id/tokens/:tokenId',
+    '/api/connect/platforma/bridge/:account_id/tokens/:token_id',
     {
       onRequest: auth,
       schema: {
         ...common,
         operationId: 'revokePlatformABridgeToken',
         summary: 'Platform A, self-hosted: revoke a bridge token now (its EA connection is closed)',
-        params: Type.Object({ id: Type.String({ maxLength: 64 }), tokenId: Type.String({ maxLength: 64 }) }),
+        params: Type.Object({ account_id: Type.String({ maxLength: 64 }), token_id: Type.String({ maxLength: 64 }) }),
         response: { 204: Type.Null(), ...stdErrors() },
       },
     },
     async (req, reply) => {
-      const { account } = await owned(req, req.params.id);
-      if (!(await bridge.tokens.revoke(account.id, req.params.tokenId))) throw notFound('bridge token');
-      bridge.hub.revoke(req.params.tokenId);
+      const { account } = await owned(req, req.params.account_id);
+      if (!(await bridge.tokens.revoke(account.id, req.params.token_id))) throw notFound('bridge token');
+      bridge.hub.revoke(req.params.token_id);
       reply.code(204);
       return null;
     },
