@@ -26,8 +26,6 @@ export const RETCODE = {
   POSITION_CLOSED: 10036,
 } as const;
 
-export type Retcode = (typeof RETCODE)[keyof typeof RETCODE];
-
 const NAMES: Record<number, string> = Object.fromEntries(Object.entries(RETCODE).map(([k, v]) => [v, k]));
 
 /** TRADE_RETCODE_<NAME>, or the number when it is not one the bridge names. */
