@@ -11,6 +11,7 @@ import { drawCharts } from './charts.js';
 import { benchStart } from './start.js';
 import { benchScaleOut } from './scale-out.js';
 import { benchScaleOut10k } from './scale-out-10k.js';
+import { benchBridge } from './bridge.js';
 
 const only = process.argv[2];
 const benches: Record<string, () => Promise<void>> = {
@@ -28,6 +29,7 @@ const benches: Record<string, () => Promise<void>> = {
   start: benchStart,
   'scale-out': benchScaleOut,
   'scale-out-10k': benchScaleOut10k,
+  bridge: benchBridge,
 };
 /** Only when named: the soak takes 30 minutes, 10,000 accounts over two workers several. */
 const onlyNamed = new Set(['soak', 'scale-out-10k']);

@@ -1,6 +1,7 @@
 import type { AuthService } from '../auth/auth-service.js';
 import { AppError } from '../domain/errors.js';
 import type { Store } from '../store/store.js';
+import { BridgeTokens } from '../auth/bridge-tokens.js';
 
 /**
  * The operator's commands (users, tokens, API keys), as named operations over the store. The CLI runs them
@@ -32,7 +33,37 @@ async function userId(store: Store, email: string): Promise<string> {
   return u.id;
 }
 
+/** A platform A account of the user: the only kind a bridge token is for. */
+async function bridgeAccount(store: Store, a: Args): Promise<string> {
+  const email = str(a, 'email');
+  const id = str(a, 'account');
+  const acc = await store.accounts.byId(id);
+  if (!acc || acc.userId !== (await userId(store, email)) || acc.removedAt || acc.platform !== 'platforma')
+    throw new AppError('not_found', `no platform A account ${id} for ${email}`);
+  return acc.id;
+}
+
 export const adminOps: Record<string, AdminOp> = {
+  'bridge-tokens.create': async ({ store }, a) => {
+    const t = await new BridgeTokens(store.bridgeTokens).create(await bridgeAccount(store, a));
+    return { id: t.id, token: t.token, createdAt: t.createdAt.toISOString() };
+  },
+  'bridge-tokens.rotate': async ({ store }, a) => {
+    const overlap = a.overlap === undefined || a.overlap === null ? undefined : Number(a.overlap);
+    if (overlap !== undefined && (!Number.isInteger(overlap) || overlap < 0))
+      throw new AppError('invalid_request', '--overlap must be a non-negative whole number of seconds');
+    const t = await new BridgeTokens(store.bridgeTokens).rotate(await bridgeAccount(store, a), overlap);
+    return { id: t.id, token: t.token, createdAt: t.createdAt.toISOString() };
+  },
+  'bridge-tokens.list': async ({ store }, a) =>
+    new BridgeTokens(store.bridgeTokens).list(await bridgeAccount(store, a)),
+  'bridge-tokens.revoke': async ({ store }, a) => {
+    const account = await bridgeAccount(store, a);
+    const id = str(a, 'id');
+    if (!(await new BridgeTokens(store.bridgeTokens).revoke(account, id)))
+      throw new AppError('not_found', `no bridge token ${id} for account ${account}`);
+    return { id, revoked: true };
+  },
   migrate: async ({ store }) => ({ ok: true, store: store.database.kind, location: store.database.location }),
   'users.create': async ({ auth }, a) => auth.createUser(str(a, 'email'), str(a, 'password')),
   'tokens.create': async ({ store, auth }, a) => {

@@ -14,6 +14,8 @@ import { notFound } from '../domain/errors.js';
 import type { Platform } from '../domain/types.js';
 import type { CredentialBox } from '../auth/credential-box.js';
 import type { PlatformEndpoints } from '../platforms/endpoints.js';
+import type { BridgeHub } from '../platforms/bridge/hub.js';
+import type { BridgeTokens } from '../auth/bridge-tokens.js';
 import type { QuotaConfig } from '../config/quotas-config.js';
 import type { V1Limits } from './plugins/rate-limit.js';
 
@@ -41,6 +43,8 @@ export interface ApiDeps {
   box: CredentialBox;
   /** Where each platform's servers are (the simulator's front ends in demo mode). */
   endpoints: PlatformEndpoints;
+  /** Terminal bridge (self-hosted platform A): EA connections and their tokens; absent where not composed. */
+  bridge?: { hub: BridgeHub; tokens: BridgeTokens };
   webhooks: WebhookService;
   /** Gap-free reads of the event outbox (list and live stream). */
   eventFeed: EventFeed;

@@ -21,6 +21,7 @@ import { sessionRoutes } from './app/session.js';
 import { connectPlatformBRoutes } from './connect/platformb.js';
 import { connectPlatformCRoutes } from './connect/platformc.js';
 import { connectPlatformARoutes } from './connect/platforma.js';
+import { connectBridgeRoutes } from './connect/platforma-bridge.js';
 import { demoRoutes } from './app/demo.js';
 import { accountRoutes } from './v1/accounts.js';
 import { groupRoutes } from './v1/groups.js';
@@ -279,6 +280,7 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
     await connectPlatformBRoutes(app, deps);
     await connectPlatformCRoutes(app, deps);
     await connectPlatformARoutes(app, deps);
+    await connectBridgeRoutes(app, deps);
     await demoRoutes(app, deps);
     await (await import('./web.js')).webDashboard(app);
   }

@@ -14,7 +14,8 @@ export type IdPrefix =
   | 'rul'
   | 'whe'
   | 'wha'
-  | 'act';
+  | 'act'
+  | 'btk';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
 

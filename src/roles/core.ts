@@ -22,6 +22,9 @@ import type { Bus } from '../bus/bus.js';
 import { realEndpoints, type PlatformEndpoints } from '../platforms/endpoints.js';
 import { createCTraderAdapterFactory } from '../platforms/ctrader/factory.js';
 import { createMetaTraderAdapterFactory, metaApiFactoryEndpoints } from '../platforms/metatrader/factory.js';
+import { createBridgeAdapterFactory, withBridgeConnections } from '../platforms/bridge/factory.js';
+import { BridgeHub } from '../platforms/bridge/hub.js';
+import { BridgeTokens } from '../auth/bridge-tokens.js';
 import { createTradeLockerAdapterFactory } from '../platforms/tradelocker/factory.js';
 import type { DemoBrokers } from '../demo/demo-brokers.js';
 import { createWebhooks, type Webhooks } from '../webhooks/compose.js';
@@ -55,6 +58,8 @@ export interface Core {
   readiness: Readiness;
   /** Shutdown steps, run first to last (each role adds its own in front). */
   cleanup: Array<() => Promise<void>>;
+  /** Terminal bridge: the EA connections of this process (the endpoint attaches them) and the tokens they use. */
+  bridge: { hub: BridgeHub; tokens: BridgeTokens };
 }
 
 export interface CoreOptions {
@@ -244,18 +249,23 @@ export async function composeCore(cfg: Config, logger: Logger | false, opts: Cor
     });
     adapters.register(ctrader);
     cleanup.unshift(() => ctrader.closeAll());
+    // Platform A: a cloud-connected account gets the MetaApi adapter, a self-hosted one the terminal bridge's.
+    const bridge = { hub: new BridgeHub(), tokens: new BridgeTokens(store.bridgeTokens) };
     adapters.register(
-      createMetaTraderAdapterFactory({
-        ...metaApiFactoryEndpoints(endpoints.platforma),
-        timeoutMs: cfg.brokerTimeoutMs,
-        // Polling instead of streaming still copies, only later: the operator should know.
-        onStreamState: (accountId, s) => {
-          if (!logger) return;
-          if (s.mode === 'polling')
-            logger.warn({ metaApiAccountId: accountId, reason: s.reason }, 'platform A stream down: polling');
-          else logger.info({ metaApiAccountId: accountId }, 'platform A stream synchronized');
-        },
-      }),
+      withBridgeConnections(
+        createMetaTraderAdapterFactory({
+          ...metaApiFactoryEndpoints(endpoints.platforma),
+          timeoutMs: cfg.brokerTimeoutMs,
+          // Polling instead of streaming still copies, only later: the operator should know.
+          onStreamState: (accountId, s) => {
+            if (!logger) return;
+            if (s.mode === 'polling')
+              logger.warn({ metaApiAccountId: accountId, reason: s.reason }, 'platform A stream down: polling');
+            else logger.info({ metaApiAccountId: accountId }, 'platform A stream synchronized');
+          },
+        }),
+        createBridgeAdapterFactory({ hub: bridge.hub, timeoutMs: cfg.brokerTimeoutMs }),
+      ),
     );
 
     const dispatcher = new Dispatcher();
@@ -328,6 +338,7 @@ export async function composeCore(cfg: Config, logger: Logger | false, opts: Cor
       metrics,
       readiness,
       cleanup,
+      bridge,
     };
   } catch (err) {
     for (const step of cleanup) await step().catch(() => undefined);

@@ -7,10 +7,12 @@ import { buildServer } from '../api/server.js';
 import type { ApiDeps } from '../api/deps.js';
 import type { Core } from './core.js';
 import { EventCursors } from '../events/cursor-codec.js';
+import { attachBridgeEndpoint, bridgeLogin } from '../api/bridge/endpoint.js';
 
 /** What the HTTP families need, from the core (`serve` and `api` alike). */
 export function apiDeps(core: Core, cfg: Config, instanceId: string): ApiDeps {
-  const { store, auth, adapters, engine, panic, risk, shadow, reconciler, hooks, box, endpoints, demoBrokers } = core;
+  const { store, auth, adapters, engine, panic, risk, shadow, reconciler, hooks, box, endpoints, demoBrokers, bridge } =
+    core;
   return {
     store,
     auth,
@@ -30,6 +32,7 @@ export function apiDeps(core: Core, cfg: Config, instanceId: string): ApiDeps {
     streamHeartbeatMs: cfg.webhooks.streamHeartbeatMs,
     box,
     endpoints,
+    bridge,
     ...(cfg.demo && demoBrokers
       ? { demoBrokerLogins: async () => (await import('../demo/seed.js')).demoBrokerLogins(demoBrokers) }
       : {}),
@@ -51,7 +54,7 @@ export async function listen(
   cfg: Config,
   logger: Logger | false,
   cleanup: Array<() => Promise<void>>,
-  probes: Pick<Core, 'metrics' | 'readiness'>,
+  probes: Pick<Core, 'metrics' | 'readiness' | 'bridge' | 'store'>,
 ): Promise<Listening> {
   const ops = { metrics: probes.metrics, readiness: probes.readiness, metricsToken: cfg.metricsToken };
   const servers: FastifyInstance[] = [];
@@ -69,6 +72,13 @@ export async function listen(
   // Bound now, announced at the end: "listening" is logged once the service is ready (demo credentials written).
   const bound = (a: string) => `bound ${a}, starting`;
   const addr = await main.listen({ host: cfg.host, port: cfg.port, listenTextResolver: bound });
+  // The terminal bridge's WebSocket on the API listener, behind the same TLS (docs/bridge-protocol.md).
+  const bridge = attachBridgeEndpoint(main.server, {
+    hub: probes.bridge.hub,
+    verify: (t) => probes.bridge.tokens.verify(t),
+    loginOf: (id) => bridgeLogin(probes.store, id),
+  });
+  cleanup.unshift(async () => bridge.close());
   const baseUrl = addr.replace('[::1]', 'localhost');
   let v1BaseUrl = baseUrl;
   if (split) {

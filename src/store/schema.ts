@@ -571,3 +571,20 @@ export const leases = pgTable(
   },
   (t) => [index('leases_owner_idx').on(t.owner)],
 );
+
+/**
+ * Terminal bridge tokens (issue 47): the bearer secret an EA in the user's own terminal connects one platform A
+ * account with. Only the SHA-256 is kept (shown once); a rotation sets `expiresAt` on the tokens it replaces.
+ */
+export const bridgeTokens = pgTable(
+  'bridge_tokens',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id').notNull(),
+    hash: text('hash').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    expiresAt: ts('expires_at'),
+    revokedAt: ts('revoked_at'),
+  },
+  (t) => [uniqueIndex('bridge_tokens_hash_idx').on(t.hash), index('bridge_tokens_account_idx').on(t.accountId)],
+);

@@ -18,6 +18,7 @@ import { SealedRepo } from './repos/sealed.js';
 import { LeasesRepo } from './repos/leases.js';
 import { MasterItemsCache } from './repos/master-items-cache.js';
 import { MasterCursorsRepo } from './repos/master-cursors.js';
+import { BridgeTokensRepo } from './repos/bridge-tokens.js';
 
 /**
  * The store: one object with a repository per concern, on PGlite or PostgreSQL alike. Nothing outside
@@ -41,6 +42,8 @@ export class Store {
   readonly leases: LeasesRepo;
   /** How far each Master's broker deal history has been replayed. */
   readonly masterCursors: MasterCursorsRepo;
+  /** Terminal bridge tokens (hashes only). */
+  readonly bridgeTokens: BridgeTokensRepo;
   private maintenance: EmbeddedMaintenance | null = null;
   private sweep: RecentIntentsSweep | null = null;
 
@@ -63,6 +66,7 @@ export class Store {
     this.sealed = new SealedRepo(db);
     this.leases = new LeasesRepo(db);
     this.masterCursors = new MasterCursorsRepo(db);
+    this.bridgeTokens = new BridgeTokensRepo(db);
   }
 
   /** Idempotency-Key records, remembered for `ttlMs` (the API's choice, so a repository per caller). */

@@ -124,6 +124,12 @@ beforeAll(async () => {
   expect(endpoint.status).toBe(201);
   foreign.endpoint_id = endpoint.body.id;
   foreign.key_id = (await svc.call('GET', '/app/api-keys', { token: alice.token })).body.keys[0].id;
+  const bridged = await svc.call('POST', '/api/connect/platforma/bridge', {
+    token: alice.token,
+    body: { server: 'SimA-Self', login: '99123' },
+  });
+  expect(bridged.status).toBe(201);
+  foreign.token_id = bridged.body.token.tokenId;
   foreign.connection_id = (
     await svc.call('POST', '/api/connect/platformc/start', { token: alice.token, body: {} })
   ).body.connectionId;

@@ -11,6 +11,7 @@ export function adminCommands(program: Command): void {
   migrateCommand(program);
   userCommands(program);
   tokenCommands(program);
+  bridgeTokenCommands(program);
   keyLimitCommand(keyCommands(program));
   secretCommands(program);
 }
@@ -228,4 +229,67 @@ function secretCommands(program: Command): void {
         );
       }),
     );
+}
+
+function bridgeTokenCommands(program: Command): void {
+  const bridge = program
+    .command('bridge-tokens')
+    .description('terminal bridge tokens of a self-hosted MetaTrader account (shown once, stored hashed)');
+  const bridgeCmd = (name: string, description: string) =>
+    bridge
+      .command(name)
+      .description(description)
+      .requiredOption('--email <email>')
+      .requiredOption('--account <accountId>')
+      .option(...dataDirOpt)
+      .option('--json');
+  bridgeCmd('create', 'a new token for the account (its other tokens keep working)').action(
+    async (o: StoreFlags & { email: string; account: string }) => {
+      const t = (await runAdmin(o, 'bridge-tokens.create', { email: o.email, account: o.account })) as {
+        id: string;
+        token: string;
+      };
+      out(o.json, t, `bridge token ${t.id} (shown once):\n${t.token}`);
+    },
+  );
+  bridgeCmd('rotate', 'a new token; the others stop after --overlap seconds (default 86400)')
+    .option('--overlap <seconds>')
+    .action(async (o: StoreFlags & { email: string; account: string; overlap?: string }) => {
+      const t = (await runAdmin(o, 'bridge-tokens.rotate', {
+        email: o.email,
+        account: o.account,
+        overlap: o.overlap ?? null,
+      })) as { id: string; token: string };
+      out(o.json, t, `bridge token ${t.id} (shown once):\n${t.token}`);
+    });
+  bridgeCmd('list', "the account's tokens (never their values)").action(
+    async (o: StoreFlags & { email: string; account: string }) => {
+      const list = (await runAdmin(o, 'bridge-tokens.list', { email: o.email, account: o.account })) as Array<{
+        id: string;
+        createdAt: string;
+        expiresAt: string | null;
+        revokedAt: string | null;
+        live: boolean;
+      }>;
+      out(o.json, list, () =>
+        table(
+          list,
+          [
+            ['id', (t) => t.id],
+            ['created', (t) => t.createdAt],
+            ['expires', (t) => t.expiresAt ?? ''],
+            ['revoked', (t) => t.revokedAt ?? ''],
+            ['live', (t) => String(t.live)],
+          ],
+          'no bridge tokens',
+        ),
+      );
+    },
+  );
+  bridgeCmd('revoke', 'end a token now (its EA is refused at its next connect)')
+    .requiredOption('--id <tokenId>')
+    .action(async (o: StoreFlags & { email: string; account: string; id: string }) => {
+      const r = await runAdmin(o, 'bridge-tokens.revoke', { email: o.email, account: o.account, id: o.id });
+      out(o.json, r, `bridge token ${o.id} revoked`);
+    });
 }
