@@ -140,7 +140,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Platform C step 1: an authorization URL to open in a popup */
+        /** Platform C step 1: an authorization URL to open in a popup (409 platform_not_configured, not counted toward the connection limit: the server has no Open API application credentials) */
         post: operations["connectPlatformCStart"];
         delete?: never;
         options?: never;
@@ -3717,6 +3717,24 @@ export interface operations {
             };
             /** @description Default Response */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

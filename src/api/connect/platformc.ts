@@ -44,6 +44,25 @@ function popupPage(msg: { connectionId: string | null; ok: boolean; error?: stri
 <script nonce="${nonce}">try{window.opener&&window.opener.postMessage(${data},window.location.origin)}catch(e){}setTimeout(function(){window.close()},300)</script>`;
 }
 
+/**
+ * Runs before the connection limit: without the application's client id and secret there is nothing to start,
+ * and a refusal that is the server's configuration must not use one of the user's connection attempts.
+ */
+function requireAppCredentials(c: () => { clientId: string; clientSecret: string }) {
+  return async (_req: FastifyRequest) => {
+    const missing = [
+      ...(c().clientId ? [] : ['COPYTRADE_PLATFORMC_CLIENT_ID']),
+      ...(c().clientSecret ? [] : ['COPYTRADE_PLATFORMC_CLIENT_SECRET']),
+    ];
+    if (missing.length > 0)
+      throw new AppError(
+        'platform_not_configured',
+        `platform C is not set up on this server: its Open API application credentials are missing (the operator sets ${missing.join(' and ')}); no connection attempt was counted`,
+        { details: { settings: missing } },
+      );
+  };
+}
+
 const origin = (req: FastifyRequest) =>
   process.env.COPYTRADE_PUBLIC_URL?.replace(/\/$/, '') ?? `${req.protocol}://${req.headers.host}`;
 
@@ -58,21 +77,23 @@ export async function connectPlatformCRoutes(app: FastifyInstance, deps: ApiDeps
   const security = [{ accessToken: [] }];
   const tags = ['Connect accounts'];
   const c = () => deps.endpoints.platformc;
+  const configured = requireAppCredentials(c);
 
   r.post(
     '/api/connect/platformc/start',
     {
-      onRequest: [auth, connectLimit(deps)],
+      onRequest: [auth, configured, connectLimit(deps)],
       schema: {
         operationId: 'connectPlatformCStart',
         tags,
         security,
         ...OPEN,
-        summary: 'Platform C step 1: an authorization URL to open in a popup',
+        summary:
+          'Platform C step 1: an authorization URL to open in a popup (409 platform_not_configured, not counted toward the connection limit: the server has no Open API application credentials)',
         body: Type.Optional(Type.Object({}, { additionalProperties: false })),
         response: {
           200: Type.Object({ connectionId: Type.String(), authorizationUrl: Type.String() }),
-          ...stdErrors(),
+          ...stdErrors(409),
         },
       },
     },
@@ -240,7 +261,7 @@ export async function connectPlatformCRoutes(app: FastifyInstance, deps: ApiDeps
   r.post(
     '/api/connect/platformc/confirm',
     {
-      onRequest: [auth, connectLimit(deps)],
+      onRequest: [auth, configured, connectLimit(deps)],
       schema: {
         operationId: 'connectPlatformC',
         tags,
