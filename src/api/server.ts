@@ -21,6 +21,7 @@ import { connectPlatformCRoutes } from './connect/platformc.js';
 import { connectPlatformARoutes } from './connect/platforma.js';
 import { demoRoutes } from './app/demo.js';
 import { accountRoutes } from './v1/accounts.js';
+import { connectionTestRoutes } from './v1/connection-test.js';
 import { groupRoutes } from './v1/groups.js';
 import { ledgerRoutes } from './v1/ledger.js';
 import { orderRoutes } from './v1/orders.js';
@@ -83,6 +84,7 @@ function markOptionalBodies(doc: Record<string, unknown>): Record<string, unknow
 
 const V1_MODULES = [
   accountRoutes,
+  connectionTestRoutes,
   orderRoutes,
   panicRoutes,
   groupRoutes,

@@ -482,7 +482,7 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Put an account in a copier group as its Master or a Slave (groupId null takes it out); 409 copy_cycle when copying would feed on itself */
+        /** Put an account in a copier group as its Master or a Slave (groupId null takes it out); 409 copy_cycle when copying would feed on itself, 409 account_not_connected when its connection test failed (status unverified) */
         put: operations["assignAccount"];
         post?: never;
         delete?: never;
@@ -502,6 +502,24 @@ export interface paths {
         get: operations["getAccountCapabilities"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/accounts/{account_id}/connection-test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account with its last connection test (connectionTest null: connected before tests were kept, or not tested yet) */
+        get: operations["getConnectionTest"];
+        put?: never;
+        /** Read the account at its broker again (funds, positions, orders, trading allowed): a pass makes an unverified account connected and assignable, a refused read makes it unverified with the broker's words */
+        post: operations["runConnectionTest"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2409,6 +2427,22 @@ export interface operations {
                         accountNumber: string;
                         balance: number | null;
                         brokerName: string | null;
+                        connectionTest: {
+                            balance: number | null;
+                            checkedAt: string;
+                            currency: string | null;
+                            equity: number | null;
+                            /** @description the broker's words when a read was refused */
+                            error: string | null;
+                            /** @description account, positions or orders: the read the broker refused */
+                            failedRead: string | null;
+                            /** @description true when every read succeeded and the broker allows trading */
+                            ok: boolean;
+                            orders: number | null;
+                            positions: number | null;
+                            /** @description as the broker reports it; null when the platform does not say */
+                            tradingAllowed: boolean | null;
+                        } | null;
                         createdAt: string;
                         currency: string | null;
                         environment: string | null;
@@ -2446,6 +2480,22 @@ export interface operations {
                         accountNumber: string;
                         balance: number | null;
                         brokerName: string | null;
+                        connectionTest: {
+                            balance: number | null;
+                            checkedAt: string;
+                            currency: string | null;
+                            equity: number | null;
+                            /** @description the broker's words when a read was refused */
+                            error: string | null;
+                            /** @description account, positions or orders: the read the broker refused */
+                            failedRead: string | null;
+                            /** @description true when every read succeeded and the broker allows trading */
+                            ok: boolean;
+                            orders: number | null;
+                            positions: number | null;
+                            /** @description as the broker reports it; null when the platform does not say */
+                            tradingAllowed: boolean | null;
+                        } | null;
                         createdAt: string;
                         currency: string | null;
                         environment: string | null;
@@ -2857,6 +2907,22 @@ export interface operations {
                         accountNumber: string;
                         balance: number | null;
                         brokerName: string | null;
+                        connectionTest: {
+                            balance: number | null;
+                            checkedAt: string;
+                            currency: string | null;
+                            equity: number | null;
+                            /** @description the broker's words when a read was refused */
+                            error: string | null;
+                            /** @description account, positions or orders: the read the broker refused */
+                            failedRead: string | null;
+                            /** @description true when every read succeeded and the broker allows trading */
+                            ok: boolean;
+                            orders: number | null;
+                            positions: number | null;
+                            /** @description as the broker reports it; null when the platform does not say */
+                            tradingAllowed: boolean | null;
+                        } | null;
                         createdAt: string;
                         currency: string | null;
                         environment: string | null;
@@ -2894,6 +2960,22 @@ export interface operations {
                         accountNumber: string;
                         balance: number | null;
                         brokerName: string | null;
+                        connectionTest: {
+                            balance: number | null;
+                            checkedAt: string;
+                            currency: string | null;
+                            equity: number | null;
+                            /** @description the broker's words when a read was refused */
+                            error: string | null;
+                            /** @description account, positions or orders: the read the broker refused */
+                            failedRead: string | null;
+                            /** @description true when every read succeeded and the broker allows trading */
+                            ok: boolean;
+                            orders: number | null;
+                            positions: number | null;
+                            /** @description as the broker reports it; null when the platform does not say */
+                            tradingAllowed: boolean | null;
+                        } | null;
                         createdAt: string;
                         currency: string | null;
                         environment: string | null;
@@ -3304,6 +3386,22 @@ export interface operations {
                         accountNumber: string;
                         balance: number | null;
                         brokerName: string | null;
+                        connectionTest: {
+                            balance: number | null;
+                            checkedAt: string;
+                            currency: string | null;
+                            equity: number | null;
+                            /** @description the broker's words when a read was refused */
+                            error: string | null;
+                            /** @description account, positions or orders: the read the broker refused */
+                            failedRead: string | null;
+                            /** @description true when every read succeeded and the broker allows trading */
+                            ok: boolean;
+                            orders: number | null;
+                            positions: number | null;
+                            /** @description as the broker reports it; null when the platform does not say */
+                            tradingAllowed: boolean | null;
+                        } | null;
                         createdAt: string;
                         currency: string | null;
                         environment: string | null;
@@ -3341,6 +3439,22 @@ export interface operations {
                         accountNumber: string;
                         balance: number | null;
                         brokerName: string | null;
+                        connectionTest: {
+                            balance: number | null;
+                            checkedAt: string;
+                            currency: string | null;
+                            equity: number | null;
+                            /** @description the broker's words when a read was refused */
+                            error: string | null;
+                            /** @description account, positions or orders: the read the broker refused */
+                            failedRead: string | null;
+                            /** @description true when every read succeeded and the broker allows trading */
+                            ok: boolean;
+                            orders: number | null;
+                            positions: number | null;
+                            /** @description as the broker reports it; null when the platform does not say */
+                            tradingAllowed: boolean | null;
+                        } | null;
                         createdAt: string;
                         currency: string | null;
                         environment: string | null;
@@ -7308,6 +7422,478 @@ export interface operations {
                         /** @description the adapter paces itself by the limits the broker serves */
                         selfPaced?: boolean;
                         volumeUnit: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    getConnectionTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                account_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        accountNumber: string;
+                        balance: number | null;
+                        brokerName: string | null;
+                        connectionTest: {
+                            balance: number | null;
+                            checkedAt: string;
+                            currency: string | null;
+                            equity: number | null;
+                            /** @description the broker's words when a read was refused */
+                            error: string | null;
+                            /** @description account, positions or orders: the read the broker refused */
+                            failedRead: string | null;
+                            /** @description true when every read succeeded and the broker allows trading */
+                            ok: boolean;
+                            orders: number | null;
+                            positions: number | null;
+                            /** @description as the broker reports it; null when the platform does not say */
+                            tradingAllowed: boolean | null;
+                        } | null;
+                        createdAt: string;
+                        currency: string | null;
+                        environment: string | null;
+                        equity: number | null;
+                        groupId: string | null;
+                        /** @description account health (the field name and shape are our choice: open point) */
+                        health: {
+                            checkedAt: string | null;
+                            connected: boolean;
+                            dataStale: boolean;
+                            inSync: boolean;
+                            lastError: string | null;
+                            reconnectRequired: boolean;
+                            state: "ok" | "degraded" | "down";
+                            tradingAllowed: boolean;
+                        };
+                        id: string;
+                        name: string;
+                        /** @description sim, platforma, platformb or platformc */
+                        platform: string;
+                        role: "master" | "slave";
+                        /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                        status: string;
+                        statusReason: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description over the rate limit (code rate_limited): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    runConnectionTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                account_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        accountNumber: string;
+                        balance: number | null;
+                        brokerName: string | null;
+                        connectionTest: {
+                            balance: number | null;
+                            checkedAt: string;
+                            currency: string | null;
+                            equity: number | null;
+                            /** @description the broker's words when a read was refused */
+                            error: string | null;
+                            /** @description account, positions or orders: the read the broker refused */
+                            failedRead: string | null;
+                            /** @description true when every read succeeded and the broker allows trading */
+                            ok: boolean;
+                            orders: number | null;
+                            positions: number | null;
+                            /** @description as the broker reports it; null when the platform does not say */
+                            tradingAllowed: boolean | null;
+                        } | null;
+                        createdAt: string;
+                        currency: string | null;
+                        environment: string | null;
+                        equity: number | null;
+                        groupId: string | null;
+                        /** @description account health (the field name and shape are our choice: open point) */
+                        health: {
+                            checkedAt: string | null;
+                            connected: boolean;
+                            dataStale: boolean;
+                            inSync: boolean;
+                            lastError: string | null;
+                            reconnectRequired: boolean;
+                            state: "ok" | "degraded" | "down";
+                            tradingAllowed: boolean;
+                        };
+                        id: string;
+                        name: string;
+                        /** @description sim, platforma, platformb or platformc */
+                        platform: string;
+                        role: "master" | "slave";
+                        /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                        status: string;
+                        statusReason: string | null;
                     };
                 };
             };

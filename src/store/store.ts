@@ -18,6 +18,7 @@ import { SealedRepo } from './repos/sealed.js';
 import { LeasesRepo } from './repos/leases.js';
 import { MasterItemsCache } from './repos/master-items-cache.js';
 import { MasterCursorsRepo } from './repos/master-cursors.js';
+import { ConnectionTestsRepo } from './repos/connection-tests.js';
 
 /**
  * The store: one object with a repository per concern, on PGlite or PostgreSQL alike. Nothing outside
@@ -41,6 +42,7 @@ export class Store {
   readonly leases: LeasesRepo;
   /** How far each Master's broker deal history has been replayed. */
   readonly masterCursors: MasterCursorsRepo;
+  readonly connectionTests: ConnectionTestsRepo;
   private maintenance: EmbeddedMaintenance | null = null;
   private sweep: RecentIntentsSweep | null = null;
 
@@ -63,6 +65,7 @@ export class Store {
     this.sealed = new SealedRepo(db);
     this.leases = new LeasesRepo(db);
     this.masterCursors = new MasterCursorsRepo(db);
+    this.connectionTests = new ConnectionTestsRepo(db);
   }
 
   /** Idempotency-Key records, remembered for `ttlMs` (the API's choice, so a repository per caller). */

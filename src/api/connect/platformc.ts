@@ -13,7 +13,8 @@ import { AppError, type ErrorCode } from '../../domain/errors.js';
 import type { ApiDeps } from '../deps.js';
 import { QUOTA_NOTE } from '../quotas.js';
 import { requireAuth, userOf } from '../plugins/auth.js';
-import { AccountSchema, OPEN, stdErrors, toAccountJson } from '../schemas.js';
+import { OPEN, stdErrors } from '../schemas.js';
+import { TestedAccountSchema, testAndPlace } from './connection-test.js';
 import { ConnectionSessions } from './sessions.js';
 import { connectLimit } from './limit.js';
 import { storeConnectedAccount } from './assign.js';
@@ -280,7 +281,7 @@ export async function connectPlatformCRoutes(app: FastifyInstance, deps: ApiDeps
           },
           { additionalProperties: false },
         ),
-        response: { 200: AccountSchema, 201: AccountSchema, ...stdErrors(409, 422) },
+        response: { 200: TestedAccountSchema, 201: TestedAccountSchema, ...stdErrors(409, 422) },
       },
     },
     async (req, reply) => {
@@ -303,7 +304,7 @@ export async function connectPlatformCRoutes(app: FastifyInstance, deps: ApiDeps
         environment: picked.environment,
         accountId: picked.ctidTraderAccountId,
       });
-      const { account, reconnected } = await storeConnectedAccount(deps, {
+      const { account, reconnected, place } = await storeConnectedAccount(deps, {
         brokerIdentity,
         userId,
         platform: 'platformc',
@@ -321,22 +322,10 @@ export async function connectPlatformCRoutes(app: FastifyInstance, deps: ApiDeps
           ...(picked.traderLogin ? { traderLogin: picked.traderLogin } : {}),
         },
       });
-      await refreshFunds(deps, account.id);
       sessions.delete(req.body.connectionId);
+      const tested = await testAndPlace(deps, account, place);
       reply.code(reconnected ? 200 : 201);
-      return toAccountJson((await deps.store.accounts.byId(account.id))!);
+      return tested;
     },
   );
-}
-
-/** Balance, equity and currency as the broker reports them right after connecting (best effort). */
-export async function refreshFunds(deps: ApiDeps, accountId: string): Promise<void> {
-  const account = await deps.store.accounts.byId(accountId);
-  if (!account) return;
-  try {
-    const info = await (await deps.adapters.forAccount(account)).accountInfo();
-    await deps.store.accounts.setFunds(account.id, info.balance, info.equity);
-  } catch {
-    // The account is connected; its funds appear with the next health check.
-  }
 }
