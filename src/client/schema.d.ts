@@ -1725,7 +1725,7 @@ export interface components {
         };
         /**
          * Event.account.status_changed
-         * @description An account's copy/connection status changed (connected, paused, locked, disconnected, reconnect_required, disabled).
+         * @description An account's copy/connection status changed (connected, paused, locked, disconnected, reconnect_required, disabled, unverified).
          */
         AccountStatusChangedEvent: {
             /** @description the account the event is about; null for user-level events */
@@ -2464,7 +2464,7 @@ export interface operations {
                         /** @description sim, platforma, platformb or platformc */
                         platform: string;
                         role: "master" | "slave";
-                        /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                        /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                         status: string;
                         statusReason: string | null;
                     };
@@ -2517,7 +2517,7 @@ export interface operations {
                         /** @description sim, platforma, platformb or platformc */
                         platform: string;
                         role: "master" | "slave";
-                        /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                        /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                         status: string;
                         statusReason: string | null;
                     };
@@ -2944,7 +2944,7 @@ export interface operations {
                         /** @description sim, platforma, platformb or platformc */
                         platform: string;
                         role: "master" | "slave";
-                        /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                        /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                         status: string;
                         statusReason: string | null;
                     };
@@ -2997,7 +2997,7 @@ export interface operations {
                         /** @description sim, platforma, platformb or platformc */
                         platform: string;
                         role: "master" | "slave";
-                        /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                        /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                         status: string;
                         statusReason: string | null;
                     };
@@ -3423,7 +3423,7 @@ export interface operations {
                         /** @description sim, platforma, platformb or platformc */
                         platform: string;
                         role: "master" | "slave";
-                        /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                        /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                         status: string;
                         statusReason: string | null;
                     };
@@ -3476,7 +3476,7 @@ export interface operations {
                         /** @description sim, platforma, platformb or platformc */
                         platform: string;
                         role: "master" | "slave";
-                        /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                        /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                         status: string;
                         statusReason: string | null;
                     };
@@ -3967,7 +3967,7 @@ export interface operations {
                             /** @description sim, platforma, platformb or platformc */
                             platform: string;
                             role: "master" | "slave";
-                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                            /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                             status: string;
                             statusReason: string | null;
                         }[];
@@ -4332,7 +4332,7 @@ export interface operations {
                             /** @description sim, platforma, platformb or platformc */
                             platform: string;
                             role: "master" | "slave";
-                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                            /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                             status: string;
                             statusReason: string | null;
                         }[];
@@ -6516,7 +6516,7 @@ export interface operations {
                             /** @description sim, platforma, platformb or platformc */
                             platform: string;
                             role: "master" | "slave";
-                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                            /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                             status: string;
                             statusReason: string | null;
                         }[];
@@ -6737,7 +6737,7 @@ export interface operations {
                         /** @description sim, platforma, platformb or platformc */
                         platform: string;
                         role: "master" | "slave";
-                        /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                        /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                         status: string;
                         statusReason: string | null;
                     };
@@ -7184,7 +7184,7 @@ export interface operations {
                         /** @description sim, platforma, platformb or platformc */
                         platform: string;
                         role: "master" | "slave";
-                        /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                        /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                         status: string;
                         statusReason: string | null;
                     };
@@ -7655,7 +7655,7 @@ export interface operations {
                         /** @description sim, platforma, platformb or platformc */
                         platform: string;
                         role: "master" | "slave";
-                        /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                        /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                         status: string;
                         statusReason: string | null;
                     };
@@ -7891,7 +7891,7 @@ export interface operations {
                         /** @description sim, platforma, platformb or platformc */
                         platform: string;
                         role: "master" | "slave";
-                        /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                        /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                         status: string;
                         statusReason: string | null;
                     };
@@ -10051,7 +10051,7 @@ export interface operations {
                         /** @description sim, platforma, platformb or platformc */
                         platform: string;
                         role: "master" | "slave";
-                        /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                        /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                         status: string;
                         statusReason: string | null;
                     };
@@ -11697,7 +11697,7 @@ export interface operations {
                         /** @description sim, platforma, platformb or platformc */
                         platform: string;
                         role: "master" | "slave";
-                        /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                        /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                         status: string;
                         statusReason: string | null;
                     };
@@ -12810,7 +12810,7 @@ export interface operations {
                                 /** @description sim, platforma, platformb or platformc */
                                 platform: string;
                                 role: "master" | "slave";
-                                /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                                /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                                 status: string;
                                 statusReason: string | null;
                             } | null;
@@ -12840,7 +12840,7 @@ export interface operations {
                                 /** @description sim, platforma, platformb or platformc */
                                 platform: string;
                                 role: "master" | "slave";
-                                /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                                /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                                 status: string;
                                 statusReason: string | null;
                             } & {
@@ -13109,7 +13109,7 @@ export interface operations {
                             /** @description sim, platforma, platformb or platformc */
                             platform: string;
                             role: "master" | "slave";
-                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                            /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                             status: string;
                             statusReason: string | null;
                         } | null;
@@ -13139,7 +13139,7 @@ export interface operations {
                             /** @description sim, platforma, platformb or platformc */
                             platform: string;
                             role: "master" | "slave";
-                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                            /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                             status: string;
                             statusReason: string | null;
                         } & {
@@ -13429,7 +13429,7 @@ export interface operations {
                             /** @description sim, platforma, platformb or platformc */
                             platform: string;
                             role: "master" | "slave";
-                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                            /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                             status: string;
                             statusReason: string | null;
                         } | null;
@@ -13459,7 +13459,7 @@ export interface operations {
                             /** @description sim, platforma, platformb or platformc */
                             platform: string;
                             role: "master" | "slave";
-                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                            /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                             status: string;
                             statusReason: string | null;
                         } & {
@@ -13947,7 +13947,7 @@ export interface operations {
                             /** @description sim, platforma, platformb or platformc */
                             platform: string;
                             role: "master" | "slave";
-                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                            /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                             status: string;
                             statusReason: string | null;
                         } | null;
@@ -13977,7 +13977,7 @@ export interface operations {
                             /** @description sim, platforma, platformb or platformc */
                             platform: string;
                             role: "master" | "slave";
-                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                            /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                             status: string;
                             statusReason: string | null;
                         } & {
@@ -14566,7 +14566,7 @@ export interface operations {
                             /** @description sim, platforma, platformb or platformc */
                             platform: string;
                             role: "master" | "slave";
-                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                            /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                             status: string;
                             statusReason: string | null;
                         } | null;
@@ -14596,7 +14596,7 @@ export interface operations {
                             /** @description sim, platforma, platformb or platformc */
                             platform: string;
                             role: "master" | "slave";
-                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                            /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                             status: string;
                             statusReason: string | null;
                         } & {
@@ -14858,7 +14858,7 @@ export interface operations {
                             /** @description sim, platforma, platformb or platformc */
                             platform: string;
                             role: "master" | "slave";
-                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                            /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                             status: string;
                             statusReason: string | null;
                         } | null;
@@ -14888,7 +14888,7 @@ export interface operations {
                             /** @description sim, platforma, platformb or platformc */
                             platform: string;
                             role: "master" | "slave";
-                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                            /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                             status: string;
                             statusReason: string | null;
                         } & {
