@@ -1,6 +1,6 @@
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo, type Server as NetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +9,7 @@ import { loadConfig } from '../config/config.js';
 import type { PlatformEndpoints } from '../platforms/endpoints.js';
 import type { CheckResult } from './check.js';
 import { runDoctor } from './doctor.js';
+import { natsCheck } from './local-checks.js';
 import { clockCheck } from './platform-checks.js';
 
 let dir: string;
@@ -128,6 +129,30 @@ describe('runDoctor', () => {
       status: 'fail',
       detail: expect.stringMatching(/cannot be read/),
     });
+  });
+});
+
+describe('natsCheck', () => {
+  it('a server greeting with INFO passes; one that greets otherwise or refuses fails, naming NATS_URL', async () => {
+    const greet = (line: string) =>
+      new Promise<NetServer>((r) => {
+        const s = createNetServer((sock) => sock.end(line));
+        s.listen(0, '127.0.0.1', () => r(s));
+      });
+    const nats = await greet('INFO {"server_id":"x"}\r\n');
+    const other = await greet('SSH-2.0-OpenSSH\r\n');
+    try {
+      const at = (s: NetServer) => `nats://127.0.0.1:${(s.address() as AddressInfo).port}`;
+      const cfg = loadConfig({ dataDir: ':memory:' }, { NATS_URL: `${at(nats)},${at(other)},nats://127.0.0.1:1` });
+      const [good, wrong, refused] = await natsCheck(cfg, 2000);
+      expect(good).toMatchObject({ status: 'ok', detail: expect.stringMatching(/answered as a NATS server/) });
+      expect(wrong).toMatchObject({ status: 'fail', detail: expect.stringMatching(/not as a NATS server/) });
+      expect(refused).toMatchObject({ status: 'fail', detail: '127.0.0.1:1: unreachable: connection refused' });
+      expect(refused?.fix).toMatch(/NATS_URL/);
+    } finally {
+      await new Promise((r) => nats.close(r));
+      await new Promise((r) => other.close(r));
+    }
   });
 });
 
