@@ -17,6 +17,7 @@ import { OPEN, stdErrors } from '../schemas.js';
 import { TestedAccountSchema, testAndPlace } from './connection-test.js';
 import { ConnectionSessions } from './sessions.js';
 import { connectLimit } from './limit.js';
+import { requireAppCredentials } from './app-credentials.js';
 import { storeConnectedAccount } from './assign.js';
 import { brokerIdentity as brokerIdentityOf } from '../../domain/broker-identity.js';
 import { AssignFields } from './platformb.js';
@@ -43,25 +44,6 @@ function popupPage(msg: { connectionId: string | null; ok: boolean; error?: stri
   const data = JSON.stringify({ type: 'copytrade:platformc', ...msg }).replace(/</g, '\\u003c');
   return `<!doctype html><meta charset="utf-8"><title>copytrade</title><p>${msg.ok ? 'Account access approved. You can close this window.' : 'Authorization failed. You can close this window.'}</p>
 <script nonce="${nonce}">try{window.opener&&window.opener.postMessage(${data},window.location.origin)}catch(e){}setTimeout(function(){window.close()},300)</script>`;
-}
-
-/**
- * Runs before the connection limit: without the application's client id and secret there is nothing to start,
- * and a refusal that is the server's configuration must not use one of the user's connection attempts.
- */
-function requireAppCredentials(c: () => { clientId: string; clientSecret: string }) {
-  return async (_req: FastifyRequest) => {
-    const missing = [
-      ...(c().clientId ? [] : ['COPYTRADE_PLATFORMC_CLIENT_ID']),
-      ...(c().clientSecret ? [] : ['COPYTRADE_PLATFORMC_CLIENT_SECRET']),
-    ];
-    if (missing.length > 0)
-      throw new AppError(
-        'platform_not_configured',
-        `platform C is not set up on this server: its Open API application credentials are missing (the operator sets ${missing.join(' and ')}); no connection attempt was counted`,
-        { details: { settings: missing } },
-      );
-  };
 }
 
 const origin = (req: FastifyRequest) =>
