@@ -252,4 +252,20 @@ describe('copytrade trading commands (family V with an API key)', () => {
     expect(what.code).toBe(1);
     expect(what.stderr).toContain('say what to resume: --account <id> or --group <id>');
   }, 240_000);
+  it('accounts test: the connection test read at the broker, as fields and with --json', async () => {
+    const r = await ct('accounts', 'test', slave.id);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^test\s+passed$/m);
+    expect(r.stdout).toMatch(/^balance\s+\d/m);
+    const j = await json<{ id: string; status: string; connectionTest: { ok: boolean; positions: number } }>(
+      'accounts',
+      'test',
+      slave.id,
+    );
+    expect(j).toMatchObject({ id: slave.id, status: 'connected', connectionTest: { ok: true } });
+    expect(j.connectionTest.positions).toEqual(expect.any(Number));
+    const unknown = await ct('accounts', 'test', 'acc_unknown');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/copytrade: not_found/);
+  }, 60_000);
 });

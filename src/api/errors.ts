@@ -17,6 +17,7 @@ export const STATUS: Record<ErrorCode, number> = {
   copy_cycle: 409,
   open_copies: 409,
   quota_exceeded: 409,
+  platform_not_configured: 409,
   stream_quota_exceeded: 429,
   slaves_backlogged: 429,
   idempotency_key_in_flight: 409,

@@ -63,7 +63,7 @@ export const AccountSchema = Type.Object({
   role: Type.Union([Type.Literal('master'), Type.Literal('slave')]),
   status: Type.String({
     description:
-      'connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point)',
+      'connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point)',
   }),
   statusReason: NullableStr,
   health: HealthSchema,

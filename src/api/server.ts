@@ -24,6 +24,7 @@ import { connectPlatformARoutes } from './connect/platforma.js';
 import { connectBridgeRoutes } from './connect/platforma-bridge.js';
 import { demoRoutes } from './app/demo.js';
 import { accountRoutes } from './v1/accounts.js';
+import { connectionTestRoutes } from './v1/connection-test.js';
 import { groupRoutes } from './v1/groups.js';
 import { ledgerRoutes } from './v1/ledger.js';
 import { orderRoutes } from './v1/orders.js';
@@ -86,6 +87,7 @@ function markOptionalBodies(doc: Record<string, unknown>): Record<string, unknow
 
 const V1_MODULES = [
   accountRoutes,
+  connectionTestRoutes,
   orderRoutes,
   panicRoutes,
   groupRoutes,

@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { adminCommands } from './commands/admin.js';
 import { accountCommands } from './commands/accounts.js';
 import { copyingCommands } from './commands/copying.js';
+import { doctorCommand } from './commands/doctor.js';
 import { eventCommands } from './commands/events.js';
 import { groupCommands } from './commands/groups.js';
 import { orderCommands } from './commands/orders.js';
@@ -24,6 +25,7 @@ export function buildCli(): Command {
     apiCommand,
     workerCommand,
     simulatorCommand,
+    doctorCommand,
     adminCommands,
     accountCommands,
     orderCommands,

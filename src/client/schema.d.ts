@@ -211,7 +211,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Platform C step 1: an authorization URL to open in a popup */
+        /** Platform C step 1: an authorization URL to open in a popup (409 platform_not_configured, not counted toward the connection limit: the server has no Open API application credentials) */
         post: operations["connectPlatformCStart"];
         delete?: never;
         options?: never;
@@ -553,7 +553,7 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Put an account in a copier group as its Master or a Slave (groupId null takes it out); 409 copy_cycle when copying would feed on itself */
+        /** Put an account in a copier group as its Master or a Slave (groupId null takes it out); 409 copy_cycle when copying would feed on itself, 409 account_not_connected when its connection test failed (status unverified) */
         put: operations["assignAccount"];
         post?: never;
         delete?: never;
@@ -573,6 +573,24 @@ export interface paths {
         get: operations["getAccountCapabilities"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/accounts/{account_id}/connection-test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account with its last connection test (connectionTest null: connected before tests were kept, or not tested yet) */
+        get: operations["getConnectionTest"];
+        put?: never;
+        /** Read the account at its broker again (funds, positions, orders, trading allowed): a pass makes an unverified account connected and assignable, a refused read makes it unverified with the broker's words */
+        post: operations["runConnectionTest"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1778,7 +1796,7 @@ export interface components {
         };
         /**
          * Event.account.status_changed
-         * @description An account's copy/connection status changed (connected, paused, locked, disconnected, reconnect_required, disabled).
+         * @description An account's copy/connection status changed (connected, paused, locked, disconnected, reconnect_required, disabled, unverified).
          */
         AccountStatusChangedEvent: {
             /** @description the account the event is about; null for user-level events */
@@ -2480,6 +2498,22 @@ export interface operations {
                         accountNumber: string;
                         balance: number | null;
                         brokerName: string | null;
+                        connectionTest: {
+                            balance: number | null;
+                            checkedAt: string;
+                            currency: string | null;
+                            equity: number | null;
+                            /** @description the broker's words when a read was refused */
+                            error: string | null;
+                            /** @description account, positions or orders: the read the broker refused */
+                            failedRead: string | null;
+                            /** @description true when every read succeeded and the broker allows trading */
+                            ok: boolean;
+                            orders: number | null;
+                            positions: number | null;
+                            /** @description as the broker reports it; null when the platform does not say */
+                            tradingAllowed: boolean | null;
+                        } | null;
                         createdAt: string;
                         currency: string | null;
                         environment: string | null;
@@ -2501,7 +2535,7 @@ export interface operations {
                         /** @description sim, platforma, platformb or platformc */
                         platform: string;
                         role: "master" | "slave";
-                        /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                        /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                         status: string;
                         statusReason: string | null;
                     };
@@ -2517,6 +2551,22 @@ export interface operations {
                         accountNumber: string;
                         balance: number | null;
                         brokerName: string | null;
+                        connectionTest: {
+                            balance: number | null;
+                            checkedAt: string;
+                            currency: string | null;
+                            equity: number | null;
+                            /** @description the broker's words when a read was refused */
+                            error: string | null;
+                            /** @description account, positions or orders: the read the broker refused */
+                            failedRead: string | null;
+                            /** @description true when every read succeeded and the broker allows trading */
+                            ok: boolean;
+                            orders: number | null;
+                            positions: number | null;
+                            /** @description as the broker reports it; null when the platform does not say */
+                            tradingAllowed: boolean | null;
+                        } | null;
                         createdAt: string;
                         currency: string | null;
                         environment: string | null;
@@ -2538,7 +2588,7 @@ export interface operations {
                         /** @description sim, platforma, platformb or platformc */
                         platform: string;
                         role: "master" | "slave";
-                        /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                        /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                         status: string;
                         statusReason: string | null;
                     };
@@ -2797,7 +2847,7 @@ export interface operations {
                             /** @description sim, platforma, platformb or platformc */
                             platform: string;
                             role: "master" | "slave";
-                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                            /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                             status: string;
                             statusReason: string | null;
                         };
@@ -2888,7 +2938,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description the body is larger than the limit (code payload_too_large) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2906,7 +2956,25 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2927,6 +2995,26 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3052,7 +3140,25 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3073,6 +3179,26 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3175,7 +3301,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description the body is larger than the limit (code payload_too_large) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3193,7 +3319,43 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3214,6 +3376,26 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3304,7 +3486,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description the body is larger than the limit (code payload_too_large) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3322,7 +3504,43 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3343,6 +3561,26 @@ export interface operations {
             /** @description Default Response */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3564,6 +3802,22 @@ export interface operations {
                         accountNumber: string;
                         balance: number | null;
                         brokerName: string | null;
+                        connectionTest: {
+                            balance: number | null;
+                            checkedAt: string;
+                            currency: string | null;
+                            equity: number | null;
+                            /** @description the broker's words when a read was refused */
+                            error: string | null;
+                            /** @description account, positions or orders: the read the broker refused */
+                            failedRead: string | null;
+                            /** @description true when every read succeeded and the broker allows trading */
+                            ok: boolean;
+                            orders: number | null;
+                            positions: number | null;
+                            /** @description as the broker reports it; null when the platform does not say */
+                            tradingAllowed: boolean | null;
+                        } | null;
                         createdAt: string;
                         currency: string | null;
                         environment: string | null;
@@ -3585,7 +3839,7 @@ export interface operations {
                         /** @description sim, platforma, platformb or platformc */
                         platform: string;
                         role: "master" | "slave";
-                        /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                        /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                         status: string;
                         statusReason: string | null;
                     };
@@ -3601,6 +3855,22 @@ export interface operations {
                         accountNumber: string;
                         balance: number | null;
                         brokerName: string | null;
+                        connectionTest: {
+                            balance: number | null;
+                            checkedAt: string;
+                            currency: string | null;
+                            equity: number | null;
+                            /** @description the broker's words when a read was refused */
+                            error: string | null;
+                            /** @description account, positions or orders: the read the broker refused */
+                            failedRead: string | null;
+                            /** @description true when every read succeeded and the broker allows trading */
+                            ok: boolean;
+                            orders: number | null;
+                            positions: number | null;
+                            /** @description as the broker reports it; null when the platform does not say */
+                            tradingAllowed: boolean | null;
+                        } | null;
                         createdAt: string;
                         currency: string | null;
                         environment: string | null;
@@ -3622,7 +3892,7 @@ export interface operations {
                         /** @description sim, platforma, platformb or platformc */
                         platform: string;
                         role: "master" | "slave";
-                        /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                        /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                         status: string;
                         statusReason: string | null;
                     };
@@ -4090,6 +4360,22 @@ export interface operations {
                         accountNumber: string;
                         balance: number | null;
                         brokerName: string | null;
+                        connectionTest: {
+                            balance: number | null;
+                            checkedAt: string;
+                            currency: string | null;
+                            equity: number | null;
+                            /** @description the broker's words when a read was refused */
+                            error: string | null;
+                            /** @description account, positions or orders: the read the broker refused */
+                            failedRead: string | null;
+                            /** @description true when every read succeeded and the broker allows trading */
+                            ok: boolean;
+                            orders: number | null;
+                            positions: number | null;
+                            /** @description as the broker reports it; null when the platform does not say */
+                            tradingAllowed: boolean | null;
+                        } | null;
                         createdAt: string;
                         currency: string | null;
                         environment: string | null;
@@ -4111,7 +4397,7 @@ export interface operations {
                         /** @description sim, platforma, platformb or platformc */
                         platform: string;
                         role: "master" | "slave";
-                        /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                        /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                         status: string;
                         statusReason: string | null;
                     };
@@ -4127,6 +4413,22 @@ export interface operations {
                         accountNumber: string;
                         balance: number | null;
                         brokerName: string | null;
+                        connectionTest: {
+                            balance: number | null;
+                            checkedAt: string;
+                            currency: string | null;
+                            equity: number | null;
+                            /** @description the broker's words when a read was refused */
+                            error: string | null;
+                            /** @description account, positions or orders: the read the broker refused */
+                            failedRead: string | null;
+                            /** @description true when every read succeeded and the broker allows trading */
+                            ok: boolean;
+                            orders: number | null;
+                            positions: number | null;
+                            /** @description as the broker reports it; null when the platform does not say */
+                            tradingAllowed: boolean | null;
+                        } | null;
                         createdAt: string;
                         currency: string | null;
                         environment: string | null;
@@ -4148,7 +4450,7 @@ export interface operations {
                         /** @description sim, platforma, platformb or platformc */
                         platform: string;
                         role: "master" | "slave";
-                        /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                        /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                         status: string;
                         statusReason: string | null;
                     };
@@ -4595,6 +4897,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description the body is larger than the limit (code payload_too_large) */
             413: {
                 headers: {
@@ -4735,7 +5055,7 @@ export interface operations {
                             /** @description sim, platforma, platformb or platformc */
                             platform: string;
                             role: "master" | "slave";
-                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                            /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                             status: string;
                             statusReason: string | null;
                         }[];
@@ -5147,7 +5467,7 @@ export interface operations {
                             /** @description sim, platforma, platformb or platformc */
                             platform: string;
                             role: "master" | "slave";
-                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                            /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                             status: string;
                             statusReason: string | null;
                         }[];
@@ -7801,7 +8121,7 @@ export interface operations {
                             /** @description sim, platforma, platformb or platformc */
                             platform: string;
                             role: "master" | "slave";
-                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                            /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                             status: string;
                             statusReason: string | null;
                         }[];
@@ -8052,7 +8372,7 @@ export interface operations {
                         /** @description sim, platforma, platformb or platformc */
                         platform: string;
                         role: "master" | "slave";
-                        /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                        /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                         status: string;
                         statusReason: string | null;
                     };
@@ -8695,7 +9015,7 @@ export interface operations {
                         /** @description sim, platforma, platformb or platformc */
                         platform: string;
                         role: "master" | "slave";
-                        /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                        /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                         status: string;
                         statusReason: string | null;
                     };
@@ -9255,6 +9575,697 @@ export interface operations {
             /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
             503: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    getConnectionTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                account_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        accountNumber: string;
+                        balance: number | null;
+                        brokerName: string | null;
+                        connectionTest: {
+                            balance: number | null;
+                            checkedAt: string;
+                            currency: string | null;
+                            equity: number | null;
+                            /** @description the broker's words when a read was refused */
+                            error: string | null;
+                            /** @description account, positions or orders: the read the broker refused */
+                            failedRead: string | null;
+                            /** @description true when every read succeeded and the broker allows trading */
+                            ok: boolean;
+                            orders: number | null;
+                            positions: number | null;
+                            /** @description as the broker reports it; null when the platform does not say */
+                            tradingAllowed: boolean | null;
+                        } | null;
+                        createdAt: string;
+                        currency: string | null;
+                        environment: string | null;
+                        equity: number | null;
+                        groupId: string | null;
+                        /** @description account health (the field name and shape are our choice: open point) */
+                        health: {
+                            checkedAt: string | null;
+                            connected: boolean;
+                            dataStale: boolean;
+                            inSync: boolean;
+                            lastError: string | null;
+                            reconnectRequired: boolean;
+                            state: "ok" | "degraded" | "down";
+                            tradingAllowed: boolean;
+                        };
+                        id: string;
+                        name: string;
+                        /** @description sim, platforma, platformb or platformc */
+                        platform: string;
+                        role: "master" | "slave";
+                        /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
+                        status: string;
+                        statusReason: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    runConnectionTest: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description any string the client chooses (a UUID, say), scoped to the caller and kept 24 h: the same key with the same method, path and body returns the first answer again (Idempotent-Replayed: true) instead of acting twice; with another request it is a 422 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                account_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        accountNumber: string;
+                        balance: number | null;
+                        brokerName: string | null;
+                        connectionTest: {
+                            balance: number | null;
+                            checkedAt: string;
+                            currency: string | null;
+                            equity: number | null;
+                            /** @description the broker's words when a read was refused */
+                            error: string | null;
+                            /** @description account, positions or orders: the read the broker refused */
+                            failedRead: string | null;
+                            /** @description true when every read succeeded and the broker allows trading */
+                            ok: boolean;
+                            orders: number | null;
+                            positions: number | null;
+                            /** @description as the broker reports it; null when the platform does not say */
+                            tradingAllowed: boolean | null;
+                        } | null;
+                        createdAt: string;
+                        currency: string | null;
+                        environment: string | null;
+                        equity: number | null;
+                        groupId: string | null;
+                        /** @description account health (the field name and shape are our choice: open point) */
+                        health: {
+                            checkedAt: string | null;
+                            connected: boolean;
+                            dataStale: boolean;
+                            inSync: boolean;
+                            lastError: string | null;
+                            reconnectRequired: boolean;
+                            state: "ok" | "degraded" | "down";
+                            tradingAllowed: boolean;
+                        };
+                        id: string;
+                        name: string;
+                        /** @description sim, platforma, platformb or platformc */
+                        platform: string;
+                        role: "master" | "slave";
+                        /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
+                        status: string;
+                        statusReason: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description a request with this Idempotency-Key is still running (code idempotency_key_in_flight): retry after Retry-After */
+            409: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is larger than the limit (code payload_too_large) */
+            413: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description this Idempotency-Key was used for a different request: method, path or body (code idempotency_key_reused) */
+            422: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -11965,7 +12976,7 @@ export interface operations {
                         /** @description sim, platforma, platformb or platformc */
                         platform: string;
                         role: "master" | "slave";
-                        /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                        /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                         status: string;
                         statusReason: string | null;
                     };
@@ -14158,7 +15169,7 @@ export interface operations {
                         /** @description sim, platforma, platformb or platformc */
                         platform: string;
                         role: "master" | "slave";
-                        /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                        /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                         status: string;
                         statusReason: string | null;
                     };
@@ -15837,7 +16848,7 @@ export interface operations {
                                 /** @description sim, platforma, platformb or platformc */
                                 platform: string;
                                 role: "master" | "slave";
-                                /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                                /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                                 status: string;
                                 statusReason: string | null;
                             } | null;
@@ -15867,7 +16878,7 @@ export interface operations {
                                 /** @description sim, platforma, platformb or platformc */
                                 platform: string;
                                 role: "master" | "slave";
-                                /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                                /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                                 status: string;
                                 statusReason: string | null;
                             } & {
@@ -16171,7 +17182,7 @@ export interface operations {
                             /** @description sim, platforma, platformb or platformc */
                             platform: string;
                             role: "master" | "slave";
-                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                            /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                             status: string;
                             statusReason: string | null;
                         } | null;
@@ -16201,7 +17212,7 @@ export interface operations {
                             /** @description sim, platforma, platformb or platformc */
                             platform: string;
                             role: "master" | "slave";
-                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                            /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                             status: string;
                             statusReason: string | null;
                         } & {
@@ -16591,7 +17602,7 @@ export interface operations {
                             /** @description sim, platforma, platformb or platformc */
                             platform: string;
                             role: "master" | "slave";
-                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                            /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                             status: string;
                             statusReason: string | null;
                         } | null;
@@ -16621,7 +17632,7 @@ export interface operations {
                             /** @description sim, platforma, platformb or platformc */
                             platform: string;
                             role: "master" | "slave";
-                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                            /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                             status: string;
                             statusReason: string | null;
                         } & {
@@ -17305,7 +18316,7 @@ export interface operations {
                             /** @description sim, platforma, platformb or platformc */
                             platform: string;
                             role: "master" | "slave";
-                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                            /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                             status: string;
                             statusReason: string | null;
                         } | null;
@@ -17335,7 +18346,7 @@ export interface operations {
                             /** @description sim, platforma, platformb or platformc */
                             platform: string;
                             role: "master" | "slave";
-                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                            /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                             status: string;
                             statusReason: string | null;
                         } & {
@@ -18248,7 +19259,7 @@ export interface operations {
                             /** @description sim, platforma, platformb or platformc */
                             platform: string;
                             role: "master" | "slave";
-                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                            /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                             status: string;
                             statusReason: string | null;
                         } | null;
@@ -18278,7 +19289,7 @@ export interface operations {
                             /** @description sim, platforma, platformb or platformc */
                             platform: string;
                             role: "master" | "slave";
-                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                            /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                             status: string;
                             statusReason: string | null;
                         } & {
@@ -18701,7 +19712,7 @@ export interface operations {
                             /** @description sim, platforma, platformb or platformc */
                             platform: string;
                             role: "master" | "slave";
-                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                            /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                             status: string;
                             statusReason: string | null;
                         } | null;
@@ -18731,7 +19742,7 @@ export interface operations {
                             /** @description sim, platforma, platformb or platformc */
                             platform: string;
                             role: "master" | "slave";
-                            /** @description connected, paused, locked, disconnected, reconnect_required or disabled (values beyond connected: open point) */
+                            /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
                             status: string;
                             statusReason: string | null;
                         } & {

@@ -52,6 +52,11 @@ export function isStoppedByChoice(status: AccountStatus): boolean {
   return status === 'paused' || status === 'locked' || status === 'disabled';
 }
 
+/** A status a health read leaves as it is: stopped by choice, or waiting for a connection test to pass. */
+export function keepsItsStatus(status: AccountStatus): boolean {
+  return isStoppedByChoice(status) || status === 'unverified';
+}
+
 /** A Slave is eligible for a copy when it is in the group, copying, and its broker is reachable. */
 export function isEligibleSlave(a: Account): boolean {
   return a.role === 'slave' && a.status === 'connected' && a.health.tradingAllowed && !a.health.reconnectRequired;

@@ -34,6 +34,8 @@ export type ErrorCode =
   | 'data_dir_in_use'
   /** The address `serve` was asked to listen on is taken (raised before anything is opened or written). */
   | 'port_in_use'
+  /** A platform's application settings (e.g. platform C's OAuth client id and secret) are not configured on this server. */
+  | 'platform_not_configured'
   | 'internal_error';
 
 export class AppError extends Error {

@@ -15,6 +15,7 @@ export type Role = (typeof ROLES)[number];
  * - disconnected: the broker connection is down
  * - reconnect_required: the broker needs the user to sign in again (OAuth)
  * - disabled: a duplicate connection of a broker account connected elsewhere (migration 0004); never copies
+ * - unverified: its connection test failed (the broker refused a read); not assignable until a test passes
  */
 export const ACCOUNT_STATUSES = [
   'connected',
@@ -23,6 +24,7 @@ export const ACCOUNT_STATUSES = [
   'disconnected',
   'reconnect_required',
   'disabled',
+  'unverified',
 ] as const;
 export type AccountStatus = (typeof ACCOUNT_STATUSES)[number];
 
@@ -124,4 +126,6 @@ export interface AccountInfo {
   currency: string;
   /** Broker's own account number as shown to the user. */
   brokerAccountNumber: string;
+  /** Whether the broker lets this login open trades, where the platform says (MetaApi tradeAllowed, cTrader accessRights). */
+  tradingAllowed?: boolean;
 }

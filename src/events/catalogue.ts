@@ -149,7 +149,7 @@ const entries = {
   'account.status_changed': {
     version: 1,
     description:
-      "An account's copy/connection status changed (connected, paused, locked, disconnected, reconnect_required, disabled).",
+      "An account's copy/connection status changed (connected, paused, locked, disconnected, reconnect_required, disabled, unverified).",
     data: obj({ before: Str, after: Str, reason: Type.Optional(NStr) }, 'status changed'),
   },
   'risk.triggered': {

@@ -322,6 +322,19 @@ export const masterCursors = pgTable('master_cursors', {
   updatedAt: ts('updated_at').notNull().defaultNow(),
 });
 
+/**
+ * The last connection test of each account (the reads made right after connecting it, or when the user asks again):
+ * what the broker answered, or its words when it refused a read. A table of its own, not an accounts column: it
+ * is read at connect, assignment and on request only, and it does not move the accounts row's rev.
+ */
+export const accountConnectionTests = pgTable('account_connection_tests', {
+  accountId: text('account_id')
+    .primaryKey()
+    .references(() => accounts.id, { onDelete: 'cascade' }),
+  result: jsonb('result').notNull(),
+  checkedAt: ts('checked_at').notNull(),
+});
+
 /** Every request on both families, so users can reconcile what they sent against what the brokers did. */
 export const requestRecords = pgTable(
   'request_records',

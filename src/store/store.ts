@@ -19,6 +19,7 @@ import { LeasesRepo } from './repos/leases.js';
 import { MasterItemsCache } from './repos/master-items-cache.js';
 import { MasterCursorsRepo } from './repos/master-cursors.js';
 import { BridgeTokensRepo } from './repos/bridge-tokens.js';
+import { ConnectionTestsRepo } from './repos/connection-tests.js';
 
 /**
  * The store: one object with a repository per concern, on PGlite or PostgreSQL alike. Nothing outside
@@ -44,6 +45,7 @@ export class Store {
   readonly masterCursors: MasterCursorsRepo;
   /** Terminal bridge tokens (hashes only). */
   readonly bridgeTokens: BridgeTokensRepo;
+  readonly connectionTests: ConnectionTestsRepo;
   private maintenance: EmbeddedMaintenance | null = null;
   private sweep: RecentIntentsSweep | null = null;
 
@@ -67,6 +69,7 @@ export class Store {
     this.leases = new LeasesRepo(db);
     this.masterCursors = new MasterCursorsRepo(db);
     this.bridgeTokens = new BridgeTokensRepo(db);
+    this.connectionTests = new ConnectionTestsRepo(db);
   }
 
   /** Idempotency-Key records, remembered for `ttlMs` (the API's choice, so a repository per caller). */

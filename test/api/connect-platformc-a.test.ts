@@ -185,3 +185,49 @@ describe('platform A connection flow (MetaApi-style upstream)', () => {
     expect((await svc.call('GET', '/app/v1/accounts', { token })).body.accounts).toEqual([]);
   }, 30_000);
 });
+
+describe('platform C wizard without the application credentials', () => {
+  it('refuses to start with 409 platform_not_configured naming the settings, and counts no attempt', async () => {
+    const token = await userToken('nocreds@example.test');
+    const c = svc.deps.endpoints.platformc;
+    const saved = { clientId: c.clientId, clientSecret: c.clientSecret };
+    c.clientId = '';
+    c.clientSecret = '';
+    // More refusals than the limit allows attempts (3 per 5 minutes): none of them may count.
+    for (let i = 0; i < 4; i++) {
+      const r = await svc.call('POST', '/api/connect/platformc/start', { token, body: {} });
+      expect(r.status).toBe(409);
+      expect(r.body).toMatchObject({
+        code: 'platform_not_configured',
+        settings: ['COPYTRADE_PLATFORMC_CLIENT_ID', 'COPYTRADE_PLATFORMC_CLIENT_SECRET'],
+        requestId: expect.any(String),
+      });
+      expect(r.body.error).toMatch(/COPYTRADE_PLATFORMC_CLIENT_ID and COPYTRADE_PLATFORMC_CLIENT_SECRET/);
+      expect(r.headers.get('set-cookie')).toBeNull();
+    }
+    c.clientSecret = saved.clientSecret;
+    const onlyId = await svc.call('POST', '/api/connect/platformc/start', { token, body: {} });
+    expect(onlyId.body).toMatchObject({ code: 'platform_not_configured', settings: ['COPYTRADE_PLATFORMC_CLIENT_ID'] });
+    // Configured again: the user still has all three attempts of the window, and the fourth is the limit's 429.
+    c.clientId = saved.clientId;
+    for (let i = 0; i < 3; i++) {
+      const r = await svc.call('POST', '/api/connect/platformc/start', { token, body: {} });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      expect(new URL(r.body.authorizationUrl).searchParams.get('client_id')).toBe(saved.clientId);
+    }
+    const fourth = await svc.call('POST', '/api/connect/platformc/start', { token, body: {} });
+    expect(fourth.status).toBe(429);
+  });
+
+  it('an unauthenticated caller still gets 401 first (the refusal tells nothing about the setup)', async () => {
+    const c = svc.deps.endpoints.platformc;
+    const saved = c.clientId;
+    c.clientId = '';
+    try {
+      const r = await svc.call('POST', '/api/connect/platformc/start', { body: {} });
+      expect(r.status).toBe(401);
+    } finally {
+      c.clientId = saved;
+    }
+  });
+});

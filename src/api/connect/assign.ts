@@ -37,11 +37,14 @@ export async function holderAfterProof(deps: ApiDeps, userId: string, identity: 
 export interface Connected {
   account: Account;
   reconnected: boolean;
+  /** Where a new account goes once its connection test passes (it is stored unassigned); null on a reconnect. */
+  place: { groupId: string | null; role: Role } | null;
 }
 
 /**
- * Last step of every connection flow: store the account with its sealed credentials and put it in the
- * chosen copier group. Refuses a second Master in a group. The same broker account connected again by its
+ * Last step of every connection flow: store the account with its sealed credentials, unassigned: the caller
+ * puts it in the chosen copier group once its connection test passed (testAndPlace). Refuses a second Master in
+ * that group now, before anything is stored. The same broker account connected again by its
  * owner is a reconnect: the existing connection gets the new broker link and credentials (its group, role
  * and rules stay); by anyone else it is refused, and the unique index refuses it too if two race.
  */
@@ -64,7 +67,7 @@ export async function storeConnectedAccount(
     });
     // The cached adapter holds the old link and credentials.
     await deps.adapters.evict(existing.id);
-    return { account: (await deps.store.accounts.byId(existing.id))!, reconnected: true };
+    return { account: (await deps.store.accounts.byId(existing.id))!, reconnected: true, place: null };
   }
   const role = a.role ?? 'slave';
   if (a.groupId) {
@@ -77,8 +80,8 @@ export async function storeConnectedAccount(
   const account = await deps.store.accounts.create({
     ...rest,
     role,
-    groupId: a.groupId ?? null,
+    groupId: null,
     credentialsEnc: deps.box.seal(credentials),
   });
-  return { account, reconnected: false };
+  return { account, reconnected: false, place: { groupId: a.groupId ?? null, role } };
 }

@@ -11,12 +11,12 @@ import { brokerIdentity as brokerIdentityOf } from '../../domain/broker-identity
 import type { ApiDeps } from '../deps.js';
 import { QUOTA_NOTE } from '../quotas.js';
 import { requireAuth, userOf } from '../plugins/auth.js';
-import { AccountSchema, OPEN, stdErrors, toAccountJson } from '../schemas.js';
+import { OPEN, stdErrors } from '../schemas.js';
 import { connectLimit } from './limit.js';
 import { holderAfterProof, storeConnectedAccount } from './assign.js';
 import { alreadyConnected } from '../../store/repos/accounts.js';
 import { AssignFields } from './platformb.js';
-import { refreshFunds } from './platformc.js';
+import { TestedAccountSchema, testAndPlace } from './connection-test.js';
 
 const Platform = Type.Union([Type.Literal('mt4'), Type.Literal('mt5')]);
 
@@ -97,7 +97,7 @@ export async function connectPlatformARoutes(app: FastifyInstance, deps: ApiDeps
           },
           { additionalProperties: false },
         ),
-        response: { 200: AccountSchema, 201: AccountSchema, ...stdErrors(409, 422, 502, 503) },
+        response: { 200: TestedAccountSchema, 201: TestedAccountSchema, ...stdErrors(409, 422, 502, 503) },
       },
     },
     async (req, reply) => {
@@ -161,9 +161,9 @@ export async function connectPlatformARoutes(app: FastifyInstance, deps: ApiDeps
           () => undefined,
         );
       }
-      await refreshFunds(deps, connected.account.id);
+      const tested = await testAndPlace(deps, connected.account, connected.place);
       reply.code(connected.reconnected ? 200 : 201);
-      return toAccountJson((await deps.store.accounts.byId(connected.account.id))!);
+      return tested;
     },
   );
 }

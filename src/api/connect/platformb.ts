@@ -9,7 +9,8 @@ import {
 import type { ApiDeps } from '../deps.js';
 import { QUOTA_NOTE } from '../quotas.js';
 import { requireAuth, userOf } from '../plugins/auth.js';
-import { AccountSchema, OPEN, stdErrors, toAccountJson } from '../schemas.js';
+import { OPEN, stdErrors } from '../schemas.js';
+import { TestedAccountSchema, testAndPlace } from './connection-test.js';
 import { ConnectionSessions } from './sessions.js';
 import { connectLimit } from './limit.js';
 import { storeConnectedAccount } from './assign.js';
@@ -129,7 +130,7 @@ export async function connectPlatformBRoutes(app: FastifyInstance, deps: ApiDeps
           },
           { additionalProperties: false },
         ),
-        response: { 200: AccountSchema, 201: AccountSchema, ...stdErrors(409) },
+        response: { 200: TestedAccountSchema, 201: TestedAccountSchema, ...stdErrors(409) },
       },
     },
     async (req, reply) => {
@@ -145,7 +146,7 @@ export async function connectPlatformBRoutes(app: FastifyInstance, deps: ApiDeps
         server: s.server,
         accountId: picked.id,
       });
-      const { account, reconnected } = await storeConnectedAccount(deps, {
+      const { account, reconnected, place } = await storeConnectedAccount(deps, {
         brokerIdentity,
         userId,
         platform: 'platformb',
@@ -168,8 +169,9 @@ export async function connectPlatformBRoutes(app: FastifyInstance, deps: ApiDeps
         },
       });
       sessions.delete(req.body.connectionId);
+      const tested = await testAndPlace(deps, account, place);
       reply.code(reconnected ? 200 : 201);
-      return toAccountJson(account);
+      return tested;
     },
   );
 }

@@ -13,9 +13,11 @@ import { AppError, type ErrorCode } from '../../domain/errors.js';
 import type { ApiDeps } from '../deps.js';
 import { QUOTA_NOTE } from '../quotas.js';
 import { requireAuth, userOf } from '../plugins/auth.js';
-import { AccountSchema, ErrorBody, OPEN, stdErrors, toAccountJson } from '../schemas.js';
+import { ErrorBody, OPEN, stdErrors } from '../schemas.js';
+import { TestedAccountSchema, testAndPlace } from './connection-test.js';
 import { ConnectionSessions } from './sessions.js';
 import { connectLimit } from './limit.js';
+import { requireAppCredentials } from './app-credentials.js';
 import { storeConnectedAccount } from './assign.js';
 import { brokerIdentity as brokerIdentityOf } from '../../domain/broker-identity.js';
 import { AssignFields } from './platformb.js';
@@ -72,21 +74,23 @@ export async function connectPlatformCRoutes(app: FastifyInstance, deps: ApiDeps
   const security = [{ accessToken: [] }];
   const tags = ['Connect accounts'];
   const c = () => deps.endpoints.platformc;
+  const configured = requireAppCredentials(c);
 
   r.post(
     '/api/connect/platformc/start',
     {
-      onRequest: [auth, connectLimit(deps)],
+      onRequest: [auth, configured, connectLimit(deps)],
       schema: {
         operationId: 'connectPlatformCStart',
         tags,
         security,
         ...OPEN,
-        summary: 'Platform C step 1: an authorization URL to open in a popup',
+        summary:
+          'Platform C step 1: an authorization URL to open in a popup (409 platform_not_configured, not counted toward the connection limit: the server has no Open API application credentials)',
         body: Type.Optional(Type.Object({}, { additionalProperties: false })),
         response: {
           200: Type.Object({ connectionId: Type.String(), authorizationUrl: Type.String() }),
-          ...stdErrors(),
+          ...stdErrors(409),
         },
       },
     },
@@ -255,7 +259,7 @@ export async function connectPlatformCRoutes(app: FastifyInstance, deps: ApiDeps
   r.post(
     '/api/connect/platformc/confirm',
     {
-      onRequest: [auth, connectLimit(deps)],
+      onRequest: [auth, configured, connectLimit(deps)],
       schema: {
         operationId: 'connectPlatformC',
         tags,
@@ -274,7 +278,7 @@ export async function connectPlatformCRoutes(app: FastifyInstance, deps: ApiDeps
           },
           { additionalProperties: false },
         ),
-        response: { 200: AccountSchema, 201: AccountSchema, ...stdErrors(409, 422) },
+        response: { 200: TestedAccountSchema, 201: TestedAccountSchema, ...stdErrors(409, 422) },
       },
     },
     async (req, reply) => {
@@ -297,7 +301,7 @@ export async function connectPlatformCRoutes(app: FastifyInstance, deps: ApiDeps
         environment: picked.environment,
         accountId: picked.ctidTraderAccountId,
       });
-      const { account, reconnected } = await storeConnectedAccount(deps, {
+      const { account, reconnected, place } = await storeConnectedAccount(deps, {
         brokerIdentity,
         userId,
         platform: 'platformc',
@@ -315,22 +319,10 @@ export async function connectPlatformCRoutes(app: FastifyInstance, deps: ApiDeps
           ...(picked.traderLogin ? { traderLogin: picked.traderLogin } : {}),
         },
       });
-      await refreshFunds(deps, account.id);
       sessions.delete(req.body.connectionId);
+      const tested = await testAndPlace(deps, account, place);
       reply.code(reconnected ? 200 : 201);
-      return toAccountJson((await deps.store.accounts.byId(account.id))!);
+      return tested;
     },
   );
-}
-
-/** Balance, equity and currency as the broker reports them right after connecting (best effort). */
-export async function refreshFunds(deps: ApiDeps, accountId: string): Promise<void> {
-  const account = await deps.store.accounts.byId(accountId);
-  if (!account) return;
-  try {
-    const info = await (await deps.adapters.forAccount(account)).accountInfo();
-    await deps.store.accounts.setFunds(account.id, info.balance, info.equity);
-  } catch {
-    // The account is connected; its funds appear with the next health check.
-  }
 }

@@ -198,7 +198,7 @@ export async function groupRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
         security,
         ...OPEN,
         summary:
-          'Put an account in a copier group as its Master or a Slave (groupId null takes it out); 409 copy_cycle when copying would feed on itself',
+          'Put an account in a copier group as its Master or a Slave (groupId null takes it out); 409 copy_cycle when copying would feed on itself, 409 account_not_connected when its connection test failed (status unverified)',
         params: AccountIdParams,
         body: Type.Object(
           {
@@ -214,6 +214,12 @@ export async function groupRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
       const userId = userOf(req);
       const account = await ownedAccount(deps, userId, req.params.account_id);
       const { groupId, role } = req.body;
+      // An account whose connection test failed copies nothing: it is not put anywhere until a test passes.
+      if (groupId && account.status === 'unverified')
+        throw new AppError(
+          'account_not_connected',
+          `account ${account.id} cannot be assigned: ${account.statusReason ?? 'its connection test failed'}; run the connection test again (POST /v1/accounts/${account.id}/connection-test) once the broker allows it`,
+        );
       if (groupId) {
         const g = await deps.store.accounts.groupView(userId, groupId);
         if (!g) throw notFound('copier group');

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { clientFor, withApiOptions, type ApiFlags } from '../api-context.js';
 import { platformName } from '../../client/platform-names.js';
-import { out, table } from '../output.js';
+import { fields, out, table } from '../output.js';
 import type { Position } from '../../client/index.js';
 
 export function accountCommands(program: Command): void {
@@ -62,5 +62,34 @@ export function accountCommands(program: Command): void {
         'no open positions',
       ),
     );
+  });
+
+  withApiOptions(
+    accounts
+      .command('test <accountId>')
+      .description(
+        'read the account at its broker again (funds, positions, orders, trading allowed); a pass makes an unverified account assignable; exits 1 when the test fails',
+      ),
+  ).action(async (accountId: string, o: ApiFlags) => {
+    const ct = clientFor(o);
+    const r = await ct.call(
+      ct.api.POST('/v1/accounts/{account_id}/connection-test', { params: { path: { account_id: accountId } } }),
+    );
+    const t = r.connectionTest!;
+    out(o.json, r, () =>
+      fields([
+        ['account', `${r.id} (${r.name})`],
+        ['status', r.status],
+        ['test', t.ok ? 'passed' : `FAILED: ${t.error}`],
+        ['balance', t.balance],
+        ['equity', t.equity],
+        ['currency', t.currency],
+        ['positions', t.positions],
+        ['orders', t.orders],
+        ['trading', t.tradingAllowed === null ? 'not reported' : t.tradingAllowed ? 'allowed' : 'not allowed'],
+        ['group', r.groupId],
+      ]),
+    );
+    if (!t.ok) process.exitCode = 1;
   });
 }

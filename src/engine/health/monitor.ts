@@ -1,4 +1,4 @@
-import { type Account, isStoppedByChoice } from '../../domain/account.js';
+import { type Account, keepsItsStatus } from '../../domain/account.js';
 import { AppError } from '../../domain/errors.js';
 import type { AccountStatus, Health } from '../../domain/types.js';
 import type { Store } from '../../store/store.js';
@@ -294,7 +294,7 @@ export class HealthMonitor {
           checkedAt: new Date(now).toISOString(),
           lastError: message,
         };
-        if (!isStoppedByChoice(status)) status = 'reconnect_required';
+        if (!keepsItsStatus(status)) status = 'reconnect_required';
       } else if (code === 'rate_limited' || this.underPressure(account.id, now, stalledBefore)) {
         // A rate-limit refusal is an answer: the broker is there, so no outage has begun.
         if (code === 'rate_limited') this.failingSince.delete(account.id);
@@ -318,7 +318,7 @@ export class HealthMonitor {
           checkedAt: new Date(now).toISOString(),
           lastError: message,
         };
-        if (!isStoppedByChoice(status)) status = 'disconnected';
+        if (!keepsItsStatus(status)) status = 'disconnected';
       }
     }
     return { account, health, status, write: { id: account.id, health, funds } };

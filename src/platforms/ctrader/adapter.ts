@@ -145,6 +145,8 @@ export class CTraderAdapter implements BrokerAdapter {
         equity: balance.plus(unrealized),
         currency,
         brokerAccountNumber: String(t.traderLogin ?? this.ctid),
+        // ProtoOAAccessRights: FULL_ACCESS (0, the default) opens trades; CLOSE_ONLY, NO_TRADING and NO_LOGIN do not.
+        tradingAllowed: (t.accessRights ?? 0) === 0,
       };
     });
   }

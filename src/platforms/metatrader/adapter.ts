@@ -103,7 +103,14 @@ export class MetaTraderAdapter implements BrokerAdapter {
   async accountInfo(): Promise<AccountInfo> {
     this.open();
     const info = await this.gateway.accountInformation();
-    return { balance: info.balance, equity: info.equity, currency: info.currency, brokerAccountNumber: info.login };
+    return {
+      balance: info.balance,
+      equity: info.equity,
+      currency: info.currency,
+      brokerAccountNumber: info.login,
+      // An investor (read-only) password connects too, and can never trade.
+      tradingAllowed: info.tradeAllowed && !info.investorMode,
+    };
   }
 
   async instrument(symbol: string): Promise<InstrumentSpec | null> {

@@ -1,5 +1,5 @@
-import { api, must } from './client';
-import type { Account, Body, Ok } from './types';
+import { api, app, must } from './client';
+import type { Body, Ok, TestedAccount } from './types';
 
 /**
  * The account-connection routes (family R, access token), typed from the OpenAPI document. The connect*
@@ -12,14 +12,14 @@ export type MtPlatform = 'mt4' | 'mt5';
 export type PlatformAServerGroup = Ok<'/api/connect/platforma/servers', 'get'>['servers'][number];
 export const searchPlatformAServers = (query: string, platform: MtPlatform) =>
   must(api.GET('/api/connect/platforma/servers', { params: { query: { query, platform } } }));
-export const connectPlatformA = (body: Body<'/api/connect/platforma', 'post'>): Promise<Account> =>
+export const connectPlatformA = (body: Body<'/api/connect/platforma', 'post'>): Promise<TestedAccount> =>
   must(api.POST('/api/connect/platforma', { body }));
 
 // Platform B: environment + server + email + password; pick one of the returned accounts and verify its number.
 export type PlatformBAccount = Ok<'/api/connect/platformb/discover', 'post'>['accounts'][number];
 export const discoverPlatformB = (body: Body<'/api/connect/platformb/discover', 'post'>) =>
   must(api.POST('/api/connect/platformb/discover', { body }));
-export const confirmPlatformB = (body: Body<'/api/connect/platformb/confirm', 'post'>): Promise<Account> =>
+export const confirmPlatformB = (body: Body<'/api/connect/platformb/confirm', 'post'>): Promise<TestedAccount> =>
   must(api.POST('/api/connect/platformb/confirm', { body }));
 
 // Platform C: OAuth in a popup, then pick the returned account and verify account and environment.
@@ -32,7 +32,7 @@ export const platformCConnection = (connectionId: string) =>
       params: { path: { connection_id: connectionId } },
     }),
   );
-export const confirmPlatformC = (body: Body<'/api/connect/platformc/confirm', 'post'>): Promise<Account> =>
+export const confirmPlatformC = (body: Body<'/api/connect/platformc/confirm', 'post'>): Promise<TestedAccount> =>
   must(api.POST('/api/connect/platformc/confirm', { body }));
 
 /** What the authorization popup posts to its opener when it ends on /api/connect/platformc/callback. */
@@ -44,3 +44,7 @@ export interface PlatformCMessage {
 }
 export const isPlatformCMessage = (d: unknown): d is PlatformCMessage =>
   !!d && typeof d === 'object' && (d as { type?: unknown }).type === 'copytrade:platformc';
+
+/** Reads the account at its broker again (funds, positions, orders, trading allowed); a pass makes it assignable. */
+export const runConnectionTest = (accountId: string): Promise<TestedAccount> =>
+  must(app.POST('/v1/accounts/{account_id}/connection-test', { params: { path: { account_id: accountId } } }));

@@ -17,6 +17,9 @@ export type Body<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] 
 /** Shapes of the service's answers, taken from the generated OpenAPI types. */
 export type Account = Ok<'/v1/accounts', 'get'>['accounts'][number];
 export type Health = Account['health'];
+/** The connect routes' answer: the account and what its connection test read at the broker. */
+export type TestedAccount = Ok<'/v1/accounts/{account_id}/connection-test', 'get'>;
+export type ConnectionTest = NonNullable<TestedAccount['connectionTest']>;
 export type Position = Ok<'/v1/accounts/{account_id}/positions', 'get'>['positions'][number];
 export type Group = Ok<'/v1/copier-groups', 'get'>['groups'][number];
 export type CopyRule = Ok<'/v1/accounts/{account_id}/copy-rule', 'put'>;

@@ -24,6 +24,17 @@ export function ConnectError({ error }: { error: unknown }) {
         />
       );
     }
+    // Before the credentials test below: this is the server's own settings, not the user's broker login.
+    if (error.code === 'platform_not_configured')
+      return (
+        <Alert
+          error={
+            new Error(
+              `This platform is not set up on this server yet; ask its operator. Nothing was counted against your connection attempts. (${error.message})`,
+            )
+          }
+        />
+      );
     const text = `${error.code} ${error.message}`.toLowerCase();
     if (error.status === 401 || error.status === 403 || /credential|password|login|auth/.test(text)) {
       return (

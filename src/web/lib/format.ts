@@ -96,6 +96,7 @@ export function tone(s: string | null | undefined): 'good' | 'warn' | 'bad' | 'm
     case 'disconnected':
     case 'reconnect_required':
     case 'disabled':
+    case 'unverified':
     case 'locked':
     case 'rejected':
     case 'denied':

@@ -7,6 +7,7 @@ import { HealthBadge } from '../components/HealthBadge';
 import { PanicCloseDialog } from '../components/PanicCloseDialog';
 import { PositionActions } from '../components/PositionActions';
 import { RemoveAccountDialog } from '../components/RemoveAccount';
+import { RetestConnection } from '../components/RetestConnection';
 import { RiskLimitsForm } from '../components/RiskLimitsForm';
 import { SendOrderForm } from '../components/SendOrderForm';
 import { useAccounts } from '../hooks/useAccounts';
@@ -109,6 +110,9 @@ export function AccountDetailPage({ id }: { id: string }) {
           <dd>
             <Badge value={account.status} />
             {account.statusReason && <span className="muted small"> {account.statusReason}</span>}
+            {account.status === 'unverified' && (
+              <RetestConnection accountId={account.id} onDone={() => accounts.reload()} />
+            )}
           </dd>
         </div>
         <div>

@@ -1,6 +1,6 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { connectPlatformA, searchPlatformAServers, type MtPlatform, type PlatformAServerGroup } from '../api/connect';
-import type { Account } from '../api/types';
+import type { TestedAccount } from '../api/types';
 import { AssignForm } from '../components/AssignForm';
 import { ConnectError } from '../components/ConnectError';
 import { Connected } from '../components/Connected';
@@ -33,7 +33,7 @@ export function ConnectAWizard() {
   const [started, setStarted] = useState(0);
   const [now, setNow] = useState(0);
   const [error, setError] = useState<unknown>(null);
-  const [account, setAccount] = useState<Account | null>(null);
+  const [account, setAccount] = useState<TestedAccount | null>(null);
 
   useEffect(() => {
     if (!busy) return;
@@ -241,9 +241,14 @@ export function ConnectAWizard() {
         )}
         {step === 3 && account && (
           <>
-            <Connected account={account} />
+            <Connected account={account} onTested={setAccount} />
             <h2>Assign it to a copier group</h2>
-            <AssignForm account={account} groups={groups.data ?? []} onSaved={(a) => setAccount(a)} compact />
+            <AssignForm
+              account={account}
+              groups={groups.data ?? []}
+              onSaved={(a) => setAccount((prev) => ({ ...a, connectionTest: prev?.connectionTest ?? null }))}
+              compact
+            />
           </>
         )}
       </div>

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { ApiError } from '../api/errors';
 import { confirmPlatformB, discoverPlatformB, type PlatformBAccount } from '../api/connect';
-import type { Account } from '../api/types';
+import type { TestedAccount } from '../api/types';
 import { Alert } from '../components/Alert';
 import { DemoLogins } from '../components/DemoLogins';
 import { ConnectError } from '../components/ConnectError';
@@ -29,7 +29,7 @@ export function ConnectBWizard() {
   const [place, setPlace] = useState<Placement>({ groupId: '', role: 'slave' });
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
-  const [account, setAccount] = useState<Account | null>(null);
+  const [account, setAccount] = useState<TestedAccount | null>(null);
 
   const discover = async (e: FormEvent) => {
     e.preventDefault();
@@ -226,7 +226,7 @@ export function ConnectBWizard() {
             </div>
           </form>
         )}
-        {step === 3 && account && <Connected account={account} />}
+        {step === 3 && account && <Connected account={account} onTested={setAccount} />}
       </div>
     </section>
   );

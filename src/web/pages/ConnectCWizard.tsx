@@ -6,7 +6,7 @@ import {
   startPlatformC,
   type PlatformCAccount,
 } from '../api/connect';
-import type { Account } from '../api/types';
+import type { TestedAccount } from '../api/types';
 import { Alert } from '../components/Alert';
 import { DemoLogins } from '../components/DemoLogins';
 import { ConnectError } from '../components/ConnectError';
@@ -38,7 +38,7 @@ export function ConnectCWizard() {
   const [place, setPlace] = useState<Placement>({ groupId: '', role: 'slave' });
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
-  const [account, setAccount] = useState<Account | null>(null);
+  const [account, setAccount] = useState<TestedAccount | null>(null);
   const popup = useRef<Window | null>(null);
   const conn = useRef('');
 
@@ -305,7 +305,7 @@ export function ConnectCWizard() {
             </div>
           </form>
         )}
-        {step === 3 && account && <Connected account={account} />}
+        {step === 3 && account && <Connected account={account} onTested={setAccount} />}
       </div>
     </section>
   );
