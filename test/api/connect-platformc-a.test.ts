@@ -99,7 +99,7 @@ describe('platform C connection flow (OAuth popup)', () => {
     expect(listed.body.data.map((a: any) => a.id)).toEqual([ok.body.id]);
     const positions = await svc.call('GET', `/api/platformc/accounts/${ok.body.id}/positions`, { token });
     expect(positions.status).toBe(200);
-    expect(positions.body).toEqual({ success: true, data: [] });
+    expect(positions.body).toEqual({ success: true, data: [], nextCursor: null });
   });
 
   it('a denied approval is reported, and confirm before approval is refused', async () => {

@@ -190,6 +190,13 @@ beforeAll(async () => {
   ids.connection_id = (
     await svc.call('POST', '/api/connect/platformc/start', { token: cred.token, body: {} })
   ).body.connectionId;
+  // A self-hosted MetaTrader account and its terminal bridge token (the bridge routes' {token_id}).
+  const bridged = await svc.call('POST', '/api/connect/platforma/bridge', {
+    token: cred.token,
+    body: { server: 'SimA-Conformance', login: '99456' },
+  });
+  expect(bridged.status).toBe(201);
+  ids.token_id = bridged.body.token.tokenId;
   ids.name = 'conformance';
   // Sign-out ends the session it is called with: a second one of the demo user's.
   cred.spareToken = (
