@@ -281,7 +281,12 @@ describe('MetaApi parsers', () => {
           commission: -1.75,
         }),
       ];
-      const money = toDeals(rows).map((d) => [d.id, d.profit?.toString(), d.swap?.toString(), d.commission?.toString()]);
+      const money = toDeals(rows).map((d) => [
+        d.id,
+        d.profit?.toString(),
+        d.swap?.toString(),
+        d.commission?.toString(),
+      ]);
       expect(money).toEqual([
         ['10', '0', undefined, '-1.05'],
         ['11', '12.5', '-0.4', '-1.75'],
