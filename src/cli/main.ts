@@ -4,6 +4,7 @@ import { accountCommands } from './commands/accounts.js';
 import { copyingCommands } from './commands/copying.js';
 import { eventCommands } from './commands/events.js';
 import { groupCommands } from './commands/groups.js';
+import { historyCommands } from './commands/history.js';
 import { orderCommands } from './commands/orders.js';
 import { panicCloseCommand } from './commands/panic-close.js';
 import { serveCommand } from './commands/serve.js';
@@ -32,6 +33,7 @@ export function buildCli(): Command {
     tradeCommands,
     eventCommands,
     groupCommands,
+    historyCommands,
   ])
     add(program);
   return program;
