@@ -11,6 +11,7 @@ export const WEBHOOKS_PAGE: PageSpec = { kind: 'whe', max: 200, dflt: 50 };
 export const TRADES_PAGE: PageSpec = { kind: 'trd', max: 200, dflt: 50 };
 export const LEDGER_PAGE: PageSpec = { kind: 'int', max: 200, dflt: 50 };
 export const REQUESTS_PAGE: PageSpec = { kind: 'req', max: 200, dflt: 50 };
+export const HISTORY_PAGE: PageSpec = { kind: 'his', max: 500, dflt: 100 };
 
 /** Broker orders, newest first: by creation time, then id (unique per account). */
 export const orderKey = (o: Order): string => `${o.createdAt}|${o.id}`;

@@ -35,6 +35,7 @@ import { shadowRoutes } from './v1/shadow.js';
 import { webhookRoutes } from './v1/webhooks.js';
 import { eventRoutes } from './v1/events.js';
 import { equityRoutes } from './v1/equity.js';
+import { historyRoutes } from './v1/history.js';
 import type { RouteOpts } from './v1/route-opts.js';
 import { eventWebhooks, refResolver } from './openapi-events.js';
 import { lazySerializers } from './lazy-serializers.js';
@@ -98,6 +99,7 @@ const V1_MODULES = [
   shadowRoutes,
   positionRoutes,
   equityRoutes,
+  historyRoutes,
 ];
 
 /**

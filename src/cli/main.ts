@@ -5,6 +5,7 @@ import { copyingCommands } from './commands/copying.js';
 import { doctorCommand } from './commands/doctor.js';
 import { eventCommands } from './commands/events.js';
 import { groupCommands } from './commands/groups.js';
+import { historyCommands } from './commands/history.js';
 import { orderCommands } from './commands/orders.js';
 import { panicCloseCommand } from './commands/panic-close.js';
 import { serveCommand } from './commands/serve.js';
@@ -34,6 +35,7 @@ export function buildCli(): Command {
     tradeCommands,
     eventCommands,
     groupCommands,
+    historyCommands,
   ])
     add(program);
   return program;

@@ -118,6 +118,14 @@ export interface Deal {
   time: string;
   /** The correlation tag of the order or position, when the broker keeps it on the deal. */
   tag: string | null;
+  /**
+   * Money the broker booked on this deal, in the account currency, where its history gives it (cTrader
+   * closePositionDetail and deal commission, MetaApi deal profit/swap/commission, the simulator's books); null or
+   * absent where it does not (TradeLocker executions carry none), and the history computes profit from prices.
+   */
+  profit?: Decimal | null;
+  swap?: Decimal | null;
+  commission?: Decimal | null;
 }
 
 export interface AccountInfo {

@@ -11,6 +11,7 @@ import { ConnectCWizard } from './pages/ConnectCWizard';
 import { ConnectPage } from './pages/ConnectPage';
 import { DeveloperPage } from './pages/DeveloperPage';
 import { GroupsPage } from './pages/GroupsPage';
+import { HistoryPage } from './pages/HistoryPage';
 import { NotFoundPage } from './pages/NotFoundPage';
 import { SignInPage } from './pages/SignInPage';
 import { TradesPage } from './pages/TradesPage';
@@ -21,6 +22,7 @@ function Routes({ path }: { path: string }) {
   if ((m = match('/accounts/:id', path))) return <AccountDetailPage id={m.id!} />;
   if (match('/groups', path)) return <GroupsPage />;
   if (match('/trades', path)) return <TradesPage />;
+  if (match('/history', path)) return <HistoryPage />;
   if (match('/connect', path)) return <ConnectPage />;
   if (match('/connect/platforma', path)) return <ConnectAWizard />;
   if (match('/connect/platformb', path)) return <ConnectBWizard />;

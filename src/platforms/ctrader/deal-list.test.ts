@@ -145,11 +145,13 @@ describe('cTrader listDeals over the deal list', () => {
       tradeSide: TradeSide.SELL,
       executionPrice: 1.0851,
       filledVolume: '200000',
+      commission: '-12',
+      moneyDigits: 2,
       closePositionDetail: {
         entryPrice: 1.0845,
         grossProfit: '120',
-        swap: '0',
-        commission: '0',
+        swap: '-35',
+        commission: '-24',
         balance: '1000000',
         closedVolume: '200000',
         moneyDigits: 2,
@@ -173,6 +175,12 @@ describe('cTrader listDeals over the deal list', () => {
     ] as unknown as OrderMsg[];
     const { conn } = stubConnection([close, rejectedDeal, open], orders, 10);
     const out = await adapterOn(conn).listDeals(new Date(t0 - 1000));
+    // closePositionDetail's gross profit and swap, the deal's own commission, in units of 10^-moneyDigits.
+    const money = (v: { toString(): string } | null | undefined) => v?.toString() ?? null;
+    expect(out.map((d) => [money(d.profit), money(d.swap), money(d.commission)])).toEqual([
+      [null, null, null],
+      ['1.2', '-0.35', '-0.12'],
+    ]);
     expect(
       out.map((d) => ({
         id: d.id,

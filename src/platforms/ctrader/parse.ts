@@ -18,6 +18,7 @@ import {
 } from '../../protocols/ctrader/enums.js';
 import type {
   DealMsg,
+  I64,
   ExecutionEventMsg,
   LightSymbolMsg,
   OrderMsg,
@@ -156,6 +157,23 @@ export function parseDeal(d: DealMsg, s: SymbolInfo, tag: string | null): Deal {
     entry: d.closePositionDetail ? 'out' : 'in',
     time: msToIso(d.executionTimestamp) ?? nowIso(),
     tag,
+    ...dealMoney(d),
+  };
+}
+
+/**
+ * The money of a deal, scaled by its moneyDigits: the gross profit and swap of the part it closed
+ * (closePositionDetail; an opening deal realizes none), the deal's own commission (closePositionDetail.commission
+ * is not added: it would count the closed part's commission twice).
+ */
+function dealMoney(d: DealMsg): Pick<Deal, 'profit' | 'swap' | 'commission'> {
+  const c = d.closePositionDetail;
+  const digits = c?.moneyDigits ?? d.moneyDigits;
+  const money = (v: I64 | undefined, k: number | undefined) => (v === undefined || v === null ? null : fromMoney(v, k));
+  return {
+    profit: c ? money(c.grossProfit, digits) : null,
+    swap: c ? money(c.swap, digits) : null,
+    commission: money(d.commission, d.moneyDigits),
   };
 }
 

@@ -272,6 +272,28 @@ describe('MetaApi parsers', () => {
       expect(deals[0]!.price?.toString()).toBe('1.08');
     });
 
+    it("keeps the broker's profit, swap and commission; a reversal's money stays on its closing part", () => {
+      const rows = [
+        row('10', 'DEAL_TYPE_BUY', 'DEAL_ENTRY_IN', 0.3, '2026-01-05T10:00:00Z', { commission: -1.05 }),
+        row('11', 'DEAL_TYPE_SELL', 'DEAL_ENTRY_INOUT', 0.5, '2026-01-05T10:02:00Z', {
+          profit: 12.5,
+          swap: -0.4,
+          commission: -1.75,
+        }),
+      ];
+      const money = toDeals(rows).map((d) => [
+        d.id,
+        d.profit?.toString(),
+        d.swap?.toString(),
+        d.commission?.toString(),
+      ]);
+      expect(money).toEqual([
+        ['10', '0', undefined, '-1.05'],
+        ['11', '12.5', '-0.4', '-1.75'],
+        ['11:in', '0', undefined, undefined],
+      ]);
+    });
+
     it('orders deals of the same millisecond by ticket, numerically', () => {
       const t = '2026-01-05T10:00:00Z';
       const rows = [

@@ -141,6 +141,9 @@ export interface MtDeal {
   volume: Decimal | null;
   price: Decimal | null;
   profit: Decimal;
+  /** Absent on the wire = null: the deal says nothing of it. */
+  swap: Decimal | null;
+  commission: Decimal | null;
   positionId: string | null;
   orderId: string | null;
   time: string;
@@ -164,6 +167,8 @@ export function parseDeal(raw: unknown): MtDeal {
     volume: d.volume === undefined ? null : decOf(d.volume, 'deal volume'),
     price: d.price === undefined ? null : decOf(d.price, 'deal price'),
     profit: d.profit === undefined ? new Decimal(0) : decOf(d.profit, 'deal profit'),
+    swap: d.swap === undefined ? null : decOf(d.swap, 'deal swap'),
+    commission: d.commission === undefined ? null : decOf(d.commission, 'deal commission'),
     positionId: optId(d.positionId),
     orderId: optId(d.orderId),
     time: timeOf(d.time, 'deal time'),
@@ -221,7 +226,8 @@ export function toDeals(rows: readonly MtDeal[], earlier: readonly MtDeal[] = []
   // What each position holds, replayed from its deals; absent = its opening was not read.
   const held = new Map<string, { side: Side; volume: Decimal }>();
   const out: Deal[] = [];
-  const deal = (d: MtTradeDeal, entry: Deal['entry'], volume: Decimal, id = d.id): Deal => ({
+  // The money of a reversal (DEAL_ENTRY_INOUT) is the closing part's: its opening part booked none.
+  const deal = (d: MtTradeDeal, entry: Deal['entry'], volume: Decimal, id = d.id, money = true): Deal => ({
     id,
     orderId: d.orderId,
     positionId: d.positionId,
@@ -232,6 +238,9 @@ export function toDeals(rows: readonly MtDeal[], earlier: readonly MtDeal[] = []
     entry,
     time: d.time,
     tag: d.tag,
+    profit: money ? d.profit : new Decimal(0),
+    swap: money ? d.swap : null,
+    commission: money ? d.commission : null,
   });
   for (const [i, d] of [...before, ...window].entries()) {
     const emit = i >= before.length;
@@ -251,7 +260,7 @@ export function toDeals(rows: readonly MtDeal[], earlier: readonly MtDeal[] = []
       else held.delete(d.positionId);
       if (!emit) continue;
       if (!closing || !opening || closing.isZero() || opening.isZero()) out.push(deal(d, 'out', d.volume));
-      else out.push(deal(d, 'out', closing), deal(d, 'in', opening, inoutOpeningId(d.id)));
+      else out.push(deal(d, 'out', closing), deal(d, 'in', opening, inoutOpeningId(d.id), false));
     }
   }
   return out;

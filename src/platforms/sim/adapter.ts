@@ -89,6 +89,10 @@ export class SimAdapter implements BrokerAdapter {
         entry: d.entry,
         time: d.time,
         tag: d.tag,
+        // The simulator books realized profit on closing deals and charges no swap or commission.
+        profit: d.profit,
+        swap: new Decimal(0),
+        commission: new Decimal(0),
       })),
     );
   }

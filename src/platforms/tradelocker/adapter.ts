@@ -284,6 +284,10 @@ export class TradeLockerAdapter implements BrokerAdapter {
       entry: entryOf.get(f.id)!,
       time: new Date(f.timeMs).toISOString(),
       tag: (f.orderId && tags.get(f.orderId)) || positionTag(f.positionId),
+      // An execution row (filledOrdersConfig) carries no profit, swap or commission: history computes profit.
+      profit: null,
+      swap: null,
+      commission: null,
     }));
   }
 

@@ -8,6 +8,7 @@ const NAV = [
   { to: '/', label: 'Accounts', active: (p: string) => p === '/' || p.startsWith('/accounts') },
   { to: '/groups', label: 'Copier groups', active: (p: string) => p.startsWith('/groups') },
   { to: '/trades', label: 'Trades', active: (p: string) => p.startsWith('/trades') },
+  { to: '/history', label: 'History', active: (p: string) => p.startsWith('/history') },
   { to: '/connect', label: 'Connect', active: (p: string) => p.startsWith('/connect') },
   { to: '/developer', label: 'Developer', active: (p: string) => p.startsWith('/developer') },
 ];
