@@ -61,7 +61,8 @@ export class Store {
     this.shadowTwins = new ShadowTwinsRepo(db);
     this.equity = new EquityRepo(db);
     this.sealed = new SealedRepo(db);
-    this.leases = new LeasesRepo(db);
+    // Its own connections (PostgreSQL): a renewal does not queue behind the copies for one (db.ts).
+    this.leases = new LeasesRepo(database.leaseDb ?? db);
     this.masterCursors = new MasterCursorsRepo(db);
   }
 
