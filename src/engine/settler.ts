@@ -115,23 +115,6 @@ export class Settler {
     return this.finished!;
   }
 
-  /**
-   * A takeover's settle: the unsettled writes of these Masters (their lease just taken) looked at now, beside a
-   * pass already running rather than after it. That pass read its rows before the lease and leaves theirs alone;
-   * waiting for its lookups and resends held takeovers 5 to 7.5 s in the chaos run (issue 43). Should a row of
-   * theirs be in flight elsewhere all the same (a pass that read after the lease), the old way: that pass, then one
-   * more with no grace.
-   */
-  async settleTakenOver(masterIds: string[]): Promise<void> {
-    const only = { ids: new Set(masterIds), busy: 0 };
-    const detached: Array<Promise<unknown>> = [];
-    await this.pass(0, detached, only);
-    await Promise.allSettled(detached);
-    if (only.busy === 0) return;
-    await this.runOnce();
-    await this.runOnce({ graceMs: 0 });
-  }
-
   /** Starts a pass unless one is running. The next pass may start while this one's resends are on the wire. */
   private startPass(graceMs: number): void {
     if (this.running) return;
@@ -159,12 +142,7 @@ export class Settler {
    * staleness limit (`stale_unresolved`). A resend followed by more rows of its chain is still waited for, so the
    * writes about one Master position keep their order.
    */
-  private async pass(
-    graceMs: number,
-    detached: Array<Promise<unknown>>,
-    /** A takeover's pass: these Masters alone; `busy` counts their rows found in flight elsewhere. */
-    only?: { ids: Set<string>; busy: number },
-  ): Promise<SettleReport> {
+  private async pass(graceMs: number, detached: Array<Promise<unknown>>): Promise<SettleReport> {
     const report: SettleReport = {
       checked: 0,
       confirmed: 0,
@@ -174,8 +152,7 @@ export class Settler {
       orders: { fanned_out: 0, rejected: 0, unknown: 0, skipped: 0 },
     };
     const now = this.engine.clock();
-    const ownsAny = this.opts.owns ?? (() => true);
-    const owns = only ? (id: string) => only.ids.has(id) && ownsAny(id) : ownsAny;
+    const owns = this.opts.owns ?? (() => true);
     // Order-route trades first: their fan-out writes the intents the rest of this pass may settle.
     for (const t of await this.store.trades.apiTradesAwaitingMaster()) {
       if (!owns(t.masterAccountId) || this.engine.ordering.has(t.id) || now - t.updatedAt.getTime() < graceMs) continue;
@@ -202,12 +179,7 @@ export class Settler {
       ]);
     }
     // Rows of our own resends stay in the list only to hold back the rest of their chain.
-    const unsettled = await this.store.trades.unsettledIntents();
-    if (only)
-      only.busy += unsettled.filter(
-        ({ intent, trade }) => owns(trade.masterAccountId) && this.engine.inFlight.has(intent.id),
-      ).length;
-    const rows = unsettled.filter(
+    const rows = (await this.store.trades.unsettledIntents()).filter(
       ({ intent, trade }) =>
         owns(trade.masterAccountId) &&
         (this.resendingIds.has(intent.id) ||
@@ -226,10 +198,7 @@ export class Settler {
           return snapshot;
         };
         const settle = async (r: { intent: CopyIntent; trade: Trade }, last: boolean) => {
-          if (this.engine.inFlight.has(r.intent.id)) {
-            if (only) only.busy++;
-            return;
-          }
+          if (this.engine.inFlight.has(r.intent.id)) return;
           this.engine.inFlight.add(r.intent.id);
           let resend: Promise<unknown> | null = null;
           try {

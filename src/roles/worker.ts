@@ -225,10 +225,11 @@ export async function startWorker(cfg: Config, logger: Logger | false, opts: Wor
         try {
           const ids = keys.filter((k) => k.startsWith('account:')).map((k) => k.slice('account:'.length));
           if (ids.length > 0) {
-            // As on a restart: what the last owner left unknown is settled before anything new is planned (a pass
-            // of these Masters alone, not behind one already running over the others').
+            // As on a restart: what the last owner left unknown is settled before anything new is planned.
+            // A pass already running may have started before the lease: wait for it, then one that sees the new keys.
             watch.step('settling what the last owner left');
-            await settler.settleTakenOver(ids);
+            await settler.runOnce();
+            await settler.runOnce({ graceMs: 0 });
             for (const id of ids) {
               draining.delete(id);
               ready.add(id);
