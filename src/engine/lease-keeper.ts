@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Fence } from '../domain/lease.js';
-import type { Lease, LeasesRepo } from '../store/repos/leases.js';
+import type { LeasesRepo } from '../store/repos/leases.js';
 
 export interface LeaseKeeperOptions {
   owner: string;
@@ -59,12 +59,6 @@ export interface LeaseKeeperOptions {
   clock?: () => number;
 }
 
-/** Renewals sent while earlier ones are still unanswered: enough for statements that take two cadences. */
-const MAX_RENEWALS_IN_FLIGHT = 3;
-
-/** How long after another worker's presence ran out its keys are looked for (see `wakeAtExpiry`). */
-const EXPIRY_WAKE_AFTER_MS = 25;
-
 /** The presence row of a worker: a lease row only it ever holds, renewed with its leases, so it counts when it holds nothing. */
 export const presenceKey = (owner: string) => `worker:${owner}`;
 const isPresence = (key: string) => key.startsWith('worker:');
@@ -85,11 +79,8 @@ export class LeaseKeeper implements Fence {
   private timer: NodeJS.Timeout | null = null;
   /** The acquisition part of a round in flight (concurrent calls share it). */
   private rounding: Promise<void> | null = null;
-  /** The latest renewal statement in flight (a round shares it), and every one in flight. */
+  /** A renewal statement in flight (a round's and the renewal timer's share it). */
   private renewing: Promise<void> | null = null;
-  private readonly inFlight = new Set<Promise<void>>();
-  /** Wakes a round when another worker's presence runs out (it died): see `wakeAtExpiry`. */
-  private wake: NodeJS.Timeout | null = null;
   /** Takeover work, one batch after the other. */
   private chain: Promise<void> = Promise.resolve();
   private stopped = false;
@@ -148,27 +139,20 @@ export class LeaseKeeper implements Fence {
     await this.tick();
     await this.chain;
     const renewMs = this.opts.renewMs ?? Math.max(100, Math.floor(this.opts.ttlMs / 4));
-    // Renewals keep their cadence whatever a round or a renewal costs: one is sent every `renewMs` after the last
-    // one was sent, beside those still in flight. A round waits on `wanted` (every account of the store) and on the
-    // live leases; a renewal waits on a loaded store. When the next renewal was sent `renewMs` after a slow one
-    // ended, `mayWrite` (a fifth of the TTL left) refused broker writes for up to 1.8 s while the lease was still
-    // ours (seen in CI: 1.5 s). Now the gate stays open as long as renewals answer within `ttl - margin - renewMs`
-    // (2.2 s at the defaults), and a slow one only delays its own answer.
-    const loop = (due: number) => {
-      this.timer = setTimeout(
-        () => {
+    // Renewals keep their cadence whatever a round costs: the next one is due `renewMs` after the last one ended,
+    // not after the round that followed it. A round waits on `wanted` (every account of the store) and on the live
+    // leases; on a loaded store that took seconds, the renewal came late, and `mayWrite` (a fifth of the TTL left)
+    // refused broker writes for a moment while the lease was still ours (seen in CI: a panic-close job's blip).
+    const loop = () => {
+      this.timer = setTimeout(() => {
+        void this.renewal().finally(() => {
           if (this.stopped) return;
-          const sent = this.clock();
-          if (this.inFlight.size < MAX_RENEWALS_IN_FLIGHT)
-            void this.renewal(false).finally(() => {
-              if (!this.stopped && !this.rounding) void this.roundOnce();
-            });
-          loop(sent + renewMs);
-        },
-        Math.max(0, due - this.clock()),
-      );
+          if (!this.rounding) void this.roundOnce();
+          loop();
+        });
+      }, renewMs);
     };
-    loop(this.clock() + renewMs);
+    loop();
   }
 
   /**
@@ -179,9 +163,7 @@ export class LeaseKeeper implements Fence {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    if (this.wake) clearTimeout(this.wake);
-    this.wake = null;
-    await Promise.all(this.inFlight);
+    await this.renewing;
     await this.rounding;
     await this.giving;
     await this.chain.catch(() => undefined);
@@ -209,21 +191,15 @@ export class LeaseKeeper implements Fence {
     if (!this.stopped) await this.roundOnce();
   }
 
-  /**
-   * The held leases renewed, and those not renewed handed to `onLost`. A round's call shares the latest statement
-   * in flight; the renewal timer's (`shared: false`) sends one more beside slow ones.
-   */
-  private renewal(shared = true): Promise<void> {
-    if (shared && this.renewing) return this.renewing;
-    const p: Promise<void> = this.renew()
-      .catch((err: unknown) => this.log('lease renewal failed', err))
-      .finally(() => {
-        this.inFlight.delete(p);
-        if (this.renewing === p) this.renewing = null;
-      });
-    this.inFlight.add(p);
-    this.renewing = p;
-    return p;
+  /** The held leases renewed, and those not renewed handed to `onLost` (concurrent calls share one statement). */
+  private renewal(): Promise<void> {
+    if (!this.renewing)
+      this.renewing = this.renew()
+        .catch((err: unknown) => this.log('lease renewal failed', err))
+        .finally(() => {
+          this.renewing = null;
+        });
+    return this.renewing;
   }
 
   /** Free keys taken up to the share, excess handed over (concurrent calls share one round). */
@@ -275,8 +251,7 @@ export class LeaseKeeper implements Fence {
       );
       for (const { key, h } of round) {
         if (this.held.get(key) !== h) continue;
-        // Two renewals may be in flight: an older one answering last does not shorten what a newer one gave.
-        if (renewed.has(key)) h.validUntil = Math.max(h.validUntil, sentAt + ttl);
+        if (renewed.has(key)) h.validUntil = sentAt + ttl;
         else {
           this.held.delete(key);
           lost.push(key);
@@ -317,7 +292,6 @@ export class LeaseKeeper implements Fence {
     const wanted = await this.opts.wanted();
     const live = await this.leases.live();
     const now = this.clock();
-    this.wakeAtExpiry(live, now);
     const owners = new Map<string, string>();
     const workers = new Set<string>([this.owner]);
     for (const l of live) {
@@ -395,33 +369,6 @@ export class LeaseKeeper implements Fence {
           this.giving = null;
         });
     }
-  }
-
-  /**
-   * A killed worker's leases run out when its presence row does (both are renewed by one statement): a round is
-   * due right then, not up to `renewMs` later at the next tick (issue 43: a successor noticed 0-1 s after the
-   * expiry). The earliest expiry of another worker's presence is set again at every round; while that worker
-   * lives, its renewals push it on before the timer fires, so a wake costs a round only when a worker died.
-   * `remainingMs` is the database's own count (no clock of ours compared with its), counted from the answer.
-   */
-  private wakeAtExpiry(live: Lease[], answeredAt: number): void {
-    let first = Number.POSITIVE_INFINITY;
-    for (const l of live)
-      if (isPresence(l.key) && l.owner !== this.owner && l.remainingMs !== undefined)
-        first = Math.min(first, l.remainingMs);
-    if (this.wake) clearTimeout(this.wake);
-    this.wake = null;
-    if (this.stopped || first === Number.POSITIVE_INFINITY) return;
-    // A little after: the acquire is judged on the database's clock, which must be past the expiry by then.
-    const at = answeredAt + first + EXPIRY_WAKE_AFTER_MS;
-    this.wake = setTimeout(
-      () => {
-        this.wake = null;
-        this.nudge();
-      },
-      Math.max(0, at - this.clock()),
-    );
-    this.wake.unref?.();
   }
 
   /**

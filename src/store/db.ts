@@ -23,11 +23,6 @@ export interface Database {
   location: string;
   /** PostgreSQL only: the pool, for work that needs one session (the migration lock). */
   pool?: pg.Pool;
-  /**
-   * PostgreSQL only: a small pool of its own for the lease statements (see LEASE_POOL_SIZE), so a renewal never
-   * waits for a connection behind the copies. Opened lazily: a process that holds no lease never connects it.
-   */
-  leaseDb?: Db;
   close(): Promise<void>;
 }
 
@@ -126,13 +121,6 @@ export const migrationsFolder = () => join(packageRoot(), 'src', 'store', 'migra
  */
 export const PG_CONNECT_TIMEOUT_MS = 10_000;
 
-/**
- * Connections of a process's lease pool: a worker's renewals (up to three in flight, lease-keeper.ts) and its
- * acquisition round's reads. On the shared pool of 10, a renewal waited behind a burst of copies and came back
- * past the point where the write gate closes (issue 43).
- */
-export const LEASE_POOL_SIZE = 3;
-
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
   const db = opts.databaseUrl
     ? await openPostgres(opts.databaseUrl, opts.idleInTransactionMs, opts.onStatement)
@@ -206,33 +194,28 @@ async function openPostgres(
   // Errors of a server that cannot be reached come out as `store_unavailable` (pg-guard.ts): a 503 to API
   // clients, a wait at start.
   const { Pool } = guardedPg(pg);
-  const newPool = (max: number) => {
-    const p = new Pool({
-      connectionString: url,
-      max,
-      // A connect (or a wait for a free pooled connection) that has not finished by then fails, as
-      // `store_unavailable`, instead of holding its request for as long as the network takes to give up (a
-      // firewall dropping packets: minutes).
-      connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS,
-      ...(idleInTransactionMs ? { idle_in_transaction_session_timeout: idleInTransactionMs } : {}),
-    });
-    // An idle connection the server dropped (restart, failover, admin) must not crash the process: the pool
-    // opens a new one on next use, and queries in flight get their own error.
-    p.on('error', () => undefined);
-    // The pool listens for errors only on idle connections. One checked out for a transaction whose session the
-    // server ends while no statement runs (the idle-in-transaction timeout above, after the process was paused)
-    // emits 'error' with no listener, and that ends the process: a worker died on waking instead of letting its
-    // leases go. The transaction's next statement fails with the driver's error, and the pool drops the connection.
-    p.on('connect', (client) => client.on('error', () => undefined));
-    return p;
-  };
-  const pool = newPool(10);
-  const leasePool = newPool(LEASE_POOL_SIZE);
+  const pool = new Pool({
+    connectionString: url,
+    max: 10,
+    // A connect (or a wait for a free pooled connection) that has not finished by then fails, as
+    // `store_unavailable`, instead of holding its request for as long as the network takes to give up (a
+    // firewall dropping packets: minutes).
+    connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS,
+    ...(idleInTransactionMs ? { idle_in_transaction_session_timeout: idleInTransactionMs } : {}),
+  });
+  // An idle connection the server dropped (restart, failover, admin) must not crash the process: the pool
+  // opens a new one on next use, and queries in flight get their own error.
+  pool.on('error', () => undefined);
+  // The pool listens for errors only on idle connections. One checked out for a transaction whose session the
+  // server ends while no statement runs (the idle-in-transaction timeout above, after the process was paused)
+  // emits 'error' with no listener, and that ends the process: a worker died on waking instead of letting its
+  // leases go. The transaction's next statement fails with the driver's error, and the pool drops the connection.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   // Fail at once with a clear message instead of at the first query: `store_unavailable` (a caller may wait and
   // retry, roles/core-store.ts) when the server cannot be reached, the driver's own error otherwise (a refused
   // password, a database that does not exist).
   const client = await pool.connect().catch(async (err: unknown) => {
-    await Promise.all([pool.end(), leasePool.end()]).catch(() => undefined);
+    await pool.end().catch(() => undefined);
     if (isStoreUnavailable(err))
       throw storeUnavailable(err, `cannot connect to PostgreSQL at ${redactUrl(url)}: ${unavailableReason(err)}`);
     throw err;
@@ -240,13 +223,10 @@ async function openPostgres(
   client.release();
   return {
     db: drizzlePg({ client: pool, schema, ...statementLogger(onStatement) }) as unknown as Db,
-    leaseDb: drizzlePg({ client: leasePool, schema, ...statementLogger(onStatement) }) as unknown as Db,
     kind: 'postgres',
     location: redactUrl(url),
     pool,
-    close: async () => {
-      await Promise.all([pool.end(), leasePool.end()]);
-    },
+    close: () => pool.end(),
   };
 }
 

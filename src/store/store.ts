@@ -61,8 +61,7 @@ export class Store {
     this.shadowTwins = new ShadowTwinsRepo(db);
     this.equity = new EquityRepo(db);
     this.sealed = new SealedRepo(db);
-    // Its own connections (PostgreSQL): a renewal does not queue behind the copies for one (db.ts).
-    this.leases = new LeasesRepo(database.leaseDb ?? db);
+    this.leases = new LeasesRepo(db);
     this.masterCursors = new MasterCursorsRepo(db);
   }
 

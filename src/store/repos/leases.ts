@@ -10,8 +10,6 @@ export interface Lease {
   owner: string;
   epoch: number;
   expiresAt: Date;
-  /** `live()` only: how long until it runs out, on the database's clock at the read. */
-  remainingMs?: number;
 }
 
 interface LeaseSqlRow {
@@ -151,16 +149,12 @@ export class LeasesRepo {
     return row ? toLease(row) : null;
   }
 
-  /** Unexpired leases, by key: who owns what now, and for how long yet. */
+  /** Unexpired leases, by key: who owns what now. */
   async live(): Promise<Lease[]> {
     const r = await this.db.execute(
-      sql`select key, owner, epoch, expires_at, extract(epoch from expires_at - now()) * 1000 as remaining_ms
-      from leases where expires_at > now() order by key`,
+      sql`select key, owner, epoch, expires_at from leases where expires_at > now() order by key`,
     );
-    return rowsOf<LeaseSqlRow & { remaining_ms: string | number }>(r).map((row) => ({
-      ...toLease(row),
-      remainingMs: Number(row.remaining_ms),
-    }));
+    return rowsOf<LeaseSqlRow>(r).map(toLease);
   }
 }
 
