@@ -56,11 +56,16 @@ export function npmStart(
 }
 
 /** Polls `check` every 50 ms until it holds; fails after `withinMs`. */
-export async function until(what: string, check: () => boolean | Promise<boolean>, withinMs: number): Promise<void> {
+export async function until(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  withinMs: number,
+  everyMs = 50,
+): Promise<void> {
   const deadline = Date.now() + withinMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`not within ${withinMs} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, everyMs));
   }
 }
 

@@ -30,6 +30,8 @@ export interface CopyAudit {
   skipped: Record<string, number>;
   /** Per Slave copy closed after its Master position closed: ms from the Master's closing deal to the Slave's. */
   slaveCloseLagMs: number[];
+  /** The slowest of them (above 5 s): when the Master closed, which Slave, how late (to place them on a timeline). */
+  slowCloses: string[];
 }
 
 const FINAL = new Set(['confirmed', 'rejected', 'skipped', 'denied']);
@@ -134,7 +136,7 @@ async function fromTheBooks(
   d: Deployment,
   probe: LedgerProbe,
   since: Date,
-): Promise<Pick<CopyAudit, 'masterActionsWithoutRows' | 'slaveCloseLagMs' | 'skipped'>> {
+): Promise<Pick<CopyAudit, 'masterActionsWithoutRows' | 'slaveCloseLagMs' | 'slowCloses' | 'skipped'>> {
   const deals = (await d.dealsOf(d.masterSimId)).filter((x) => Date.parse(x.time) >= since.getTime());
   const covered = await probe.query<{ position: string; action: string; slaves: string[] }>(
     `select t.master_position_id position, t.action, array_agg(distinct ci.slave_account_id) slaves
@@ -169,10 +171,16 @@ async function fromTheBooks(
     for (const x of await d.dealsOf(s.simId))
       if (x.entry === 'out') slaveClosed.set(`${s.id}/${x.positionId}`, Date.parse(x.time));
   const lags: number[] = [];
+  const slow: Array<[number, string]> = [];
+  const platformOf = new Map(d.slaves.map((s) => [s.id, s.platform]));
   for (const l of links) {
     const m = closedAt.get(l.master);
     const t = slaveClosed.get(`${l.slave}/${l.position}`);
-    if (m !== undefined && t !== undefined && t >= m) lags.push(t - m);
+    if (m !== undefined && t !== undefined && t >= m) {
+      lags.push(t - m);
+      if (t - m > 5000)
+        slow.push([t - m, `${new Date(m).toISOString()} ${l.master} ${platformOf.get(l.slave)} +${t - m} ms`]);
+    }
   }
   const skips = await probe.query<{ code: string; n: number }>(
     `select split_part(ci.skip_reason, ':', 1) code, count(*)::int n from copy_intents ci
@@ -182,6 +190,7 @@ async function fromTheBooks(
   return {
     masterActionsWithoutRows: missing,
     slaveCloseLagMs: lags.sort((a, b) => a - b),
+    slowCloses: slow.sort((a, b) => b[0] - a[0]).map(([, x]) => x),
     skipped: Object.fromEntries(skips.map((r) => [r.code, r.n])),
   };
 }
