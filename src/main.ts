@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { ReceiptSealer } from './receipts/sealer.js';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { dataFile, type Config } from './config/config.js';
@@ -27,6 +28,8 @@ export interface Service {
   metrics: ServiceMetrics;
   /** This process's /readyz checks. */
   readiness: Readiness;
+  /** The receipts' sealer (docs/receipts.md); tests run a pass with `runOnce(0)`. */
+  sealer: ReceiptSealer;
   close(): Promise<void>;
 }
 
@@ -165,6 +168,8 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
     if (store.database.kind === 'postgres') sweepInFlightKeys(store, instanceId, logger, cleanup);
     await watcher.start();
     settler.start();
+    // Receipts for ended ledger rows, read behind the copy path (docs/receipts.md).
+    if (cfg.receiptSealMs > 0) core.sealer.start();
     // The first reconcile pass reads every Slave of every Master (10,000 accounts: all of them): it waits, like the
     // health monitor's first round, so the first requests are not queued behind it. The watcher's start diffs
     // already copy what happened while down.
@@ -190,6 +195,7 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
       servers,
       metrics,
       readiness,
+      sealer: core.sealer,
       async close() {
         serving = false;
         for (const step of cleanup)

@@ -2,6 +2,7 @@ import type { AuthService } from '../auth/auth-service.js';
 import { AppError } from '../domain/errors.js';
 import type { Store } from '../store/store.js';
 import { BridgeTokens } from '../auth/bridge-tokens.js';
+import { receiptOps } from './receipt-ops.js';
 
 /**
  * The operator's commands (users, tokens, API keys), as named operations over the store. The CLI runs them
@@ -64,6 +65,7 @@ export const adminOps: Record<string, AdminOp> = {
       throw new AppError('not_found', `no bridge token ${id} for account ${account}`);
     return { id, revoked: true };
   },
+  ...receiptOps,
   migrate: async ({ store }) => ({ ok: true, store: store.database.kind, location: store.database.location }),
   'users.create': async ({ auth }, a) => auth.createUser(str(a, 'email'), str(a, 'password')),
   'tokens.create': async ({ store, auth }, a) => {

@@ -18,6 +18,7 @@ import type { BridgeHub } from '../platforms/bridge/hub.js';
 import type { BridgeTokens } from '../auth/bridge-tokens.js';
 import type { QuotaConfig } from '../config/quotas-config.js';
 import type { V1Limits } from './plugins/rate-limit.js';
+import type { ReceiptKey } from '../receipts/receipt-key.js';
 
 /** What the HTTP layer needs from the rest of the service (built in main.ts). */
 export interface ApiDeps {
@@ -51,6 +52,8 @@ export interface ApiDeps {
   /** The events routes' cursors: the outbox position, opaque and per user. */
   eventCursors: EventCursors;
   streamHeartbeatMs: number;
+  /** The key whose public half family V serves for checking receipt heads (absent: the receipt-key route is 503). */
+  receiptKey?: ReceiptKey;
   /** Demo mode only: the simulated brokers' spare logins the wizards show (absent otherwise: the route is not served). */
   demoBrokerLogins?: () => Promise<unknown>;
 }

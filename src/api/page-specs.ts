@@ -17,3 +17,6 @@ export const HISTORY_PAGE: PageSpec = { kind: 'his', max: 500, dflt: 100 };
 export const orderKey = (o: Order): string => `${o.createdAt}|${o.id}`;
 /** Open positions, oldest first: by opening time, then id (unique per account). */
 export const positionKey = (p: Position): string => `${p.openedAt}|${p.id}`;
+
+/** Receipts of one account, in chain order: by sequence number. */
+export const RECEIPTS_PAGE: PageSpec = { kind: 'rcp', max: 500, dflt: 100 };

@@ -27,6 +27,7 @@ import { accountRoutes } from './v1/accounts.js';
 import { connectionTestRoutes } from './v1/connection-test.js';
 import { groupRoutes } from './v1/groups.js';
 import { ledgerRoutes } from './v1/ledger.js';
+import { receiptRoutes } from './v1/receipts.js';
 import { orderRoutes } from './v1/orders.js';
 import { panicRoutes } from './v1/panic.js';
 import { positionRoutes } from './v1/positions.js';
@@ -93,6 +94,7 @@ const V1_MODULES = [
   panicRoutes,
   groupRoutes,
   ledgerRoutes,
+  receiptRoutes,
   webhookRoutes,
   eventRoutes,
   riskRoutes,

@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { adminCommands } from './commands/admin.js';
+import { receiptCommands } from './commands/receipts.js';
 import { accountCommands } from './commands/accounts.js';
 import { copyingCommands } from './commands/copying.js';
 import { doctorCommand } from './commands/doctor.js';
@@ -28,6 +29,7 @@ export function buildCli(): Command {
     simulatorCommand,
     doctorCommand,
     adminCommands,
+    receiptCommands,
     accountCommands,
     orderCommands,
     panicCloseCommand,

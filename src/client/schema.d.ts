@@ -808,6 +808,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/accounts/{account_id}/receipt-heads/{day}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The signed head of one Slave account's chain for one UTC day */
+        get: operations["getReceiptHead"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/accounts/{account_id}/receipts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One Slave account's receipts in chain order, sealed from `from` to `to` (UTC days) */
+        get: operations["listAccountReceipts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/accounts/{account_id}/reconcile": {
         parameters: {
             query?: never;
@@ -1100,6 +1134,40 @@ export interface paths {
         };
         /** A panic-close job with its progress and per-position results (readable while it runs) */
         get: operations["getPanicCloseJob"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/receipt-key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The deployment's public key that signs receipt heads, and the keys it replaced */
+        get: operations["getReceiptKey"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/receipts/{receipt_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One receipt of an ended ledger row */
+        get: operations["getReceipt"];
         put?: never;
         post?: never;
         delete?: never;
@@ -15159,6 +15227,547 @@ export interface operations {
             };
         };
     };
+    getReceiptHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                account_id: string;
+                /** @description a UTC day, YYYY-MM-DD */
+                day: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        accountId: string;
+                        day: string;
+                        hash: string;
+                        keyId: string;
+                        /** @description the signed bytes (canonical JSON) */
+                        message: string;
+                        seq: number;
+                        /** @description Ed25519 over `message`, base64 */
+                        signature: string;
+                        signedAt: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    listAccountReceipts: {
+        parameters: {
+            query?: {
+                /** @description opaque: the nextCursor (or Link rel="next") of the previous page */
+                cursor?: string;
+                /** @description a UTC day, YYYY-MM-DD */
+                from?: string;
+                /** @description page size, 1..500 (default 100); above 500 is a 400 */
+                limit?: string;
+                /** @description a UTC day, YYYY-MM-DD */
+                to?: string;
+            };
+            header?: never;
+            path: {
+                account_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description pass as cursor for the next page; null on the last page */
+                        nextCursor: string | null;
+                        receipts: {
+                            accountId: string;
+                            /** @description canonical JSON: the exact bytes hashed (docs/receipts.md) */
+                            body: string;
+                            createdAt: string;
+                            /** @description the UTC day it was sealed on: that day's signed head covers it */
+                            day: string;
+                            /** @description SHA-256 hex of prevHash, a newline, and body */
+                            hash: string;
+                            intentId: string;
+                            /** @description hash of the receipt before (64 zeros for the first) */
+                            prevHash: string;
+                            receiptId: string;
+                            /** @description the receipt's place in its account's chain, from 1 */
+                            seq: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
     reconcileDryRun: {
         parameters: {
             query?: never;
@@ -22990,6 +23599,500 @@ export interface operations {
                             remaining: number;
                         };
                         updatedAt: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    getReceiptKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        algorithm: "Ed25519";
+                        keyId: string;
+                        publicKeyPem: string;
+                        retired: {
+                            keyId: string;
+                            publicKeyPem: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description a broker or the worker did not answer (code upstream_unavailable); or the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    getReceipt: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                receipt_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        accountId: string;
+                        /** @description canonical JSON: the exact bytes hashed (docs/receipts.md) */
+                        body: string;
+                        createdAt: string;
+                        /** @description the UTC day it was sealed on: that day's signed head covers it */
+                        day: string;
+                        /** @description SHA-256 hex of prevHash, a newline, and body */
+                        hash: string;
+                        intentId: string;
+                        /** @description hash of the receipt before (64 zeros for the first) */
+                        prevHash: string;
+                        receiptId: string;
+                        /** @description the receipt's place in its account's chain, from 1 */
+                        seq: number;
                     };
                 };
             };

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { SignInLimits } from '../auth/sign-in-throttle.js';
 import { loadWebhookConfig, type WebhookConfig } from './webhooks-config.js';
 import { loadQuotaConfig, type QuotaConfig } from './quotas-config.js';
@@ -17,6 +17,13 @@ export interface Config {
   secretKeyPrevious: string | undefined;
   /** The credential key file when COPYTRADE_SECRET_KEY is not set (default <data dir>/secret.key); null for :memory:. */
   secretKeyFile: string | null;
+  /**
+   * The Ed25519 key that signs the receipts' day heads (COPYTRADE_RECEIPT_KEY_FILE; default receipt.key beside the
+   * credential key file; null for :memory:, a key per process). Created on first use, mode 0600 (docs/receipts.md).
+   */
+  receiptKeyFile: string | null;
+  /** How often the sealer appends receipts for ended ledger rows (COPYTRADE_RECEIPT_SEAL_MS; 0 = never). */
+  receiptSealMs: number;
   accessTokenTtlSec: number;
   apiKeyOverlapSec: number;
   logLevel: string;
@@ -81,6 +88,13 @@ export function parseTrustProxy(v: string | undefined): string[] {
 
 export const DEFAULT_DATA_DIR = './.copytrade';
 
+/** COPYTRADE_RECEIPT_KEY_FILE, else `receipt.key` in the credential key file's folder (the data dir by default). */
+function receiptKeyFile(secretKeyFile: string | undefined, dataDir: string, env: NodeJS.ProcessEnv): string | null {
+  if (env.COPYTRADE_RECEIPT_KEY_FILE) return resolve(env.COPYTRADE_RECEIPT_KEY_FILE);
+  if (secretKeyFile) return join(dirname(resolve(secretKeyFile)), 'receipt.key');
+  return dataDir === ':memory:' ? null : join(resolve(dataDir), 'receipt.key');
+}
+
 /** Flags win over environment variables, which win over defaults. */
 export function loadConfig(
   flags: {
@@ -110,6 +124,8 @@ export function loadConfig(
       const f = flags.secretKeyFile ?? env.COPYTRADE_SECRET_KEY_FILE;
       return f ? resolve(f) : dataDir === ':memory:' ? null : join(resolve(dataDir), 'secret.key');
     })(),
+    receiptKeyFile: receiptKeyFile(flags.secretKeyFile ?? env.COPYTRADE_SECRET_KEY_FILE, dataDir, env),
+    receiptSealMs: int(env.COPYTRADE_RECEIPT_SEAL_MS, 'COPYTRADE_RECEIPT_SEAL_MS', 10_000),
     accessTokenTtlSec: int(env.COPYTRADE_ACCESS_TOKEN_TTL_SEC, 'COPYTRADE_ACCESS_TOKEN_TTL_SEC', 12 * 3600),
     apiKeyOverlapSec: int(env.COPYTRADE_API_KEY_OVERLAP_SEC, 'COPYTRADE_API_KEY_OVERLAP_SEC', 24 * 3600),
     logLevel: env.LOG_LEVEL ?? 'info',

@@ -81,6 +81,8 @@ export interface CopyIntent {
   targetId: string | null;
   /** Tags of earlier attempts proven absent at the broker. */
   prevTags: unknown;
+  /** What the sizing read and decided (domain/receipts/sizing-record.ts); null where no sizing decided the row. */
+  sizingInputs: unknown;
   createdAt: Date;
   updatedAt: Date;
 }

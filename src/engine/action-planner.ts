@@ -9,6 +9,7 @@ import type { InstrumentSpec, Side } from '../domain/types.js';
 import type { NewIntent, PositionLink } from '../domain/ledger-types.js';
 import type { MasterAction } from './actions.js';
 import type { PlannedCopy, PreTradeContext, PreTradeDecision } from './planner.js';
+import type { SizingRecord } from '../domain/receipts/sizing-record.js';
 
 /** Skip codes beyond the domain's sizing ones; each appears in the ledger as `code: detail`. */
 export type EngineSkip =
@@ -130,7 +131,11 @@ export function planAddingRows<S extends PlanSlave>(
       send: false,
       link: null,
     });
-    if (p.kind === 'skip') return skip(p.reason, p.detail);
+    if (p.kind === 'skip') {
+      const skipped = skip(p.reason, p.detail);
+      if (p.sizing) skipped.row.sizingInputs = p.sizing;
+      return skipped;
+    }
     if (!slave.adapter) return skip('broker_unavailable', 'the Slave broker adapter could not be opened');
     const closedBy = userClosed.get(slave.account.id);
     if (closedBy)
@@ -141,7 +146,7 @@ export function planAddingRows<S extends PlanSlave>(
           : 'the copy of this Master position was closed by a panic-close of this account; it is not copied again',
       );
     // Spelled out rather than spread from `row`: built once per Slave of a fan-out, on the path to the first send.
-    const send = (volume: Decimal): Planned<S> => ({
+    const send = (volume: Decimal, sizing: SizingRecord = p.sizing): Planned<S> => ({
       row: {
         id: row.id,
         tradeId,
@@ -156,6 +161,7 @@ export function planAddingRows<S extends PlanSlave>(
         stopLoss: p.stopLoss,
         takeProfit: p.takeProfit,
         state: 'planned',
+        sizingInputs: sizing,
       },
       slave,
       send: true,
@@ -181,7 +187,9 @@ export function planAddingRows<S extends PlanSlave>(
       ctx,
       decide: (d) =>
         d.ok
-          ? send(d.volume ?? p.volume)
+          ? d.volume
+            ? send(d.volume, { ...p.sizing, guard: { volume: d.volume } })
+            : send(p.volume)
           : {
               row: {
                 ...row,
@@ -189,6 +197,7 @@ export function planAddingRows<S extends PlanSlave>(
                 state: 'denied',
                 skipReason: `${d.code}: ${d.message}`,
                 outcome: { kind: 'denied', code: d.code, message: d.message },
+                sizingInputs: { ...p.sizing, guard: { denied: d.code } },
               },
               slave,
               send: false,

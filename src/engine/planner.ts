@@ -4,10 +4,11 @@ import type { Capabilities, CapabilityFlag } from '../domain/capabilities.js';
 import { isEligibleSlave } from '../domain/account.js';
 import type { CopyRule } from '../domain/copy-rule.js';
 import { correlationTag } from '../domain/correlation.js';
-import { mapSymbol, sizeVolume, type SizingResult, type SkipReason } from '../domain/sizing.js';
+import { mapSymbol, sizeVolume, type SizingInput, type SizingResult, type SkipReason } from '../domain/sizing.js';
 import { quoteToAccount } from '../domain/quote-currency.js';
 import type { InstrumentSpec, OrderType, Quote, Side } from '../domain/types.js';
 import type { IntentAction } from '../domain/intent-action.js';
+import { sizingRecord, type SizingRecord } from '../domain/receipts/sizing-record.js';
 
 /** A master open, as the planner needs it. */
 export interface MasterOpen {
@@ -49,8 +50,25 @@ export type PlannedCopy =
       price: Decimal | null;
       stopLoss: Decimal | null;
       takeProfit: Decimal | null;
+      /** What the sizing read and decided, recorded with the row (receipts re-run it). */
+      sizing: SizingRecord;
     }
-  | { kind: 'skip'; slave: Account; tag: string; symbol: string; side: Side; reason: SkipReason; detail: string };
+  | {
+      kind: 'skip';
+      slave: Account;
+      tag: string;
+      symbol: string;
+      side: Side;
+      reason: SkipReason;
+      detail: string;
+      /** Set when the sizing decided the skip. */
+      sizing?: SizingRecord;
+    };
+
+interface Sized {
+  sized: SizingResult;
+  record: SizingRecord;
+}
 
 const opposite = (s: Side): Side => (s === 'buy' ? 'sell' : 'buy');
 
@@ -61,13 +79,13 @@ const sharesSizing = (rule: CopyRule): boolean => rule.sizing.mode === 'multipli
  * `sizeVolume` for rules that `sharesSizing`, once per fan-out for each spec and each (sizing, limits) its Slaves
  * have, not once per Slave: a fan-out's Slaves mostly share them, and each sizing was 2.7 us of decimal.js.
  */
-function sizingPerFanOut(masterVolume: Decimal): (rule: CopyRule, spec: InstrumentSpec) => SizingResult {
-  const bySpec = new Map<InstrumentSpec, Map<string, SizingResult>>();
+function sizingPerFanOut(masterVolume: Decimal): (rule: CopyRule, spec: InstrumentSpec) => Sized {
+  const bySpec = new Map<InstrumentSpec, Map<string, Sized>>();
   // The Slave before's, compared field by field first: building and hashing a key string per Slave cost as much
   // as the rest of its planning, and in a fan-out the next Slave's rule mostly matches.
   let last: { mode: string; amount: string; min: string | null; max: string | null; spec: InstrumentSpec } | null =
     null;
-  let lastSized: SizingResult | null = null;
+  let lastSized: Sized | null = null;
   return (rule, spec) => {
     const s = rule.sizing;
     const amount = s.mode === 'multiplier' ? s.multiplier : s.mode === 'fixed' ? s.volume : '';
@@ -85,7 +103,12 @@ function sizingPerFanOut(masterVolume: Decimal): (rule: CopyRule, spec: Instrume
     let known = bySpec.get(spec);
     if (!known) bySpec.set(spec, (known = new Map()));
     let sized = known.get(key);
-    if (!sized) known.set(key, (sized = sizeVolume(rule, { masterVolume }, spec)));
+    if (!sized) {
+      const input = { masterVolume };
+      const result = sizeVolume(rule, input, spec);
+      // One record per distinct sizing of the fan-out, shared by its rows (the insert writes its JSON once).
+      known.set(key, (sized = { sized: result, record: sizingRecord(rule, input, spec, result) }));
+    }
     last = { mode: s.mode, amount, min: rule.minVolume, max: rule.maxVolume, spec };
     lastSized = sized;
     return sized;
@@ -143,9 +166,9 @@ export function planOpen(action: MasterOpen, slaves: SlaveContext[], now: number
     const [sl, tp] = rule.reverse ? [grid.takeProfit, grid.stopLoss] : [grid.stopLoss, grid.takeProfit];
     // Risk is measured from where the copy enters to the stop it will carry.
     const entry = action.type === 'market' ? (slavePrice ?? action.fillPrice ?? null) : grid.price;
-    const sized = sharesSizing(rule)
+    const { sized, record } = sharesSizing(rule)
       ? sizedOnce(rule, spec)
-      : sizeVolume(
+      : sizedAlone(
           rule,
           {
             masterVolume: action.volume,
@@ -163,7 +186,7 @@ export function planOpen(action: MasterOpen, slaves: SlaveContext[], now: number
           },
           spec,
         );
-    if (!sized.ok) return skip(sized.reason, sized.detail, mapped.symbol);
+    if (!sized.ok) return { ...skip(sized.reason, sized.detail, mapped.symbol), sizing: record } as PlannedCopy;
     return {
       kind: 'send',
       slave: account,
@@ -175,8 +198,15 @@ export function planOpen(action: MasterOpen, slaves: SlaveContext[], now: number
       price: grid.price,
       stopLoss: rule.copyStopLoss ? sl : null,
       takeProfit: rule.copyTakeProfit ? tp : null,
+      sizing: record,
     };
   });
+}
+
+/** A sizing that reads the Slave's own figures (ratios, risk), with its record. */
+function sizedAlone(rule: CopyRule, input: SizingInput, spec: InstrumentSpec): Sized {
+  const sized = sizeVolume(rule, input, spec);
+  return { sized, record: sizingRecord(rule, input, spec, sized) };
 }
 
 /** The action's price and protective levels rounded to one tick grid. */

@@ -32,10 +32,16 @@ import type { Fence } from '../domain/lease.js';
 import type { PanicJob } from '../domain/panic-job.js';
 import { ServiceMetrics } from '../metrics/service-metrics.js';
 import { Readiness } from '../metrics/readiness.js';
+import { loadReceiptKey, type ReceiptKey } from '../receipts/receipt-key.js';
+import { ReceiptSealer } from '../receipts/sealer.js';
 
 /** What every role builds on: the store, the bus, the credential box, the brokers' adapters and the copy engine. */
 export interface Core {
   store: Store;
+  /** The key that signs the receipts' day heads (docs/receipts.md). */
+  receiptKey: ReceiptKey;
+  /** The receipts' sealer loop, started by the roles that run the engine (serve, worker). */
+  sealer: ReceiptSealer;
   bus: Bus;
   box: CredentialBox;
   broker: SimBroker;
@@ -98,6 +104,9 @@ export interface CoreOptions {
 const EMBEDDED_MAINTENANCE_MS = 10 * 60_000;
 // Intents left in copy_intents_recent this long (a crash between a record and its move) are moved by the sweep.
 const INTENT_SWEEP_MS = 30_000;
+// A row is sealed once it has been ended this long: a write to it that lands late (a batch committed after its
+// row's updated_at) is in the receipt.
+const RECEIPT_GRACE_MS = 5_000;
 
 /**
  * The shared part of the composition: config -> one implementation per port. Nothing that reaches a broker on
@@ -171,6 +180,14 @@ export async function composeCore(cfg: Config, logger: Logger | false, opts: Cor
       keyFile: cfg.secretKeyFile,
     });
     const box = new CredentialBox(ring.current, ring.previous);
+    // Created on first use (mode 0600), beside the credential key unless COPYTRADE_RECEIPT_KEY_FILE says otherwise.
+    const receiptKey = loadReceiptKey(cfg.receiptKeyFile, { create: true });
+    const sealer = new ReceiptSealer(store.receipts, receiptKey, {
+      everyMs: Math.max(1, cfg.receiptSealMs),
+      graceMs: RECEIPT_GRACE_MS,
+      onError: (err) => logger && logger.warn({ err }, 'sealing receipts failed'),
+    });
+    cleanup.unshift(() => sealer.stop());
     if (logger && ring.file && !cfg.databaseUrl && insideDir(ring.file, cfg.dataDir)) {
       logger.warn(
         { keyFile: ring.file },
@@ -319,6 +336,8 @@ export async function composeCore(cfg: Config, logger: Logger | false, opts: Cor
     });
     return {
       store,
+      receiptKey,
+      sealer,
       bus,
       box,
       broker,

@@ -33,6 +33,7 @@ export function apiDeps(core: Core, cfg: Config, instanceId: string): ApiDeps {
     box,
     endpoints,
     bridge,
+    receiptKey: core.receiptKey,
     ...(cfg.demo && demoBrokers
       ? { demoBrokerLogins: async () => (await import('../demo/seed.js')).demoBrokerLogins(demoBrokers) }
       : {}),

@@ -330,6 +330,8 @@ export async function startWorker(cfg: Config, logger: Logger | false, opts: Wor
     await watcher.start();
     settler.start();
     reconciler.start();
+    // Every worker may seal: appends to one chain are serialised by its row lock (docs/receipts.md).
+    if (cfg.receiptSealMs > 0) core.sealer.start();
     if (cfg.healthIntervalMs > 0) health.start();
     await lease.start();
     leasing = true;

@@ -71,6 +71,7 @@ const intentRow: IntentRow = {
   attempts: 1,
   targetId: null,
   prevTags: null,
+  sizingInputs: null,
   createdAt: at,
   updatedAt: at,
 };

@@ -238,6 +238,12 @@ export const copyIntents = pgTable(
     targetId: text('target_id'),
     /** Tags of earlier attempts proven absent at the broker (a resend takes a new tag). */
     prevTags: jsonb('prev_tags'),
+    /**
+     * What the sizing read, written with the row at plan time (domain/receipts/sizing-record.ts): the rule, the
+     * balances or equities, the symbol's spec, the quote-to-account rate and the result. Receipts bind it; null for
+     * rows the sizing did not decide (follow-ups, refusals). Migration 0023.
+     */
+    sizingInputs: jsonb('sizing_inputs'),
     createdAt: createdAt(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
   },
@@ -600,4 +606,50 @@ export const bridgeTokens = pgTable(
     revokedAt: ts('revoked_at'),
   },
   (t) => [uniqueIndex('bridge_tokens_hash_idx').on(t.hash), index('bridge_tokens_account_idx').on(t.accountId)],
+);
+
+/** Per Slave account, the last receipt of its chain: locked by the sealer while it appends (docs/receipts.md). */
+export const receiptChains = pgTable('receipt_chains', {
+  accountId: text('account_id').primaryKey(),
+  seq: integer('seq').notNull(),
+  hash: text('hash').notNull(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+});
+
+/** One receipt per ended ledger row, chained per Slave account; `body` is the exact canonical JSON that was hashed. */
+export const receipts = pgTable(
+  'receipts',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id').notNull(),
+    userId: text('user_id').notNull(),
+    seq: integer('seq').notNull(),
+    intentId: text('intent_id').notNull(),
+    /** UTC day (YYYY-MM-DD) the receipt was sealed on: its day's signed head covers it. */
+    day: text('day').notNull(),
+    prevHash: text('prev_hash').notNull(),
+    hash: text('hash').notNull(),
+    body: text('body').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex('receipts_account_seq_uq').on(t.accountId, t.seq),
+    uniqueIndex('receipts_intent_uq').on(t.intentId),
+    index('receipts_account_day_idx').on(t.accountId, t.day),
+  ],
+);
+
+/** The signed head of an account's chain per UTC day (the day's last receipt), Ed25519 with the deployment's key. */
+export const receiptHeads = pgTable(
+  'receipt_heads',
+  {
+    accountId: text('account_id').notNull(),
+    day: text('day').notNull(),
+    seq: integer('seq').notNull(),
+    hash: text('hash').notNull(),
+    keyId: text('key_id').notNull(),
+    signature: text('signature').notNull(),
+    signedAt: ts('signed_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ name: 'receipt_heads_pk', columns: [t.accountId, t.day] })],
 );

@@ -20,6 +20,7 @@ import { MasterItemsCache } from './repos/master-items-cache.js';
 import { MasterCursorsRepo } from './repos/master-cursors.js';
 import { BridgeTokensRepo } from './repos/bridge-tokens.js';
 import { ConnectionTestsRepo } from './repos/connection-tests.js';
+import { ReceiptsRepo } from './repos/receipts.js';
 
 /**
  * The store: one object with a repository per concern, on PGlite or PostgreSQL alike. Nothing outside
@@ -46,6 +47,8 @@ export class Store {
   /** Terminal bridge tokens (hashes only). */
   readonly bridgeTokens: BridgeTokensRepo;
   readonly connectionTests: ConnectionTestsRepo;
+  /** Verifiable receipts of ended ledger rows, chained per Slave account (docs/receipts.md). */
+  readonly receipts: ReceiptsRepo;
   private maintenance: EmbeddedMaintenance | null = null;
   private sweep: RecentIntentsSweep | null = null;
 
@@ -70,6 +73,7 @@ export class Store {
     this.masterCursors = new MasterCursorsRepo(db);
     this.bridgeTokens = new BridgeTokensRepo(db);
     this.connectionTests = new ConnectionTestsRepo(db);
+    this.receipts = new ReceiptsRepo(db);
   }
 
   /** Idempotency-Key records, remembered for `ttlMs` (the API's choice, so a repository per caller). */

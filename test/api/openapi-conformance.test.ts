@@ -173,6 +173,18 @@ beforeAll(async () => {
     { timeout: 10_000, interval: 50 },
   );
   ids.position_id = positions[0]!.id;
+  // A Slave's copy of that order ends in a receipt (the receipt routes' {receipt_id} and {day}).
+  const slave = accounts.find((a) => a.role === 'slave' && a.groupId === master.groupId)!;
+  const receipt = await vi.waitFor(
+    async () => {
+      const list = (await svc.call('GET', `/v1/accounts/${slave.id}/receipts`, { token: cred.key })).body.receipts;
+      if (!list?.length) throw new Error('no receipt yet');
+      return list[0] as Schema;
+    },
+    { timeout: 10_000, interval: 50 },
+  );
+  ids.receipt_id = receipt.receiptId;
+  ids.day = receipt.day;
   await svc.call('POST', `/v1/accounts/${master.id}/orders`, {
     token: cred.key,
     body: { symbol: 'EURUSD', side: 'buy', volume: 0.1, type: 'limit', price: 0.5 },

@@ -105,6 +105,24 @@ beforeAll(async () => {
     { timeout: 10_000, interval: 50 },
   );
   foreign.position_id = positions[0]!.id;
+  // A receipt of the order's ledger rows, and the day of its signed head (the sealer's pass, without its grace).
+  await vi.waitFor(
+    async () => {
+      if ((await svc.sealer.runOnce(0)) === 0 && !foreign.receipt_id) throw new Error('nothing sealed yet');
+      const slaves = accounts.filter((a) => a.role === 'slave');
+      for (const s of slaves) {
+        const page = await svc.call('GET', `/v1/accounts/${s.id}/receipts?limit=1`, { token: alice.key });
+        const rc = page.body?.receipts?.[0];
+        if (rc) {
+          foreign.receipt_id = rc.receiptId;
+          foreign.day = rc.day;
+          return;
+        }
+      }
+      throw new Error('no receipt yet');
+    },
+    { timeout: 10_000, interval: 50 },
+  );
   const pending = await svc.call('POST', `/v1/accounts/${master.id}/orders`, {
     token: alice.key,
     body: { symbol: 'EURUSD', side: 'buy', volume: 0.1, type: 'limit', price: 0.5 },

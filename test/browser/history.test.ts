@@ -51,7 +51,10 @@ describe('history page', { timeout: 90_000 }, () => {
     const table = page.getByTestId('history-table');
     await table.waitFor();
     const row = table.locator('tbody tr').first();
-    await expect(row.textContent()).resolves.toContain('computed');
+    // The table of the account shown before the choice can still be there: wait for the follower's own row
+    // (TradeLocker's executions carry no profit, so it is computed; the copy is twice the Master's 0.1 lot).
+    await expect.poll(() => row.textContent(), { timeout: 15_000, interval: 100 }).toContain('computed');
+    await expect(row.textContent()).resolves.toContain('0.2');
     await expect(table.locator('thead').textContent()).resolves.toContain('Master, scaled');
     await expect(page.getByTestId('history-stats').textContent()).resolves.toMatch(/Win rate100\.0%/);
     await expect(page.getByTestId('history-stats').textContent()).resolves.toContain('Copy vs Master (scaled)');

@@ -141,5 +141,7 @@ export function fromWireDeal(w: WireDeal): Deal {
     entry: w.entry === 'in' ? 'in' : 'out',
     time: iso(w.time),
     tag: w.comment || null,
+    // DEAL_PROFIT as the terminal booked it (account currency): the history takes it over a computed amount.
+    profit: d(w.profit),
   };
 }

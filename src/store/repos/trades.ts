@@ -82,6 +82,7 @@ const INTENT_COLS = [
   ['outcome', 'jsonb'],
   ['latency', 'jsonb'],
   ['attempts', 'integer'],
+  ['sizing_inputs', 'jsonb'],
 ] as const;
 const INTENT_FIELDS: Record<(typeof INTENT_COLS)[number][0], keyof IntentInsert> = {
   id: 'id',
@@ -101,6 +102,7 @@ const INTENT_FIELDS: Record<(typeof INTENT_COLS)[number][0], keyof IntentInsert>
   outcome: 'outcome',
   latency: 'latency',
   attempts: 'attempts',
+  sizing_inputs: 'sizingInputs',
 };
 async function insertIntents(tx: Tx, tradeId: string, rows: NewIntent[]): Promise<void> {
   if (rows.length === 0) return;
@@ -137,6 +139,13 @@ function intentInsert(rows: NewIntent[]): SQL {
     if (t === undefined) texts.set(d, (t = decText(d)));
     return t;
   };
+  // A fan-out's rows share their sizing record where their sizing is the same: its JSON is written once.
+  const jsons = new Map<unknown, string>();
+  const json = (v: unknown): string => {
+    let t = jsons.get(v);
+    if (t === undefined) jsons.set(v, (t = JSON.stringify(v)));
+    return t;
+  };
   const names: string[] = [];
   const arrays: SQL[] = [];
   const arrayNames: string[] = [];
@@ -152,7 +161,7 @@ function intentInsert(rows: NewIntent[]): SQL {
           : decimal
             ? text(v as Decimal)
             : type === 'jsonb'
-              ? JSON.stringify(v)
+              ? json(v)
               : String(v as string | number);
       values[i] = t;
       if (t !== values[0]) same = false;
