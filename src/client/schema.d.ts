@@ -2624,12 +2624,14 @@ export interface operations {
                             equity: number | null;
                             /** @description the broker's words when a read was refused */
                             error: string | null;
-                            /** @description account, positions or orders: the read the broker refused */
+                            /** @description account, symbols, positions or orders: the read the broker refused */
                             failedRead: string | null;
                             /** @description true when every read succeeded and the broker allows trading */
                             ok: boolean;
                             orders: number | null;
                             positions: number | null;
+                            /** @description how many symbols the broker lists for the account; null where the platform has no symbol list */
+                            symbols: number | null;
                             /** @description as the broker reports it; null when the platform does not say */
                             tradingAllowed: boolean | null;
                         } | null;
@@ -2677,12 +2679,14 @@ export interface operations {
                             equity: number | null;
                             /** @description the broker's words when a read was refused */
                             error: string | null;
-                            /** @description account, positions or orders: the read the broker refused */
+                            /** @description account, symbols, positions or orders: the read the broker refused */
                             failedRead: string | null;
                             /** @description true when every read succeeded and the broker allows trading */
                             ok: boolean;
                             orders: number | null;
                             positions: number | null;
+                            /** @description how many symbols the broker lists for the account; null where the platform has no symbol list */
+                            symbols: number | null;
                             /** @description as the broker reports it; null when the platform does not say */
                             tradingAllowed: boolean | null;
                         } | null;
@@ -3928,12 +3932,14 @@ export interface operations {
                             equity: number | null;
                             /** @description the broker's words when a read was refused */
                             error: string | null;
-                            /** @description account, positions or orders: the read the broker refused */
+                            /** @description account, symbols, positions or orders: the read the broker refused */
                             failedRead: string | null;
                             /** @description true when every read succeeded and the broker allows trading */
                             ok: boolean;
                             orders: number | null;
                             positions: number | null;
+                            /** @description how many symbols the broker lists for the account; null where the platform has no symbol list */
+                            symbols: number | null;
                             /** @description as the broker reports it; null when the platform does not say */
                             tradingAllowed: boolean | null;
                         } | null;
@@ -3981,12 +3987,14 @@ export interface operations {
                             equity: number | null;
                             /** @description the broker's words when a read was refused */
                             error: string | null;
-                            /** @description account, positions or orders: the read the broker refused */
+                            /** @description account, symbols, positions or orders: the read the broker refused */
                             failedRead: string | null;
                             /** @description true when every read succeeded and the broker allows trading */
                             ok: boolean;
                             orders: number | null;
                             positions: number | null;
+                            /** @description how many symbols the broker lists for the account; null where the platform has no symbol list */
+                            symbols: number | null;
                             /** @description as the broker reports it; null when the platform does not say */
                             tradingAllowed: boolean | null;
                         } | null;
@@ -4486,12 +4494,14 @@ export interface operations {
                             equity: number | null;
                             /** @description the broker's words when a read was refused */
                             error: string | null;
-                            /** @description account, positions or orders: the read the broker refused */
+                            /** @description account, symbols, positions or orders: the read the broker refused */
                             failedRead: string | null;
                             /** @description true when every read succeeded and the broker allows trading */
                             ok: boolean;
                             orders: number | null;
                             positions: number | null;
+                            /** @description how many symbols the broker lists for the account; null where the platform has no symbol list */
+                            symbols: number | null;
                             /** @description as the broker reports it; null when the platform does not say */
                             tradingAllowed: boolean | null;
                         } | null;
@@ -4539,12 +4549,14 @@ export interface operations {
                             equity: number | null;
                             /** @description the broker's words when a read was refused */
                             error: string | null;
-                            /** @description account, positions or orders: the read the broker refused */
+                            /** @description account, symbols, positions or orders: the read the broker refused */
                             failedRead: string | null;
                             /** @description true when every read succeeded and the broker allows trading */
                             ok: boolean;
                             orders: number | null;
                             positions: number | null;
+                            /** @description how many symbols the broker lists for the account; null where the platform has no symbol list */
+                            symbols: number | null;
                             /** @description as the broker reports it; null when the platform does not say */
                             tradingAllowed: boolean | null;
                         } | null;
@@ -9761,12 +9773,14 @@ export interface operations {
                             equity: number | null;
                             /** @description the broker's words when a read was refused */
                             error: string | null;
-                            /** @description account, positions or orders: the read the broker refused */
+                            /** @description account, symbols, positions or orders: the read the broker refused */
                             failedRead: string | null;
                             /** @description true when every read succeeded and the broker allows trading */
                             ok: boolean;
                             orders: number | null;
                             positions: number | null;
+                            /** @description how many symbols the broker lists for the account; null where the platform has no symbol list */
+                            symbols: number | null;
                             /** @description as the broker reports it; null when the platform does not say */
                             tradingAllowed: boolean | null;
                         } | null;
@@ -10060,12 +10074,14 @@ export interface operations {
                             equity: number | null;
                             /** @description the broker's words when a read was refused */
                             error: string | null;
-                            /** @description account, positions or orders: the read the broker refused */
+                            /** @description account, symbols, positions or orders: the read the broker refused */
                             failedRead: string | null;
                             /** @description true when every read succeeded and the broker allows trading */
                             ok: boolean;
                             orders: number | null;
                             positions: number | null;
+                            /** @description how many symbols the broker lists for the account; null where the platform has no symbol list */
+                            symbols: number | null;
                             /** @description as the broker reports it; null when the platform does not say */
                             tradingAllowed: boolean | null;
                         } | null;

@@ -178,6 +178,12 @@ export interface BrokerAdapter {
    */
   accountInfo(signal?: AbortSignal): Promise<AccountInfo>;
   instrument(symbol: string): Promise<InstrumentSpec | null>;
+  /**
+   * The names of the symbols the account may trade, as the broker lists them (cTrader symbol list, TradeLocker
+   * instruments, MetaApi symbols). The connection test reads it, so an account whose broker lists nothing is seen
+   * before it copies. Optional: a platform without such a list (the terminal bridge) leaves it out.
+   */
+  listSymbols?(): Promise<string[]>;
   /** The symbol of the broker's own instrument id (TradeLocker `tradableInstrumentId`), where the broker has one. */
   symbolOfInstrumentId?(instrumentId: string): Promise<string | null>;
   /** Current bid/ask of a symbol, or null when the broker does not list it; present where `has.quotes`. */

@@ -159,6 +159,8 @@ describe('connection test before copying', () => {
         balance: 1500,
         equity: 1500,
         currency: 'EUR',
+        // Every instrument the simulated TradeLocker lists for the account.
+        symbols: svc.broker.instruments().length,
         positions: 0,
         orders: 0,
         failedRead: null,

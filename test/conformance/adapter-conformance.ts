@@ -124,6 +124,15 @@ export function runAdapterConformance(name: string, setup: () => Promise<Conform
       expect(await h.adapter.instrument('NOSUCHSYMBOL')).toBeNull();
     });
 
+    it("lists the simulator's symbols where the platform has a symbol list (the connection test counts them)", async () => {
+      if (!h.adapter.listSymbols) {
+        expect(name, 'only the terminal bridge (and the stripped sim) has no symbol list').toMatch(/bridge|lacking/);
+        return;
+      }
+      const listed = await h.adapter.listSymbols();
+      expect([...listed].sort()).toEqual(h.broker.instruments().map((i) => i.symbol).sort());
+    });
+
     it("quotes the simulator's bid and ask where it declares quotes; an unknown symbol gives null", async () => {
       if (!caps().has.quotes) {
         expect(h.adapter.quote, `${name} has quote() but does not declare has.quotes`).toBeUndefined();

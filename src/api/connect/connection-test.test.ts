@@ -10,6 +10,7 @@ function depsWith(adapter: {
   tradingAllowed?: boolean;
   positions?: () => Promise<unknown[]>;
   orders?: () => Promise<unknown[]>;
+  symbols?: (() => Promise<string[]>) | null;
 }): ApiDeps {
   const info = {
     balance: dec('1000.5'),
@@ -24,6 +25,7 @@ function depsWith(adapter: {
         accountInfo: async () => info,
         listPositions: adapter.positions ?? (async () => [{}, {}]),
         listOrders: adapter.orders ?? (async () => []),
+        ...(adapter.symbols === null ? {} : { listSymbols: adapter.symbols ?? (async () => ['EURUSD', 'XAUUSD']) }),
       }),
     },
   } as unknown as ApiDeps;
@@ -39,12 +41,25 @@ describe('readConnectionTest', () => {
       balance: '1000.5',
       equity: '990',
       currency: 'USD',
+      symbols: 2,
       positions: 2,
       orders: 0,
       tradingAllowed: null,
       failedRead: null,
       error: null,
     });
+  });
+
+  it('the symbols the broker lists are counted; none listed fails the test, no list at all (the bridge) does not', async () => {
+    const none = await readConnectionTest(depsWith({ symbols: async () => [] }), account, at);
+    expect(none).toMatchObject({ ok: false, symbols: 0, failedRead: null });
+    expect(none.error).toMatch(/lists no symbols/);
+    expect(await readConnectionTest(depsWith({ symbols: null }), account, at)).toMatchObject({ ok: true, symbols: null });
+    const refused = async (): Promise<string[]> => {
+      throw new AppError('broker_auth_failed', 'symbols: not permitted');
+    };
+    const t = await readConnectionTest(depsWith({ symbols: refused }), account, at);
+    expect(t).toMatchObject({ ok: false, failedRead: 'symbols', error: 'symbols: not permitted', positions: null });
   });
 
   it('a broker that does not allow trading fails the test though every read answered', async () => {

@@ -17,13 +17,16 @@ export const ConnectionTestSchema = Type.Object(
     balance: NullableNumber,
     equity: NullableNumber,
     currency: NullableString,
+    symbols: Type.Union([Type.Number(), Type.Null()], {
+      description: 'how many symbols the broker lists for the account; null where the platform has no symbol list',
+    }),
     positions: NullableNumber,
     orders: NullableNumber,
     tradingAllowed: Type.Union([Type.Boolean(), Type.Null()], {
       description: 'as the broker reports it; null when the platform does not say',
     }),
     failedRead: Type.Union([Type.String(), Type.Null()], {
-      description: 'account, positions or orders: the read the broker refused',
+      description: 'account, symbols, positions or orders: the read the broker refused',
     }),
     error: Type.Union([Type.String(), Type.Null()], { description: "the broker's words when a read was refused" }),
   },
@@ -38,6 +41,8 @@ export const TestedAccountSchema = Type.Object(
 
 export const toTestJson = (t: ConnectionTest) => ({
   ...t,
+  // Tests recorded before the symbol count was read have none.
+  symbols: t.symbols ?? null,
   balance: t.balance === null ? null : Number(t.balance),
   equity: t.equity === null ? null : Number(t.equity),
 });
@@ -46,7 +51,8 @@ const words = (err: unknown) =>
   err instanceof AppError ? err.message : err instanceof Error ? err.message : String(err);
 
 /**
- * Reads the account as the copier will: its funds, open positions and pending orders, and whether it may trade.
+ * Reads the account as the copier will: its funds, the symbols it may trade, open positions and pending orders,
+ * and whether it may trade.
  * The first refused read ends the test with the broker's words; nothing is written here.
  */
 export async function readConnectionTest(deps: ApiDeps, account: Account, now = new Date()): Promise<ConnectionTest> {
@@ -56,6 +62,7 @@ export async function readConnectionTest(deps: ApiDeps, account: Account, now = 
     balance: null,
     equity: null,
     currency: null,
+    symbols: null,
     positions: null,
     orders: null,
     tradingAllowed: null,
@@ -72,6 +79,10 @@ export async function readConnectionTest(deps: ApiDeps, account: Account, now = 
       currency: info.currency,
       tradingAllowed: info.tradingAllowed ?? null,
     });
+    if (adapter.listSymbols) {
+      read = 'symbols';
+      t.symbols = (await adapter.listSymbols()).length;
+    }
     read = 'positions';
     t.positions = (await adapter.listPositions()).length;
     read = 'orders';
@@ -79,6 +90,7 @@ export async function readConnectionTest(deps: ApiDeps, account: Account, now = 
   } catch (err) {
     return { ...t, failedRead: read, error: words(err) };
   }
+  if (t.symbols === 0) return { ...t, error: 'the broker lists no symbols for this account: nothing could be copied' };
   if (t.tradingAllowed === false)
     return { ...t, error: 'the broker does not allow trading on this account (read-only or close-only access)' };
   return { ...t, ok: true };

@@ -68,7 +68,7 @@ export function accountCommands(program: Command): void {
     accounts
       .command('test <accountId>')
       .description(
-        'read the account at its broker again (funds, positions, orders, trading allowed); a pass makes an unverified account assignable; exits 1 when the test fails',
+        'read the account at its broker again (funds, symbols, positions, orders, trading allowed); a pass makes an unverified account assignable; exits 1 when the test fails',
       ),
   ).action(async (accountId: string, o: ApiFlags) => {
     const ct = clientFor(o);
@@ -84,6 +84,7 @@ export function accountCommands(program: Command): void {
         ['balance', t.balance],
         ['equity', t.equity],
         ['currency', t.currency],
+        ['symbols', t.symbols ?? 'not listed by this platform'],
         ['positions', t.positions],
         ['orders', t.orders],
         ['trading', t.tradingAllowed === null ? 'not reported' : t.tradingAllowed ? 'allowed' : 'not allowed'],

@@ -636,6 +636,10 @@ export class CTraderAdapter implements BrokerAdapter {
     return this.reconcile();
   }
 
+  async listSymbols(): Promise<string[]> {
+    return [...(await this.loadLightSymbols()).values()].flatMap((s) => (s.symbolName ? [s.symbolName] : []));
+  }
+
   // ---- internals: symbols and prices --------------------------------------------------------------------
 
   private loadLightSymbols(): Promise<Map<string, LightSymbolMsg>> {

@@ -121,6 +121,11 @@ export class MetaTraderAdapter implements BrokerAdapter {
     return spec;
   }
 
+  listSymbols(): Promise<string[]> {
+    this.open();
+    return this.gateway.symbols();
+  }
+
   listPositions(): Promise<Position[]> {
     this.open();
     return this.gateway.positions();

@@ -34,6 +34,8 @@ export interface MetaTraderGateway {
   accountInformation(): Promise<MtAccountInformation>;
   /** Null when the terminal has no such symbol. */
   symbolSpecification(symbol: string): Promise<InstrumentSpec | null>;
+  /** The names of the terminal's symbols. */
+  symbols(): Promise<string[]>;
   positions(): Promise<Position[]>;
   /** Pending orders. */
   orders(): Promise<Order[]>;
@@ -83,6 +85,18 @@ export class MetaApiGateway implements MetaTraderGateway {
     const r = await this.raw.symbolSpecification(this.accountId, symbol);
     if (r.kind === 'response' && r.status === 404) return null;
     return this.ok(r, `specification of ${symbol}`, (b) => parseSymbolSpecification(b, symbol));
+  }
+
+  symbols(): Promise<string[]> {
+    return this.read(
+      'symbols',
+      () => this.raw.symbols(this.accountId),
+      (b) => {
+        if (!Array.isArray(b) || b.some((x) => typeof x !== 'string'))
+          throw new AppError('upstream_unavailable', 'MetaApi symbols: expected a list of names');
+        return b as string[];
+      },
+    );
   }
 
   positions(): Promise<Position[]> {

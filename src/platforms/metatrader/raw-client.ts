@@ -129,6 +129,11 @@ export class MetaApiRawClient {
     });
   }
 
+  /** MetaApi's getSymbols: the terminal's symbol names. */
+  symbols(accountId: string): Promise<WireResult> {
+    return this.call('GET', this.clientUrl, `/users/current/accounts/${enc(accountId)}/symbols`);
+  }
+
   symbolSpecification(accountId: string, symbol: string): Promise<WireResult> {
     return this.call(
       'GET',

@@ -60,6 +60,10 @@ export class SimAdapter implements BrokerAdapter {
     });
   }
 
+  listSymbols(): Promise<string[]> {
+    return this.read(() => this.broker.instruments().map((i) => i.symbol));
+  }
+
   quote(symbol: string): Promise<Quote | null> {
     return this.read(() => {
       if (!this.broker.instrument(symbol)) return null;

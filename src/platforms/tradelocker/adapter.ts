@@ -140,6 +140,12 @@ export class TradeLockerAdapter implements BrokerAdapter {
     };
   }
 
+  /** The account's instruments as `GET /trade/accounts/{id}/instruments` listed them at start. */
+  async listSymbols(): Promise<string[]> {
+    await this.ensureReady();
+    return [...this.bySymbol.keys()];
+  }
+
   async instrument(symbol: string): Promise<InstrumentSpec | null> {
     await this.ensureReady();
     const ref = this.bySymbol.get(symbol);

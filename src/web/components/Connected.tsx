@@ -6,13 +6,14 @@ import { Link } from '../lib/router';
 import { Alert } from './Alert';
 import { Badge } from './Badge';
 
-/** What the connection test read at the broker: funds, open positions and orders, trading allowed. */
+/** What the connection test read at the broker: funds, symbols, open positions and orders, trading allowed. */
 function TestResult({ test, currency }: { test: ConnectionTest; currency: string | null }) {
   const allowed = test.tradingAllowed === null ? 'not reported' : test.tradingAllowed ? 'yes' : 'no';
   return (
     <ul data-testid="connection-test">
       <li>balance {test.balance === null ? '-' : money(test.balance, test.currency ?? currency)}</li>
       <li>equity {test.equity === null ? '-' : money(test.equity, test.currency ?? currency)}</li>
+      <li>symbols {test.symbols ?? 'not listed by this platform'}</li>
       <li>open positions {test.positions ?? '-'}</li>
       <li>pending orders {test.orders ?? '-'}</li>
       <li>trading allowed {allowed}</li>
