@@ -130,7 +130,12 @@ export function runAdapterConformance(name: string, setup: () => Promise<Conform
         return;
       }
       const listed = await h.adapter.listSymbols();
-      expect([...listed].sort()).toEqual(h.broker.instruments().map((i) => i.symbol).sort());
+      expect([...listed].sort()).toEqual(
+        h.broker
+          .instruments()
+          .map((i) => i.symbol)
+          .sort(),
+      );
     });
 
     it("quotes the simulator's bid and ask where it declares quotes; an unknown symbol gives null", async () => {

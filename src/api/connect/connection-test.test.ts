@@ -54,7 +54,10 @@ describe('readConnectionTest', () => {
     const none = await readConnectionTest(depsWith({ symbols: async () => [] }), account, at);
     expect(none).toMatchObject({ ok: false, symbols: 0, failedRead: null });
     expect(none.error).toMatch(/lists no symbols/);
-    expect(await readConnectionTest(depsWith({ symbols: null }), account, at)).toMatchObject({ ok: true, symbols: null });
+    expect(await readConnectionTest(depsWith({ symbols: null }), account, at)).toMatchObject({
+      ok: true,
+      symbols: null,
+    });
     const refused = async (): Promise<string[]> => {
       throw new AppError('broker_auth_failed', 'symbols: not permitted');
     };
