@@ -111,4 +111,17 @@ describe('request records (G2): every request is recorded and readable by its ow
     const trade = (await svc.call('GET', `/v1/trades/${sent.body.tradeId}`, { token: key })).body;
     expect(trade.requestId).toBe(rec.requestId);
   });
+
+  it('a secret put in the path is not kept in the record (issue 46, finding 6)', async () => {
+    const miss = await svc.call('GET', `/v1/accounts/${key}/positions`, { token: key });
+    expect(miss.status).toBe(404);
+    const recorded = async () =>
+      ((await svc.call('GET', '/v1/requests?limit=100', { token: key })).body.requests as any[]).find(
+        (x) => x.requestId === miss.headers.get('x-request-id'),
+      );
+    await expect.poll(recorded, { timeout: 15_000 }).toBeTruthy();
+    const rec = await recorded();
+    expect(rec.path).toBe('/v1/accounts/[redacted]/positions');
+    expect(JSON.stringify(rec)).not.toContain(key);
+  });
 });

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { newId } from '../../domain/ids.js';
+import { loggablePath } from '../../config/log-url.js';
 import type { Store } from '../../store/store.js';
 import { storableJson, storableText } from '../text-safety.js';
 
@@ -64,7 +65,7 @@ export function requestRecords(app: FastifyInstance, store: Store, onError: (err
           credentialId: req.principal?.credentialId ?? null,
           method: req.method,
           route,
-          path: storableText(req.originalUrl.split('?')[0]!),
+          path: storableText(loggablePath(req.originalUrl.split('?')[0]!)),
           status: reply.statusCode,
           // No digest of a body that carries a password: with the other fields known, it would allow offline guessing.
           bodyDigest:
