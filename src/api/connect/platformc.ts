@@ -46,8 +46,12 @@ function popupPage(msg: { connectionId: string | null; ok: boolean; error?: stri
 <script nonce="${nonce}">try{window.opener&&window.opener.postMessage(${data},window.location.origin)}catch(e){}setTimeout(function(){window.close()},300)</script>`;
 }
 
-/** The callback's answers: HTML for the popup (the document's only text/html operation; issue 46, finding 8). */
-const CALLBACK_ANSWERS = {
+/**
+ * The callback's answers: HTML for the popup (the document's only text/html operation; issue 46, finding 8). A new
+ * object per server: Fastify rewrites a response schema it is given in place, and a second server built in the
+ * same process (test files share one on Node 20) served a document without the 400.
+ */
+const callbackAnswers = () => ({
   200: {
     description:
       'an HTML page that posts {type: "copytrade:platformc", connectionId, ok, error?} to the window that opened it, then closes; ok false when the broker refused or the approval failed (the connection then reads failed)',
@@ -58,7 +62,7 @@ const CALLBACK_ANSWERS = {
       'the same page with ok false and connectionId null: an unknown, expired or already used connection, or a callback from another browser. A query value over its maximum length is a JSON error instead',
     content: { 'text/html': { schema: { type: 'string' } }, 'application/json': { schema: ErrorBody } },
   },
-} as Record<number, unknown>;
+}) as Record<number, unknown>;
 
 const origin = (req: FastifyRequest) =>
   process.env.COPYTRADE_PUBLIC_URL?.replace(/\/$/, '') ?? `${req.protocol}://${req.headers.host}`;
@@ -144,7 +148,7 @@ export async function connectPlatformCRoutes(app: FastifyInstance, deps: ApiDeps
           state: Type.Optional(Type.String({ maxLength: 200 })),
           error: Type.Optional(Type.String({ maxLength: 200 })),
         }),
-        response: CALLBACK_ANSWERS,
+        response: callbackAnswers(),
       },
     },
     async (req, reply) => {
