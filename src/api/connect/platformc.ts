@@ -51,18 +51,19 @@ function popupPage(msg: { connectionId: string | null; ok: boolean; error?: stri
  * object per server: Fastify rewrites a response schema it is given in place, and a second server built in the
  * same process (test files share one on Node 20) served a document without the 400.
  */
-const callbackAnswers = () => ({
-  200: {
-    description:
-      'an HTML page that posts {type: "copytrade:platformc", connectionId, ok, error?} to the window that opened it, then closes; ok false when the broker refused or the approval failed (the connection then reads failed)',
-    content: { 'text/html': { schema: { type: 'string' } } },
-  },
-  400: {
-    description:
-      'the same page with ok false and connectionId null: an unknown, expired or already used connection, or a callback from another browser. A query value over its maximum length is a JSON error instead',
-    content: { 'text/html': { schema: { type: 'string' } }, 'application/json': { schema: ErrorBody } },
-  },
-}) as Record<number, unknown>;
+const callbackAnswers = () =>
+  ({
+    200: {
+      description:
+        'an HTML page that posts {type: "copytrade:platformc", connectionId, ok, error?} to the window that opened it, then closes; ok false when the broker refused or the approval failed (the connection then reads failed)',
+      content: { 'text/html': { schema: { type: 'string' } } },
+    },
+    400: {
+      description:
+        'the same page with ok false and connectionId null: an unknown, expired or already used connection, or a callback from another browser. A query value over its maximum length is a JSON error instead',
+      content: { 'text/html': { schema: { type: 'string' } }, 'application/json': { schema: ErrorBody } },
+    },
+  }) as Record<number, unknown>;
 
 const origin = (req: FastifyRequest) =>
   process.env.COPYTRADE_PUBLIC_URL?.replace(/\/$/, '') ?? `${req.protocol}://${req.headers.host}`;
