@@ -1,3 +1,4 @@
+import { createInterface } from 'node:readline';
 import { randomBytes } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -54,6 +55,8 @@ export interface Deployment {
   /** Environment of the api and worker processes (DATABASE_URL, NATS_URL, key, lease TTL). */
   roleEnv: Record<string, string>;
   workers: Map<string, ChildProcess>;
+  /** The workers' log lines (warn and above), newest last, each prefixed with its worker's id: what a failed run prints. */
+  workerLog: string[];
   startWorker(): Promise<string>;
   startApi(): Promise<string>;
   /** SIGKILL the api process that answers at `baseUrl` and wait until it is gone. */
@@ -118,6 +121,7 @@ export async function startDeployment(o: {
   const slaves = await addSlaves(store, sim, new CredentialBox(key), master, o.slavesPerPlatform);
   const roleEnv = { ...env, COPYTRADE_LEASE_TTL_MS: String(o.leaseTtlMs) };
   const workers = new Map<string, ChildProcess>();
+  const workerLog: string[] = [];
   const apis = new Map<string, ChildProcess>();
 
   const positionsOf = async (simId: string) => {
@@ -151,11 +155,19 @@ export async function startDeployment(o: {
     slaves,
     roleEnv,
     workers,
+    workerLog,
     dealsOf,
     async startWorker() {
       const w = cli(['worker', '--simulator', endpointsFile, '--json'], roleEnv);
       const id = (await firstJson<{ instanceId: string }>(w, 'instanceId')).instanceId;
       workers.set(id, w);
+      for (const s of [w.stdout, w.stderr])
+        if (s)
+          createInterface({ input: s }).on('line', (line) => {
+            if (!line.includes('"level":') || /"level":(30|20|10)\b/.test(line)) return;
+            workerLog.push(`${id} ${line.slice(0, 2000)}`);
+            if (workerLog.length > 2000) workerLog.splice(0, workerLog.length - 2000);
+          });
       return id;
     },
     async startApi() {

@@ -375,6 +375,20 @@ describe.runIf(ready)('chaos: SIGKILLed workers and a cut NATS connection under 
         console.log(`chaos: off rule; closed links of open Master positions ${JSON.stringify(links)}`);
         console.log(`chaos: their rows ${JSON.stringify(rows)}`);
       }
+      if (audit.unfinished.length > 0) {
+        // Rows that never ended: their trade, their state history, who holds the leases, and what the workers said.
+        const ids = [...new Set(audit.unfinished.map((u) => u.split(/[/:]/)[0]!))];
+        const stuck = await probe.query(
+          `select t.id, t.action, t.source, t.status, t.master_position_id, t.created_at as trade_at,
+           t.updated_at as trade_upd, ci.slave_account_id, ci.state, ci.skip_reason, ci.attempts, ci.created_at,
+           ci.updated_at from copy_intents ci join trades t on t.id = ci.trade_id where t.id = any($1)
+           order by ci.created_at limit 8`,
+          [ids],
+        );
+        console.log(`chaos: the unfinished rows' trades now (${new Date().toISOString()}): ${JSON.stringify(stuck)}`);
+        console.log(`chaos: leases ${JSON.stringify(await d.store.leases.live())}`);
+        console.log(`chaos: workers' warnings and errors:\n${d.workerLog.slice(-150).join('\n')}`);
+      }
       expect(flow.errors).toEqual([]);
       // A worker whose lease the store refuses mid-order answers 409 write_outcome_unknown (the new owner settles the
       // trade by its tag; the audit above shows such orders neither lost nor doubled), never a 500.
