@@ -18276,9 +18276,9 @@ export interface operations {
     };
     getAccountSloReport: {
         parameters: {
-            query: {
-                /** @description YYYY-MM, UTC */
-                month: string;
+            query?: {
+                /** @description YYYY-MM, UTC; default the current month */
+                month?: string;
             };
             header?: never;
             path: {

@@ -106,7 +106,15 @@ export async function sloRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOpt
         summary: "A Slave's service levels over a calendar month (UTC), per day, against its group's target",
         params: AccountIdParams,
         querystring: Type.Object(
-          { month: Type.String({ pattern: '^[0-9]{4}-[0-9]{2}$', description: 'YYYY-MM, UTC', maxLength: 7 }) },
+          {
+            month: Type.Optional(
+              Type.String({
+                pattern: '^[0-9]{4}-[0-9]{2}$',
+                description: 'YYYY-MM, UTC; default the current month',
+                maxLength: 7,
+              }),
+            ),
+          },
           { additionalProperties: false },
         ),
         response: { 200: ReportSchema, ...stdErrors() },
@@ -115,14 +123,16 @@ export async function sloRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOpt
     async (req) => {
       const a = await ownedAccount(deps, userOf(req), req.params.account_id);
       if (a.role !== 'slave') throw invalid('service levels are reported for Slave accounts');
-      const { from, to } = monthPeriod(req.query.month, Date.now());
+      const now = Date.now();
+      const month = req.query.month ?? new Date(now).toISOString().slice(0, 7);
+      const { from, to } = monthPeriod(month, now);
       const row = a.groupId ? await store.slo.target(a.groupId) : null;
       const target = row ? targetOf(row.target) : null;
       const report = monthReport(await store.slo.ledgerRows([a.id], from, to), target);
       return {
         accountId: a.id,
         groupId: a.groupId,
-        month: req.query.month,
+        month,
         from: from.toISOString(),
         to: to.toISOString(),
         currency: a.currency,
