@@ -181,6 +181,7 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
 
     await panic.resumeRunning();
     risk.start(10_000);
+    if (cfg.sloEvaluateMs > 0) core.slo.start(cfg.sloEvaluateMs);
     // The line scripts wait for (Fastify's usual wording): everything a client reads after it exists by now.
     serving = true;
     if (logger) for (const url of new Set([baseUrl, v1BaseUrl])) logger.info(`Server listening at ${url}`);

@@ -37,6 +37,7 @@ import { webhookRoutes } from './v1/webhooks.js';
 import { eventRoutes } from './v1/events.js';
 import { equityRoutes } from './v1/equity.js';
 import { historyRoutes } from './v1/history.js';
+import { sloRoutes } from './v1/slo.js';
 import type { RouteOpts } from './v1/route-opts.js';
 import { eventWebhooks, refResolver } from './openapi-events.js';
 import { lazySerializers } from './lazy-serializers.js';
@@ -102,6 +103,7 @@ const V1_MODULES = [
   positionRoutes,
   equityRoutes,
   historyRoutes,
+  sloRoutes,
 ];
 
 /**

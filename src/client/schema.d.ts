@@ -922,6 +922,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/accounts/{account_id}/slo-report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A Slave's service levels over a calendar month (UTC), per day, against its group's target */
+        get: operations["getAccountSloReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/copier-groups": {
         parameters: {
             query?: never;
@@ -1047,6 +1064,27 @@ export interface paths {
          * @description Fields left out are no limit. A group limit applies to each Slave of the group on its own equity; where both set one, the stricter wins. On a breach the monitor pauses copying (status paused) or panic-closes and locks (status locked), and writes risk.triggered; the pre-trade check shrinks or skips copies that would break the daily loss allowance at their stop loss or the open-volume limit.
          */
         put: operations["setGroupRiskLimits"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/copier-groups/{group_id}/slo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A copier group's service-level target, each Slave's levels over its window, and breaches in progress */
+        get: operations["getGroupSlo"];
+        /**
+         * Set a copier group's service-level target
+         * @description Every Slave of the group must meet it over the rolling window: latency from the Master deal to the Slave broker's answer (p99, p50), copy success, drift grade, mean slippage. A field left out or null is not watched; the whole target is replaced. A breach raises slo.breached (once) and slo.recovered when it ends.
+         */
+        put: operations["setGroupSlo"];
         post?: never;
         delete?: never;
         options?: never;
@@ -1751,6 +1789,46 @@ export interface webhooks {
          * @description Sent to every enabled endpoint of the user that subscribed to this type (or to all types), signed per Standard Webhooks; delivery is at least once, so deduplicate on webhook-id. The same envelope is a message of GET /v1/events/stream and an item of GET /v1/events.
          */
         post: operations["webhook.risk.triggered"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "slo.breached": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The slo.breached event, posted to a webhook endpoint
+         * @description Sent to every enabled endpoint of the user that subscribed to this type (or to all types), signed per Standard Webhooks; delivery is at least once, so deduplicate on webhook-id. The same envelope is a message of GET /v1/events/stream and an item of GET /v1/events.
+         */
+        post: operations["webhook.slo.breached"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "slo.recovered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The slo.recovered event, posted to a webhook endpoint
+         * @description Sent to every enabled endpoint of the user that subscribed to this type (or to all types), signed per Standard Webhooks; delivery is at least once, so deduplicate on webhook-id. The same envelope is a message of GET /v1/events/stream and an item of GET /v1/events.
+         */
+        post: operations["webhook.slo.recovered"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2470,6 +2548,68 @@ export interface components {
             timestamp: string;
             /** @enum {string} */
             type: "risk.triggered";
+        };
+        /**
+         * Event.slo.breached
+         * @description A Slave's service levels broke its group's target (docs/slo.md): latency p99 or p50, copy success, drift or slippage over the target's rolling window. Raised once per breach; slo.recovered ends it.
+         */
+        SloBreachedEvent: {
+            /** @description the account the event is about; null for user-level events */
+            accountId: string | null;
+            /** @description service level breached */
+            data: {
+                detail: string;
+                groupId: string;
+                /** @description latency_p99, latency_p50, success, drift or slippage */
+                metric: string;
+                target: (number | string) | null;
+                value: (number | string) | null;
+                windowMinutes: number;
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description event id (evt_...); also the webhook-id header: deduplicate on it */
+            id: string;
+            /** @enum {number} */
+            schemaVersion: 1;
+            /** @description dense per account (per user when accountId is null), from 1; 0 for webhook.test */
+            sequence: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @enum {string} */
+            type: "slo.breached";
+        };
+        /**
+         * Event.slo.recovered
+         * @description A Slave's breached service level meets its group's target again (or the target no longer watches it); breachedAt is when the breach began.
+         */
+        SloRecoveredEvent: {
+            /** @description the account the event is about; null for user-level events */
+            accountId: string | null;
+            /** @description service level recovered */
+            data: {
+                /** Format: date-time */
+                breachedAt: string;
+                detail: string;
+                groupId: string;
+                /** @description latency_p99, latency_p50, success, drift or slippage */
+                metric: string;
+                target: (number | string) | null;
+                value: (number | string) | null;
+                windowMinutes: number;
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description event id (evt_...); also the webhook-id header: deduplicate on it */
+            id: string;
+            /** @enum {number} */
+            schemaVersion: 1;
+            /** @description dense per account (per user when accountId is null), from 1; 0 for webhook.test */
+            sequence: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @enum {string} */
+            type: "slo.recovered";
         };
         /**
          * Event.user.password_changed
@@ -18150,6 +18290,356 @@ export interface operations {
             };
         };
     };
+    getAccountSloReport: {
+        parameters: {
+            query?: {
+                /** @description YYYY-MM, UTC; default the current month */
+                month?: string;
+            };
+            header?: never;
+            path: {
+                account_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A Slave's service levels over a calendar month (UTC) */
+            200: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        accountId: string;
+                        /** @description breaches in progress now */
+                        breaches: {
+                            accountId: string;
+                            detail: string;
+                            metric: string;
+                            /** Format: date-time */
+                            since: string;
+                            target: number | string | null;
+                            value: number | string | null;
+                        }[];
+                        currency: string | null;
+                        /** @description UTC days with copies, oldest first: the history */
+                        days: {
+                            day: string;
+                            /** @description service levels over the period (docs/slo.md) */
+                            levels: {
+                                copies: number;
+                                drift: {
+                                    /** @description ok < minor < major < critical */
+                                    grade: "ok" | "minor" | "major" | "critical";
+                                    missingNotional: number;
+                                    percent: number;
+                                    plannedNotional: number;
+                                };
+                                latency: {
+                                    maxMs: number | null;
+                                    p50Ms: number | null;
+                                    p99Ms: number | null;
+                                    samples: number;
+                                };
+                                slippage: {
+                                    meanPoints: number | null;
+                                    samples: number;
+                                    totalAccount: number | null;
+                                };
+                                success: {
+                                    attempted: number;
+                                    failed: number;
+                                    filled: number;
+                                    inFlight: number;
+                                    percent: number | null;
+                                    skippedByRule: number;
+                                };
+                            };
+                        }[];
+                        /** Format: date-time */
+                        from: string;
+                        groupId: string | null;
+                        /** @description service levels over the period (docs/slo.md) */
+                        levels: {
+                            copies: number;
+                            drift: {
+                                /** @description ok < minor < major < critical */
+                                grade: "ok" | "minor" | "major" | "critical";
+                                missingNotional: number;
+                                percent: number;
+                                plannedNotional: number;
+                            };
+                            latency: {
+                                maxMs: number | null;
+                                p50Ms: number | null;
+                                p99Ms: number | null;
+                                samples: number;
+                            };
+                            slippage: {
+                                meanPoints: number | null;
+                                samples: number;
+                                totalAccount: number | null;
+                            };
+                            success: {
+                                attempted: number;
+                                failed: number;
+                                filled: number;
+                                inFlight: number;
+                                percent: number | null;
+                                skippedByRule: number;
+                            };
+                        };
+                        /** @description the month meets the target; null: no target */
+                        met: boolean | null;
+                        /** @description the metrics the month as a whole breaks */
+                        missed: string[];
+                        month: string;
+                        /** @description the group's target now */
+                        target: {
+                            latencyP50Ms: number | null;
+                            latencyP99Ms: number | null;
+                            maxDriftGrade: ("ok" | "minor" | "major" | "critical") | null;
+                            maxSlippagePoints: number | null;
+                            minCopies: number;
+                            successPercent: number | null;
+                            windowMinutes: number;
+                        } | null;
+                        /** Format: date-time */
+                        to: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
     listCopierGroups: {
         parameters: {
             query?: {
@@ -22260,6 +22750,806 @@ export interface operations {
                             sampledAt: string | null;
                         } | null;
                         targetId: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description a request with this Idempotency-Key is still running (code idempotency_key_in_flight): retry after Retry-After */
+            409: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is larger than the limit (code payload_too_large) */
+            413: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description this Idempotency-Key was used for a different request: method, path or body (code idempotency_key_reused) */
+            422: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    getGroupSlo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                group_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A copier group's service-level target, its levels over the target's window, and breaches */
+            200: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description breaches in progress */
+                        breaches: {
+                            accountId: string;
+                            detail: string;
+                            metric: string;
+                            /** Format: date-time */
+                            since: string;
+                            target: number | string | null;
+                            value: number | string | null;
+                        }[];
+                        /** Format: date-time */
+                        from: string;
+                        /** @description service levels over the period (docs/slo.md) */
+                        group: {
+                            copies: number;
+                            drift: {
+                                /** @description ok < minor < major < critical */
+                                grade: "ok" | "minor" | "major" | "critical";
+                                missingNotional: number;
+                                percent: number;
+                                plannedNotional: number;
+                            };
+                            latency: {
+                                maxMs: number | null;
+                                p50Ms: number | null;
+                                p99Ms: number | null;
+                                samples: number;
+                            };
+                            slippage: {
+                                meanPoints: number | null;
+                                samples: number;
+                                totalAccount: number | null;
+                            };
+                            success: {
+                                attempted: number;
+                                failed: number;
+                                filled: number;
+                                inFlight: number;
+                                percent: number | null;
+                                skippedByRule: number;
+                            };
+                        };
+                        groupId: string;
+                        slaves: {
+                            accountId: string;
+                            /** @description service levels over the period (docs/slo.md) */
+                            levels: {
+                                copies: number;
+                                drift: {
+                                    /** @description ok < minor < major < critical */
+                                    grade: "ok" | "minor" | "major" | "critical";
+                                    missingNotional: number;
+                                    percent: number;
+                                    plannedNotional: number;
+                                };
+                                latency: {
+                                    maxMs: number | null;
+                                    p50Ms: number | null;
+                                    p99Ms: number | null;
+                                    samples: number;
+                                };
+                                slippage: {
+                                    meanPoints: number | null;
+                                    samples: number;
+                                    totalAccount: number | null;
+                                };
+                                success: {
+                                    attempted: number;
+                                    failed: number;
+                                    filled: number;
+                                    inFlight: number;
+                                    percent: number | null;
+                                    skippedByRule: number;
+                                };
+                            };
+                            name: string;
+                        }[];
+                        /** @description null: no target set */
+                        target: {
+                            latencyP50Ms: number | null;
+                            latencyP99Ms: number | null;
+                            maxDriftGrade: ("ok" | "minor" | "major" | "critical") | null;
+                            maxSlippagePoints: number | null;
+                            minCopies: number;
+                            successPercent: number | null;
+                            windowMinutes: number;
+                        } | null;
+                        /** Format: date-time */
+                        to: string;
+                        updatedAt: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    setGroupSlo: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description any string the client chooses (a UUID, say), scoped to the caller and kept 24 h: the same key with the same method, path and body returns the first answer again (Idempotent-Replayed: true) instead of acting twice; with another request it is a 422 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                group_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    latencyP50Ms?: number | null;
+                    latencyP99Ms?: number | null;
+                    /** @description worst drift grade allowed */
+                    maxDriftGrade?: ("ok" | "minor" | "major" | "critical") | null;
+                    maxSlippagePoints?: number | null;
+                    /** @description fewer attempted copies: latency and success not judged */
+                    minCopies?: number;
+                    successPercent?: number | null;
+                    /** @description rolling window in minutes (default 60) */
+                    windowMinutes?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description A copier group's service-level target, its levels over the target's window, and breaches */
+            200: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description breaches in progress */
+                        breaches: {
+                            accountId: string;
+                            detail: string;
+                            metric: string;
+                            /** Format: date-time */
+                            since: string;
+                            target: number | string | null;
+                            value: number | string | null;
+                        }[];
+                        /** Format: date-time */
+                        from: string;
+                        /** @description service levels over the period (docs/slo.md) */
+                        group: {
+                            copies: number;
+                            drift: {
+                                /** @description ok < minor < major < critical */
+                                grade: "ok" | "minor" | "major" | "critical";
+                                missingNotional: number;
+                                percent: number;
+                                plannedNotional: number;
+                            };
+                            latency: {
+                                maxMs: number | null;
+                                p50Ms: number | null;
+                                p99Ms: number | null;
+                                samples: number;
+                            };
+                            slippage: {
+                                meanPoints: number | null;
+                                samples: number;
+                                totalAccount: number | null;
+                            };
+                            success: {
+                                attempted: number;
+                                failed: number;
+                                filled: number;
+                                inFlight: number;
+                                percent: number | null;
+                                skippedByRule: number;
+                            };
+                        };
+                        groupId: string;
+                        slaves: {
+                            accountId: string;
+                            /** @description service levels over the period (docs/slo.md) */
+                            levels: {
+                                copies: number;
+                                drift: {
+                                    /** @description ok < minor < major < critical */
+                                    grade: "ok" | "minor" | "major" | "critical";
+                                    missingNotional: number;
+                                    percent: number;
+                                    plannedNotional: number;
+                                };
+                                latency: {
+                                    maxMs: number | null;
+                                    p50Ms: number | null;
+                                    p99Ms: number | null;
+                                    samples: number;
+                                };
+                                slippage: {
+                                    meanPoints: number | null;
+                                    samples: number;
+                                    totalAccount: number | null;
+                                };
+                                success: {
+                                    attempted: number;
+                                    failed: number;
+                                    filled: number;
+                                    inFlight: number;
+                                    percent: number | null;
+                                    skippedByRule: number;
+                                };
+                            };
+                            name: string;
+                        }[];
+                        /** @description null: no target set */
+                        target: {
+                            latencyP50Ms: number | null;
+                            latencyP99Ms: number | null;
+                            maxDriftGrade: ("ok" | "minor" | "major" | "critical") | null;
+                            maxSlippagePoints: number | null;
+                            minCopies: number;
+                            successPercent: number | null;
+                            windowMinutes: number;
+                        } | null;
+                        /** Format: date-time */
+                        to: string;
+                        updatedAt: string | null;
                     };
                 };
             };
@@ -29024,6 +30314,92 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["RiskTriggeredEvent"];
+            };
+        };
+        responses: {
+            /** @description received: any 2xx ends the delivery */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: we disable the endpoint at once */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other answer or none: retried with back-off (docs/webhooks.md) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.slo.breached": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event id (evt_...): deduplicate on it */
+                "webhook-id": string;
+                /** @description v1,<base64 HMAC-SHA256> over `id.timestamp.body`, one per active secret, space-separated */
+                "webhook-signature": string;
+                /** @description seconds since the epoch when this attempt was signed */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SloBreachedEvent"];
+            };
+        };
+        responses: {
+            /** @description received: any 2xx ends the delivery */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: we disable the endpoint at once */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other answer or none: retried with back-off (docs/webhooks.md) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.slo.recovered": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event id (evt_...): deduplicate on it */
+                "webhook-id": string;
+                /** @description v1,<base64 HMAC-SHA256> over `id.timestamp.body`, one per active secret, space-separated */
+                "webhook-signature": string;
+                /** @description seconds since the epoch when this attempt was signed */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SloRecoveredEvent"];
             };
         };
         responses: {

@@ -24,6 +24,8 @@ export interface Config {
   receiptKeyFile: string | null;
   /** How often the sealer appends receipts for ended ledger rows (COPYTRADE_RECEIPT_SEAL_MS; 0 = never). */
   receiptSealMs: number;
+  /** How often the service-level targets are evaluated (COPYTRADE_SLO_EVALUATE_MS; 0 = never; docs/slo.md). */
+  sloEvaluateMs: number;
   accessTokenTtlSec: number;
   apiKeyOverlapSec: number;
   logLevel: string;
@@ -126,6 +128,7 @@ export function loadConfig(
     })(),
     receiptKeyFile: receiptKeyFile(flags.secretKeyFile ?? env.COPYTRADE_SECRET_KEY_FILE, dataDir, env),
     receiptSealMs: int(env.COPYTRADE_RECEIPT_SEAL_MS, 'COPYTRADE_RECEIPT_SEAL_MS', 10_000),
+    sloEvaluateMs: int(env.COPYTRADE_SLO_EVALUATE_MS, 'COPYTRADE_SLO_EVALUATE_MS', 15_000),
     accessTokenTtlSec: int(env.COPYTRADE_ACCESS_TOKEN_TTL_SEC, 'COPYTRADE_ACCESS_TOKEN_TTL_SEC', 12 * 3600),
     apiKeyOverlapSec: int(env.COPYTRADE_API_KEY_OVERLAP_SEC, 'COPYTRADE_API_KEY_OVERLAP_SEC', 24 * 3600),
     logLevel: env.LOG_LEVEL ?? 'info',

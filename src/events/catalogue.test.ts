@@ -14,7 +14,7 @@ const envelope = (type: string, data: Record<string, unknown>) => ({
 
 describe('event catalogue', () => {
   it('has exactly the types the engine and the deliverer emit, each with a versioned schema', () => {
-    expect(EVENT_TYPES).toHaveLength(25);
+    expect(EVENT_TYPES).toHaveLength(27);
     for (const item of catalogue()) {
       expect(item.schemaVersion).toBeGreaterThanOrEqual(1);
       expect((item.schema as { $id: string }).$id).toBe(`Event.${item.type}`);
@@ -112,6 +112,22 @@ describe('event catalogue', () => {
       ['webhook_endpoint.disabled', { endpointId: 'whe_1', url: 'https://x.test/h', reason: 'r', failingSince: null }],
       ['user.sign_in_failed', { attempt: 'sign_in', clientAddress: '127.0.0.1', failures: 6, retryAfterSec: 1 }],
       ['user.password_changed', { by: 'operator', tokensRevoked: 2 }],
+      [
+        'slo.breached',
+        { groupId: 'grp_1', metric: 'latency_p99', value: 2300, target: 2000, detail: 'd', windowMinutes: 60 },
+      ],
+      [
+        'slo.recovered',
+        {
+          groupId: 'grp_1',
+          metric: 'drift',
+          value: 'ok',
+          target: 'minor',
+          detail: 'd',
+          windowMinutes: 60,
+          breachedAt: '2026-01-01T00:00:00.000Z',
+        },
+      ],
     ];
     for (const [type, data] of samples)
       expect(Value.Check(envelopeSchema(type as never), envelope(type, data)), type).toBe(true);

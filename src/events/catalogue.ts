@@ -34,6 +34,17 @@ const Health = Type.Object(
   { additionalProperties: true },
 );
 const panicTotals = { closed: Type.Integer(), failed: Type.Integer(), remaining: Type.Integer() };
+const NumOrGrade = Type.Union([Type.Number(), Type.String()], {
+  description: 'ms, percent or points; a drift grade (ok, minor, major, critical) for metric drift',
+});
+const sloBase = {
+  groupId: Str,
+  metric: Type.String({ description: 'latency_p99, latency_p50, success, drift or slippage' }),
+  value: Type.Union([NumOrGrade, Type.Null()]),
+  target: Type.Union([NumOrGrade, Type.Null()]),
+  detail: Str,
+  windowMinutes: Type.Integer(),
+};
 const panicScope = { scope: Type.Union([Type.Literal('account'), Type.Literal('group')]), targetId: Str };
 
 interface Entry {
@@ -248,6 +259,18 @@ const entries = {
       { by: Type.Union([Type.Literal('user'), Type.Literal('operator')]), tokensRevoked: Type.Integer() },
       'password changed',
     ),
+  },
+  'slo.breached': {
+    version: 1,
+    description:
+      "A Slave's service levels broke its group's target (docs/slo.md): latency p99 or p50, copy success, drift or slippage over the target's rolling window. Raised once per breach; slo.recovered ends it.",
+    data: obj(sloBase, 'service level breached'),
+  },
+  'slo.recovered': {
+    version: 1,
+    description:
+      "A Slave's breached service level meets its group's target again (or the target no longer watches it); breachedAt is when the breach began.",
+    data: obj({ ...sloBase, breachedAt: Type.String({ format: 'date-time' }) }, 'service level recovered'),
   },
 } as const satisfies Record<string, Entry>;
 

@@ -11,6 +11,7 @@ import { Reconciler } from '../engine/reconciler.js';
 import { PanicCloseService } from '../engine/panic-close.js';
 import { RiskGuard } from '../engine/risk/guard.js';
 import { ShadowService } from '../engine/shadow.js';
+import { SloEvaluator } from '../engine/slo/evaluator.js';
 import { createSimAdapterFactory } from '../platforms/sim/factory.js';
 import { SimBroker } from '../simulator/broker.js';
 import { SimPersistence } from '../simulator/persistence.js';
@@ -52,6 +53,8 @@ export interface Core {
   panic: PanicCloseService;
   shadow: ShadowService;
   risk: RiskGuard;
+  /** The service-level evaluator (docs/slo.md), started with the deployment's scheduled work. */
+  slo: SloEvaluator;
   engine: CopyEngine;
   watcher: Watcher;
   settler: Settler;
@@ -304,6 +307,9 @@ export async function composeCore(cfg: Config, logger: Logger | false, opts: Cor
       onError: (err) => logger && logger.warn({ err }, 'risk sample failed'),
     });
     await risk.load();
+    const slo = new SloEvaluator(store, {
+      onError: (err) => logger && logger.warn({ err }, 'service-level evaluation failed'),
+    });
     // Every planned copy passes the risk guard's pre-trade check (daily loss at the stop, max open volume).
     const engine = new CopyEngine(store, adapters, dispatcher, {
       preTradeCheck: risk.check,
@@ -332,6 +338,7 @@ export async function composeCore(cfg: Config, logger: Logger | false, opts: Cor
     // Before the drain: a panic job stops between rounds and resumes at the next start.
     cleanup.unshift(async () => {
       await risk.stop();
+      await slo.stop();
       await panic.stop();
     });
     return {
@@ -348,6 +355,7 @@ export async function composeCore(cfg: Config, logger: Logger | false, opts: Cor
       panic,
       shadow,
       risk,
+      slo,
       engine,
       watcher,
       settler,

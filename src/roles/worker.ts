@@ -244,6 +244,7 @@ export async function startWorker(cfg: Config, logger: Logger | false, opts: Wor
             scheduled = true;
             hooks.start();
             risk.start(10_000);
+            if (cfg.sloEvaluateMs > 0) core.slo.start(cfg.sloEvaluateMs);
             watch.step('resuming panic-close jobs');
             await panic.resumeRunning();
             if (logger) logger.info('lease taken: webhook delivery, risk samples and panic-close jobs run here');
@@ -275,7 +276,7 @@ export async function startWorker(cfg: Config, logger: Logger | false, opts: Wor
           if (keys.includes(SCHEDULED_LEASE) && scheduled) {
             scheduled = false;
             watch.step('stopping webhook delivery, risk samples and panic-close jobs');
-            await Promise.all([hooks.stop(), risk.stop(), panic.stop()]);
+            await Promise.all([hooks.stop(), risk.stop(), core.slo.stop(), panic.stop()]);
           }
         } finally {
           watch.done();

@@ -653,3 +653,31 @@ export const receiptHeads = pgTable(
   },
   (t) => [primaryKey({ name: 'receipt_heads_pk', columns: [t.accountId, t.day] })],
 );
+
+/** A copier group's service-level target (docs/slo.md): what each of its Slaves must meet. Migration 0026. */
+export const sloTargets = pgTable('slo_targets', {
+  groupId: text('group_id')
+    .primaryKey()
+    .references(() => copierGroups.id, { onDelete: 'cascade' }),
+  userId: text('user_id').notNull(),
+  target: jsonb('target').notNull(),
+  createdAt: createdAt(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+});
+
+/**
+ * A breach in progress, one per Slave and metric: written with its slo.breached event, deleted with its
+ * slo.recovered event, so a breach that lasts raises one event whichever process evaluates, and after a restart.
+ */
+export const sloBreaches = pgTable(
+  'slo_breaches',
+  {
+    accountId: text('account_id').notNull(),
+    metric: text('metric').notNull(),
+    groupId: text('group_id').notNull(),
+    userId: text('user_id').notNull(),
+    value: jsonb('value').notNull(),
+    since: ts('since').notNull(),
+  },
+  (t) => [primaryKey({ name: 'slo_breaches_pk', columns: [t.accountId, t.metric] })],
+);

@@ -272,6 +272,8 @@ describe('webhook and event routes', () => {
       'account.circuit_breaker_tripped',
       'user.sign_in_failed',
       'user.password_changed',
+      'slo.breached',
+      'slo.recovered',
     ]);
     expect(types.body.eventTypes[0].schema.properties.data.properties.tradeId).toBeDefined();
     const doc = (await svc.call('GET', '/openapi.json')).body;
