@@ -21,6 +21,8 @@ import { MasterCursorsRepo } from './repos/master-cursors.js';
 import { BridgeTokensRepo } from './repos/bridge-tokens.js';
 import { ConnectionTestsRepo } from './repos/connection-tests.js';
 import { ReceiptsRepo } from './repos/receipts.js';
+import { RuleRevisionsRepo } from './repos/rule-revisions.js';
+import { ReplayHistoryRepo } from './repos/replay-history.js';
 
 /**
  * The store: one object with a repository per concern, on PGlite or PostgreSQL alike. Nothing outside
@@ -49,6 +51,10 @@ export class Store {
   readonly connectionTests: ConnectionTestsRepo;
   /** Verifiable receipts of ended ledger rows, chained per Slave account (docs/receipts.md). */
   readonly receipts: ReceiptsRepo;
+  /** Numbered revisions of copy rules and risk limits, written with them (docs/what-if.md). */
+  readonly revisions: RuleRevisionsRepo;
+  /** What a what-if replay reads of a Slave's period (read only). */
+  readonly replayHistory: ReplayHistoryRepo;
   private maintenance: EmbeddedMaintenance | null = null;
   private sweep: RecentIntentsSweep | null = null;
 
@@ -74,6 +80,8 @@ export class Store {
     this.bridgeTokens = new BridgeTokensRepo(db);
     this.connectionTests = new ConnectionTestsRepo(db);
     this.receipts = new ReceiptsRepo(db);
+    this.revisions = new RuleRevisionsRepo(db, (id) => this.accounts.forgetRule(id));
+    this.replayHistory = new ReplayHistoryRepo(db);
   }
 
   /** Idempotency-Key records, remembered for `ttlMs` (the API's choice, so a repository per caller). */
