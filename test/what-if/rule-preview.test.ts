@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { rowsOf } from '../../src/store/rows-of.js';
 import { startTestService, type TestService } from '../helpers/service.js';
+import { runCli } from '../helpers/cli-run.js';
 
 let svc: TestService;
 let key: string;
@@ -149,5 +150,21 @@ describe('what-if preview over the demo history', () => {
     expect(foreign.status).toBe(404);
     expect(unknown.status).toBe(404);
     expect([foreign.body.code, foreign.body.error]).toEqual([unknown.body.code, unknown.body.error]);
+  });
+
+  it('copytrade rules preview: the changed copies and the totals', async () => {
+    const env = { COPYTRADE_URL: svc.v1BaseUrl, COPYTRADE_API_KEY: key };
+    const j = await runCli(['rules', 'preview', '--account', x1.id, '--multiplier', '2', '--json'], env);
+    expect(j.code, j.stderr).toBe(0);
+    const p = JSON.parse(j.stdout);
+    expect(p.copies.map((c: any) => c.candidate.volume).sort()).toEqual([0.2, 0.4, 0.6]);
+    const t = await runCli(['rules', 'preview', '--account', x1.id, '--multiplier', '2'], env);
+    expect(t.code, t.stderr).toBe(0);
+    expect(t.stdout).toContain('3 copies, 3 changed; volume 0.6 -> 1.2 (+0.6)');
+    const same = await runCli(['rules', 'preview', '--account', x1.id], env);
+    expect(same.stdout).toContain('no copy changes');
+    const year = await runCli(['rules', 'preview', '--account', x1.id, '--days', '365'], env);
+    expect(year.code).not.toBe(0);
+    expect(year.stderr).toContain('at most 90');
   });
 });

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runAdminOp } from '../../src/admin/ops.js';
 import { rowsOf } from '../../src/store/rows-of.js';
 import { startTestService, type TestService } from '../helpers/service.js';
+import { runCli } from '../helpers/cli-run.js';
 
 let svc: TestService;
 let key: string;
@@ -138,5 +139,21 @@ describe('rule revisions', () => {
       const roll = await svc.call('POST', `${mine}/rule-revisions/rollback`, { token: apiKey, body: { revision: 1 } });
       expect(roll.status).toBe(404);
     }
+  });
+
+  it('copytrade rules revisions and rollback', async () => {
+    const env = { COPYTRADE_URL: svc.v1BaseUrl, COPYTRADE_API_KEY: key };
+    const set = await runCli(['rules', 'set', x1.id, '--multiplier', '0.7'], env);
+    expect(set.code, set.stderr).toBe(0);
+    const list = await runCli(['rules', 'revisions', '--account', x1.id], env);
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stdout).toMatch(/rule\.sizing\.multiplier: "1" -> "0\.7"/);
+    const n = (await revisions(`/v1/accounts/${x1.id}`))[0].revision as number;
+    const back = await runCli(['rules', 'rollback', '--account', x1.id, '--to', String(n - 1), '--json'], env);
+    expect(back.code, back.stderr).toBe(0);
+    expect(JSON.parse(back.stdout)).toMatchObject({ revision: n + 1, rolledBackTo: n - 1 });
+    const none = await runCli(['rules', 'revisions'], env);
+    expect(none.code).not.toBe(0);
+    expect(none.stderr).toContain('--account <id> or --group <id>');
   });
 });
