@@ -17,7 +17,10 @@ const RevisionSchema = Type.Object(
     revision: Type.Integer({ description: "the target's revision number, from 1" }),
     createdAt: Type.String(),
     userId: Type.String(),
-    actor: Type.String({ description: 'the credential that made the change: key:<id> or session:<id>; system or migration for the state found before the first recorded change' }),
+    actor: Type.String({
+      description:
+        'the credential that made the change: key:<id> or session:<id>; system or migration for the state found before the first recorded change',
+    }),
     source: Type.Union([
       Type.Literal('copy_rule'),
       Type.Literal('risk_limits'),

@@ -1,5 +1,5 @@
 import { Decimal } from '../../domain/decimal.js';
-import type { Trade } from '../../domain/ledger-types.js';
+import type { ReplayTrade as Trade } from '../../domain/revisions/replay-types.js';
 
 /** Where a Master position's volume went after one moment: each exit closes `fraction` of what remained. */
 export interface Exit {

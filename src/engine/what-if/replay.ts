@@ -1,7 +1,7 @@
 import { Decimal } from '../../domain/decimal.js';
 import type { Account } from '../../domain/account.js';
 import type { CopyRule } from '../../domain/copy-rule.js';
-import type { CopyIntent, Trade } from '../../domain/ledger-types.js';
+import type { ReplayIntent, ReplayTrade } from '../../domain/revisions/replay-types.js';
 import { quoteToAccount } from '../../domain/quote-currency.js';
 import { mapSymbol } from '../../domain/sizing.js';
 import type { InstrumentSpec, OrderType, Side } from '../../domain/types.js';
@@ -11,8 +11,8 @@ import { recordedInput, recordedSpec, storedSizing, type StoredSizing } from './
 
 /** One recorded ledger row of the Slave with the Master's trade it copies. */
 export interface ReplayRow {
-  intent: CopyIntent;
-  trade: Trade;
+  intent: ReplayIntent;
+  trade: ReplayTrade;
 }
 
 export interface WhatIfInput {
@@ -23,7 +23,7 @@ export interface WhatIfInput {
   /** The Slave's rows of the period, in the order they were planned. */
   rows: readonly ReplayRow[];
   /** The Masters' trades of the period (opens, reductions, closes): where their positions went, at what price. */
-  masterTrades: readonly Trade[];
+  masterTrades: readonly ReplayTrade[];
 }
 
 /** What one copy did, or would do: the planned volume (null = nothing sent), the skip code, the risk guard's word. */
@@ -129,6 +129,19 @@ function replayRow(input: WhatIfInput, row: ReplayRow, exits: MasterExits, specs
   };
 }
 
+/** Specs as recorded, one object per distinct specification (rows of a symbol mostly record the same one). */
+const specCache = new Map<string, InstrumentSpec>();
+function specOf(rec: StoredSizing): InstrumentSpec {
+  const s = rec.spec;
+  const key = `${s.symbol}|${s.volumeStep}|${s.minVolume}|${s.maxVolume}|${s.contractSize}|${s.tickSize}`;
+  let spec = specCache.get(key);
+  if (!spec) {
+    if (specCache.size > 10_000) specCache.clear();
+    specCache.set(key, (spec = recordedSpec(rec)));
+  }
+  return spec;
+}
+
 const sameVolume = (a: Decimal | null, b: Decimal | null) => (a === null || b === null ? a === b : a.eq(b));
 
 /** The row planned again with the candidate rule, from what it recorded; the risk guard's word of then applied. */
@@ -143,7 +156,7 @@ function plannedAgain(
   const rule = input.candidate;
   const mapped = mapSymbol(rule, trade.symbol);
   const specRec = mapped.ok ? (rec?.spec.symbol === mapped.symbol ? rec : (specs.get(mapped.symbol) ?? null)) : null;
-  const spec: InstrumentSpec | null = specRec ? recordedSpec(specRec) : null;
+  const spec: InstrumentSpec | null = specRec ? specOf(specRec) : null;
   const master = input.masters.get(trade.masterAccountId);
   const entry = rec ? recordedInput(rec, 'entryPrice') : null;
   const type: OrderType = intent.action === 'open_on_fill' ? 'market' : trade.orderType;
