@@ -60,6 +60,16 @@ describe('rule revisions', () => {
     expect(list[0]).toMatchObject({ revision: 3, source: 'risk_limits' });
     expect(list[0].diff).toContainEqual({ field: 'riskLimits.maxOpenVolume', before: null, after: '5' });
 
+    // The same limits with resetPeak: no revision (nothing of the limits changed), but the peak is reset.
+    await svc.store.riskLimits.setState(x1.id, { peakEquity: '12345', lastBreach: null });
+    const reset = await svc.call('PUT', `/v1/accounts/${x1.id}/risk-limits`, {
+      token: key,
+      body: { maxOpenVolume: 5, resetPeak: true },
+    });
+    expect(reset.status).toBe(200);
+    expect((await revisions(`/v1/accounts/${x1.id}`))[0].revision).toBe(3);
+    expect(((await svc.store.riskLimits.get(x1.id))!.state as { peakEquity: unknown }).peakEquity).toBeNull();
+
     const back = await svc.call('POST', `/v1/accounts/${x1.id}/rule-revisions/rollback`, {
       token: key,
       body: { revision: 1 },

@@ -136,7 +136,11 @@ export class RuleRevisionsRepo {
         ...(c.limits ? { riskLimits: (c.limits.limits as Record<string, unknown> | null) ?? null } : {}),
       };
       const diff = diffSnapshots(before, after);
-      if (last && diff.length === 0 && c.source !== 'rollback') return toRevision(last);
+      if (last && diff.length === 0 && c.source !== 'rollback') {
+        // The same limits again may still reset the monitor's state (resetPeak): written, but not a revision.
+        if (c.limits) await writeLimits(tx, who.userId, c, after.riskLimits);
+        return toRevision(last);
+      }
       let seq = (last?.seq ?? 0) + 1;
       // The first change recorded of a target: what was in place before it becomes revision 1, to roll back to.
       if (!last && diff.length > 0) {
