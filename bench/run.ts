@@ -12,6 +12,7 @@ import { benchStart } from './start.js';
 import { benchScaleOut } from './scale-out.js';
 import { benchScaleOut10k } from './scale-out-10k.js';
 import { benchBridge } from './bridge.js';
+import { benchWhatIf } from './what-if.js';
 
 const only = process.argv[2];
 const benches: Record<string, () => Promise<void>> = {
@@ -30,6 +31,7 @@ const benches: Record<string, () => Promise<void>> = {
   'scale-out': benchScaleOut,
   'scale-out-10k': benchScaleOut10k,
   bridge: benchBridge,
+  'what-if': benchWhatIf,
 };
 /** Only when named: the soak takes 30 minutes, 10,000 accounts over two workers several. */
 const onlyNamed = new Set(['soak', 'scale-out-10k']);

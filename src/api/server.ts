@@ -28,6 +28,8 @@ import { connectionTestRoutes } from './v1/connection-test.js';
 import { groupRoutes } from './v1/groups.js';
 import { ledgerRoutes } from './v1/ledger.js';
 import { receiptRoutes } from './v1/receipts.js';
+import { ruleRevisionRoutes } from './v1/rule-revisions.js';
+import { rulePreviewRoutes } from './v1/rule-preview.js';
 import { orderRoutes } from './v1/orders.js';
 import { panicRoutes } from './v1/panic.js';
 import { positionRoutes } from './v1/positions.js';
@@ -96,6 +98,8 @@ const V1_MODULES = [
   groupRoutes,
   ledgerRoutes,
   receiptRoutes,
+  ruleRevisionRoutes,
+  rulePreviewRoutes,
   webhookRoutes,
   eventRoutes,
   riskRoutes,

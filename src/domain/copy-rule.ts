@@ -39,6 +39,18 @@ export interface CopyRule {
    * the copy is skipped (slippage_exceeded). Null = no limit.
    */
   maxSlippage: string | null;
+  /**
+   * Set by the store, never by a request: the Slave's rule revision this rule is (rule_revisions.seq), named on the
+   * ledger rows planned under it. Absent on a rule never saved (the defaults).
+   */
+  revision?: number;
+}
+
+/** The rule without the store's revision number: what a request sets and an answer shows. */
+export function ruleOnly(rule: CopyRule): CopyRule {
+  if (rule.revision === undefined) return rule;
+  const { revision: _, ...rest } = rule;
+  return rest;
 }
 
 export const DEFAULT_RULE: CopyRule = {

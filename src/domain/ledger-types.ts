@@ -83,6 +83,8 @@ export interface CopyIntent {
   prevTags: unknown;
   /** What the sizing read and decided (domain/receipts/sizing-record.ts); null where no sizing decided the row. */
   sizingInputs: unknown;
+  /** The Slave's rule revision the row was planned under; null for rows planned before revisions (0025). */
+  ruleRevision: number | null;
   createdAt: Date;
   updatedAt: Date;
 }

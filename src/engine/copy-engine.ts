@@ -181,6 +181,8 @@ export class CopyEngine {
     for (const p of sends) this.inFlight.add(p.row.id);
     const t1 = performance.now();
     const rows = planned.map((p) => p.row);
+    // Each row names the Slave's rule revision it was planned under (the store keeps it in the rule's JSON).
+    for (const p of planned) if (p.slave.rule.revision !== undefined) p.row.ruleRevision = p.slave.rule.revision;
     const masterOutcome = opts.masterOutcome;
     const refPrice = masterOutcome?.fillPrice ?? (action.type === 'market' ? action.price : null);
     const forget = () => {

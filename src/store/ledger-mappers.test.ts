@@ -72,6 +72,7 @@ const intentRow: IntentRow = {
   targetId: null,
   prevTags: null,
   sizingInputs: null,
+  ruleRevision: null,
   createdAt: at,
   updatedAt: at,
 };

@@ -244,6 +244,8 @@ export const copyIntents = pgTable(
      * rows the sizing did not decide (follow-ups, refusals). Migration 0023.
      */
     sizingInputs: jsonb('sizing_inputs'),
+    /** The Slave's rule revision (rule_revisions.seq) the row was planned under; null before migration 0025. */
+    ruleRevision: integer('rule_revision'),
     createdAt: createdAt(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
   },
@@ -680,4 +682,30 @@ export const sloBreaches = pgTable(
     since: ts('since').notNull(),
   },
   (t) => [primaryKey({ name: 'slo_breaches_pk', columns: [t.accountId, t.metric] })],
+);
+
+/**
+ * Every change of a copy rule or of risk limits, numbered per target (a Slave account: its rule and own limits; a
+ * copier group: its limits). `snapshot` is the whole state after the change ({rule, riskLimits}), `diff` the fields
+ * it changed ([{field, before, after}]). Migration 0025; docs/what-if.md.
+ */
+export const ruleRevisions = pgTable(
+  'rule_revisions',
+  {
+    targetId: text('target_id').notNull(),
+    seq: integer('seq').notNull(),
+    scope: text('scope').notNull(),
+    userId: text('user_id').notNull(),
+    /** Who: `user:<id>` or `key:<id>`; `migration` for the state found when revisions began. */
+    actor: text('actor').notNull(),
+    /** What wrote it: copy_rule, risk_limits, rollback, migration. */
+    source: text('source').notNull(),
+    snapshot: jsonb('snapshot').notNull(),
+    diff: jsonb('diff').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    primaryKey({ name: 'rule_revisions_pk', columns: [t.targetId, t.seq] }),
+    index('rule_revisions_user_idx').on(t.userId),
+  ],
 );

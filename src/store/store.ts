@@ -22,6 +22,8 @@ import { BridgeTokensRepo } from './repos/bridge-tokens.js';
 import { ConnectionTestsRepo } from './repos/connection-tests.js';
 import { ReceiptsRepo } from './repos/receipts.js';
 import { SloRepo } from './repos/slo.js';
+import { RuleRevisionsRepo } from './repos/rule-revisions.js';
+import { ReplayHistoryRepo } from './repos/replay-history.js';
 
 /**
  * The store: one object with a repository per concern, on PGlite or PostgreSQL alike. Nothing outside
@@ -52,6 +54,10 @@ export class Store {
   readonly receipts: ReceiptsRepo;
   /** Service-level targets per group and the breaches in progress (docs/slo.md). */
   readonly slo: SloRepo;
+  /** Numbered revisions of copy rules and risk limits, written with them (docs/what-if.md). */
+  readonly revisions: RuleRevisionsRepo;
+  /** What a what-if replay reads of a Slave's period (read only). */
+  readonly replayHistory: ReplayHistoryRepo;
   private maintenance: EmbeddedMaintenance | null = null;
   private sweep: RecentIntentsSweep | null = null;
 
@@ -78,6 +84,8 @@ export class Store {
     this.connectionTests = new ConnectionTestsRepo(db);
     this.receipts = new ReceiptsRepo(db);
     this.slo = new SloRepo(db, this.events);
+    this.revisions = new RuleRevisionsRepo(db, (id) => this.accounts.forgetRule(id));
+    this.replayHistory = new ReplayHistoryRepo(db);
   }
 
   /** Idempotency-Key records, remembered for `ttlMs` (the API's choice, so a repository per caller). */

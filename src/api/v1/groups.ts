@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type, type Static, type TSchema } from 'typebox';
-import { validateRule, withDefaults, type CopyRule } from '../../domain/copy-rule.js';
+import { ruleOnly, validateRule, withDefaults, type CopyRule } from '../../domain/copy-rule.js';
 import { AppError, invalid, notFound } from '../../domain/errors.js';
 import type { GroupView } from '../../store/repos/accounts.js';
 import type { Account } from '../../domain/account.js';
 import { ownedAccount, type ApiDeps } from '../deps.js';
-import { userOf } from '../plugins/auth.js';
+import { userOf, whoOf } from '../plugins/auth.js';
 import { AccountIdParams, AccountSchema, OPEN, stdErrors, toAccountJson } from '../schemas.js';
 import type { RouteOpts } from './route-opts.js';
 import { DecimalIn, decimalIn, decimalInOrNull, numberOut } from '../decimal-json.js';
@@ -62,12 +62,13 @@ function copyRuleSchema(D: TSchema) {
     { ...OPEN, additionalProperties: false },
   );
 }
-const CopyRuleSchema = copyRuleSchema(Type.Number());
-const CopyRulePatch = Type.Partial(copyRuleSchema(DecimalIn()), { additionalProperties: false });
+export const CopyRuleSchema = copyRuleSchema(Type.Number());
+export const CopyRulePatch = Type.Partial(copyRuleSchema(DecimalIn()), { additionalProperties: false });
 type CopyRuleJson = Static<typeof CopyRuleSchema>;
 
 /** A stored rule as an answer carries it: its decimals as JSON numbers. */
-function toCopyRuleJson(r: CopyRule): CopyRuleJson {
+export function toCopyRuleJson(stored: CopyRule): CopyRuleJson {
+  const r = ruleOnly(stored);
   const s = r.sizing as { mode: string; multiplier?: string; volume?: string; riskPercent?: string };
   const sizing = Object.fromEntries(Object.entries(s).map(([k, v]) => [k, k === 'mode' ? v : numberOut(v)]));
   return {
@@ -80,7 +81,7 @@ function toCopyRuleJson(r: CopyRule): CopyRuleJson {
 }
 
 /** A request's partial rule with its numbers turned into the exact decimal strings the domain keeps. */
-function copyRuleIn(body: Record<string, unknown>): Partial<CopyRule> {
+export function copyRuleIn(body: Record<string, unknown>): Partial<CopyRule> {
   const out: Record<string, unknown> = { ...body };
   if (body.sizing) {
     const s = body.sizing as Record<string, unknown>;
@@ -256,7 +257,7 @@ export async function groupRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
       const rule: CopyRule = withDefaults(copyRuleIn(req.body as Record<string, unknown>));
       const problems = validateRule(rule, deps.adapters.capabilities(account.platform));
       if (problems.length > 0) throw invalid(`the copy rule cannot work: ${problems.join('; ')}`, { problems });
-      await deps.store.accounts.setRule(account.id, rule);
+      await deps.store.revisions.setRule(whoOf(req), account.id, rule);
       return toCopyRuleJson(rule);
     },
   );

@@ -6,7 +6,7 @@ import { NO_LIMITS, type RiskLimits } from '../../engine/risk/limits.js';
 import type { RiskState } from '../../engine/risk/evaluate.js';
 import type { RiskRow } from '../../store/repos/risk-limits.js';
 import { ownedAccount, type ApiDeps } from '../deps.js';
-import { userOf } from '../plugins/auth.js';
+import { userOf, whoOf } from '../plugins/auth.js';
 import { AccountIdParams, OPEN, stdErrors } from '../schemas.js';
 import type { RouteOpts } from './route-opts.js';
 import { DecimalIn, decimalInOrNull, numberOut } from '../decimal-json.js';
@@ -132,7 +132,8 @@ export async function riskRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOp
     },
     async (req) => {
       const a = await ownedAccount(deps, userOf(req), req.params.account_id);
-      const row = await deps.risk.setLimits(a.userId, 'account', a.id, toLimits(req.body), req.body.resetPeak ?? false);
+      const limits = toLimits(req.body);
+      const row = await deps.risk.setLimits(a.userId, 'account', a.id, limits, req.body.resetPeak ?? false, whoOf(req));
       return view(a.id, 'account', row);
     },
   );
@@ -178,7 +179,14 @@ export async function riskRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOp
     async (req) => {
       const userId = userOf(req);
       if (!(await deps.store.accounts.ownedGroup(userId, req.params.group_id))) throw notFound('copier group');
-      const row = await deps.risk.setLimits(userId, 'group', req.params.group_id, toLimits(req.body));
+      const row = await deps.risk.setLimits(
+        userId,
+        'group',
+        req.params.group_id,
+        toLimits(req.body),
+        false,
+        whoOf(req),
+      );
       return view(req.params.group_id, 'group', row);
     },
   );

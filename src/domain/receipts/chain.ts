@@ -43,6 +43,8 @@ export function receiptBody(
       recordedAt: trade.createdAt,
     },
     sizing: intent.sizingInputs ?? null,
+    // Only where the row names one: a row planned before revisions (migration 0025) keeps the bytes it was sealed with.
+    ...(intent.ruleRevision != null ? { ruleRevision: intent.ruleRevision } : {}),
     request: {
       intentId: intent.id,
       tag: intent.tag,

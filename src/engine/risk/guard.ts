@@ -4,6 +4,7 @@ import { quoteToAccount } from '../../domain/quote-currency.js';
 import type { InstrumentSpec, OrderType, Side } from '../../domain/types.js';
 import type { RiskLimitsRepo, RiskRow } from '../../store/repos/risk-limits.js';
 import type { Store } from '../../store/store.js';
+import type { RevisionWho } from '../../store/repos/rule-revisions.js';
 import type { AdapterRegistry } from '../adapter-registry.js';
 import type { PanicCloseService } from '../panic-close.js';
 import { EMPTY_STATE, evaluate, remainingDailyLoss, type RiskState, type Sample } from './evaluate.js';
@@ -72,6 +73,8 @@ export class RiskGuard {
     targetId: string,
     limits: RiskLimits,
     resetPeak = false,
+    /** Who sets them: the change becomes a rule revision of the target, written with the row (docs/what-if.md). */
+    who?: RevisionWho,
   ): Promise<Row> {
     const prev = this.rows.get(targetId) ?? (await this.repo.get<RiskLimits, RiskState>(targetId));
     const state: RiskState = {
@@ -80,7 +83,8 @@ export class RiskGuard {
       ...(resetPeak ? { peakEquity: null, lastBreach: null } : {}),
     };
     const row: Row = { targetId, userId, scope, limits, state, updatedAt: this.clock() };
-    await this.repo.upsert(row);
+    if (who) await this.store.revisions.setLimits(who, scope, targetId, { limits, state });
+    else await this.repo.upsert(row);
     this.rows.set(targetId, row);
     return row;
   }

@@ -728,6 +728,11 @@ export class AccountsRepo {
     return new Map(rows.map((r) => [r.slaveAccountId, withDefaults(r.rule as Partial<CopyRule>)]));
   }
 
+  /** After a write of the rule elsewhere (rule revisions): the next read takes it from the table. */
+  forgetRule(slaveAccountId: string): void {
+    this.rules?.delete(slaveAccountId);
+  }
+
   async setRule(slaveAccountId: string, rule: CopyRule): Promise<void> {
     this.rules?.delete(slaveAccountId);
     await this.db

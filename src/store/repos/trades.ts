@@ -83,6 +83,7 @@ const INTENT_COLS = [
   ['latency', 'jsonb'],
   ['attempts', 'integer'],
   ['sizing_inputs', 'jsonb'],
+  ['rule_revision', 'integer'],
 ] as const;
 const INTENT_FIELDS: Record<(typeof INTENT_COLS)[number][0], keyof IntentInsert> = {
   id: 'id',
@@ -103,6 +104,7 @@ const INTENT_FIELDS: Record<(typeof INTENT_COLS)[number][0], keyof IntentInsert>
   latency: 'latency',
   attempts: 'attempts',
   sizing_inputs: 'sizingInputs',
+  rule_revision: 'ruleRevision',
 };
 async function insertIntents(tx: Tx, tradeId: string, rows: NewIntent[]): Promise<void> {
   if (rows.length === 0) return;

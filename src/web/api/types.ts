@@ -24,6 +24,7 @@ export type Position = Ok<'/v1/accounts/{account_id}/positions', 'get'>['positio
 export type Group = Ok<'/v1/copier-groups', 'get'>['groups'][number];
 export type CopyRule = Ok<'/v1/accounts/{account_id}/copy-rule', 'put'>;
 export type CopyRulePatch = Body<'/v1/accounts/{account_id}/copy-rule', 'put'>;
+export type RulePreviewAnswer = Ok<'/v1/accounts/{account_id}/rule-preview', 'post'>;
 export type Trade = Ok<'/v1/trades', 'get'>['trades'][number];
 export type OrderResponse = Ok<'/v1/accounts/{account_id}/orders', 'post'>;
 export type AccountPanicReport = Ok<'/v1/accounts/{account_id}/panic-close', 'post'>;

@@ -1,8 +1,9 @@
 import { useId, useState, type FormEvent } from 'react';
 import { app, must } from '../api/client';
-import type { CopyRule } from '../api/types';
+import type { CopyRule, RulePreviewAnswer } from '../api/types';
 import { formToRule, ruleToForm, type RuleErrors, type RuleForm, type SizingMode } from '../lib/rule-form';
 import { Alert } from './Alert';
+import { RulePreview } from './RulePreview';
 
 /** A Slave's copy rule. The form checks what it can; the server checks the rest against the Slave's adapter and its reasons show as sent. */
 export function CopyRuleForm({
@@ -19,10 +20,35 @@ export function CopyRuleForm({
   const [serverError, setServerError] = useState<unknown>(null);
   const [saved, setSaved] = useState(false);
   const [busy, setBusy] = useState(false);
+  const [preview, setPreview] = useState<RulePreviewAnswer | null>(null);
   const id = useId();
   const set = <K extends keyof RuleForm>(k: K, v: RuleForm[K]) => {
     setF((x) => ({ ...x, [k]: v }));
     setSaved(false);
+    setPreview(null);
+  };
+
+  // The rule as the form stands, replayed over the Slave's last 30 days (docs/what-if.md); nothing is saved.
+  const runPreview = async () => {
+    setServerError(null);
+    const { rule: r, errors: errs } = formToRule(f);
+    setErrors(errs);
+    if (!r) return;
+    setBusy(true);
+    try {
+      setPreview(
+        await must(
+          app.POST('/v1/accounts/{account_id}/rule-preview', {
+            params: { path: { account_id: accountId } },
+            body: { rule: r, changedOnly: true },
+          }),
+        ),
+      );
+    } catch (err) {
+      setServerError(err);
+    } finally {
+      setBusy(false);
+    }
   };
 
   const submit = async (e: FormEvent) => {
@@ -173,10 +199,14 @@ export function CopyRuleForm({
             Saved.
           </span>
         )}
+        <button type="button" className="btn" disabled={busy} onClick={() => void runPreview()}>
+          Preview
+        </button>
         <button type="submit" className="btn btn-primary" disabled={busy}>
           {busy ? 'Saving…' : 'Save rule'}
         </button>
       </div>
+      {preview && <RulePreview preview={preview} />}
     </form>
   );
 }

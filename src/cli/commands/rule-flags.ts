@@ -1,0 +1,102 @@
+import type { Command } from 'commander';
+import type { CopyRulePatch } from '../../client/index.js';
+import { AppError } from '../../domain/errors.js';
+
+type Sizing = NonNullable<CopyRulePatch['sizing']>;
+export type RuleFlags = Record<string, string | boolean | undefined>;
+
+const dec = (name: string, v: string): string => {
+  if (!/^[0-9]+(\.[0-9]+)?$/.test(v))
+    throw new AppError('invalid_request', `${name} must be a positive decimal such as 0.5, got ${JSON.stringify(v)}`);
+  return v;
+};
+const list = (v: string) =>
+  v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+/** The flags that change a copy rule (`rules set`, `rules preview`). */
+export function ruleOptions(cmd: Command): Command {
+  return cmd
+    .option('--multiplier <x>', 'sizing: Master volume times x')
+    .option('--fixed <lots>', 'sizing: always this volume')
+    .option('--balance-ratio [x]', 'sizing: by the balance ratio (times x)')
+    .option('--equity-ratio [x]', 'sizing: by the equity ratio (times x)')
+    .option('--risk-percent <p>', "sizing: lose p % of the Slave's equity at the stop")
+    .option('--min-volume <lots>')
+    .option('--max-volume <lots>')
+    .option('--max-slippage <price>', 'skip market copies whose price is worse by more than this')
+    .option('--max-delay-ms <ms>', 'skip copies older than this')
+    .option('--include <symbols>', 'only these symbols (comma separated)')
+    .option('--exclude <symbols>', 'never these symbols (comma separated)')
+    .option('--map <pairs>', 'symbol map, e.g. EURUSD=EURUSD.r,XAUUSD=GOLD')
+    .option('--reverse')
+    .option('--no-reverse')
+    .option('--copy-sl')
+    .option('--no-copy-sl')
+    .option('--copy-tp')
+    .option('--no-copy-tp')
+    .option('--copy-pending')
+    .option('--no-copy-pending')
+    .option('--body <json>', 'the whole rule patch as JSON (flags above override its fields)');
+}
+
+/** The rule patch the flags say (fields not given are left out). */
+export function rulePatchOf(o: RuleFlags): CopyRulePatch {
+  let patch: CopyRulePatch = {};
+  if (typeof o.body === 'string') {
+    try {
+      patch = JSON.parse(o.body) as CopyRulePatch;
+    } catch {
+      throw new AppError(
+        'invalid_request',
+        '--body must be JSON, e.g. {"sizing":{"mode":"multiplier","multiplier":"0.5"}}',
+      );
+    }
+  }
+  const sizings: Sizing[] = [];
+  if (typeof o.multiplier === 'string')
+    sizings.push({ mode: 'multiplier', multiplier: dec('--multiplier', o.multiplier) });
+  if (typeof o.fixed === 'string') sizings.push({ mode: 'fixed', volume: dec('--fixed', o.fixed) });
+  if (o.balanceRatio !== undefined)
+    sizings.push({
+      mode: 'balance_ratio',
+      ...(typeof o.balanceRatio === 'string' ? { multiplier: dec('--balance-ratio', o.balanceRatio) } : {}),
+    });
+  if (o.equityRatio !== undefined)
+    sizings.push({
+      mode: 'equity_ratio',
+      ...(typeof o.equityRatio === 'string' ? { multiplier: dec('--equity-ratio', o.equityRatio) } : {}),
+    });
+  if (typeof o.riskPercent === 'string')
+    sizings.push({ mode: 'risk_percent', riskPercent: dec('--risk-percent', o.riskPercent) });
+  if (sizings.length > 1)
+    throw new AppError(
+      'invalid_request',
+      'give one sizing: --multiplier, --fixed, --balance-ratio, --equity-ratio or --risk-percent',
+    );
+  if (sizings[0]) patch.sizing = sizings[0];
+  if (typeof o.minVolume === 'string') patch.minVolume = dec('--min-volume', o.minVolume);
+  if (typeof o.maxVolume === 'string') patch.maxVolume = dec('--max-volume', o.maxVolume);
+  if (typeof o.maxSlippage === 'string') patch.maxSlippage = dec('--max-slippage', o.maxSlippage);
+  if (typeof o.maxDelayMs === 'string') patch.maxDelayMs = Number(dec('--max-delay-ms', o.maxDelayMs));
+  if (typeof o.include === 'string') patch.includeSymbols = list(o.include);
+  if (typeof o.exclude === 'string') patch.excludeSymbols = list(o.exclude);
+  if (typeof o.map === 'string') {
+    patch.symbolMap = Object.fromEntries(
+      list(o.map).map((pair) => {
+        const [from, to] = pair.split('=');
+        if (!from || !to)
+          throw new AppError('invalid_request', `--map takes FROM=TO pairs, got ${JSON.stringify(pair)}`);
+        return [from, to];
+      }),
+    );
+  }
+  // Commander's --x/--no-x pairs: undefined unless given.
+  if (typeof o.reverse === 'boolean') patch.reverse = o.reverse;
+  if (typeof o.copySl === 'boolean') patch.copyStopLoss = o.copySl;
+  if (typeof o.copyTp === 'boolean') patch.copyTakeProfit = o.copyTp;
+  if (typeof o.copyPending === 'boolean') patch.copyPendingOrders = o.copyPending;
+  return patch;
+}
