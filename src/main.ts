@@ -49,6 +49,8 @@ export interface ServiceOptions {
   startAborted?: AbortSignal;
   /** On PostgreSQL: what to do when the serve lease is lost (default: this process stops as on SIGTERM). */
   onServeLeaseLost?: () => void;
+  /** Test hook: the clock of access token and API key lifetimes (AuthConfig.clock). */
+  authClock?: () => number;
 }
 
 /**
@@ -86,6 +88,7 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
   const core = await composeCore(cfg, logger, {
     store: opening,
     ...(opts.simulator ? { simulator: opts.simulator } : {}),
+    ...(opts.authClock ? { authClock: opts.authClock } : {}),
   });
   const { store, box, broker, adapters, demoBrokers, dispatcher, panic, risk, engine } = core;
   const { watcher, settler, reconciler, auth, cleanup, metrics, readiness } = core;

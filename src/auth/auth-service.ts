@@ -14,6 +14,8 @@ export interface AuthConfig {
   accessTokenTtlSec: number;
   /** How long a rotated API key keeps working beside its replacement. */
   apiKeyOverlapSec: number;
+  /** Clock in ms for the lifetimes of access tokens and rotated API keys; Date.now when omitted. */
+  clock?: () => number;
 }
 
 export interface Principal {
@@ -167,7 +169,7 @@ export class AuthService {
     const { id, expiresAt } = await this.store.credentials.insertAccessToken(
       userId,
       hashSecret(accessToken),
-      new Date(Date.now() + this.cfg.accessTokenTtlSec * 1000),
+      new Date(this.now().getTime() + this.cfg.accessTokenTtlSec * 1000),
     );
     return { accessToken, tokenId: id, expiresAt };
   }
@@ -175,7 +177,7 @@ export class AuthService {
   async authenticateToken(bearer: string): Promise<Principal | null> {
     const hash = this.tokenHashes.of(bearer);
     if (!hash) return null;
-    const t = await this.store.credentials.liveAccessToken(hash);
+    const t = await this.store.credentials.liveAccessToken(hash, this.now());
     return t ? { userId: t.userId, credentialKind: 'access_token', credentialId: t.id } : null;
   }
 
@@ -186,7 +188,7 @@ export class AuthService {
   async authenticateApiKey(bearer: string): Promise<Principal | null> {
     const hash = this.keyHashes.of(bearer);
     if (!hash) return null;
-    const k = await this.store.credentials.liveApiKey(hash);
+    const k = await this.store.credentials.liveApiKey(hash, this.now());
     if (!k) return null;
     // Last-used is coarse (a minute): remember when we last wrote it instead of issuing an UPDATE per request.
     const now = Date.now();
@@ -237,17 +239,23 @@ export class AuthService {
         `API key ${keyId} was already rotated; rotate its replacement ${current.replacedBy} instead`,
       );
     const apiKey = generateSecret(API_KEY_PREFIX);
-    const until = new Date(Date.now() + overlapSec * 1000);
+    const now = this.now();
+    const until = new Date(now.getTime() + overlapSec * 1000);
     const key = await this.store.credentials.rotateApiKey(
       userId,
       keyId,
       until,
       displayPrefix(apiKey, API_KEY_PREFIX),
       hashSecret(apiKey),
+      now,
     );
     if (!key) return null;
     const old = await this.store.credentials.apiKey(userId, keyId);
     return { key, apiKey, previousExpiresAt: old?.expiresAt ?? until };
+  }
+
+  private now(): Date {
+    return new Date((this.cfg.clock ?? Date.now)());
   }
 
   revokeApiKey(userId: string, keyId: string): Promise<boolean> {

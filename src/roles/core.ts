@@ -101,6 +101,8 @@ export interface CoreOptions {
   deliverNow?: boolean;
   /** The store, already opening (openCoreStore): `serve` starts it before loading the rest of its code. */
   store?: Promise<Store>;
+  /** Test hook: the clock of access token and API key lifetimes (AuthConfig.clock). */
+  authClock?: () => number;
 }
 
 /** How often the embedded store's busy tables are vacuumed and analysed (see EmbeddedMaintenance). */
@@ -326,6 +328,7 @@ export async function composeCore(cfg: Config, logger: Logger | false, opts: Cor
       accessTokenTtlSec: cfg.accessTokenTtlSec,
       apiKeyOverlapSec: cfg.apiKeyOverlapSec,
       signIn: cfg.signIn,
+      ...(opts.authClock ? { clock: opts.authClock } : {}),
     });
     // Before the servers: events written from the first request on are delivered; stopped after the engine drains.
     const hooks = createWebhooks(store, box, cfg.webhooks, logger, metrics.webhookAttempt);

@@ -5,9 +5,11 @@ import { CredentialBox } from '../../src/auth/credential-box.js';
 import { randomBytes } from 'node:crypto';
 
 let svc: TestService;
+// Token and key lifetimes run on this clock, which stands still unless a test moves it.
+let authNow = Date.now();
 
 beforeAll(async () => {
-  svc = await startTestService();
+  svc = await startTestService({ authClock: () => authNow });
   await svc.deps.auth.createUser('alice@example.test', 'correct horse battery');
 });
 afterAll(async () => svc?.close());
@@ -57,7 +59,7 @@ describe('API keys (family V): created, listed, rotated with overlap, revoked; s
     // Both work inside the overlap window, only the new one after it.
     expect((await svc.call('GET', '/v1/me', { token: k1 })).status).toBe(200);
     expect((await svc.call('GET', '/v1/me', { token: k2 })).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 1100));
+    authNow += 1100;
     expect((await svc.call('GET', '/v1/me', { token: k1 })).status).toBe(401);
     expect((await svc.call('GET', '/v1/me', { token: k2 })).status).toBe(200);
 

@@ -24,19 +24,25 @@ function busContract(name: string, make: () => Promise<{ a: Bus; b: Bus }>) {
     it('delivers to wildcard subscribers, including across the two ends, and not after unsubscribe', async () => {
       const { a, b } = await make();
       try {
+        // A subscription is in place once b's round trip to the server is back (in-process: at once).
         const got = nextMessage(b, 'events.appended.*');
-        await new Promise((r) => setTimeout(r, 50));
+        await b.ping?.();
         a.publish('events.appended.usr_1', 'usr_1');
         expect(await got).toEqual({ data: 'usr_1', subject: 'events.appended.usr_1' });
         const seen: string[] = [];
         const off = b.subscribe('x.>', (d) => seen.push(d));
-        await new Promise((r) => setTimeout(r, 50));
+        // A witness on 'other' gets each end's last message: b has handled everything a published before it.
+        let witness = nextMessage(b, 'other');
+        await b.ping?.();
         a.publish('x.y.z', '1');
         a.publish('other', '2');
-        await new Promise((r) => setTimeout(r, 100));
+        expect((await witness).data).toBe('2');
         off();
+        witness = nextMessage(b, 'other');
+        await b.ping?.();
         a.publish('x.y', '3');
-        await new Promise((r) => setTimeout(r, 100));
+        a.publish('other', '4');
+        expect((await witness).data).toBe('4');
         expect(seen).toEqual(['1']);
       } finally {
         await a.close();
@@ -114,7 +120,7 @@ describe.runIf(natsUp)('NATS server', () => {
       s2.events.useBus(b2);
       try {
         const u = await s1.users.create('bus@example.test', 'h');
-        await new Promise((r) => setTimeout(r, 100));
+        await b2.ping(); // s2's subscription (useBus) is at the server
         const woken = new Promise<string>((resolve) => s2.events.onAppended(resolve));
         await s1.events.emit([{ userId: u.id, accountId: null, type: 'webhook.test', payload: {} }]);
         expect(await woken).toBe(u.id);

@@ -16,6 +16,7 @@ import { appError } from '../helpers/app-error.js';
 const TIMEOUT_MS = 300;
 const META = { email: 'faults@example.com', password: 'secret-pw', server: 'SIMFAULTS', environment: 'demo' };
 
+/** `now` is given to both the simulator and the adapter, so a test moves token lifetimes and windows without sleeping. */
 async function setup(serverOpts: TradeLockerSimOptions = {}) {
   const broker = new SimBroker({ seed: 3 });
   const acc = broker.createAccount({ balance: 50_000, meta: META });
@@ -27,6 +28,7 @@ async function setup(serverOpts: TradeLockerSimOptions = {}) {
     accountId: acc.login,
     accNum: 1,
     timeoutMs: TIMEOUT_MS,
+    ...(serverOpts.now ? { now: serverOpts.now } : {}),
   });
   await adapter.connect();
   return { broker, acc, server, adapter };
@@ -184,7 +186,9 @@ describe('TradeLocker faults', () => {
 
 describe('TradeLocker served rate limits and token lifetime', () => {
   it('the server answers 429 with Retry-After past the served limit; the adapter paces itself below it', async () => {
+    let skewMs = 0;
     const t = await setup({
+      now: () => Date.now() + skewMs,
       rateLimits: [{ rateLimitType: 'GET_POSITIONS', measure: 'SECONDS', intervalNum: 1, limit: 3 }],
     });
     try {
@@ -198,8 +202,9 @@ describe('TradeLocker served rate limits and token lifetime', () => {
       expect(limited).toMatchObject({ kind: 'response', status: 429 });
       expect(limited?.kind === 'response' && limited.retryAfterSec).toBeGreaterThan(0);
 
-      // The adapter's own connection has its own window; it must never see a 429 while pacing.
-      await new Promise((r) => setTimeout(r, 1100));
+      // The window is per user and account, so the server's clock moves past the raw client's hits; the adapter
+      // starts on an empty window and must never see a 429 while pacing (its pacing runs on wall time).
+      skewMs += 1100;
       const started = Date.now();
       for (let i = 0; i < 6; i++) await t.adapter.listPositions();
       expect(Date.now() - started).toBeGreaterThan(1000);
@@ -210,9 +215,10 @@ describe('TradeLocker served rate limits and token lifetime', () => {
   });
 
   it('a short-lived access token is refreshed ahead of expiry, so writes keep working', async () => {
-    const t = await setup({ accessTokenTtlSec: 2 });
+    let skewMs = 0;
+    const t = await setup({ accessTokenTtlSec: 2, now: () => Date.now() + skewMs });
     try {
-      await new Promise((r) => setTimeout(r, 2100));
+      skewMs += 2100; // the first access token is expired on both sides' clocks
       const tag = newTag();
       expect(await t.adapter.placeOrder(market(tag))).toMatchObject({ kind: 'confirmed' });
       expect(t.broker.positions(t.acc.id).filter((p) => p.tag === tag)).toHaveLength(1);

@@ -15,7 +15,7 @@ export interface TestService extends Service {
 
 /** The whole service in-process on a random loopback port, in demo mode, on an in-memory store by default. */
 export async function startTestService(
-  opts: { dataDir?: string; env?: Record<string, string> } = {},
+  opts: { dataDir?: string; env?: Record<string, string>; authClock?: () => number } = {},
 ): Promise<TestService> {
   const logs: string[] = [];
   const sink = new Writable({
@@ -38,7 +38,7 @@ export async function startTestService(
       ...(opts.env ?? {}),
     },
   );
-  const svc = await startService(cfg, createLogger('info', sink));
+  const svc = await startService(cfg, createLogger('info', sink), opts.authClock ? { authClock: opts.authClock } : {});
   return Object.assign(svc, {
     logs,
     async call(

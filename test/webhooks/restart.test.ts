@@ -27,7 +27,11 @@ describe('webhook delivery across a restart', () => {
       const second = await harness({ store, box, userId: first.userId });
       try {
         await rx.until(() => rx.accepted.length >= 12, 15_000, 'the 12 events written before the restart');
-        await new Promise((r) => setTimeout(r, 200));
+        // Nothing left to send (the cursor is at the last event), so no duplicate can still come.
+        const [ep] = await second.hooks.service.list(second.userId);
+        await expect
+          .poll(async () => (await second.hooks.repo.byId(ep!.id))?.deliveredCursor, { timeout: 10_000, interval: 20 })
+          .toBe(await second.hooks.repo.latestCursor(second.userId));
         expect(rx.accepted.map((r) => r.id)).toHaveLength(12);
         expect(new Set(rx.accepted.map((r) => r.id)).size).toBe(12);
         for (const a of ['acc_0', 'acc_1'])

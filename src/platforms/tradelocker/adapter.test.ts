@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { dec } from '../../domain/decimal.js';
 import { AppError } from '../../domain/errors.js';
 import { SimBroker } from '../../simulator/broker.js';
@@ -87,6 +87,14 @@ describe('TradeLocker connect flow, factory and polling watcher', () => {
 
   it('subscribe polls and diffs: opened, modified, reduced, closed, pending placed / cancelled / filled', async () => {
     const acc = broker.accounts()[0]!;
+    // The baseline poll reads positions, then pending orders: once an orders read is answered, the baseline is
+    // taken, and whatever the broker does next is a change.
+    let ordersAnswered = 0;
+    const counting: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      if (new URL(String(input)).pathname.endsWith('/orders')) ordersAnswered++;
+      return res;
+    };
     const adapter = new TradeLockerAdapter({
       baseUrl: srv.baseUrl,
       ...META,
@@ -94,6 +102,7 @@ describe('TradeLocker connect flow, factory and polling watcher', () => {
       accNum: 1,
       timeoutMs: 500,
       pollIntervalMs: 50,
+      fetch: counting,
     });
     const events: BrokerEvent[] = [];
     const off = adapter.subscribe((ev) => events.push(ev));
@@ -103,7 +112,7 @@ describe('TradeLocker connect flow, factory and polling watcher', () => {
       expect(ev, `no ${kind} event in ${events.map((e) => e.kind).join(',')}`).toBeDefined();
       return ev!;
     };
-    await new Promise((r) => setTimeout(r, 150)); // baseline poll
+    await vi.waitFor(() => expect(ordersAnswered).toBeGreaterThan(0), { timeout: 10_000, interval: 10 });
     broker.setPrice('EURUSD', '1.08000');
     const opened = broker.placeOrder(acc.id, {
       symbol: 'EURUSD',

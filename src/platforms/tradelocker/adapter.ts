@@ -61,6 +61,8 @@ export interface TradeLockerAdapterOptions {
   /** Poll period of subscribe(); raised automatically to stay inside the served rate limits. */
   pollIntervalMs?: number;
   fetch?: typeof fetch;
+  /** Clock in ms for the access token's refresh schedule; Date.now when omitted. */
+  now?: () => number;
 }
 
 /** How far back we look for the order a write just created; covers clock skew between us and the broker. */
@@ -101,11 +103,11 @@ export class TradeLockerAdapter implements BrokerAdapter {
       timeoutMs: opts.timeoutMs ?? 10_000,
       ...(opts.fetch ? { fetch: opts.fetch } : {}),
     });
-    this.session = new TradeLockerSession(this.raw, {
-      email: opts.email,
-      password: opts.password,
-      server: opts.server,
-    });
+    this.session = new TradeLockerSession(
+      this.raw,
+      { email: opts.email, password: opts.password, server: opts.server },
+      opts.now,
+    );
     this.pollIntervalMs = opts.pollIntervalMs ?? 1000;
   }
 

@@ -23,10 +23,11 @@ export class TradeLockerSession {
   constructor(
     private readonly raw: TradeLockerRawClient,
     private readonly login: TradeLockerLogin,
+    private readonly now: () => number = Date.now,
   ) {}
 
   async accessToken(): Promise<string> {
-    if (!this.pair || (this.refreshAt !== null && Date.now() >= this.refreshAt))
+    if (!this.pair || (this.refreshAt !== null && this.now() >= this.refreshAt))
       await this.single(() => this.renewNow());
     return this.pair!.accessToken;
   }
@@ -72,7 +73,7 @@ export class TradeLockerSession {
   }
 
   private store(pair: TokenPair): void {
-    const now = Date.now();
+    const now = this.now();
     this.pair = pair;
     this.expiresAt = tokenExpiryMs(pair);
     // Refresh with 10% of the lifetime left, at most 5 minutes early, so a short-lived token still gets used.

@@ -24,10 +24,11 @@ export class TokenIssuer {
   constructor(
     private readonly accessTtlSec: number,
     private readonly refreshTtlSec: number,
+    private readonly now: () => number = Date.now,
   ) {}
 
   issuePair(sub: string): { accessToken: string; refreshToken: string; expireDate: string } {
-    const now = Math.floor(Date.now() / 1000);
+    const now = Math.floor(this.now() / 1000);
     const aj = randomBytes(8).toString('hex');
     const rj = randomBytes(8).toString('hex');
     const list = this.issued.get(sub) ?? [];
@@ -54,7 +55,7 @@ export class TokenIssuer {
     } catch {
       return null;
     }
-    if (claims.typ !== typ || claims.exp * 1000 <= Date.now() || this.revoked.has(claims.jti)) return null;
+    if (claims.typ !== typ || claims.exp * 1000 <= this.now() || this.revoked.has(claims.jti)) return null;
     return claims;
   }
 

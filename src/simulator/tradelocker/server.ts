@@ -26,6 +26,8 @@ export interface TradeLockerSimOptions {
   holdMs?: number;
   /** How often every instrument's quote is recorded for /trade/history and /trade/dailyBar; 0 = only on requests. */
   priceSampleMs?: number;
+  /** Clock in ms for token lifetimes and rate-limit windows; Date.now when omitted. */
+  now?: () => number;
 }
 
 export interface TradeLockerSimServer {
@@ -87,7 +89,8 @@ export async function startTradeLockerSimServer(
   opts: TradeLockerSimOptions = {},
 ): Promise<TradeLockerSimServer> {
   const directory = new TlDirectory(broker, opts.environment);
-  const tokens = new TokenIssuer(opts.accessTokenTtlSec ?? 3600, opts.refreshTokenTtlSec ?? 7 * 24 * 3600);
+  const now = opts.now ?? Date.now;
+  const tokens = new TokenIssuer(opts.accessTokenTtlSec ?? 3600, opts.refreshTokenTtlSec ?? 7 * 24 * 3600, now);
   const rateLimits = mergeRateLimits(opts.rateLimits);
   const limiter = new SlidingWindowLimiter(rateLimits);
   const enforce = opts.enforceRateLimits ?? true;
@@ -267,7 +270,7 @@ export async function startTradeLockerSimServer(
       return;
     }
     if (enforce && route.rateType) {
-      const wait = limiter.hit(`${claims.sub}|${accNum}`, route.rateType);
+      const wait = limiter.hit(`${claims.sub}|${accNum}`, route.rateType, now());
       if (wait !== null) {
         send(res, fail(429, 'Rate limit exceeded'), { 'retry-after': String(wait) });
         return;
