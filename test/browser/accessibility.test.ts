@@ -1,5 +1,4 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import axe from 'axe-core';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { shot, signIn, startHarness, type Harness } from './harness.js';
@@ -9,7 +8,7 @@ import { shot, signIn, startHarness, type Harness } from './harness.js';
  * names, labels, landmarks), reached by keyboard alone, and laid out at a phone's width without sideways
  * scrolling of the page (a wide table scrolls inside its own box). A phone-sized screenshot of each page is kept.
  */
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const axeSource = axe.source;
 const WCAG = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
 
 interface Violation {

@@ -13,9 +13,12 @@ const Grade = Type.Union([Type.Literal('ok'), Type.Literal('minor'), Type.Litera
 export const TargetBody = Type.Object(
   {
     latencyP99Ms: Type.Optional(
-      Type.Union([Type.Number({ exclusiveMinimum: 0, description: 'p99 latency, at most this many ms' }), Type.Null()]),
+      Type.Union([
+        Type.Number({ exclusiveMinimum: 0, maximum: 86_400_000, description: 'p99 latency, at most this many ms' }),
+        Type.Null(),
+      ]),
     ),
-    latencyP50Ms: Type.Optional(Type.Union([Type.Number({ exclusiveMinimum: 0 }), Type.Null()])),
+    latencyP50Ms: Type.Optional(Type.Union([Type.Number({ exclusiveMinimum: 0, maximum: 86_400_000 }), Type.Null()])),
     successPercent: Type.Optional(
       Type.Union([
         Type.Number({ minimum: 0, maximum: 100, description: 'filled / attempted, at least this percent' }),
@@ -24,7 +27,10 @@ export const TargetBody = Type.Object(
     ),
     maxDriftGrade: Type.Optional(Type.Union([Grade, Type.Null()], { description: 'worst drift grade allowed' })),
     maxSlippagePoints: Type.Optional(
-      Type.Union([Type.Number({ minimum: 0, description: 'mean slippage, at most this many points' }), Type.Null()]),
+      Type.Union([
+        Type.Number({ minimum: 0, maximum: 1_000_000, description: 'mean slippage, at most this many points' }),
+        Type.Null(),
+      ]),
     ),
     windowMinutes: Type.Optional(
       Type.Integer({
