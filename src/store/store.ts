@@ -21,6 +21,7 @@ import { MasterCursorsRepo } from './repos/master-cursors.js';
 import { BridgeTokensRepo } from './repos/bridge-tokens.js';
 import { ConnectionTestsRepo } from './repos/connection-tests.js';
 import { ReceiptsRepo } from './repos/receipts.js';
+import { AlertsRepo } from './repos/alerts.js';
 
 /**
  * The store: one object with a repository per concern, on PGlite or PostgreSQL alike. Nothing outside
@@ -49,6 +50,8 @@ export class Store {
   readonly connectionTests: ConnectionTestsRepo;
   /** Verifiable receipts of ended ledger rows, chained per Slave account (docs/receipts.md). */
   readonly receipts: ReceiptsRepo;
+  /** Built-in alerts: channels, rules and deliveries (docs/alerts.md). */
+  readonly alerts: AlertsRepo;
   private maintenance: EmbeddedMaintenance | null = null;
   private sweep: RecentIntentsSweep | null = null;
 
@@ -74,6 +77,7 @@ export class Store {
     this.bridgeTokens = new BridgeTokensRepo(db);
     this.connectionTests = new ConnectionTestsRepo(db);
     this.receipts = new ReceiptsRepo(db);
+    this.alerts = new AlertsRepo(db);
   }
 
   /** Idempotency-Key records, remembered for `ttlMs` (the API's choice, so a repository per caller). */
