@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { CredentialBox } from '../auth/credential-box.js';
 import { TELEGRAM_API_URL, type AlertsConfig } from '../config/alerts-config.js';
 import type { EventFeed } from '../events/feed.js';
+import type { Webhooks } from '../webhooks/compose.js';
 import type { AlertsRepo } from '../store/repos/alerts.js';
 import { AlertChannelService } from './channel-service.js';
 import { DemoInbox } from './demo-inbox.js';
@@ -66,6 +67,21 @@ export function createAlerts(
     async stop() {
       await dispatcher.stop();
       email.close();
+    },
+  };
+}
+
+/** The webhooks with the alerts started and stopped beside them (the roles start and stop `hooks` only). */
+export function startedTogether(webhooks: Webhooks, alerts: Alerts): Webhooks {
+  return {
+    ...webhooks,
+    start() {
+      webhooks.start();
+      alerts.start();
+    },
+    async stop() {
+      await alerts.stop();
+      await webhooks.stop();
     },
   };
 }
