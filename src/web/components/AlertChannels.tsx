@@ -14,7 +14,7 @@ const outcome = (d: AlertDelivery) =>
 
 /** A user's alert channels: add an email or a Telegram chat, send a test, enable/disable, delete, last sends. */
 export function AlertChannels({ onSent }: { onSent?: () => void }) {
-  const list = useQuery(async () => (await must(app.GET('/v1/alert-channels'))).channels, []);
+  const list = useQuery(async () => (await must(app.GET('/v1/alert-channels'))).channels, [], { live: true });
   const [kind, setKind] = useState<'email' | 'telegram'>('email');
   const [email, setEmail] = useState('');
   const [botToken, setBotToken] = useState('');
@@ -71,7 +71,7 @@ export function AlertChannels({ onSent }: { onSent?: () => void }) {
     <section className="card" aria-labelledby="ac-title">
       <h2 id="ac-title">Channels</h2>
       <form className="inline-form" onSubmit={create} aria-label="Add an alert channel">
-        <label htmlFor="ac-kind">Channel</label>
+        <label htmlFor="ac-kind">Channel kind</label>
         <select id="ac-kind" value={kind} onChange={(e) => setKind(e.target.value as 'email' | 'telegram')}>
           <option value="email">Email</option>
           <option value="telegram">Telegram</option>

@@ -51,7 +51,7 @@ function Rules() {
         <legend className="sr-only">Kinds of event that send an alert</legend>
         {(q.data ?? []).map((r) => (
           <div key={r.kind}>
-            <label>
+            <label className="inline">
               <input type="checkbox" checked={r.enabled} onChange={(e) => void set(r, e.target.checked)} />{' '}
               {LABELS[r.kind] ?? r.kind}
             </label>
