@@ -1,4 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCli } from '../helpers/cli-run.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { alertEnv, botToken, SMTP_PASSWORD, SMTP_USER } from './harness.js';
 import { SmtpSink, TelegramStub } from './servers.js';
@@ -123,5 +127,40 @@ describe('alert routes', () => {
       expect(foreign.body.code).toBe(none.body.code);
     }
     expect((await svc.call('GET', `/v1/alert-channels/${mine.body.id}`, { token: key })).status).toBe(200);
+  });
+
+  it('copytrade alerts: add channels (the bot token from a file), test, rules, deliveries', {
+    timeout: 60_000,
+  }, async () => {
+    const env = { COPYTRADE_URL: svc.v1BaseUrl, COPYTRADE_API_KEY: key };
+    const cli = (...args: string[]) => runCli(args, env);
+    const added = await cli('alerts', 'add-email', 'cli@example.test', '--json');
+    expect(added.code, added.stderr).toBe(0);
+    const id = JSON.parse(added.stdout).id as string;
+    const tokenFile = join(mkdtempSync(join(tmpdir(), 'ct-alerts-cli-')), 'bot-token');
+    const cliToken = botToken(3);
+    writeFileSync(tokenFile, `${cliToken}\n`, { mode: 0o600 });
+    const tgAdded = await cli('alerts', 'add-telegram', '--chat-id', '555', '--bot-token-file', tokenFile);
+    expect(tgAdded.code, tgAdded.stderr).toBe(0);
+    expect(tgAdded.stdout).toContain(`chat 555 (token ...${cliToken.slice(-4)})`);
+    expect(tgAdded.stdout).not.toContain(cliToken);
+    const noToken = await cli('alerts', 'add-telegram', '--chat-id', '555');
+    expect(noToken.code).not.toBe(0);
+    expect(noToken.stderr).toContain('--bot-token-file');
+
+    const test = await cli('alerts', 'test', id);
+    expect(test.code, test.stderr).toBe(0);
+    expect(test.stdout).toBe('test message: sent (250)\n');
+    expect(smtp.to('cli@example.test').map((m) => m.subject)).toEqual(['copytrade: test message']);
+    const list = await cli('alerts', 'list');
+    expect(list.stdout).toContain('cli@example.test');
+    const rules = await cli('alerts', 'rules', '--off', 'risk_triggered');
+    expect(rules.stdout).toMatch(/risk_triggered\s+off/);
+    const deliveries = await cli('alerts', 'deliveries', id);
+    expect(deliveries.stdout).toContain('copytrade: test message (test)');
+    expect((await cli('alerts', 'remove', id)).code).toBe(0);
+    const gone = await cli('alerts', 'test', id);
+    expect(gone.code).not.toBe(0);
+    expect(gone.stderr).toContain('alert channel not found');
   });
 });
