@@ -144,8 +144,7 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
         })
       : null;
 
-    if (demo && deps.alertInbox)
-      await (await import('./demo/demo-alerts.js')).seedDemoAlertChannel(store, deps.alerts);
+    if (demo && deps.alertInbox) await (await import('./demo/demo-alerts.js')).seedDemoAlertChannel(store, deps.alerts);
 
     if (cfg.healthIntervalMs > 0) health.start();
 

@@ -8,7 +8,6 @@ import { maskSecret, type ChannelSender } from './send-result.js';
 import { BOT_TOKEN, CHAT_ID } from './telegram-sender.js';
 
 export type ChannelKind = 'email' | 'telegram';
-export const CHANNEL_KINDS: ChannelKind[] = ['email', 'telegram'];
 
 export interface ChannelInput {
   kind: ChannelKind;
