@@ -1,6 +1,9 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { alertEnv, alertWorld, botToken, SMTP_PASSWORD, SMTP_USER, type AlertWorld } from './harness.js';
 import { SmtpSink, TelegramStub } from './servers.js';
+import { storeCases } from '../engine/copy-harness.js';
+
+const stores = await storeCases();
 
 const rejected = (i: number) => ({
   tradeId: `trd_${i}`,
@@ -16,12 +19,13 @@ const rejected = (i: number) => ({
  * Alerts through a real SMTP server and a Bot API stub, both on loopback, driven by an injected clock: what alerts,
  * how a burst is grouped into one message per channel per window, and how a failing channel retries.
  */
-describe('alerts on each channel, grouped and retried', () => {
+describe.each(stores)('alerts on each channel, grouped and retried (%s store)', (_name, makeDb) => {
   let smtp: SmtpSink;
   let tg: TelegramStub;
   let env: Record<string, string>;
   let w: AlertWorld;
   let token: string;
+  let drop: () => Promise<void> = async () => undefined;
 
   beforeAll(async () => {
     smtp = await new SmtpSink(SMTP_USER, SMTP_PASSWORD).up();
@@ -33,10 +37,15 @@ describe('alerts on each channel, grouped and retried', () => {
     await tg?.down();
   });
   beforeEach(async () => {
-    w = await alertWorld(env);
+    const d = await makeDb();
+    drop = d.drop;
+    w = await alertWorld(env, {}, d.databaseUrl);
     token = botToken();
   });
-  afterEach(async () => w?.close());
+  afterEach(async () => {
+    await w?.close();
+    await drop();
+  });
 
   async function channels(email: string, chatId: string) {
     const e = await w.alerts.service.create(w.userId, { kind: 'email', email });

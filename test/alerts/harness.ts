@@ -44,8 +44,12 @@ export interface AlertWorld {
 }
 
 /** The store, the webhooks' event feed and the alerts on an injected clock; the test drives `alerts.dispatcher.tick()`. */
-export async function alertWorld(env: Record<string, string>, over: Record<string, string> = {}): Promise<AlertWorld> {
-  const store = await Store.open({ dataDir: ':memory:' });
+export async function alertWorld(
+  env: Record<string, string>,
+  over: Record<string, string> = {},
+  databaseUrl?: string,
+): Promise<AlertWorld> {
+  const store = await Store.open(databaseUrl ? { dataDir: ':memory:', databaseUrl } : { dataDir: ':memory:' });
   const box = new CredentialBox(randomBytes(32));
   const feed = new EventFeed(store.events, { gapGraceMs: 0 });
   const clock = { now: Date.parse('2026-03-02T09:00:00Z') };
