@@ -44,6 +44,8 @@ export class AlertDispatcher {
   private stopped = true;
   private poll: NodeJS.Timeout | null = null;
   private timer: NodeJS.Timeout | null = null;
+  private timerAt = 0;
+  private wanted: { all: boolean; users: Set<string> } = { all: false, users: new Set() };
   private unsubscribe: (() => void) | null = null;
 
   constructor(
@@ -59,7 +61,7 @@ export class AlertDispatcher {
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
-    this.unsubscribe = this.feed.onVisible(() => void this.tick());
+    this.unsubscribe = this.feed.onVisible((userId) => void this.tick(userId));
     this.poll = setInterval(() => void this.tick(), Math.max(10, this.opts.pollMs));
     this.poll.unref();
     void this.tick();
@@ -79,8 +81,13 @@ export class AlertDispatcher {
     if (!this.stopped) void this.tick();
   }
 
-  /** One pass over every enabled channel (single flight: a call during a pass gets one more pass after it). */
-  tick(): Promise<void> {
+  /**
+   * A pass over the enabled channels of one user (an event of theirs became visible) or of everyone (the poll, a
+   * timer). Single flight: what is asked during a pass is done in one more pass after it.
+   */
+  tick(userId?: string): Promise<void> {
+    if (userId === undefined) this.wanted.all = true;
+    else this.wanted.users.add(userId);
     if (this.running) {
       this.again = true;
       return this.running;
@@ -89,7 +96,9 @@ export class AlertDispatcher {
       try {
         do {
           this.again = false;
-          await this.pass();
+          const scope = this.wanted;
+          this.wanted = { all: false, users: new Set() };
+          await this.pass(scope);
         } while (this.again);
       } finally {
         this.running = null;
@@ -98,10 +107,12 @@ export class AlertDispatcher {
     return this.running;
   }
 
-  private async pass(): Promise<void> {
+  private async pass(scope: { all: boolean; users: Set<string> }): Promise<void> {
     let channels: AlertChannelRow[];
     try {
-      channels = await this.repo.enabled();
+      channels = scope.all
+        ? await this.repo.enabled()
+        : (await Promise.all([...scope.users].map((u) => this.repo.enabled(u)))).flat();
     } catch (err) {
       this.opts.onError?.(err, '*');
       return;
@@ -120,14 +131,24 @@ export class AlertDispatcher {
         }),
       ),
     );
-    this.arm(dues.filter((d): d is number => d !== null));
+    this.arm(
+      dues.filter((d): d is number => d !== null),
+      scope.all,
+    );
   }
 
-  /** The earliest due channel runs on a timer (the poll is the safety net). */
-  private arm(dues: number[]): void {
-    if (this.stopped || dues.length === 0) return;
+  /**
+   * The earliest due channel runs on a timer (the poll is the safety net). A pass over everyone knows every due
+   * time and replaces the timer; one user's pass only brings it forward.
+   */
+  private arm(dues: number[], all: boolean): void {
+    if (this.stopped) return;
+    const at = dues.length > 0 ? Math.min(...dues) : null;
+    if (!all && (at === null || (this.timer && this.timerAt <= at))) return;
     if (this.timer) clearTimeout(this.timer);
-    const at = Math.min(...dues);
+    this.timer = null;
+    if (at === null) return;
+    this.timerAt = at;
     this.timer = setTimeout(
       () => {
         this.timer = null;
