@@ -12,7 +12,18 @@ export interface AlertKind {
   description: string;
   types: EventType[];
   matches?: (data: Record<string, unknown>) => boolean;
+  /**
+   * Events with the same key are one occurrence: a group's panic-close writes one event per account of the group,
+   * and the trader started one panic-close. `merge` folds a later event's data into the first's.
+   */
+  sameAs?: (data: Record<string, unknown>) => string;
+  merge?: (into: Record<string, unknown>, data: Record<string, unknown>) => void;
 }
+
+const panicTarget = (d: Record<string, unknown>) => `${String(d.scope)}:${String(d.targetId)}`;
+const sumTotals = (into: Record<string, unknown>, d: Record<string, unknown>) => {
+  for (const k of ['closed', 'failed', 'remaining']) into[k] = Number(into[k] ?? 0) + Number(d[k] ?? 0);
+};
 
 /** Statuses that mean the service lost the account (not paused or locked by a user or a rule). */
 const DISCONNECTED = new Set(['disconnected', 'reconnect_required']);
@@ -47,6 +58,7 @@ export const ALERT_KINDS: AlertKind[] = [
     many: 'panic-closes started',
     description: 'A panic-close of an account or a group started (panic_close.started).',
     types: ['panic_close.started'],
+    sameAs: panicTarget,
   },
   {
     kind: 'panic_close_finished',
@@ -54,6 +66,8 @@ export const ALERT_KINDS: AlertKind[] = [
     many: 'panic-closes ended',
     description: 'A panic-close ended, flat or with positions left (panic_close.finished).',
     types: ['panic_close.finished'],
+    sameAs: panicTarget,
+    merge: sumTotals,
   },
 ];
 

@@ -27,6 +27,8 @@ interface Gathered {
   total: number;
   /** The outbox cursor read up to (matching or not). */
   lastCursor: number;
+  /** Occurrences that later events fold into, by kind and key (see AlertKind.sameAs). */
+  same: Map<string, AlertItem>;
 }
 
 /**
@@ -235,17 +237,33 @@ export class AlertDispatcher {
 
   /** The matching events after the channel's cursor: counts per kind and the first few, up to MAX_SCAN read. */
   private async gather(ch: AlertChannelRow, kinds: Set<string>): Promise<Gathered> {
-    const g: Gathered = { counts: new Map(), first: [], total: 0, lastCursor: ch.deliveredCursor };
+    const g: Gathered = { counts: new Map(), first: [], total: 0, lastCursor: ch.deliveredCursor, same: new Map() };
     for (let read = 0; read < MAX_SCAN; ) {
       const rows = await this.feed.read(ch.userId, g.lastCursor, PAGE);
       for (const row of rows) {
-        const data = (row.payload ?? {}) as Record<string, unknown>;
+        const data = { ...((row.payload ?? {}) as Record<string, unknown>) };
         const kind = alertKindOf(row.type, data, kinds);
         if (!kind) continue;
+        const key = kind.sameAs ? `${kind.kind}|${kind.sameAs(data)}` : null;
+        const same = key ? g.same.get(key) : undefined;
+        if (same) {
+          kind.merge?.(same.data, data);
+          same.accounts++;
+          continue;
+        }
+        const item: AlertItem = {
+          kind,
+          eventId: row.id,
+          type: row.type,
+          accountId: row.accountId,
+          at: row.createdAt,
+          data,
+          accounts: 1,
+        };
+        if (key) g.same.set(key, item);
         g.total++;
         g.counts.set(kind, (g.counts.get(kind) ?? 0) + 1);
-        if (g.first.length < LISTED)
-          g.first.push({ kind, eventId: row.id, type: row.type, accountId: row.accountId, at: row.createdAt, data });
+        if (g.first.length < LISTED) g.first.push(item);
       }
       if (rows.length === 0) break;
       g.lastCursor = rows[rows.length - 1]!.cursor;

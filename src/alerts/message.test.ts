@@ -37,6 +37,7 @@ describe('grouped message', () => {
     accountId: `acc_${i}`,
     at: new Date(Date.UTC(2026, 0, 2, 9, 0, i)),
     data: { side: 'sell', volume: '1.5', symbol: 'XAUUSD', code: 'MARKET_CLOSED', message: 'market closed' },
+    accounts: 1,
   });
 
   it('counts each kind in the subject, lists the first five and counts the rest', () => {

@@ -13,6 +13,8 @@ export interface AlertItem {
   accountId: string | null;
   at: Date;
   data: Record<string, unknown>;
+  /** Accounts whose events were folded into this one (a group's panic-close: one event per account). */
+  accounts: number;
 }
 
 /** The first events a message lists one by one; the rest are only counted. */
@@ -25,6 +27,7 @@ const s = (v: unknown) => (v === undefined || v === null ? '' : String(v));
 export function describe(item: AlertItem): string {
   const d = item.data;
   const on = item.accountId ? ` on ${item.accountId}` : '';
+  const many = item.accounts > 1 ? ` (${item.accounts} accounts)` : '';
   switch (item.kind.kind) {
     case 'copy_rejected':
       return `copy refused${on}: ${s(d.side)} ${s(d.volume)} ${s(d.symbol)}: ${s(d.code)} ${s(d.message)}`.trim();
@@ -33,9 +36,9 @@ export function describe(item: AlertItem): string {
     case 'risk_triggered':
       return `risk limit${on}: ${s(d.rule ?? d.reason)}${d.action ? `, ${s(d.action)}` : ''}${d.detail ? ` (${s(d.detail)})` : ''}`;
     case 'panic_close_started':
-      return `panic-close of ${s(d.scope)} ${s(d.targetId)} started`;
+      return `panic-close of ${s(d.scope)} ${s(d.targetId)} started${many}`;
     case 'panic_close_finished':
-      return `panic-close of ${s(d.scope)} ${s(d.targetId)} ended: ${s(d.closed)} closed, ${s(d.failed)} failed, ${s(d.remaining)} remaining`;
+      return `panic-close of ${s(d.scope)} ${s(d.targetId)} ended: ${s(d.closed)} closed, ${s(d.failed)} failed, ${s(d.remaining)} remaining${many}`;
     default:
       return `${item.type}${on}`;
   }

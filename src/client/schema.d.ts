@@ -20044,7 +20044,7 @@ export interface operations {
                             channelId: string;
                             createdAt: string;
                             error: string | null;
-                            /** @description events the message summarised */
+                            /** @description occurrences the message summarised (a group's panic-close, one event per account, counts once) */
                             eventCount: number;
                             firstEventId: string | null;
                             id: string;
@@ -20319,7 +20319,7 @@ export interface operations {
                         channelId: string;
                         createdAt: string;
                         error: string | null;
-                        /** @description events the message summarised */
+                        /** @description occurrences the message summarised (a group's panic-close, one event per account, counts once) */
                         eventCount: number;
                         firstEventId: string | null;
                         id: string;

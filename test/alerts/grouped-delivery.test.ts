@@ -88,8 +88,15 @@ describe.each(stores)('alerts on each channel, grouped and retried (%s store)', 
     await w.emit('copy.rejected', rejected(1));
     await w.alerts.dispatcher.tick();
     await passAfter(5_000);
-    await w.emit('panic_close.started', { scope: 'group', targetId: 'grp_1' });
-    await w.emit('panic_close.finished', { scope: 'group', targetId: 'grp_1', closed: 3, failed: 0, remaining: 0 });
+    // A group's panic-close writes one event per account of the group: the trader started one panic-close.
+    for (const acc of ['acc_a', 'acc_b', 'acc_c']) {
+      await w.emit('panic_close.started', { scope: 'group', targetId: 'grp_1' }, acc);
+      await w.emit(
+        'panic_close.finished',
+        { scope: 'group', targetId: 'grp_1', closed: 2, failed: 0, remaining: 0 },
+        acc,
+      );
+    }
     await w.alerts.dispatcher.tick();
     expect(smtp.to('trader1@example.test')).toHaveLength(2);
     await passAfter(60_000);
@@ -103,7 +110,8 @@ describe.each(stores)('alerts on each channel, grouped and retried (%s store)', 
     ]);
     expect(calls.map((c) => c.text.split('\n')[0])).toEqual(mails.map((m) => m.subject));
     expect(calls[1]!.text).toContain('copy refused on acc_demo_slave_1: buy 0.10 EURUSD: NO_MONEY not enough money');
-    expect(calls[2]!.text).toContain('panic-close of group grp_1 ended: 3 closed, 0 failed, 0 remaining');
+    expect(calls[2]!.text).toContain('panic-close of group grp_1 started (3 accounts)');
+    expect(calls[2]!.text).toContain('panic-close of group grp_1 ended: 6 closed, 0 failed, 0 remaining (3 accounts)');
     // The SMTP server saw the operator's login, the password read from its file.
     expect(smtp.logins.at(-1)).toEqual({ user: SMTP_USER, pass: SMTP_PASSWORD });
   });

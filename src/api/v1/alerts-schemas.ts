@@ -72,7 +72,9 @@ export const DeliverySchema = Type.Object(
     responseSnippet: NStr,
     error: NStr,
     nextAttemptAt: NStr,
-    eventCount: Type.Integer({ description: 'events the message summarised' }),
+    eventCount: Type.Integer({
+      description: "occurrences the message summarised (a group's panic-close, one event per account, counts once)",
+    }),
     firstEventId: NStr,
     subject: Type.String(),
     createdAt: Type.String(),
