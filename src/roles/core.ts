@@ -326,7 +326,11 @@ export async function composeCore(cfg: Config, logger: Logger | false, opts: Cor
     });
     // Before the servers: events written from the first request on are delivered; stopped after the engine drains.
     const webhooks = createWebhooks(store, box, cfg.webhooks, logger, metrics.webhookAttempt);
-    const alerts = createAlerts(store.alerts, webhooks.feed, box, cfg.alerts, { demo: cfg.demo, logger });
+    const alerts = createAlerts(store.alerts, webhooks.feed, box, cfg.alerts, {
+      demo: cfg.demo,
+      logger,
+      onAttempt: metrics.alertSend,
+    });
     // Alerts read the webhooks' feed and run where their deliverer runs (a worker: under the deployment lease).
     const hooks = startedTogether(webhooks, alerts);
     engine.observer = metrics.copy;
