@@ -7,6 +7,8 @@ import { startTestService, type TestService } from '../helpers/service.js';
 import { alertEnv, botToken, SMTP_PASSWORD, SMTP_USER } from './harness.js';
 import { SmtpSink, TelegramStub } from './servers.js';
 
+const METRICS_TOKEN = 'metrics-token-for-alerts-test';
+
 /** The alert routes over HTTP on the whole service, its SMTP server and Bot API on loopback. */
 describe('alert routes', () => {
   let svc: TestService;
@@ -21,7 +23,9 @@ describe('alert routes', () => {
     smtp = await new SmtpSink(SMTP_USER, SMTP_PASSWORD).up();
     tg = await new TelegramStub().up();
     // No gather delay: the service's own dispatcher sends as soon as the event is visible.
-    svc = await startTestService({ env: { ...alertEnv(smtp, tg), COPYTRADE_ALERTS_GATHER: '0' } });
+    svc = await startTestService({
+      env: { ...alertEnv(smtp, tg), COPYTRADE_ALERTS_GATHER: '0', COPYTRADE_METRICS_TOKEN: METRICS_TOKEN },
+    });
     const u = await svc.deps.auth.createUser('alerts@example.test', 'correct horse battery');
     userId = u.id;
     key = (await svc.deps.auth.createApiKey(u.id, 'alerts')).apiKey;
@@ -87,6 +91,12 @@ describe('alert routes', () => {
     await vi.waitFor(() => expect(smtp.to('desk@example.test')).toHaveLength(2), { timeout: 10_000, interval: 50 });
     await vi.waitFor(() => expect(tg.to('-100200300')).toHaveLength(2), { timeout: 10_000, interval: 50 });
     expect(smtp.to('desk@example.test')[1]!.subject).toBe('copytrade: 1 panic-close started');
+    await vi.waitFor(async () => {
+      const metrics = await (
+        await fetch(`${svc.baseUrl}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })
+      ).text();
+      expect(metrics).toMatch(/^copytrade_alert_sends_total\{result="sent"\} 2$/m);
+    });
     const d = await svc.call('GET', `/v1/alert-channels/${t.body.id}/deliveries`, { token: key });
     expect(d.body.deliveries.map((x: { trigger: string; eventCount: number }) => [x.trigger, x.eventCount])).toEqual([
       ['scheduled', 1],
