@@ -147,6 +147,8 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
         })
       : null;
 
+    if (demo && deps.alertInbox) await (await import('./demo/demo-alerts.js')).seedDemoAlertChannel(store, deps.alerts);
+
     if (cfg.healthIntervalMs > 0) health.start();
 
     // The copy engine beyond the order route: settle what the last run left unknown, then watch every Master

@@ -19,6 +19,8 @@ import type { BridgeTokens } from '../auth/bridge-tokens.js';
 import type { QuotaConfig } from '../config/quotas-config.js';
 import type { V1Limits } from './plugins/rate-limit.js';
 import type { ReceiptKey } from '../receipts/receipt-key.js';
+import type { AlertChannelService } from '../alerts/channel-service.js';
+import type { DemoInbox } from '../alerts/demo-inbox.js';
 
 /** What the HTTP layer needs from the rest of the service (built in main.ts). */
 export interface ApiDeps {
@@ -47,6 +49,10 @@ export interface ApiDeps {
   /** Terminal bridge (self-hosted platform A): EA connections and their tokens; absent where not composed. */
   bridge?: { hub: BridgeHub; tokens: BridgeTokens };
   webhooks: WebhookService;
+  /** Built-in alerts: channels, rules, tests and deliveries (docs/alerts.md). */
+  alerts: AlertChannelService;
+  /** Demo mode without SMTP or a Bot API URL: the in-memory inbox alerts go to (demo only). */
+  alertInbox?: DemoInbox;
   /** Gap-free reads of the event outbox (list and live stream). */
   eventFeed: EventFeed;
   /** The events routes' cursors: the outbox position, opaque and per user. */

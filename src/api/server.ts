@@ -23,6 +23,7 @@ import { connectPlatformCRoutes } from './connect/platformc.js';
 import { connectPlatformARoutes } from './connect/platforma.js';
 import { connectBridgeRoutes } from './connect/platforma-bridge.js';
 import { demoRoutes } from './app/demo.js';
+import { demoAlertInboxRoutes } from './app/demo-alert-inbox.js';
 import { accountRoutes } from './v1/accounts.js';
 import { connectionTestRoutes } from './v1/connection-test.js';
 import { groupRoutes } from './v1/groups.js';
@@ -36,6 +37,7 @@ import { positionRoutes } from './v1/positions.js';
 import { riskRoutes } from './v1/risk.js';
 import { shadowRoutes } from './v1/shadow.js';
 import { webhookRoutes } from './v1/webhooks.js';
+import { alertRoutes } from './v1/alerts.js';
 import { eventRoutes } from './v1/events.js';
 import { equityRoutes } from './v1/equity.js';
 import { historyRoutes } from './v1/history.js';
@@ -101,6 +103,7 @@ const V1_MODULES = [
   ruleRevisionRoutes,
   rulePreviewRoutes,
   webhookRoutes,
+  alertRoutes,
   eventRoutes,
   riskRoutes,
   shadowRoutes,
@@ -294,6 +297,7 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
     await connectPlatformARoutes(app, deps);
     await connectBridgeRoutes(app, deps);
     await demoRoutes(app, deps);
+    await demoAlertInboxRoutes(app, deps);
     await (await import('./web.js')).webDashboard(app);
   }
   for (const m of V1_MODULES) await m(app, deps, v1);

@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { adminCommands } from './commands/admin.js';
+import { alertCommands } from './commands/alerts.js';
 import { receiptCommands } from './commands/receipts.js';
 import { accountCommands } from './commands/accounts.js';
 import { copyingCommands } from './commands/copying.js';
@@ -38,6 +39,7 @@ export function buildCli(): Command {
     eventCommands,
     groupCommands,
     historyCommands,
+    alertCommands,
   ])
     add(program);
   return program;

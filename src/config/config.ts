@@ -3,6 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { SignInLimits } from '../auth/sign-in-throttle.js';
 import { loadWebhookConfig, type WebhookConfig } from './webhooks-config.js';
 import { loadQuotaConfig, type QuotaConfig } from './quotas-config.js';
+import { loadAlertsConfig, type AlertsConfig } from './alerts-config.js';
 
 export interface Config {
   host: string;
@@ -43,6 +44,8 @@ export interface Config {
    */
   heldSlavesMaxAgeMs: number;
   webhooks: WebhookConfig;
+  /** Built-in alerts: SMTP, the Bot API, windows and retries (docs/alerts.md). */
+  alerts: AlertsConfig;
   quotas: QuotaConfig;
   /** Family V rate limits per API key (per user on the dashboard): requests per window; 0 = not limited. */
   v1Limits: { writes: number; reads: number; windowSec: number };
@@ -138,6 +141,7 @@ export function loadConfig(
     masterMaxActionsPerMin: int(env.COPYTRADE_MASTER_MAX_ACTIONS_PER_MIN, 'COPYTRADE_MASTER_MAX_ACTIONS_PER_MIN', 60),
     heldSlavesMaxAgeMs: int(env.COPYTRADE_HELD_SLAVES_MAX_AGE_MS, 'COPYTRADE_HELD_SLAVES_MAX_AGE_MS', 1000),
     webhooks: loadWebhookConfig(env),
+    alerts: loadAlertsConfig(env),
     quotas: loadQuotaConfig(env),
     v1Limits: {
       writes: int(env.COPYTRADE_V1_WRITES_PER_WINDOW, 'COPYTRADE_V1_WRITES_PER_WINDOW', 60),

@@ -15,7 +15,9 @@ export type IdPrefix =
   | 'whe'
   | 'wha'
   | 'act'
-  | 'btk';
+  | 'btk'
+  | 'alc'
+  | 'ald';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
 

@@ -30,6 +30,7 @@ export class ServiceMetrics {
   readonly registry = new Registry();
   readonly copy: CopyMetrics;
   private readonly webhookAttempts: Counter<'result'>;
+  private readonly alertSends: Counter<'result'>;
   private sources: GaugeSources = {};
 
   constructor() {
@@ -39,6 +40,12 @@ export class ServiceMetrics {
     this.webhookAttempts = new Counter({
       name: 'copytrade_webhook_attempts_total',
       help: 'Webhook delivery attempts by result (delivered, http_4xx, http_5xx, timeout, network, refused)',
+      labelNames: ['result'],
+      registers,
+    });
+    this.alertSends = new Counter({
+      name: 'copytrade_alert_sends_total',
+      help: 'Scheduled alert messages (email, Telegram) by result (sent, failed); tests not counted',
       labelNames: ['result'],
       registers,
     });
@@ -73,6 +80,10 @@ export class ServiceMetrics {
   readFrom(sources: GaugeSources): void {
     this.sources = { ...this.sources, ...sources };
   }
+
+  readonly alertSend = (r: { ok: boolean }): void => {
+    this.alertSends.inc({ result: r.ok ? 'sent' : 'failed' });
+  };
 
   readonly webhookAttempt = (r: PostResult): void => {
     if (!r.aborted) this.webhookAttempts.inc({ result: webhookResult(r) });

@@ -29,6 +29,7 @@ import { BridgeTokens } from '../auth/bridge-tokens.js';
 import { createTradeLockerAdapterFactory } from '../platforms/tradelocker/factory.js';
 import type { DemoBrokers } from '../demo/demo-brokers.js';
 import { createWebhooks, type Webhooks } from '../webhooks/compose.js';
+import { createAlerts, startedTogether, type Alerts } from '../alerts/compose.js';
 import type { Fence } from '../domain/lease.js';
 import type { PanicJob } from '../domain/panic-job.js';
 import { ServiceMetrics } from '../metrics/service-metrics.js';
@@ -61,6 +62,8 @@ export interface Core {
   reconciler: Reconciler;
   auth: AuthService;
   hooks: Webhooks;
+  /** Built-in alerts (docs/alerts.md); started and stopped with `hooks`, on its event feed. */
+  alerts: Alerts;
   /** This process's /metrics registry (the lease keeper sets its leases gauge here). */
   metrics: ServiceMetrics;
   /** This process's /readyz checks: store and bus here, `started` and `leases` by the roles. */
@@ -331,7 +334,14 @@ export async function composeCore(cfg: Config, logger: Logger | false, opts: Cor
       ...(opts.authClock ? { clock: opts.authClock } : {}),
     });
     // Before the servers: events written from the first request on are delivered; stopped after the engine drains.
-    const hooks = createWebhooks(store, box, cfg.webhooks, logger, metrics.webhookAttempt);
+    const webhooks = createWebhooks(store, box, cfg.webhooks, logger, metrics.webhookAttempt);
+    const alerts = createAlerts(store.alerts, webhooks.feed, box, cfg.alerts, {
+      demo: cfg.demo,
+      logger,
+      onAttempt: metrics.alertSend,
+    });
+    // Alerts read the webhooks' feed and run where their deliverer runs (a worker: under the deployment lease).
+    const hooks = startedTogether(webhooks, alerts);
     engine.observer = metrics.copy;
     metrics.readFrom({ queueDepth: () => dispatcher.queued(), panicJobsRunning: () => panic.runningHere });
     if (opts.deliverNow !== false) hooks.start();
@@ -365,6 +375,7 @@ export async function composeCore(cfg: Config, logger: Logger | false, opts: Cor
       reconciler,
       auth,
       hooks,
+      alerts,
       metrics,
       readiness,
       cleanup,

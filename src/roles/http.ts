@@ -27,6 +27,8 @@ export function apiDeps(core: Core, cfg: Config, instanceId: string): ApiDeps {
     connectLimit: { max: 3, windowMs: 5 * 60_000 },
     quotas: cfg.quotas,
     webhooks: hooks.service,
+    alerts: core.alerts.service,
+    ...(core.alerts.demoInbox ? { alertInbox: core.alerts.demoInbox } : {}),
     eventFeed: hooks.feed,
     eventCursors: new EventCursors(box.derivedKeys('event cursors')),
     streamHeartbeatMs: cfg.webhooks.streamHeartbeatMs,

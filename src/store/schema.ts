@@ -709,3 +709,79 @@ export const ruleRevisions = pgTable(
     index('rule_revisions_user_idx').on(t.userId),
   ],
 );
+
+/**
+ * A user's notification channel for built-in alerts (docs/alerts.md): an email address (the operator's SMTP server
+ * sends) or a Telegram chat (the user's bot token, sealed like broker credentials). Like a webhook endpoint it reads
+ * the event outbox after its cursor; unlike one it groups what it read into one message per window.
+ */
+export const alertChannels = pgTable(
+  'alert_channels',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    kind: text('kind').notNull(),
+    name: text('name'),
+    emailTo: text('email_to'),
+    telegramChatId: text('telegram_chat_id'),
+    /** The Telegram bot token, AES-GCM sealed; `secretHint` is its masked form (the last 4 characters). */
+    secretEnc: text('secret_enc'),
+    secretHint: text('secret_hint'),
+    enabled: boolean('enabled').notNull().default(true),
+    /** Events up to this cursor were sent (or did not match a rule). */
+    deliveredCursor: bigint('delivered_cursor', { mode: 'number' }).notNull().default(0),
+    /** When the first unsent matching event was seen: the message waits the gather delay from here. */
+    pendingSince: ts('pending_since'),
+    /** The last message sent (or given up): the next waits until the window after it has passed. */
+    lastSentAt: ts('last_sent_at'),
+    /** Failed sends of the pending message in a row, and when the next try may run. */
+    failures: integer('failures').notNull().default(0),
+    nextAttemptAt: ts('next_attempt_at'),
+    createdAt: createdAt(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [index('alert_channels_user_idx').on(t.userId)],
+);
+
+/** Which kinds of event alert, per user; a kind without a row is on (docs/alerts.md). */
+export const alertRules = pgTable(
+  'alert_rules',
+  {
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    kind: text('kind').notNull(),
+    enabled: boolean('enabled').notNull(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.kind] })],
+);
+
+/** One row per send of an alert message (grouped events) or a test: the shape of webhook_attempts. */
+export const alertDeliveries = pgTable(
+  'alert_deliveries',
+  {
+    id: text('id').primaryKey(),
+    channelId: text('channel_id')
+      .notNull()
+      .references(() => alertChannels.id, { onDelete: 'cascade' }),
+    /** 1.. for the scheduled sends of one pending message; 0 for a test. */
+    attempt: integer('attempt').notNull(),
+    /** The SMTP reply code or the Bot API's HTTP status; null when there was no answer. */
+    status: integer('status'),
+    ok: boolean('ok').notNull(),
+    latencyMs: integer('latency_ms'),
+    responseSnippet: text('response_snippet'),
+    error: text('error'),
+    nextAttemptAt: ts('next_attempt_at'),
+    /** Events the message summarised, the first of them, and the outbox cursor it covered up to. */
+    eventCount: integer('event_count').notNull().default(0),
+    firstEventId: text('first_event_id'),
+    lastCursor: bigint('last_cursor', { mode: 'number' }),
+    subject: text('subject').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index('alert_deliveries_channel_idx').on(t.channelId, t.createdAt)],
+);

@@ -24,6 +24,7 @@ import { ReceiptsRepo } from './repos/receipts.js';
 import { SloRepo } from './repos/slo.js';
 import { RuleRevisionsRepo } from './repos/rule-revisions.js';
 import { ReplayHistoryRepo } from './repos/replay-history.js';
+import { AlertsRepo } from './repos/alerts.js';
 
 /**
  * The store: one object with a repository per concern, on PGlite or PostgreSQL alike. Nothing outside
@@ -58,6 +59,8 @@ export class Store {
   readonly revisions: RuleRevisionsRepo;
   /** What a what-if replay reads of a Slave's period (read only). */
   readonly replayHistory: ReplayHistoryRepo;
+  /** Built-in alerts: channels, rules and deliveries (docs/alerts.md). */
+  readonly alerts: AlertsRepo;
   private maintenance: EmbeddedMaintenance | null = null;
   private sweep: RecentIntentsSweep | null = null;
 
@@ -86,6 +89,7 @@ export class Store {
     this.slo = new SloRepo(db, this.events);
     this.revisions = new RuleRevisionsRepo(db, (id) => this.accounts.forgetRule(id));
     this.replayHistory = new ReplayHistoryRepo(db);
+    this.alerts = new AlertsRepo(db);
   }
 
   /** Idempotency-Key records, remembered for `ttlMs` (the API's choice, so a repository per caller). */

@@ -5,6 +5,7 @@ import { match, navigate, usePath } from './lib/router';
 import { loadSession, onSessionChange, type Session } from './lib/session';
 import { AccountDetailPage } from './pages/AccountDetailPage';
 import { AccountsPage } from './pages/AccountsPage';
+import { AlertsPage } from './pages/AlertsPage';
 import { ConnectAWizard } from './pages/ConnectAWizard';
 import { ConnectBWizard } from './pages/ConnectBWizard';
 import { ConnectCWizard } from './pages/ConnectCWizard';
@@ -23,6 +24,7 @@ function Routes({ path }: { path: string }) {
   if (match('/groups', path)) return <GroupsPage />;
   if (match('/trades', path)) return <TradesPage />;
   if (match('/history', path)) return <HistoryPage />;
+  if (match('/alerts', path)) return <AlertsPage />;
   if (match('/connect', path)) return <ConnectPage />;
   if (match('/connect/platforma', path)) return <ConnectAWizard />;
   if (match('/connect/platformb', path)) return <ConnectBWizard />;

@@ -198,6 +198,13 @@ beforeAll(async () => {
   ids.endpoint_id = (
     await svc.call('POST', '/v1/webhook-endpoints', { token: cred.key, body: { url: 'http://127.0.0.1:9/hook' } })
   ).body.id;
+  // An alert channel (the alert routes' {channel_id}); demo mode without SMTP: its test reaches the demo inbox.
+  ids.channel_id = (
+    await svc.call('POST', '/v1/alert-channels', {
+      token: cred.key,
+      body: { kind: 'email', email: 'conformance@example.test' },
+    })
+  ).body.id;
   ids.key_id = (await svc.call('POST', '/app/api-keys', { token: cred.token, body: { name: 'spare' } })).body.key.id;
   ids.connection_id = (
     await svc.call('POST', '/api/connect/platformc/start', { token: cred.token, body: {} })

@@ -141,6 +141,12 @@ beforeAll(async () => {
   });
   expect(endpoint.status).toBe(201);
   foreign.endpoint_id = endpoint.body.id;
+  const channel = await svc.call('POST', '/v1/alert-channels', {
+    token: alice.key,
+    body: { kind: 'email', email: 'alice@example.test' },
+  });
+  expect(channel.status).toBe(201);
+  foreign.channel_id = channel.body.id;
   foreign.key_id = (await svc.call('GET', '/app/api-keys', { token: alice.token })).body.keys[0].id;
   const bridged = await svc.call('POST', '/api/connect/platforma/bridge', {
     token: alice.token,

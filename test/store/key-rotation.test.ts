@@ -60,6 +60,16 @@ describe.each(stores)('credential key rotation on the %s store (issue 13)', (_na
     });
     plain.set(`webhook_endpoints.secret_enc:${e.id}`, 'whsec_current');
     plain.set(`webhook_endpoints.previous_secret_enc:${e.id}`, 'whsec_previous');
+    // A Telegram alert channel's bot token (docs/alerts.md) is sealed the same way.
+    const ch = await store.alerts.insert({
+      id: newId('alc'),
+      userId: user.id,
+      kind: 'telegram',
+      telegramChatId: '42',
+      secretEnc: box.seal({ botToken: '123456789:AAH-bot-token' }),
+      secretHint: '...oken',
+    });
+    plain.set(`alert_channels.secret_enc:${ch.id}`, { botToken: '123456789:AAH-bot-token' });
   });
   afterAll(async () => {
     await store?.close();
@@ -74,7 +84,7 @@ describe.each(stores)('credential key rotation on the %s store (issue 13)', (_na
     return values;
   };
 
-  it('re-seals every credential and webhook secret under a new key; an interrupted run resumes; the old key then opens nothing', async () => {
+  it('re-seals every credential, webhook secret and alert bot token under a new key; an interrupted run resumes; the old key then opens nothing', async () => {
     const oldKey = readKeyFile(keyFile)[0]!;
     // Interrupted after three values.
     await expect(

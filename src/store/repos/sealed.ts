@@ -1,7 +1,7 @@
 import { and, eq, isNotNull, type AnyColumn } from 'drizzle-orm';
 import type { PgTable } from 'drizzle-orm/pg-core';
 import type { Db } from '../db.js';
-import { accounts, webhookEndpoints } from '../schema.js';
+import { accounts, alertChannels, webhookEndpoints } from '../schema.js';
 
 /** Every column that holds a value sealed by the credential box (see auth/credential-box.ts). */
 const COLUMNS = {
@@ -22,6 +22,12 @@ const COLUMNS = {
     id: webhookEndpoints.id,
     col: webhookEndpoints.previousSecretEnc,
     field: 'previousSecretEnc',
+  },
+  'alert_channels.secret_enc': {
+    table: alertChannels,
+    id: alertChannels.id,
+    col: alertChannels.secretEnc,
+    field: 'secretEnc',
   },
 } satisfies Record<string, { table: PgTable; id: AnyColumn; col: AnyColumn; field: string }>;
 

@@ -30,3 +30,6 @@ export type OrderResponse = Ok<'/v1/accounts/{account_id}/orders', 'post'>;
 export type AccountPanicReport = Ok<'/v1/accounts/{account_id}/panic-close', 'post'>;
 export type ApiKey = Ok<'/app/api-keys', 'get'>['keys'][number];
 export type WebhookEndpoint = Ok<'/v1/webhook-endpoints', 'get'>['endpoints'][number];
+export type AlertChannel = Ok<'/v1/alert-channels', 'get'>['channels'][number];
+export type AlertDelivery = Ok<'/v1/alert-channels/{channel_id}/deliveries', 'get'>['deliveries'][number];
+export type AlertRule = Ok<'/v1/alert-rules', 'get'>['rules'][number];

@@ -9,6 +9,7 @@ const NAV = [
   { to: '/groups', label: 'Copier groups', active: (p: string) => p.startsWith('/groups') },
   { to: '/trades', label: 'Trades', active: (p: string) => p.startsWith('/trades') },
   { to: '/history', label: 'History', active: (p: string) => p.startsWith('/history') },
+  { to: '/alerts', label: 'Alerts', active: (p: string) => p.startsWith('/alerts') },
   { to: '/connect', label: 'Connect', active: (p: string) => p.startsWith('/connect') },
   { to: '/developer', label: 'Developer', active: (p: string) => p.startsWith('/developer') },
 ];
