@@ -69,6 +69,13 @@ export const ALERT_KINDS: AlertKind[] = [
     sameAs: panicTarget,
     merge: sumTotals,
   },
+  {
+    kind: 'slo_breached',
+    one: 'service level breached',
+    many: 'service levels breached',
+    description: "A Slave's service levels broke its group's target (slo.breached; docs/slo.md).",
+    types: ['slo.breached'],
+  },
 ];
 
 export const ALERT_KIND_NAMES = ALERT_KINDS.map((k) => k.kind);

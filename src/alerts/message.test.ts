@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ALERT_KINDS, alertKindOf, enabledKinds } from './alert-kinds.js';
-import { composeMessage, type AlertItem } from './message.js';
+import { composeMessage, describe as describeItem, type AlertItem } from './message.js';
 import { maskSecret, scrub } from './send-result.js';
 
 const all = enabledKinds([]);
@@ -15,6 +15,21 @@ describe('alert kinds', () => {
     expect(alertKindOf('account.status_changed', { after: 'paused' }, all)).toBeNull();
     expect(alertKindOf('copy.confirmed', {}, all)).toBeNull();
     expect(alertKindOf('account.circuit_breaker_tripped', {}, all)?.kind).toBe('risk_triggered');
+    expect(alertKindOf('slo.breached', { metric: 'latency_p99' }, all)?.kind).toBe('slo_breached');
+    expect(alertKindOf('slo.recovered', { metric: 'latency_p99' }, all)).toBeNull();
+  });
+
+  it("says which service level broke, its value and the group's target", () => {
+    const line = describeItem({
+      kind: kind('slo_breached'),
+      eventId: 'evt_slo',
+      type: 'slo.breached',
+      accountId: 'acc_s',
+      at: new Date(Date.UTC(2026, 0, 2, 9, 0, 0)),
+      data: { metric: 'latency_p99', value: 1520, target: 1000, windowMinutes: 10, detail: '12 copies' },
+      accounts: 1,
+    });
+    expect(line).toBe('service level on acc_s: latency_p99 1520 against a target of 1000 over 10 min (12 copies)');
   });
 
   it('is on unless a rule turns it off', () => {

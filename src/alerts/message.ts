@@ -39,6 +39,8 @@ export function describe(item: AlertItem): string {
       return `panic-close of ${s(d.scope)} ${s(d.targetId)} started${many}`;
     case 'panic_close_finished':
       return `panic-close of ${s(d.scope)} ${s(d.targetId)} ended: ${s(d.closed)} closed, ${s(d.failed)} failed, ${s(d.remaining)} remaining${many}`;
+    case 'slo_breached':
+      return `service level${on}: ${s(d.metric)} ${s(d.value)} against a target of ${s(d.target)} over ${s(d.windowMinutes)} min${d.detail ? ` (${s(d.detail)})` : ''}`;
     default:
       return `${item.type}${on}`;
   }

@@ -22512,7 +22512,7 @@ export interface operations {
                         rules: {
                             description: string;
                             enabled: boolean;
-                            /** @description account_disconnected, copy_rejected, risk_triggered, panic_close_started, panic_close_finished */
+                            /** @description account_disconnected, copy_rejected, risk_triggered, panic_close_started, panic_close_finished, slo_breached */
                             kind: string;
                         }[];
                     };
@@ -22755,7 +22755,7 @@ export interface operations {
                         rules: {
                             description: string;
                             enabled: boolean;
-                            /** @description account_disconnected, copy_rejected, risk_triggered, panic_close_started, panic_close_finished */
+                            /** @description account_disconnected, copy_rejected, risk_triggered, panic_close_started, panic_close_finished, slo_breached */
                             kind: string;
                         }[];
                     };

@@ -85,7 +85,8 @@ export const DeliverySchema = Type.Object(
 export const RuleSchema = Type.Object(
   {
     kind: Type.String({
-      description: 'account_disconnected, copy_rejected, risk_triggered, panic_close_started, panic_close_finished',
+      description:
+        'account_disconnected, copy_rejected, risk_triggered, panic_close_started, panic_close_finished, slo_breached',
     }),
     enabled: Type.Boolean(),
     description: Type.String(),
