@@ -43,6 +43,7 @@ describe('dashboard accessibility and phone layout (issue 49, item 6)', { timeou
       { name: 'groups', path: '/groups', heading: /^Copier groups$|^Groups$/ },
       { name: 'trades', path: '/trades', heading: /^Trades and copy ledger$/ },
       { name: 'history', path: '/history', heading: /^History$/ },
+      { name: 'alerts', path: '/alerts', heading: /^Alerts$/ },
       { name: 'connect', path: '/connect', heading: /Connect/ },
       { name: 'connect-metatrader', path: '/connect/platforma', heading: /MetaTrader/ },
       { name: 'connect-tradelocker', path: '/connect/platformb', heading: /TradeLocker/ },
@@ -91,7 +92,10 @@ describe('dashboard accessibility and phone layout (issue 49, item 6)', { timeou
       });
     await page.keyboard.press('Tab');
     expect((await focused()).text).toMatch(/skip/i);
-    const menu = ['Accounts', 'Copier groups', 'Trades', 'History', 'Connect', 'Developer'];
+    const menu = (await page.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents()).map((t) =>
+      t.trim(),
+    );
+    expect(menu).toContain('Alerts');
     const reached: string[] = [];
     for (let i = 0; i < 25 && reached.length < menu.length; i++) {
       await page.keyboard.press('Tab');
