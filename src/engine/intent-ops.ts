@@ -15,7 +15,6 @@ type OpRow = Pick<
 >;
 type OpTrade = Pick<Trade, 'orderType' | 'masterPositionId' | 'masterOrderId'>;
 
-
 /** The write a stored row stands for, the same at its first dispatch and at its settling (see IntentOp). */
 export function opOf(
   i: OpRow,

@@ -1,9 +1,18 @@
 import type { Decimal } from '../domain/decimal.js';
-import { confirmed, type BrokerAdapter, type ConfirmedOutcome, type OrderOutcome, type TagLookup } from '../platforms/adapter.js';
+import {
+  confirmed,
+  type BrokerAdapter,
+  type ConfirmedOutcome,
+  type OrderOutcome,
+  type TagLookup,
+} from '../platforms/adapter.js';
 import type { IntentOp } from './intent-op.js';
 
 /** What a look at the broker proved about one write. */
-export type Verdict = { state: 'applied'; outcome: OrderOutcome } | { state: 'absent' } | { state: 'unknown'; message: string };
+export type Verdict =
+  | { state: 'applied'; outcome: OrderOutcome }
+  | { state: 'absent' }
+  | { state: 'unknown'; message: string };
 type Proven = Exclude<Verdict, { state: 'unknown' }>;
 
 const eqDec = (a: Decimal | null | undefined, b: Decimal | null | undefined) =>
@@ -91,7 +100,10 @@ async function placedByTag(
 async function closedAtBroker(adapter: BrokerAdapter, op: Extract<IntentOp, { kind: 'close' }>): Promise<Proven> {
   const p = (await adapter.listPositions()).find((x) => x.id === op.positionId);
   if (!p)
-    return { state: 'applied', outcome: confirmed({ positionId: op.positionId, filledVolume: op.volume ?? op.before }) };
+    return {
+      state: 'applied',
+      outcome: confirmed({ positionId: op.positionId, filledVolume: op.volume ?? op.before }),
+    };
   if (op.volume && op.before && p.volume.lte(op.before.minus(op.volume)))
     return {
       state: 'applied',

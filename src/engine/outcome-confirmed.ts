@@ -1,7 +1,7 @@
 import type { Account } from '../domain/account.js';
 import { opposite } from '../domain/copy-mapping.js';
 import { isHeal, intentAction } from '../domain/intent-action.js';
-import { Decimal, decText } from '../domain/decimal.js';
+import { type Decimal, decText } from '../domain/decimal.js';
 import { newId } from '../domain/ids.js';
 import type { Side } from '../domain/types.js';
 import type { ConfirmedOutcome } from '../platforms/adapter.js';
