@@ -6,8 +6,7 @@ import type { LeaseKeeperOptions } from './lease-keeper-options.js';
 import { renewHeld } from './lease-renew.js';
 import { firstRoundExcess, groupKeys, planShare, presenceKey } from './lease-share.js';
 
-export type { LeaseKeeperOptions } from './lease-keeper-options.js';
-export { planShare, presenceKey, type SharePlan } from './lease-share.js';
+export { planShare, presenceKey } from './lease-share.js';
 
 /**
  * Holds this worker's leases: renews them, takes free or expired ones up to a fair share, and is the store's fence

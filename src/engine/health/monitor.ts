@@ -10,8 +10,6 @@ import type { HealthMonitorOptions } from './monitor-options.js';
 import { readWithin } from './read-within.js';
 import { answered, busy, down, pick, refusedAccess } from './verdicts.js';
 
-export type { HealthMonitorOptions, LongRound } from './monitor-options.js';
-
 /** What one account's check decided, before it is written. */
 interface Checked {
   account: Account;
