@@ -102,65 +102,84 @@ export function diffPosition(
   at: number,
   closePrice: Decimal | null = null,
 ): MasterAction[] {
-  const out: MasterAction[] = [];
-  let seq = known?.seq ?? 0;
-  const origin = known?.originTradeId ?? null;
-  const base = (p: {
-    id: string;
-    symbol: string;
-    side: Side;
-    stopLoss: Decimal | null;
-    takeProfit: Decimal | null;
-  }) => ({
-    masterAccountId: accountId,
-    positionId: p.id,
-    orderId: null,
-    symbol: p.symbol,
-    side: p.side,
-    type: 'market' as const,
-    stopLoss: p.stopLoss,
-    takeProfit: p.takeProfit,
-    at,
-  });
   if (!known || !known.open) {
-    if (!now || known) return out; // closed before we saw it, or a closed item reported again: nothing to copy
-    seq++;
-    out.push({
-      ...base(now),
-      id: actionId(accountId, 'open', now.id, seq),
-      kind: 'open',
-      volume: now.volume,
-      prevVolume: null,
-      price: now.openPrice,
-      item: positionItem(accountId, now, seq, true, origin),
-    });
-    return out;
+    // Closed before we saw it, or a closed item reported again: nothing to copy.
+    if (!now || known) return [];
+    return [positionOpened(accountId, known, now, at)];
   }
+  if (!now) return [positionClosed(accountId, known, at, closePrice)];
+  return positionChanged(accountId, known, now, at, closePrice);
+}
+
+type Levels = { id: string; symbol: string; side: Side; stopLoss: Decimal | null; takeProfit: Decimal | null };
+
+/** What every action about a Master position shares, from the position as known or as now. */
+const positionBase = (accountId: string, p: Levels, at: number) => ({
+  masterAccountId: accountId,
+  positionId: p.id,
+  orderId: null,
+  symbol: p.symbol,
+  side: p.side,
+  type: 'market' as const,
+  stopLoss: p.stopLoss,
+  takeProfit: p.takeProfit,
+  at,
+});
+
+const knownLevels = (known: MasterItem): Levels => ({
+  id: known.itemId,
+  symbol: known.symbol,
+  side: known.side,
+  stopLoss: known.stopLoss,
+  takeProfit: known.takeProfit,
+});
+
+function positionOpened(accountId: string, known: MasterItem | null, now: Position, at: number): MasterAction {
+  const seq = (known?.seq ?? 0) + 1;
+  return {
+    ...positionBase(accountId, now, at),
+    id: actionId(accountId, 'open', now.id, seq),
+    kind: 'open',
+    volume: now.volume,
+    prevVolume: null,
+    price: now.openPrice,
+    item: positionItem(accountId, now, seq, true, known?.originTradeId ?? null),
+  };
+}
+
+function positionClosed(accountId: string, known: MasterItem, at: number, closePrice: Decimal | null): MasterAction {
+  const seq = known.seq + 1;
+  const item: NewMasterItem = { ...rowToItem(known), open: false, seq };
+  return {
+    ...positionBase(accountId, knownLevels(known), at),
+    id: actionId(accountId, 'close', known.itemId, seq),
+    kind: 'close',
+    volume: known.volume,
+    prevVolume: known.volume,
+    price: closePrice,
+    item,
+  };
+}
+
+/** A position still open: its volume changed (increase or reduce), then its levels (modify), each one action. */
+function positionChanged(
+  accountId: string,
+  known: MasterItem,
+  now: Position,
+  at: number,
+  closePrice: Decimal | null,
+): MasterAction[] {
+  const out: MasterAction[] = [];
+  let seq = known.seq;
   const kv = known.volume;
-  const ksl = known.stopLoss;
-  const ktp = known.takeProfit;
-  const k = { id: known.itemId, symbol: known.symbol, side: known.side, stopLoss: ksl, takeProfit: ktp };
-  if (!now) {
-    seq++;
-    const item: NewMasterItem = { ...rowToItem(known), open: false, seq };
-    out.push({
-      ...base(k),
-      id: actionId(accountId, 'close', k.id, seq),
-      kind: 'close',
-      volume: kv,
-      prevVolume: kv,
-      price: closePrice,
-      item,
-    });
-    return out;
-  }
+  const k = knownLevels(known);
   let cur: NewMasterItem = rowToItem(known);
   if (!now.volume.eq(kv)) {
     seq++;
     const kind = now.volume.gt(kv) ? 'increase' : 'reduce';
     cur = { ...cur, volume: now.volume, seq };
     out.push({
-      ...base({ ...k }),
+      ...positionBase(accountId, { ...k }, at),
       id: actionId(accountId, kind, k.id, seq),
       kind,
       volume: now.volume.minus(kv).abs(),
@@ -169,11 +188,11 @@ export function diffPosition(
       item: cur,
     });
   }
-  if (!eqDec(ksl, now.stopLoss) || !eqDec(ktp, now.takeProfit)) {
+  if (!eqDec(k.stopLoss, now.stopLoss) || !eqDec(k.takeProfit, now.takeProfit)) {
     seq++;
     cur = { ...cur, stopLoss: now.stopLoss, takeProfit: now.takeProfit, seq };
     out.push({
-      ...base(now),
+      ...positionBase(accountId, now, at),
       id: actionId(accountId, 'modify', k.id, seq),
       kind: 'modify',
       volume: now.volume,

@@ -29,115 +29,17 @@ export class DriftHealer {
     links: PositionLink[],
   ): Promise<void> {
     const userId = master.userId;
-    await this.store.events.emit(
-      result.drift.map(
-        (d): NewEvent => ({
-          userId,
-          accountId: master.id,
-          type: 'reconcile.drift_found',
-          payload: {
-            kind: d.kind,
-            detail: d.detail,
-            masterPositionId: d.masterPositionId,
-            slavePositionId: d.slavePositionId,
-            slaveAccountId: d.slaveAccountId,
-            action: d.action,
-          },
-        }),
-      ),
-    );
+    await this.store.events.emit(result.drift.map((d) => driftFound(userId, master.id, d)));
     for (const d of result.drift) {
-      let tradeId: string | null = null;
       try {
         const link =
           links.find(
             (l) =>
               l.slaveAccountId === d.slaveAccountId && l.kind === 'position' && l.slavePositionId === d.slavePositionId,
           ) ?? null;
-        switch (d.action) {
-          case 'mark_user_closed':
-            await this.store.trades.applyLinkChanges([
-              {
-                op: 'close',
-                key: { slaveAccountId: d.slaveAccountId, kind: 'position', slavePositionId: d.slavePositionId! },
-                reason: masterOpen.has(d.masterPositionId ?? '') ? 'user_closed' : 'closed_both',
-              },
-            ]);
-            break;
-          case 'accept_volume': {
-            const sp = await this.slavePosition(d);
-            if (sp && link) await this.store.trades.setLinkVolume(link.id, sp.volume);
-            break;
-          }
-          case 'adopt_copy': {
-            const sp = await this.slavePosition(d);
-            if (sp)
-              await this.store.trades.insertLink({
-                id: newId('act'),
-                kind: 'position',
-                masterAccountId: master.id,
-                masterPositionId: d.masterPositionId!,
-                slaveAccountId: d.slaveAccountId,
-                slavePositionId: sp.id,
-                volume: sp.volume,
-              });
-            break;
-          }
-          case 'close_orphan':
-          case 'close_duplicate':
-          case 'reduce_volume': {
-            const sp = await this.slavePosition(d);
-            if (!sp) break;
-            const target: PositionLink = link ?? {
-              id: 'none',
-              kind: 'position',
-              masterAccountId: master.id,
-              masterPositionId: d.masterPositionId ?? sp.id,
-              slaveAccountId: d.slaveAccountId,
-              slavePositionId: sp.id,
-              intentId: null,
-              volume: sp.volume,
-              open: true,
-              closedReason: null,
-              createdAt: new Date(),
-              closedAt: null,
-            };
-            const reduce = d.action === 'reduce_volume';
-            const excess = reduce ? sp.volume.minus(link!.volume!) : sp.volume;
-            const action = this.syntheticAction(
-              master,
-              reduce ? 'reduce' : 'close',
-              d.masterPositionId ?? sp.id,
-              sp,
-              excess,
-              sp.volume,
-            );
-            const r = await this.engine.copy(master, action, {
-              source: 'reconciler',
-              intentAction: reduce ? 'heal_reduce' : 'heal_close',
-              onlySlaves: new Set([d.slaveAccountId]),
-              targets: new Map([[d.slaveAccountId, [{ ...target, volume: sp.volume }]]]),
-            });
-            await r.done;
-            tradeId = r.tradeId;
-            break;
-          }
-          case 'open_missing': {
-            const mp = masterOpen.get(d.masterPositionId!);
-            if (!mp) break;
-            const action = this.syntheticAction(master, 'open', mp.id, mp, mp.volume, null);
-            const r = await this.engine.copy(master, action, {
-              source: 'reconciler',
-              intentAction: 'heal_open',
-              onlySlaves: new Set([d.slaveAccountId]),
-            });
-            await r.done;
-            tradeId = r.tradeId;
-            break;
-          }
-          case 'none':
-            continue;
-        }
+        const healed = await this.healOne(master, d, masterOpen, link);
+        if (!healed) continue;
+        const tradeId = healed.tradeId;
         result.healed.push({ ...d, tradeId });
         await this.store.events.emit([
           {
@@ -158,6 +60,104 @@ export class DriftHealer {
         this.log(`healing ${d.kind} on ${d.slaveAccountId} failed`, err);
       }
     }
+  }
+
+  /** One drift healed by its policy: the trade a heal copied under, or null for `none` (nothing to do). */
+  private async healOne(
+    master: Account,
+    d: Drift,
+    masterOpen: Map<string, Position>,
+    link: PositionLink | null,
+  ): Promise<{ tradeId: string | null } | null> {
+    switch (d.action) {
+      case 'mark_user_closed':
+        await this.store.trades.applyLinkChanges([
+          {
+            op: 'close',
+            key: { slaveAccountId: d.slaveAccountId, kind: 'position', slavePositionId: d.slavePositionId! },
+            reason: masterOpen.has(d.masterPositionId ?? '') ? 'user_closed' : 'closed_both',
+          },
+        ]);
+        return { tradeId: null };
+      case 'accept_volume': {
+        const sp = await this.slavePosition(d);
+        if (sp && link) await this.store.trades.setLinkVolume(link.id, sp.volume);
+        return { tradeId: null };
+      }
+      case 'adopt_copy': {
+        const sp = await this.slavePosition(d);
+        if (sp)
+          await this.store.trades.insertLink({
+            id: newId('act'),
+            kind: 'position',
+            masterAccountId: master.id,
+            masterPositionId: d.masterPositionId!,
+            slaveAccountId: d.slaveAccountId,
+            slavePositionId: sp.id,
+            volume: sp.volume,
+          });
+        return { tradeId: null };
+      }
+      case 'close_orphan':
+      case 'close_duplicate':
+      case 'reduce_volume':
+        return { tradeId: await this.closeExcess(master, d, link) };
+      case 'open_missing': {
+        const mp = masterOpen.get(d.masterPositionId!);
+        if (!mp) return { tradeId: null };
+        const action = this.syntheticAction(master, 'open', mp.id, mp, mp.volume, null);
+        const r = await this.engine.copy(master, action, {
+          source: 'reconciler',
+          intentAction: 'heal_open',
+          onlySlaves: new Set([d.slaveAccountId]),
+        });
+        await r.done;
+        return { tradeId: r.tradeId };
+      }
+      case 'none':
+        return null;
+    }
+  }
+
+  /**
+   * Closes at the Slave what no Master position stands for (an orphan, a duplicate) or what exceeds our books,
+   * through the copy pipeline against the Slave position as it is now; null when it is gone already.
+   */
+  private async closeExcess(master: Account, d: Drift, link: PositionLink | null): Promise<string | null> {
+    const sp = await this.slavePosition(d);
+    if (!sp) return null;
+    const target: PositionLink = link ?? {
+      id: 'none',
+      kind: 'position',
+      masterAccountId: master.id,
+      masterPositionId: d.masterPositionId ?? sp.id,
+      slaveAccountId: d.slaveAccountId,
+      slavePositionId: sp.id,
+      intentId: null,
+      volume: sp.volume,
+      open: true,
+      closedReason: null,
+      createdAt: new Date(),
+      closedAt: null,
+    };
+    const reduce = d.action === 'reduce_volume';
+    const excess = reduce ? sp.volume.minus(link!.volume!) : sp.volume;
+    const action = this.syntheticAction(
+      master,
+      reduce ? 'reduce' : 'close',
+      d.masterPositionId ?? sp.id,
+      sp,
+      excess,
+      sp.volume,
+    );
+    const r = await this.engine.copy(master, action, {
+      source: 'reconciler',
+      intentAction: reduce ? 'heal_reduce' : 'heal_close',
+      onlySlaves: new Set([d.slaveAccountId]),
+      targets: new Map([[d.slaveAccountId, [{ ...target, volume: sp.volume }]]]),
+    });
+    await r.done;
+    return r.tradeId;
   }
 
   private async slavePosition(d: Drift): Promise<Position | null> {
@@ -204,3 +204,17 @@ export class DriftHealer {
     };
   }
 }
+
+const driftFound = (userId: string, masterId: string, d: Drift): NewEvent => ({
+  userId,
+  accountId: masterId,
+  type: 'reconcile.drift_found',
+  payload: {
+    kind: d.kind,
+    detail: d.detail,
+    masterPositionId: d.masterPositionId,
+    slavePositionId: d.slavePositionId,
+    slaveAccountId: d.slaveAccountId,
+    action: d.action,
+  },
+});

@@ -1,51 +1,24 @@
 import type { Decimal } from '../domain/decimal.js';
 import type { CopyRule } from '../domain/copy-rule.js';
 import { intentAction } from '../domain/intent-action.js';
-import {
-  confirmed,
-  type BrokerAdapter,
-  type ConfirmedOutcome,
-  type ModifyOrderChange,
-  type OrderOutcome,
-  type PlaceOrderRequest,
-  type TagLookup,
-} from '../platforms/adapter.js';
+import type { BrokerAdapter, ModifyOrderChange, OrderOutcome } from '../platforms/adapter.js';
 import type { CopyIntent, Trade } from '../domain/ledger-types.js';
+import type { IntentOp } from './intent-op.js';
+import { linkedFill } from './intent-verify.js';
 
-/**
- * The broker write one ledger row stands for. Built from the stored row (and its trade and rule) both when
- * the row is first dispatched and when the settle loop picks it up after a timeout or a restart, so the
- * two paths cannot disagree about what was meant.
- */
-export type IntentOp =
-  | { kind: 'place'; req: PlaceOrderRequest; link: 'position' | 'order'; masterItemId: string | null }
-  | { kind: 'close'; positionId: string; volume: Decimal | null; before: Decimal | null }
-  | {
-      kind: 'modify';
-      positionId: string;
-      stopLoss: Decimal | null;
-      takeProfit: Decimal | null;
-      keepSl: boolean;
-      keepTp: boolean;
-    }
-  | { kind: 'modify_order'; orderId: string; change: ModifyOrderChange }
-  | { kind: 'cancel'; orderId: string }
-  /** The Master's pending order filled: link the Slave's filled copy, or replace a still-pending one at market. */
-  | {
-      kind: 'fill';
-      orderId: string;
-      origTag: string | null;
-      req: PlaceOrderRequest;
-      masterPositionId: string | null;
-      fresh: boolean;
-    };
+export type { IntentOp } from './intent-op.js';
+export { verifyOp } from './intent-verify.js';
 
+type OpRow = Pick<
+  CopyIntent,
+  'action' | 'symbol' | 'side' | 'plannedVolume' | 'plannedPrice' | 'stopLoss' | 'takeProfit' | 'targetId' | 'tag'
+>;
+type OpTrade = Pick<Trade, 'orderType' | 'masterPositionId' | 'masterOrderId'>;
+
+/** The write a stored row stands for, the same at its first dispatch and at its settling (see IntentOp). */
 export function opOf(
-  i: Pick<
-    CopyIntent,
-    'action' | 'symbol' | 'side' | 'plannedVolume' | 'plannedPrice' | 'stopLoss' | 'takeProfit' | 'targetId' | 'tag'
-  >,
-  t: Pick<Trade, 'orderType' | 'masterPositionId' | 'masterOrderId'>,
+  i: OpRow,
+  t: OpTrade,
   rule: CopyRule,
   extra: { origTag?: string | null; fresh?: boolean; linkVolume?: Decimal | null } = {},
 ): IntentOp {
@@ -75,16 +48,8 @@ export function opOf(
     case 'increase':
     case 'heal_open':
     case 'heal_increase':
-    case 'open_on_fill': {
-      const type = action === 'open' ? t.orderType : 'market';
-      const price = type === 'market' ? null : i.plannedPrice;
-      return {
-        kind: 'place',
-        req: { symbol: i.symbol, side, type, volume: vol!, price, stopLoss: sl, takeProfit: tp, tag: i.tag },
-        link: type === 'market' ? 'position' : 'order',
-        masterItemId: type === 'market' ? t.masterPositionId : t.masterOrderId,
-      };
-    }
+    case 'open_on_fill':
+      return exposureOf(i, t, action === 'open');
     case 'close':
     case 'heal_close':
       return { kind: 'close', positionId: i.targetId!, volume: null, before: extra.linkVolume ?? null };
@@ -100,14 +65,8 @@ export function opOf(
         keepSl: !rule.copyStopLoss,
         keepTp: !rule.copyTakeProfit,
       };
-    case 'order_modified': {
-      const change: ModifyOrderChange = {};
-      if (i.plannedPrice !== null) change.price = i.plannedPrice;
-      if (vol) change.volume = vol;
-      if (rule.copyStopLoss) change.stopLoss = sl;
-      if (rule.copyTakeProfit) change.takeProfit = tp;
-      return { kind: 'modify_order', orderId: i.targetId!, change };
-    }
+    case 'order_modified':
+      return { kind: 'modify_order', orderId: i.targetId!, change: orderChangeOf(i, rule) };
     case 'order_cancelled':
       return { kind: 'cancel', orderId: i.targetId! };
     case 'order_filled':
@@ -122,8 +81,39 @@ export function opOf(
   }
 }
 
-const eqDec = (a: Decimal | null | undefined, b: Decimal | null | undefined) =>
-  (a ?? null) === null || (b ?? null) === null ? (a ?? null) === (b ?? null) : a!.eq(b!);
+/**
+ * Exposure added at the Slave: the Master's own order type for an open (a pending order is copied pending), at
+ * market for everything else (an increase, a heal, the fill of an order the Slave could not copy pending).
+ */
+function exposureOf(i: OpRow, t: OpTrade, asMasterOrdered: boolean): IntentOp {
+  const type = asMasterOrdered ? t.orderType : 'market';
+  const price = type === 'market' ? null : i.plannedPrice;
+  return {
+    kind: 'place',
+    req: {
+      symbol: i.symbol,
+      side: i.side,
+      type,
+      volume: i.plannedVolume!,
+      price,
+      stopLoss: i.stopLoss,
+      takeProfit: i.takeProfit,
+      tag: i.tag,
+    },
+    link: type === 'market' ? 'position' : 'order',
+    masterItemId: type === 'market' ? t.masterPositionId : t.masterOrderId,
+  };
+}
+
+/** A pending order's change: the levels the rule does not copy are left out, so the Slave's own stay. */
+function orderChangeOf(i: OpRow, rule: CopyRule): ModifyOrderChange {
+  const change: ModifyOrderChange = {};
+  if (i.plannedPrice !== null) change.price = i.plannedPrice;
+  if (i.plannedVolume) change.volume = i.plannedVolume;
+  if (rule.copyStopLoss) change.stopLoss = i.stopLoss;
+  if (rule.copyTakeProfit) change.takeProfit = i.takeProfit;
+  return change;
+}
 
 /** Runs one broker call inside the account's rate bucket (and, under leases, the write gate). */
 export type BrokerCall = <T>(fn: () => Promise<T>) => Promise<T>;
@@ -202,113 +192,4 @@ async function followFill(
     code: 'slave_order_gone',
     message: `the Slave's pending copy ${op.orderId} is no longer at the broker (${orig?.order?.status ?? 'not found'})`,
   };
-}
-
-function linkedFill(
-  order: { id: string; status: string; positionId: string | null; filledVolume: Decimal; price: Decimal | null } | null,
-  position: { id: string; volume: Decimal; openPrice: Decimal; openedAt: string } | null,
-): ConfirmedOutcome | null {
-  const positionId = position?.id ?? (order?.status === 'filled' ? order.positionId : null);
-  if (!positionId) return null;
-  return confirmed({
-    brokerOrderId: order?.id ?? null,
-    positionId,
-    filledVolume: position?.volume ?? order?.filledVolume ?? null,
-    fillPrice: position?.openPrice ?? null,
-    brokerTime: position?.openedAt ?? null,
-    raw: 'observed',
-  });
-}
-
-/**
- * Settles an unknown outcome by looking at the broker: `applied` with what it shows, `absent` when proven
- * not applied, `unknown` when the broker could not be asked. Never sends anything.
- */
-export async function verifyOp(
-  adapter: BrokerAdapter,
-  op: IntentOp,
-  tags: string[],
-  find: (tag: string) => Promise<TagLookup> = (tag) => adapter.findByTag(tag),
-): Promise<{ state: 'applied'; outcome: OrderOutcome } | { state: 'absent' } | { state: 'unknown'; message: string }> {
-  try {
-    switch (op.kind) {
-      case 'place':
-      case 'fill': {
-        const lookups = [...tags, ...(op.kind === 'fill' && op.origTag ? [op.origTag] : [])];
-        for (const tag of lookups) {
-          const f = await find(tag);
-          if (f.position) return { state: 'applied', outcome: linkedFill(f.order ?? null, f.position)! };
-          if (f.order) {
-            if (f.order.status === 'filled')
-              return {
-                state: 'applied',
-                outcome: linkedFill(f.order, null) ?? confirmed({ brokerOrderId: f.order.id }),
-              };
-            if (f.order.status === 'pending') {
-              if (op.kind === 'fill') continue; // the Slave's own pending copy is still waiting: not this write
-              return {
-                state: 'applied',
-                outcome: confirmed({ brokerOrderId: f.order.id, brokerTime: f.order.createdAt }),
-              };
-            }
-            if (op.kind === 'place')
-              return {
-                state: 'applied',
-                outcome: {
-                  kind: 'rejected',
-                  code: `order_${f.order.status}`,
-                  message: `the broker has the order as ${f.order.status}`,
-                },
-              };
-          }
-        }
-        return { state: 'absent' };
-      }
-      case 'close': {
-        const p = (await adapter.listPositions()).find((x) => x.id === op.positionId);
-        if (!p)
-          return {
-            state: 'applied',
-            outcome: confirmed({ positionId: op.positionId, filledVolume: op.volume ?? op.before }),
-          };
-        if (op.volume && op.before && p.volume.lte(op.before.minus(op.volume)))
-          return {
-            state: 'applied',
-            outcome: confirmed({ positionId: op.positionId, filledVolume: op.before.minus(p.volume) }),
-          };
-        return { state: 'absent' };
-      }
-      case 'modify': {
-        const p = (await adapter.listPositions()).find((x) => x.id === op.positionId);
-        if (!p)
-          return {
-            state: 'applied',
-            outcome: { kind: 'rejected', code: 'position_not_found', message: `no position ${op.positionId}` },
-          };
-        const ok = (op.keepSl || eqDec(p.stopLoss, op.stopLoss)) && (op.keepTp || eqDec(p.takeProfit, op.takeProfit));
-        return ok ? { state: 'applied', outcome: confirmed({ positionId: p.id }) } : { state: 'absent' };
-      }
-      case 'cancel': {
-        const o = (await adapter.listOrders()).find((x) => x.id === op.orderId);
-        return o ? { state: 'absent' } : { state: 'applied', outcome: confirmed({ brokerOrderId: op.orderId }) };
-      }
-      case 'modify_order': {
-        const o = (await adapter.listOrders()).find((x) => x.id === op.orderId);
-        if (!o)
-          return {
-            state: 'applied',
-            outcome: { kind: 'rejected', code: 'order_not_found', message: `no pending order ${op.orderId}` },
-          };
-        const c = op.change;
-        const ok =
-          (c.price === undefined || eqDec(o.price, c.price)) &&
-          (c.volume === undefined || o.volume.eq(c.volume)) &&
-          (c.stopLoss === undefined || eqDec(o.stopLoss, c.stopLoss)) &&
-          (c.takeProfit === undefined || eqDec(o.takeProfit, c.takeProfit));
-        return ok ? { state: 'applied', outcome: confirmed({ brokerOrderId: o.id }) } : { state: 'absent' };
-      }
-    }
-  } catch (err) {
-    return { state: 'unknown', message: err instanceof Error ? err.message : String(err) };
-  }
 }

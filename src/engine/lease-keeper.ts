@@ -1,67 +1,12 @@
-import type { Logger } from 'pino';
 import type { Fence } from '../domain/lease.js';
 import type { LeasesRepo } from '../store/repos/leases.js';
+import { keysToAsk, keysToGive, newLeaseBook, observeLive, type LeaseBook } from './lease-book.js';
+import { handOver } from './lease-handover.js';
+import type { LeaseKeeperOptions } from './lease-keeper-options.js';
+import { renewHeld } from './lease-renew.js';
+import { firstRoundExcess, groupKeys, planShare, presenceKey } from './lease-share.js';
 
-export interface LeaseKeeperOptions {
-  owner: string;
-  ttlMs: number;
-  /** How often held leases are renewed and free ones looked for (default a third of the TTL). */
-  renewMs?: number;
-  /** The keys this process should hold, most important first (Masters before Slaves). */
-  wanted: () => Promise<string[]>;
-  /**
-   * Called with keys just taken (already in the fence), one call at a time and in order: the role settles and
-   * reconciles what they cover before starting their work. A failure is logged; the keys stay held.
-   */
-  onAcquired: (keys: string[]) => Promise<void>;
-  /** Called with keys lost (taken over after a missed renewal) or released: their work stops. */
-  onLost: (keys: string[]) => Promise<void>;
-  /**
-   * Keys are shared out per group (the fair share of each group is counted on its own keys), so that a second
-   * worker gets half of the Masters and not, say, every Slave while the first keeps every Master. Default: one group.
-   */
-  group?: (key: string) => string;
-  /**
-   * Handing keys over to a worker that holds less than its share (rebalancing): called with the keys about to be
-   * given, still held and in the fence. The role stops starting new work under them and resolves once the work
-   * already queued or on the wire under them has finished. Without it, this worker never gives a key up (only
-   * `releaseAll` and losses move keys).
-   */
-  drain?: (keys: string[]) => Promise<void>;
-  /**
-   * After `drain`, the keys are out of the fence (every later write under them is refused before it leaves) but
-   * still held and renewed at the store; resolves once no write under them is on the wire any more. Only then is
-   * the lease released, so the successor never settles a write of ours that could still land.
-   */
-  quiesce?: (keys: string[]) => Promise<void>;
-  /** Called once given keys are released at the store (the role tells the other workers to look now). */
-  onReleased?: (keys: string[]) => void;
-  /** Which of these held keys to give first (default: the order given, least wanted first). */
-  giveOrder?: (keys: string[]) => string[];
-  /**
-   * At most this many keys of a group handed over per round (default 2): moves are gradual. A function of the
-   * group lets cheap keys (nothing to drain) move faster than costly ones.
-   */
-  givePerRound?: number | ((group: string) => number);
-  /**
-   * Hysteresis: a worker gives keys only when it holds more than `ceil(n / workers) + slack` (then down to the
-   * share), or when another one holds fewer than `floor(n / workers) - slack` (then one key, by the richest).
-   * Default 0: the counts settle within one of each other and then nothing moves.
-   */
-  slack?: number;
-  logger?: Logger | false;
-  /**
-   * Broker writes stop this long before the lease runs out on this process's clock (`mayWrite`; default a fifth of
-   * the TTL): a write that passes the check reaches the broker before anyone else may take the lease over.
-   */
-  writeMarginMs?: number;
-  /** Monotonic milliseconds (tests). */
-  clock?: () => number;
-}
-
-/** The presence row of a worker: a lease row only it ever holds, renewed with its leases, so it counts when it holds nothing. */
-export const presenceKey = (owner: string) => `worker:${owner}`;
-const isPresence = (key: string) => key.startsWith('worker:');
+export { planShare, presenceKey } from './lease-share.js';
 
 /**
  * Holds this worker's leases: renews them, takes free or expired ones up to a fair share, and is the store's fence
@@ -75,7 +20,8 @@ const isPresence = (key: string) => key.startsWith('worker:');
  */
 export class LeaseKeeper implements Fence {
   readonly owner: string;
-  private readonly held = new Map<string, { epoch: number; validUntil: number }>();
+  private readonly book: LeaseBook = newLeaseBook();
+  private readonly held = this.book.held;
   private timer: NodeJS.Timeout | null = null;
   /** The acquisition part of a round in flight (concurrent calls share it). */
   private rounding: Promise<void> | null = null;
@@ -87,13 +33,7 @@ export class LeaseKeeper implements Fence {
   private readonly clock: () => number;
   /** This worker's presence row (its epoch), once announced. */
   private presence: number | null = null;
-  /** Keys being handed over: drained, then out of the fence (`releasing`) and renewed until released. */
-  private readonly draining = new Set<string>();
-  private readonly releasing = new Map<string, { epoch: number }>();
   private giving: Promise<void> | null = null;
-  /** When this worker released a key, and since when a key was seen free (it is not taken back at once). */
-  private readonly releasedAt = new Map<string, number>();
-  private readonly freeSince = new Map<string, number>();
   /** A round asked for while one runs (a sibling released keys): run once more after it. */
   private again = false;
 
@@ -130,7 +70,7 @@ export class LeaseKeeper implements Fence {
 
   /** Keys being handed over now (drained or waiting for their last writes before release). */
   givingKeys(): string[] {
-    return [...new Set([...this.draining, ...this.releasing.keys()])];
+    return [...new Set([...this.book.draining, ...this.book.releasing.keys()])];
   }
 
   /** One round now, then one every `renewMs`. Resolves once the first round's takeovers are done. */
@@ -174,9 +114,9 @@ export class LeaseKeeper implements Fence {
    * and withdraws this worker's presence so the others count it out of the shares at once.
    */
   async releaseAll(): Promise<void> {
-    const all = [...this.held.entries(), ...this.releasing.entries()];
+    const all = [...this.held.entries(), ...this.book.releasing.entries()];
     this.held.clear();
-    this.releasing.clear();
+    this.book.releasing.clear();
     const presence = this.presence;
     this.presence = null;
     await Promise.all([
@@ -227,41 +167,12 @@ export class LeaseKeeper implements Fence {
   }
 
   private async renew(): Promise<void> {
-    const ttl = this.opts.ttlMs;
-    const lost: string[] = [];
-    const round = [...this.held.entries()].map(([key, h]) => ({ key, h }));
-    const handing = [...this.releasing.entries()];
-    // Measured from before the call: the database may have extended them at any time after this point.
-    const sentAt = this.clock();
+    const presence = this.presence;
+    let lost: string[] = [];
     try {
-      // One statement for every lease held, the ones being handed over and this worker's presence, not one per lease.
-      const presence = this.presence;
-      const renewed = new Set(
-        (
-          await this.leases.renewMany(
-            this.owner,
-            [
-              ...round.map(({ key, h }) => ({ key, epoch: h.epoch })),
-              ...handing.map(([key, h]) => ({ key, epoch: h.epoch })),
-              ...(presence === null ? [] : [{ key: presenceKey(this.owner), epoch: presence }]),
-            ],
-            ttl,
-          )
-        ).map((l) => l.key),
-      );
-      for (const { key, h } of round) {
-        if (this.held.get(key) !== h) continue;
-        if (renewed.has(key)) h.validUntil = sentAt + ttl;
-        else {
-          this.held.delete(key);
-          lost.push(key);
-        }
-      }
-      // Out of the fence already, their work stopped: nothing left to tell the role.
-      for (const [key, h] of handing)
-        if (!renewed.has(key) && this.releasing.get(key) === h) this.releasing.delete(key);
-      if (presence !== null && this.presence === presence && !renewed.has(presenceKey(this.owner)))
-        this.presence = null;
+      const r = await renewHeld(this.leases, this.owner, this.opts.ttlMs, this.clock, this.book, presence);
+      lost = r.lost;
+      if (presence !== null && this.presence === presence && !r.presenceRenewed) this.presence = null;
     } catch (err) {
       // The store is unreachable: the leases run out on our clock (epochOf) unless a later renewal works.
       this.log('lease renewal failed', err);
@@ -275,90 +186,31 @@ export class LeaseKeeper implements Fence {
   }
 
   private async round(): Promise<void> {
-    const ttl = this.opts.ttlMs;
     if (this.stopped) return;
     // Announced in this round (a start, or presence lost): its look at the live workers may have come just before
     // another one's announcement (see `secondLook`).
     const announced = this.presence === null;
-    if (this.presence === null) {
-      this.presence = (await this.leases.acquire(presenceKey(this.owner), this.owner, ttl))?.epoch ?? null;
-      // Workers gone for an hour or more: their presence rows go (each process announces itself under a new id).
-      await this.leases
-        .prune('worker:', 3_600_000)
-        .catch((err: unknown) => this.log('pruning presence rows failed', err));
-    }
+    if (announced) await this.announce();
     if (this.stopped) return;
 
     const wanted = await this.opts.wanted();
     const live = await this.leases.live();
-    const now = this.clock();
-    const owners = new Map<string, string>();
-    const workers = new Set<string>([this.owner]);
-    for (const l of live) {
-      workers.add(l.owner);
-      if (!isPresence(l.key)) owners.set(l.key, l.owner);
-    }
-    for (const key of wanted)
-      if (owners.has(key)) {
-        this.freeSince.delete(key);
-        // Taken by the one it was handed to (or anyone): the hand-over is over, the giver may take it again later.
-        if (owners.get(key) !== this.owner) this.releasedAt.delete(key);
-      } else if (!this.freeSince.has(key)) this.freeSince.set(key, now);
-    for (const key of this.freeSince.keys()) if (owners.has(key)) this.freeSince.delete(key);
-
-    const groupOf = this.opts.group ?? (() => '');
-    const groups = new Map<string, string[]>();
-    for (const key of wanted) {
-      const g = groupOf(key);
-      const list = groups.get(g);
-      if (list) list.push(key);
-      else groups.set(g, [key]);
-    }
+    const { owners, workers, now } = observeLive(this.book, this.owner, wanted, live, this.clock());
+    const groups = groupKeys(wanted, this.opts.group ?? (() => ''));
     let taken: string[] = [];
     const toGive: string[] = [];
-    const perRound = this.opts.givePerRound ?? 2;
     for (const [group, keys] of groups) {
       const plan = planShare({
         keys,
         owners,
         workers: [...workers],
         me: this.owner,
-        mine: (k) => this.held.has(k) && !this.draining.has(k),
+        mine: (k) => this.held.has(k) && !this.book.draining.has(k),
         slack: this.opts.slack ?? 0,
       });
-      let mine = plan.mine;
-      const asked: string[] = [];
-      for (const key of keys) {
-        if (this.stopped) break;
-        if (this.held.has(key) || this.releasing.has(key) || owners.has(key)) continue;
-        // Free for a TTL and still nobody's (a worker present but not taking): taken whatever the share says.
-        const orphan = now - (this.freeSince.get(key) ?? now) >= ttl;
-        if (mine >= plan.hi && !orphan) continue;
-        // Just handed over by this worker: left to the one it was given to, unless nobody took it within a TTL.
-        const released = this.releasedAt.get(key);
-        if (released !== undefined && now - released < ttl && !orphan && workers.size > 1) continue;
-        asked.push(key);
-        mine++;
-      }
-      if (asked.length > 0 && !this.stopped) {
-        // One statement for the whole group; a key another worker took meanwhile is simply not in the answer.
-        const sentAt = this.clock();
-        const got = new Map((await this.leases.acquireMany(asked, this.owner, ttl)).map((l) => [l.key, l.epoch]));
-        for (const key of asked) {
-          const epoch = got.get(key);
-          if (epoch === undefined) continue;
-          this.held.set(key, { epoch, validUntil: sentAt + ttl });
-          this.releasedAt.delete(key);
-          taken.push(key);
-        }
-      }
-      // A group with a key nobody holds is still moving: nothing more is given until it is taken.
-      if (plan.give > 0 && !keys.some((k) => !owners.has(k) && !this.held.has(k))) {
-        const candidates = keys.filter((k) => this.held.has(k) && !this.draining.has(k));
-        const order = this.opts.giveOrder ? this.opts.giveOrder(candidates) : [...candidates].reverse();
-        const limit = typeof perRound === 'function' ? perRound(group) : perRound;
-        toGive.push(...order.slice(0, Math.min(plan.give, limit)));
-      }
+      const asked = this.stopped ? [] : keysToAsk(this.book, keys, plan, owners, workers.size, now, this.opts.ttlMs);
+      taken.push(...(await this.claim(asked)));
+      toGive.push(...keysToGive(this.book, keys, plan.give, owners, this.opts, group));
     }
     if (announced && taken.length > 0 && !this.stopped) taken = await this.secondLook(taken, groups, workers);
     if (taken.length > 0) this.queue(() => this.opts.onAcquired(taken), 'taking over leases failed');
@@ -369,6 +221,31 @@ export class LeaseKeeper implements Fence {
           this.giving = null;
         });
     }
+  }
+
+  private async announce(): Promise<void> {
+    this.presence = (await this.leases.acquire(presenceKey(this.owner), this.owner, this.opts.ttlMs))?.epoch ?? null;
+    // Workers gone for an hour or more: their presence rows go (each process announces itself under a new id).
+    await this.leases
+      .prune('worker:', 3_600_000)
+      .catch((err: unknown) => this.log('pruning presence rows failed', err));
+  }
+
+  /** One statement for a group's asked keys; a key another worker took meanwhile is simply not in the answer. */
+  private async claim(asked: string[]): Promise<string[]> {
+    if (asked.length === 0 || this.stopped) return [];
+    const ttl = this.opts.ttlMs;
+    const sentAt = this.clock();
+    const got = new Map((await this.leases.acquireMany(asked, this.owner, ttl)).map((l) => [l.key, l.epoch]));
+    const taken: string[] = [];
+    for (const key of asked) {
+      const epoch = got.get(key);
+      if (epoch === undefined) continue;
+      this.held.set(key, { epoch, validUntil: sentAt + ttl });
+      this.book.releasedAt.delete(key);
+      taken.push(key);
+    }
+    return taken;
   }
 
   /**
@@ -383,15 +260,8 @@ export class LeaseKeeper implements Fence {
     const workers = new Set(seen);
     for (const l of await this.leases.live()) workers.add(l.owner);
     if (workers.size === seen.size) return taken;
-    const fresh = new Set(taken);
-    const back: string[] = [];
-    for (const keys of groups.values()) {
-      const hi = Math.ceil(keys.length / workers.size);
-      const mine = keys.filter((k) => this.held.has(k) && !this.draining.has(k));
-      // Least wanted first: the end of the list (the order given puts Masters first).
-      const excess = mine.filter((k) => fresh.has(k)).reverse();
-      back.push(...excess.slice(0, Math.max(0, mine.length - hi)));
-    }
+    const mine = (k: string) => this.held.has(k) && !this.book.draining.has(k);
+    const back = firstRoundExcess(groups, workers.size, mine, new Set(taken));
     const given = back.map((key) => ({ key, epoch: this.held.get(key)!.epoch }));
     for (const key of back) this.held.delete(key);
     // One statement; a failure leaves them to expire within the TTL (they are out of the fence already).
@@ -404,41 +274,17 @@ export class LeaseKeeper implements Fence {
     return taken.filter((k) => !gone.has(k));
   }
 
-  /**
-   * Hands `keys` over: the role drains their work; then they leave the fence (later writes are refused before they
-   * leave) while still renewed, until no write under them is on the wire; then they are released at the store.
-   */
-  private async give(keys: string[]): Promise<void> {
-    for (const k of keys) this.draining.add(k);
-    try {
-      // A drain that failed part-way is not a reason to keep the keys: the fence and `quiesce` below are what make
-      // the release safe (nothing can still land once they are done).
-      await this.opts.drain!(keys).catch((err: unknown) => this.log('draining leases before handing over failed', err));
-      const out: string[] = [];
-      for (const k of keys) {
-        const h = this.held.get(k);
-        if (!h) continue; // lost meanwhile: its loss was handled as any other
-        this.held.delete(k);
-        this.releasing.set(k, { epoch: h.epoch });
-        out.push(k);
-      }
-      if (out.length === 0) return;
-      await this.opts.quiesce?.(out);
-      const released: string[] = [];
-      for (const k of out) {
-        const h = this.releasing.get(k);
-        if (!h) continue;
-        this.releasing.delete(k);
-        if (await this.leases.release(k, this.owner, h.epoch).catch(() => false)) {
-          this.releasedAt.set(k, this.clock());
-          this.freeSince.set(k, this.clock());
-          released.push(k);
-        }
-      }
-      if (released.length > 0) this.opts.onReleased?.(released);
-    } finally {
-      for (const k of keys) this.draining.delete(k);
-    }
+  /** Hands `keys` over (lease-handover.ts). */
+  private give(keys: string[]): Promise<void> {
+    return handOver(keys, this.book, {
+      leases: this.leases,
+      owner: this.owner,
+      clock: this.clock,
+      drain: this.opts.drain!,
+      quiesce: this.opts.quiesce,
+      onReleased: this.opts.onReleased,
+      log: (msg, err) => this.log(msg, err),
+    });
   }
 
   private queue(step: () => Promise<void>, failure: string): void {
@@ -448,49 +294,4 @@ export class LeaseKeeper implements Fence {
   private log(msg: string, err: unknown): void {
     if (this.opts.logger) this.opts.logger.error({ err }, msg);
   }
-}
-
-export interface SharePlan {
-  /** The keys of the group this worker holds (not counting those it is handing over). */
-  mine: number;
-  /** The fair share: `ceil(keys / workers)`; free keys are taken up to it. */
-  hi: number;
-  lo: number;
-  /** How many keys to hand over now (0 within the hysteresis). */
-  give: number;
-}
-
-/**
- * The share decision of one group of keys, from who holds what (`owners`, live leases) and the live workers.
- * A worker gives the keys it holds above `hi + slack`; and when it is the richest (ties: the smallest owner id,
- * so only one of them moves) while another worker holds fewer than `lo - slack`, it gives one. Within those bounds
- * nothing moves, so two workers never pass a key back and forth.
- */
-export function planShare(o: {
-  keys: readonly string[];
-  owners: ReadonlyMap<string, string>;
-  workers: readonly string[];
-  me: string;
-  mine: (key: string) => boolean;
-  slack: number;
-}): SharePlan {
-  const n = o.keys.length;
-  const w = Math.max(1, o.workers.length);
-  const hi = Math.ceil(n / w);
-  const lo = Math.floor(n / w);
-  const counts = new Map<string, number>(o.workers.map((x) => [x, 0]));
-  for (const k of o.keys) {
-    const owner = o.owners.get(k);
-    if (owner !== undefined) counts.set(owner, (counts.get(owner) ?? 0) + 1);
-  }
-  const mine = o.keys.filter(o.mine).length;
-  counts.set(o.me, mine);
-  // Once past the band, back down to the share itself (not to its edge), so the next small change moves nothing.
-  let give = mine > hi + o.slack ? mine - hi : 0;
-  if (give === 0 && mine > lo) {
-    const needy = [...counts].some(([x, c]) => x !== o.me && c < lo - o.slack);
-    const richest = [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]![0];
-    if (needy && richest === o.me) give = 1;
-  }
-  return { mine, hi, lo, give };
 }

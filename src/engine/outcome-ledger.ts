@@ -1,17 +1,12 @@
 import type { Account } from '../domain/account.js';
-import { opposite } from '../domain/copy-mapping.js';
-import { isHeal, intentAction } from '../domain/intent-action.js';
 import { Decimal, decText } from '../domain/decimal.js';
-import { newId } from '../domain/ids.js';
-import type { Side } from '../domain/types.js';
 import type { OrderOutcome } from '../platforms/adapter.js';
 import type { NewEvent } from '../store/repos/events.js';
 import type { IntentUpdate, LinkChange, OutcomeWrite } from '../store/repos/trades.js';
-import type { CopyIntent } from '../domain/ledger-types.js';
 import type { IntentOp } from './intent-ops.js';
 import { outcomeUpdate, type TradeLike } from './ledger.js';
-
-type OutcomeRow = Pick<CopyIntent, 'id' | 'action' | 'symbol' | 'side' | 'plannedVolume' | 'tag' | 'targetId'>;
+import { confirmedChanges, slippageOf, type OutcomeRow } from './outcome-confirmed.js';
+import { refusedLinkChanges } from './outcome-refused.js';
 
 /**
  * What one settled broker write changes in the ledger: the intent's outcome (broker answer, fill, slippage,
@@ -38,21 +33,7 @@ export function outcomeWrite(
   const events: NewEvent[] = [];
   let slippage: Decimal | null = null;
   if (outcome.kind === 'confirmed') {
-    const filled = outcome.filledVolume ?? volume;
-    const isOpenLike = op.kind === 'place' || op.kind === 'fill';
-    if (
-      outcome.fillPrice &&
-      trade.fillPrice &&
-      (isOpenLike || op.kind === 'close') &&
-      (!isOpenLike || (op.kind === 'place' && op.req.type === 'market') || op.kind === 'fill')
-    ) {
-      // Positive = worse for the Slave than the Master's price, on the side the Slave traded.
-      const execSide: Side = isOpenLike ? row.side : opposite(row.side);
-      if (isOpenLike ? row.side === trade.side : true) {
-        const diff = outcome.fillPrice.minus(trade.fillPrice);
-        slippage = execSide === 'buy' ? diff : diff.neg();
-      }
-    }
+    slippage = slippageOf(op, row, trade, outcome);
     events.push({
       userId,
       accountId: sid,
@@ -65,129 +46,7 @@ export function outcomeWrite(
         slippage: decText(slippage),
       }),
     });
-    switch (op.kind) {
-      case 'place':
-      case 'fill': {
-        if (op.kind === 'fill')
-          links.push({
-            op: 'close',
-            key: { slaveAccountId: sid, kind: 'order', slavePositionId: op.orderId },
-            reason: 'filled',
-          });
-        const masterPos = op.kind === 'fill' ? op.masterPositionId : op.link === 'position' ? op.masterItemId : null;
-        if (outcome.positionId && masterPos) {
-          links.push({
-            op: 'upsert',
-            link: {
-              id: newId('act'),
-              kind: 'position',
-              masterAccountId: master.id,
-              masterPositionId: masterPos,
-              slaveAccountId: sid,
-              slavePositionId: outcome.positionId,
-              intentId: row.id,
-              volume: filled,
-            },
-          });
-          events.push({
-            userId,
-            accountId: sid,
-            type: 'position.opened',
-            payload: {
-              role: 'slave',
-              intentId: row.id,
-              tradeId,
-              positionId: outcome.positionId,
-              symbol: row.symbol,
-              side: row.side,
-              volume: decText(filled),
-              price: decText(outcome.fillPrice),
-              masterPositionId: masterPos,
-            },
-          });
-        } else if (op.kind === 'place' && op.link === 'order' && outcome.brokerOrderId && op.masterItemId) {
-          links.push({
-            op: 'upsert',
-            link: {
-              id: newId('act'),
-              kind: 'order',
-              masterAccountId: master.id,
-              masterPositionId: op.masterItemId,
-              slaveAccountId: sid,
-              slavePositionId: outcome.brokerOrderId,
-              intentId: row.id,
-              volume,
-            },
-          });
-        }
-        break;
-      }
-      case 'close':
-        if (op.volume) {
-          links.push({
-            op: 'adjust',
-            key: { slaveAccountId: sid, kind: 'position', slavePositionId: op.positionId },
-            by: (outcome.filledVolume ?? op.volume).neg(),
-          });
-          events.push({
-            userId,
-            accountId: sid,
-            type: 'position.modified',
-            payload: {
-              role: 'slave',
-              positionId: op.positionId,
-              symbol: row.symbol,
-              volume: op.before ? op.before.minus(outcome.filledVolume ?? op.volume).toString() : undefined,
-              intentId: row.id,
-            },
-          });
-        } else {
-          links.push({
-            op: 'close',
-            key: { slaveAccountId: sid, kind: 'position', slavePositionId: op.positionId },
-            reason: isHeal(intentAction(row.action)) ? 'orphan_closed' : 'master_closed',
-          });
-          events.push({
-            userId,
-            accountId: sid,
-            type: 'position.closed',
-            payload: {
-              role: 'slave',
-              positionId: op.positionId,
-              symbol: row.symbol,
-              side: row.side,
-              volume: decText(volume),
-              price: decText(outcome.fillPrice),
-              reason: 'copy',
-            },
-          });
-        }
-        break;
-      case 'modify':
-        events.push({
-          userId,
-          accountId: sid,
-          type: 'position.modified',
-          payload: {
-            role: 'slave',
-            positionId: op.positionId,
-            symbol: row.symbol,
-            stopLoss: decText(op.stopLoss),
-            takeProfit: decText(op.takeProfit),
-            intentId: row.id,
-          },
-        });
-        break;
-      case 'cancel':
-        links.push({
-          op: 'close',
-          key: { slaveAccountId: sid, kind: 'order', slavePositionId: op.orderId },
-          reason: 'cancelled',
-        });
-        break;
-      case 'modify_order':
-        break;
-    }
+    confirmedChanges({ master, tradeId, row, sid, volume, outcome, links, events }, op);
   } else {
     events.push({
       userId,
@@ -195,35 +54,7 @@ export function outcomeWrite(
       type: `copy.${outcome.kind}`,
       payload: Object.assign(base(), { code: outcome.code, message: outcome.message }),
     });
-    if (outcome.kind === 'rejected') {
-      // The broker no longer has what the copy addressed: it was closed or cancelled outside the service.
-      if ((op.kind === 'close' || op.kind === 'modify') && outcome.code === 'position_not_found')
-        links.push({
-          op: 'close',
-          key: { slaveAccountId: sid, kind: 'position', slavePositionId: op.positionId },
-          reason: 'user_closed',
-        });
-      if ((op.kind === 'cancel' || op.kind === 'modify_order') && outcome.code === 'order_not_found')
-        links.push({
-          op: 'close',
-          key: { slaveAccountId: sid, kind: 'order', slavePositionId: op.orderId },
-          reason: 'gone',
-        });
-      // The Slave's copy filled before the Master's cancel reached it: no pending order is left to follow (a
-      // modify_order keeps its link, as the Master's order may still fill and the fill links the Slave's position).
-      if (op.kind === 'cancel' && outcome.code === 'order_filled')
-        links.push({
-          op: 'close',
-          key: { slaveAccountId: sid, kind: 'order', slavePositionId: op.orderId },
-          reason: 'filled',
-        });
-      if (op.kind === 'fill' && (outcome.code === 'slave_order_gone' || outcome.code === 'stale_action'))
-        links.push({
-          op: 'close',
-          key: { slaveAccountId: sid, kind: 'order', slavePositionId: op.orderId },
-          reason: outcome.code,
-        });
-    }
+    refusedLinkChanges(sid, op, outcome, links);
   }
   // Built key by key, not spread: on Node 20 (V8 11.3) every key added after an object spread makes a new hidden
   // class, so each of a fan-out's thousand updates and payloads had its own (5.8 KB and 10 us a call; 2.7 KB and

@@ -1,12 +1,11 @@
 import type { Logger } from 'pino';
 import type { Account } from '../domain/account.js';
-import { isIntentAction, opensCopy } from '../domain/intent-action.js';
 import type { Position } from '../domain/types.js';
 import type { Store } from '../store/store.js';
 import type { AdapterRegistry } from './adapter-registry.js';
 import type { CopyEngine } from './copy-engine.js';
-import { ownCopyOf } from './copy-loop.js';
-import type { Drift, ReconcileResult } from './drift.js';
+import type { ReconcileResult } from './drift.js';
+import { linkDrift, missingDrift, slaveView, taggedDrift, type PassView } from './drift-find.js';
 import { DriftHealer } from './drift-heal.js';
 
 /**
@@ -136,161 +135,32 @@ export class Reconciler {
     const fanOutPending = (mp: Position) =>
       (mp.tag !== null && awaitingTags.has(mp.tag)) || awaitingIds.has(originOf.get(mp.id) ?? '');
     const masterOpen = new Map(masterPositions.map((p) => [p.id, p] as const));
-    const busy = new Set(unsettled.map((u) => `${u.intent.slaveAccountId}|${u.trade.masterPositionId ?? ''}`));
-    const known = new Set(items.filter((i) => i.kind === 'position').map((i) => i.itemId));
-
+    const view: PassView = {
+      master,
+      masterPositions,
+      masterOpen,
+      links,
+      busy: new Set(unsettled.map((u) => `${u.intent.slaveAccountId}|${u.trade.masterPositionId ?? ''}`)),
+      known: new Set(items.filter((i) => i.kind === 'position').map((i) => i.itemId)),
+      fanOutPending,
+      young,
+      result,
+    };
     for (const slave of slaves) {
-      const sid = slave.account.id;
-      if (!slave.adapter) {
-        result.unreachable.push(sid);
-        continue;
-      }
-      let slavePositions: Position[];
+      let slavePositions: Position[] | null = null;
       try {
-        slavePositions = await slave.adapter.listPositions();
+        if (slave.adapter) slavePositions = await slave.adapter.listPositions();
       } catch {
-        result.unreachable.push(sid);
+        // Unreachable: not compared this time.
+      }
+      if (!slavePositions) {
+        result.unreachable.push(slave.account.id);
         continue;
       }
-      const held = new Map(slavePositions.map((p) => [p.id, p] as const));
-      const mine = links.filter((l) => l.slaveAccountId === sid && l.kind === 'position');
-      const openLinks = mine.filter((l) => l.open);
-      const add = (d: Omit<Drift, 'masterAccountId' | 'slaveAccountId'>) =>
-        result.drift.push({ ...d, masterAccountId: master.id, slaveAccountId: sid });
-
-      for (const l of openLinks) {
-        const sp = held.get(l.slavePositionId);
-        const mp = masterOpen.get(l.masterPositionId);
-        if (busy.has(`${sid}|${l.masterPositionId}`)) continue;
-        if (!sp) {
-          if (mp)
-            add({
-              kind: 'user_closed',
-              masterPositionId: l.masterPositionId,
-              slavePositionId: l.slavePositionId,
-              detail:
-                'the copy is gone at the Slave broker while its Master position is open: closed outside the service; it will not be copied again',
-              action: 'mark_user_closed',
-            });
-          else
-            add({
-              kind: 'user_closed',
-              masterPositionId: l.masterPositionId,
-              slavePositionId: l.slavePositionId,
-              detail: 'both the Master position and its copy are gone; the link is closed',
-              action: 'mark_user_closed',
-            });
-          continue;
-        }
-        // The Master's broker no longer holds the position our link copies: whatever closed it (a missed event,
-        // broker state lost or restored), the copy is exposure without a Master, so it is drift to close.
-        if (!mp) {
-          if (young(l.createdAt)) continue;
-          add({
-            kind: 'orphan',
-            masterPositionId: l.masterPositionId,
-            slavePositionId: l.slavePositionId,
-            detail: `the Master position ${l.masterPositionId} is closed but its copy ${l.slavePositionId} (${sp.volume.toString()} ${sp.symbol}) is open`,
-            action: 'close_orphan',
-          });
-          continue;
-        }
-        if (l.volume !== null && !sp.volume.eq(l.volume)) {
-          const ours = l.volume;
-          if (sp.volume.gt(ours))
-            add({
-              kind: 'volume_mismatch',
-              masterPositionId: l.masterPositionId,
-              slavePositionId: l.slavePositionId,
-              detail: `the copy holds ${sp.volume.toString()}, our books ${ours.toString()}: the excess is closed`,
-              action: 'reduce_volume',
-            });
-          else
-            add({
-              kind: 'volume_mismatch',
-              masterPositionId: l.masterPositionId,
-              slavePositionId: l.slavePositionId,
-              detail: `the copy holds ${sp.volume.toString()}, our books ${ours.toString()}: reduced outside the service (or partly filled); exposure is never added back, the books follow the broker`,
-              action: 'accept_volume',
-            });
-        }
-      }
-
-      // Copies at the Slave that carry one of our tags but no open link: a timed-out write that was applied late, or a duplicate.
-      const named = new Set(mine.map((l) => l.slavePositionId));
-      const unnamed = slavePositions.filter((p) => p.tag && !named.has(p.id)).map((p) => p.id);
-      for (const l of await this.store.trades.linksOfSlavePositions(sid, unnamed)) {
-        // Closed links of Master positions gone (open links are all read above): a copy our books closed.
-        if (l.masterAccountId !== master.id || named.has(l.slavePositionId)) continue;
-        mine.push(l);
-        links.push(l);
-      }
-      const linked = new Set(mine.map((l) => l.slavePositionId));
-      const tagged = slavePositions.filter((p) => p.tag && !linked.has(p.id));
-      if (tagged.length > 0) {
-        const intents = await this.store.trades.intentsByTags(
-          sid,
-          tagged.map((p) => p.tag!),
-        );
-        for (const p of tagged) {
-          const intent = intents.find(
-            (i) => i.tag === p.tag || (Array.isArray(i.prevTags) && (i.prevTags as string[]).includes(p.tag!)),
-          );
-          if (!intent) continue;
-          // An earlier attempt's tag of a copy now confirmed and linked under a newer one: the write of an old
-          // owner paused past its lease, landed after the new owner resent it. A duplicate whatever its age.
-          const lateOriginal =
-            intent.state === 'confirmed' && intent.tag !== p.tag && openLinks.some((l) => l.intentId === intent.id);
-          if (!lateOriginal && young(intent.createdAt)) continue;
-          const trade = await this.store.trades.tradeById(intent.tradeId);
-          const mpId = trade?.masterPositionId ?? null;
-          if (!trade || trade.masterAccountId !== master.id || busy.has(`${sid}|${mpId ?? ''}`)) continue;
-          const alreadyCopied = openLinks.some((l) => l.masterPositionId === mpId);
-          if (
-            mpId &&
-            masterOpen.has(mpId) &&
-            !alreadyCopied &&
-            !mine.some((l) => l.masterPositionId === mpId && l.closedReason === 'user_closed')
-          ) {
-            add({
-              kind: 'unlinked_copy',
-              masterPositionId: mpId,
-              slavePositionId: p.id,
-              detail: `position ${p.id} carries the tag of intent ${intent.id} but was never linked: adopted as the copy`,
-              action: 'adopt_copy',
-            });
-          } else {
-            add({
-              kind: alreadyCopied ? 'duplicate_copy' : 'orphan',
-              masterPositionId: mpId,
-              slavePositionId: p.id,
-              detail: `position ${p.id} carries the tag of intent ${intent.id} and ${alreadyCopied ? 'duplicates an existing copy' : 'its Master position is gone'}: closed`,
-              action: 'close_duplicate',
-            });
-          }
-        }
-      }
-
-      // Open Master positions without a copy and without a ledger row explaining why.
-      for (const mp of masterPositions) {
-        if (!known.has(mp.id) || busy.has(`${sid}|${mp.id}`) || fanOutPending(mp)) continue;
-        if (mine.some((l) => l.masterPositionId === mp.id)) continue;
-        if (result.drift.some((d) => d.slaveAccountId === sid && d.masterPositionId === mp.id)) continue;
-        const history = await this.store.trades.intentsForMasterPosition(master.id, mp.id, sid);
-        // A ledger row for this copy, whatever its state, means it is not missing: refused or skipped (explained),
-        // or on its way (planned, sent, unresolved: the settle loop's), or confirmed (linked, or adopted above).
-        const rowed = history.some((i) => isIntentAction(i.action) && opensCopy(i.action));
-        if (rowed) continue;
-        // One of our own copies seen on this Master (the watcher ignores it): healing it open would be the loop.
-        if (mp.tag && (await ownCopyOf(this.store, master, mp.tag))) continue;
-        add({
-          kind: 'missing_copy',
-          masterPositionId: mp.id,
-          slavePositionId: null,
-          detail: `the Master position ${mp.id} (${mp.volume.toString()} ${mp.symbol}) has no copy and no ledger row saying why: opened now if still fresh by the rule (else recorded as stale)`,
-          action: 'open_missing',
-        });
-      }
+      const s = slaveView(view, slave.account.id, slavePositions);
+      linkDrift(view, s);
+      await taggedDrift(this.store, view, s);
+      await missingDrift(this.store, view, s);
     }
 
     if (!opts.dryRun && result.drift.length > 0) await this.healer.heal(master, result, masterOpen, links);

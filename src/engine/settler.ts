@@ -1,20 +1,17 @@
 import type { Logger } from 'pino';
-import { correlationTag } from '../domain/correlation.js';
-import { withDefaults } from '../domain/copy-rule.js';
-import { isStoppedByChoice } from '../domain/account.js';
 import type { Store } from '../store/store.js';
 import type { CopyIntent, Trade } from '../domain/ledger-types.js';
 import type { AdapterRegistry } from './adapter-registry.js';
 import type { CopyEngine } from './copy-engine.js';
-import type { TradeLike } from './ledger.js';
-import { outcomeWrite } from './outcome-ledger.js';
-import { opOf, verifyOp } from './intent-ops.js';
 import { actionEvents } from './action-events.js';
-import { goesStale, intentAction } from '../domain/intent-action.js';
+import { settleOne, type SettleDeps } from './settle-one.js';
 import { recoverOrderTrade, type RecoveryResult } from './order-recovery.js';
 import { TagSnapshot } from './tag-snapshot.js';
 import { settleChains } from './settle-chains.js';
 import type { BrokerAdapter } from '../platforms/adapter.js';
+
+type Row = { intent: CopyIntent; trade: Trade };
+type Owns = (masterAccountId: string) => boolean;
 
 /** Chains of one Slave settled at once; the adapter's pacer still keeps the broker's rate. */
 const CHAINS_PER_SLAVE = 8;
@@ -56,13 +53,16 @@ export class Settler {
   private readonly resending = new Set<Promise<unknown>>();
   /** Their rows: a later row of the same chain waits for the next pass after the outcome (order kept). */
   private readonly resendingIds = new Set<string>();
+  private readonly deps: SettleDeps;
 
   constructor(
     private readonly store: Store,
     private readonly adapters: AdapterRegistry,
     private readonly engine: CopyEngine,
     private readonly opts: SettlerOptions = {},
-  ) {}
+  ) {
+    this.deps = { store, adapters, engine };
+  }
 
   start(): void {
     this.timer = setInterval(
@@ -154,6 +154,23 @@ export class Settler {
     const now = this.engine.clock();
     const owns = this.opts.owns ?? (() => true);
     // Order-route trades first: their fan-out writes the intents the rest of this pass may settle.
+    await this.recoverOrders(report, now, owns, graceMs);
+    await this.acceptRecorded(now, owns, graceMs);
+    // Rows of our own resends stay in the list only to hold back the rest of their chain.
+    const rows = (await this.store.trades.unsettledIntents()).filter(
+      ({ intent, trade }) =>
+        owns(trade.masterAccountId) &&
+        (this.resendingIds.has(intent.id) ||
+          (!this.engine.inFlight.has(intent.id) && now - intent.updatedAt.getTime() >= graceMs)),
+    );
+    // Slaves in parallel; within a Slave, writes about one Master position in order (see chains()).
+    const bySlave = new Map<string, Row[]>();
+    for (const r of rows) bySlave.set(r.intent.slaveAccountId, [...(bySlave.get(r.intent.slaveAccountId) ?? []), r]);
+    await Promise.all([...bySlave.values()].map((list) => this.settleSlave(list, report, detached)));
+    return report;
+  }
+
+  private async recoverOrders(report: SettleReport, now: number, owns: Owns, graceMs: number): Promise<void> {
     for (const t of await this.store.trades.apiTradesAwaitingMaster()) {
       if (!owns(t.masterAccountId) || this.engine.ordering.has(t.id) || now - t.updatedAt.getTime() < graceMs) continue;
       try {
@@ -167,7 +184,10 @@ export class Settler {
         if (this.opts.logger) this.opts.logger.error({ err, tradeId: t.id }, 'settling an order-route trade failed');
       }
     }
-    // A crash between recording an action and marking it accepted: write that move, and its events, now.
+  }
+
+  /** A crash between recording an action and marking it accepted: write that move, and its events, now. */
+  private async acceptRecorded(now: number, owns: Owns, graceMs: number): Promise<void> {
     for (const t of await this.store.trades.tradesInStatus('recorded')) {
       if (!owns(t.masterAccountId) || this.engine.accepting.has(t.id) || now - t.updatedAt.getTime() < graceMs)
         continue;
@@ -178,63 +198,60 @@ export class Settler {
         },
       ]);
     }
-    // Rows of our own resends stay in the list only to hold back the rest of their chain.
-    const rows = (await this.store.trades.unsettledIntents()).filter(
-      ({ intent, trade }) =>
-        owns(trade.masterAccountId) &&
-        (this.resendingIds.has(intent.id) ||
-          (!this.engine.inFlight.has(intent.id) && now - intent.updatedAt.getTime() >= graceMs)),
-    );
-    // Slaves in parallel; within a Slave, writes about one Master position in order (see chains()).
-    const bySlave = new Map<string, Array<{ intent: CopyIntent; trade: Trade }>>();
-    for (const r of rows) bySlave.set(r.intent.slaveAccountId, [...(bySlave.get(r.intent.slaveAccountId) ?? []), r]);
+  }
+
+  /** One Slave's rows: a few chains at a time, each chain's rows in order. */
+  private async settleSlave(list: Row[], report: SettleReport, detached: Array<Promise<unknown>>): Promise<void> {
+    // One reading of the Slave's tags serves the whole list (see tag-snapshot.ts).
+    const oldest = new Date(Math.min(...list.map((r) => r.intent.createdAt.getTime())));
+    let snapshot: TagSnapshot | null = null;
+    const lookups = (adapter: BrokerAdapter) => {
+      snapshot ??= new TagSnapshot(adapter, oldest, this.engine.clock);
+      return snapshot;
+    };
+    const chains = await this.chains(list);
+    let next = 0;
     await Promise.all(
-      [...bySlave.values()].map(async (list) => {
-        // One reading of the Slave's tags serves the whole list (see tag-snapshot.ts).
-        const oldest = new Date(Math.min(...list.map((r) => r.intent.createdAt.getTime())));
-        let snapshot: TagSnapshot | null = null;
-        const lookups = (adapter: BrokerAdapter) => {
-          snapshot ??= new TagSnapshot(adapter, oldest, this.engine.clock);
-          return snapshot;
-        };
-        const settle = async (r: { intent: CopyIntent; trade: Trade }, last: boolean) => {
-          if (this.engine.inFlight.has(r.intent.id)) return;
-          this.engine.inFlight.add(r.intent.id);
-          let resend: Promise<unknown> | null = null;
-          try {
-            // The pass read its rows at its start; a write whose answer came after the grace may have been finished
-            // by the engine since (outcome written, row let go). Settled from the old row, it would cost a useless
-            // lookup at the broker and end in a transition the store refuses, logged as a failure.
-            const now = await this.store.trades.intentById(r.intent.id);
-            if (!now || now.state !== r.intent.state || now.updatedAt.getTime() !== r.intent.updatedAt.getTime())
-              return;
-            report.checked++;
-            const settled = await this.settleOne(r.intent, r.trade, lookups);
-            report[settled.result]++;
-            resend = settled.resend ?? null;
-            if (resend && !last) await resend;
-          } catch (err) {
-            report.unknown++;
-            if (this.opts.logger) this.opts.logger.error({ err, intentId: r.intent.id }, 'settling an intent failed');
-          } finally {
-            if (resend && last) this.detach(r.intent.id, resend, detached);
-            else this.engine.inFlight.delete(r.intent.id);
-          }
-        };
-        const chains = await this.chains(list);
-        let next = 0;
-        await Promise.all(
-          Array.from({ length: Math.min(CHAINS_PER_SLAVE, chains.length) }, async () => {
-            while (next < chains.length) {
-              const chain = chains[next++]!;
-              if (chain.some((r) => this.resendingIds.has(r.intent.id))) continue;
-              for (const [i, r] of chain.entries()) await settle(r, i === chain.length - 1);
-            }
-          }),
-        );
+      Array.from({ length: Math.min(CHAINS_PER_SLAVE, chains.length) }, async () => {
+        while (next < chains.length) {
+          const chain = chains[next++]!;
+          if (chain.some((r) => this.resendingIds.has(r.intent.id))) continue;
+          for (const [i, r] of chain.entries())
+            await this.settleRow(r, i === chain.length - 1, lookups, report, detached);
+        }
       }),
     );
-    return report;
+  }
+
+  /** One row, unless the engine (or another lane) holds it; a resend that ends its chain is detached. */
+  private async settleRow(
+    r: Row,
+    last: boolean,
+    lookups: (adapter: BrokerAdapter) => TagSnapshot,
+    report: SettleReport,
+    detached: Array<Promise<unknown>>,
+  ): Promise<void> {
+    if (this.engine.inFlight.has(r.intent.id)) return;
+    this.engine.inFlight.add(r.intent.id);
+    let resend: Promise<unknown> | null = null;
+    try {
+      // The pass read its rows at its start; a write whose answer came after the grace may have been finished
+      // by the engine since (outcome written, row let go). Settled from the old row, it would cost a useless
+      // lookup at the broker and end in a transition the store refuses, logged as a failure.
+      const now = await this.store.trades.intentById(r.intent.id);
+      if (!now || now.state !== r.intent.state || now.updatedAt.getTime() !== r.intent.updatedAt.getTime()) return;
+      report.checked++;
+      const settled = await settleOne(this.deps, r.intent, r.trade, lookups);
+      report[settled.result]++;
+      resend = settled.resend ?? null;
+      if (resend && !last) await resend;
+    } catch (err) {
+      report.unknown++;
+      if (this.opts.logger) this.opts.logger.error({ err, intentId: r.intent.id }, 'settling an intent failed');
+    } finally {
+      if (resend && last) this.detach(r.intent.id, resend, detached);
+      else this.engine.inFlight.delete(r.intent.id);
+    }
   }
 
   /** Keeps a resend's row in flight until its outcome is written, and visible to stop() and the dispatcher's drain. */
@@ -255,110 +272,9 @@ export class Settler {
   }
 
   /** A Slave's rows as chains (settle-chains.ts); one chain where the account cannot be read. */
-  private async chains(
-    list: Array<{ intent: CopyIntent; trade: Trade }>,
-  ): Promise<Array<Array<{ intent: CopyIntent; trade: Trade }>>> {
+  private async chains(list: Row[]): Promise<Array<Row[]>> {
     const account = await this.store.accounts.byId(list[0]!.intent.slaveAccountId);
     const adapter = account ? await this.adapters.forAccount(account).catch(() => null) : null;
     return settleChains(list, adapter?.capabilities.hedging ?? false);
-  }
-
-  private async settleOne(
-    intent: CopyIntent,
-    trade: Trade,
-    lookups: (adapter: BrokerAdapter) => TagSnapshot,
-  ): Promise<{ result: 'confirmed' | 'resent' | 'rejected' | 'unknown'; resend?: Promise<unknown> }> {
-    const [slaveAcc, master] = await Promise.all([
-      this.store.accounts.byId(intent.slaveAccountId),
-      this.store.accounts.byId(trade.masterAccountId),
-    ]);
-    if (!slaveAcc || !master) return { result: 'unknown' };
-    const rule = (await this.store.accounts.rulesFor([slaveAcc.id])).get(slaveAcc.id) ?? withDefaults(undefined);
-    const adapter = await this.adapters.forAccount(slaveAcc).catch(() => null);
-    if (!adapter) return { result: 'unknown' };
-    const slave = { account: slaveAcc, rule, adapter };
-    const actionAt = trade.actionAt ?? trade.createdAt;
-    const fresh = this.engine.clock() - actionAt.getTime() <= rule.maxDelayMs;
-    const link = intent.targetId
-      ? ((await this.store.trades.openLinksOfSlave(slaveAcc.id)).find((l) => l.slavePositionId === intent.targetId) ??
-        null)
-      : null;
-    const origTag =
-      intent.action === 'order_filled' && link?.intentId
-        ? ((await this.store.trades.intentById(link.intentId))?.tag ?? null)
-        : null;
-    const extra = { origTag, fresh, linkVolume: link?.volume ?? null };
-    const op = opOf(intent, trade, rule, extra);
-    const prevTags = Array.isArray(intent.prevTags) ? (intent.prevTags as string[]) : [];
-    const t: TradeLike = {
-      orderType: trade.orderType,
-      masterPositionId: trade.masterPositionId,
-      masterOrderId: trade.masterOrderId,
-      fillPrice: trade.fillPrice,
-      side: trade.side,
-      actionAt,
-    };
-    const snapshot = lookups(adapter);
-    const v = await verifyOp(adapter, op, [intent.tag, ...prevTags], (tag) => snapshot.find(tag));
-    if (v.state === 'unknown') return { result: 'unknown' };
-    if (v.state === 'applied') {
-      await this.store.trades.applyOutcomes([
-        outcomeWrite(master, trade.id, t, intent, slave.account.id, op, v.outcome, { prevTags }),
-      ]);
-      return { result: v.outcome.kind === 'confirmed' ? 'confirmed' : 'rejected' };
-    }
-    // Proven absent. No new exposure when the action is too old, or when the Slave was stopped since (paused, or
-    // locked by a panic-close that is closing everything): the planner would not plan it now.
-    const addsExposure = goesStale(intentAction(intent.action));
-    const notResent = !addsExposure
-      ? null
-      : !fresh
-        ? {
-            code: 'stale_unresolved',
-            why: `the action is ${this.engine.clock() - actionAt.getTime()} ms old (rule allows ${rule.maxDelayMs} ms)`,
-          }
-        : isStoppedByChoice(slaveAcc.status)
-          ? { code: 'slave_not_eligible', why: `the account is ${slaveAcc.status} now` }
-          : null;
-    if (notResent) {
-      const outcome = {
-        kind: 'rejected' as const,
-        code: notResent.code,
-        message: `not at the broker, and ${notResent.why}: not resent`,
-      };
-      await this.store.trades.applyOutcomes([
-        outcomeWrite(master, trade.id, t, intent, slave.account.id, op, outcome, { prevTags }),
-      ]);
-      return { result: 'rejected' };
-    }
-    // Proven absent and still fresh: a new attempt under a new tag, so a late arrival of the old one is told apart.
-    const attempt = intent.attempts + 1;
-    const tag = correlationTag({
-      tradeId: trade.id,
-      accountId: slaveAcc.id,
-      action: `${intent.action}:${intent.targetId ?? ''}`,
-      attempt,
-    });
-    const row: CopyIntent = { ...intent, tag };
-    const resendOp = opOf(row, trade, rule, extra);
-    await this.store.trades.updateIntent(intent.id, {
-      state: 'sent',
-      attempts: attempt,
-      tag,
-      prevTags: [...prevTags, intent.tag],
-    });
-    const resend = this.engine.sendOp(
-      master,
-      trade.id,
-      t,
-      row,
-      slave,
-      resendOp,
-      attempt,
-      { ...((intent.latency as Record<string, number>) ?? {}) },
-      performance.now(),
-      [...prevTags, intent.tag],
-    );
-    return { result: 'resent', resend };
   }
 }

@@ -6,67 +6,9 @@ import type { EquitySnapshot } from '../../store/repos/equity.js';
 import type { HealthWrite } from '../../store/repos/accounts.js';
 import type { AdapterRegistry } from '../adapter-registry.js';
 import { loopStalledMs, stalledByUs } from './loop-lag.js';
-
-export interface HealthMonitorOptions {
-  intervalMs: number;
-  /** Funds older than this are flagged `dataStale`. */
-  staleAfterMs: number;
-  /** One check may not take longer than this (a hung broker must not stall the round). */
-  checkTimeoutMs: number;
-  /**
-   * A broker that does not answer is called disconnected only once its checks have failed for this long
-   * (default `staleAfterMs`): one slow answer under a burst is pressure, not an outage. An OAuth refusal is
-   * acted on at once. The time counted is time *our* event loop was running (see `loopStalledMs`) since the
-   * connection's last answer of any kind (see `lastAnswerAt`): a broker is never called down because we were slow.
-   */
-  downAfterMs?: number;
-  /**
-   * When this connection last gave an answer of any kind (a copy confirmed or refused by the broker), in the
-   * monitor's clock. A copy's answer is proof of life: the outage clock restarts from it.
-   */
-  lastAnswerAt?: (accountId: string) => number | undefined;
-  /**
-   * Total time this process's event loop has been stalled, ever increasing (default: measured, see
-   * ./loop-lag.ts; with an injected `clock`, none, so the two clocks are never mixed). Subtracted from the
-   * time a broker has been failing.
-   */
-  loopStalledMs?: () => number;
-  /**
-   * True while the account's copies are queued or on the wire. Its health read then waits for a later round
-   * (writes come first on a shared rate limit), for at most `staleAfterMs` since the last good read.
-   */
-  isBusy?: (accountId: string) => boolean;
-  /** Which accounts this process reads (a worker: those whose lease it holds). Default: all. */
-  owns?: (accountId: string) => boolean;
-  /** At most one equity snapshot per account this often (default 60 s; 0 = none are written). */
-  snapshotEveryMs?: number;
-  /** Snapshots older than this are deleted (default 30 days), checked at most once an hour. */
-  snapshotRetentionMs?: number;
-  /**
-   * Accounts read and written together (default 100): one read of the slice from the store, its broker reads in
-   * parallel, then one statement for their health and funds. A scheduled round spreads its slices evenly over
-   * `intervalMs`, so at 10,000 accounts no moment of it holds the event loop for long.
-   */
-  sliceSize?: number;
-  /**
-   * Called once, the first time a scheduled round ends after its interval: the accounts cannot all be read that
-   * often (at 10,000 cTrader accounts the floor is accounts x 2 requests / 50 req/s per connection). The round is
-   * stretched, never overlapped: its slices run back to back and the next round starts when it ends, so each
-   * account is read every `ms` instead of every `intervalMs`. The caller logs it.
-   */
-  onLongRound?: (round: LongRound) => void;
-  clock?: () => number;
-}
-
-/** A scheduled round that took longer than its interval: how long, for how many reads, at what pace. */
-export interface LongRound {
-  /** Accounts this process read in the round (its own, not deferred). */
-  accounts: number;
-  ms: number;
-  intervalMs: number;
-  /** Reads a second over the round: the pace the brokers (and our own pacing) allowed. */
-  perSecond: number;
-}
+import type { HealthMonitorOptions } from './monitor-options.js';
+import { readWithin } from './read-within.js';
+import { answered, busy, down, pick, refusedAccess } from './verdicts.js';
 
 /** What one account's check decided, before it is written. */
 interface Checked {
@@ -268,56 +210,23 @@ export class HealthMonitor {
       this.backoff.delete(account.id);
       funds = { balance: info.balance, equity: info.equity };
       this.snapshots.push({ accountId: account.id, at: new Date(now), balance: info.balance, equity: info.equity });
-      health = {
-        ...account.health,
-        state: account.health.inSync ? 'ok' : 'degraded',
-        connected: true,
-        tradingAllowed: true,
-        dataStale: false,
-        reconnectRequired: false,
-        checkedAt: new Date(now).toISOString(),
-        lastError: null,
-      };
+      health = answered(account.health, now);
       if (status === 'disconnected' || status === 'reconnect_required') status = 'connected';
     } catch (err) {
       const code = err instanceof AppError ? err.code : 'upstream_unavailable';
       const message = err instanceof Error ? err.message : String(err);
       const stale = now - (this.lastOk.get(account.id) ?? account.updatedAt.getTime()) > this.opts.staleAfterMs;
       if (code === 'reconnect_required') {
-        health = {
-          ...account.health,
-          state: 'down',
-          connected: false,
-          tradingAllowed: false,
-          reconnectRequired: true,
-          dataStale: stale,
-          checkedAt: new Date(now).toISOString(),
-          lastError: message,
-        };
+        health = refusedAccess(account.health, now, stale, message);
         if (!keepsItsStatus(status)) status = 'reconnect_required';
       } else if (code === 'rate_limited' || this.underPressure(account.id, now, stalledBefore)) {
         // A rate-limit refusal is an answer: the broker is there, so no outage has begun.
         if (code === 'rate_limited') this.failingSince.delete(account.id);
-        // The broker is there, only busy (or slow for less than downAfterMs): keep what we know, say why the data
-        // may lag, and ask it again less often.
-        health = {
-          ...account.health,
-          state: 'degraded',
-          dataStale: stale,
-          checkedAt: new Date(now).toISOString(),
-          lastError: message,
-        };
+        // Only busy (or slow for less than downAfterMs): asked again less often.
+        health = busy(account.health, now, stale, message);
         this.backoff.set(account.id, Math.min(4, 2 * (this.backoff.get(account.id) ?? 0) + 1));
       } else {
-        health = {
-          ...account.health,
-          state: 'down',
-          connected: false,
-          tradingAllowed: false,
-          dataStale: stale,
-          checkedAt: new Date(now).toISOString(),
-          lastError: message,
-        };
+        health = down(account.health, now, stale, message);
         if (!keepsItsStatus(status)) status = 'disconnected';
       }
     }
@@ -387,49 +296,3 @@ export class HealthMonitor {
     return events;
   }
 }
-
-const pick = (h: Health) => ({
-  state: h.state,
-  connected: h.connected,
-  tradingAllowed: h.tradingAllowed,
-  inSync: h.inSync,
-  dataStale: h.dataStale,
-  reconnectRequired: h.reconnectRequired,
-});
-
-/**
- * The read, or a failure after `ms`. At the deadline the read is aborted: a self-paced adapter (cTrader) then
- * withdraws what still waits in its own queue and says so at once (`rate_limited`: our pacing, the broker never
- * asked), which is what this read is counted as. Before, such a read failed as "no answer" (pressure, backed off
- * for rounds, an outage once it lasted), and its requests were still sent afterwards: at 10,000 cTrader accounts,
- * 2,308 reads of a first round failed so, each a wasted place in the 50 req/s window.
- */
-async function readWithin<T>(read: (signal: AbortSignal) => Promise<T>, ms: number): Promise<T> {
-  const ctl = new AbortController();
-  const p = read(ctl.signal);
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<typeof TIMED_OUT>((resolve) => {
-    timer = setTimeout(() => resolve(TIMED_OUT), ms);
-  });
-  try {
-    const first = await Promise.race([p, deadline]);
-    if (first !== TIMED_OUT) return first;
-  } finally {
-    clearTimeout(timer);
-  }
-  ctl.abort();
-  // What the abort settled at once (requests withdrawn from the adapter's queue); anything on the wire is not waited for.
-  const now = await Promise.race([
-    p.then(
-      (value) => ({ value }),
-      (error: unknown) => ({ error }),
-    ),
-    new Promise<null>((resolve) => setImmediate(() => resolve(null))),
-  ]);
-  if (now && 'value' in now) return now.value;
-  if (now && now.error instanceof AppError && now.error.code === 'rate_limited') throw now.error;
-  p.catch(() => undefined);
-  throw new AppError('upstream_unavailable', `no answer within ${ms} ms`);
-}
-
-const TIMED_OUT = Symbol('timed out');
