@@ -1,5 +1,5 @@
 import type { GroupSlo } from '../api/slo';
-import { judge, METRIC_TEXT, VERDICT_TEXT, type Metric, type Target, type Verdict } from '../lib/slo';
+import { judge, type Target, VERDICT_TEXT, type Verdict } from '../lib/slo';
 import { ms, num, time } from '../lib/format';
 
 type Slave = GroupSlo['slaves'][number];
@@ -23,6 +23,55 @@ function Cell({ label, value, verdict }: { label: string; value: string; verdict
 
 const bound = (v: number | string | null, unit: string) => (v === null ? 'none' : `${v}${unit}`);
 
+/** One Slave's levels, each marked against the target; its button opens the month's history. */
+function SlaveRow({
+  s,
+  target,
+  chosen,
+  onChoose,
+}: {
+  s: Slave;
+  target: Target | null;
+  chosen: string | null;
+  onChoose: (accountId: string) => void;
+}) {
+  const v = judge(s.levels, target);
+  const l = s.levels;
+  return (
+    <tr data-testid="slo-row">
+      <td data-label="Slave">
+        {s.name}
+        <div className="muted small">
+          {l.success.attempted} attempted cop{l.success.attempted === 1 ? 'y' : 'ies'}
+        </div>
+      </td>
+      <Cell label="Latency p50" value={ms(l.latency.p50Ms)} verdict={v.latency_p50} />
+      <Cell label="Latency p99" value={ms(l.latency.p99Ms)} verdict={v.latency_p99} />
+      <Cell
+        label="Success"
+        value={l.success.percent === null ? '–' : `${num(l.success.percent, 2)} %`}
+        verdict={v.success}
+      />
+      <Cell
+        label="Mean slippage"
+        value={l.slippage.meanPoints === null ? '–' : `${num(l.slippage.meanPoints, 2)} pt`}
+        verdict={v.slippage}
+      />
+      <Cell label="Drift grade" value={l.drift.grade} verdict={v.drift} />
+      <td data-label="History">
+        <button
+          type="button"
+          className="btn btn-small"
+          aria-pressed={chosen === s.accountId}
+          onClick={() => onChoose(s.accountId)}
+        >
+          Month history<span className="sr-only"> of {s.name}</span>
+        </button>
+      </td>
+    </tr>
+  );
+}
+
 /** Each Slave's levels over the target's window against the target, and the breaches in progress. */
 export function SloLevels({
   view,
@@ -37,43 +86,6 @@ export function SloLevels({
   chosen: string | null;
   onChoose: (accountId: string) => void;
 }) {
-  const row = (s: Slave) => {
-    const v = judge(s.levels, target);
-    const l = s.levels;
-    return (
-      <tr key={s.accountId} data-testid="slo-row">
-        <td data-label="Slave">
-          {s.name}
-          <div className="muted small">
-            {l.success.attempted} attempted cop{l.success.attempted === 1 ? 'y' : 'ies'}
-          </div>
-        </td>
-        <Cell label="Latency p50" value={ms(l.latency.p50Ms)} verdict={v.latency_p50} />
-        <Cell label="Latency p99" value={ms(l.latency.p99Ms)} verdict={v.latency_p99} />
-        <Cell
-          label="Success"
-          value={l.success.percent === null ? '–' : `${num(l.success.percent, 2)} %`}
-          verdict={v.success}
-        />
-        <Cell
-          label="Mean slippage"
-          value={l.slippage.meanPoints === null ? '–' : `${num(l.slippage.meanPoints, 2)} pt`}
-          verdict={v.slippage}
-        />
-        <Cell label="Drift grade" value={l.drift.grade} verdict={v.drift} />
-        <td data-label="History">
-          <button
-            type="button"
-            className="btn btn-small"
-            aria-pressed={chosen === s.accountId}
-            onClick={() => onChoose(s.accountId)}
-          >
-            Month history<span className="sr-only"> of {s.name}</span>
-          </button>
-        </td>
-      </tr>
-    );
-  };
   return (
     <>
       {view.slaves.length === 0 ? (
@@ -105,7 +117,11 @@ export function SloLevels({
                 </th>
               </tr>
             </thead>
-            <tbody>{view.slaves.map(row)}</tbody>
+            <tbody>
+              {view.slaves.map((s) => (
+                <SlaveRow key={s.accountId} s={s} target={target} chosen={chosen} onChoose={onChoose} />
+              ))}
+            </tbody>
           </table>
         </div>
       )}
@@ -119,8 +135,7 @@ export function SloLevels({
           {view.breaches.map((b: Breach) => (
             <li key={`${b.accountId}:${b.metric}`}>
               <span className="badge badge-bad">breached</span> <strong>{names.get(b.accountId) ?? b.accountId}</strong>
-              , {METRIC_TEXT[b.metric as Metric] ?? b.metric}: {b.detail}{' '}
-              <span className="muted small">since {time(b.since)}</span>
+              : {b.detail} <span className="muted small">since {time(b.since)}</span>
             </li>
           ))}
         </ul>

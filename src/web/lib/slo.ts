@@ -24,7 +24,7 @@ export interface Levels {
   drift: { grade: Grade; percent: number };
 }
 
-/** met / breached against the target; unwatched: no bound set; unjudged: no sample or too few copies. */
+/** met / breached against the target; unwatched: no bound set; unjudged: no sample, or fewer copies than minCopies. */
 export type Verdict = 'met' | 'breached' | 'unwatched' | 'unjudged';
 export type Metric = 'latency_p50' | 'latency_p99' | 'success' | 'slippage' | 'drift';
 
@@ -69,15 +69,7 @@ export const VERDICT_TEXT: Record<Verdict, string> = {
   met: 'met',
   breached: 'breached',
   unwatched: 'not watched',
-  unjudged: 'too few copies',
-};
-
-export const METRIC_TEXT: Record<string, string> = {
-  latency_p99: 'latency p99',
-  latency_p50: 'latency p50',
-  success: 'success',
-  slippage: 'mean slippage',
-  drift: 'drift',
+  unjudged: 'not judged',
 };
 
 /** The form's fields as typed: text, '' = not watched. */
