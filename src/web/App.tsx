@@ -14,6 +14,7 @@ import { DeveloperPage } from './pages/DeveloperPage';
 import { GroupsPage } from './pages/GroupsPage';
 import { HistoryPage } from './pages/HistoryPage';
 import { NotFoundPage } from './pages/NotFoundPage';
+import { ServiceLevelsPage } from './pages/ServiceLevelsPage';
 import { SignInPage } from './pages/SignInPage';
 import { TradesPage } from './pages/TradesPage';
 
@@ -22,6 +23,7 @@ function Routes({ path }: { path: string }) {
   if (path === '/' || path.startsWith('/?') || path === '/accounts') return <AccountsPage />;
   if ((m = match('/accounts/:id', path))) return <AccountDetailPage id={m.id!} />;
   if (match('/groups', path)) return <GroupsPage />;
+  if ((m = match('/groups/:id/service-levels', path))) return <ServiceLevelsPage groupId={m.id!} />;
   if (match('/trades', path)) return <TradesPage />;
   if (match('/history', path)) return <HistoryPage />;
   if (match('/alerts', path)) return <AlertsPage />;

@@ -41,6 +41,7 @@ describe('dashboard accessibility and phone layout (issue 49, item 6)', { timeou
       { name: 'accounts', path: '/', heading: /^Accounts$/ },
       { name: 'account', path: `/accounts/${master.id}`, heading: /Demo Master/ },
       { name: 'groups', path: '/groups', heading: /^Copier groups$|^Groups$/ },
+      { name: 'service-levels', path: `/groups/${master.groupId}/service-levels`, heading: /^Service levels/ },
       { name: 'trades', path: '/trades', heading: /^Trades and copy ledger$/ },
       { name: 'history', path: '/history', heading: /^History$/ },
       { name: 'alerts', path: '/alerts', heading: /^Alerts$/ },

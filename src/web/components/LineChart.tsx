@@ -20,17 +20,23 @@ export function LineChart({
   label,
   unit = '',
   empty = 'No samples yet.',
+  domain,
+  dots = false,
 }: {
   series: Series[];
   label: string;
   unit?: string;
   empty?: string;
+  /** The time axis' span when it is known (a month), not only the samples' (a single day would fill the width). */
+  domain?: [number, number];
+  /** A mark on each sample: for a few separate samples (one per day), where a line alone reads as continuous. */
+  dots?: boolean;
 }) {
   const titleId = useId();
   const all = series.flatMap((s) => s.points);
   if (all.length === 0) return <p className="muted">{empty}</p>;
-  let t0 = Math.min(...all.map((p) => p.t));
-  let t1 = Math.max(...all.map((p) => p.t));
+  let t0 = Math.min(...all.map((p) => p.t), domain?.[0] ?? Infinity);
+  let t1 = Math.max(...all.map((p) => p.t), domain?.[1] ?? -Infinity);
   if (t1 === t0) {
     t0 -= 30_000;
     t1 += 30_000;
@@ -62,16 +68,18 @@ export function LineChart({
           {clock(t1, t1 - t0)}
         </text>
         {series.map((s, i) => (
-          <polyline
-            key={s.name}
-            fill="none"
-            stroke={seriesColor(i)}
-            strokeWidth={2}
-            vectorEffect="non-scaling-stroke"
-            points={(s.points.length === 1 ? [s.points[0]!, { ...s.points[0]!, t: t1 }] : s.points)
-              .map((p) => `${x(p.t).toFixed(1)},${y(p.v).toFixed(1)}`)
-              .join(' ')}
-          />
+          <g key={s.name}>
+            <polyline
+              fill="none"
+              stroke={seriesColor(i)}
+              strokeWidth={2}
+              vectorEffect="non-scaling-stroke"
+              points={(s.points.length === 1 && !dots ? [s.points[0]!, { ...s.points[0]!, t: t1 }] : s.points)
+                .map((p) => `${x(p.t).toFixed(1)},${y(p.v).toFixed(1)}`)
+                .join(' ')}
+            />
+            {dots && s.points.map((p) => <circle key={p.t} cx={x(p.t)} cy={y(p.v)} r={5} fill={seriesColor(i)} />)}
+          </g>
         ))}
       </svg>
       <figcaption className="legend">

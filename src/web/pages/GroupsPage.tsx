@@ -77,6 +77,12 @@ export function GroupsPage() {
             </button>
           </div>
           <GroupActions group={g} onChanged={refresh} />
+          <p className="small">
+            <Link to={`/groups/${encodeURIComponent(g.id)}/service-levels`}>
+              Service levels<span className="sr-only"> of {g.name}</span>
+            </Link>
+            : each Slave's latency, success, slippage and drift against a target, and the month's history.
+          </p>
           <h3>Master</h3>
           {g.master ? (
             <p>
