@@ -1,6 +1,6 @@
-import axe from 'axe-core';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { axeViolations, pageWidth, phoneContext } from './a11y.js';
 import { shot, signIn, startHarness, type Harness } from './harness.js';
 
 /**
@@ -8,28 +8,6 @@ import { shot, signIn, startHarness, type Harness } from './harness.js';
  * names, labels, landmarks), reached by keyboard alone, and laid out at a phone's width without sideways
  * scrolling of the page (a wide table scrolls inside its own box). A phone-sized screenshot of each page is kept.
  */
-const axeSource = axe.source;
-const WCAG = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
-
-interface Violation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: Array<{ target: string[] }>;
-}
-
-async function violations(page: Page): Promise<string[]> {
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource);
-  const found = (await page.evaluate(
-    (tags) =>
-      (window as unknown as { axe: { run: (c: unknown, o: unknown) => Promise<{ violations: unknown[] }> } }).axe
-        .run(document, { runOnly: { type: 'tag', values: tags } })
-        .then((r) => r.violations),
-    WCAG,
-  )) as Violation[];
-  return found.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-}
-
 describe('dashboard accessibility and phone layout (issue 49, item 6)', { timeout: 180_000 }, () => {
   let h: Harness;
   let pages: Array<{ name: string; path: string; heading: RegExp }>;
@@ -68,11 +46,11 @@ describe('dashboard accessibility and phone layout (issue 49, item 6)', { timeou
     const { page } = await h.newPage();
     await page.goto('/');
     await page.getByLabel('Email').waitFor();
-    const problems = (await violations(page)).map((v) => `sign-in: ${v}`);
+    const problems = (await axeViolations(page)).map((v) => `sign-in: ${v}`);
     await signIn(page, h.svc.demo!.email, h.svc.demo!.password);
     for (const p of pages) {
       await visit(page, p.path, p.heading);
-      problems.push(...(await violations(page)).map((v) => `${p.name}: ${v}`));
+      problems.push(...(await axeViolations(page)).map((v) => `${p.name}: ${v}`));
     }
     expect(problems).toEqual([]);
   });
@@ -115,23 +93,14 @@ describe('dashboard accessibility and phone layout (issue 49, item 6)', { timeou
   });
 
   it("lays out each page at a phone's width without sideways scrolling, and keeps a screenshot of each", async () => {
-    const context = await h.browser.newContext({
-      baseURL: h.svc.baseUrl,
-      viewport: { width: 390, height: 844 },
-      deviceScaleFactor: 2,
-      isMobile: true,
-      hasTouch: true,
-    });
+    const context = await phoneContext(h);
     try {
       const page = await context.newPage();
       await signIn(page, h.svc.demo!.email, h.svc.demo!.password);
       const wide: string[] = [];
       for (const p of pages) {
         await visit(page, p.path, p.heading);
-        const { scroll, width } = await page.evaluate(() => ({
-          scroll: document.documentElement.scrollWidth,
-          width: window.innerWidth,
-        }));
+        const { scroll, width } = await pageWidth(page);
         if (scroll > width + 1) wide.push(`${p.name}: ${scroll}px wide in a ${width}px screen`);
         await shot(page, `phone-${p.name}`);
       }

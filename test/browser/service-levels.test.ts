@@ -1,7 +1,7 @@
-import axe from 'axe-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Page } from 'playwright-core';
 import { Decimal } from '../../src/domain/decimal.js';
+import { axeViolations, pageWidth, phoneContext } from './a11y.js';
 import { shot, signIn, startHarness, type Harness } from './harness.js';
 
 /**
@@ -104,27 +104,12 @@ describe('service levels page', { timeout: 120_000 }, () => {
 
     // The page as it is now (breaches listed, charts open) passes axe-core too, not only its first state (the
     // accessibility test's visit).
-    await page.evaluate(axe.source);
-    const violations = await page.evaluate(() =>
-      (
-        window as unknown as {
-          axe: { run: (c: unknown, o: unknown) => Promise<{ violations: Array<{ id: string }> }> };
-        }
-      ).axe
-        .run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })
-        .then((r) => r.violations.map((v) => v.id)),
-    );
+    const violations = await axeViolations(page);
     expect(violations).toEqual([]);
   });
 
   it("lays out at a phone's width without sideways scrolling", async () => {
-    const context = await h.browser.newContext({
-      baseURL: h.svc.baseUrl,
-      viewport: { width: 390, height: 844 },
-      deviceScaleFactor: 2,
-      isMobile: true,
-      hasTouch: true,
-    });
+    const context = await phoneContext(h);
     try {
       const phone = await context.newPage();
       await signIn(phone, h.svc.demo!.email, h.svc.demo!.password);
@@ -132,10 +117,7 @@ describe('service levels page', { timeout: 120_000 }, () => {
       const row = phone.getByTestId('slo-row').filter({ hasText: 'Demo Slave 1 (x1)' });
       await row.getByRole('button', { name: /Month history/ }).click();
       await phone.getByRole('img', { name: /Copy latency per day/ }).waitFor();
-      const { scroll, width } = await phone.evaluate(() => ({
-        scroll: document.documentElement.scrollWidth,
-        width: window.innerWidth,
-      }));
+      const { scroll, width } = await pageWidth(phone);
       expect(scroll).toBeLessThanOrEqual(width + 1);
       await shot(phone, 'phone-service-levels');
     } finally {
