@@ -104,8 +104,6 @@ export class AccountWatch {
     while (this.queue.length > 0 && !this.stopped) {
       const job = this.queue.shift()!;
       try {
-        // Follow-ups plan from links; links come from the outcomes of what this Master did before.
-        await this.engine.idle(this.accountId);
         const master = await this.store.accounts.byId(this.accountId);
         // A removed Master's row stays for the history; the watcher lets go of it on its next scan.
         if (!master || master.role !== 'master' || master.removedAt) continue;
@@ -119,9 +117,10 @@ export class AccountWatch {
 
   private async run(master: Account, actions: MasterAction[], catchUp = false): Promise<void> {
     for (const a of actions) {
-      const r = await this.engine.copy(master, a, { source: 'watcher', catchUp });
-      // In order: the next action of this Master plans only after this one's copies have outcomes.
-      await r.done;
+      // In order per Master item: a follow-up plans from the links its item's earlier copies write. The Master's
+      // other items do not wait for them (one slow Slave broker must not hold every Slave's next copy).
+      await this.engine.itemIdle(master.id, a);
+      await this.engine.copy(master, a, { source: 'watcher', catchUp });
     }
   }
 

@@ -47,8 +47,10 @@ export class CopyEngine {
   readonly ordering = new Set<string>();
   /** Trades recorded by this process whose move to accepted is still to be written. */
   readonly accepting = new Set<string>();
-  /** Per Master account, copies still being dispatched: follow-ups of the same account wait for them. */
+  /** Per Master account, copies still being dispatched (what a reconcile pass or a hand-over waits for). */
   private readonly pending = new AccountWork();
+  /** The same copies per Master item: a follow-up of the item plans from the links their outcomes write. */
+  private readonly itemWork = new AccountWork();
   private readonly sender: CopySender;
   private readonly breaker: MasterBreaker | null;
   private readonly inputs: PlanInputs;
@@ -94,6 +96,17 @@ export class CopyEngine {
   /** Waits until every copy of this Master account dispatched so far has its outcome (links exist for what follows). */
   idle(masterAccountId: string): Promise<void> {
     return this.pending.settled(masterAccountId);
+  }
+
+  /**
+   * Waits until every copy dispatched so far for the Master items this action touches has its outcome: its plan
+   * reads the links they write. Copies of the Master's other items go on meanwhile, so one slow Slave broker holds
+   * only the follow-ups of what it is still copying, never the Master's next trade.
+   */
+  itemIdle(masterAccountId: string, action: MasterAction): Promise<void> {
+    const keys = itemKeys(masterAccountId, action);
+    if (keys.length === 0) return this.idle(masterAccountId);
+    return Promise.all(keys.map((k) => this.itemWork.settled(k))).then(() => undefined);
   }
 
   slavesOf(master: Account): Promise<Slave[]> {
@@ -193,15 +206,14 @@ export class CopyEngine {
           .finally(() => this.accepting.delete(tradeId))
       : Promise.resolve();
     const done = Promise.all([accepted, ...dispatched]).then(() => undefined);
-    this.track(master.id, done);
+    this.track(master.id, action, done);
     return { tradeId, recorded: true, dispatched: sends.length, done };
   }
 
-  private track(masterId: string, p: Promise<void>): void {
-    this.pending.add(
-      masterId,
-      this.dispatcher.track(p).catch(() => undefined),
-    );
+  private track(masterId: string, action: MasterAction, p: Promise<void>): void {
+    const ended = this.dispatcher.track(p).catch(() => undefined);
+    this.pending.add(masterId, ended);
+    for (const k of itemKeys(masterId, action)) this.itemWork.add(k, ended);
   }
 
   // ---- dispatch and outcomes ----------------------------------------------------------------------
@@ -279,4 +291,15 @@ export class CopyEngine {
   async flush(): Promise<void> {
     await this.writer.idle();
   }
+}
+
+/**
+ * The Master items whose links an action's outcomes write: its position, its pending order, or both for a fill
+ * (the fill links the Slaves' positions that the position's later actions follow).
+ */
+function itemKeys(masterAccountId: string, action: MasterAction): string[] {
+  const keys: string[] = [];
+  if (action.positionId) keys.push(`${masterAccountId}/position/${action.positionId}`);
+  if (action.orderId) keys.push(`${masterAccountId}/order/${action.orderId}`);
+  return keys;
 }
