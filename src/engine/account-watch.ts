@@ -21,6 +21,9 @@ export class AccountWatch {
   private unsubscribe: (() => void) | null = null;
   private poll: NodeJS.Timeout | null = null;
   private recheck: NodeJS.Timeout | null = null;
+  private retry: NodeJS.Timeout | null = null;
+  /** Jobs failed in a row: the retry's back-off. */
+  private failures = 0;
   private stopped = false;
 
   constructor(
@@ -96,6 +99,7 @@ export class AccountWatch {
     this.unsubscribe?.();
     if (this.poll) clearInterval(this.poll);
     if (this.recheck) clearTimeout(this.recheck);
+    if (this.retry) clearTimeout(this.retry);
     this.queue = [];
     await this.idle();
   }
@@ -109,10 +113,24 @@ export class AccountWatch {
         if (!master || master.role !== 'master' || master.removedAt) continue;
         if (job.kind === 'event') await this.onEvent(master, job.ev);
         else await this.diff(master, job.reason);
+        this.failures = 0;
       } catch (err) {
         this.log(`watcher job failed on ${this.accountId}`, err);
+        this.retryLater();
       }
     }
+  }
+
+  /** The failed job's event is gone: a diff (with the deal replay) finds what it carried once the cause has passed. */
+  private retryLater(): void {
+    if (this.stopped || this.retry) return;
+    const base = this.opts.retryMs ?? 500;
+    const ms = base * 2 ** Math.min(3, this.failures++);
+    this.retry = setTimeout(() => {
+      this.retry = null;
+      this.enqueue({ kind: 'diff', reason: 'retry' });
+    }, ms);
+    this.retry.unref();
   }
 
   private async run(master: Account, actions: MasterAction[], catchUp = false): Promise<void> {

@@ -15,6 +15,12 @@ export interface WatcherOptions {
    * next resync. 0: no second look. Default 3000.
    */
   recheckMs?: number;
+  /**
+   * After a job fails (the store or the broker unreachable: the event that brought it is gone), the Master is diffed
+   * again after this long, doubling on each failure in a row up to 8x: without it a close seen while PostgreSQL
+   * restarted waited for the next resync (up to `resyncMs`) and the Slaves held the position meanwhile. Default 500.
+   */
+  retryMs?: number;
   /** Which Masters this process watches (a worker: those whose lease it holds). Default: all. */
   owns?: (accountId: string) => boolean;
 }

@@ -13,6 +13,7 @@ import { Dispatcher } from '../../src/engine/dispatcher.js';
 import { Reconciler } from '../../src/engine/reconciler.js';
 import { Settler } from '../../src/engine/settler.js';
 import { Watcher } from '../../src/engine/watcher.js';
+import type { WatcherOptions } from '../../src/engine/watch-options.js';
 import { createSimAdapterFactory } from '../../src/platforms/sim/factory.js';
 import type { SimBroker } from '../../src/simulator/broker.js';
 import { Store } from '../../src/store/store.js';
@@ -38,6 +39,8 @@ export async function startEngine(o: {
   reconcileYoungMs?: number;
   /** Told each statement the store sends (the store's driver hook). */
   onStatement?: (query: string) => void;
+  /** The watcher's options over the harness's (its recheck after a start, its retry after a failed job). */
+  watch?: Pick<WatcherOptions, 'recheckMs' | 'retryMs'>;
   /** The engine's `heldSlavesMaxAgeMs` (its default when absent). */
   heldSlavesMaxAgeMs?: number;
 }) {
@@ -57,7 +60,12 @@ export async function startEngine(o: {
     ...(o.logger ? { logger: o.logger } : {}),
     ...(o.heldSlavesMaxAgeMs !== undefined ? { heldSlavesMaxAgeMs: o.heldSlavesMaxAgeMs } : {}),
   });
-  const watcher = new Watcher(store, adapters, engine, { logger: false, resyncMs: 3_600_000, scanMs: 3_600_000 });
+  const watcher = new Watcher(store, adapters, engine, {
+    logger: false,
+    resyncMs: 3_600_000,
+    scanMs: 3_600_000,
+    ...o.watch,
+  });
   const settler = new Settler(store, adapters, engine, {
     graceMs: 0,
     everyMs: 3_600_000,
