@@ -1,3 +1,4 @@
+import { WorkClaims } from './work-claims.js';
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../domain/errors.js';
 import { withDefaults } from '../domain/copy-rule.js';
@@ -125,7 +126,11 @@ describe('Admission.admit: what the engine knows of each eligible Slave', () => 
     } as unknown as AdapterRegistry;
     const engine = {
       clock: () => now,
-      inFlight: new Set(['int_busy']),
+      claims: (() => {
+        const c = new WorkClaims();
+        c.holdIntents(['int_busy']);
+        return c;
+      })(),
       dispatcher: { load: (id: string) => ({ queued: o.queued[id] ?? 0, ratePerSec: 5 }) },
       retrying: o.retrying ?? new RetryHolds(),
     } as unknown as CopyEngine;

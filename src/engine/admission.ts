@@ -124,7 +124,7 @@ export class Admission {
     const refused: Backlogged[] = [];
     for (const s of slaves) {
       const ages = rows
-        .filter((r) => r.intent.slaveAccountId === s.account.id && !this.engine.inFlight.has(r.intent.id))
+        .filter((r) => r.intent.slaveAccountId === s.account.id && !this.engine.claims.holdsIntent(r.intent.id))
         .map((r) => now - (r.trade.actionAt ?? r.trade.createdAt).getTime())
         .filter((age) => age < s.rule.maxDelayMs);
       const { queued, ratePerSec } = this.engine.dispatcher.load(s.account.id, s.adapter!);

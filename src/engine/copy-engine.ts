@@ -21,6 +21,7 @@ import { GroupMovedError } from '../domain/group-moved.js';
 import type { HeldGroupSlaves } from '../store/repos/group-slaves-read.js';
 import { MasterBreaker, pauseTripped } from './circuit-breaker.js';
 import { SpecCache } from './spec-cache.js';
+import { WorkClaims } from './work-claims.js';
 import { PlanInputs, type Planned, type Slave } from './plan-inputs.js';
 import type { CopyOptions, CopyResult } from './copy-options.js';
 import type { CopyObserver } from './copy-observer.js';
@@ -41,12 +42,8 @@ export class CopyEngine {
   readonly specs = new SpecCache();
   /** Per Slave, copies waiting to be sent again after a refusal their broker said to retry (admission reads it). */
   readonly retrying = new RetryHolds();
-  /** Intents being sent by this process: the settle loop leaves them alone. */
-  readonly inFlight = new Set<string>();
-  /** Order-route trades whose route is still running in this process: the settle loop leaves them alone. */
-  readonly ordering = new Set<string>();
-  /** Trades recorded by this process whose move to accepted is still to be written. */
-  readonly accepting = new Set<string>();
+  /** What this process holds of the ledger's unfinished work, and the settle loop's rule for the rest. */
+  readonly claims = new WorkClaims();
   /** Per Master account, copies still being dispatched (what a reconcile pass or a hand-over waits for). */
   private readonly pending = new AccountWork();
   /** The same copies per Master item: a follow-up of the item plans from the links their outcomes write. */
@@ -152,20 +149,20 @@ export class CopyEngine {
 
     const sends = planned.filter((p) => p.send);
     // Ours from the moment they are durable: the settle loop must not take them for orphans of a crash.
-    for (const p of sends) this.inFlight.add(p.row.id);
+    this.claims.holdIntents(sends.map((p) => p.row.id));
     const t1 = performance.now();
     // Each row names the Slave's rule revision it was planned under (the store keeps it in the rule's JSON).
     for (const p of planned) if (p.slave.rule.revision !== undefined) p.row.ruleRevision = p.slave.rule.revision;
     const masterOutcome = opts.masterOutcome;
     const refPrice = masterOutcome?.fillPrice ?? (action.type === 'market' ? action.price : null);
     const forget = () => {
-      for (const p of sends) this.inFlight.delete(p.row.id);
+      for (const p of sends) this.claims.releaseIntent(p.row.id);
     };
     const notRecorded = { tradeId, recorded: false, dispatched: 0, done: Promise.resolve() };
     let rec: Awaited<ReturnType<typeof recordPlan>>;
     try {
       const plan = { master, action, opts, tradeId, planned, sends: sends.length, refPrice, recent };
-      rec = await recordPlan(this.store, plan, this.accepting);
+      rec = await recordPlan(this.store, plan, this.claims);
     } catch (err) {
       forget();
       throw err;
@@ -203,7 +200,7 @@ export class CopyEngine {
     const accepted = deferred
       ? this.writer
           .push({ trade: { id: tradeId, set: { status: 'accepted' } }, events: deferred })
-          .finally(() => this.accepting.delete(tradeId))
+          .finally(() => this.claims.acceptWritten(tradeId))
       : Promise.resolve();
     const done = Promise.all([accepted, ...dispatched]).then(() => undefined);
     this.track(master.id, action, done);
@@ -226,7 +223,7 @@ export class CopyEngine {
     latency: Record<string, number>,
     recordedAt: number,
   ): Promise<void> {
-    // In inFlight since copy() put it there before the record; out of it once its outcome is written.
+    // Held since copy() claimed it before the record; let go once its outcome is written.
     const id = p.row.id;
     try {
       const fresh = this.clock() - trade.actionAt.getTime() <= p.slave.rule.maxDelayMs;
@@ -242,7 +239,7 @@ export class CopyEngine {
       const row = p.row as CopyIntent;
       await this.sender.sendOp(master, tradeId, trade, row, p.slave, op, 1, { ...latency }, recordedAt);
     } finally {
-      this.inFlight.delete(id);
+      this.claims.releaseIntent(id);
     }
   }
 

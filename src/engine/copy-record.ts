@@ -9,6 +9,7 @@ import type { CopyOptions } from './copy-options.js';
 import { orderRouteEvents } from './group-slaves.js';
 import { actionTrade, fanoutTradeSet } from './ledger.js';
 import type { Planned } from './plan-inputs.js';
+import type { WorkClaims } from './work-claims.js';
 
 export interface PlanToRecord {
   master: Account;
@@ -29,9 +30,9 @@ export interface PlanToRecord {
 export async function recordPlan(
   store: Store,
   p: PlanToRecord,
-  accepting: Set<string>,
+  claims: WorkClaims,
 ): Promise<{ deferred: NewEvent[] | null } | null> {
-  return p.opts.tradeId ? recordOrderRoute(store, p) : recordAction(store, p, accepting);
+  return p.opts.tradeId ? recordOrderRoute(store, p) : recordAction(store, p, claims);
 }
 
 /** The order route: its trade exists (recorded before the Master broker was called); its intents go in now. */
@@ -52,18 +53,18 @@ async function recordOrderRoute(store: Store, p: PlanToRecord): Promise<{ deferr
 
 /**
  * An action seen at the Master: the trade with its rows, guarded when planned on the group as held. While it has
- * sends, it is recorded and stays so (in `accepting`) until the first outcome batch moves it to accepted.
+ * sends, it is recorded and stays so (claimed as accept-pending) until the first outcome batch moves it to accepted.
  */
 async function recordAction(
   store: Store,
   p: PlanToRecord,
-  accepting: Set<string>,
+  claims: WorkClaims,
 ): Promise<{ deferred: NewEvent[] | null } | null> {
   const { master, action, opts, tradeId, recent } = p;
   const rows = p.planned.map((x) => x.row);
   const trade = actionTrade(master, action, tradeId, opts, p.sends, p.refPrice);
   const events = actionEvents(trade, rows);
-  if (p.sends > 0) accepting.add(tradeId);
+  if (p.sends > 0) claims.acceptPending(tradeId);
   const recorded = await store.trades
     .recordAction(
       trade,
@@ -73,11 +74,11 @@ async function recordAction(
       recent ? { groupId: master.groupId!, settled: recent.settled } : undefined,
     )
     .catch((err: unknown) => {
-      accepting.delete(tradeId);
+      claims.acceptWritten(tradeId);
       throw err;
     });
   if (!recorded) {
-    accepting.delete(tradeId);
+    claims.acceptWritten(tradeId);
     return null;
   }
   return { deferred: p.sends > 0 ? events : null };

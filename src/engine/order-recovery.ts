@@ -32,7 +32,7 @@ export async function recoverOrderTrade(
   trade: Trade,
   opts: { absentAfterMs: number },
 ): Promise<RecoveryResult> {
-  if (engine.ordering.has(trade.id)) return 'skipped';
+  if (engine.claims.orderRouteRunning(trade.id)) return 'skipped';
   const master = await store.accounts.byId(trade.masterAccountId);
   if (!master) return 'unknown';
   const adapter = await adapters.forAccount(master).catch(() => null);

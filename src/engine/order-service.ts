@@ -82,7 +82,7 @@ export class OrderService {
     const tradeId = newId('trd');
     const tag = correlationTag({ tradeId, accountId: master.id, action: 'open' });
     // From before the row exists until the route has answered, the settle loop leaves this trade alone.
-    this.engine.ordering.add(tradeId);
+    this.engine.claims.orderRouteStarted(tradeId);
     try {
       await this.store.trades.insertTrade({
         id: tradeId,
@@ -104,7 +104,7 @@ export class OrderService {
       });
       return await this.place(adapter, master, tradeId, tag, input, receivedAt, requestId);
     } finally {
-      this.engine.ordering.delete(tradeId);
+      this.engine.claims.orderRouteEnded(tradeId);
     }
   }
 

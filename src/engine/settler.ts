@@ -160,8 +160,7 @@ export class Settler {
     const rows = (await this.store.trades.unsettledIntents()).filter(
       ({ intent, trade }) =>
         owns(trade.masterAccountId) &&
-        (this.resendingIds.has(intent.id) ||
-          (!this.engine.inFlight.has(intent.id) && now - intent.updatedAt.getTime() >= graceMs)),
+        (this.resendingIds.has(intent.id) || this.engine.claims.settleMayTakeIntent(intent, now, graceMs)),
     );
     // Slaves in parallel; within a Slave, writes about one Master position in order (see chains()).
     const bySlave = new Map<string, Row[]>();
@@ -172,7 +171,7 @@ export class Settler {
 
   private async recoverOrders(report: SettleReport, now: number, owns: Owns, graceMs: number): Promise<void> {
     for (const t of await this.store.trades.apiTradesAwaitingMaster()) {
-      if (!owns(t.masterAccountId) || this.engine.ordering.has(t.id) || now - t.updatedAt.getTime() < graceMs) continue;
+      if (!owns(t.masterAccountId) || !this.engine.claims.settleMayTakeOrderRoute(t, now, graceMs)) continue;
       try {
         report.orders[
           await recoverOrderTrade(this.store, this.adapters, this.engine, t, {
@@ -189,8 +188,7 @@ export class Settler {
   /** A crash between recording an action and marking it accepted: write that move, and its events, now. */
   private async acceptRecorded(now: number, owns: Owns, graceMs: number): Promise<void> {
     for (const t of await this.store.trades.tradesInStatus('recorded')) {
-      if (!owns(t.masterAccountId) || this.engine.accepting.has(t.id) || now - t.updatedAt.getTime() < graceMs)
-        continue;
+      if (!owns(t.masterAccountId) || !this.engine.claims.settleMayAccept(t, now, graceMs)) continue;
       await this.store.trades.applyOutcomes([
         {
           trade: { id: t.id, set: { status: 'accepted' } },
@@ -231,8 +229,7 @@ export class Settler {
     report: SettleReport,
     detached: Array<Promise<unknown>>,
   ): Promise<void> {
-    if (this.engine.inFlight.has(r.intent.id)) return;
-    this.engine.inFlight.add(r.intent.id);
+    if (!this.engine.claims.tryHoldIntent(r.intent.id)) return;
     let resend: Promise<unknown> | null = null;
     try {
       // The pass read its rows at its start; a write whose answer came after the grace may have been finished
@@ -250,7 +247,7 @@ export class Settler {
       if (this.opts.logger) this.opts.logger.error({ err, intentId: r.intent.id }, 'settling an intent failed');
     } finally {
       if (resend && last) this.detach(r.intent.id, resend, detached);
-      else this.engine.inFlight.delete(r.intent.id);
+      else this.engine.claims.releaseIntent(r.intent.id);
     }
   }
 
@@ -261,7 +258,7 @@ export class Settler {
         if (this.opts.logger) this.opts.logger.error({ err, intentId }, 'a settle resend failed');
       })
       .finally(() => {
-        this.engine.inFlight.delete(intentId);
+        this.engine.claims.releaseIntent(intentId);
         this.resendingIds.delete(intentId);
         this.resending.delete(done);
       });
