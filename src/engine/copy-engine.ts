@@ -8,12 +8,12 @@ import type { AdapterRegistry } from './adapter-registry.js';
 import type { Dispatcher } from './dispatcher.js';
 import type { MasterAction } from './actions.js';
 import { RetryHolds } from './rate-limit.js';
-import { opOf, type IntentOp } from './intent-ops.js';
+import { opOf, } from './intent-ops.js';
 import { OutcomeWriter } from './outcome-writer.js';
 import type { PreTradeCheck } from './planner.js';
 import type { TradeLike } from './ledger.js';
 import { AccountWork } from './account-work.js';
-import { CopySender } from './copy-sender.js';
+import { CopySender, type SendRequest } from './copy-sender.js';
 import { recordPlan } from './copy-record.js';
 import type { CopyEngineOptions } from './copy-engine-options.js';
 import { groupSlaves, withAdapters } from './group-slaves.js';
@@ -237,26 +237,25 @@ export class CopyEngine {
         linkVolume: p.link?.volume ?? null,
       });
       const row = p.row as CopyIntent;
-      await this.sender.sendOp(master, tradeId, trade, row, p.slave, op, 1, { ...latency }, recordedAt);
+      await this.sender.sendOp({
+        master,
+        tradeId,
+        trade,
+        row,
+        slave: p.slave,
+        op,
+        attempt: 1,
+        latency: { ...latency },
+        queuedAt: recordedAt,
+      });
     } finally {
       this.claims.releaseIntent(id);
     }
   }
 
   /** Sends one op, settles a timeout by one look at the broker, and writes the outcome (copy-sender.ts). */
-  sendOp(
-    master: Account,
-    tradeId: string,
-    trade: TradeLike,
-    row: CopyIntent,
-    slave: Slave,
-    op: IntentOp,
-    attempt: number,
-    latency: Record<string, number>,
-    queuedAt: number,
-    prevTags: string[] = [],
-  ): Promise<OrderOutcome> {
-    return this.sender.sendOp(master, tradeId, trade, row, slave, op, attempt, latency, queuedAt, prevTags);
+  sendOp(s: SendRequest): Promise<OrderOutcome> {
+    return this.sender.sendOp(s);
   }
 
   /** Resolves once no broker write of this Master's copies is between its write gate and its outcome. */

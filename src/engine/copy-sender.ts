@@ -15,6 +15,24 @@ import type { Slave } from './plan-inputs.js';
 import { copyRetryWindow, type RetryHolds, retryTopic, sendPaced } from './rate-limit.js';
 import { fencedCall } from './write-fence.js';
 
+/** One broker write of a ledger row: what is sent for which Master action, and what its outcome record carries. */
+export interface SendRequest {
+  master: Account;
+  tradeId: string;
+  trade: TradeLike;
+  row: CopyIntent;
+  slave: Slave;
+  op: IntentOp;
+  /** 1 for the first send; the settle loop's resends count on. */
+  attempt: number;
+  /** Per-hop timings so far (ms), this send's own object: the send adds its hops. */
+  latency: Record<string, number>;
+  /** `performance.now()` when the write was queued (the send hop counts from it). */
+  queuedAt: number;
+  /** Tags of the earlier attempts, kept on the row for lookups. */
+  prevTags?: string[];
+}
+
 /**
  * The engine's broker writes: each passes the write gate at the moment it leaves, is paced and retried as its
  * broker says, has a lone timeout settled by one look at the broker, and ends in an outcome written. Tracks the
@@ -55,21 +73,11 @@ export class CopySender {
   }
 
   /** Sends one op, settles a timeout by one look at the broker, and writes the outcome. */
-  sendOp(
-    master: Account,
-    tradeId: string,
-    trade: TradeLike,
-    row: CopyIntent,
-    slave: Slave,
-    op: IntentOp,
-    attempt: number,
-    latency: Record<string, number>,
-    queuedAt: number,
-    prevTags: string[] = [],
-  ): Promise<OrderOutcome> {
+  sendOp(s: SendRequest): Promise<OrderOutcome> {
+    const { master } = s;
     // Counted from before the write gate to the outcome: `writesEnded` waits for every one of them (a hand-over).
     this.lastCopy.set(master.id, this.clock());
-    const p = this.sendOpNow(master, tradeId, trade, row, slave, op, attempt, latency, queuedAt, prevTags);
+    const p = this.sendOpNow(s);
     // Only a worker under leases waits for them (at a hand-over); elsewhere the two promises and the set entry of
     // each send would be made for nobody, on the path to a fan-out's last send.
     if (!this.fenced) return p;
@@ -101,18 +109,8 @@ export class CopySender {
     return this.lastCopy.get(masterAccountId) ?? 0;
   }
 
-  private async sendOpNow(
-    master: Account,
-    tradeId: string,
-    trade: TradeLike,
-    row: CopyIntent,
-    slave: Slave,
-    op: IntentOp,
-    attempt: number,
-    latency: Record<string, number>,
-    queuedAt: number,
-    prevTags: string[],
-  ): Promise<OrderOutcome> {
+  private async sendOpNow(s: SendRequest): Promise<OrderOutcome> {
+    const { master, tradeId, trade, row, slave, op, attempt, latency, queuedAt } = s;
     const adapter = slave.adapter!;
     // Unsent, the row stays as recorded: the lease's new holder settles it (lookup by tag, then its own send).
     if (!this.mayWrite(master.id)) this.refuse(master.id);
@@ -166,7 +164,7 @@ export class CopySender {
       outcomeWrite(master, tradeId, trade, row, slave.account.id, op, outcome, {
         attempts: attempt,
         latency,
-        prevTags,
+        prevTags: s.prevTags ?? [],
       }),
     );
     this.observer?.settled(platform, outcome, latency, attempt);

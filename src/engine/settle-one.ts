@@ -142,17 +142,17 @@ async function resend(deps: SettleDeps, intent: CopyIntent, trade: Trade, j: Jud
   const prevTags = [...j.prevTags, intent.tag];
   await deps.store.trades.updateIntent(intent.id, { state: 'sent', attempts: attempt, tag, prevTags });
   // Handed back unawaited: the pass decides whether to wait for it (see Settler.pass).
-  const sent = deps.engine.sendOp(
-    j.master,
-    trade.id,
-    j.t,
+  const sent = deps.engine.sendOp({
+    master: j.master,
+    tradeId: trade.id,
+    trade: j.t,
     row,
-    j.slave,
-    resendOp,
+    slave: j.slave,
+    op: resendOp,
     attempt,
-    { ...((intent.latency as Record<string, number>) ?? {}) },
-    performance.now(),
-    [...j.prevTags, intent.tag],
-  );
+    latency: { ...((intent.latency as Record<string, number>) ?? {}) },
+    queuedAt: performance.now(),
+    prevTags,
+  });
   return { result: 'resent', resend: sent };
 }
