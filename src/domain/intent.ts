@@ -6,6 +6,14 @@
 export const INTENT_STATES = ['planned', 'sent', 'confirmed', 'rejected', 'denied', 'unresolved', 'skipped'] as const;
 export type IntentState = (typeof INTENT_STATES)[number];
 
+const STATES: ReadonlySet<string> = new Set(INTENT_STATES);
+
+/** Reads a stored row's state; a state we never write is a corrupt row, not something to guess about. */
+export function intentState(s: string): IntentState {
+  if (!STATES.has(s)) throw new Error(`unknown intent state ${s}`);
+  return s as IntentState;
+}
+
 /** The states an intent is recorded in: to be sent, or decided without a send (skipped, denied by the risk guard). */
 export const INITIAL_STATES: readonly IntentState[] = ['planned', 'skipped', 'denied'];
 

@@ -1,11 +1,14 @@
 import type { Decimal } from './decimal.js';
 import type { OrderType, Side } from './types.js';
+import type { IntentAction } from './intent-action.js';
+import type { IntentState } from './intent.js';
 
 /**
  * The copy ledger as the engine sees it: trades, copy intents, position links and the watcher's view of Master
  * items. Volumes and prices are `Decimal`, never strings to re-parse. The store maps its rows to these and back
- * (src/store/ledger-mappers.ts). Sides, order types and link kinds are typed (only typed values are written);
- * actions, states and statuses stay the strings the rows hold (domain/intent-action.ts and intent.ts read them).
+ * (src/store/ledger-mappers.ts). Sides, order types, link kinds and a row's action and state are typed (the mappers
+ * read a row's action and state through `intentAction` and `intentState`, which refuse a name we never write); a
+ * trade's action, source and status stay the strings its row holds.
  */
 
 /** A trade on a Master (sent through the API or seen by the watcher) and what the Master's broker said. */
@@ -59,14 +62,14 @@ export interface CopyIntent {
   tradeId: string;
   slaveAccountId: string;
   tag: string;
-  action: string;
+  action: IntentAction;
   symbol: string;
   side: Side;
   plannedVolume: Decimal | null;
   plannedPrice: Decimal | null;
   stopLoss: Decimal | null;
   takeProfit: Decimal | null;
-  state: string;
+  state: IntentState;
   skipReason: string | null;
   outcome: unknown;
   brokerOrderId: string | null;

@@ -8,7 +8,7 @@ import type { AdapterRegistry } from './adapter-registry.js';
 import type { Dispatcher } from './dispatcher.js';
 import type { MasterAction } from './actions.js';
 import { RetryHolds } from './rate-limit.js';
-import { opOf, } from './intent-ops.js';
+import { opOf } from './intent-ops.js';
 import { OutcomeWriter } from './outcome-writer.js';
 import type { PreTradeCheck } from './planner.js';
 import type { TradeLike } from './ledger.js';

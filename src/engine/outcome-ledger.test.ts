@@ -5,6 +5,7 @@ import { confirmed, rejected } from '../platforms/adapter.js';
 import { testAccount } from '../../test/helpers/account.js';
 import type { TradeLike } from './ledger.js';
 import { outcomeWrite } from './outcome-ledger.js';
+import type { OutcomeRow } from './outcome-confirmed.js';
 
 const master = testAccount('m', { role: 'master' });
 const trade: TradeLike = {
@@ -15,9 +16,9 @@ const trade: TradeLike = {
   side: 'buy',
   actionAt: new Date(0),
 };
-const row = (o: Partial<CopyIntent> = {}) => ({
+const row = (o: Partial<CopyIntent> = {}): OutcomeRow => ({
   id: 'int_1',
-  action: 'open',
+  action: 'open' as const,
   symbol: 'EURUSD',
   side: 'buy' as const,
   plannedVolume: dec('0.2'),

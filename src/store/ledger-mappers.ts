@@ -11,6 +11,8 @@ import type {
   Trade,
 } from '../domain/ledger-types.js';
 import type { OrderType, Side } from '../domain/types.js';
+import { intentAction } from '../domain/intent-action.js';
+import { intentState } from '../domain/intent.js';
 import type { copyIntents, masterItems, positionLinks, trades } from './schema.js';
 
 /**
@@ -72,6 +74,8 @@ export const tradeSetToRow = (t: Partial<NewTrade>): Partial<TradeInsert> => wit
 
 export const intentFromRow = (r: IntentRow): CopyIntent => ({
   ...r,
+  action: intentAction(r.action),
+  state: intentState(r.state),
   side: r.side as Side,
   plannedVolume: decOrNull(r.plannedVolume),
   plannedPrice: decOrNull(r.plannedPrice),

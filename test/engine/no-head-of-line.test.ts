@@ -52,7 +52,12 @@ describe('one slow Slave does not hold the Master’s other trades', BOOTS_A_STO
     // Q's copies are sent while the slow broker still holds P's: the quick Slave and the slow one's own connection.
     await vi.waitFor(
       () => {
-        expect(broker.positions(quick.sim).map((x) => x.volume.toString()).sort()).toEqual(['0.1', '0.2']);
+        expect(
+          broker
+            .positions(quick.sim)
+            .map((x) => x.volume.toString())
+            .sort(),
+        ).toEqual(['0.1', '0.2']);
         expect(broker.positions(slow.sim).map((x) => x.volume.toString())).toEqual(['0.2']);
       },
       { timeout: 20_000, interval: 20 },
@@ -61,13 +66,21 @@ describe('one slow Slave does not hold the Master’s other trades', BOOTS_A_STO
 
     release!();
     await h.idle();
-    expect(broker.positions(slow.sim).map((x) => x.volume.toString()).sort()).toEqual(['0.1', '0.2']);
+    expect(
+      broker
+        .positions(slow.sim)
+        .map((x) => x.volume.toString())
+        .sort(),
+    ).toEqual(['0.1', '0.2']);
 
     // A follow-up of P plans from P's links: it still comes after P's copies, on both Slaves.
     broker.closePosition(g.masterSim, p.id);
     await h.idle();
     for (const s of [slow, quick])
-      expect(broker.positions(s.sim).map((x) => x.volume.toString()), s.account.id).toEqual(['0.2']);
+      expect(
+        broker.positions(s.sim).map((x) => x.volume.toString()),
+        s.account.id,
+      ).toEqual(['0.2']);
     const trades = await h.store.trades.tradesOfMasterPosition(g.master.id, p.id);
     const close = trades.find((t) => t.action === 'close')!;
     const rows = await h.store.trades.intentsOfTrade(close.id);

@@ -1,3 +1,4 @@
+import type { IntentState } from '../../src/domain/intent.js';
 import { intentRow, seedAccounts, tradeRow } from '../helpers/store-seed.js';
 import { beforeAll, afterAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/store.js';
@@ -256,7 +257,7 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
         userId: u.id,
         masterAccountId: m.id,
         source: 'api',
-        action: 'open',
+        action: 'open' as const,
         symbol: 'EURUSD',
         side: 'buy',
         orderType: 'market',
@@ -269,18 +270,18 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
         tradeId: t.id,
         slaveAccountId: s.id,
         tag,
-        action: 'open',
+        action: 'open' as const,
         symbol: 'EURUSD',
         side: 'buy' as const,
         plannedVolume: dec('0.2'),
-        state: 'planned',
+        state: 'planned' as const,
       });
       const t2 = await store.trades.insertTrade({
         id: newId('trd'),
         userId: u.id,
         masterAccountId: m.id,
         source: 'api',
-        action: 'open',
+        action: 'open' as const,
         symbol: 'EURUSD',
         side: 'buy',
         orderType: 'market',
@@ -328,7 +329,7 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
         userId: u.id,
         masterAccountId: m.id,
         source: 'api',
-        action: 'open',
+        action: 'open' as const,
         symbol: 'EURUSD',
         side: 'buy',
         orderType: 'market',
@@ -336,12 +337,12 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
         tag: newId('act'),
         status: 'pending',
       });
-      const intent = (state: string) => ({
+      const intent = (state: IntentState) => ({
         id: newId('int'),
         tradeId: t.id,
         slaveAccountId: s.id,
         tag: newId('act'),
-        action: 'open',
+        action: 'open' as const,
         symbol: 'EURUSD',
         side: 'buy' as const,
         plannedVolume: dec('0.1'),
@@ -469,7 +470,7 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
         userId: u.id,
         masterAccountId: m.id,
         source: 'watcher',
-        action: 'open',
+        action: 'open' as const,
         symbol: 'EURUSD',
         side: 'buy' as const,
         orderType: 'market' as const,
@@ -485,14 +486,14 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
         tradeId: t.id,
         slaveAccountId: s.id,
         tag: newId('act'),
-        action: 'open',
+        action: 'open' as const,
         symbol: 'EURUSD',
         side: 'buy' as const,
         plannedVolume: dec(v),
         plannedPrice: i === 0 ? null : dec('1.1'),
         stopLoss: stop,
         takeProfit: i === 2 ? dec('1.2') : null,
-        state: i === 3 ? 'skipped' : 'planned',
+        state: i === 3 ? ('skipped' as const) : ('planned' as const),
         ...(i === 3 ? { skipReason: 'x: y' } : {}),
       }));
       expect(await store.trades.recordAction(t, rows, [])).toBe(true);
@@ -533,7 +534,7 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       const reasons = ['a "quoted", {braced} \\ reason', 'NULL', null, ''];
       const rows = reasons.map((reason, i) => ({
         ...intentRow(t2.id, s.id),
-        ...(reason === null ? {} : { state: 'skipped', skipReason: reason }),
+        ...(reason === null ? {} : { state: 'skipped' as const, skipReason: reason }),
         plannedVolume: dec('0.1'),
         ...(i % 2 === 0 ? { latency: { plan: i, note: 'x"y' } } : {}),
         ...(i === 1 ? { attempts: 3 } : {}),
@@ -752,7 +753,7 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
         userId: u.id,
         masterAccountId: m.id,
         source: 'api',
-        action: 'open',
+        action: 'open' as const,
         symbol: 'EURUSD',
         side: 'buy',
         orderType: 'market',
@@ -766,11 +767,11 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
           tradeId: t.id,
           slaveAccountId: s.id,
           tag: newId('act'),
-          action: 'open',
+          action: 'open' as const,
           symbol: 'EURUSD',
           side: 'buy',
           plannedVolume: dec('0.1'),
-          state: 'planned',
+          state: 'planned' as const,
         },
       ]);
       expect((await store.trades.unsettledIntents()).map((r) => r.intent.slaveAccountId)).toContain(s.id);

@@ -4,6 +4,8 @@ import { rowsOf } from '../rows-of.js';
 import { dec, decOrNull } from '../../domain/decimal.js';
 import type { ReplayIntent, ReplayTrade } from '../../domain/revisions/replay-types.js';
 import type { OrderType, Side } from '../../domain/types.js';
+import { intentAction } from '../../domain/intent-action.js';
+import { intentState } from '../../domain/intent.js';
 
 /** What a what-if replay reads of a period (docs/what-if.md); it reads only, never writes. */
 export interface ReplayHistory {
@@ -85,8 +87,8 @@ export class ReplayHistoryRepo {
 
 const intentOf = (i: IntentTuple): ReplayIntent => ({
   id: i[0],
-  action: i[1],
-  state: i[2],
+  action: intentAction(i[1]),
+  state: intentState(i[2]),
   skipReason: i[3],
   side: i[4],
   symbol: i[5],
