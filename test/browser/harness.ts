@@ -24,9 +24,10 @@ export interface Harness {
 }
 
 /** The service in demo mode on port 0 with a temp data dir, in process, and a headless Chromium. */
-export async function startHarness(): Promise<Harness> {
+/** The demo service and a browser; `env` is the service's environment (e.g. a shorter evaluator interval). */
+export async function startHarness(env: Record<string, string> = {}): Promise<Harness> {
   const dataDir = mkdtempSync(join(tmpdir(), 'ct-browser-'));
-  const svc = await startService(loadConfig({ dataDir, port: '0', demo: true }, {}), false);
+  const svc = await startService(loadConfig({ dataDir, port: '0', demo: true }, env), false);
   const browser = await chromium.launch({ executablePath: CHROMIUM.path, headless: true, args: CHROMIUM.args });
   const contexts: BrowserContext[] = [];
   return {
