@@ -103,6 +103,7 @@ export class CopyEngine {
   itemIdle(masterAccountId: string, action: MasterAction): Promise<void> {
     const keys = itemKeys(masterAccountId, action);
     if (keys.length === 0) return this.idle(masterAccountId);
+    keys.push(unnamedKey(masterAccountId));
     return Promise.all(keys.map((k) => this.itemWork.settled(k))).then(() => undefined);
   }
 
@@ -291,11 +292,16 @@ export class CopyEngine {
 
 /**
  * The Master items whose links an action's outcomes write: its position, its pending order, or both for a fill
- * (the fill links the Slaves' positions that the position's later actions follow).
+ * (the fill links the Slaves' positions that the position's later actions follow). A market order whose position the
+ * Master's broker did not name (the order route, on some brokers) links a position not known yet: its copies are
+ * waited for by every follow-up of the Master until they end.
  */
 function itemKeys(masterAccountId: string, action: MasterAction): string[] {
   const keys: string[] = [];
   if (action.positionId) keys.push(`${masterAccountId}/position/${action.positionId}`);
+  else if (action.type === 'market') keys.push(unnamedKey(masterAccountId));
   if (action.orderId) keys.push(`${masterAccountId}/order/${action.orderId}`);
   return keys;
 }
+
+const unnamedKey = (masterAccountId: string) => `${masterAccountId}/position/?`;
