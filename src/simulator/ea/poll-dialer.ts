@@ -59,7 +59,10 @@ class PollConnection implements EaConnection {
   private async poll(): Promise<void> {
     const body = `[${this.outbox.join(',')}]`;
     this.outbox = [];
-    const headers: Record<string, string> = { authorization: `Bearer ${this.token}`, 'content-type': 'application/json' };
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.token}`,
+      'content-type': 'application/json',
+    };
     if (this.session) headers[SESSION_HEADER] = this.session;
     let messages: unknown[];
     try {
