@@ -3511,11 +3511,20 @@ export interface operations {
                             url: string;
                         };
                         status: {
+                            /** @description the last heartbeat's, a decimal string */
+                            balance: string | null;
                             connected: boolean;
                             ea: string | null;
+                            /** @description the last heartbeat's, a decimal string */
+                            equity: string | null;
                             heartbeatAgeSec: number | null;
                             helloAt: string | null;
+                            /** @description when the EA's last heartbeat (or its hello, before any) arrived */
+                            lastSeenAt: string | null;
                             marginMode: "hedging" | "netting" | null;
+                            /** @description no heartbeat for silentAfterSec: the account counts as disconnected */
+                            silent: boolean;
+                            silentAfterSec: number;
                             terminalBuild: number | null;
                             tradeAllowed: boolean | null;
                         };

@@ -25,6 +25,13 @@ const Status = Type.Object({
   connected: Type.Boolean(),
   helloAt: Type.Union([Type.String(), Type.Null()]),
   heartbeatAgeSec: Type.Union([Type.Number(), Type.Null()]),
+  lastSeenAt: Type.Union([Type.String(), Type.Null()], {
+    description: "when the EA's last heartbeat (or its hello, before any) arrived",
+  }),
+  silent: Type.Boolean({ description: 'no heartbeat for silentAfterSec: the account counts as disconnected' }),
+  silentAfterSec: Type.Number(),
+  balance: Type.Union([Type.String(), Type.Null()], { description: "the last heartbeat's, a decimal string" }),
+  equity: Type.Union([Type.String(), Type.Null()], { description: "the last heartbeat's, a decimal string" }),
   tradeAllowed: Type.Union([Type.Boolean(), Type.Null()]),
   ea: Type.Union([Type.String(), Type.Null()]),
   terminalBuild: Type.Union([Type.Integer(), Type.Null()]),
@@ -129,11 +136,18 @@ export async function connectBridgeRoutes(app: FastifyInstance, deps: ApiDeps): 
     async (req) => {
       const { link } = await owned(req, req.params.account_id);
       const hb = link?.heartbeat ?? null;
+      const now = Date.now();
+      const seen = Math.max(link?.helloAt ?? 0, hb?.receivedAt ?? 0);
       return {
         status: {
           connected: link?.connected ?? false,
           helloAt: link?.helloAt ? new Date(link.helloAt).toISOString() : null,
-          heartbeatAgeSec: hb ? Math.max(0, (Date.now() - hb.receivedAt) / 1000) : null,
+          heartbeatAgeSec: hb ? Math.max(0, (now - hb.receivedAt) / 1000) : null,
+          lastSeenAt: seen ? new Date(seen).toISOString() : null,
+          silent: link?.beat(now, bridge.hub.silentAfterMs) === 'silent',
+          silentAfterSec: bridge.hub.silentAfterMs / 1000,
+          balance: hb?.balance ?? null,
+          equity: hb?.equity ?? null,
           tradeAllowed: hb?.tradeAllowed ?? link?.hello?.tradeAllowed ?? null,
           ea: link?.hello?.ea ?? null,
           terminalBuild: link?.hello?.build ?? null,
