@@ -3308,7 +3308,9 @@ export interface operations {
                         bridge: {
                             /** @description what to add to the terminal's list of allowed URLs */
                             allowList: string;
-                            /** @description what the EA connects to (its BridgeUrl input) */
+                            /** @description what the MT4 EA polls (its BridgeUrl input): HTTPS long polling */
+                            pollUrl: string;
+                            /** @description what the MT5 EA connects to (its BridgeUrl input): the WebSocket */
                             url: string;
                         };
                         token: {
@@ -3507,7 +3509,9 @@ export interface operations {
                         bridge: {
                             /** @description what to add to the terminal's list of allowed URLs */
                             allowList: string;
-                            /** @description what the EA connects to (its BridgeUrl input) */
+                            /** @description what the MT4 EA polls (its BridgeUrl input): HTTPS long polling */
+                            pollUrl: string;
+                            /** @description what the MT5 EA connects to (its BridgeUrl input): the WebSocket */
                             url: string;
                         };
                         status: {

@@ -38,6 +38,7 @@ describe('platform A, self-hosted: the terminal bridge through the API', () => {
     expect(account).toMatchObject({ platform: 'platforma', accountNumber: '88001' });
     expect(first.token).toMatch(/^ctbt_/);
     expect(bridge.url).toBe(`${svc.baseUrl.replace('http', 'ws')}/bridge/v1/ws`);
+    expect(bridge.pollUrl).toBe(`${svc.baseUrl}/bridge/v1/poll`);
     expect(bridge.allowList).toBe(svc.baseUrl);
     // Stored hashed only, never logged.
     const rows = await svc.store.bridgeTokens.byAccount(account.id);

@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import { brokerIdentity as brokerIdentityOf } from '../../domain/broker-identity.js';
 import { AppError, notFound } from '../../domain/errors.js';
 import { BRIDGE_WS_PATH } from '../bridge/endpoint.js';
+import { BRIDGE_POLL_PATH } from '../bridge/poll.js';
 import type { ApiDeps } from '../deps.js';
 import { requireAuth, userOf } from '../plugins/auth.js';
 import { QUOTA_NOTE } from '../quotas.js';
@@ -18,7 +19,8 @@ const TokenOnce = Type.Object({
   createdAt: Type.String(),
 });
 const Where = Type.Object({
-  url: Type.String({ description: 'what the EA connects to (its BridgeUrl input)' }),
+  url: Type.String({ description: 'what the MT5 EA connects to (its BridgeUrl input): the WebSocket' }),
+  pollUrl: Type.String({ description: 'what the MT4 EA polls (its BridgeUrl input): HTTPS long polling' }),
   allowList: Type.String({ description: "what to add to the terminal's list of allowed URLs" }),
 });
 const Status = Type.Object({
@@ -42,7 +44,11 @@ const IdParam = Type.Object({ account_id: Type.String({ minLength: 1, maxLength:
 function where(req: FastifyRequest) {
   const https = req.protocol === 'https';
   const origin = `${https ? 'https' : 'http'}://${req.host}`;
-  return { url: `${https ? 'wss' : 'ws'}://${req.host}${BRIDGE_WS_PATH}`, allowList: origin };
+  return {
+    url: `${https ? 'wss' : 'ws'}://${req.host}${BRIDGE_WS_PATH}`,
+    pollUrl: `${origin}${BRIDGE_POLL_PATH}`,
+    allowList: origin,
+  };
 }
 
 /**
