@@ -240,18 +240,38 @@ describe('terminal bridge over MT4 long polls: the WebSocket protocol, one poll 
   });
 });
 
-describe('terminal bridge over MT4 long polls: polls are rate limited per address', () => {
-  it('past the limit a poll gets 429 with Retry-After, before its token is looked at', async () => {
-    const w = await bridgeWorld({ transport: 'poll', pollWaitSec: 0.05, endpoint: { pollsPerMinute: 5 } });
+describe('terminal bridge over MT4 long polls: rate limits', () => {
+  it('refused polls from an address get 429 before their token is looked at; good polls do not count', async () => {
+    const w = await bridgeWorld({ transport: 'poll', pollWaitSec: 0.05, endpoint: { refusedPollsPerMinute: 5 } });
     try {
       await w.ea.stop();
+      // Many EAs may share an address (a proxy): polls with a good token do not use up the address's allowance.
+      for (let i = 0; i < 10; i++) expect((await poll(w, [])).status).toBe(200);
       let over: PollAnswer | null = null;
+      let refused = 0;
       for (let i = 0; i < 10 && !over; i++) {
         const a = await poll(w, [], { token: 'ctbt_wrong' });
         if (a.status === 429) over = a;
-        else expect(a.status).toBe(401);
+        else expect(a.status, `refused poll ${++refused}`).toBe(401);
       }
-      expect(over?.body).toMatchObject({ code: 'rate_limited' });
+      expect(refused).toBe(5);
+      expect(over?.body).toMatchObject({ code: 'rate_limited', error: 'too many bridge requests from this address' });
+      expect(Number(over?.retryAfter)).toBeGreaterThan(0);
+    } finally {
+      await w.teardown();
+    }
+  });
+
+  it('past pollsPerMinute one token gets 429 with Retry-After', async () => {
+    const w = await bridgeWorld({ transport: 'poll', pollWaitSec: 0.05, endpoint: { pollsPerMinute: 40 } });
+    try {
+      await w.ea.stop();
+      let over: PollAnswer | null = null;
+      for (let i = 0; i < 60 && !over; i++) {
+        const a = await poll(w, []);
+        if (a.status === 429) over = a;
+      }
+      expect(over?.body).toMatchObject({ code: 'rate_limited', error: 'too many polls with this bridge token' });
       expect(Number(over?.retryAfter)).toBeGreaterThan(0);
     } finally {
       await w.teardown();

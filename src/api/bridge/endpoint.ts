@@ -17,14 +17,28 @@ export interface BridgeEndpointDeps {
   loginOf(accountId: string): Promise<string | null>;
   /** Upgrades allowed per client address per minute. */
   upgradesPerMinute?: number;
-  /** MT4 polls allowed per client address per minute (a busy EA polls several times a second). */
+  /** MT4 polls allowed per token per minute (a busy EA polls several times a second). */
   pollsPerMinute?: number;
+  /** MT4 polls refused for their token allowed per client address per minute; past it, 429 before any lookup. */
+  refusedPollsPerMinute?: number;
   poll?: Partial<PollOptions>;
   now?: () => number;
 }
 
 type Caller = { tokenId: string; accountId: string; login: string };
 type Refusal = { status: number; code: string; message: string; retryAfter?: number };
+/** Rate limits of one kind of request: before the token lookup (by address), on a refusal, after (by token). */
+type Gate = {
+  before(ip: string): number | null;
+  refused(ip: string): void;
+  after(tokenId: string): number | null;
+};
+const limited = (message: string, retryAfter: number): Refusal => ({
+  status: 429,
+  code: 'rate_limited',
+  message,
+  retryAfter,
+});
 
 /**
  * The terminal bridge's endpoint on the API listener (docs/bridge-protocol.md): MT5's WebSocket and MT4's long
@@ -37,27 +51,36 @@ export function attachBridgeEndpoint(server: Server, deps: BridgeEndpointDeps): 
   const now = deps.now ?? Date.now;
   const upgrades = perMinuteLimiter(deps.upgradesPerMinute ?? 30, now);
   const polls = perMinuteLimiter(deps.pollsPerMinute ?? 1200, now);
+  const refusedPolls = perMinuteLimiter(deps.refusedPollsPerMinute ?? 30, now);
   const poller = new BridgePollServer(deps.hub, { ...POLL_DEFAULTS, ...deps.poll }, now);
+  // Upgrades are few: counted per address before the token is looked at. Polls are many, and many EAs may share
+  // one address (a proxy, an office): counted per token once it is known good; an address is stopped before the
+  // lookup only by its refused polls.
+  const upgradeGate: Gate = { before: (ip) => upgrades.hit(ip), refused: () => {}, after: () => null };
+  const pollGate: Gate = {
+    before: (ip) => refusedPolls.over(ip),
+    refused: (ip) => void refusedPolls.hit(ip),
+    after: (tokenId) => polls.hit(tokenId),
+  };
 
-  const admit = async (req: IncomingMessage, limit: (ip: string) => number | null): Promise<Caller | Refusal> => {
-    const retry = limit(req.socket.remoteAddress ?? '?');
-    if (retry !== null)
-      return {
-        status: 429,
-        code: 'rate_limited',
-        message: 'too many bridge requests from this address',
-        retryAfter: retry,
-      };
+  const admit = async (req: IncomingMessage, gate: Gate): Promise<Caller | Refusal> => {
+    const ip = req.socket.remoteAddress ?? '?';
+    const early = gate.before(ip);
+    if (early !== null) return limited('too many bridge requests from this address', early);
     const auth = req.headers.authorization ?? '';
     const token = auth.startsWith('Bearer ') ? auth.slice(7).trim() : '';
     const who = token ? await deps.verify(token) : null;
     const login = who ? await deps.loginOf(who.accountId) : null;
-    if (!who || !login)
+    if (!who || !login) {
+      gate.refused(ip);
       return {
         status: 401,
         code: 'bridge_token_invalid',
         message: 'the bridge token is missing, unknown, rotated out or revoked',
       };
+    }
+    const late = gate.after(who.tokenId);
+    if (late !== null) return limited('too many polls with this bridge token', late);
     return { tokenId: who.tokenId, accountId: who.accountId, login };
   };
 
@@ -67,7 +90,7 @@ export function attachBridgeEndpoint(server: Server, deps: BridgeEndpointDeps): 
     void (async () => {
       if (path !== BRIDGE_WS_PATH)
         return refuse(socket, { status: 404, code: 'not_found', message: `no bridge endpoint at ${path}` });
-      const who = await admit(req, upgrades);
+      const who = await admit(req, upgradeGate);
       if ('status' in who) return refuse(socket, who);
       wss.handleUpgrade(req, socket, head, (ws) => {
         const session = deps.hub.open(
@@ -87,7 +110,7 @@ export function attachBridgeEndpoint(server: Server, deps: BridgeEndpointDeps): 
   const onPoll = async (req: IncomingMessage, res: ServerResponse) => {
     if (req.method !== 'POST')
       return reply(res, { status: 405, code: 'method_not_allowed', message: `${BRIDGE_POLL_PATH} takes POST` });
-    const who = await admit(req, polls);
+    const who = await admit(req, pollGate);
     if ('status' in who) return reply(res, who);
     await poller.handle(req, res, who);
   };
