@@ -26,9 +26,10 @@ export interface Harness {
 /** The service in demo mode on port 0 with a temp data dir, in process, and a headless Chromium. */
 export async function startHarness(): Promise<Harness> {
   const dataDir = mkdtempSync(join(tmpdir(), 'ct-browser-'));
-  // Without the demo's bridge Slave: these tests count and close the demo group's accounts, and its EA is one more
-  // connection to wait for on a loaded machine (test/demo/bridge-demo.test.ts covers it).
-  const env = { COPYTRADE_DEMO_BRIDGE: '0' };
+  // Without the demo's bridge Slave unless COPYTRADE_DEMO_BRIDGE=1: these tests count and close the demo group's
+  // accounts, written before it (test/demo/bridge-demo.test.ts covers it; the dashboard and accessibility tests
+  // passed with it on too, run together at load 15).
+  const env = { COPYTRADE_DEMO_BRIDGE: process.env.COPYTRADE_DEMO_BRIDGE ?? '0' };
   const svc = await startService(loadConfig({ dataDir, port: '0', demo: true }, env), false);
   const browser = await chromium.launch({ executablePath: CHROMIUM.path, headless: true, args: CHROMIUM.args });
   const contexts: BrowserContext[] = [];
