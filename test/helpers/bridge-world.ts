@@ -27,7 +27,7 @@ export async function bridgeWorld(
     /** MT5's WebSocket (default) or MT4's long polls, held `pollWaitSec` (default 1). */
     transport?: 'ws' | 'poll';
     pollWaitSec?: number;
-    endpoint?: Pick<BridgeEndpointDeps, 'poll' | 'pollsPerMinute'>;
+    endpoint?: Pick<BridgeEndpointDeps, 'poll' | 'pollsPerMinute' | 'refusedPollsPerMinute'>;
   } = {},
 ) {
   const broker = new SimBroker({ seed: 7 });
