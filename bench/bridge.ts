@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { attachBridgeEndpoint, BRIDGE_WS_PATH } from '../src/api/bridge/endpoint.js';
+import { BRIDGE_POLL_PATH } from '../src/api/bridge/poll.js';
 import { BridgeTokens, MemoryBridgeTokenRepo } from '../src/auth/bridge-tokens.js';
 import { withDefaults } from '../src/domain/copy-rule.js';
 import { Decimal } from '../src/domain/decimal.js';
@@ -17,6 +18,7 @@ import { createBridgeAdapterFactory } from '../src/platforms/bridge/factory.js';
 import { BridgeHub } from '../src/platforms/bridge/hub.js';
 import { BridgeSession } from '../src/platforms/bridge/session.js';
 import { SimBroker } from '../src/simulator/broker.js';
+import { pollDialer } from '../src/simulator/ea/poll-dialer.js';
 import { SimulatedEa } from '../src/simulator/ea/sim-ea.js';
 import { Store } from '../src/store/store.js';
 import { stubBroker } from '../test/helpers/stub-broker.js';
@@ -26,8 +28,36 @@ const SLAVES = 10;
 const REPS = Number(process.env.BENCH_REPS ?? 200);
 const WARMUP = 20;
 const GAP_MS = 20;
+/** MT4's held poll, seconds: what the MQL4 EA asks for (`wait=1`), and a shorter one for comparison. */
+const POLL_WAITS = (process.env.BENCH_BRIDGE_POLL_WAITS ?? '1,0.1').split(',').map(Number);
 
+type Transport = { name: string; waitSec: number | null };
+
+/** The same copy measured over MT5's WebSocket and MT4's long polls, one after the other in one run. */
 export async function benchBridge(): Promise<void> {
+  const transports: Transport[] = [
+    { name: 'mt5 websocket', waitSec: null },
+    ...POLL_WAITS.map((w) => ({ name: `mt4 long polls (wait ${w} s)`, waitSec: w })),
+  ];
+  const rows = [];
+  const r2 = (v: number) => Math.round(v * 100) / 100;
+  for (const t of transports) {
+    const s = (await measure(t)).sort((a, b) => a - b);
+    rows.push({
+      transport: t.name,
+      slaves: SLAVES,
+      reps: REPS,
+      p50_ms: r2(percentile(s, 50)),
+      p99_ms: r2(percentile(s, 99)),
+      max_ms: r2(s.at(-1)!),
+    });
+  }
+  report('bridge', rows, {
+    what: 'deal event at the bridge endpoint -> last of 10 Slave orders handed to its broker connection (embedded store)',
+  });
+}
+
+async function measure(t: Transport): Promise<number[]> {
   const dir = mkdtempSync(join(tmpdir(), 'ct-bridgebench-'));
   const store = await Store.open({ dataDir: dir });
   const broker = new SimBroker({ seed: 47 });
@@ -89,8 +119,11 @@ export async function benchBridge(): Promise<void> {
     verify: (t) => tokens.verify(t),
     loginOf: async (id) => (id === master.id ? sim.login : null),
   });
-  const url = `ws://127.0.0.1:${(http.address() as AddressInfo).port}${BRIDGE_WS_PATH}`;
-  const ea = new SimulatedEa({ broker, accountId: sim.id, url, token: issued.token, manualHeartbeat: true });
+  const port = (http.address() as AddressInfo).port;
+  const url =
+    t.waitSec === null ? `ws://127.0.0.1:${port}${BRIDGE_WS_PATH}` : `http://127.0.0.1:${port}${BRIDGE_POLL_PATH}`;
+  const dial = t.waitSec === null ? {} : { dial: pollDialer({ waitSec: t.waitSec }), terminal: 'mt4' as const };
+  const ea = new SimulatedEa({ broker, accountId: sim.id, url, token: issued.token, manualHeartbeat: true, ...dial });
   ea.start();
   await ea.whenWelcomed();
   const engine = new CopyEngine(store, adapters, new Dispatcher());
@@ -128,21 +161,5 @@ export async function benchBridge(): Promise<void> {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   }
-  const s = [...total].sort((a, b) => a - b);
-  const r2 = (v: number) => Math.round(v * 100) / 100;
-  report(
-    'bridge',
-    [
-      {
-        slaves: SLAVES,
-        reps: REPS,
-        p50_ms: r2(percentile(s, 50)),
-        p99_ms: r2(percentile(s, 99)),
-        max_ms: r2(s.at(-1)!),
-      },
-    ],
-    {
-      what: 'deal event frame at the bridge endpoint -> last of 10 Slave orders handed to its broker connection (embedded store)',
-    },
-  );
+  return total;
 }

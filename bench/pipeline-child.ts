@@ -47,6 +47,8 @@ const brokers: DemoBrokers = {
   createAccount: unused,
   accounts: async () => [],
   issueCTraderToken: unused,
+  startEa: unused,
+  stopEas: async () => {},
 };
 const cfg = loadConfig({ dataDir: dataDir!, port: port! });
 // Warnings and errors reach the bench's output (LOG_LEVEL, warn by default): a run that stops copying says why.

@@ -1,13 +1,12 @@
 //+------------------------------------------------------------------+
 //| CopytradeBridge.mq4: the copytrade terminal bridge EA, MT4.       |
 //|                                                                  |
-//| UNTESTED, and its transport is NOT SERVED YET. No MetaTrader     |
-//| terminal or MQL compiler was available where this was written;   |
-//| it follows the documented MQL4 API (WebRequest, OrderSend,       |
-//| OrderClose, OrderModify, OrderDelete, OrderSelect) and section 1 |
-//| of docs/bridge-protocol.md (HTTPS long-polling, POST             |
-//| /bridge/v1/poll), which the service does not answer in this      |
-//| version: see docs/open-points.md, "Terminal bridge".             |
+//| UNTESTED. No MetaTrader terminal or MQL compiler was available  |
+//| where this was written; it follows the documented MQL4 API       |
+//| (WebRequest, OrderSend, OrderClose, OrderModify, OrderDelete,    |
+//| OrderSelect) and section 1.1 of docs/bridge-protocol.md (HTTPS   |
+//| long polling, POST /bridge/v1/poll, the Bridge-Session header),  |
+//| which the service serves and its simulated MT4 EA speaks.        |
 //|                                                                  |
 //| MT4 has no sockets without a DLL and no OnTradeTransaction: the  |
 //| EA polls with WebRequest and finds its account's changes by      |
@@ -33,6 +32,7 @@ double g_knownLots[];
 string g_cmdIds[];
 string g_cmdAcks[];
 bool   g_welcomed = false;
+string g_session = "";         // the Bridge-Session of this connection, "" before the hello's answer
 datetime g_lastBeat = 0;
 
 string Q(const string s) { string r = s; StringReplace(r, "\\", "\\\\"); StringReplace(r, "\"", "\\\""); return "\"" + r + "\""; }
@@ -63,9 +63,15 @@ bool Poll()
    char data[], result[]; string headers;
    StringToCharArray(body, data, 0, StringLen(body), CP_UTF8);
    string h = "Content-Type: application/json\r\nAuthorization: Bearer " + BridgeToken + "\r\n";
-   int status = WebRequest("POST", BridgeUrl, h, 30000, data, result, headers);
-   if(status != 200) { Print("copytrade bridge: poll answered ", status, " error ", GetLastError()); g_welcomed = false; return false; }
+   if(g_session != "") h += "Bridge-Session: " + g_session + "\r\n";
+   // Held at most 1 s: WebRequest blocks this EA, which must scan its orders (no OnTradeTransaction in MT4).
+   int status = WebRequest("POST", BridgeUrl + "?wait=1", h, 30000, data, result, headers);
+   if(status != 200) { Print("copytrade bridge: poll answered ", status, " error ", GetLastError()); g_welcomed = false; g_session = ""; return false; }
    g_outbox = "";
+   // No Bridge-Session in the answer: the connection is over (a fatal error says why); start again with hello.
+   string sid = HeaderValue(headers, "bridge-session");
+   g_session = sid;
+   if(sid == "") g_welcomed = false;
    string answer = CharArrayToString(result, 0, WHOLE_ARRAY, CP_UTF8);
    // The answer is an array of flat objects: split on "},{" (no message nests objects except snapshots, sent by us).
    StringReplace(answer, "[", ""); StringReplace(answer, "]", "");
@@ -73,6 +79,22 @@ bool Poll()
    int n = StringSplit(answer, '\n', parts);
    for(int i = 0; i < n; i++) if(StringLen(parts[i]) > 2) OnMessage(parts[i]);
    return true;
+  }
+
+// A response header's value, "" when absent (names compared in lower case: HTTP headers ignore case).
+string HeaderValue(const string headers, const string name)
+  {
+   string lines[]; int n = StringSplit(headers, '\n', lines);
+   for(int i = 0; i < n; i++)
+     {
+      int c = StringFind(lines[i], ":");
+      if(c < 0) continue;
+      // MQL4's StringTrimLeft/Right return the trimmed copy; StringToLower changes its argument.
+      string k = StringTrimRight(StringTrimLeft(StringSubstr(lines[i], 0, c))); StringToLower(k);
+      if(k != name) continue;
+      return StringTrimRight(StringTrimLeft(StringSubstr(lines[i], c + 1)));
+     }
+   return "";
   }
 
 void SayHello()
@@ -233,7 +255,8 @@ void OnDeinit(const int reason) { EventKillTimer(); }
 
 void OnTimer()
   {
-   if(!g_welcomed) SayHello();
+   // A new connection: hello goes first and alone (unconfirmed events are sent again after the welcome).
+   if(!g_welcomed) { g_outbox = ""; g_session = ""; SayHello(); }
    Diff();
    if(g_welcomed && TimeLocal() - g_lastBeat >= 10)
      {

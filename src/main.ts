@@ -148,6 +148,14 @@ export async function startService(cfg: Config, logger: Logger | false, opts: Se
       : null;
 
     if (demo && deps.alertInbox) await (await import('./demo/demo-alerts.js')).seedDemoAlertChannel(store, deps.alerts);
+    if (demo && cfg.demoBridge) {
+      // The demo's self-hosted MetaTrader account: a simulated EA dials this service's bridge endpoint.
+      cleanup.unshift(() => demoBrokers!.stopEas());
+      const { startDemoBridge } = await import('./demo/demo-bridge.js');
+      await startDemoBridge({ store, box, tokens: core.bridge.tokens, brokers: demoBrokers!, baseUrl }).catch(
+        (err: unknown) => logger && logger.warn({ err }, 'the demo bridge account could not start'),
+      );
+    }
 
     if (cfg.healthIntervalMs > 0) health.start();
 

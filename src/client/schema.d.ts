@@ -3308,7 +3308,9 @@ export interface operations {
                         bridge: {
                             /** @description what to add to the terminal's list of allowed URLs */
                             allowList: string;
-                            /** @description what the EA connects to (its BridgeUrl input) */
+                            /** @description what the MT4 EA polls (its BridgeUrl input): HTTPS long polling */
+                            pollUrl: string;
+                            /** @description what the MT5 EA connects to (its BridgeUrl input): the WebSocket */
                             url: string;
                         };
                         token: {
@@ -3507,15 +3509,26 @@ export interface operations {
                         bridge: {
                             /** @description what to add to the terminal's list of allowed URLs */
                             allowList: string;
-                            /** @description what the EA connects to (its BridgeUrl input) */
+                            /** @description what the MT4 EA polls (its BridgeUrl input): HTTPS long polling */
+                            pollUrl: string;
+                            /** @description what the MT5 EA connects to (its BridgeUrl input): the WebSocket */
                             url: string;
                         };
                         status: {
+                            /** @description the last heartbeat's, a decimal string */
+                            balance: string | null;
                             connected: boolean;
                             ea: string | null;
+                            /** @description the last heartbeat's, a decimal string */
+                            equity: string | null;
                             heartbeatAgeSec: number | null;
                             helloAt: string | null;
+                            /** @description when the EA's last heartbeat (or its hello, before any) arrived */
+                            lastSeenAt: string | null;
                             marginMode: "hedging" | "netting" | null;
+                            /** @description no heartbeat for silentAfterSec: the account counts as disconnected */
+                            silent: boolean;
+                            silentAfterSec: number;
                             terminalBuild: number | null;
                             tradeAllowed: boolean | null;
                         };

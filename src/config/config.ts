@@ -13,6 +13,8 @@ export interface Config {
   dataDir: string;
   databaseUrl: string | undefined;
   demo: boolean;
+  /** Demo mode's self-hosted MetaTrader account, its simulated EA dialling the bridge (COPYTRADE_DEMO_BRIDGE=0: none). */
+  demoBridge: boolean;
   secretKey: string | undefined;
   /** Keys still accepted while a rotation with COPYTRADE_SECRET_KEY runs (comma-separated, base64). */
   secretKeyPrevious: string | undefined;
@@ -123,6 +125,7 @@ export function loadConfig(
     dataDir: dataDir === ':memory:' ? dataDir : resolve(dataDir),
     databaseUrl: env.DATABASE_URL || undefined,
     demo: flags.demo ?? env.COPYTRADE_DEMO === '1',
+    demoBridge: env.COPYTRADE_DEMO_BRIDGE !== '0',
     secretKey: env.COPYTRADE_SECRET_KEY || undefined,
     secretKeyPrevious: env.COPYTRADE_SECRET_KEY_PREVIOUS || undefined,
     secretKeyFile: (() => {

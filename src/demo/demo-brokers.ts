@@ -2,6 +2,7 @@ import type { PlatformEndpoints } from '../platforms/endpoints.js';
 import type { TokenPair } from '../simulator/ctrader/index.js';
 import type { SimAccountInit, SimBrokerApi } from '../simulator/contract.js';
 import type { SimulatedBrokers } from './simulated-brokers.js';
+import { DemoEas, type DemoEaTarget } from './demo-eas.js';
 
 /** What the demo needs to know of a simulated account (balance omitted: it is a Decimal in-process, a string remote). */
 export interface DemoSimAccount {
@@ -29,6 +30,10 @@ export interface DemoBrokers {
   accounts(): Promise<DemoSimAccount[]>;
   /** Tokens of a simulated cTrader ID user (the demo's stand-in for the OAuth consent page). */
   issueCTraderToken(ctidUserId: string): Promise<TokenPair>;
+  /** Starts (or restarts) a simulated terminal EA on a simulated account, dialling the service's bridge. */
+  startEa(t: DemoEaTarget): Promise<void>;
+  /** Stops the EAs this process started (in-process); a simulator process's EAs outlive the service. */
+  stopEas(): Promise<void>;
 }
 
 /** The demo's view of a simulated account; `ctidOf` names it on the cTrader front end. */
@@ -44,7 +49,10 @@ export const demoView = (
 
 export function inProcessBrokers(broker: SimBrokerApi, simulated: SimulatedBrokers): DemoBrokers {
   const view = (a: Parameters<typeof demoView>[0]) => demoView(a, simulated.ctrader.ctidTraderAccountIdOf);
+  const eas = new DemoEas(broker);
   return {
+    startEa: (t) => eas.start(t),
+    stopEas: () => eas.stopAll(),
     endpoints: simulated.endpoints,
     hostsSimPlatform: true,
     stateId: null,

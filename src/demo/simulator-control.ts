@@ -5,6 +5,7 @@ import { readJsonObject } from '../simulator/http-common.js';
 import type { SimAccountInit, SimBrokerApi } from '../simulator/contract.js';
 import type { SimulatedBrokers } from './simulated-brokers.js';
 import { demoView } from './demo-brokers.js';
+import { DemoEas } from './demo-eas.js';
 
 class ControlError extends Error {
   constructor(
@@ -56,6 +57,7 @@ export async function startControlServer(
   };
   const accountView = (a: { id: string; login: string; meta: Record<string, string> }) =>
     demoView(a, sim.ctrader.ctidTraderAccountIdOf);
+  const eas = new DemoEas(broker);
   const route = async (req: IncomingMessage): Promise<unknown> => {
     const url = new URL(req.url ?? '/', 'http://control');
     const key = `${req.method} ${url.pathname}`;
@@ -65,6 +67,15 @@ export async function startControlServer(
       return accountView(broker.createAccount(initOf(await readJsonObject(req, (s, m) => new ControlError(s, m)))));
     if (key === 'POST /ctrader/tokens')
       return sim.ctrader.issueTokenFor(str(await readJsonObject(req, (s, m) => new ControlError(s, m)), 'ctidUserId')!);
+    // A simulated terminal EA for a demo account, dialling the service's bridge endpoint (issue 47's demo).
+    if (key === 'POST /eas') {
+      const body = await readJsonObject(req, (st, m) => new ControlError(st, m));
+      const [accountId, url, token] = [str(body, 'accountId')!, str(body, 'url')!, str(body, 'token')!];
+      if (!/^wss?:\/\//.test(url)) throw new ControlError(400, 'url must be a ws:// or wss:// URL');
+      if (!broker.account(accountId)) throw new ControlError(404, `no simulated account ${accountId}`);
+      await eas.start({ accountId, url, token });
+      return { ok: true };
+    }
     // Read-only, for benches: the cTrader requests received so far, per payload type.
     if (key === 'GET /ctrader/requests') return sim.ctrader.requestStats();
     // Read-only, for tests across processes: what the broker holds for one account (no duplicate copies).
@@ -112,10 +123,12 @@ export async function startControlServer(
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://${o.host.includes(':') ? `[${o.host}]` : o.host}:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
+    close: async () => {
+      await eas.stopAll();
+      await new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
-      }),
+      });
+    },
   };
 }

@@ -7,6 +7,7 @@ import { AccountDetailPage } from './pages/AccountDetailPage';
 import { AccountsPage } from './pages/AccountsPage';
 import { AlertsPage } from './pages/AlertsPage';
 import { ConnectAWizard } from './pages/ConnectAWizard';
+import { ConnectBridgeWizard } from './pages/ConnectBridgeWizard';
 import { ConnectBWizard } from './pages/ConnectBWizard';
 import { ConnectCWizard } from './pages/ConnectCWizard';
 import { ConnectPage } from './pages/ConnectPage';
@@ -31,6 +32,7 @@ function Routes({ path }: { path: string }) {
   if (match('/connect/platforma', path)) return <ConnectAWizard />;
   if (match('/connect/platformb', path)) return <ConnectBWizard />;
   if (match('/connect/platformc', path)) return <ConnectCWizard />;
+  if (match('/connect/metatrader-bridge', path)) return <ConnectBridgeWizard />;
   if (match('/developer', path)) return <DeveloperPage />;
   return <NotFoundPage />;
 }

@@ -1,4 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { alertKindOf, enabledKinds } from '../../src/alerts/alert-kinds.js';
+import { HealthMonitor } from '../../src/engine/health/monitor.js';
 import { SimulatedEa } from '../../src/simulator/ea/sim-ea.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
@@ -36,6 +38,7 @@ describe('platform A, self-hosted: the terminal bridge through the API', () => {
     expect(account).toMatchObject({ platform: 'platforma', accountNumber: '88001' });
     expect(first.token).toMatch(/^ctbt_/);
     expect(bridge.url).toBe(`${svc.baseUrl.replace('http', 'ws')}/bridge/v1/ws`);
+    expect(bridge.pollUrl).toBe(`${svc.baseUrl}/bridge/v1/poll`);
     expect(bridge.allowList).toBe(svc.baseUrl);
     // Stored hashed only, never logged.
     const rows = await svc.store.bridgeTokens.byAccount(account.id);
@@ -89,5 +92,76 @@ describe('platform A, self-hosted: the terminal bridge through the API', () => {
         })
       ).status,
     ).toBe(404);
+  }, 30_000);
+
+  it("health shows the EA's heartbeat; an EA silent past silentAfterSec marks the account disconnected at once", async () => {
+    const token = await userToken('bridge-health@example.com');
+    const sim = svc.broker.createAccount({
+      login: '88002',
+      balance: '7000',
+      hedging: true,
+      meta: { server: 'SimA-Self' },
+    });
+    const created = await svc.call('POST', '/api/connect/platforma/bridge', {
+      token,
+      body: { server: 'SimA-Self', login: '88002' },
+    });
+    expect(created.status, created.text).toBe(201);
+    const { account, token: issued, bridge } = created.body;
+    const ea = new SimulatedEa({
+      broker: svc.broker,
+      accountId: sim.id,
+      url: bridge.url,
+      token: issued.token,
+      manualHeartbeat: true,
+    });
+    eas.push(ea);
+    ea.start();
+    await ea.whenWelcomed();
+    ea.heartbeat();
+    const status = async () =>
+      (await svc.call('GET', `/api/connect/platforma/bridge/${account.id}`, { token })).body.status;
+    await expect.poll(async () => (await status()).equity, { timeout: 5_000 }).toBe('7000');
+    expect(await status()).toMatchObject({ connected: true, silent: false, balance: '7000', tradeAllowed: true });
+    expect(Date.parse((await status()).lastSeenAt)).toBeGreaterThan(Date.now() - 60_000);
+
+    // Not about pressure (test/engine/health-pressure.test.ts is): an outage would be called only after 10 minutes.
+    const monitor = new HealthMonitor(svc.store, svc.deps.adapters, {
+      intervalMs: 60_000,
+      staleAfterMs: 600_000,
+      downAfterMs: 600_000,
+      checkTimeoutMs: 30_000,
+      loopStalledMs: () => 0,
+    });
+    const read = async () => (await svc.store.accounts.byId(account.id))!;
+    expect(await monitor.check(await read())).toMatchObject({ connected: true });
+    expect((await read()).status).toBe('connected');
+
+    // The EA stays connected but says nothing: past silentAfterSec (default 30 s) the account is disconnected.
+    const silentAfter = (await status()).silentAfterSec;
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(Date.now() + (silentAfter + 1) * 1000);
+      expect(await status()).toMatchObject({ connected: true, silent: true });
+      expect(await monitor.check(await read())).toMatchObject({ connected: false, state: 'down' });
+    } finally {
+      vi.useRealTimers();
+    }
+    const down = await read();
+    expect(down.status).toBe('disconnected');
+    expect(down.statusReason).toMatch(/silent/);
+    const events = (await svc.store.events.after(down.userId, 0, 1000)).filter((e) => e.accountId === account.id);
+    const changed = events.find((e) => e.type === 'account.status_changed');
+    expect(changed?.payload).toMatchObject({ after: 'disconnected' });
+    // The existing disconnect alert is raised from that event.
+    expect(alertKindOf(changed!.type, changed!.payload as Record<string, unknown>, enabledKinds([]))?.kind).toBe(
+      'account_disconnected',
+    );
+
+    // It beats again: connected again at the next check.
+    ea.heartbeat();
+    await expect.poll(async () => (await status()).silent, { timeout: 5_000 }).toBe(false);
+    await monitor.check(await read());
+    expect((await read()).status).toBe('connected');
   }, 30_000);
 });

@@ -68,6 +68,8 @@ describe('copytrade simulator in its own process', () => {
     const master = accounts.find((a) => a.name === 'Demo Master')!;
     const slaves = accounts.filter((a) => a.groupId === master.groupId && a.role === 'slave');
     expect(slaves.length).toBeGreaterThanOrEqual(8);
+    // The demo's self-hosted MetaTrader Slave: its EA runs in the simulator process and dials this service.
+    expect(slaves.some((a) => a.name.startsWith('Demo MT5 Slave (self-hosted bridge'))).toBe(true);
     const sent = await api(first.s, 'POST', `/v1/accounts/${master.id}/orders`, {
       symbol: 'EURUSD',
       side: 'buy',

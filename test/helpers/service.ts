@@ -33,6 +33,8 @@ export async function startTestService(
       ...process.env,
       COPYTRADE_BROKER_TIMEOUT_MS: '300',
       COPYTRADE_HEALTH_INTERVAL_MS: '0',
+      // The demo's bridge account only where a test asks for it: the others count the demo group's Slaves.
+      COPYTRADE_DEMO_BRIDGE: '0',
       DATABASE_URL: '',
       ...limits,
       ...(opts.env ?? {}),

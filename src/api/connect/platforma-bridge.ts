@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import { brokerIdentity as brokerIdentityOf } from '../../domain/broker-identity.js';
 import { AppError, notFound } from '../../domain/errors.js';
 import { BRIDGE_WS_PATH } from '../bridge/endpoint.js';
+import { BRIDGE_POLL_PATH } from '../bridge/poll.js';
 import type { ApiDeps } from '../deps.js';
 import { requireAuth, userOf } from '../plugins/auth.js';
 import { QUOTA_NOTE } from '../quotas.js';
@@ -18,13 +19,21 @@ const TokenOnce = Type.Object({
   createdAt: Type.String(),
 });
 const Where = Type.Object({
-  url: Type.String({ description: 'what the EA connects to (its BridgeUrl input)' }),
+  url: Type.String({ description: 'what the MT5 EA connects to (its BridgeUrl input): the WebSocket' }),
+  pollUrl: Type.String({ description: 'what the MT4 EA polls (its BridgeUrl input): HTTPS long polling' }),
   allowList: Type.String({ description: "what to add to the terminal's list of allowed URLs" }),
 });
 const Status = Type.Object({
   connected: Type.Boolean(),
   helloAt: Type.Union([Type.String(), Type.Null()]),
   heartbeatAgeSec: Type.Union([Type.Number(), Type.Null()]),
+  lastSeenAt: Type.Union([Type.String(), Type.Null()], {
+    description: "when the EA's last heartbeat (or its hello, before any) arrived",
+  }),
+  silent: Type.Boolean({ description: 'no heartbeat for silentAfterSec: the account counts as disconnected' }),
+  silentAfterSec: Type.Number(),
+  balance: Type.Union([Type.String(), Type.Null()], { description: "the last heartbeat's, a decimal string" }),
+  equity: Type.Union([Type.String(), Type.Null()], { description: "the last heartbeat's, a decimal string" }),
   tradeAllowed: Type.Union([Type.Boolean(), Type.Null()]),
   ea: Type.Union([Type.String(), Type.Null()]),
   terminalBuild: Type.Union([Type.Integer(), Type.Null()]),
@@ -35,7 +44,11 @@ const IdParam = Type.Object({ account_id: Type.String({ minLength: 1, maxLength:
 function where(req: FastifyRequest) {
   const https = req.protocol === 'https';
   const origin = `${https ? 'https' : 'http'}://${req.host}`;
-  return { url: `${https ? 'wss' : 'ws'}://${req.host}${BRIDGE_WS_PATH}`, allowList: origin };
+  return {
+    url: `${https ? 'wss' : 'ws'}://${req.host}${BRIDGE_WS_PATH}`,
+    pollUrl: `${origin}${BRIDGE_POLL_PATH}`,
+    allowList: origin,
+  };
 }
 
 /**
@@ -129,11 +142,18 @@ export async function connectBridgeRoutes(app: FastifyInstance, deps: ApiDeps): 
     async (req) => {
       const { link } = await owned(req, req.params.account_id);
       const hb = link?.heartbeat ?? null;
+      const now = Date.now();
+      const seen = Math.max(link?.helloAt ?? 0, hb?.receivedAt ?? 0);
       return {
         status: {
           connected: link?.connected ?? false,
           helloAt: link?.helloAt ? new Date(link.helloAt).toISOString() : null,
-          heartbeatAgeSec: hb ? Math.max(0, (Date.now() - hb.receivedAt) / 1000) : null,
+          heartbeatAgeSec: hb ? Math.max(0, (now - hb.receivedAt) / 1000) : null,
+          lastSeenAt: seen ? new Date(seen).toISOString() : null,
+          silent: link?.beat(now, bridge.hub.silentAfterMs) === 'silent',
+          silentAfterSec: bridge.hub.silentAfterMs / 1000,
+          balance: hb?.balance ?? null,
+          equity: hb?.equity ?? null,
           tradeAllowed: hb?.tradeAllowed ?? link?.hello?.tradeAllowed ?? null,
           ea: link?.hello?.ea ?? null,
           terminalBuild: link?.hello?.build ?? null,

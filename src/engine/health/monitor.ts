@@ -10,6 +10,12 @@ import type { HealthMonitorOptions } from './monitor-options.js';
 import { readWithin } from './read-within.js';
 import { answered, busy, down, pick, refusedAccess } from './verdicts.js';
 
+/**
+ * The connection itself reports the account's terminal gone (a bridge EA without heartbeats): no pressure to
+ * tell from an outage, it is down now.
+ */
+const saysDown = (err: unknown): boolean => err instanceof AppError && err.details?.['connectionDown'] === true;
+
 /** What one account's check decided, before it is written. */
 interface Checked {
   account: Account;
@@ -219,7 +225,7 @@ export class HealthMonitor {
       if (code === 'reconnect_required') {
         health = refusedAccess(account.health, now, stale, message);
         if (!keepsItsStatus(status)) status = 'reconnect_required';
-      } else if (code === 'rate_limited' || this.underPressure(account.id, now, stalledBefore)) {
+      } else if (code === 'rate_limited' || (!saysDown(err) && this.underPressure(account.id, now, stalledBefore))) {
         // A rate-limit refusal is an answer: the broker is there, so no outage has begun.
         if (code === 'rate_limited') this.failingSince.delete(account.id);
         // Only busy (or slow for less than downAfterMs): asked again less often.

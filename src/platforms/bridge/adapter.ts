@@ -28,7 +28,12 @@ export interface BridgeAdapterOptions {
   readTimeoutMs?: number;
   /** How far back findByTag looks in the terminal's history. */
   tagLookbackMs?: number;
+  /** An EA without a heartbeat for this long is gone: its account reads fail at once as a connection down. */
+  silentAfterMs?: number;
 }
+
+/** Three heartbeats of the default 10 s missed. */
+export const SILENT_AFTER_MS = 30_000;
 
 const d = (v: Decimal | null | undefined): string | null => (v === null || v === undefined ? null : v.toFixed());
 let commandSeq = 0;
@@ -53,7 +58,28 @@ export class BridgeAdapter implements BrokerAdapter {
     return bridgeCapabilities(this.o.link.hello?.marginMode !== 'netting');
   }
 
+  /**
+   * From the EA's heartbeat while it beats (balance and equity at most one heartbeat old, no round trip); from a
+   * snapshot before its first heartbeat. A silent EA fails at once with `connectionDown`, so health marks the
+   * account disconnected without waiting for reads to keep failing.
+   */
   async accountInfo(): Promise<AccountInfo> {
+    const silentMs = this.o.silentAfterMs ?? SILENT_AFTER_MS;
+    const beat = this.o.link.beat(Date.now(), silentMs);
+    if (beat === 'silent')
+      throw new AppError(
+        'upstream_unavailable',
+        `the terminal's EA is silent: no heartbeat for ${Math.round(silentMs / 1000)} s`,
+        { details: { connectionDown: true } },
+      );
+    const currency = this.o.link.hello?.currency;
+    if (beat !== 'unknown' && currency)
+      return {
+        balance: dec(beat.balance),
+        equity: dec(beat.equity),
+        currency,
+        brokerAccountNumber: this.o.link.login,
+      };
     const s = await this.snapshot(Date.now());
     return {
       balance: dec(s.balance),

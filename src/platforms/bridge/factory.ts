@@ -23,7 +23,11 @@ export function createBridgeAdapterFactory(opts: { hub: BridgeHub; timeoutMs: nu
       const c = account.credentials;
       if (!isBridgeCredentials(c) || typeof c.login !== 'string')
         throw new AppError('internal_error', `account ${account.id} has no terminal bridge login`);
-      return new BridgeAdapter({ link: opts.hub.link(account.id, c.login), timeoutMs: opts.timeoutMs });
+      return new BridgeAdapter({
+        link: opts.hub.link(account.id, c.login),
+        timeoutMs: opts.timeoutMs,
+        silentAfterMs: opts.hub.silentAfterMs,
+      });
     },
   };
 }

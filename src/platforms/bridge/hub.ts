@@ -11,6 +11,11 @@ export class BridgeHub {
 
   constructor(private readonly opts: SessionOptions = SESSION_DEFAULTS) {}
 
+  /** How long an EA may go without a heartbeat before its account counts as disconnected. */
+  get silentAfterMs(): number {
+    return (this.opts.silentAfterSec ?? 3 * this.opts.heartbeatSec) * 1000;
+  }
+
   link(accountId: string, login: string): BridgeLink {
     let l = this.links.get(accountId);
     if (!l || l.login !== login) {

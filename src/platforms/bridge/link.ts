@@ -133,6 +133,19 @@ export class BridgeLink {
     this.heartbeat = { ...h, receivedAt: now };
   }
 
+  /**
+   * What the EA's heartbeats say at `now`: `silent` when it has not beaten for `silentMs` (counted from its last
+   * heartbeat, or from its hello when it has not beaten since), the heartbeat when one came on the connection now
+   * open, `unknown` when it was never heard from or has not beaten since a recent hello.
+   */
+  beat(now: number, silentMs: number): HeartbeatMsg | 'silent' | 'unknown' {
+    if (this.helloAt === null) return 'unknown';
+    const hb = this.heartbeat;
+    const last = Math.max(this.helloAt, hb?.receivedAt ?? 0);
+    if (now - last > silentMs) return 'silent';
+    return this.session && hb && hb.receivedAt >= this.helloAt ? hb : 'unknown';
+  }
+
   /** A reply for a request of ours; false when no such request waits (never sent, or answered already). */
   onReply(r: Reply): boolean {
     const p = this.pending.get(r.id);

@@ -15,6 +15,8 @@ export interface SessionOptions {
   /** Events allowed per second on one connection, with a burst of `floodBurst`. */
   floodPerSec: number;
   floodBurst: number;
+  /** An EA without a heartbeat this long is gone (default: three heartbeats missed). */
+  silentAfterSec?: number;
   now?: () => number;
 }
 

@@ -1,4 +1,3 @@
-import WebSocket from 'ws';
 import {
   PROTOCOL_VERSION,
   type AckMsg,
@@ -9,6 +8,7 @@ import {
 import { isRetryableRefusal } from '../../protocols/bridge/retcodes.js';
 import { parseServiceMessage } from '../../protocols/bridge/validate.js';
 import type { SimBrokerApi } from '../contract.js';
+import { type EaConnection, type EaDialer, wsDialer } from './dial.js';
 import { execute } from './execute.js';
 import { answerSnapshot, answerSymbol } from './reads.js';
 import { TransactionMapper } from './transactions.js';
@@ -17,8 +17,12 @@ import { type EaTransportFaults, seeded } from './transport-faults.js';
 export interface SimulatedEaOptions {
   broker: SimBrokerApi;
   accountId: string;
-  /** ws:// or wss:// URL of the bridge endpoint. */
+  /** The bridge endpoint: ws(s)://.../bridge/v1/ws for MT5, http(s)://.../bridge/v1/poll with `pollDialer` for MT4. */
   url: string;
+  /** The transport: MT5's WebSocket (default) or MT4's long polls (`pollDialer`, poll-dialer.ts). */
+  dial?: EaDialer;
+  /** What the hello says it runs in; `mt4` goes with the long-polling transport. */
+  terminal?: 'mt5' | 'mt4';
   token: string;
   /** Command ids remembered (never executed twice); the service asks for at least its own figure. */
   rememberCommands?: number;
@@ -41,7 +45,7 @@ const MAX_BUFFER = 1000;
  * (drop, duplicate, reorder, delay, a cut in the middle of a command) are injected with `faults`.
  */
 export class SimulatedEa {
-  private ws: WebSocket | null = null;
+  private ws: EaConnection | null = null;
   private welcomed = false;
   private stopped = false;
   private seq = 0;
@@ -102,7 +106,7 @@ export class SimulatedEa {
 
   /** Cut the connection now (the terminal lost its network); it reconnects after reconnectMs. */
   disconnect(): void {
-    this.ws?.terminate();
+    this.ws?.cut();
   }
 
   async stop(): Promise<void> {
@@ -112,9 +116,11 @@ export class SimulatedEa {
     if (this.beat) clearInterval(this.beat);
     if (this.resend) clearInterval(this.resend);
     const ws = this.ws;
-    if (ws && ws.readyState !== WebSocket.CLOSED) {
-      const closed = new Promise((r) => ws.once('close', r));
-      ws.terminate();
+    if (ws) {
+      const closed = new Promise<void>((r) => {
+        this.onClosed = r;
+      });
+      ws.cut();
       await closed;
     }
   }
@@ -130,25 +136,34 @@ export class SimulatedEa {
     });
   }
 
+  private onClosed: (() => void) | null = null;
+
   private connect(): void {
     if (this.stopped) return;
-    const ws = new WebSocket(this.o.url, { headers: { authorization: `Bearer ${this.o.token}` } });
+    const dial = this.o.dial ?? wsDialer;
+    const ws: EaConnection = dial(this.o.url, this.o.token, {
+      onOpen: () => {
+        this.connects++;
+        this.sayHello();
+      },
+      onMessage: (text) => {
+        if (this.ws === ws) this.onFrame(text);
+      },
+      onClose: () => this.onClose(ws),
+    });
     this.ws = ws;
-    ws.on('open', () => {
-      this.connects++;
-      this.sayHello();
-    });
-    ws.on('message', (data) => this.onFrame(String(data)));
-    ws.on('error', () => {});
-    ws.on('close', () => {
-      if (this.ws === ws) this.ws = null;
-      this.welcomed = false;
-      if (this.beat) clearInterval(this.beat);
-      if (this.resend) clearInterval(this.resend);
-      this.beat = null;
-      this.resend = null;
-      if (!this.stopped) this.timer = setTimeout(() => this.connect(), this.o.reconnectMs ?? 20);
-    });
+  }
+
+  private onClose(ws: EaConnection): void {
+    if (this.ws === ws) this.ws = null;
+    this.welcomed = false;
+    if (this.beat) clearInterval(this.beat);
+    if (this.resend) clearInterval(this.resend);
+    this.beat = null;
+    this.resend = null;
+    this.onClosed?.();
+    this.onClosed = null;
+    if (!this.stopped) this.timer = setTimeout(() => this.connect(), this.o.reconnectMs ?? 20);
   }
 
   private sayHello(): void {
@@ -157,7 +172,7 @@ export class SimulatedEa {
       type: 'hello',
       protocol: PROTOCOL_VERSION,
       ea: EA_VERSION,
-      terminal: 'mt5',
+      terminal: this.o.terminal ?? 'mt5',
       build: 4755,
       login: acc.login,
       server: acc.meta['server'] ?? 'SimMarkets-Demo',
@@ -301,7 +316,6 @@ export class SimulatedEa {
   }
 
   private send(m: object): void {
-    const ws = this.ws;
-    if (ws?.readyState === WebSocket.OPEN) ws.send(JSON.stringify(m));
+    this.ws?.send(JSON.stringify(m));
   }
 }

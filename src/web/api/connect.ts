@@ -48,3 +48,12 @@ export const isPlatformCMessage = (d: unknown): d is PlatformCMessage =>
 /** Reads the account at its broker again (funds, positions, orders, trading allowed); a pass makes it assignable. */
 export const runConnectionTest = (accountId: string): Promise<TestedAccount> =>
   must(app.POST('/v1/accounts/{account_id}/connection-test', { params: { path: { account_id: accountId } } }));
+
+// Platform A, self-hosted: an EA in the user's own terminal dials the service's bridge (docs/bridge-protocol.md).
+export type BridgeCreated = Ok<'/api/connect/platforma/bridge', 'post'>;
+export type BridgeStatus = Ok<'/api/connect/platforma/bridge/{account_id}', 'get'>;
+export const connectPlatformABridge = (body: Body<'/api/connect/platforma/bridge', 'post'>): Promise<BridgeCreated> =>
+  must(api.POST('/api/connect/platforma/bridge', { body }));
+/** The EA's hello and heartbeat; a 404 for an account not connected through the bridge. */
+export const platformABridgeStatus = (accountId: string): Promise<BridgeStatus> =>
+  must(api.GET('/api/connect/platforma/bridge/{account_id}', { params: { path: { account_id: accountId } } }));

@@ -3,6 +3,7 @@ import { allPositions, app, must } from '../api/client';
 import { Alert } from '../components/Alert';
 import { Badge } from '../components/Badge';
 import { EquityChart } from '../components/EquityChart';
+import { AccountBridge } from '../components/BridgeHeartbeat';
 import { HealthBadge } from '../components/HealthBadge';
 import { PanicCloseDialog } from '../components/PanicCloseDialog';
 import { PositionActions } from '../components/PositionActions';
@@ -135,6 +136,8 @@ export function AccountDetailPage({ id }: { id: string }) {
           <dd className={floating < 0 ? 'bad' : floating > 0 ? 'good' : ''}>{money(floating, account.currency)}</dd>
         </div>
       </dl>
+
+      {account.platform === 'platforma' && <AccountBridge accountId={account.id} currency={account.currency} />}
 
       {account.role === 'master' && (
         <section className="card" aria-labelledby="send-title">

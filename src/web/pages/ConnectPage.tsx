@@ -10,6 +10,13 @@ const PLATFORMS = [
       'Search the broker server, enter the login ID and trading password, confirm, then assign the account to a copier group.',
   },
   {
+    to: '/connect/metatrader-bridge',
+    title: 'MetaTrader, self-hosted',
+    sub: 'an Expert Advisor in your own MT4 or MT5 terminal, no cloud',
+    steps:
+      'Enter the server and login, copy the token shown once, install the EA with the URL to allow-list; it turns green when the EA says hello.',
+  },
+  {
     to: '/connect/platformb',
     title: platformName('platformb'),
     sub: 'email + password, Demo or Live',
