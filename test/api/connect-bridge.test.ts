@@ -164,4 +164,18 @@ describe('platform A, self-hosted: the terminal bridge through the API', () => {
     await monitor.check(await read());
     expect((await read()).status).toBe('connected');
   }, 30_000);
+
+  it('a group named at creation is refused with the reason, not dropped without a word (the account would stay unassigned)', async () => {
+    const token = await userToken('bridge-grouped@example.com');
+    const group = await svc.call('POST', '/app/v1/copier-groups', { token, body: { name: 'bridge group' } });
+    expect(group.status, group.text).toBe(201);
+    const r = await svc.call('POST', '/api/connect/platforma/bridge', {
+      token,
+      body: { server: 'SimA-Self', login: '88003', groupId: group.body.id },
+    });
+    expect(r.status, r.text).toBe(400);
+    expect(r.body.code).toBe('invalid_request');
+    expect(r.body.error).toMatch(/^groupId: .*once its EA has connected/);
+    expect((await svc.store.accounts.all()).filter((a) => a.brokerAccountId === '88003')).toEqual([]);
+  }, 30_000);
 });

@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { brokerIdentity as brokerIdentityOf } from '../../domain/broker-identity.js';
-import { AppError, notFound } from '../../domain/errors.js';
+import { AppError, invalid, notFound } from '../../domain/errors.js';
 import { BRIDGE_WS_PATH } from '../bridge/endpoint.js';
 import { BRIDGE_POLL_PATH } from '../bridge/poll.js';
 import type { ApiDeps } from '../deps.js';
@@ -99,6 +99,13 @@ export async function connectBridgeRoutes(app: FastifyInstance, deps: ApiDeps): 
     async (req, reply) => {
       const b = req.body;
       const userId = userOf(req);
+      // Every connection joins its group once its connection test passed, and a bridge account's can run only after
+      // its EA's hello: a group named now would be dropped without a word (seen: the account stayed unassigned).
+      if (b.groupId)
+        throw invalid(
+          'groupId: a self-hosted account joins a copier group once its EA has connected (its connection test needs the EA); create it without a group, then put it in the group (the Copier groups page, or PUT /app/v1/accounts/{id}/assignment)',
+          { field: 'groupId' },
+        );
       const brokerIdentity = brokerIdentityOf({ platform: 'platforma', server: b.server, accountId: b.login });
       const holder = await holderAfterProof(deps, userId, brokerIdentity);
       if (holder && holder.userId !== userId)
