@@ -10938,7 +10938,15 @@ export interface operations {
                     copyPendingOrders?: boolean;
                     copyStopLoss?: boolean;
                     copyTakeProfit?: boolean;
+                    /** @description The Master's trades whose comment contains one of these (case-insensitive) are not copied (comment_excluded) */
+                    excludeComments?: string[];
+                    /** @description The Master's trades with one of these magic numbers are not copied (magic_excluded) */
+                    excludeMagic?: number[];
                     excludeSymbols?: string[];
+                    /** @description When non-empty, only the Master's trades whose comment contains one of these (case-insensitive) are copied (comment_not_included); needs a Master platform with the orderComment capability */
+                    includeComments?: string[];
+                    /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
+                    includeMagic?: number[];
                     includeSymbols?: string[];
                     maxDelayMs?: number;
                     /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
@@ -10946,6 +10954,8 @@ export interface operations {
                     maxVolume?: (number | string) | null;
                     minVolume?: (number | string) | null;
                     reverse?: boolean;
+                    /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
+                    sides?: "both" | "buy" | "sell";
                     sizing?: {
                         /** @enum {string} */
                         mode: "multiplier";
@@ -11001,7 +11011,15 @@ export interface operations {
                         copyPendingOrders: boolean;
                         copyStopLoss: boolean;
                         copyTakeProfit: boolean;
+                        /** @description The Master's trades whose comment contains one of these (case-insensitive) are not copied (comment_excluded) */
+                        excludeComments: string[];
+                        /** @description The Master's trades with one of these magic numbers are not copied (magic_excluded) */
+                        excludeMagic: number[];
                         excludeSymbols: string[];
+                        /** @description When non-empty, only the Master's trades whose comment contains one of these (case-insensitive) are copied (comment_not_included); needs a Master platform with the orderComment capability */
+                        includeComments: string[];
+                        /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
+                        includeMagic: number[];
                         includeSymbols: string[];
                         maxDelayMs: number;
                         /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
@@ -11009,6 +11027,8 @@ export interface operations {
                         maxVolume: number | null;
                         minVolume: number | null;
                         reverse: boolean;
+                        /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
+                        sides: "both" | "buy" | "sell";
                         sizing: {
                             /** @enum {string} */
                             mode: "multiplier";
@@ -18036,7 +18056,15 @@ export interface operations {
                         copyPendingOrders?: boolean;
                         copyStopLoss?: boolean;
                         copyTakeProfit?: boolean;
+                        /** @description The Master's trades whose comment contains one of these (case-insensitive) are not copied (comment_excluded) */
+                        excludeComments?: string[];
+                        /** @description The Master's trades with one of these magic numbers are not copied (magic_excluded) */
+                        excludeMagic?: number[];
                         excludeSymbols?: string[];
+                        /** @description When non-empty, only the Master's trades whose comment contains one of these (case-insensitive) are copied (comment_not_included); needs a Master platform with the orderComment capability */
+                        includeComments?: string[];
+                        /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
+                        includeMagic?: number[];
                         includeSymbols?: string[];
                         maxDelayMs?: number;
                         /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
@@ -18044,6 +18072,8 @@ export interface operations {
                         maxVolume?: (number | string) | null;
                         minVolume?: (number | string) | null;
                         reverse?: boolean;
+                        /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
+                        sides?: "both" | "buy" | "sell";
                         sizing?: {
                             /** @enum {string} */
                             mode: "multiplier";
@@ -18143,7 +18173,15 @@ export interface operations {
                             copyPendingOrders: boolean;
                             copyStopLoss: boolean;
                             copyTakeProfit: boolean;
+                            /** @description The Master's trades whose comment contains one of these (case-insensitive) are not copied (comment_excluded) */
+                            excludeComments: string[];
+                            /** @description The Master's trades with one of these magic numbers are not copied (magic_excluded) */
+                            excludeMagic: number[];
                             excludeSymbols: string[];
+                            /** @description When non-empty, only the Master's trades whose comment contains one of these (case-insensitive) are copied (comment_not_included); needs a Master platform with the orderComment capability */
+                            includeComments: string[];
+                            /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
+                            includeMagic: number[];
                             includeSymbols: string[];
                             maxDelayMs: number;
                             /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
@@ -18151,6 +18189,8 @@ export interface operations {
                             maxVolume: number | null;
                             minVolume: number | null;
                             reverse: boolean;
+                            /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
+                            sides: "both" | "buy" | "sell";
                             sizing: {
                                 /** @enum {string} */
                                 mode: "multiplier";
@@ -18571,7 +18611,15 @@ export interface operations {
                                     copyPendingOrders: boolean;
                                     copyStopLoss: boolean;
                                     copyTakeProfit: boolean;
+                                    /** @description The Master's trades whose comment contains one of these (case-insensitive) are not copied (comment_excluded) */
+                                    excludeComments: string[];
+                                    /** @description The Master's trades with one of these magic numbers are not copied (magic_excluded) */
+                                    excludeMagic: number[];
                                     excludeSymbols: string[];
+                                    /** @description When non-empty, only the Master's trades whose comment contains one of these (case-insensitive) are copied (comment_not_included); needs a Master platform with the orderComment capability */
+                                    includeComments: string[];
+                                    /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
+                                    includeMagic: number[];
                                     includeSymbols: string[];
                                     maxDelayMs: number;
                                     /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
@@ -18579,6 +18627,8 @@ export interface operations {
                                     maxVolume: number | null;
                                     minVolume: number | null;
                                     reverse: boolean;
+                                    /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
+                                    sides: "both" | "buy" | "sell";
                                     sizing: {
                                         /** @enum {string} */
                                         mode: "multiplier";
@@ -18894,7 +18944,15 @@ export interface operations {
                                 copyPendingOrders: boolean;
                                 copyStopLoss: boolean;
                                 copyTakeProfit: boolean;
+                                /** @description The Master's trades whose comment contains one of these (case-insensitive) are not copied (comment_excluded) */
+                                excludeComments: string[];
+                                /** @description The Master's trades with one of these magic numbers are not copied (magic_excluded) */
+                                excludeMagic: number[];
                                 excludeSymbols: string[];
+                                /** @description When non-empty, only the Master's trades whose comment contains one of these (case-insensitive) are copied (comment_not_included); needs a Master platform with the orderComment capability */
+                                includeComments: string[];
+                                /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
+                                includeMagic: number[];
                                 includeSymbols: string[];
                                 maxDelayMs: number;
                                 /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
@@ -18902,6 +18960,8 @@ export interface operations {
                                 maxVolume: number | null;
                                 minVolume: number | null;
                                 reverse: boolean;
+                                /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
+                                sides: "both" | "buy" | "sell";
                                 sizing: {
                                     /** @enum {string} */
                                     mode: "multiplier";
@@ -23148,7 +23208,15 @@ export interface operations {
                                     copyPendingOrders: boolean;
                                     copyStopLoss: boolean;
                                     copyTakeProfit: boolean;
+                                    /** @description The Master's trades whose comment contains one of these (case-insensitive) are not copied (comment_excluded) */
+                                    excludeComments: string[];
+                                    /** @description The Master's trades with one of these magic numbers are not copied (magic_excluded) */
+                                    excludeMagic: number[];
                                     excludeSymbols: string[];
+                                    /** @description When non-empty, only the Master's trades whose comment contains one of these (case-insensitive) are copied (comment_not_included); needs a Master platform with the orderComment capability */
+                                    includeComments: string[];
+                                    /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
+                                    includeMagic: number[];
                                     includeSymbols: string[];
                                     maxDelayMs: number;
                                     /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
@@ -23156,6 +23224,8 @@ export interface operations {
                                     maxVolume: number | null;
                                     minVolume: number | null;
                                     reverse: boolean;
+                                    /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
+                                    sides: "both" | "buy" | "sell";
                                     sizing: {
                                         /** @enum {string} */
                                         mode: "multiplier";
@@ -23482,7 +23552,15 @@ export interface operations {
                                 copyPendingOrders: boolean;
                                 copyStopLoss: boolean;
                                 copyTakeProfit: boolean;
+                                /** @description The Master's trades whose comment contains one of these (case-insensitive) are not copied (comment_excluded) */
+                                excludeComments: string[];
+                                /** @description The Master's trades with one of these magic numbers are not copied (magic_excluded) */
+                                excludeMagic: number[];
                                 excludeSymbols: string[];
+                                /** @description When non-empty, only the Master's trades whose comment contains one of these (case-insensitive) are copied (comment_not_included); needs a Master platform with the orderComment capability */
+                                includeComments: string[];
+                                /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
+                                includeMagic: number[];
                                 includeSymbols: string[];
                                 maxDelayMs: number;
                                 /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
@@ -23490,6 +23568,8 @@ export interface operations {
                                 maxVolume: number | null;
                                 minVolume: number | null;
                                 reverse: boolean;
+                                /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
+                                sides: "both" | "buy" | "sell";
                                 sizing: {
                                     /** @enum {string} */
                                     mode: "multiplier";
@@ -23902,7 +23982,15 @@ export interface operations {
                                 copyPendingOrders: boolean;
                                 copyStopLoss: boolean;
                                 copyTakeProfit: boolean;
+                                /** @description The Master's trades whose comment contains one of these (case-insensitive) are not copied (comment_excluded) */
+                                excludeComments: string[];
+                                /** @description The Master's trades with one of these magic numbers are not copied (magic_excluded) */
+                                excludeMagic: number[];
                                 excludeSymbols: string[];
+                                /** @description When non-empty, only the Master's trades whose comment contains one of these (case-insensitive) are copied (comment_not_included); needs a Master platform with the orderComment capability */
+                                includeComments: string[];
+                                /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
+                                includeMagic: number[];
                                 includeSymbols: string[];
                                 maxDelayMs: number;
                                 /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
@@ -23910,6 +23998,8 @@ export interface operations {
                                 maxVolume: number | null;
                                 minVolume: number | null;
                                 reverse: boolean;
+                                /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
+                                sides: "both" | "buy" | "sell";
                                 sizing: {
                                     /** @enum {string} */
                                     mode: "multiplier";
@@ -24616,7 +24706,15 @@ export interface operations {
                                 copyPendingOrders: boolean;
                                 copyStopLoss: boolean;
                                 copyTakeProfit: boolean;
+                                /** @description The Master's trades whose comment contains one of these (case-insensitive) are not copied (comment_excluded) */
+                                excludeComments: string[];
+                                /** @description The Master's trades with one of these magic numbers are not copied (magic_excluded) */
+                                excludeMagic: number[];
                                 excludeSymbols: string[];
+                                /** @description When non-empty, only the Master's trades whose comment contains one of these (case-insensitive) are copied (comment_not_included); needs a Master platform with the orderComment capability */
+                                includeComments: string[];
+                                /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
+                                includeMagic: number[];
                                 includeSymbols: string[];
                                 maxDelayMs: number;
                                 /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
@@ -24624,6 +24722,8 @@ export interface operations {
                                 maxVolume: number | null;
                                 minVolume: number | null;
                                 reverse: boolean;
+                                /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
+                                sides: "both" | "buy" | "sell";
                                 sizing: {
                                     /** @enum {string} */
                                     mode: "multiplier";
@@ -26005,7 +26105,15 @@ export interface operations {
                                 copyPendingOrders: boolean;
                                 copyStopLoss: boolean;
                                 copyTakeProfit: boolean;
+                                /** @description The Master's trades whose comment contains one of these (case-insensitive) are not copied (comment_excluded) */
+                                excludeComments: string[];
+                                /** @description The Master's trades with one of these magic numbers are not copied (magic_excluded) */
+                                excludeMagic: number[];
                                 excludeSymbols: string[];
+                                /** @description When non-empty, only the Master's trades whose comment contains one of these (case-insensitive) are copied (comment_not_included); needs a Master platform with the orderComment capability */
+                                includeComments: string[];
+                                /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
+                                includeMagic: number[];
                                 includeSymbols: string[];
                                 maxDelayMs: number;
                                 /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
@@ -26013,6 +26121,8 @@ export interface operations {
                                 maxVolume: number | null;
                                 minVolume: number | null;
                                 reverse: boolean;
+                                /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
+                                sides: "both" | "buy" | "sell";
                                 sizing: {
                                     /** @enum {string} */
                                     mode: "multiplier";
@@ -26458,7 +26568,15 @@ export interface operations {
                                 copyPendingOrders: boolean;
                                 copyStopLoss: boolean;
                                 copyTakeProfit: boolean;
+                                /** @description The Master's trades whose comment contains one of these (case-insensitive) are not copied (comment_excluded) */
+                                excludeComments: string[];
+                                /** @description The Master's trades with one of these magic numbers are not copied (magic_excluded) */
+                                excludeMagic: number[];
                                 excludeSymbols: string[];
+                                /** @description When non-empty, only the Master's trades whose comment contains one of these (case-insensitive) are copied (comment_not_included); needs a Master platform with the orderComment capability */
+                                includeComments: string[];
+                                /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
+                                includeMagic: number[];
                                 includeSymbols: string[];
                                 maxDelayMs: number;
                                 /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
@@ -26466,6 +26584,8 @@ export interface operations {
                                 maxVolume: number | null;
                                 minVolume: number | null;
                                 reverse: boolean;
+                                /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
+                                sides: "both" | "buy" | "sell";
                                 sizing: {
                                     /** @enum {string} */
                                     mode: "multiplier";
@@ -27535,7 +27655,15 @@ export interface operations {
                                     copyPendingOrders: boolean;
                                     copyStopLoss: boolean;
                                     copyTakeProfit: boolean;
+                                    /** @description The Master's trades whose comment contains one of these (case-insensitive) are not copied (comment_excluded) */
+                                    excludeComments: string[];
+                                    /** @description The Master's trades with one of these magic numbers are not copied (magic_excluded) */
+                                    excludeMagic: number[];
                                     excludeSymbols: string[];
+                                    /** @description When non-empty, only the Master's trades whose comment contains one of these (case-insensitive) are copied (comment_not_included); needs a Master platform with the orderComment capability */
+                                    includeComments: string[];
+                                    /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
+                                    includeMagic: number[];
                                     includeSymbols: string[];
                                     maxDelayMs: number;
                                     /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
@@ -27543,6 +27671,8 @@ export interface operations {
                                     maxVolume: number | null;
                                     minVolume: number | null;
                                     reverse: boolean;
+                                    /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
+                                    sides: "both" | "buy" | "sell";
                                     sizing: {
                                         /** @enum {string} */
                                         mode: "multiplier";
@@ -27858,7 +27988,15 @@ export interface operations {
                                 copyPendingOrders: boolean;
                                 copyStopLoss: boolean;
                                 copyTakeProfit: boolean;
+                                /** @description The Master's trades whose comment contains one of these (case-insensitive) are not copied (comment_excluded) */
+                                excludeComments: string[];
+                                /** @description The Master's trades with one of these magic numbers are not copied (magic_excluded) */
+                                excludeMagic: number[];
                                 excludeSymbols: string[];
+                                /** @description When non-empty, only the Master's trades whose comment contains one of these (case-insensitive) are copied (comment_not_included); needs a Master platform with the orderComment capability */
+                                includeComments: string[];
+                                /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
+                                includeMagic: number[];
                                 includeSymbols: string[];
                                 maxDelayMs: number;
                                 /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
@@ -27866,6 +28004,8 @@ export interface operations {
                                 maxVolume: number | null;
                                 minVolume: number | null;
                                 reverse: boolean;
+                                /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
+                                sides: "both" | "buy" | "sell";
                                 sizing: {
                                     /** @enum {string} */
                                     mode: "multiplier";

@@ -1,5 +1,6 @@
 import { Decimal } from './decimal.js';
 import type { Capabilities } from './capabilities.js';
+import { filterProblems, type TradeFilters } from './trade-filters.js';
 
 /**
  * How one Slave copies its Master. Stored as JSON (decimals as strings) and validated on save; the planner
@@ -18,7 +19,11 @@ export type Sizing =
    */
   | { mode: 'risk_percent'; riskPercent: string };
 
-export interface CopyRule {
+/**
+ * `TradeFilters`: the Master's trades copied by side (`sides`), magic number and comment (include/exclude lists;
+ * see trade-filters.ts), beside the symbol lists below.
+ */
+export interface CopyRule extends TradeFilters {
   sizing: Sizing;
   minVolume: string | null;
   maxVolume: string | null;
@@ -66,6 +71,11 @@ export const DEFAULT_RULE: CopyRule = {
   copyPendingOrders: true,
   maxDelayMs: 60_000,
   maxSlippage: null,
+  sides: 'both',
+  includeMagic: [],
+  excludeMagic: [],
+  includeComments: [],
+  excludeComments: [],
 };
 
 /** Merges a partial rule onto the defaults (what the API accepts on create/update). */
@@ -90,9 +100,14 @@ const positive = (v: string | undefined | null, name: string, problems: string[]
 
 /**
  * Every reason a rule cannot work, in words a user can act on. Checked against the Slave adapter's
- * capabilities, so an impossible rule is refused when it is saved rather than failing at copy time.
+ * capabilities (and the Master's, for the filters on what its trades carry), so an impossible rule is refused when
+ * it is saved rather than failing at copy time.
  */
-export function validateRule(rule: CopyRule, caps: Capabilities | null): string[] {
+export function validateRule(
+  rule: CopyRule,
+  caps: Capabilities | null,
+  masterCaps: Capabilities | null = null,
+): string[] {
   const problems: string[] = [];
   const s = rule.sizing;
   if (s.mode === 'multiplier') positive(s.multiplier, 'sizing.multiplier', problems);
@@ -118,6 +133,7 @@ export function validateRule(rule: CopyRule, caps: Capabilities | null): string[
   if (!Number.isInteger(rule.maxDelayMs) || rule.maxDelayMs < 0)
     problems.push('maxDelayMs must be a non-negative integer');
   positive(rule.maxSlippage, 'maxSlippage', problems);
+  problems.push(...filterProblems(rule, masterCaps));
   if (caps) {
     if (rule.copyPendingOrders && !caps.has.pendingOrders)
       problems.push(`copyPendingOrders is on, but ${caps.platform} accounts cannot take pending orders`);

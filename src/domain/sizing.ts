@@ -2,6 +2,7 @@ import { Decimal, floorToStep } from './decimal.js';
 import type { CopyRule } from './copy-rule.js';
 import type { InstrumentSpec } from './types.js';
 import { slaveSymbol } from './copy-mapping.js';
+import type { FilterSkip } from './trade-filters.js';
 
 export interface SizingInput {
   masterVolume: Decimal;
@@ -39,7 +40,9 @@ export type SkipReason =
   /** The Slave's price for the copy's side is worse than the Master's fill by more than the rule's maxSlippage. */
   | 'slippage_exceeded'
   /** maxSlippage is set but there is no Slave quote or no Master fill price to compare. */
-  | 'slippage_unknown';
+  | 'slippage_unknown'
+  /** The rule's side, magic number or comment filter does not copy the Master's trade (trade-filters.ts). */
+  | FilterSkip;
 
 /**
  * Sizes a copy by the rule, then rounds DOWN to the broker's step (never more than the rule allows) and

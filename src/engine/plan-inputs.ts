@@ -7,7 +7,8 @@ import { newId } from '../domain/ids.js';
 import type { BrokerAdapter } from '../platforms/adapter.js';
 import type { Store } from '../store/store.js';
 import type { MasterAction } from './actions.js';
-import { deniedByCapability, planOpen, type PreTradeCheck, type SlaveContext } from './planner.js';
+import { deniedByCapability } from './capability-check.js';
+import { planOpen, type PreTradeCheck, type SlaveContext } from './planner.js';
 import {
   planAddingRows,
   planMasterRefusal,
@@ -179,6 +180,8 @@ export class PlanInputs {
         takeProfit: action.takeProfit,
         at: action.at,
         fillPrice: action.type === 'market' ? action.price : null,
+        magic: action.magic,
+        comment: action.comment,
       },
       contexts,
       this.clock(),

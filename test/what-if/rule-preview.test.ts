@@ -119,6 +119,15 @@ describe('what-if preview over the demo history', () => {
     expect(r.body.totals.candidate).toMatchObject({ sent: 0, skipped: 3, volume: 0, profit: 0 });
   });
 
+  it("a side filter says so per copy: sell-only skips the Master's two buys (side_filtered)", async () => {
+    const r = await preview(x1.id, { rule: { sides: 'sell' }, changedOnly: true });
+    expect(r.status).toBe(200);
+    expect(r.body.copies.length).toBe(2);
+    for (const c of r.body.copies)
+      expect(c.candidate).toMatchObject({ volume: null, skipReason: 'side_filtered', profit: null });
+    expect(r.body.totals.candidate.skipped).toBe(2);
+  });
+
   it('writes nothing', async () => {
     const count = async () =>
       exec<{ i: number; r: number; rr: number; at: string }>(

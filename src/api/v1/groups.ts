@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type, type Static, type TSchema } from 'typebox';
-import { ruleOnly, validateRule, withDefaults, type CopyRule } from '../../domain/copy-rule.js';
+import { ruleOnly, withDefaults, type CopyRule } from '../../domain/copy-rule.js';
+import { refuseUnworkableRule } from './rule-problems.js';
 import { AppError, invalid, notFound } from '../../domain/errors.js';
 import type { GroupView } from '../../store/repos/accounts.js';
 import type { Account } from '../../domain/account.js';
@@ -11,12 +12,42 @@ import { AccountIdParams, AccountSchema, OPEN, stdErrors, toAccountJson } from '
 import type { RouteOpts } from './route-opts.js';
 import { DecimalIn, decimalIn, decimalInOrNull, numberOut } from '../decimal-json.js';
 import { refuseCopyCycle } from './copy-cycle.js';
+import { MAX_COMMENT_FILTER } from '../../domain/trade-filters.js';
 import { openCopies } from './open-copies.js';
 import { enforceQuota, QUOTA_NOTE } from '../quotas.js';
 import { finishPage, NextCursor, pageQuery, readPage } from '../paging.js';
 import { GROUPS_PAGE } from '../page-specs.js';
 
 const Symbols = Type.Array(Type.String({ maxLength: 32 }), { maxItems: 500 });
+const MagicNumbers = (description: string) =>
+  Type.Array(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }), {
+    maxItems: 100,
+    description,
+    'x-open-point': true,
+  });
+const CommentParts = (description: string) =>
+  Type.Array(Type.String({ minLength: 1, maxLength: MAX_COMMENT_FILTER }), {
+    maxItems: 100,
+    description,
+    'x-open-point': true,
+  });
+/** The filters on the Master's trade (trade-filters.ts); refused when the Master's platform does not carry them. */
+const filterFields = () => ({
+  sides: Type.Union([Type.Literal('both'), Type.Literal('buy'), Type.Literal('sell')], {
+    description: "Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered)",
+    'x-open-point': true,
+  }),
+  includeMagic: MagicNumbers(
+    "When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability",
+  ),
+  excludeMagic: MagicNumbers("The Master's trades with one of these magic numbers are not copied (magic_excluded)"),
+  includeComments: CommentParts(
+    "When non-empty, only the Master's trades whose comment contains one of these (case-insensitive) are copied (comment_not_included); needs a Master platform with the orderComment capability",
+  ),
+  excludeComments: CommentParts(
+    "The Master's trades whose comment contains one of these (case-insensitive) are not copied (comment_excluded)",
+  ),
+});
 
 /** The copy rule's shape, with its decimals as `D` (answers: numbers; requests: number or decimal string). */
 function copyRuleSchema(D: TSchema) {
@@ -58,6 +89,7 @@ function copyRuleSchema(D: TSchema) {
           'in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes.',
         'x-open-point': true,
       }),
+      ...filterFields(),
     },
     { ...OPEN, additionalProperties: false },
   );
@@ -255,8 +287,7 @@ export async function groupRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
       if (account.role !== 'slave')
         throw invalid(`account ${account.id} is a ${account.role}; copy rules belong to Slaves`);
       const rule: CopyRule = withDefaults(copyRuleIn(req.body as Record<string, unknown>));
-      const problems = validateRule(rule, deps.adapters.capabilities(account.platform));
-      if (problems.length > 0) throw invalid(`the copy rule cannot work: ${problems.join('; ')}`, { problems });
+      await refuseUnworkableRule(deps, account, rule);
       await deps.store.revisions.setRule(whoOf(req), account.id, rule);
       return toCopyRuleJson(rule);
     },

@@ -15,6 +15,13 @@ const list = (v: string) =>
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
+const magics = (name: string, v: string): number[] =>
+  list(v).map((m) => {
+    if (!/^[0-9]+$/.test(m) || !Number.isSafeInteger(Number(m)))
+      throw new AppError('invalid_request', `${name} takes magic numbers such as 1001,2002, got ${JSON.stringify(m)}`);
+    return Number(m);
+  });
+const SIDES = ['both', 'buy', 'sell'] as const;
 
 /** The flags that change a copy rule (`rules set`, `rules preview`). */
 export function ruleOptions(cmd: Command): Command {
@@ -31,6 +38,11 @@ export function ruleOptions(cmd: Command): Command {
     .option('--include <symbols>', 'only these symbols (comma separated)')
     .option('--exclude <symbols>', 'never these symbols (comma separated)')
     .option('--map <pairs>', 'symbol map, e.g. EURUSD=EURUSD.r,XAUUSD=GOLD')
+    .option('--sides <which>', "copy the Master's both sides, or buy or sell only")
+    .option('--include-magic <numbers>', 'only trades with these magic numbers (comma separated; "" for none)')
+    .option('--exclude-magic <numbers>', 'never trades with these magic numbers (comma separated)')
+    .option('--include-comment <texts>', 'only trades whose comment contains one of these (comma separated)')
+    .option('--exclude-comment <texts>', 'never trades whose comment contains one of these (comma separated)')
     .option('--reverse')
     .option('--no-reverse')
     .option('--copy-sl')
@@ -93,6 +105,19 @@ export function rulePatchOf(o: RuleFlags): CopyRulePatch {
       }),
     );
   }
+  if (typeof o.sides === 'string') {
+    const sides = SIDES.find((x) => x === o.sides);
+    if (!sides)
+      throw new AppError(
+        'invalid_request',
+        `--sides must be one of ${SIDES.join(', ')}, got ${JSON.stringify(o.sides)}`,
+      );
+    patch.sides = sides;
+  }
+  if (typeof o.includeMagic === 'string') patch.includeMagic = magics('--include-magic', o.includeMagic);
+  if (typeof o.excludeMagic === 'string') patch.excludeMagic = magics('--exclude-magic', o.excludeMagic);
+  if (typeof o.includeComment === 'string') patch.includeComments = list(o.includeComment);
+  if (typeof o.excludeComment === 'string') patch.excludeComments = list(o.excludeComment);
   // Commander's --x/--no-x pairs: undefined unless given.
   if (typeof o.reverse === 'boolean') patch.reverse = o.reverse;
   if (typeof o.copySl === 'boolean') patch.copyStopLoss = o.copySl;

@@ -96,7 +96,11 @@ export function CopyRuleForm({
     | 'maxDelayMs'
     | 'maxSlippage'
     | 'includeSymbols'
-    | 'excludeSymbols';
+    | 'excludeSymbols'
+    | 'includeMagic'
+    | 'excludeMagic'
+    | 'includeComments'
+    | 'excludeComments';
   const text = (k: TextField, placeholder = '') => (
     <input
       id={`${id}-${k}`}
@@ -178,6 +182,35 @@ export function CopyRuleForm({
           />,
           'one MASTER=SLAVE per line',
         )}
+        {field(
+          'sides',
+          'Sides',
+          <select
+            id={`${id}-sides`}
+            name="sides"
+            value={f.sides}
+            onChange={(e) => set('sides', e.target.value as RuleForm['sides'])}
+          >
+            <option value="both">Buys and sells</option>
+            <option value="buy">Buys only</option>
+            <option value="sell">Sells only</option>
+          </select>,
+          "by the Master's side, before reverse",
+        )}
+        {field(
+          'includeMagic',
+          'Only these magic numbers',
+          text('includeMagic', 'all'),
+          'comma separated; MT4/MT5 Masters',
+        )}
+        {field('excludeMagic', 'Never these magic numbers', text('excludeMagic', 'none'), 'comma separated')}
+        {field(
+          'includeComments',
+          'Only comments containing',
+          text('includeComments', 'all'),
+          'comma separated, case-insensitive',
+        )}
+        {field('excludeComments', 'Never comments containing', text('excludeComments', 'none'), 'comma separated')}
         {field('maxDelayMs', 'Max delay (ms)', text('maxDelayMs'), 'skip a copy older than this')}
         {field(
           'maxSlippage',

@@ -15,6 +15,11 @@ const base: CopyRule = {
   copyPendingOrders: true,
   maxDelayMs: 30000,
   maxSlippage: null,
+  sides: 'both',
+  includeMagic: [],
+  excludeMagic: [],
+  includeComments: [],
+  excludeComments: [],
 };
 
 describe('rule form', () => {
@@ -73,5 +78,36 @@ describe('rule form: risk sizing and max slippage', () => {
     expect(formToRule({ ...f, riskPercent: '1', copyStopLoss: false }).errors.copyStopLoss).toMatch(/stop loss/);
     expect(formToRule({ ...f, riskPercent: '1', maxSlippage: '0' }).errors.maxSlippage).toBe('must be more than 0');
     expect(formToRule({ ...f, riskPercent: '1', maxSlippage: '' }).rule?.maxSlippage).toBeNull();
+  });
+});
+
+describe('rule form: side, magic number and comment filters', () => {
+  it('sends the side and the lists, comments split on commas only', () => {
+    const { rule, errors } = formToRule({
+      ...ruleToForm(base),
+      sides: 'sell',
+      includeMagic: '1001, 2002',
+      excludeMagic: '',
+      includeComments: 'Grid EA, scalper',
+      excludeComments: 'manual',
+    });
+    expect(errors).toEqual({});
+    expect(rule).toMatchObject({
+      sides: 'sell',
+      includeMagic: [1001, 2002],
+      excludeMagic: [],
+      includeComments: ['Grid EA', 'scalper'],
+      excludeComments: ['manual'],
+    });
+  });
+  it('refuses a magic number that is not a whole number, and one both in and out', () => {
+    const f = ruleToForm(base);
+    expect(formToRule({ ...f, includeMagic: '12a' }).errors.includeMagic).toMatch(/12a/);
+    expect(formToRule({ ...f, includeMagic: '7', excludeMagic: '7' }).errors.excludeMagic).toMatch(/both/);
+  });
+  it('describes the filters', () => {
+    expect(describeRule({ ...base, sides: 'buy', includeMagic: [7], excludeComments: ['news'] })).toBe(
+      'x0.5 · 1 mapped · not XAUUSD · buys only · magic 7 · comment lacks news',
+    );
   });
 });

@@ -23,6 +23,14 @@ export interface RuleForm {
   maxDelayMs: string;
   /** Price units; empty = no limit. */
   maxSlippage: string;
+  /** Which of the Master's trades by side: both, buy only, sell only. */
+  sides: 'both' | 'buy' | 'sell';
+  /** Magic numbers, comma separated. */
+  includeMagic: string;
+  excludeMagic: string;
+  /** Parts of the trade comment, comma separated. */
+  includeComments: string;
+  excludeComments: string;
 }
 export type RuleErrors = Partial<Record<keyof RuleForm, string>>;
 
@@ -52,6 +60,11 @@ export function ruleToForm(r: CopyRule): RuleForm {
     copyPendingOrders: r.copyPendingOrders,
     maxDelayMs: String(r.maxDelayMs),
     maxSlippage: text(r.maxSlippage),
+    sides: r.sides ?? 'both',
+    includeMagic: (r.includeMagic ?? []).join(', '),
+    excludeMagic: (r.excludeMagic ?? []).join(', '),
+    includeComments: (r.includeComments ?? []).join(', '),
+    excludeComments: (r.excludeComments ?? []).join(', '),
   };
 }
 
@@ -131,6 +144,27 @@ export function formToRule(f: RuleForm): { rule: Required<CopyRulePatch> | null;
   const both = includeSymbols.filter((s) => excludeSymbols.includes(s));
   if (both.length && !errors.excludeSymbols) errors.excludeSymbols = `${both.join(', ')} both included and excluded`;
 
+  const magic = (field: 'includeMagic' | 'excludeMagic'): number[] => {
+    const ms = list(f[field]);
+    const bad = ms.find((m) => !/^\d{1,15}$/.test(m));
+    if (bad) errors[field] = `"${bad}" is not a magic number (a whole number)`;
+    return bad ? [] : ms.map(Number);
+  };
+  const includeMagic = magic('includeMagic');
+  const excludeMagic = magic('excludeMagic');
+  const twice = includeMagic.filter((m) => excludeMagic.includes(m));
+  if (twice.length && !errors.excludeMagic) errors.excludeMagic = `${twice.join(', ')} both included and excluded`;
+  // Comments hold spaces ("Grid EA"): only commas separate them.
+  const parts = (v: string) =>
+    v
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean);
+  const includeComments = parts(f.includeComments);
+  const excludeComments = parts(f.excludeComments);
+  for (const field of ['includeComments', 'excludeComments'] as const)
+    if (parts(f[field]).some((c) => c.length > 64)) errors[field] = 'each part at most 64 characters';
+
   const delay = f.maxDelayMs.trim();
   if (!/^\d+$/.test(delay) || Number(delay) > 86_400_000) errors.maxDelayMs = 'whole milliseconds, 0 to 86400000';
 
@@ -149,6 +183,11 @@ export function formToRule(f: RuleForm): { rule: Required<CopyRulePatch> | null;
       copyPendingOrders: f.copyPendingOrders,
       maxDelayMs: Number(delay),
       maxSlippage,
+      sides: f.sides,
+      includeMagic,
+      excludeMagic,
+      includeComments,
+      excludeComments,
     },
     errors,
   };
@@ -172,5 +211,10 @@ export function describeRule(r: CopyRule): string {
   if (Object.keys(r.symbolMap).length) parts.push(`${Object.keys(r.symbolMap).length} mapped`);
   if (r.includeSymbols.length) parts.push(`only ${r.includeSymbols.join(', ')}`);
   if (r.excludeSymbols.length) parts.push(`not ${r.excludeSymbols.join(', ')}`);
+  if (r.sides && r.sides !== 'both') parts.push(`${r.sides}s only`);
+  if (r.includeMagic?.length) parts.push(`magic ${r.includeMagic.join(', ')}`);
+  if (r.excludeMagic?.length) parts.push(`not magic ${r.excludeMagic.join(', ')}`);
+  if (r.includeComments?.length) parts.push(`comment has ${r.includeComments.join(' or ')}`);
+  if (r.excludeComments?.length) parts.push(`comment lacks ${r.excludeComments.join(', ')}`);
   return parts.join(' · ');
 }
