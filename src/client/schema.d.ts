@@ -10948,10 +10948,16 @@ export interface operations {
                     /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
                     includeMagic?: number[];
                     includeSymbols?: string[];
+                    /** @description Taken off the Master's symbol first, when it begins with it */
+                    masterSymbolPrefix?: string;
+                    /** @description Taken off the Master's symbol first, when it ends with it (EURUSD.a -> EURUSD) */
+                    masterSymbolSuffix?: string;
                     maxDelayMs?: number;
                     /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                     maxSlippage?: (number | string) | null;
                     maxVolume?: (number | string) | null;
+                    /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
+                    minTradeAmount?: (number | string) | null;
                     minVolume?: (number | string) | null;
                     reverse?: boolean;
                     /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
@@ -10985,6 +10991,23 @@ export interface operations {
                     symbolMap?: {
                         [key: string]: string;
                     };
+                    /** @description Per Master symbol, over the rule: copy false (symbol_off), or its own multiplier or fixed volume as the sizing, or its own maxVolume */
+                    symbolOverrides?: {
+                        [key: string]: {
+                            /** @description false: this symbol is not copied (symbol_off) */
+                            copy?: boolean;
+                            /** @description a non-negative number or decimal string (at most 12 digits after the point), e.g. 0.5 or "0.5", below 1e+12 */
+                            maxVolume?: number | string;
+                            /** @description a non-negative number or decimal string (at most 12 digits after the point), e.g. 0.5 or "0.5", below 1e+12 */
+                            multiplier?: number | string;
+                            /** @description a non-negative number or decimal string (at most 12 digits after the point), e.g. 0.5 or "0.5", below 1e+12 */
+                            volume?: number | string;
+                        };
+                    };
+                    /** @description Added before the Slave symbol of a Master symbol not in symbolMap */
+                    symbolPrefix?: string;
+                    /** @description Added after the Slave symbol of a Master symbol not in symbolMap (EURUSD -> EURUSD.m) */
+                    symbolSuffix?: string;
                 };
             };
         };
@@ -11021,10 +11044,16 @@ export interface operations {
                         /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
                         includeMagic: number[];
                         includeSymbols: string[];
+                        /** @description Taken off the Master's symbol first, when it begins with it */
+                        masterSymbolPrefix: string;
+                        /** @description Taken off the Master's symbol first, when it ends with it (EURUSD.a -> EURUSD) */
+                        masterSymbolSuffix: string;
                         maxDelayMs: number;
                         /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                         maxSlippage: number | null;
                         maxVolume: number | null;
+                        /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
+                        minTradeAmount: number | null;
                         minVolume: number | null;
                         reverse: boolean;
                         /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
@@ -11053,6 +11082,20 @@ export interface operations {
                         symbolMap: {
                             [key: string]: string;
                         };
+                        /** @description Per Master symbol, over the rule: copy false (symbol_off), or its own multiplier or fixed volume as the sizing, or its own maxVolume */
+                        symbolOverrides: {
+                            [key: string]: {
+                                /** @description false: this symbol is not copied (symbol_off) */
+                                copy?: boolean;
+                                maxVolume?: number;
+                                multiplier?: number;
+                                volume?: number;
+                            };
+                        };
+                        /** @description Added before the Slave symbol of a Master symbol not in symbolMap */
+                        symbolPrefix: string;
+                        /** @description Added after the Slave symbol of a Master symbol not in symbolMap (EURUSD -> EURUSD.m) */
+                        symbolSuffix: string;
                     };
                 };
             };
@@ -18066,10 +18109,16 @@ export interface operations {
                         /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
                         includeMagic?: number[];
                         includeSymbols?: string[];
+                        /** @description Taken off the Master's symbol first, when it begins with it */
+                        masterSymbolPrefix?: string;
+                        /** @description Taken off the Master's symbol first, when it ends with it (EURUSD.a -> EURUSD) */
+                        masterSymbolSuffix?: string;
                         maxDelayMs?: number;
                         /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                         maxSlippage?: (number | string) | null;
                         maxVolume?: (number | string) | null;
+                        /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
+                        minTradeAmount?: (number | string) | null;
                         minVolume?: (number | string) | null;
                         reverse?: boolean;
                         /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
@@ -18103,6 +18152,23 @@ export interface operations {
                         symbolMap?: {
                             [key: string]: string;
                         };
+                        /** @description Per Master symbol, over the rule: copy false (symbol_off), or its own multiplier or fixed volume as the sizing, or its own maxVolume */
+                        symbolOverrides?: {
+                            [key: string]: {
+                                /** @description false: this symbol is not copied (symbol_off) */
+                                copy?: boolean;
+                                /** @description a non-negative number or decimal string (at most 12 digits after the point), e.g. 0.5 or "0.5", below 1e+12 */
+                                maxVolume?: number | string;
+                                /** @description a non-negative number or decimal string (at most 12 digits after the point), e.g. 0.5 or "0.5", below 1e+12 */
+                                multiplier?: number | string;
+                                /** @description a non-negative number or decimal string (at most 12 digits after the point), e.g. 0.5 or "0.5", below 1e+12 */
+                                volume?: number | string;
+                            };
+                        };
+                        /** @description Added before the Slave symbol of a Master symbol not in symbolMap */
+                        symbolPrefix?: string;
+                        /** @description Added after the Slave symbol of a Master symbol not in symbolMap (EURUSD -> EURUSD.m) */
+                        symbolSuffix?: string;
                     };
                 };
             };
@@ -18183,10 +18249,16 @@ export interface operations {
                             /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
                             includeMagic: number[];
                             includeSymbols: string[];
+                            /** @description Taken off the Master's symbol first, when it begins with it */
+                            masterSymbolPrefix: string;
+                            /** @description Taken off the Master's symbol first, when it ends with it (EURUSD.a -> EURUSD) */
+                            masterSymbolSuffix: string;
                             maxDelayMs: number;
                             /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                             maxSlippage: number | null;
                             maxVolume: number | null;
+                            /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
+                            minTradeAmount: number | null;
                             minVolume: number | null;
                             reverse: boolean;
                             /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
@@ -18215,6 +18287,20 @@ export interface operations {
                             symbolMap: {
                                 [key: string]: string;
                             };
+                            /** @description Per Master symbol, over the rule: copy false (symbol_off), or its own multiplier or fixed volume as the sizing, or its own maxVolume */
+                            symbolOverrides: {
+                                [key: string]: {
+                                    /** @description false: this symbol is not copied (symbol_off) */
+                                    copy?: boolean;
+                                    maxVolume?: number;
+                                    multiplier?: number;
+                                    volume?: number;
+                                };
+                            };
+                            /** @description Added before the Slave symbol of a Master symbol not in symbolMap */
+                            symbolPrefix: string;
+                            /** @description Added after the Slave symbol of a Master symbol not in symbolMap (EURUSD -> EURUSD.m) */
+                            symbolSuffix: string;
                         };
                         to: string;
                         totals: {
@@ -18621,10 +18707,16 @@ export interface operations {
                                     /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
                                     includeMagic: number[];
                                     includeSymbols: string[];
+                                    /** @description Taken off the Master's symbol first, when it begins with it */
+                                    masterSymbolPrefix: string;
+                                    /** @description Taken off the Master's symbol first, when it ends with it (EURUSD.a -> EURUSD) */
+                                    masterSymbolSuffix: string;
                                     maxDelayMs: number;
                                     /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                                     maxSlippage: number | null;
                                     maxVolume: number | null;
+                                    /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
+                                    minTradeAmount: number | null;
                                     minVolume: number | null;
                                     reverse: boolean;
                                     /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
@@ -18653,6 +18745,20 @@ export interface operations {
                                     symbolMap: {
                                         [key: string]: string;
                                     };
+                                    /** @description Per Master symbol, over the rule: copy false (symbol_off), or its own multiplier or fixed volume as the sizing, or its own maxVolume */
+                                    symbolOverrides: {
+                                        [key: string]: {
+                                            /** @description false: this symbol is not copied (symbol_off) */
+                                            copy?: boolean;
+                                            maxVolume?: number;
+                                            multiplier?: number;
+                                            volume?: number;
+                                        };
+                                    };
+                                    /** @description Added before the Slave symbol of a Master symbol not in symbolMap */
+                                    symbolPrefix: string;
+                                    /** @description Added after the Slave symbol of a Master symbol not in symbolMap (EURUSD -> EURUSD.m) */
+                                    symbolSuffix: string;
                                 } | null;
                             };
                             source: "copy_rule" | "risk_limits" | "rollback" | "migration" | "initial";
@@ -18954,10 +19060,16 @@ export interface operations {
                                 /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
                                 includeMagic: number[];
                                 includeSymbols: string[];
+                                /** @description Taken off the Master's symbol first, when it begins with it */
+                                masterSymbolPrefix: string;
+                                /** @description Taken off the Master's symbol first, when it ends with it (EURUSD.a -> EURUSD) */
+                                masterSymbolSuffix: string;
                                 maxDelayMs: number;
                                 /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                                 maxSlippage: number | null;
                                 maxVolume: number | null;
+                                /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
+                                minTradeAmount: number | null;
                                 minVolume: number | null;
                                 reverse: boolean;
                                 /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
@@ -18986,6 +19098,20 @@ export interface operations {
                                 symbolMap: {
                                     [key: string]: string;
                                 };
+                                /** @description Per Master symbol, over the rule: copy false (symbol_off), or its own multiplier or fixed volume as the sizing, or its own maxVolume */
+                                symbolOverrides: {
+                                    [key: string]: {
+                                        /** @description false: this symbol is not copied (symbol_off) */
+                                        copy?: boolean;
+                                        maxVolume?: number;
+                                        multiplier?: number;
+                                        volume?: number;
+                                    };
+                                };
+                                /** @description Added before the Slave symbol of a Master symbol not in symbolMap */
+                                symbolPrefix: string;
+                                /** @description Added after the Slave symbol of a Master symbol not in symbolMap (EURUSD -> EURUSD.m) */
+                                symbolSuffix: string;
                             } | null;
                         };
                         source: "copy_rule" | "risk_limits" | "rollback" | "migration" | "initial";
@@ -23218,10 +23344,16 @@ export interface operations {
                                     /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
                                     includeMagic: number[];
                                     includeSymbols: string[];
+                                    /** @description Taken off the Master's symbol first, when it begins with it */
+                                    masterSymbolPrefix: string;
+                                    /** @description Taken off the Master's symbol first, when it ends with it (EURUSD.a -> EURUSD) */
+                                    masterSymbolSuffix: string;
                                     maxDelayMs: number;
                                     /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                                     maxSlippage: number | null;
                                     maxVolume: number | null;
+                                    /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
+                                    minTradeAmount: number | null;
                                     minVolume: number | null;
                                     reverse: boolean;
                                     /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
@@ -23250,6 +23382,20 @@ export interface operations {
                                     symbolMap: {
                                         [key: string]: string;
                                     };
+                                    /** @description Per Master symbol, over the rule: copy false (symbol_off), or its own multiplier or fixed volume as the sizing, or its own maxVolume */
+                                    symbolOverrides: {
+                                        [key: string]: {
+                                            /** @description false: this symbol is not copied (symbol_off) */
+                                            copy?: boolean;
+                                            maxVolume?: number;
+                                            multiplier?: number;
+                                            volume?: number;
+                                        };
+                                    };
+                                    /** @description Added before the Slave symbol of a Master symbol not in symbolMap */
+                                    symbolPrefix: string;
+                                    /** @description Added after the Slave symbol of a Master symbol not in symbolMap (EURUSD -> EURUSD.m) */
+                                    symbolSuffix: string;
                                 };
                             })[];
                         }[];
@@ -23562,10 +23708,16 @@ export interface operations {
                                 /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
                                 includeMagic: number[];
                                 includeSymbols: string[];
+                                /** @description Taken off the Master's symbol first, when it begins with it */
+                                masterSymbolPrefix: string;
+                                /** @description Taken off the Master's symbol first, when it ends with it (EURUSD.a -> EURUSD) */
+                                masterSymbolSuffix: string;
                                 maxDelayMs: number;
                                 /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                                 maxSlippage: number | null;
                                 maxVolume: number | null;
+                                /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
+                                minTradeAmount: number | null;
                                 minVolume: number | null;
                                 reverse: boolean;
                                 /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
@@ -23594,6 +23746,20 @@ export interface operations {
                                 symbolMap: {
                                     [key: string]: string;
                                 };
+                                /** @description Per Master symbol, over the rule: copy false (symbol_off), or its own multiplier or fixed volume as the sizing, or its own maxVolume */
+                                symbolOverrides: {
+                                    [key: string]: {
+                                        /** @description false: this symbol is not copied (symbol_off) */
+                                        copy?: boolean;
+                                        maxVolume?: number;
+                                        multiplier?: number;
+                                        volume?: number;
+                                    };
+                                };
+                                /** @description Added before the Slave symbol of a Master symbol not in symbolMap */
+                                symbolPrefix: string;
+                                /** @description Added after the Slave symbol of a Master symbol not in symbolMap (EURUSD -> EURUSD.m) */
+                                symbolSuffix: string;
                             };
                         })[];
                     };
@@ -23992,10 +24158,16 @@ export interface operations {
                                 /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
                                 includeMagic: number[];
                                 includeSymbols: string[];
+                                /** @description Taken off the Master's symbol first, when it begins with it */
+                                masterSymbolPrefix: string;
+                                /** @description Taken off the Master's symbol first, when it ends with it (EURUSD.a -> EURUSD) */
+                                masterSymbolSuffix: string;
                                 maxDelayMs: number;
                                 /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                                 maxSlippage: number | null;
                                 maxVolume: number | null;
+                                /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
+                                minTradeAmount: number | null;
                                 minVolume: number | null;
                                 reverse: boolean;
                                 /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
@@ -24024,6 +24196,20 @@ export interface operations {
                                 symbolMap: {
                                     [key: string]: string;
                                 };
+                                /** @description Per Master symbol, over the rule: copy false (symbol_off), or its own multiplier or fixed volume as the sizing, or its own maxVolume */
+                                symbolOverrides: {
+                                    [key: string]: {
+                                        /** @description false: this symbol is not copied (symbol_off) */
+                                        copy?: boolean;
+                                        maxVolume?: number;
+                                        multiplier?: number;
+                                        volume?: number;
+                                    };
+                                };
+                                /** @description Added before the Slave symbol of a Master symbol not in symbolMap */
+                                symbolPrefix: string;
+                                /** @description Added after the Slave symbol of a Master symbol not in symbolMap (EURUSD -> EURUSD.m) */
+                                symbolSuffix: string;
                             };
                         })[];
                     };
@@ -24716,10 +24902,16 @@ export interface operations {
                                 /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
                                 includeMagic: number[];
                                 includeSymbols: string[];
+                                /** @description Taken off the Master's symbol first, when it begins with it */
+                                masterSymbolPrefix: string;
+                                /** @description Taken off the Master's symbol first, when it ends with it (EURUSD.a -> EURUSD) */
+                                masterSymbolSuffix: string;
                                 maxDelayMs: number;
                                 /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                                 maxSlippage: number | null;
                                 maxVolume: number | null;
+                                /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
+                                minTradeAmount: number | null;
                                 minVolume: number | null;
                                 reverse: boolean;
                                 /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
@@ -24748,6 +24940,20 @@ export interface operations {
                                 symbolMap: {
                                     [key: string]: string;
                                 };
+                                /** @description Per Master symbol, over the rule: copy false (symbol_off), or its own multiplier or fixed volume as the sizing, or its own maxVolume */
+                                symbolOverrides: {
+                                    [key: string]: {
+                                        /** @description false: this symbol is not copied (symbol_off) */
+                                        copy?: boolean;
+                                        maxVolume?: number;
+                                        multiplier?: number;
+                                        volume?: number;
+                                    };
+                                };
+                                /** @description Added before the Slave symbol of a Master symbol not in symbolMap */
+                                symbolPrefix: string;
+                                /** @description Added after the Slave symbol of a Master symbol not in symbolMap (EURUSD -> EURUSD.m) */
+                                symbolSuffix: string;
                             };
                         })[];
                     };
@@ -26115,10 +26321,16 @@ export interface operations {
                                 /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
                                 includeMagic: number[];
                                 includeSymbols: string[];
+                                /** @description Taken off the Master's symbol first, when it begins with it */
+                                masterSymbolPrefix: string;
+                                /** @description Taken off the Master's symbol first, when it ends with it (EURUSD.a -> EURUSD) */
+                                masterSymbolSuffix: string;
                                 maxDelayMs: number;
                                 /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                                 maxSlippage: number | null;
                                 maxVolume: number | null;
+                                /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
+                                minTradeAmount: number | null;
                                 minVolume: number | null;
                                 reverse: boolean;
                                 /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
@@ -26147,6 +26359,20 @@ export interface operations {
                                 symbolMap: {
                                     [key: string]: string;
                                 };
+                                /** @description Per Master symbol, over the rule: copy false (symbol_off), or its own multiplier or fixed volume as the sizing, or its own maxVolume */
+                                symbolOverrides: {
+                                    [key: string]: {
+                                        /** @description false: this symbol is not copied (symbol_off) */
+                                        copy?: boolean;
+                                        maxVolume?: number;
+                                        multiplier?: number;
+                                        volume?: number;
+                                    };
+                                };
+                                /** @description Added before the Slave symbol of a Master symbol not in symbolMap */
+                                symbolPrefix: string;
+                                /** @description Added after the Slave symbol of a Master symbol not in symbolMap (EURUSD -> EURUSD.m) */
+                                symbolSuffix: string;
                             };
                         })[];
                     };
@@ -26578,10 +26804,16 @@ export interface operations {
                                 /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
                                 includeMagic: number[];
                                 includeSymbols: string[];
+                                /** @description Taken off the Master's symbol first, when it begins with it */
+                                masterSymbolPrefix: string;
+                                /** @description Taken off the Master's symbol first, when it ends with it (EURUSD.a -> EURUSD) */
+                                masterSymbolSuffix: string;
                                 maxDelayMs: number;
                                 /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                                 maxSlippage: number | null;
                                 maxVolume: number | null;
+                                /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
+                                minTradeAmount: number | null;
                                 minVolume: number | null;
                                 reverse: boolean;
                                 /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
@@ -26610,6 +26842,20 @@ export interface operations {
                                 symbolMap: {
                                     [key: string]: string;
                                 };
+                                /** @description Per Master symbol, over the rule: copy false (symbol_off), or its own multiplier or fixed volume as the sizing, or its own maxVolume */
+                                symbolOverrides: {
+                                    [key: string]: {
+                                        /** @description false: this symbol is not copied (symbol_off) */
+                                        copy?: boolean;
+                                        maxVolume?: number;
+                                        multiplier?: number;
+                                        volume?: number;
+                                    };
+                                };
+                                /** @description Added before the Slave symbol of a Master symbol not in symbolMap */
+                                symbolPrefix: string;
+                                /** @description Added after the Slave symbol of a Master symbol not in symbolMap (EURUSD -> EURUSD.m) */
+                                symbolSuffix: string;
                             };
                         })[];
                     };
@@ -27665,10 +27911,16 @@ export interface operations {
                                     /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
                                     includeMagic: number[];
                                     includeSymbols: string[];
+                                    /** @description Taken off the Master's symbol first, when it begins with it */
+                                    masterSymbolPrefix: string;
+                                    /** @description Taken off the Master's symbol first, when it ends with it (EURUSD.a -> EURUSD) */
+                                    masterSymbolSuffix: string;
                                     maxDelayMs: number;
                                     /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                                     maxSlippage: number | null;
                                     maxVolume: number | null;
+                                    /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
+                                    minTradeAmount: number | null;
                                     minVolume: number | null;
                                     reverse: boolean;
                                     /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
@@ -27697,6 +27949,20 @@ export interface operations {
                                     symbolMap: {
                                         [key: string]: string;
                                     };
+                                    /** @description Per Master symbol, over the rule: copy false (symbol_off), or its own multiplier or fixed volume as the sizing, or its own maxVolume */
+                                    symbolOverrides: {
+                                        [key: string]: {
+                                            /** @description false: this symbol is not copied (symbol_off) */
+                                            copy?: boolean;
+                                            maxVolume?: number;
+                                            multiplier?: number;
+                                            volume?: number;
+                                        };
+                                    };
+                                    /** @description Added before the Slave symbol of a Master symbol not in symbolMap */
+                                    symbolPrefix: string;
+                                    /** @description Added after the Slave symbol of a Master symbol not in symbolMap (EURUSD -> EURUSD.m) */
+                                    symbolSuffix: string;
                                 } | null;
                             };
                             source: "copy_rule" | "risk_limits" | "rollback" | "migration" | "initial";
@@ -27998,10 +28264,16 @@ export interface operations {
                                 /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
                                 includeMagic: number[];
                                 includeSymbols: string[];
+                                /** @description Taken off the Master's symbol first, when it begins with it */
+                                masterSymbolPrefix: string;
+                                /** @description Taken off the Master's symbol first, when it ends with it (EURUSD.a -> EURUSD) */
+                                masterSymbolSuffix: string;
                                 maxDelayMs: number;
                                 /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                                 maxSlippage: number | null;
                                 maxVolume: number | null;
+                                /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
+                                minTradeAmount: number | null;
                                 minVolume: number | null;
                                 reverse: boolean;
                                 /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
@@ -28030,6 +28302,20 @@ export interface operations {
                                 symbolMap: {
                                     [key: string]: string;
                                 };
+                                /** @description Per Master symbol, over the rule: copy false (symbol_off), or its own multiplier or fixed volume as the sizing, or its own maxVolume */
+                                symbolOverrides: {
+                                    [key: string]: {
+                                        /** @description false: this symbol is not copied (symbol_off) */
+                                        copy?: boolean;
+                                        maxVolume?: number;
+                                        multiplier?: number;
+                                        volume?: number;
+                                    };
+                                };
+                                /** @description Added before the Slave symbol of a Master symbol not in symbolMap */
+                                symbolPrefix: string;
+                                /** @description Added after the Slave symbol of a Master symbol not in symbolMap (EURUSD -> EURUSD.m) */
+                                symbolSuffix: string;
                             } | null;
                         };
                         source: "copy_rule" | "risk_limits" | "rollback" | "migration" | "initial";

@@ -1,6 +1,7 @@
 import { Decimal } from './decimal.js';
 import type { Capabilities } from './capabilities.js';
 import { filterProblems, type TradeFilters } from './trade-filters.js';
+import { symbolRuleProblems, type SymbolAffixes, type SymbolOverride } from './symbol-rules.js';
 
 /**
  * How one Slave copies its Master. Stored as JSON (decimals as strings) and validated on save; the planner
@@ -23,12 +24,19 @@ export type Sizing =
  * `TradeFilters`: the Master's trades copied by side (`sides`), magic number and comment (include/exclude lists;
  * see trade-filters.ts), beside the symbol lists below.
  */
-export interface CopyRule extends TradeFilters {
+export interface CopyRule extends TradeFilters, SymbolAffixes {
   sizing: Sizing;
   minVolume: string | null;
   maxVolume: string | null;
-  /** Master symbol -> Slave symbol, for broker suffixes like EURUSD -> EURUSD.m */
+  /** Master symbol -> Slave symbol, for broker suffixes like EURUSD -> EURUSD.m; before the affixes (SymbolAffixes). */
   symbolMap: Record<string, string>;
+  /** Per Master symbol: off, or its own multiplier, fixed volume or maximum volume (symbol-rules.ts). */
+  symbolOverrides: Record<string, SymbolOverride>;
+  /**
+   * A copy whose value (volume x contract size x price, in the Slave's account currency) is below this is not sent
+   * (trade_amount_below_minimum). Null = no minimum.
+   */
+  minTradeAmount: string | null;
   /** When non-empty, only these master symbols are copied. */
   includeSymbols: string[];
   excludeSymbols: string[];
@@ -71,6 +79,12 @@ export const DEFAULT_RULE: CopyRule = {
   copyPendingOrders: true,
   maxDelayMs: 60_000,
   maxSlippage: null,
+  symbolOverrides: {},
+  symbolPrefix: '',
+  symbolSuffix: '',
+  masterSymbolPrefix: '',
+  masterSymbolSuffix: '',
+  minTradeAmount: null,
   sides: 'both',
   includeMagic: [],
   excludeMagic: [],
@@ -133,7 +147,9 @@ export function validateRule(
   if (!Number.isInteger(rule.maxDelayMs) || rule.maxDelayMs < 0)
     problems.push('maxDelayMs must be a non-negative integer');
   positive(rule.maxSlippage, 'maxSlippage', problems);
+  positive(rule.minTradeAmount, 'minTradeAmount', problems);
   problems.push(...filterProblems(rule, masterCaps));
+  problems.push(...symbolRuleProblems(rule, rule.symbolOverrides));
   if (caps) {
     if (rule.copyPendingOrders && !caps.has.pendingOrders)
       problems.push(`copyPendingOrders is on, but ${caps.platform} accounts cannot take pending orders`);

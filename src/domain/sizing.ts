@@ -42,7 +42,13 @@ export type SkipReason =
   /** maxSlippage is set but there is no Slave quote or no Master fill price to compare. */
   | 'slippage_unknown'
   /** The rule's side, magic number or comment filter does not copy the Master's trade (trade-filters.ts). */
-  | FilterSkip;
+  | FilterSkip
+  /** The rule's override for the Master's symbol turns it off (symbolOverrides.X.copy false). */
+  | 'symbol_off'
+  /** The copy's value in the Slave's account currency is below the rule's minTradeAmount. */
+  | 'trade_amount_below_minimum'
+  /** minTradeAmount is set but there is no price to value the copy at. */
+  | 'trade_amount_unknown';
 
 /**
  * Sizes a copy by the rule, then rounds DOWN to the broker's step (never more than the rule allows) and
@@ -151,5 +157,7 @@ export function mapSymbol(
   if (rule.includeSymbols.length > 0 && !rule.includeSymbols.includes(masterSymbol)) {
     return { ok: false, reason: 'symbol_not_included', detail: `${masterSymbol} is not in the rule's include list` };
   }
+  if (Object.hasOwn(rule.symbolOverrides, masterSymbol) && rule.symbolOverrides[masterSymbol]!.copy === false)
+    return { ok: false, reason: 'symbol_off', detail: `${masterSymbol} is off in the rule's symbolOverrides` };
   return { ok: true, symbol: slaveSymbol(rule, masterSymbol) };
 }

@@ -6,6 +6,8 @@ import { correlationTag } from '../domain/correlation.js';
 import { mapSymbol, sizeVolume, type SizingInput, type SizingResult, type SkipReason } from '../domain/sizing.js';
 import { quoteToAccount } from '../domain/quote-currency.js';
 import { filterTrade, filtersNothing } from '../domain/trade-filters.js';
+import { ruleForSymbol } from '../domain/copy-mapping.js';
+import { tradeAmountSkip } from '../domain/trade-amount.js';
 import type { InstrumentSpec, OrderType, Quote, Side } from '../domain/types.js';
 import type { IntentAction } from '../domain/intent-action.js';
 import { sizingRecord, type SizingRecord } from '../domain/receipts/sizing-record.js';
@@ -173,10 +175,12 @@ export function planOpen(action: MasterOpen, slaves: SlaveContext[], now: number
     const [sl, tp] = rule.reverse ? [grid.takeProfit, grid.stopLoss] : [grid.stopLoss, grid.takeProfit];
     // Risk is measured from where the copy enters to the stop it will carry.
     const entry = action.type === 'market' ? (slavePrice ?? action.fillPrice ?? null) : grid.price;
-    const { sized, record } = sharesSizing(rule)
-      ? sizedOnce(rule, spec)
+    // Sized by the rule's override for the Master symbol, when it has one.
+    const sizing = ruleForSymbol(rule, action.symbol);
+    const { sized, record } = sharesSizing(sizing)
+      ? sizedOnce(sizing, spec)
       : sizedAlone(
-          rule,
+          sizing,
           {
             masterVolume: action.volume,
             masterBalance: action.masterAccount.balance,
@@ -187,13 +191,18 @@ export function planOpen(action: MasterOpen, slaves: SlaveContext[], now: number
             stopLoss: rule.copyStopLoss ? sl : null,
             // Read by risk_percent sizing only.
             quoteToAccount:
-              rule.sizing.mode === 'risk_percent'
+              sizing.sizing.mode === 'risk_percent'
                 ? quoteToAccount(mapped.symbol, account.currency, entry, crossRate ?? null)
                 : null,
           },
           spec,
         );
     if (!sized.ok) return { ...skip(sized.reason, sized.detail, mapped.symbol), sizing: record } as PlannedCopy;
+    if (rule.minTradeAmount) {
+      const rate = quoteToAccount(mapped.symbol, account.currency, entry, crossRate ?? null);
+      const small = tradeAmountSkip(rule.minTradeAmount, sized.volume, spec, entry, rate, account.currency);
+      if (small) return { ...skip(small.reason, small.detail, mapped.symbol), sizing: record } as PlannedCopy;
+    }
     return {
       kind: 'send',
       slave: account,

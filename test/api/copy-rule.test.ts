@@ -132,3 +132,47 @@ describe('copy rule: side, magic number and comment filters', () => {
     expect((await putOn({ sides: 'sell' })).status).toBe(200);
   });
 });
+
+describe('copy rule: per-symbol overrides, symbol affixes, minTradeAmount', () => {
+  it('saves them with their decimals exact and answers them as numbers', async () => {
+    const r = await put({
+      symbolOverrides: { XAUUSD: { multiplier: '0.5', maxVolume: 2 }, BTCUSD: { copy: false } },
+      symbolSuffix: '.m',
+      masterSymbolSuffix: '.a',
+      minTradeAmount: '1000.5',
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body).toMatchObject({
+      symbolOverrides: { XAUUSD: { multiplier: 0.5, maxVolume: 2 }, BTCUSD: { copy: false } },
+      symbolSuffix: '.m',
+      masterSymbolSuffix: '.a',
+      symbolPrefix: '',
+      minTradeAmount: 1000.5,
+    });
+    const stored = (await svc.store.accounts.rulesFor([slaveId])).get(slaveId)!;
+    expect(stored.symbolOverrides.XAUUSD).toEqual({ multiplier: '0.5', maxVolume: '2' });
+    expect(stored.minTradeAmount).toBe('1000.5');
+  });
+
+  it('bad values get a 400 naming the field', async () => {
+    const cases: Array<[unknown, RegExp]> = [
+      [
+        { symbolOverrides: { XAUUSD: { multiplier: 1, volume: 1 } } },
+        /symbolOverrides.XAUUSD takes a multiplier or a volume/,
+      ],
+      [
+        { symbolOverrides: { XAUUSD: { volume: 0 } } },
+        /symbolOverrides.XAUUSD.volume must be a decimal number greater than 0/,
+      ],
+      [{ symbolOverrides: { XAUUSD: { lots: 1 } } }, /symbolOverrides/],
+      [{ symbolSuffix: '. m' }, /symbolSuffix/],
+      [{ minTradeAmount: 0 }, /minTradeAmount must be greater than 0/],
+    ];
+    for (const [body, reason] of cases) {
+      const r = await put(body);
+      expect(r.status, JSON.stringify(body)).toBe(400);
+      expect(r.body.code).toBe('invalid_request');
+      expect(JSON.stringify(r.body)).toMatch(reason);
+    }
+  });
+});

@@ -17,7 +17,7 @@ import { ownedAccount, type ApiDeps } from '../deps.js';
 import { userOf } from '../plugins/auth.js';
 import { AccountIdParams, OPEN, stdErrors } from '../schemas.js';
 import type { RouteOpts } from './route-opts.js';
-import { copyRuleIn, CopyRulePatch, CopyRuleSchema, toCopyRuleJson } from './groups.js';
+import { copyRuleIn, CopyRulePatch, CopyRuleSchema, toCopyRuleJson } from './copy-rule-schema.js';
 import { numberOut } from '../decimal-json.js';
 
 const N = Type.Union([Type.Number(), Type.Null()]);

@@ -100,7 +100,12 @@ export function CopyRuleForm({
     | 'includeMagic'
     | 'excludeMagic'
     | 'includeComments'
-    | 'excludeComments';
+    | 'excludeComments'
+    | 'symbolPrefix'
+    | 'symbolSuffix'
+    | 'masterSymbolPrefix'
+    | 'masterSymbolSuffix'
+    | 'minTradeAmount';
   const text = (k: TextField, placeholder = '') => (
     <input
       id={`${id}-${k}`}
@@ -181,6 +186,35 @@ export function CopyRuleForm({
             aria-invalid={!!errors.symbolMap}
           />,
           'one MASTER=SLAVE per line',
+        )}
+        {field(
+          'symbolSuffix',
+          'Slave symbol suffix',
+          text('symbolSuffix', 'none'),
+          'EURUSD -> EURUSD.m; the map comes first',
+        )}
+        {field('symbolPrefix', 'Slave symbol prefix', text('symbolPrefix', 'none'))}
+        {field('masterSymbolSuffix', 'Master symbol suffix', text('masterSymbolSuffix', 'none'), 'taken off first')}
+        {field('masterSymbolPrefix', 'Master symbol prefix', text('masterSymbolPrefix', 'none'), 'taken off first')}
+        {field(
+          'symbolOverrides',
+          'Per-symbol rules',
+          <textarea
+            id={`${id}-symbolOverrides`}
+            name="symbolOverrides"
+            rows={2}
+            value={f.symbolOverrides}
+            placeholder="XAUUSD multiplier=0.5 maxVolume=2"
+            onChange={(e) => set('symbolOverrides', e.target.value)}
+            aria-invalid={!!errors.symbolOverrides}
+          />,
+          'one Master symbol a line: off, multiplier=, volume= (fixed), maxVolume=',
+        )}
+        {field(
+          'minTradeAmount',
+          'Minimum trade amount',
+          text('minTradeAmount', 'none'),
+          "skip a copy worth less, in the Slave's account currency",
         )}
         {field(
           'sides',

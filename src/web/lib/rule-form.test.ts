@@ -20,6 +20,12 @@ const base: CopyRule = {
   excludeMagic: [],
   includeComments: [],
   excludeComments: [],
+  symbolOverrides: {},
+  symbolPrefix: '',
+  symbolSuffix: '',
+  masterSymbolPrefix: '',
+  masterSymbolSuffix: '',
+  minTradeAmount: null,
 };
 
 describe('rule form', () => {
@@ -109,5 +115,29 @@ describe('rule form: side, magic number and comment filters', () => {
     expect(describeRule({ ...base, sides: 'buy', includeMagic: [7], excludeComments: ['news'] })).toBe(
       'x0.5 · 1 mapped · not XAUUSD · buys only · magic 7 · comment lacks news',
     );
+  });
+});
+
+describe('rule form: per-symbol rules, symbol affixes, minimum trade amount', () => {
+  it('reads and writes overrides one symbol a line', () => {
+    const r = { ...base, symbolOverrides: { XAUUSD: { copy: false }, US30: { volume: 0.1, maxVolume: 1 } } };
+    const f = ruleToForm(r);
+    expect(f.symbolOverrides).toBe('XAUUSD off\nUS30 volume=0.1 maxVolume=1');
+    const { rule, errors } = formToRule({ ...f, symbolSuffix: '.m', minTradeAmount: '1000' });
+    expect(errors).toEqual({});
+    expect(rule).toMatchObject({
+      symbolOverrides: { XAUUSD: { copy: false }, US30: { volume: '0.1', maxVolume: '1' } },
+      symbolSuffix: '.m',
+      minTradeAmount: '1000',
+    });
+  });
+  it('refuses an override line it cannot read, a spaced suffix and a bad amount', () => {
+    const f = ruleToForm(base);
+    expect(formToRule({ ...f, symbolOverrides: 'XAUUSD\nUS30 multiplier=0' }).errors.symbolOverrides).toMatch(/line 1/);
+    expect(formToRule({ ...f, symbolOverrides: 'US30 multiplier=1 volume=1' }).errors.symbolOverrides).toMatch(
+      /line 1/,
+    );
+    expect(formToRule({ ...f, symbolSuffix: '. m' }).errors.symbolSuffix).toBeDefined();
+    expect(formToRule({ ...f, minTradeAmount: '-5' }).errors.minTradeAmount).toBeDefined();
   });
 });

@@ -1,4 +1,5 @@
 import type { CopyRule, CopyRulePatch } from '../api/types';
+import { overridesToText, textToOverrides } from './symbol-overrides-form';
 
 /**
  * The copy-rule form's fields as text, and the checks the dashboard makes before sending; the server checks
@@ -31,6 +32,14 @@ export interface RuleForm {
   /** Parts of the trade comment, comma separated. */
   includeComments: string;
   excludeComments: string;
+  /** One symbol a line: `XAUUSD off`, `XAUUSD multiplier=0.5 maxVolume=2`. */
+  symbolOverrides: string;
+  symbolPrefix: string;
+  symbolSuffix: string;
+  masterSymbolPrefix: string;
+  masterSymbolSuffix: string;
+  /** Account currency; empty = no minimum. */
+  minTradeAmount: string;
 }
 export type RuleErrors = Partial<Record<keyof RuleForm, string>>;
 
@@ -65,6 +74,12 @@ export function ruleToForm(r: CopyRule): RuleForm {
     excludeMagic: (r.excludeMagic ?? []).join(', '),
     includeComments: (r.includeComments ?? []).join(', '),
     excludeComments: (r.excludeComments ?? []).join(', '),
+    symbolOverrides: overridesToText(r.symbolOverrides),
+    symbolPrefix: r.symbolPrefix ?? '',
+    symbolSuffix: r.symbolSuffix ?? '',
+    masterSymbolPrefix: r.masterSymbolPrefix ?? '',
+    masterSymbolSuffix: r.masterSymbolSuffix ?? '',
+    minTradeAmount: text(r.minTradeAmount),
   };
 }
 
@@ -165,6 +180,18 @@ export function formToRule(f: RuleForm): { rule: Required<CopyRulePatch> | null;
   for (const field of ['includeComments', 'excludeComments'] as const)
     if (parts(f[field]).some((c) => c.length > 64)) errors[field] = 'each part at most 64 characters';
 
+  const { overrides: symbolOverrides, error: overridesError } = textToOverrides(f.symbolOverrides);
+  if (overridesError) errors.symbolOverrides = overridesError;
+  const affixes = {
+    symbolPrefix: f.symbolPrefix.trim(),
+    symbolSuffix: f.symbolSuffix.trim(),
+    masterSymbolPrefix: f.masterSymbolPrefix.trim(),
+    masterSymbolSuffix: f.masterSymbolSuffix.trim(),
+  };
+  for (const [k, v] of Object.entries(affixes) as Array<[keyof typeof affixes, string]>)
+    if (v.length > 16 || /\s/.test(v)) errors[k] = 'at most 16 characters, no spaces';
+  const minTradeAmount = dec('minTradeAmount', f.minTradeAmount, { positive: true });
+
   const delay = f.maxDelayMs.trim();
   if (!/^\d+$/.test(delay) || Number(delay) > 86_400_000) errors.maxDelayMs = 'whole milliseconds, 0 to 86400000';
 
@@ -188,6 +215,9 @@ export function formToRule(f: RuleForm): { rule: Required<CopyRulePatch> | null;
       excludeMagic,
       includeComments,
       excludeComments,
+      symbolOverrides,
+      ...affixes,
+      minTradeAmount,
     },
     errors,
   };
@@ -209,6 +239,10 @@ export function describeRule(r: CopyRule): string {
   if (r.maxSlippage) parts.push(`slippage ≤ ${r.maxSlippage}`);
   if (r.minVolume || r.maxVolume) parts.push(`volume ${r.minVolume ?? '0'}..${r.maxVolume ?? '∞'}`);
   if (Object.keys(r.symbolMap).length) parts.push(`${Object.keys(r.symbolMap).length} mapped`);
+  if (r.symbolSuffix || r.symbolPrefix) parts.push(`symbols ${r.symbolPrefix ?? ''}…${r.symbolSuffix ?? ''}`);
+  if (Object.keys(r.symbolOverrides ?? {}).length)
+    parts.push(`${Object.keys(r.symbolOverrides).length} symbol override(s)`);
+  if (r.minTradeAmount) parts.push(`amount ≥ ${r.minTradeAmount}`);
   if (r.includeSymbols.length) parts.push(`only ${r.includeSymbols.join(', ')}`);
   if (r.excludeSymbols.length) parts.push(`not ${r.excludeSymbols.join(', ')}`);
   if (r.sides && r.sides !== 'both') parts.push(`${r.sides}s only`);
