@@ -10955,6 +10955,8 @@ export interface operations {
                     maxDelayMs?: number;
                     /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                     maxSlippage?: (number | string) | null;
+                    /** @description Market copies: the maxSlippage bound in points of each Slave symbol's tick size (50 = 0.0005 on a 5-digit EURUSD, 0.05 on a 3-digit USDJPY); null = off; not with maxSlippage. Per symbol in symbolOverrides. */
+                    maxSlippagePoints?: (number | string) | null;
                     maxVolume?: (number | string) | null;
                     /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
                     minTradeAmount?: (number | string) | null;
@@ -10996,6 +10998,8 @@ export interface operations {
                         [key: string]: {
                             /** @description false: this symbol is not copied (symbol_off) */
                             copy?: boolean;
+                            /** @description a non-negative number or decimal string (at most 12 digits after the point), e.g. 0.5 or "0.5", below 1e+12 */
+                            maxSlippagePoints?: number | string;
                             /** @description a non-negative number or decimal string (at most 12 digits after the point), e.g. 0.5 or "0.5", below 1e+12 */
                             maxVolume?: number | string;
                             /** @description a non-negative number or decimal string (at most 12 digits after the point), e.g. 0.5 or "0.5", below 1e+12 */
@@ -11051,6 +11055,8 @@ export interface operations {
                         maxDelayMs: number;
                         /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                         maxSlippage: number | null;
+                        /** @description Market copies: the maxSlippage bound in points of each Slave symbol's tick size (50 = 0.0005 on a 5-digit EURUSD, 0.05 on a 3-digit USDJPY); null = off; not with maxSlippage. Per symbol in symbolOverrides. */
+                        maxSlippagePoints: number | null;
                         maxVolume: number | null;
                         /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
                         minTradeAmount: number | null;
@@ -11087,6 +11093,7 @@ export interface operations {
                             [key: string]: {
                                 /** @description false: this symbol is not copied (symbol_off) */
                                 copy?: boolean;
+                                maxSlippagePoints?: number;
                                 maxVolume?: number;
                                 multiplier?: number;
                                 volume?: number;
@@ -18116,6 +18123,8 @@ export interface operations {
                         maxDelayMs?: number;
                         /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                         maxSlippage?: (number | string) | null;
+                        /** @description Market copies: the maxSlippage bound in points of each Slave symbol's tick size (50 = 0.0005 on a 5-digit EURUSD, 0.05 on a 3-digit USDJPY); null = off; not with maxSlippage. Per symbol in symbolOverrides. */
+                        maxSlippagePoints?: (number | string) | null;
                         maxVolume?: (number | string) | null;
                         /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
                         minTradeAmount?: (number | string) | null;
@@ -18157,6 +18166,8 @@ export interface operations {
                             [key: string]: {
                                 /** @description false: this symbol is not copied (symbol_off) */
                                 copy?: boolean;
+                                /** @description a non-negative number or decimal string (at most 12 digits after the point), e.g. 0.5 or "0.5", below 1e+12 */
+                                maxSlippagePoints?: number | string;
                                 /** @description a non-negative number or decimal string (at most 12 digits after the point), e.g. 0.5 or "0.5", below 1e+12 */
                                 maxVolume?: number | string;
                                 /** @description a non-negative number or decimal string (at most 12 digits after the point), e.g. 0.5 or "0.5", below 1e+12 */
@@ -18256,6 +18267,8 @@ export interface operations {
                             maxDelayMs: number;
                             /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                             maxSlippage: number | null;
+                            /** @description Market copies: the maxSlippage bound in points of each Slave symbol's tick size (50 = 0.0005 on a 5-digit EURUSD, 0.05 on a 3-digit USDJPY); null = off; not with maxSlippage. Per symbol in symbolOverrides. */
+                            maxSlippagePoints: number | null;
                             maxVolume: number | null;
                             /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
                             minTradeAmount: number | null;
@@ -18292,6 +18305,7 @@ export interface operations {
                                 [key: string]: {
                                     /** @description false: this symbol is not copied (symbol_off) */
                                     copy?: boolean;
+                                    maxSlippagePoints?: number;
                                     maxVolume?: number;
                                     multiplier?: number;
                                     volume?: number;
@@ -18714,6 +18728,8 @@ export interface operations {
                                     maxDelayMs: number;
                                     /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                                     maxSlippage: number | null;
+                                    /** @description Market copies: the maxSlippage bound in points of each Slave symbol's tick size (50 = 0.0005 on a 5-digit EURUSD, 0.05 on a 3-digit USDJPY); null = off; not with maxSlippage. Per symbol in symbolOverrides. */
+                                    maxSlippagePoints: number | null;
                                     maxVolume: number | null;
                                     /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
                                     minTradeAmount: number | null;
@@ -18750,6 +18766,7 @@ export interface operations {
                                         [key: string]: {
                                             /** @description false: this symbol is not copied (symbol_off) */
                                             copy?: boolean;
+                                            maxSlippagePoints?: number;
                                             maxVolume?: number;
                                             multiplier?: number;
                                             volume?: number;
@@ -19067,6 +19084,8 @@ export interface operations {
                                 maxDelayMs: number;
                                 /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                                 maxSlippage: number | null;
+                                /** @description Market copies: the maxSlippage bound in points of each Slave symbol's tick size (50 = 0.0005 on a 5-digit EURUSD, 0.05 on a 3-digit USDJPY); null = off; not with maxSlippage. Per symbol in symbolOverrides. */
+                                maxSlippagePoints: number | null;
                                 maxVolume: number | null;
                                 /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
                                 minTradeAmount: number | null;
@@ -19103,6 +19122,7 @@ export interface operations {
                                     [key: string]: {
                                         /** @description false: this symbol is not copied (symbol_off) */
                                         copy?: boolean;
+                                        maxSlippagePoints?: number;
                                         maxVolume?: number;
                                         multiplier?: number;
                                         volume?: number;
@@ -23351,6 +23371,8 @@ export interface operations {
                                     maxDelayMs: number;
                                     /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                                     maxSlippage: number | null;
+                                    /** @description Market copies: the maxSlippage bound in points of each Slave symbol's tick size (50 = 0.0005 on a 5-digit EURUSD, 0.05 on a 3-digit USDJPY); null = off; not with maxSlippage. Per symbol in symbolOverrides. */
+                                    maxSlippagePoints: number | null;
                                     maxVolume: number | null;
                                     /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
                                     minTradeAmount: number | null;
@@ -23387,6 +23409,7 @@ export interface operations {
                                         [key: string]: {
                                             /** @description false: this symbol is not copied (symbol_off) */
                                             copy?: boolean;
+                                            maxSlippagePoints?: number;
                                             maxVolume?: number;
                                             multiplier?: number;
                                             volume?: number;
@@ -23715,6 +23738,8 @@ export interface operations {
                                 maxDelayMs: number;
                                 /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                                 maxSlippage: number | null;
+                                /** @description Market copies: the maxSlippage bound in points of each Slave symbol's tick size (50 = 0.0005 on a 5-digit EURUSD, 0.05 on a 3-digit USDJPY); null = off; not with maxSlippage. Per symbol in symbolOverrides. */
+                                maxSlippagePoints: number | null;
                                 maxVolume: number | null;
                                 /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
                                 minTradeAmount: number | null;
@@ -23751,6 +23776,7 @@ export interface operations {
                                     [key: string]: {
                                         /** @description false: this symbol is not copied (symbol_off) */
                                         copy?: boolean;
+                                        maxSlippagePoints?: number;
                                         maxVolume?: number;
                                         multiplier?: number;
                                         volume?: number;
@@ -24165,6 +24191,8 @@ export interface operations {
                                 maxDelayMs: number;
                                 /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                                 maxSlippage: number | null;
+                                /** @description Market copies: the maxSlippage bound in points of each Slave symbol's tick size (50 = 0.0005 on a 5-digit EURUSD, 0.05 on a 3-digit USDJPY); null = off; not with maxSlippage. Per symbol in symbolOverrides. */
+                                maxSlippagePoints: number | null;
                                 maxVolume: number | null;
                                 /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
                                 minTradeAmount: number | null;
@@ -24201,6 +24229,7 @@ export interface operations {
                                     [key: string]: {
                                         /** @description false: this symbol is not copied (symbol_off) */
                                         copy?: boolean;
+                                        maxSlippagePoints?: number;
                                         maxVolume?: number;
                                         multiplier?: number;
                                         volume?: number;
@@ -24909,6 +24938,8 @@ export interface operations {
                                 maxDelayMs: number;
                                 /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                                 maxSlippage: number | null;
+                                /** @description Market copies: the maxSlippage bound in points of each Slave symbol's tick size (50 = 0.0005 on a 5-digit EURUSD, 0.05 on a 3-digit USDJPY); null = off; not with maxSlippage. Per symbol in symbolOverrides. */
+                                maxSlippagePoints: number | null;
                                 maxVolume: number | null;
                                 /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
                                 minTradeAmount: number | null;
@@ -24945,6 +24976,7 @@ export interface operations {
                                     [key: string]: {
                                         /** @description false: this symbol is not copied (symbol_off) */
                                         copy?: boolean;
+                                        maxSlippagePoints?: number;
                                         maxVolume?: number;
                                         multiplier?: number;
                                         volume?: number;
@@ -26328,6 +26360,8 @@ export interface operations {
                                 maxDelayMs: number;
                                 /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                                 maxSlippage: number | null;
+                                /** @description Market copies: the maxSlippage bound in points of each Slave symbol's tick size (50 = 0.0005 on a 5-digit EURUSD, 0.05 on a 3-digit USDJPY); null = off; not with maxSlippage. Per symbol in symbolOverrides. */
+                                maxSlippagePoints: number | null;
                                 maxVolume: number | null;
                                 /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
                                 minTradeAmount: number | null;
@@ -26364,6 +26398,7 @@ export interface operations {
                                     [key: string]: {
                                         /** @description false: this symbol is not copied (symbol_off) */
                                         copy?: boolean;
+                                        maxSlippagePoints?: number;
                                         maxVolume?: number;
                                         multiplier?: number;
                                         volume?: number;
@@ -26811,6 +26846,8 @@ export interface operations {
                                 maxDelayMs: number;
                                 /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                                 maxSlippage: number | null;
+                                /** @description Market copies: the maxSlippage bound in points of each Slave symbol's tick size (50 = 0.0005 on a 5-digit EURUSD, 0.05 on a 3-digit USDJPY); null = off; not with maxSlippage. Per symbol in symbolOverrides. */
+                                maxSlippagePoints: number | null;
                                 maxVolume: number | null;
                                 /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
                                 minTradeAmount: number | null;
@@ -26847,6 +26884,7 @@ export interface operations {
                                     [key: string]: {
                                         /** @description false: this symbol is not copied (symbol_off) */
                                         copy?: boolean;
+                                        maxSlippagePoints?: number;
                                         maxVolume?: number;
                                         multiplier?: number;
                                         volume?: number;
@@ -27918,6 +27956,8 @@ export interface operations {
                                     maxDelayMs: number;
                                     /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                                     maxSlippage: number | null;
+                                    /** @description Market copies: the maxSlippage bound in points of each Slave symbol's tick size (50 = 0.0005 on a 5-digit EURUSD, 0.05 on a 3-digit USDJPY); null = off; not with maxSlippage. Per symbol in symbolOverrides. */
+                                    maxSlippagePoints: number | null;
                                     maxVolume: number | null;
                                     /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
                                     minTradeAmount: number | null;
@@ -27954,6 +27994,7 @@ export interface operations {
                                         [key: string]: {
                                             /** @description false: this symbol is not copied (symbol_off) */
                                             copy?: boolean;
+                                            maxSlippagePoints?: number;
                                             maxVolume?: number;
                                             multiplier?: number;
                                             volume?: number;
@@ -28271,6 +28312,8 @@ export interface operations {
                                 maxDelayMs: number;
                                 /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                                 maxSlippage: number | null;
+                                /** @description Market copies: the maxSlippage bound in points of each Slave symbol's tick size (50 = 0.0005 on a 5-digit EURUSD, 0.05 on a 3-digit USDJPY); null = off; not with maxSlippage. Per symbol in symbolOverrides. */
+                                maxSlippagePoints: number | null;
                                 maxVolume: number | null;
                                 /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
                                 minTradeAmount: number | null;
@@ -28307,6 +28350,7 @@ export interface operations {
                                     [key: string]: {
                                         /** @description false: this symbol is not copied (symbol_off) */
                                         copy?: boolean;
+                                        maxSlippagePoints?: number;
                                         maxVolume?: number;
                                         multiplier?: number;
                                         volume?: number;

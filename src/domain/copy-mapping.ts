@@ -17,7 +17,8 @@ const bySymbol = new WeakMap<CopyRule, Map<string, CopyRule>>();
 
 /**
  * The rule a copy of `masterSymbol` is planned under: the Slave's rule with its override for that symbol applied
- * (its multiplier or fixed volume as the sizing, its maximum volume), or the rule itself when it has none.
+ * (its multiplier or fixed volume as the sizing, its maximum volume, its slippage bound in points), or the rule
+ * itself when it has none.
  */
 export function ruleForSymbol(rule: CopyRule, masterSymbol: string): CopyRule {
   const o = Object.hasOwn(rule.symbolOverrides, masterSymbol) ? rule.symbolOverrides[masterSymbol] : undefined;
@@ -30,6 +31,10 @@ export function ruleForSymbol(rule: CopyRule, masterSymbol: string): CopyRule {
     if (o.multiplier !== undefined) r.sizing = { mode: 'multiplier', multiplier: o.multiplier };
     else if (o.volume !== undefined) r.sizing = { mode: 'fixed', volume: o.volume };
     if (o.maxVolume !== undefined) r.maxVolume = o.maxVolume;
+    if (o.maxSlippagePoints !== undefined) {
+      r.maxSlippagePoints = o.maxSlippagePoints;
+      r.maxSlippage = null;
+    }
     known.set(masterSymbol, r);
   }
   return r;

@@ -53,6 +53,12 @@ export interface CopyRule extends TradeFilters, SymbolAffixes {
    */
   maxSlippage: string | null;
   /**
+   * The same bound in points of the Slave symbol's tick size (the broker's last price digit): "50" is 0.0005 on a
+   * 5-digit EURUSD, 0.05 on a 3-digit USDJPY, 0.5 on a 2-digit gold. Per symbol in symbolOverrides. Null = off; not
+   * with maxSlippage.
+   */
+  maxSlippagePoints: string | null;
+  /**
    * Set by the store, never by a request: the Slave's rule revision this rule is (rule_revisions.seq), named on the
    * ledger rows planned under it. Absent on a rule never saved (the defaults).
    */
@@ -79,6 +85,7 @@ export const DEFAULT_RULE: CopyRule = {
   copyPendingOrders: true,
   maxDelayMs: 60_000,
   maxSlippage: null,
+  maxSlippagePoints: null,
   symbolOverrides: {},
   symbolPrefix: '',
   symbolSuffix: '',
@@ -147,6 +154,9 @@ export function validateRule(
   if (!Number.isInteger(rule.maxDelayMs) || rule.maxDelayMs < 0)
     problems.push('maxDelayMs must be a non-negative integer');
   positive(rule.maxSlippage, 'maxSlippage', problems);
+  positive(rule.maxSlippagePoints, 'maxSlippagePoints', problems);
+  if (rule.maxSlippage && rule.maxSlippagePoints)
+    problems.push('give maxSlippage (a price distance) or maxSlippagePoints (ticks of each symbol), not both');
   positive(rule.minTradeAmount, 'minTradeAmount', problems);
   problems.push(...filterProblems(rule, masterCaps));
   problems.push(...symbolRuleProblems(rule, rule.symbolOverrides));
@@ -157,8 +167,16 @@ export function validateRule(
       problems.push(`copyStopLoss is on, but ${caps.platform} accounts cannot carry a stop loss`);
     if (rule.copyTakeProfit && !caps.has.takeProfitOnOpen && !caps.has.modifyPositionSlTp)
       problems.push(`copyTakeProfit is on, but ${caps.platform} accounts cannot carry a take profit`);
-    if (rule.maxSlippage && !caps.has.quotes)
-      problems.push(`maxSlippage is set, but ${caps.platform} accounts give no price quote to check it against`);
+    const points = Object.values(rule.symbolOverrides).some((o) => o.maxSlippagePoints !== undefined);
+    const slipField = rule.maxSlippage
+      ? 'maxSlippage'
+      : rule.maxSlippagePoints
+        ? 'maxSlippagePoints'
+        : points
+          ? 'symbolOverrides.*.maxSlippagePoints'
+          : null;
+    if (slipField && !caps.has.quotes)
+      problems.push(`${slipField} is set, but ${caps.platform} accounts give no price quote to check it against`);
   }
   return problems;
 }

@@ -13,6 +13,8 @@ export interface SymbolOverride {
   volume?: string;
   /** This symbol's copies are at most this volume (instead of the rule's maxVolume). */
   maxVolume?: string;
+  /** This symbol's slippage bound in points of its tick size (instead of the rule's maxSlippage/maxSlippagePoints). */
+  maxSlippagePoints?: string;
 }
 
 /**
@@ -66,9 +68,10 @@ export function symbolRuleProblems(a: SymbolAffixes, overrides: Record<string, S
     positive(o.multiplier, `${at}.multiplier`, problems);
     positive(o.volume, `${at}.volume`, problems);
     positive(o.maxVolume, `${at}.maxVolume`, problems);
+    positive(o.maxSlippagePoints, `${at}.maxSlippagePoints`, problems);
     if (o.multiplier !== undefined && o.volume !== undefined)
       problems.push(`${at} takes a multiplier or a volume, not both`);
-    if (o.copy === false && (o.multiplier ?? o.volume ?? o.maxVolume) !== undefined)
+    if (o.copy === false && (o.multiplier ?? o.volume ?? o.maxVolume ?? o.maxSlippagePoints) !== undefined)
       problems.push(`${at} is off (copy false): it takes no sizing`);
   }
   return problems;

@@ -1,6 +1,6 @@
 import type { Account } from '../domain/account.js';
 import type { CopyRule } from '../domain/copy-rule.js';
-import { slaveSymbol } from '../domain/copy-mapping.js';
+import { ruleForSymbol, slaveSymbol } from '../domain/copy-mapping.js';
 import { PANIC_CLOSED } from '../domain/panic-job.js';
 import { addsRisk } from '../domain/intent-action.js';
 import { newId } from '../domain/ids.js';
@@ -157,9 +157,11 @@ export class PlanInputs {
               ctx.spec = spec;
             }),
           );
-        if (needsMarket(s.rule, action.type))
+        // The rule for this symbol: an override may bound slippage or size where the rule does not.
+        const rule = ruleForSymbol(s.rule, action.symbol);
+        if (needsMarket(rule, action.type))
           waits.push(
-            slaveMarket(s.adapter, s.account, s.rule, symbol, action.type).then((m) => {
+            slaveMarket(s.adapter, s.account, rule, symbol, action.type).then((m) => {
               Object.assign(ctx, m);
             }),
           );

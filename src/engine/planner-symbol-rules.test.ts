@@ -112,3 +112,37 @@ describe('minimum trade amount', () => {
     });
   });
 });
+
+describe('max slippage in points of each symbol', () => {
+  const q = (bid: string, ask: string) => ({ bid: dec(bid), ask: dec(ask), time: null });
+  const at = (symbol: string, tick: string, fill: string, ask: string, rule: Partial<CopyRule>) =>
+    one(open({ symbol, fillPrice: dec(fill) }), {
+      ...ctx(rule, { ...spec(symbol), tickSize: dec(tick) }),
+      quote: q(ask, ask),
+    });
+  it('50 points is 5 pips on a 5-digit EURUSD and on a 3-digit USDJPY alike', () => {
+    const rule = { maxSlippagePoints: '50' };
+    expect(at('EURUSD', '0.00001', '1.10000', '1.10050', rule).kind).toBe('send');
+    expect(at('EURUSD', '0.00001', '1.10000', '1.10051', rule)).toMatchObject({
+      kind: 'skip',
+      reason: 'slippage_exceeded',
+      detail:
+        "the Slave's ask 1.10051 is 0.00051 worse than the Master's fill 1.1 (maxSlippagePoints 50 x tick 0.00001 = 0.0005)",
+    });
+    expect(at('USDJPY', '0.001', '150.000', '150.050', rule).kind).toBe('send');
+    expect(at('USDJPY', '0.001', '150.000', '150.051', rule).kind).toBe('skip');
+    // One absolute distance fits neither: 0.0005 is 5 pips of EURUSD and nothing of USDJPY.
+    expect(at('USDJPY', '0.001', '150.000', '150.010', { maxSlippage: '0.0005' }).kind).toBe('skip');
+  });
+  it('a symbol override sets its own points, over the rule’s price distance', () => {
+    const rule: Partial<CopyRule> = { maxSlippage: '0.0005', symbolOverrides: { XAUUSD: { maxSlippagePoints: '30' } } };
+    expect(at('XAUUSD', '0.01', '2000.00', '2000.30', rule).kind).toBe('send');
+    expect(at('XAUUSD', '0.01', '2000.00', '2000.31', rule)).toMatchObject({ reason: 'slippage_exceeded' });
+    expect(at('EURUSD', '0.00001', '1.10000', '1.10051', rule)).toMatchObject({ reason: 'slippage_exceeded' });
+  });
+  it('points and a price distance together are refused, naming both', () => {
+    expect(validateRule(withDefaults({ maxSlippage: '0.0005', maxSlippagePoints: '50' }), null)).toEqual([
+      'give maxSlippage (a price distance) or maxSlippagePoints (ticks of each symbol), not both',
+    ]);
+  });
+});

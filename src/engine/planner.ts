@@ -8,6 +8,7 @@ import { quoteToAccount } from '../domain/quote-currency.js';
 import { filterTrade, filtersNothing } from '../domain/trade-filters.js';
 import { ruleForSymbol } from '../domain/copy-mapping.js';
 import { tradeAmountSkip } from '../domain/trade-amount.js';
+import { slippageBound, slippageCheck } from '../domain/slippage.js';
 import type { InstrumentSpec, OrderType, Quote, Side } from '../domain/types.js';
 import type { IntentAction } from '../domain/intent-action.js';
 import { sizingRecord, type SizingRecord } from '../domain/receipts/sizing-record.js';
@@ -165,8 +166,10 @@ export function planOpen(action: MasterOpen, slaves: SlaveContext[], now: number
     if (!spec) return skip('unknown_symbol', `the Slave's broker does not list ${mapped.symbol}`, mapped.symbol);
     // The price the Slave would get now for the copy's side: buy at the ask, sell at the bid.
     const slavePrice = quote ? (side === 'buy' ? quote.ask : quote.bid) : null;
-    if (rule.maxSlippage && action.type === 'market') {
-      const slip = slippageCheck(side, slavePrice, action.fillPrice ?? null, new Decimal(rule.maxSlippage));
+    // Planned by the rule's override for the Master symbol, when it has one (sizing, slippage in points).
+    const sizing = ruleForSymbol(rule, action.symbol);
+    if ((sizing.maxSlippage || sizing.maxSlippagePoints) && action.type === 'market') {
+      const slip = slippageCheck(side, slavePrice, action.fillPrice ?? null, slippageBound(sizing, spec)!);
       if (slip) return skip(slip.reason, slip.detail, mapped.symbol);
     }
     // The Slave's broker may quote the (mapped) symbol on a different tick grid; off-grid levels are refused there.
@@ -175,8 +178,6 @@ export function planOpen(action: MasterOpen, slaves: SlaveContext[], now: number
     const [sl, tp] = rule.reverse ? [grid.takeProfit, grid.stopLoss] : [grid.stopLoss, grid.takeProfit];
     // Risk is measured from where the copy enters to the stop it will carry.
     const entry = action.type === 'market' ? (slavePrice ?? action.fillPrice ?? null) : grid.price;
-    // Sized by the rule's override for the Master symbol, when it has one.
-    const sizing = ruleForSymbol(rule, action.symbol);
     const { sized, record } = sharesSizing(sizing)
       ? sizedOnce(sizing, spec)
       : sizedAlone(
@@ -230,32 +231,6 @@ interface GridLevels {
   price: Decimal | null;
   stopLoss: Decimal | null;
   takeProfit: Decimal | null;
-}
-
-/**
- * The slippage guard: how much worse than the Master's fill the Slave's price for the copy's side is
- * (positive = worse: a higher ask to buy, a lower bid to sell). Past the limit, or not measurable, the copy
- * is skipped: the user asked for a bound, and a copy we cannot check against it is not sent blind.
- */
-export function slippageCheck(
-  side: Side,
-  slavePrice: Decimal | null,
-  masterFill: Decimal | null,
-  max: Decimal,
-): { reason: SkipReason; detail: string } | null {
-  if (!slavePrice)
-    return {
-      reason: 'slippage_unknown',
-      detail: `maxSlippage is ${max}, but the Slave's broker gave no price to check it against`,
-    };
-  if (!masterFill)
-    return { reason: 'slippage_unknown', detail: `maxSlippage is ${max}, but the Master's fill price is not known` };
-  const worse = side === 'buy' ? slavePrice.minus(masterFill) : masterFill.minus(slavePrice);
-  if (worse.lte(max)) return null;
-  return {
-    reason: 'slippage_exceeded',
-    detail: `the Slave's ${side === 'buy' ? 'ask' : 'bid'} ${slavePrice} is ${worse} worse than the Master's fill ${masterFill} (maxSlippage ${max})`,
-  };
 }
 
 /**

@@ -140,6 +140,7 @@ describe('copy rule: per-symbol overrides, symbol affixes, minTradeAmount', () =
       symbolSuffix: '.m',
       masterSymbolSuffix: '.a',
       minTradeAmount: '1000.5',
+      maxSlippagePoints: 50,
     });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body).toMatchObject({
@@ -148,6 +149,7 @@ describe('copy rule: per-symbol overrides, symbol affixes, minTradeAmount', () =
       masterSymbolSuffix: '.a',
       symbolPrefix: '',
       minTradeAmount: 1000.5,
+      maxSlippagePoints: 50,
     });
     const stored = (await svc.store.accounts.rulesFor([slaveId])).get(slaveId)!;
     expect(stored.symbolOverrides.XAUUSD).toEqual({ multiplier: '0.5', maxVolume: '2' });
@@ -167,6 +169,8 @@ describe('copy rule: per-symbol overrides, symbol affixes, minTradeAmount', () =
       [{ symbolOverrides: { XAUUSD: { lots: 1 } } }, /symbolOverrides/],
       [{ symbolSuffix: '. m' }, /symbolSuffix/],
       [{ minTradeAmount: 0 }, /minTradeAmount must be greater than 0/],
+      [{ maxSlippage: 0.0005, maxSlippagePoints: 50 }, /maxSlippage \(a price distance\) or maxSlippagePoints/],
+      [{ symbolOverrides: { XAUUSD: { maxSlippagePoints: -1 } } }, /symbolOverrides/],
     ];
     for (const [body, reason] of cases) {
       const r = await put(body);

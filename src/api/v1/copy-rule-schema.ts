@@ -30,6 +30,7 @@ const symbolFields = (D: TSchema) => ({
         multiplier: Type.Optional(D),
         volume: Type.Optional(D),
         maxVolume: Type.Optional(D),
+        maxSlippagePoints: Type.Optional(D),
       },
       { additionalProperties: false },
     ),
@@ -44,6 +45,11 @@ const symbolFields = (D: TSchema) => ({
   symbolSuffix: Affix('Added after the Slave symbol of a Master symbol not in symbolMap (EURUSD -> EURUSD.m)'),
   masterSymbolPrefix: Affix("Taken off the Master's symbol first, when it begins with it"),
   masterSymbolSuffix: Affix("Taken off the Master's symbol first, when it ends with it (EURUSD.a -> EURUSD)"),
+  maxSlippagePoints: Type.Union([D, Type.Null()], {
+    description:
+      "Market copies: the maxSlippage bound in points of each Slave symbol's tick size (50 = 0.0005 on a 5-digit EURUSD, 0.05 on a 3-digit USDJPY); null = off; not with maxSlippage. Per symbol in symbolOverrides.",
+    'x-open-point': true,
+  }),
   minTradeAmount: Type.Union([D, Type.Null()], {
     description:
       "Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off",
@@ -140,6 +146,7 @@ export function toCopyRuleJson(stored: CopyRule): CopyRuleJson {
     maxVolume: numberOut(r.maxVolume),
     maxSlippage: numberOut(r.maxSlippage),
     minTradeAmount: numberOut(r.minTradeAmount),
+    maxSlippagePoints: numberOut(r.maxSlippagePoints),
     symbolOverrides: overridesVia(r.symbolOverrides as Record<string, Record<string, unknown>>, numberOut),
   } as unknown as CopyRuleJson;
 }
@@ -153,7 +160,7 @@ export function copyRuleIn(body: Record<string, unknown>): Partial<CopyRule> {
       Object.entries(s).map(([k, v]) => [k, k === 'mode' ? v : decimalIn(v as number | string)]),
     );
   }
-  for (const k of ['minVolume', 'maxVolume', 'maxSlippage', 'minTradeAmount'] as const)
+  for (const k of ['minVolume', 'maxVolume', 'maxSlippage', 'maxSlippagePoints', 'minTradeAmount'] as const)
     if (k in body) out[k] = decimalInOrNull(body[k] as number | string | null);
   if (body.symbolOverrides)
     out.symbolOverrides = overridesVia(body.symbolOverrides as Record<string, Record<string, unknown>>, decimalIn);

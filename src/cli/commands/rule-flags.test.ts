@@ -40,6 +40,10 @@ describe('rule flags: filters, symbol rules, minimum trade amount', () => {
       minTradeAmount: '1000',
     });
     expect(patchOf('--no-overrides')).toEqual({ symbolOverrides: {} });
+    expect(patchOf('--max-slippage-points', '50', '--override', 'XAUUSD:maxSlippagePoints=30')).toEqual({
+      maxSlippagePoints: '50',
+      symbolOverrides: { XAUUSD: { maxSlippagePoints: '30' } },
+    });
     expect(patchOf('--multiplier', '2')).toEqual({ sizing: { mode: 'multiplier', multiplier: '2' } });
   });
 

@@ -29,14 +29,14 @@ function overrideOf(spec: string): [string, Override] {
   const bad = () =>
     new AppError(
       'invalid_request',
-      `--override takes SYMBOL:off or SYMBOL:multiplier=X|volume=X[,maxVolume=X], got ${JSON.stringify(spec)}`,
+      `--override takes SYMBOL:off or SYMBOL:multiplier=X|volume=X[,maxVolume=X][,maxSlippagePoints=X], got ${JSON.stringify(spec)}`,
     );
   if (!spec.includes(':') || !symbol) throw bad();
   if (rest === 'off') return [symbol, { copy: false }];
   const o: Record<string, string | boolean> = {};
   for (const kv of list(rest)) {
     const [k, v] = kv.split('=');
-    if (!k || !v || !['multiplier', 'volume', 'maxVolume'].includes(k)) throw bad();
+    if (!k || !v || !['multiplier', 'volume', 'maxVolume', 'maxSlippagePoints'].includes(k)) throw bad();
     o[k] = dec(`--override ${symbol} ${k}`, v);
   }
   if (Object.keys(o).length === 0) throw bad();
@@ -55,6 +55,7 @@ export function ruleOptions(cmd: Command): Command {
     .option('--min-volume <lots>')
     .option('--max-volume <lots>')
     .option('--max-slippage <price>', 'skip market copies whose price is worse by more than this')
+    .option('--max-slippage-points <points>', "the same in points of each symbol's tick size (50 = 5 pips on EURUSD)")
     .option('--max-delay-ms <ms>', 'skip copies older than this')
     .option('--include <symbols>', 'only these symbols (comma separated)')
     .option('--exclude <symbols>', 'never these symbols (comma separated)')
@@ -124,6 +125,8 @@ export function rulePatchOf(o: RuleFlags): CopyRulePatch {
   if (typeof o.minVolume === 'string') patch.minVolume = dec('--min-volume', o.minVolume);
   if (typeof o.maxVolume === 'string') patch.maxVolume = dec('--max-volume', o.maxVolume);
   if (typeof o.maxSlippage === 'string') patch.maxSlippage = dec('--max-slippage', o.maxSlippage);
+  if (typeof o.maxSlippagePoints === 'string')
+    patch.maxSlippagePoints = dec('--max-slippage-points', o.maxSlippagePoints);
   if (typeof o.maxDelayMs === 'string') patch.maxDelayMs = Number(dec('--max-delay-ms', o.maxDelayMs));
   if (typeof o.include === 'string') patch.includeSymbols = list(o.include);
   if (typeof o.exclude === 'string') patch.excludeSymbols = list(o.exclude);

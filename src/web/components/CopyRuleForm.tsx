@@ -95,6 +95,7 @@ export function CopyRuleForm({
     | 'maxVolume'
     | 'maxDelayMs'
     | 'maxSlippage'
+    | 'maxSlippagePoints'
     | 'includeSymbols'
     | 'excludeSymbols'
     | 'includeMagic'
@@ -208,7 +209,7 @@ export function CopyRuleForm({
             onChange={(e) => set('symbolOverrides', e.target.value)}
             aria-invalid={!!errors.symbolOverrides}
           />,
-          'one Master symbol a line: off, multiplier=, volume= (fixed), maxVolume=',
+          'one Master symbol a line: off, multiplier=, volume= (fixed), maxVolume=, maxSlippagePoints=',
         )}
         {field(
           'minTradeAmount',
@@ -251,6 +252,12 @@ export function CopyRuleForm({
           'Max slippage (price)',
           text('maxSlippage', 'none'),
           "skip a market copy whose price is worse than the Master's fill by more, e.g. 0.0005",
+        )}
+        {field(
+          'maxSlippagePoints',
+          'Max slippage (points)',
+          text('maxSlippagePoints', 'none'),
+          'the same in ticks of each symbol: 50 is 0.0005 on EURUSD, 0.05 on USDJPY; instead of the price distance',
         )}
       </div>
       <div className="checks">

@@ -26,6 +26,7 @@ const base: CopyRule = {
   masterSymbolPrefix: '',
   masterSymbolSuffix: '',
   minTradeAmount: null,
+  maxSlippagePoints: null,
 };
 
 describe('rule form', () => {
@@ -139,5 +140,18 @@ describe('rule form: per-symbol rules, symbol affixes, minimum trade amount', ()
     );
     expect(formToRule({ ...f, symbolSuffix: '. m' }).errors.symbolSuffix).toBeDefined();
     expect(formToRule({ ...f, minTradeAmount: '-5' }).errors.minTradeAmount).toBeDefined();
+  });
+});
+
+describe('rule form: max slippage in points', () => {
+  it('sends the points, and refuses points beside a price distance', () => {
+    const f = ruleToForm(base);
+    expect(formToRule({ ...f, maxSlippagePoints: '50' }).rule?.maxSlippagePoints).toBe('50');
+    expect(formToRule({ ...f, maxSlippagePoints: '50', maxSlippage: '0.0005' }).errors.maxSlippagePoints).toMatch(
+      /not both/,
+    );
+    expect(formToRule({ ...f, symbolOverrides: 'XAUUSD maxSlippagePoints=30' }).rule?.symbolOverrides).toEqual({
+      XAUUSD: { maxSlippagePoints: '30' },
+    });
   });
 });

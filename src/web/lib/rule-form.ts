@@ -24,6 +24,8 @@ export interface RuleForm {
   maxDelayMs: string;
   /** Price units; empty = no limit. */
   maxSlippage: string;
+  /** Points of each symbol's tick size; empty = no limit. */
+  maxSlippagePoints: string;
   /** Which of the Master's trades by side: both, buy only, sell only. */
   sides: 'both' | 'buy' | 'sell';
   /** Magic numbers, comma separated. */
@@ -69,6 +71,7 @@ export function ruleToForm(r: CopyRule): RuleForm {
     copyPendingOrders: r.copyPendingOrders,
     maxDelayMs: String(r.maxDelayMs),
     maxSlippage: text(r.maxSlippage),
+    maxSlippagePoints: text(r.maxSlippagePoints),
     sides: r.sides ?? 'both',
     includeMagic: (r.includeMagic ?? []).join(', '),
     excludeMagic: (r.excludeMagic ?? []).join(', '),
@@ -132,6 +135,8 @@ export function formToRule(f: RuleForm): { rule: Required<CopyRulePatch> | null;
   }
   const minVolume = dec('minVolume', f.minVolume, { positive: true });
   const maxSlippage = dec('maxSlippage', f.maxSlippage, { positive: true });
+  const maxSlippagePoints = dec('maxSlippagePoints', f.maxSlippagePoints, { positive: true });
+  if (maxSlippage && maxSlippagePoints) errors.maxSlippagePoints = 'give a price distance or points, not both';
   const maxVolume = dec('maxVolume', f.maxVolume, { positive: true });
   if (minVolume && maxVolume && !errors.minVolume && !errors.maxVolume && Number(minVolume) > Number(maxVolume))
     errors.maxVolume = 'must not be below the minimum volume';
@@ -210,6 +215,7 @@ export function formToRule(f: RuleForm): { rule: Required<CopyRulePatch> | null;
       copyPendingOrders: f.copyPendingOrders,
       maxDelayMs: Number(delay),
       maxSlippage,
+      maxSlippagePoints,
       sides: f.sides,
       includeMagic,
       excludeMagic,
@@ -237,6 +243,7 @@ export function describeRule(r: CopyRule): string {
   const parts = [size];
   if (r.reverse) parts.push('reverse');
   if (r.maxSlippage) parts.push(`slippage ≤ ${r.maxSlippage}`);
+  if (r.maxSlippagePoints) parts.push(`slippage ≤ ${r.maxSlippagePoints} points`);
   if (r.minVolume || r.maxVolume) parts.push(`volume ${r.minVolume ?? '0'}..${r.maxVolume ?? '∞'}`);
   if (Object.keys(r.symbolMap).length) parts.push(`${Object.keys(r.symbolMap).length} mapped`);
   if (r.symbolSuffix || r.symbolPrefix) parts.push(`symbols ${r.symbolPrefix ?? ''}…${r.symbolSuffix ?? ''}`);

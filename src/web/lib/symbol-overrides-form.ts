@@ -2,7 +2,7 @@ import type { CopyRule, CopyRulePatch } from '../api/types';
 
 type Overrides = NonNullable<CopyRulePatch['symbolOverrides']>;
 const DEC = /^[0-9]+(\.[0-9]+)?$/;
-const KEYS = ['multiplier', 'volume', 'maxVolume'] as const;
+const KEYS = ['multiplier', 'volume', 'maxVolume', 'maxSlippagePoints'] as const;
 
 /** The rule's per-symbol overrides as the form's text: one symbol a line, `XAUUSD off` or `XAUUSD multiplier=0.5 maxVolume=2`. */
 export function overridesToText(o: CopyRule['symbolOverrides'] | undefined): string {
