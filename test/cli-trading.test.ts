@@ -135,7 +135,27 @@ describe('copytrade trading commands (family V with an API key)', () => {
       excludeSymbols: ['XAUUSD'],
       reverse: true,
     });
-    expect(await json('rules', 'get', slave.id)).toEqual(again);
+    const filtered = await json(
+      'rules',
+      'set',
+      slave.id,
+      '--sides',
+      'sell',
+      '--include-magic',
+      '1001,2002',
+      '--exclude-comment',
+      'news, hedge',
+    );
+    expect(filtered).toMatchObject({
+      reverse: true,
+      sides: 'sell',
+      includeMagic: [1001, 2002],
+      excludeComments: ['news', 'hedge'],
+    });
+    expect(await json('rules', 'get', slave.id)).toEqual(filtered);
+    const badMagic = await ct('rules', 'set', slave.id, '--include-magic', '12a');
+    expect(badMagic.code).toBe(1);
+    expect(badMagic.stderr).toContain('--include-magic takes magic numbers');
 
     const master409 = await ct('rules', 'get', master.id);
     expect(master409.code).toBe(1);

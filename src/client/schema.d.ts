@@ -10951,14 +10951,32 @@ export interface operations {
                     copyPendingOrders?: boolean;
                     copyStopLoss?: boolean;
                     copyTakeProfit?: boolean;
+                    /** @description The Master's trades whose comment contains one of these (case-insensitive) are not copied (comment_excluded) */
+                    excludeComments?: string[];
+                    /** @description The Master's trades with one of these magic numbers are not copied (magic_excluded) */
+                    excludeMagic?: number[];
                     excludeSymbols?: string[];
+                    /** @description When non-empty, only the Master's trades whose comment contains one of these (case-insensitive) are copied (comment_not_included); needs a Master platform with the orderComment capability */
+                    includeComments?: string[];
+                    /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
+                    includeMagic?: number[];
                     includeSymbols?: string[];
+                    /** @description Taken off the Master's symbol first, when it begins with it */
+                    masterSymbolPrefix?: string;
+                    /** @description Taken off the Master's symbol first, when it ends with it (EURUSD.a -> EURUSD) */
+                    masterSymbolSuffix?: string;
                     maxDelayMs?: number;
                     /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                     maxSlippage?: (number | string) | null;
+                    /** @description Market copies: the maxSlippage bound in points of each Slave symbol's tick size (50 = 0.0005 on a 5-digit EURUSD, 0.05 on a 3-digit USDJPY); null = off; not with maxSlippage. Per symbol in symbolOverrides. */
+                    maxSlippagePoints?: (number | string) | null;
                     maxVolume?: (number | string) | null;
+                    /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
+                    minTradeAmount?: (number | string) | null;
                     minVolume?: (number | string) | null;
                     reverse?: boolean;
+                    /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
+                    sides?: "both" | "buy" | "sell";
                     sizing?: {
                         /** @enum {string} */
                         mode: "multiplier";
@@ -10988,6 +11006,25 @@ export interface operations {
                     symbolMap?: {
                         [key: string]: string;
                     };
+                    /** @description Per Master symbol, over the rule: copy false (symbol_off), or its own multiplier or fixed volume as the sizing, or its own maxVolume */
+                    symbolOverrides?: {
+                        [key: string]: {
+                            /** @description false: this symbol is not copied (symbol_off) */
+                            copy?: boolean;
+                            /** @description a non-negative number or decimal string (at most 12 digits after the point), e.g. 0.5 or "0.5", below 1e+12 */
+                            maxSlippagePoints?: number | string;
+                            /** @description a non-negative number or decimal string (at most 12 digits after the point), e.g. 0.5 or "0.5", below 1e+12 */
+                            maxVolume?: number | string;
+                            /** @description a non-negative number or decimal string (at most 12 digits after the point), e.g. 0.5 or "0.5", below 1e+12 */
+                            multiplier?: number | string;
+                            /** @description a non-negative number or decimal string (at most 12 digits after the point), e.g. 0.5 or "0.5", below 1e+12 */
+                            volume?: number | string;
+                        };
+                    };
+                    /** @description Added before the Slave symbol of a Master symbol not in symbolMap */
+                    symbolPrefix?: string;
+                    /** @description Added after the Slave symbol of a Master symbol not in symbolMap (EURUSD -> EURUSD.m) */
+                    symbolSuffix?: string;
                 };
             };
         };
@@ -11014,14 +11051,32 @@ export interface operations {
                         copyPendingOrders: boolean;
                         copyStopLoss: boolean;
                         copyTakeProfit: boolean;
+                        /** @description The Master's trades whose comment contains one of these (case-insensitive) are not copied (comment_excluded) */
+                        excludeComments: string[];
+                        /** @description The Master's trades with one of these magic numbers are not copied (magic_excluded) */
+                        excludeMagic: number[];
                         excludeSymbols: string[];
+                        /** @description When non-empty, only the Master's trades whose comment contains one of these (case-insensitive) are copied (comment_not_included); needs a Master platform with the orderComment capability */
+                        includeComments: string[];
+                        /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
+                        includeMagic: number[];
                         includeSymbols: string[];
+                        /** @description Taken off the Master's symbol first, when it begins with it */
+                        masterSymbolPrefix: string;
+                        /** @description Taken off the Master's symbol first, when it ends with it (EURUSD.a -> EURUSD) */
+                        masterSymbolSuffix: string;
                         maxDelayMs: number;
                         /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                         maxSlippage: number | null;
+                        /** @description Market copies: the maxSlippage bound in points of each Slave symbol's tick size (50 = 0.0005 on a 5-digit EURUSD, 0.05 on a 3-digit USDJPY); null = off; not with maxSlippage. Per symbol in symbolOverrides. */
+                        maxSlippagePoints: number | null;
                         maxVolume: number | null;
+                        /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
+                        minTradeAmount: number | null;
                         minVolume: number | null;
                         reverse: boolean;
+                        /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
+                        sides: "both" | "buy" | "sell";
                         sizing: {
                             /** @enum {string} */
                             mode: "multiplier";
@@ -11046,6 +11101,21 @@ export interface operations {
                         symbolMap: {
                             [key: string]: string;
                         };
+                        /** @description Per Master symbol, over the rule: copy false (symbol_off), or its own multiplier or fixed volume as the sizing, or its own maxVolume */
+                        symbolOverrides: {
+                            [key: string]: {
+                                /** @description false: this symbol is not copied (symbol_off) */
+                                copy?: boolean;
+                                maxSlippagePoints?: number;
+                                maxVolume?: number;
+                                multiplier?: number;
+                                volume?: number;
+                            };
+                        };
+                        /** @description Added before the Slave symbol of a Master symbol not in symbolMap */
+                        symbolPrefix: string;
+                        /** @description Added after the Slave symbol of a Master symbol not in symbolMap (EURUSD -> EURUSD.m) */
+                        symbolSuffix: string;
                     };
                 };
             };
@@ -18049,14 +18119,32 @@ export interface operations {
                         copyPendingOrders?: boolean;
                         copyStopLoss?: boolean;
                         copyTakeProfit?: boolean;
+                        /** @description The Master's trades whose comment contains one of these (case-insensitive) are not copied (comment_excluded) */
+                        excludeComments?: string[];
+                        /** @description The Master's trades with one of these magic numbers are not copied (magic_excluded) */
+                        excludeMagic?: number[];
                         excludeSymbols?: string[];
+                        /** @description When non-empty, only the Master's trades whose comment contains one of these (case-insensitive) are copied (comment_not_included); needs a Master platform with the orderComment capability */
+                        includeComments?: string[];
+                        /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
+                        includeMagic?: number[];
                         includeSymbols?: string[];
+                        /** @description Taken off the Master's symbol first, when it begins with it */
+                        masterSymbolPrefix?: string;
+                        /** @description Taken off the Master's symbol first, when it ends with it (EURUSD.a -> EURUSD) */
+                        masterSymbolSuffix?: string;
                         maxDelayMs?: number;
                         /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                         maxSlippage?: (number | string) | null;
+                        /** @description Market copies: the maxSlippage bound in points of each Slave symbol's tick size (50 = 0.0005 on a 5-digit EURUSD, 0.05 on a 3-digit USDJPY); null = off; not with maxSlippage. Per symbol in symbolOverrides. */
+                        maxSlippagePoints?: (number | string) | null;
                         maxVolume?: (number | string) | null;
+                        /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
+                        minTradeAmount?: (number | string) | null;
                         minVolume?: (number | string) | null;
                         reverse?: boolean;
+                        /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
+                        sides?: "both" | "buy" | "sell";
                         sizing?: {
                             /** @enum {string} */
                             mode: "multiplier";
@@ -18086,6 +18174,25 @@ export interface operations {
                         symbolMap?: {
                             [key: string]: string;
                         };
+                        /** @description Per Master symbol, over the rule: copy false (symbol_off), or its own multiplier or fixed volume as the sizing, or its own maxVolume */
+                        symbolOverrides?: {
+                            [key: string]: {
+                                /** @description false: this symbol is not copied (symbol_off) */
+                                copy?: boolean;
+                                /** @description a non-negative number or decimal string (at most 12 digits after the point), e.g. 0.5 or "0.5", below 1e+12 */
+                                maxSlippagePoints?: number | string;
+                                /** @description a non-negative number or decimal string (at most 12 digits after the point), e.g. 0.5 or "0.5", below 1e+12 */
+                                maxVolume?: number | string;
+                                /** @description a non-negative number or decimal string (at most 12 digits after the point), e.g. 0.5 or "0.5", below 1e+12 */
+                                multiplier?: number | string;
+                                /** @description a non-negative number or decimal string (at most 12 digits after the point), e.g. 0.5 or "0.5", below 1e+12 */
+                                volume?: number | string;
+                            };
+                        };
+                        /** @description Added before the Slave symbol of a Master symbol not in symbolMap */
+                        symbolPrefix?: string;
+                        /** @description Added after the Slave symbol of a Master symbol not in symbolMap (EURUSD -> EURUSD.m) */
+                        symbolSuffix?: string;
                     };
                 };
             };
@@ -18156,14 +18263,32 @@ export interface operations {
                             copyPendingOrders: boolean;
                             copyStopLoss: boolean;
                             copyTakeProfit: boolean;
+                            /** @description The Master's trades whose comment contains one of these (case-insensitive) are not copied (comment_excluded) */
+                            excludeComments: string[];
+                            /** @description The Master's trades with one of these magic numbers are not copied (magic_excluded) */
+                            excludeMagic: number[];
                             excludeSymbols: string[];
+                            /** @description When non-empty, only the Master's trades whose comment contains one of these (case-insensitive) are copied (comment_not_included); needs a Master platform with the orderComment capability */
+                            includeComments: string[];
+                            /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
+                            includeMagic: number[];
                             includeSymbols: string[];
+                            /** @description Taken off the Master's symbol first, when it begins with it */
+                            masterSymbolPrefix: string;
+                            /** @description Taken off the Master's symbol first, when it ends with it (EURUSD.a -> EURUSD) */
+                            masterSymbolSuffix: string;
                             maxDelayMs: number;
                             /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                             maxSlippage: number | null;
+                            /** @description Market copies: the maxSlippage bound in points of each Slave symbol's tick size (50 = 0.0005 on a 5-digit EURUSD, 0.05 on a 3-digit USDJPY); null = off; not with maxSlippage. Per symbol in symbolOverrides. */
+                            maxSlippagePoints: number | null;
                             maxVolume: number | null;
+                            /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
+                            minTradeAmount: number | null;
                             minVolume: number | null;
                             reverse: boolean;
+                            /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
+                            sides: "both" | "buy" | "sell";
                             sizing: {
                                 /** @enum {string} */
                                 mode: "multiplier";
@@ -18188,6 +18313,21 @@ export interface operations {
                             symbolMap: {
                                 [key: string]: string;
                             };
+                            /** @description Per Master symbol, over the rule: copy false (symbol_off), or its own multiplier or fixed volume as the sizing, or its own maxVolume */
+                            symbolOverrides: {
+                                [key: string]: {
+                                    /** @description false: this symbol is not copied (symbol_off) */
+                                    copy?: boolean;
+                                    maxSlippagePoints?: number;
+                                    maxVolume?: number;
+                                    multiplier?: number;
+                                    volume?: number;
+                                };
+                            };
+                            /** @description Added before the Slave symbol of a Master symbol not in symbolMap */
+                            symbolPrefix: string;
+                            /** @description Added after the Slave symbol of a Master symbol not in symbolMap (EURUSD -> EURUSD.m) */
+                            symbolSuffix: string;
                         };
                         to: string;
                         totals: {
@@ -18584,14 +18724,32 @@ export interface operations {
                                     copyPendingOrders: boolean;
                                     copyStopLoss: boolean;
                                     copyTakeProfit: boolean;
+                                    /** @description The Master's trades whose comment contains one of these (case-insensitive) are not copied (comment_excluded) */
+                                    excludeComments: string[];
+                                    /** @description The Master's trades with one of these magic numbers are not copied (magic_excluded) */
+                                    excludeMagic: number[];
                                     excludeSymbols: string[];
+                                    /** @description When non-empty, only the Master's trades whose comment contains one of these (case-insensitive) are copied (comment_not_included); needs a Master platform with the orderComment capability */
+                                    includeComments: string[];
+                                    /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
+                                    includeMagic: number[];
                                     includeSymbols: string[];
+                                    /** @description Taken off the Master's symbol first, when it begins with it */
+                                    masterSymbolPrefix: string;
+                                    /** @description Taken off the Master's symbol first, when it ends with it (EURUSD.a -> EURUSD) */
+                                    masterSymbolSuffix: string;
                                     maxDelayMs: number;
                                     /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                                     maxSlippage: number | null;
+                                    /** @description Market copies: the maxSlippage bound in points of each Slave symbol's tick size (50 = 0.0005 on a 5-digit EURUSD, 0.05 on a 3-digit USDJPY); null = off; not with maxSlippage. Per symbol in symbolOverrides. */
+                                    maxSlippagePoints: number | null;
                                     maxVolume: number | null;
+                                    /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
+                                    minTradeAmount: number | null;
                                     minVolume: number | null;
                                     reverse: boolean;
+                                    /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
+                                    sides: "both" | "buy" | "sell";
                                     sizing: {
                                         /** @enum {string} */
                                         mode: "multiplier";
@@ -18616,6 +18774,21 @@ export interface operations {
                                     symbolMap: {
                                         [key: string]: string;
                                     };
+                                    /** @description Per Master symbol, over the rule: copy false (symbol_off), or its own multiplier or fixed volume as the sizing, or its own maxVolume */
+                                    symbolOverrides: {
+                                        [key: string]: {
+                                            /** @description false: this symbol is not copied (symbol_off) */
+                                            copy?: boolean;
+                                            maxSlippagePoints?: number;
+                                            maxVolume?: number;
+                                            multiplier?: number;
+                                            volume?: number;
+                                        };
+                                    };
+                                    /** @description Added before the Slave symbol of a Master symbol not in symbolMap */
+                                    symbolPrefix: string;
+                                    /** @description Added after the Slave symbol of a Master symbol not in symbolMap (EURUSD -> EURUSD.m) */
+                                    symbolSuffix: string;
                                 } | null;
                             };
                             source: "copy_rule" | "risk_limits" | "rollback" | "migration" | "initial";
@@ -18907,14 +19080,32 @@ export interface operations {
                                 copyPendingOrders: boolean;
                                 copyStopLoss: boolean;
                                 copyTakeProfit: boolean;
+                                /** @description The Master's trades whose comment contains one of these (case-insensitive) are not copied (comment_excluded) */
+                                excludeComments: string[];
+                                /** @description The Master's trades with one of these magic numbers are not copied (magic_excluded) */
+                                excludeMagic: number[];
                                 excludeSymbols: string[];
+                                /** @description When non-empty, only the Master's trades whose comment contains one of these (case-insensitive) are copied (comment_not_included); needs a Master platform with the orderComment capability */
+                                includeComments: string[];
+                                /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
+                                includeMagic: number[];
                                 includeSymbols: string[];
+                                /** @description Taken off the Master's symbol first, when it begins with it */
+                                masterSymbolPrefix: string;
+                                /** @description Taken off the Master's symbol first, when it ends with it (EURUSD.a -> EURUSD) */
+                                masterSymbolSuffix: string;
                                 maxDelayMs: number;
                                 /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                                 maxSlippage: number | null;
+                                /** @description Market copies: the maxSlippage bound in points of each Slave symbol's tick size (50 = 0.0005 on a 5-digit EURUSD, 0.05 on a 3-digit USDJPY); null = off; not with maxSlippage. Per symbol in symbolOverrides. */
+                                maxSlippagePoints: number | null;
                                 maxVolume: number | null;
+                                /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
+                                minTradeAmount: number | null;
                                 minVolume: number | null;
                                 reverse: boolean;
+                                /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
+                                sides: "both" | "buy" | "sell";
                                 sizing: {
                                     /** @enum {string} */
                                     mode: "multiplier";
@@ -18939,6 +19130,21 @@ export interface operations {
                                 symbolMap: {
                                     [key: string]: string;
                                 };
+                                /** @description Per Master symbol, over the rule: copy false (symbol_off), or its own multiplier or fixed volume as the sizing, or its own maxVolume */
+                                symbolOverrides: {
+                                    [key: string]: {
+                                        /** @description false: this symbol is not copied (symbol_off) */
+                                        copy?: boolean;
+                                        maxSlippagePoints?: number;
+                                        maxVolume?: number;
+                                        multiplier?: number;
+                                        volume?: number;
+                                    };
+                                };
+                                /** @description Added before the Slave symbol of a Master symbol not in symbolMap */
+                                symbolPrefix: string;
+                                /** @description Added after the Slave symbol of a Master symbol not in symbolMap (EURUSD -> EURUSD.m) */
+                                symbolSuffix: string;
                             } | null;
                         };
                         source: "copy_rule" | "risk_limits" | "rollback" | "migration" | "initial";
@@ -23161,14 +23367,32 @@ export interface operations {
                                     copyPendingOrders: boolean;
                                     copyStopLoss: boolean;
                                     copyTakeProfit: boolean;
+                                    /** @description The Master's trades whose comment contains one of these (case-insensitive) are not copied (comment_excluded) */
+                                    excludeComments: string[];
+                                    /** @description The Master's trades with one of these magic numbers are not copied (magic_excluded) */
+                                    excludeMagic: number[];
                                     excludeSymbols: string[];
+                                    /** @description When non-empty, only the Master's trades whose comment contains one of these (case-insensitive) are copied (comment_not_included); needs a Master platform with the orderComment capability */
+                                    includeComments: string[];
+                                    /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
+                                    includeMagic: number[];
                                     includeSymbols: string[];
+                                    /** @description Taken off the Master's symbol first, when it begins with it */
+                                    masterSymbolPrefix: string;
+                                    /** @description Taken off the Master's symbol first, when it ends with it (EURUSD.a -> EURUSD) */
+                                    masterSymbolSuffix: string;
                                     maxDelayMs: number;
                                     /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                                     maxSlippage: number | null;
+                                    /** @description Market copies: the maxSlippage bound in points of each Slave symbol's tick size (50 = 0.0005 on a 5-digit EURUSD, 0.05 on a 3-digit USDJPY); null = off; not with maxSlippage. Per symbol in symbolOverrides. */
+                                    maxSlippagePoints: number | null;
                                     maxVolume: number | null;
+                                    /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
+                                    minTradeAmount: number | null;
                                     minVolume: number | null;
                                     reverse: boolean;
+                                    /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
+                                    sides: "both" | "buy" | "sell";
                                     sizing: {
                                         /** @enum {string} */
                                         mode: "multiplier";
@@ -23193,6 +23417,21 @@ export interface operations {
                                     symbolMap: {
                                         [key: string]: string;
                                     };
+                                    /** @description Per Master symbol, over the rule: copy false (symbol_off), or its own multiplier or fixed volume as the sizing, or its own maxVolume */
+                                    symbolOverrides: {
+                                        [key: string]: {
+                                            /** @description false: this symbol is not copied (symbol_off) */
+                                            copy?: boolean;
+                                            maxSlippagePoints?: number;
+                                            maxVolume?: number;
+                                            multiplier?: number;
+                                            volume?: number;
+                                        };
+                                    };
+                                    /** @description Added before the Slave symbol of a Master symbol not in symbolMap */
+                                    symbolPrefix: string;
+                                    /** @description Added after the Slave symbol of a Master symbol not in symbolMap (EURUSD -> EURUSD.m) */
+                                    symbolSuffix: string;
                                 };
                             })[];
                         }[];
@@ -23495,14 +23734,32 @@ export interface operations {
                                 copyPendingOrders: boolean;
                                 copyStopLoss: boolean;
                                 copyTakeProfit: boolean;
+                                /** @description The Master's trades whose comment contains one of these (case-insensitive) are not copied (comment_excluded) */
+                                excludeComments: string[];
+                                /** @description The Master's trades with one of these magic numbers are not copied (magic_excluded) */
+                                excludeMagic: number[];
                                 excludeSymbols: string[];
+                                /** @description When non-empty, only the Master's trades whose comment contains one of these (case-insensitive) are copied (comment_not_included); needs a Master platform with the orderComment capability */
+                                includeComments: string[];
+                                /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
+                                includeMagic: number[];
                                 includeSymbols: string[];
+                                /** @description Taken off the Master's symbol first, when it begins with it */
+                                masterSymbolPrefix: string;
+                                /** @description Taken off the Master's symbol first, when it ends with it (EURUSD.a -> EURUSD) */
+                                masterSymbolSuffix: string;
                                 maxDelayMs: number;
                                 /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                                 maxSlippage: number | null;
+                                /** @description Market copies: the maxSlippage bound in points of each Slave symbol's tick size (50 = 0.0005 on a 5-digit EURUSD, 0.05 on a 3-digit USDJPY); null = off; not with maxSlippage. Per symbol in symbolOverrides. */
+                                maxSlippagePoints: number | null;
                                 maxVolume: number | null;
+                                /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
+                                minTradeAmount: number | null;
                                 minVolume: number | null;
                                 reverse: boolean;
+                                /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
+                                sides: "both" | "buy" | "sell";
                                 sizing: {
                                     /** @enum {string} */
                                     mode: "multiplier";
@@ -23527,6 +23784,21 @@ export interface operations {
                                 symbolMap: {
                                     [key: string]: string;
                                 };
+                                /** @description Per Master symbol, over the rule: copy false (symbol_off), or its own multiplier or fixed volume as the sizing, or its own maxVolume */
+                                symbolOverrides: {
+                                    [key: string]: {
+                                        /** @description false: this symbol is not copied (symbol_off) */
+                                        copy?: boolean;
+                                        maxSlippagePoints?: number;
+                                        maxVolume?: number;
+                                        multiplier?: number;
+                                        volume?: number;
+                                    };
+                                };
+                                /** @description Added before the Slave symbol of a Master symbol not in symbolMap */
+                                symbolPrefix: string;
+                                /** @description Added after the Slave symbol of a Master symbol not in symbolMap (EURUSD -> EURUSD.m) */
+                                symbolSuffix: string;
                             };
                         })[];
                     };
@@ -23915,14 +24187,32 @@ export interface operations {
                                 copyPendingOrders: boolean;
                                 copyStopLoss: boolean;
                                 copyTakeProfit: boolean;
+                                /** @description The Master's trades whose comment contains one of these (case-insensitive) are not copied (comment_excluded) */
+                                excludeComments: string[];
+                                /** @description The Master's trades with one of these magic numbers are not copied (magic_excluded) */
+                                excludeMagic: number[];
                                 excludeSymbols: string[];
+                                /** @description When non-empty, only the Master's trades whose comment contains one of these (case-insensitive) are copied (comment_not_included); needs a Master platform with the orderComment capability */
+                                includeComments: string[];
+                                /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
+                                includeMagic: number[];
                                 includeSymbols: string[];
+                                /** @description Taken off the Master's symbol first, when it begins with it */
+                                masterSymbolPrefix: string;
+                                /** @description Taken off the Master's symbol first, when it ends with it (EURUSD.a -> EURUSD) */
+                                masterSymbolSuffix: string;
                                 maxDelayMs: number;
                                 /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                                 maxSlippage: number | null;
+                                /** @description Market copies: the maxSlippage bound in points of each Slave symbol's tick size (50 = 0.0005 on a 5-digit EURUSD, 0.05 on a 3-digit USDJPY); null = off; not with maxSlippage. Per symbol in symbolOverrides. */
+                                maxSlippagePoints: number | null;
                                 maxVolume: number | null;
+                                /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
+                                minTradeAmount: number | null;
                                 minVolume: number | null;
                                 reverse: boolean;
+                                /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
+                                sides: "both" | "buy" | "sell";
                                 sizing: {
                                     /** @enum {string} */
                                     mode: "multiplier";
@@ -23947,6 +24237,21 @@ export interface operations {
                                 symbolMap: {
                                     [key: string]: string;
                                 };
+                                /** @description Per Master symbol, over the rule: copy false (symbol_off), or its own multiplier or fixed volume as the sizing, or its own maxVolume */
+                                symbolOverrides: {
+                                    [key: string]: {
+                                        /** @description false: this symbol is not copied (symbol_off) */
+                                        copy?: boolean;
+                                        maxSlippagePoints?: number;
+                                        maxVolume?: number;
+                                        multiplier?: number;
+                                        volume?: number;
+                                    };
+                                };
+                                /** @description Added before the Slave symbol of a Master symbol not in symbolMap */
+                                symbolPrefix: string;
+                                /** @description Added after the Slave symbol of a Master symbol not in symbolMap (EURUSD -> EURUSD.m) */
+                                symbolSuffix: string;
                             };
                         })[];
                     };
@@ -24629,14 +24934,32 @@ export interface operations {
                                 copyPendingOrders: boolean;
                                 copyStopLoss: boolean;
                                 copyTakeProfit: boolean;
+                                /** @description The Master's trades whose comment contains one of these (case-insensitive) are not copied (comment_excluded) */
+                                excludeComments: string[];
+                                /** @description The Master's trades with one of these magic numbers are not copied (magic_excluded) */
+                                excludeMagic: number[];
                                 excludeSymbols: string[];
+                                /** @description When non-empty, only the Master's trades whose comment contains one of these (case-insensitive) are copied (comment_not_included); needs a Master platform with the orderComment capability */
+                                includeComments: string[];
+                                /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
+                                includeMagic: number[];
                                 includeSymbols: string[];
+                                /** @description Taken off the Master's symbol first, when it begins with it */
+                                masterSymbolPrefix: string;
+                                /** @description Taken off the Master's symbol first, when it ends with it (EURUSD.a -> EURUSD) */
+                                masterSymbolSuffix: string;
                                 maxDelayMs: number;
                                 /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                                 maxSlippage: number | null;
+                                /** @description Market copies: the maxSlippage bound in points of each Slave symbol's tick size (50 = 0.0005 on a 5-digit EURUSD, 0.05 on a 3-digit USDJPY); null = off; not with maxSlippage. Per symbol in symbolOverrides. */
+                                maxSlippagePoints: number | null;
                                 maxVolume: number | null;
+                                /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
+                                minTradeAmount: number | null;
                                 minVolume: number | null;
                                 reverse: boolean;
+                                /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
+                                sides: "both" | "buy" | "sell";
                                 sizing: {
                                     /** @enum {string} */
                                     mode: "multiplier";
@@ -24661,6 +24984,21 @@ export interface operations {
                                 symbolMap: {
                                     [key: string]: string;
                                 };
+                                /** @description Per Master symbol, over the rule: copy false (symbol_off), or its own multiplier or fixed volume as the sizing, or its own maxVolume */
+                                symbolOverrides: {
+                                    [key: string]: {
+                                        /** @description false: this symbol is not copied (symbol_off) */
+                                        copy?: boolean;
+                                        maxSlippagePoints?: number;
+                                        maxVolume?: number;
+                                        multiplier?: number;
+                                        volume?: number;
+                                    };
+                                };
+                                /** @description Added before the Slave symbol of a Master symbol not in symbolMap */
+                                symbolPrefix: string;
+                                /** @description Added after the Slave symbol of a Master symbol not in symbolMap (EURUSD -> EURUSD.m) */
+                                symbolSuffix: string;
                             };
                         })[];
                     };
@@ -26018,14 +26356,32 @@ export interface operations {
                                 copyPendingOrders: boolean;
                                 copyStopLoss: boolean;
                                 copyTakeProfit: boolean;
+                                /** @description The Master's trades whose comment contains one of these (case-insensitive) are not copied (comment_excluded) */
+                                excludeComments: string[];
+                                /** @description The Master's trades with one of these magic numbers are not copied (magic_excluded) */
+                                excludeMagic: number[];
                                 excludeSymbols: string[];
+                                /** @description When non-empty, only the Master's trades whose comment contains one of these (case-insensitive) are copied (comment_not_included); needs a Master platform with the orderComment capability */
+                                includeComments: string[];
+                                /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
+                                includeMagic: number[];
                                 includeSymbols: string[];
+                                /** @description Taken off the Master's symbol first, when it begins with it */
+                                masterSymbolPrefix: string;
+                                /** @description Taken off the Master's symbol first, when it ends with it (EURUSD.a -> EURUSD) */
+                                masterSymbolSuffix: string;
                                 maxDelayMs: number;
                                 /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                                 maxSlippage: number | null;
+                                /** @description Market copies: the maxSlippage bound in points of each Slave symbol's tick size (50 = 0.0005 on a 5-digit EURUSD, 0.05 on a 3-digit USDJPY); null = off; not with maxSlippage. Per symbol in symbolOverrides. */
+                                maxSlippagePoints: number | null;
                                 maxVolume: number | null;
+                                /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
+                                minTradeAmount: number | null;
                                 minVolume: number | null;
                                 reverse: boolean;
+                                /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
+                                sides: "both" | "buy" | "sell";
                                 sizing: {
                                     /** @enum {string} */
                                     mode: "multiplier";
@@ -26050,6 +26406,21 @@ export interface operations {
                                 symbolMap: {
                                     [key: string]: string;
                                 };
+                                /** @description Per Master symbol, over the rule: copy false (symbol_off), or its own multiplier or fixed volume as the sizing, or its own maxVolume */
+                                symbolOverrides: {
+                                    [key: string]: {
+                                        /** @description false: this symbol is not copied (symbol_off) */
+                                        copy?: boolean;
+                                        maxSlippagePoints?: number;
+                                        maxVolume?: number;
+                                        multiplier?: number;
+                                        volume?: number;
+                                    };
+                                };
+                                /** @description Added before the Slave symbol of a Master symbol not in symbolMap */
+                                symbolPrefix: string;
+                                /** @description Added after the Slave symbol of a Master symbol not in symbolMap (EURUSD -> EURUSD.m) */
+                                symbolSuffix: string;
                             };
                         })[];
                     };
@@ -26471,14 +26842,32 @@ export interface operations {
                                 copyPendingOrders: boolean;
                                 copyStopLoss: boolean;
                                 copyTakeProfit: boolean;
+                                /** @description The Master's trades whose comment contains one of these (case-insensitive) are not copied (comment_excluded) */
+                                excludeComments: string[];
+                                /** @description The Master's trades with one of these magic numbers are not copied (magic_excluded) */
+                                excludeMagic: number[];
                                 excludeSymbols: string[];
+                                /** @description When non-empty, only the Master's trades whose comment contains one of these (case-insensitive) are copied (comment_not_included); needs a Master platform with the orderComment capability */
+                                includeComments: string[];
+                                /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
+                                includeMagic: number[];
                                 includeSymbols: string[];
+                                /** @description Taken off the Master's symbol first, when it begins with it */
+                                masterSymbolPrefix: string;
+                                /** @description Taken off the Master's symbol first, when it ends with it (EURUSD.a -> EURUSD) */
+                                masterSymbolSuffix: string;
                                 maxDelayMs: number;
                                 /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                                 maxSlippage: number | null;
+                                /** @description Market copies: the maxSlippage bound in points of each Slave symbol's tick size (50 = 0.0005 on a 5-digit EURUSD, 0.05 on a 3-digit USDJPY); null = off; not with maxSlippage. Per symbol in symbolOverrides. */
+                                maxSlippagePoints: number | null;
                                 maxVolume: number | null;
+                                /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
+                                minTradeAmount: number | null;
                                 minVolume: number | null;
                                 reverse: boolean;
+                                /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
+                                sides: "both" | "buy" | "sell";
                                 sizing: {
                                     /** @enum {string} */
                                     mode: "multiplier";
@@ -26503,6 +26892,21 @@ export interface operations {
                                 symbolMap: {
                                     [key: string]: string;
                                 };
+                                /** @description Per Master symbol, over the rule: copy false (symbol_off), or its own multiplier or fixed volume as the sizing, or its own maxVolume */
+                                symbolOverrides: {
+                                    [key: string]: {
+                                        /** @description false: this symbol is not copied (symbol_off) */
+                                        copy?: boolean;
+                                        maxSlippagePoints?: number;
+                                        maxVolume?: number;
+                                        multiplier?: number;
+                                        volume?: number;
+                                    };
+                                };
+                                /** @description Added before the Slave symbol of a Master symbol not in symbolMap */
+                                symbolPrefix: string;
+                                /** @description Added after the Slave symbol of a Master symbol not in symbolMap (EURUSD -> EURUSD.m) */
+                                symbolSuffix: string;
                             };
                         })[];
                     };
@@ -27548,14 +27952,32 @@ export interface operations {
                                     copyPendingOrders: boolean;
                                     copyStopLoss: boolean;
                                     copyTakeProfit: boolean;
+                                    /** @description The Master's trades whose comment contains one of these (case-insensitive) are not copied (comment_excluded) */
+                                    excludeComments: string[];
+                                    /** @description The Master's trades with one of these magic numbers are not copied (magic_excluded) */
+                                    excludeMagic: number[];
                                     excludeSymbols: string[];
+                                    /** @description When non-empty, only the Master's trades whose comment contains one of these (case-insensitive) are copied (comment_not_included); needs a Master platform with the orderComment capability */
+                                    includeComments: string[];
+                                    /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
+                                    includeMagic: number[];
                                     includeSymbols: string[];
+                                    /** @description Taken off the Master's symbol first, when it begins with it */
+                                    masterSymbolPrefix: string;
+                                    /** @description Taken off the Master's symbol first, when it ends with it (EURUSD.a -> EURUSD) */
+                                    masterSymbolSuffix: string;
                                     maxDelayMs: number;
                                     /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                                     maxSlippage: number | null;
+                                    /** @description Market copies: the maxSlippage bound in points of each Slave symbol's tick size (50 = 0.0005 on a 5-digit EURUSD, 0.05 on a 3-digit USDJPY); null = off; not with maxSlippage. Per symbol in symbolOverrides. */
+                                    maxSlippagePoints: number | null;
                                     maxVolume: number | null;
+                                    /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
+                                    minTradeAmount: number | null;
                                     minVolume: number | null;
                                     reverse: boolean;
+                                    /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
+                                    sides: "both" | "buy" | "sell";
                                     sizing: {
                                         /** @enum {string} */
                                         mode: "multiplier";
@@ -27580,6 +28002,21 @@ export interface operations {
                                     symbolMap: {
                                         [key: string]: string;
                                     };
+                                    /** @description Per Master symbol, over the rule: copy false (symbol_off), or its own multiplier or fixed volume as the sizing, or its own maxVolume */
+                                    symbolOverrides: {
+                                        [key: string]: {
+                                            /** @description false: this symbol is not copied (symbol_off) */
+                                            copy?: boolean;
+                                            maxSlippagePoints?: number;
+                                            maxVolume?: number;
+                                            multiplier?: number;
+                                            volume?: number;
+                                        };
+                                    };
+                                    /** @description Added before the Slave symbol of a Master symbol not in symbolMap */
+                                    symbolPrefix: string;
+                                    /** @description Added after the Slave symbol of a Master symbol not in symbolMap (EURUSD -> EURUSD.m) */
+                                    symbolSuffix: string;
                                 } | null;
                             };
                             source: "copy_rule" | "risk_limits" | "rollback" | "migration" | "initial";
@@ -27871,14 +28308,32 @@ export interface operations {
                                 copyPendingOrders: boolean;
                                 copyStopLoss: boolean;
                                 copyTakeProfit: boolean;
+                                /** @description The Master's trades whose comment contains one of these (case-insensitive) are not copied (comment_excluded) */
+                                excludeComments: string[];
+                                /** @description The Master's trades with one of these magic numbers are not copied (magic_excluded) */
+                                excludeMagic: number[];
                                 excludeSymbols: string[];
+                                /** @description When non-empty, only the Master's trades whose comment contains one of these (case-insensitive) are copied (comment_not_included); needs a Master platform with the orderComment capability */
+                                includeComments: string[];
+                                /** @description When non-empty, only the Master's trades with one of these magic numbers are copied (magic_not_included); needs a Master platform with the magicNumber capability */
+                                includeMagic: number[];
                                 includeSymbols: string[];
+                                /** @description Taken off the Master's symbol first, when it begins with it */
+                                masterSymbolPrefix: string;
+                                /** @description Taken off the Master's symbol first, when it ends with it (EURUSD.a -> EURUSD) */
+                                masterSymbolSuffix: string;
                                 maxDelayMs: number;
                                 /** @description Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes. */
                                 maxSlippage: number | null;
+                                /** @description Market copies: the maxSlippage bound in points of each Slave symbol's tick size (50 = 0.0005 on a 5-digit EURUSD, 0.05 on a 3-digit USDJPY); null = off; not with maxSlippage. Per symbol in symbolOverrides. */
+                                maxSlippagePoints: number | null;
                                 maxVolume: number | null;
+                                /** @description Skip a copy (trade_amount_below_minimum) whose value, volume x contract size x price in the Slave's account currency, is below this; null = off */
+                                minTradeAmount: number | null;
                                 minVolume: number | null;
                                 reverse: boolean;
+                                /** @description Copy the Master's buys and sells (both), or its buys only, or its sells only (side_filtered) */
+                                sides: "both" | "buy" | "sell";
                                 sizing: {
                                     /** @enum {string} */
                                     mode: "multiplier";
@@ -27903,6 +28358,21 @@ export interface operations {
                                 symbolMap: {
                                     [key: string]: string;
                                 };
+                                /** @description Per Master symbol, over the rule: copy false (symbol_off), or its own multiplier or fixed volume as the sizing, or its own maxVolume */
+                                symbolOverrides: {
+                                    [key: string]: {
+                                        /** @description false: this symbol is not copied (symbol_off) */
+                                        copy?: boolean;
+                                        maxSlippagePoints?: number;
+                                        maxVolume?: number;
+                                        multiplier?: number;
+                                        volume?: number;
+                                    };
+                                };
+                                /** @description Added before the Slave symbol of a Master symbol not in symbolMap */
+                                symbolPrefix: string;
+                                /** @description Added after the Slave symbol of a Master symbol not in symbolMap (EURUSD -> EURUSD.m) */
+                                symbolSuffix: string;
                             } | null;
                         };
                         source: "copy_rule" | "risk_limits" | "rollback" | "migration" | "initial";

@@ -30,6 +30,10 @@ export interface Capabilities {
     orderHistory: Support;
     /** quote() gives the current bid/ask (the slippage guard needs it); absent = false. */
     quotes?: Support;
+    /** Positions and orders read from this platform carry the EA's magic number (copy rule magic filters). */
+    magicNumber?: Support;
+    /** Positions and orders read from this platform carry their comment (copy rule comment filters). */
+    orderComment?: Support;
   };
   /** Where the correlation tag travels and how long it may be. */
   correlationTag: { field: string; maxLength: number };
@@ -43,5 +47,5 @@ export interface Capabilities {
   volumeUnit: 'lots' | 'units';
 }
 
-/** The flags an action may need (everything in `has` but the optional quote read). */
-export type CapabilityFlag = Exclude<keyof Capabilities['has'], 'quotes'>;
+/** The flags an action may need (everything in `has` but the optional reads: quotes, magic numbers, comments). */
+export type CapabilityFlag = Exclude<keyof Capabilities['has'], 'quotes' | 'magicNumber' | 'orderComment'>;

@@ -1,5 +1,7 @@
 import { Decimal } from './decimal.js';
 import type { Capabilities } from './capabilities.js';
+import { filterProblems, type TradeFilters } from './trade-filters.js';
+import { symbolRuleProblems, type SymbolAffixes, type SymbolOverride } from './symbol-rules.js';
 
 /**
  * How one Slave copies its Master. Stored as JSON (decimals as strings) and validated on save; the planner
@@ -18,12 +20,23 @@ export type Sizing =
    */
   | { mode: 'risk_percent'; riskPercent: string };
 
-export interface CopyRule {
+/**
+ * `TradeFilters`: the Master's trades copied by side (`sides`), magic number and comment (include/exclude lists;
+ * see trade-filters.ts), beside the symbol lists below.
+ */
+export interface CopyRule extends TradeFilters, SymbolAffixes {
   sizing: Sizing;
   minVolume: string | null;
   maxVolume: string | null;
-  /** Master symbol -> Slave symbol, for broker suffixes like EURUSD -> EURUSD.m */
+  /** Master symbol -> Slave symbol, for broker suffixes like EURUSD -> EURUSD.m; before the affixes (SymbolAffixes). */
   symbolMap: Record<string, string>;
+  /** Per Master symbol: off, or its own multiplier, fixed volume or maximum volume (symbol-rules.ts). */
+  symbolOverrides: Record<string, SymbolOverride>;
+  /**
+   * A copy whose value (volume x contract size x price, in the Slave's account currency) is below this is not sent
+   * (trade_amount_below_minimum). Null = no minimum.
+   */
+  minTradeAmount: string | null;
   /** When non-empty, only these master symbols are copied. */
   includeSymbols: string[];
   excludeSymbols: string[];
@@ -39,6 +52,12 @@ export interface CopyRule {
    * the copy is skipped (slippage_exceeded). Null = no limit.
    */
   maxSlippage: string | null;
+  /**
+   * The same bound in points of the Slave symbol's tick size (the broker's last price digit): "50" is 0.0005 on a
+   * 5-digit EURUSD, 0.05 on a 3-digit USDJPY, 0.5 on a 2-digit gold. Per symbol in symbolOverrides. Null = off; not
+   * with maxSlippage.
+   */
+  maxSlippagePoints: string | null;
   /**
    * Set by the store, never by a request: the Slave's rule revision this rule is (rule_revisions.seq), named on the
    * ledger rows planned under it. Absent on a rule never saved (the defaults).
@@ -66,6 +85,18 @@ export const DEFAULT_RULE: CopyRule = {
   copyPendingOrders: true,
   maxDelayMs: 60_000,
   maxSlippage: null,
+  maxSlippagePoints: null,
+  symbolOverrides: {},
+  symbolPrefix: '',
+  symbolSuffix: '',
+  masterSymbolPrefix: '',
+  masterSymbolSuffix: '',
+  minTradeAmount: null,
+  sides: 'both',
+  includeMagic: [],
+  excludeMagic: [],
+  includeComments: [],
+  excludeComments: [],
 };
 
 /** Merges a partial rule onto the defaults (what the API accepts on create/update). */
@@ -90,9 +121,14 @@ const positive = (v: string | undefined | null, name: string, problems: string[]
 
 /**
  * Every reason a rule cannot work, in words a user can act on. Checked against the Slave adapter's
- * capabilities, so an impossible rule is refused when it is saved rather than failing at copy time.
+ * capabilities (and the Master's, for the filters on what its trades carry), so an impossible rule is refused when
+ * it is saved rather than failing at copy time.
  */
-export function validateRule(rule: CopyRule, caps: Capabilities | null): string[] {
+export function validateRule(
+  rule: CopyRule,
+  caps: Capabilities | null,
+  masterCaps: Capabilities | null = null,
+): string[] {
   const problems: string[] = [];
   const s = rule.sizing;
   if (s.mode === 'multiplier') positive(s.multiplier, 'sizing.multiplier', problems);
@@ -118,6 +154,12 @@ export function validateRule(rule: CopyRule, caps: Capabilities | null): string[
   if (!Number.isInteger(rule.maxDelayMs) || rule.maxDelayMs < 0)
     problems.push('maxDelayMs must be a non-negative integer');
   positive(rule.maxSlippage, 'maxSlippage', problems);
+  positive(rule.maxSlippagePoints, 'maxSlippagePoints', problems);
+  if (rule.maxSlippage && rule.maxSlippagePoints)
+    problems.push('give maxSlippage (a price distance) or maxSlippagePoints (ticks of each symbol), not both');
+  positive(rule.minTradeAmount, 'minTradeAmount', problems);
+  problems.push(...filterProblems(rule, masterCaps));
+  problems.push(...symbolRuleProblems(rule, rule.symbolOverrides));
   if (caps) {
     if (rule.copyPendingOrders && !caps.has.pendingOrders)
       problems.push(`copyPendingOrders is on, but ${caps.platform} accounts cannot take pending orders`);
@@ -125,8 +167,16 @@ export function validateRule(rule: CopyRule, caps: Capabilities | null): string[
       problems.push(`copyStopLoss is on, but ${caps.platform} accounts cannot carry a stop loss`);
     if (rule.copyTakeProfit && !caps.has.takeProfitOnOpen && !caps.has.modifyPositionSlTp)
       problems.push(`copyTakeProfit is on, but ${caps.platform} accounts cannot carry a take profit`);
-    if (rule.maxSlippage && !caps.has.quotes)
-      problems.push(`maxSlippage is set, but ${caps.platform} accounts give no price quote to check it against`);
+    const points = Object.values(rule.symbolOverrides).some((o) => o.maxSlippagePoints !== undefined);
+    const slipField = rule.maxSlippage
+      ? 'maxSlippage'
+      : rule.maxSlippagePoints
+        ? 'maxSlippagePoints'
+        : points
+          ? 'symbolOverrides.*.maxSlippagePoints'
+          : null;
+    if (slipField && !caps.has.quotes)
+      problems.push(`${slipField} is set, but ${caps.platform} accounts give no price quote to check it against`);
   }
   return problems;
 }

@@ -37,6 +37,9 @@ export interface Trade {
   /** Stable id of the master action this trade copies; null for API orders. */
   actionId: string | null;
   actionAt: Date | null;
+  /** The Master trade's magic number and comment, where its platform carries them (the rule's filters read them). */
+  masterMagic?: number | null;
+  masterComment?: string | null;
   createdAt: Date;
   updatedAt: Date;
 }

@@ -2,6 +2,7 @@ import { Decimal, floorToStep } from './decimal.js';
 import type { CopyRule } from './copy-rule.js';
 import type { InstrumentSpec } from './types.js';
 import { slaveSymbol } from './copy-mapping.js';
+import type { FilterSkip } from './trade-filters.js';
 
 export interface SizingInput {
   masterVolume: Decimal;
@@ -39,7 +40,15 @@ export type SkipReason =
   /** The Slave's price for the copy's side is worse than the Master's fill by more than the rule's maxSlippage. */
   | 'slippage_exceeded'
   /** maxSlippage is set but there is no Slave quote or no Master fill price to compare. */
-  | 'slippage_unknown';
+  | 'slippage_unknown'
+  /** The rule's side, magic number or comment filter does not copy the Master's trade (trade-filters.ts). */
+  | FilterSkip
+  /** The rule's override for the Master's symbol turns it off (symbolOverrides.X.copy false). */
+  | 'symbol_off'
+  /** The copy's value in the Slave's account currency is below the rule's minTradeAmount. */
+  | 'trade_amount_below_minimum'
+  /** minTradeAmount is set but there is no price to value the copy at. */
+  | 'trade_amount_unknown';
 
 /**
  * Sizes a copy by the rule, then rounds DOWN to the broker's step (never more than the rule allows) and
@@ -148,5 +157,7 @@ export function mapSymbol(
   if (rule.includeSymbols.length > 0 && !rule.includeSymbols.includes(masterSymbol)) {
     return { ok: false, reason: 'symbol_not_included', detail: `${masterSymbol} is not in the rule's include list` };
   }
+  if (Object.hasOwn(rule.symbolOverrides, masterSymbol) && rule.symbolOverrides[masterSymbol]!.copy === false)
+    return { ok: false, reason: 'symbol_off', detail: `${masterSymbol} is off in the rule's symbolOverrides` };
   return { ok: true, symbol: slaveSymbol(rule, masterSymbol) };
 }

@@ -78,6 +78,10 @@ export interface Position {
   openedAt: string;
   /** Correlation tag the position was opened with, when the broker keeps it. */
   tag: string | null;
+  /** The EA's magic number (MT4/MT5), where the platform carries one (capability `magicNumber`). */
+  magic?: number | null;
+  /** The trade's comment as the trader or EA wrote it, where the platform carries one (capability `orderComment`). */
+  comment?: string | null;
 }
 
 export type OrderStatus = 'pending' | 'filled' | 'cancelled' | 'rejected';
@@ -97,6 +101,10 @@ export interface Order {
   createdAt: string;
   updatedAt: string;
   tag: string | null;
+  /** As on Position. */
+  magic?: number | null;
+  /** As on Position. */
+  comment?: string | null;
 }
 
 /**

@@ -31,7 +31,14 @@ export interface MasterAction {
   at: number;
   /** The Master item as it stands after the action (the watcher's view, stored with the action). */
   item: NewMasterItem;
+  /** The Master trade's magic number and comment where its platform carries them (the rule's filters read them). */
+  magic?: number | null;
+  comment?: string | null;
 }
+
+/** The magic number and comment of a Master position or order as read, for the actions that add exposure. */
+const origin = (p: Position | Order) =>
+  p.magic == null && p.comment == null ? {} : { magic: p.magic ?? null, comment: p.comment ?? null };
 
 const eqDec = (a: Decimal | null, b: Decimal | null) => (a === null || b === null ? a === b : a.eq(b));
 
@@ -144,6 +151,7 @@ function positionOpened(accountId: string, known: MasterItem | null, now: Positi
     prevVolume: null,
     price: now.openPrice,
     item: positionItem(accountId, now, seq, true, known?.originTradeId ?? null),
+    ...origin(now),
   };
 }
 
@@ -186,6 +194,7 @@ function positionChanged(
       prevVolume: kv,
       price: kind === 'reduce' ? closePrice : now.openPrice,
       item: cur,
+      ...origin(now),
     });
   }
   if (!eqDec(k.stopLoss, now.stopLoss) || !eqDec(k.takeProfit, now.takeProfit)) {
@@ -213,7 +222,7 @@ export function diffOrder(
   at: number,
 ): MasterAction[] {
   let seq = known?.seq ?? 0;
-  const origin = known?.originTradeId ?? null;
+  const originTrade = known?.originTradeId ?? null;
   const of = (o: Order, kind: ActionKind, open: boolean): MasterAction => {
     seq++;
     return {
@@ -231,7 +240,8 @@ export function diffOrder(
       stopLoss: o.stopLoss,
       takeProfit: o.takeProfit,
       at,
-      item: orderItem(accountId, o, seq, open, origin),
+      item: orderItem(accountId, o, seq, open, originTrade),
+      ...origin(o),
     };
   };
   if (!known || !known.open) {

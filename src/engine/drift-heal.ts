@@ -192,6 +192,8 @@ export class DriftHealer {
       takeProfit: p.takeProfit,
       // An open heals only while the Master position is fresh by the rule; closing is never too late.
       at: kind === 'open' && openedAt ? openedAt : this.engine.clock(),
+      magic: p.magic ?? null,
+      comment: p.comment ?? null,
       item: {
         accountId: master.id,
         kind: 'position',

@@ -2,7 +2,7 @@ import type { Decimal } from '../domain/decimal.js';
 import { isEligibleSlave } from '../domain/account.js';
 import { PANIC_CLOSED } from '../domain/panic-job.js';
 import { correlationTag } from '../domain/correlation.js';
-import { copyLevels, copySide, onTickGrid, slaveSymbol } from '../domain/copy-mapping.js';
+import { copyLevels, copySide, onTickGrid, ruleForSymbol, slaveSymbol } from '../domain/copy-mapping.js';
 import { isHeal, isOrderAction } from '../domain/intent-action.js';
 import { quoteToAccount } from '../domain/quote-currency.js';
 import { sizeVolume } from '../domain/sizing.js';
@@ -188,7 +188,7 @@ function planOrderModified<S extends PlanSlave>(p: LinkPlan<S>): Planned<S> {
   if (!p.spec) return p.skip('unknown_symbol', `the Slave's broker does not list ${p.mapped}`);
   const entry = p.onGrid(action.price);
   const sized = sizeVolume(
-    rule,
+    ruleForSymbol(rule, action.symbol),
     {
       masterVolume: action.volume,
       masterBalance: master.balance,

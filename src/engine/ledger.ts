@@ -74,6 +74,8 @@ export function actionTrade(
     actionId: action.id,
     actionAt: new Date(action.at),
     requestId: opts.requestId ?? null,
+    ...(action.magic != null ? { masterMagic: action.magic } : {}),
+    ...(action.comment != null ? { masterComment: action.comment } : {}),
   };
 }
 

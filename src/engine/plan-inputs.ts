@@ -1,13 +1,14 @@
 import type { Account } from '../domain/account.js';
 import type { CopyRule } from '../domain/copy-rule.js';
-import { slaveSymbol } from '../domain/copy-mapping.js';
+import { ruleForSymbol, slaveSymbol } from '../domain/copy-mapping.js';
 import { PANIC_CLOSED } from '../domain/panic-job.js';
 import { addsRisk } from '../domain/intent-action.js';
 import { newId } from '../domain/ids.js';
 import type { BrokerAdapter } from '../platforms/adapter.js';
 import type { Store } from '../store/store.js';
 import type { MasterAction } from './actions.js';
-import { deniedByCapability, planOpen, type PreTradeCheck, type SlaveContext } from './planner.js';
+import { deniedByCapability } from './capability-check.js';
+import { planOpen, type PreTradeCheck, type SlaveContext } from './planner.js';
 import {
   planAddingRows,
   planMasterRefusal,
@@ -156,9 +157,11 @@ export class PlanInputs {
               ctx.spec = spec;
             }),
           );
-        if (needsMarket(s.rule, action.type))
+        // The rule for this symbol: an override may bound slippage or size where the rule does not.
+        const rule = ruleForSymbol(s.rule, action.symbol);
+        if (needsMarket(rule, action.type))
           waits.push(
-            slaveMarket(s.adapter, s.account, s.rule, symbol, action.type).then((m) => {
+            slaveMarket(s.adapter, s.account, rule, symbol, action.type).then((m) => {
               Object.assign(ctx, m);
             }),
           );
@@ -179,6 +182,8 @@ export class PlanInputs {
         takeProfit: action.takeProfit,
         at: action.at,
         fillPrice: action.type === 'market' ? action.price : null,
+        magic: action.magic,
+        comment: action.comment,
       },
       contexts,
       this.clock(),

@@ -6,7 +6,8 @@ import { withDefaults, type CopyRule } from '../domain/copy-rule.js';
 import type { Capabilities } from '../domain/capabilities.js';
 import type { InstrumentSpec, OrderType } from '../domain/types.js';
 import { SIM_CAPABILITIES } from '../platforms/sim/capabilities.js';
-import { deniedByCapability, planOpen, type MasterOpen, type PlannedCopy, type SlaveContext } from './planner.js';
+import { deniedByCapability } from './capability-check.js';
+import { planOpen, type MasterOpen, type PlannedCopy, type SlaveContext } from './planner.js';
 
 const acct = testAccount;
 const spec: InstrumentSpec = {
@@ -248,5 +249,43 @@ describe('planOpen: sizing in a fan-out', () => {
       p.kind === 'send' ? p.volume.toString() : p.reason,
     );
     expect(sized).toEqual(['0.6', '0.3', '0.3', 'volume_below_minimum', '0.006', '0.02', '0.25', '0.1', '0.6']);
+  });
+});
+
+describe('planOpen: side, magic number and comment filters', () => {
+  it("buy-only reads the Master's side, before reverse: a reversed buy-only Slave sells the Master's buys", () => {
+    expect(one(open({ side: 'sell' }), ctx({ sides: 'buy' }))).toMatchObject({
+      kind: 'skip',
+      reason: 'side_filtered',
+      side: 'sell',
+    });
+    expect(one(open(), ctx({ sides: 'buy', reverse: true }))).toMatchObject({ kind: 'send', side: 'sell' });
+    expect(one(open(), ctx({ sides: 'sell' }))).toMatchObject({ kind: 'skip', reason: 'side_filtered' });
+  });
+
+  it('magic and comment filters read what the Master trade carries; each Slave of a fan-out by its own rule', () => {
+    const a = open({ magic: 1001, comment: 'Grid EA' });
+    const plan = planOpen(
+      a,
+      [
+        ctx({ includeMagic: [1001] }),
+        ctx({ includeMagic: [2002] }),
+        ctx({ excludeMagic: [1001] }),
+        ctx({ includeComments: ['grid'] }),
+        ctx({ excludeComments: ['GRID'] }),
+        ctx({}),
+      ],
+      1000,
+    );
+    expect(plan.map((p) => (p.kind === 'skip' ? p.reason : 'send'))).toEqual([
+      'send',
+      'magic_not_included',
+      'magic_excluded',
+      'send',
+      'comment_excluded',
+      'send',
+    ]);
+    // A trade whose platform gives no magic number is not in an include list.
+    expect(one(open(), ctx({ includeMagic: [1001] }))).toMatchObject({ kind: 'skip', reason: 'magic_not_included' });
   });
 });

@@ -1,11 +1,14 @@
 import { Decimal, roundToStep } from '../domain/decimal.js';
 import type { Account } from '../domain/account.js';
-import type { Capabilities, CapabilityFlag } from '../domain/capabilities.js';
 import { isEligibleSlave } from '../domain/account.js';
 import type { CopyRule } from '../domain/copy-rule.js';
 import { correlationTag } from '../domain/correlation.js';
 import { mapSymbol, sizeVolume, type SizingInput, type SizingResult, type SkipReason } from '../domain/sizing.js';
 import { quoteToAccount } from '../domain/quote-currency.js';
+import { filterTrade, filtersNothing } from '../domain/trade-filters.js';
+import { ruleForSymbol } from '../domain/copy-mapping.js';
+import { tradeAmountSkip } from '../domain/trade-amount.js';
+import { slippageBound, slippageCheck } from '../domain/slippage.js';
 import type { InstrumentSpec, OrderType, Quote, Side } from '../domain/types.js';
 import type { IntentAction } from '../domain/intent-action.js';
 import { sizingRecord, type SizingRecord } from '../domain/receipts/sizing-record.js';
@@ -25,6 +28,9 @@ export interface MasterOpen {
   at: number;
   /** The Master's fill price of a market open (the slippage reference), when known. */
   fillPrice?: Decimal | null;
+  /** The Master trade's magic number and comment, where its platform carries them (the rule's filters read them). */
+  magic?: number | null;
+  comment?: string | null;
 }
 
 export interface SlaveContext {
@@ -134,6 +140,7 @@ export function planOpen(action: MasterOpen, slaves: SlaveContext[], now: number
     return g;
   };
   const sizedOnce = sizingPerFanOut(action.volume);
+  const amountOnce = tradeAmountPerFanOut();
   return slaves.map(({ account, rule, spec, quote, crossRate }) => {
     const tag = correlationTag({ tradeId: action.tradeId, accountId: account.id, action: 'open' });
     const side = rule.reverse ? opposite(action.side) : action.side;
@@ -147,6 +154,10 @@ export function planOpen(action: MasterOpen, slaves: SlaveContext[], now: number
       detail,
     });
     if (!isEligibleSlave(account)) return skip('slave_not_eligible', `account status is ${account.status}`);
+    if (!filtersNothing(rule)) {
+      const filtered = filterTrade(rule, action);
+      if (filtered) return skip(filtered.reason, filtered.detail);
+    }
     if (age > rule.maxDelayMs)
       return skip('stale_action', `action is ${age} ms old, rule allows ${rule.maxDelayMs} ms`);
     if (action.type !== 'market' && !rule.copyPendingOrders)
@@ -156,8 +167,10 @@ export function planOpen(action: MasterOpen, slaves: SlaveContext[], now: number
     if (!spec) return skip('unknown_symbol', `the Slave's broker does not list ${mapped.symbol}`, mapped.symbol);
     // The price the Slave would get now for the copy's side: buy at the ask, sell at the bid.
     const slavePrice = quote ? (side === 'buy' ? quote.ask : quote.bid) : null;
-    if (rule.maxSlippage && action.type === 'market') {
-      const slip = slippageCheck(side, slavePrice, action.fillPrice ?? null, new Decimal(rule.maxSlippage));
+    // Planned by the rule's override for the Master symbol, when it has one (sizing, slippage in points).
+    const sizing = ruleForSymbol(rule, action.symbol);
+    if ((sizing.maxSlippage || sizing.maxSlippagePoints) && action.type === 'market') {
+      const slip = slippageCheck(side, slavePrice, action.fillPrice ?? null, slippageBound(sizing, spec)!);
       if (slip) return skip(slip.reason, slip.detail, mapped.symbol);
     }
     // The Slave's broker may quote the (mapped) symbol on a different tick grid; off-grid levels are refused there.
@@ -166,10 +179,10 @@ export function planOpen(action: MasterOpen, slaves: SlaveContext[], now: number
     const [sl, tp] = rule.reverse ? [grid.takeProfit, grid.stopLoss] : [grid.stopLoss, grid.takeProfit];
     // Risk is measured from where the copy enters to the stop it will carry.
     const entry = action.type === 'market' ? (slavePrice ?? action.fillPrice ?? null) : grid.price;
-    const { sized, record } = sharesSizing(rule)
-      ? sizedOnce(rule, spec)
+    const { sized, record } = sharesSizing(sizing)
+      ? sizedOnce(sizing, spec)
       : sizedAlone(
-          rule,
+          sizing,
           {
             masterVolume: action.volume,
             masterBalance: action.masterAccount.balance,
@@ -180,13 +193,17 @@ export function planOpen(action: MasterOpen, slaves: SlaveContext[], now: number
             stopLoss: rule.copyStopLoss ? sl : null,
             // Read by risk_percent sizing only.
             quoteToAccount:
-              rule.sizing.mode === 'risk_percent'
+              sizing.sizing.mode === 'risk_percent'
                 ? quoteToAccount(mapped.symbol, account.currency, entry, crossRate ?? null)
                 : null,
           },
           spec,
         );
     if (!sized.ok) return { ...skip(sized.reason, sized.detail, mapped.symbol), sizing: record } as PlannedCopy;
+    if (rule.minTradeAmount) {
+      const small = amountOnce(rule.minTradeAmount, sized.volume, spec, entry, account.currency, crossRate ?? null);
+      if (small) return { ...skip(small.reason, small.detail, mapped.symbol), sizing: record } as PlannedCopy;
+    }
     return {
       kind: 'send',
       slave: account,
@@ -203,6 +220,28 @@ export function planOpen(action: MasterOpen, slaves: SlaveContext[], now: number
   });
 }
 
+/**
+ * `tradeAmountSkip` once per shared sized volume for the Slaves that value the copy alike (the fan-out's first
+ * Slave's spec, price, currency, conversion and minimum; the others are valued alone): the decimal arithmetic was a
+ * microsecond per Slave, a lookup is a few nanoseconds.
+ */
+function tradeAmountPerFanOut() {
+  type Args = [string, Decimal, InstrumentSpec, Decimal | null, string | null, Decimal | null];
+  type Result = ReturnType<typeof tradeAmountSkip>;
+  let common: Args | null = null;
+  const byVolume = new Map<Decimal, Result>();
+  const value = ([min, volume, spec, price, currency, cross]: Args): Result =>
+    tradeAmountSkip(min, volume, spec, price, quoteToAccount(spec.symbol, currency, price, cross), currency);
+  return (...a: Args): Result => {
+    common ??= a;
+    if (a[0] !== common[0] || a[2] !== common[2] || a[3] !== common[3] || a[4] !== common[4] || a[5] !== common[5])
+      return value(a);
+    let r = byVolume.get(a[1]);
+    if (r === undefined) byVolume.set(a[1], (r = value(a)));
+    return r;
+  };
+}
+
 /** A sizing that reads the Slave's own figures (ratios, risk), with its record. */
 function sizedAlone(rule: CopyRule, input: SizingInput, spec: InstrumentSpec): Sized {
   const sized = sizeVolume(rule, input, spec);
@@ -214,93 +253,6 @@ interface GridLevels {
   price: Decimal | null;
   stopLoss: Decimal | null;
   takeProfit: Decimal | null;
-}
-
-/** What a copy asks of the Slave's broker: the ledger row's action, the order type it is sent as, its SL/TP. */
-export interface CopyNeeds {
-  action: string;
-  type: OrderType;
-  stopLoss?: unknown;
-  takeProfit?: unknown;
-}
-
-/** The capability flag a copy action needs on the Slave's platform; closing a whole position needs none. */
-function neededFlags(n: CopyNeeds): CapabilityFlag[] {
-  const opening = (type: OrderType): CapabilityFlag[] => [
-    type === 'market' ? 'marketOrders' : 'pendingOrders',
-    ...(n.stopLoss != null ? (['stopLossOnOpen'] as const) : []),
-    ...(n.takeProfit != null ? (['takeProfitOnOpen'] as const) : []),
-  ];
-  switch (n.action) {
-    case 'open':
-    case 'order_placed':
-      return opening(n.type);
-    case 'increase':
-    case 'heal_open':
-    case 'heal_increase':
-    case 'open_on_fill':
-      return opening('market');
-    case 'reduce':
-    case 'heal_reduce':
-      return ['partialClose'];
-    case 'modify':
-      return ['modifyPositionSlTp'];
-    case 'order_modified':
-      return ['modifyPendingOrder'];
-    case 'order_cancelled':
-      return ['cancelPendingOrder'];
-    default:
-      return [];
-  }
-}
-
-/**
- * Capabilities are checked before sending: a copy whose Slave platform lacks what it needs (a `has` flag
- * that is false, or a pending order type it does not take) is not sent, and the ledger says why
- * (`capability_missing: partialClose ...`). 'emulated' counts as supported: the adapter builds it from
- * simpler calls.
- */
-export function deniedByCapability(n: CopyNeeds, caps: Capabilities): { reason: SkipReason; detail: string } | null {
-  const missing = neededFlags(n).find((flag) => caps.has[flag] === false);
-  if (missing)
-    return {
-      reason: 'capability_missing',
-      detail: `${missing} (the Slave's platform ${caps.platform} cannot do this; the copy is not sent)`,
-    };
-  const type = ['open', 'order_placed'].includes(n.action) ? n.type : 'market';
-  if (type !== 'market' && !caps.orderTypes.includes(type)) {
-    return {
-      reason: 'capability_missing',
-      detail: `orderTypes ${type} (the Slave's platform ${caps.platform} takes ${caps.orderTypes.join(', ')})`,
-    };
-  }
-  return null;
-}
-
-/**
- * The slippage guard: how much worse than the Master's fill the Slave's price for the copy's side is
- * (positive = worse: a higher ask to buy, a lower bid to sell). Past the limit, or not measurable, the copy
- * is skipped: the user asked for a bound, and a copy we cannot check against it is not sent blind.
- */
-export function slippageCheck(
-  side: Side,
-  slavePrice: Decimal | null,
-  masterFill: Decimal | null,
-  max: Decimal,
-): { reason: SkipReason; detail: string } | null {
-  if (!slavePrice)
-    return {
-      reason: 'slippage_unknown',
-      detail: `maxSlippage is ${max}, but the Slave's broker gave no price to check it against`,
-    };
-  if (!masterFill)
-    return { reason: 'slippage_unknown', detail: `maxSlippage is ${max}, but the Master's fill price is not known` };
-  const worse = side === 'buy' ? slavePrice.minus(masterFill) : masterFill.minus(slavePrice);
-  if (worse.lte(max)) return null;
-  return {
-    reason: 'slippage_exceeded',
-    detail: `the Slave's ${side === 'buy' ? 'ask' : 'bid'} ${slavePrice} is ${worse} worse than the Master's fill ${masterFill} (maxSlippage ${max})`,
-  };
 }
 
 /**

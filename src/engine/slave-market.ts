@@ -14,7 +14,7 @@ const NONE: SlaveMarket = { quote: null, crossRate: null };
 
 /** Does planning this copy need prices from the Slave's broker? Only rules that bound slippage or size by risk. */
 export const needsMarket = (rule: CopyRule, type: OrderType): boolean =>
-  (Boolean(rule.maxSlippage) && type === 'market') || rule.sizing.mode === 'risk_percent';
+  (Boolean(rule.maxSlippage || rule.maxSlippagePoints) && type === 'market') || rule.sizing.mode === 'risk_percent';
 
 const mid = (q: Quote | null) => (q && q.bid.gt(0) && q.ask.gt(0) ? q.bid.plus(q.ask).div(2) : null);
 

@@ -11,7 +11,7 @@ import {
 /**
  * Part of the adapter kit: an adapter whose platform lacks a write (a `has` flag that is false) refuses it
  * here, before anything reaches the broker, with `denied` `capability_missing` naming the flag. The planner
- * already skips such copies (engine/planner.ts `deniedByCapability`); this keeps a direct caller (the order
+ * already skips such copies (engine/capability-check.ts `deniedByCapability`); this keeps a direct caller (the order
  * route, a panic close, a test) from sending what the platform cannot do. 'emulated' passes: the adapter
  * builds it from simpler calls. `capabilities` is read on every call, so an adapter that learns its account
  * (netting or hedging) on the first read is guarded by what it knows now.

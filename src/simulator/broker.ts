@@ -40,6 +40,8 @@ interface PositionRec {
   takeProfit: Decimal | null;
   openedAt: string;
   tag: string | null;
+  magic?: number | null;
+  comment?: string | null;
 }
 
 interface Book {
@@ -367,6 +369,8 @@ export class SimBroker implements SimBrokerApi {
         createdAt: at,
         updatedAt: at,
         tag: req.tag,
+        ...(req.magic !== undefined ? { magic: req.magic } : {}),
+        ...(req.comment !== undefined ? { comment: req.comment } : {}),
       };
       if ((req.type !== 'market' && !fillsNow) || opts.refuseAs) {
         b.pending.set(order.id, order);
@@ -533,6 +537,8 @@ export class SimBroker implements SimBrokerApi {
       takeProfit: order.takeProfit,
       openedAt: order.updatedAt,
       tag: order.tag,
+      ...(order.magic != null ? { magic: order.magic } : {}),
+      ...(order.comment != null ? { comment: order.comment } : {}),
     };
     b.positions.set(p.id, p);
     order.positionId = p.id;

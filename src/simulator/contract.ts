@@ -122,6 +122,9 @@ export interface SimOrderRequest {
   tag: string;
   /** Close-by reference for netting or explicit position targeting (not used by hedging opens). */
   positionId?: string;
+  /** An EA's magic number and the trader's comment, kept on the order and its position (as MT does). */
+  magic?: number;
+  comment?: string;
 }
 
 export interface SimPlaceOptions {

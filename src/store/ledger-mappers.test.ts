@@ -43,6 +43,8 @@ const tradeRow: TradeRow = {
   copiedTo: 2,
   actionId: 'acc_m:p1:open:1',
   actionAt: at,
+  masterMagic: null,
+  masterComment: null,
   createdAt: at,
   updatedAt: at,
 };

@@ -187,6 +187,9 @@ export const trades = pgTable(
     actionId: text('action_id'),
     /** When the master action happened at the broker; copies older than a rule's maxDelayMs are stale. */
     actionAt: ts('action_at'),
+    /** The Master trade's magic number and comment, where its platform carries them (migration 0028). */
+    masterMagic: bigint('master_magic', { mode: 'number' }),
+    masterComment: text('master_comment'),
     createdAt: createdAt(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
   },

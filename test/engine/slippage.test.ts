@@ -24,6 +24,8 @@ describe.each(stores)('maxSlippage (%s store)', (_name, db) => {
         { rule: { maxSlippage: '0.002' } },
         { rule: {} },
         { rule: { maxSlippage: '0.0005', reverse: true } },
+        // The same bound in points of EURUSD's tick (0.00001).
+        { rule: { maxSlippagePoints: '50' } },
       ],
     });
     await engine().watcher.stop();
@@ -61,6 +63,10 @@ describe.each(stores)('maxSlippage (%s store)', (_name, db) => {
     // The reversed copy sells: a higher bid is better for it, so it goes through.
     expect(rows.get(reversed!.account.id)?.state).toBe('confirmed');
     expect(broker.positions(reversed!.sim).map((p) => p.side)).toEqual(['sell']);
+    expect(rows.get(g.slaves[4]!.account.id)).toMatchObject({
+      state: 'skipped',
+      skipReason: `slippage_exceeded: the Slave's ask ${ask} is ${ask.minus(fill)} worse than the Master's fill ${fill} (maxSlippagePoints 50 x tick 0.00001 = 0.0005)`,
+    });
   }, 30_000);
 
   it('a sell: the bid fell 10 pips; the 5-pip Slave is skipped, the reversed one (a buy, now cheaper) copies', async () => {

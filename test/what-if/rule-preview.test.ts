@@ -119,6 +119,29 @@ describe('what-if preview over the demo history', () => {
     expect(r.body.totals.candidate).toMatchObject({ sent: 0, skipped: 3, volume: 0, profit: 0 });
   });
 
+  it("a side filter says so per copy: sell-only skips the Master's two buys (side_filtered)", async () => {
+    const r = await preview(x1.id, { rule: { sides: 'sell' }, changedOnly: true });
+    expect(r.status).toBe(200);
+    expect(r.body.copies.length).toBe(2);
+    for (const c of r.body.copies)
+      expect(c.candidate).toMatchObject({ volume: null, skipReason: 'side_filtered', profit: null });
+    expect(r.body.totals.candidate.skipped).toBe(2);
+  });
+
+  it('a per-symbol override and a minimum trade amount say so per copy', async () => {
+    const off = await preview(x1.id, { rule: { symbolOverrides: { EURUSD: { copy: false } } }, changedOnly: true });
+    expect(off.status).toBe(200);
+    expect(off.body.copies.map((c: any) => c.candidate.skipReason)).toEqual(['symbol_off', 'symbol_off', 'symbol_off']);
+    // 0.1, 0.2 and 0.3 lot of EURUSD are worth about 10,800, 21,600 and 32,400 USD.
+    const small = await preview(x1.id, { rule: { minTradeAmount: 25_000 }, changedOnly: true });
+    expect(small.body.copies.map((c: any) => [c.done.volume, c.candidate.skipReason]).sort()).toEqual([
+      [0.1, 'trade_amount_below_minimum'],
+      [0.2, 'trade_amount_below_minimum'],
+    ]);
+    const half = await preview(x1.id, { rule: { symbolOverrides: { EURUSD: { multiplier: 0.5 } } } });
+    expect(half.body.totals.candidate.volume).toBe(0.3);
+  });
+
   it('writes nothing', async () => {
     const count = async () =>
       exec<{ i: number; r: number; rr: number; at: string }>(

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Type, type Static, type TSchema } from 'typebox';
-import { ruleOnly, validateRule, withDefaults, type CopyRule } from '../../domain/copy-rule.js';
+import { Type } from 'typebox';
+import { withDefaults, type CopyRule } from '../../domain/copy-rule.js';
+import { refuseUnworkableRule } from './rule-problems.js';
 import { AppError, invalid, notFound } from '../../domain/errors.js';
 import type { GroupView } from '../../store/repos/accounts.js';
 import type { Account } from '../../domain/account.js';
@@ -9,90 +10,12 @@ import { ownedAccount, type ApiDeps } from '../deps.js';
 import { userOf, whoOf } from '../plugins/auth.js';
 import { AccountIdParams, AccountSchema, OPEN, stdErrors, toAccountJson } from '../schemas.js';
 import type { RouteOpts } from './route-opts.js';
-import { DecimalIn, decimalIn, decimalInOrNull, numberOut } from '../decimal-json.js';
 import { refuseCopyCycle } from './copy-cycle.js';
+import { copyRuleIn, CopyRulePatch, CopyRuleSchema, toCopyRuleJson } from './copy-rule-schema.js';
 import { openCopies } from './open-copies.js';
 import { enforceQuota, QUOTA_NOTE } from '../quotas.js';
 import { finishPage, NextCursor, pageQuery, readPage } from '../paging.js';
 import { GROUPS_PAGE } from '../page-specs.js';
-
-const Symbols = Type.Array(Type.String({ maxLength: 32 }), { maxItems: 500 });
-
-/** The copy rule's shape, with its decimals as `D` (answers: numbers; requests: number or decimal string). */
-function copyRuleSchema(D: TSchema) {
-  const ND = Type.Union([D, Type.Null()]);
-  const Sizing = Type.Union([
-    Type.Object({ mode: Type.Literal('multiplier'), multiplier: D }, { additionalProperties: false }),
-    Type.Object({ mode: Type.Literal('fixed'), volume: D }, { additionalProperties: false }),
-    Type.Object({ mode: Type.Literal('balance_ratio'), multiplier: Type.Optional(D) }, { additionalProperties: false }),
-    Type.Object({ mode: Type.Literal('equity_ratio'), multiplier: Type.Optional(D) }, { additionalProperties: false }),
-    Type.Object(
-      {
-        mode: Type.Literal('risk_percent'),
-        riskPercent: D,
-      },
-      {
-        additionalProperties: false,
-        description:
-          "Volume chosen so the copy loses riskPercent % (at most 100) of the Slave's equity at its stop; needs a stop loss (else skipped: no_stop_loss)",
-        'x-open-point': true,
-      },
-    ),
-  ]);
-  return Type.Object(
-    {
-      sizing: Sizing,
-      minVolume: ND,
-      maxVolume: ND,
-      symbolMap: Type.Record(Type.String({ maxLength: 32 }), Type.String({ maxLength: 32 })),
-      includeSymbols: Symbols,
-      excludeSymbols: Symbols,
-      reverse: Type.Boolean(),
-      copyStopLoss: Type.Boolean(),
-      copyTakeProfit: Type.Boolean(),
-      copyPendingOrders: Type.Boolean(),
-      maxDelayMs: Type.Integer({ minimum: 0, maximum: 86_400_000 }),
-      maxSlippage: Type.Union([D, Type.Null()], {
-        description:
-          "Market copies: skip (slippage_exceeded) when the Slave's price for the copy's side is worse than the Master's fill by more than this, " +
-          'in price units of the Slave symbol (e.g. 0.0005); null = off. Needs a platform that gives quotes.',
-        'x-open-point': true,
-      }),
-    },
-    { ...OPEN, additionalProperties: false },
-  );
-}
-export const CopyRuleSchema = copyRuleSchema(Type.Number());
-export const CopyRulePatch = Type.Partial(copyRuleSchema(DecimalIn()), { additionalProperties: false });
-type CopyRuleJson = Static<typeof CopyRuleSchema>;
-
-/** A stored rule as an answer carries it: its decimals as JSON numbers. */
-export function toCopyRuleJson(stored: CopyRule): CopyRuleJson {
-  const r = ruleOnly(stored);
-  const s = r.sizing as { mode: string; multiplier?: string; volume?: string; riskPercent?: string };
-  const sizing = Object.fromEntries(Object.entries(s).map(([k, v]) => [k, k === 'mode' ? v : numberOut(v)]));
-  return {
-    ...r,
-    sizing,
-    minVolume: numberOut(r.minVolume),
-    maxVolume: numberOut(r.maxVolume),
-    maxSlippage: numberOut(r.maxSlippage),
-  } as CopyRuleJson;
-}
-
-/** A request's partial rule with its numbers turned into the exact decimal strings the domain keeps. */
-export function copyRuleIn(body: Record<string, unknown>): Partial<CopyRule> {
-  const out: Record<string, unknown> = { ...body };
-  if (body.sizing) {
-    const s = body.sizing as Record<string, unknown>;
-    out.sizing = Object.fromEntries(
-      Object.entries(s).map(([k, v]) => [k, k === 'mode' ? v : decimalIn(v as number | string)]),
-    );
-  }
-  for (const k of ['minVolume', 'maxVolume', 'maxSlippage'] as const)
-    if (k in body) out[k] = decimalInOrNull(body[k] as number | string | null);
-  return out as Partial<CopyRule>;
-}
 
 const GroupSchema = Type.Object(
   {
@@ -255,8 +178,7 @@ export async function groupRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
       if (account.role !== 'slave')
         throw invalid(`account ${account.id} is a ${account.role}; copy rules belong to Slaves`);
       const rule: CopyRule = withDefaults(copyRuleIn(req.body as Record<string, unknown>));
-      const problems = validateRule(rule, deps.adapters.capabilities(account.platform));
-      if (problems.length > 0) throw invalid(`the copy rule cannot work: ${problems.join('; ')}`, { problems });
+      await refuseUnworkableRule(deps, account, rule);
       await deps.store.revisions.setRule(whoOf(req), account.id, rule);
       return toCopyRuleJson(rule);
     },

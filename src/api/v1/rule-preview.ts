@@ -2,7 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { Decimal } from '../../domain/decimal.js';
-import { ruleOnly, validateRule, withDefaults, type CopyRule } from '../../domain/copy-rule.js';
+import { ruleOnly, withDefaults, type CopyRule } from '../../domain/copy-rule.js';
+import { refuseUnworkableRule } from './rule-problems.js';
 import { invalid } from '../../domain/errors.js';
 import {
   DEFAULT_PREVIEW_DAYS,
@@ -16,7 +17,7 @@ import { ownedAccount, type ApiDeps } from '../deps.js';
 import { userOf } from '../plugins/auth.js';
 import { AccountIdParams, OPEN, stdErrors } from '../schemas.js';
 import type { RouteOpts } from './route-opts.js';
-import { copyRuleIn, CopyRulePatch, CopyRuleSchema, toCopyRuleJson } from './groups.js';
+import { copyRuleIn, CopyRulePatch, CopyRuleSchema, toCopyRuleJson } from './copy-rule-schema.js';
 import { numberOut } from '../decimal-json.js';
 
 const N = Type.Union([Type.Number(), Type.Null()]);
@@ -171,8 +172,7 @@ export async function rulePreviewRoutes(app: FastifyInstance, deps: ApiDeps, o: 
       const current = (await deps.store.accounts.rulesFor([account.id])).get(account.id) ?? withDefaults(undefined);
       const patch = copyRuleIn(req.body.rule as Record<string, unknown>);
       const rule: CopyRule = { ...ruleOnly(current), ...patch, sizing: patch.sizing ?? current.sizing };
-      const problems = validateRule(rule, deps.adapters.capabilities(account.platform));
-      if (problems.length > 0) throw invalid(`the copy rule cannot work: ${problems.join('; ')}`, { problems });
+      await refuseUnworkableRule(deps, account, rule);
       const preview = await previewRule(deps.store, account, rule, days, new Date());
       return previewJson(account.id, days, rule, preview, req.body.changedOnly ?? false);
     },

@@ -8,7 +8,7 @@ import { ownedAccount, type ApiDeps } from '../deps.js';
 import { userOf, whoOf } from '../plugins/auth.js';
 import { AccountIdParams, OPEN, stdErrors } from '../schemas.js';
 import type { RouteOpts } from './route-opts.js';
-import { CopyRuleSchema, toCopyRuleJson } from './groups.js';
+import { CopyRuleSchema, toCopyRuleJson } from './copy-rule-schema.js';
 
 const RevisionSchema = Type.Object(
   {

@@ -31,4 +31,6 @@ export type ReplayTrade = Pick<
   | 'masterPositionId'
   | 'actionAt'
   | 'createdAt'
+  | 'masterMagic'
+  | 'masterComment'
 >;

@@ -177,6 +177,8 @@ function plannedAgain(
     takeProfit: trade.takeProfit,
     at: (trade.actionAt ?? trade.createdAt).getTime(),
     fillPrice: type === 'market' ? fill : null,
+    magic: trade.masterMagic ?? null,
+    comment: trade.masterComment ?? null,
   };
   const slave: Account = {
     ...input.slave,

@@ -24,6 +24,8 @@ function build(hedging: boolean): Capabilities {
       streamingEvents: true,
       orderHistory: true,
       quotes: true,
+      // The EA reports each position's and order's comment; not its magic number (yet: ea/*.mq5 would add it).
+      orderComment: true,
     },
     correlationTag: { field: 'comment', maxLength: BRIDGE_TAG_MAX },
     // One terminal sends one OrderSend at a time; a few a second keeps it responsive for its own user.

@@ -39,6 +39,9 @@ function build(hedging: boolean, streaming: boolean): Capabilities {
       // MetaApi's socket.io stream pushes every change; without it, REST is polled and diffed.
       streamingEvents: streaming ? true : 'emulated',
       orderHistory: true,
+      // MetaApi's positions and orders carry `magic` and `comment` (parse.ts reads them for the rule's filters).
+      magicNumber: true,
+      orderComment: true,
     },
     correlationTag: { field: 'clientId', maxLength: MT_COMMENT_LIMIT },
     // MetaApi meters CPU credits per account per second; a few calls a second stays far below them.

@@ -46,7 +46,12 @@ describe('MetaApi parsers', () => {
       takeProfit: null,
       tag: 'ctabcdefghijklmnop',
       openedAt: '2026-01-05T10:00:00.000Z',
+      // The copy rule's magic number and comment filters read these.
+      magic: 1000,
+      comment: 'copy',
     });
+    expect(parsePosition({ ...POSITION, comment: 'Grid EA' }).comment).toBe('Grid EA');
+    expect(parsePosition({ ...POSITION, magic: undefined }).magic).toBeNull();
     expect(p.openPrice.toString()).toBe('1.08003');
     expect(p.volume.toString()).toBe('0.3');
     expect(p.stopLoss?.toString()).toBe('1.081');

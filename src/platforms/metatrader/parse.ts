@@ -52,6 +52,12 @@ function timeOf(v: unknown, what: string): string {
   throw bad(what, `not a time (${JSON.stringify(v)})`);
 }
 
+/** MetaApi's `magic` (the EA's number; 0 = a manual trade) and `comment` of a position or order, for the rule's filters. */
+const origin = (r: Record<string, unknown>) => ({
+  magic: typeof r.magic === 'number' && Number.isSafeInteger(r.magic) ? r.magic : null,
+  comment: str(r.comment),
+});
+
 export function parsePosition(raw: unknown): Position {
   const p = obj(raw, 'position');
   const side: Side | null = p.type === 'POSITION_TYPE_BUY' ? 'buy' : p.type === 'POSITION_TYPE_SELL' ? 'sell' : null;
@@ -69,6 +75,7 @@ export function parsePosition(raw: unknown): Position {
     profit: p.profit === undefined ? null : decOf(p.profit, 'position profit'),
     openedAt: timeOf(p.time, 'position time'),
     tag: str(p.clientId),
+    ...origin(p),
   };
 }
 
@@ -129,6 +136,7 @@ export function parseOrder(raw: unknown, pendingList = false): Order | null {
     createdAt,
     updatedAt: o.doneTime === undefined ? createdAt : timeOf(o.doneTime, 'order doneTime'),
     tag: str(o.clientId),
+    ...origin(o),
   };
 }
 

@@ -19,6 +19,9 @@ const HEDGING: Capabilities = Object.freeze<Capabilities>({
     streamingEvents: true,
     orderHistory: true,
     quotes: true,
+    // A simulated order may carry a magic number and a comment, kept on its position (demo of the rule's filters).
+    magicNumber: true,
+    orderComment: true,
   },
   correlationTag: { field: 'tag', maxLength: 64 },
   rateLimitPerSecond: 1000,

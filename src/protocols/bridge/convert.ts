@@ -56,6 +56,8 @@ export function fromWirePosition(w: WirePosition): Position {
     profit: d(w.profit),
     openedAt: iso(w.time),
     tag: w.comment || null,
+    // The same field: the comment our copies carry is their tag, a Master's own is what its trader or EA wrote.
+    comment: w.comment || null,
   };
 }
 
@@ -95,6 +97,7 @@ export function fromWireOrder(w: WireOrder): Order {
     createdAt: iso(w.timeSetup),
     updatedAt: iso(w.timeDone ?? w.timeSetup),
     tag: w.comment || null,
+    comment: w.comment || null,
   };
 }
 

@@ -42,6 +42,8 @@ type TradeTuple = [
   string | null,
   number | null,
   number,
+  number | null,
+  string | null,
 ];
 
 /**
@@ -69,7 +71,7 @@ export class ReplayHistoryRepo {
           (select coalesce(json_agg(json_build_array(t.id, t.master_account_id, t.action, t.symbol, t.side,
                   t.order_type, t.volume::text, t.price::text, t.stop_loss::text, t.take_profit::text,
                   t.fill_price::text, t.master_position_id, (extract(epoch from t.action_at) * 1000)::float8,
-                  (extract(epoch from t.created_at) * 1000)::float8)), '[]')::text
+                  (extract(epoch from t.created_at) * 1000)::float8, t.master_magic, t.master_comment)), '[]')::text
            from trades t
            where t.id in (select trade_id from ci)
               or (t.master_account_id in (select id from masters) and t.created_at >= ${since.toISOString()})) as trades`),
@@ -113,4 +115,6 @@ const tradeOf = (t: TradeTuple): ReplayTrade => ({
   masterPositionId: t[11],
   actionAt: t[12] === null ? null : new Date(t[12]),
   createdAt: new Date(t[13]),
+  masterMagic: t[14],
+  masterComment: t[15],
 });

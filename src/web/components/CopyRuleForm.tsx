@@ -95,8 +95,18 @@ export function CopyRuleForm({
     | 'maxVolume'
     | 'maxDelayMs'
     | 'maxSlippage'
+    | 'maxSlippagePoints'
     | 'includeSymbols'
-    | 'excludeSymbols';
+    | 'excludeSymbols'
+    | 'includeMagic'
+    | 'excludeMagic'
+    | 'includeComments'
+    | 'excludeComments'
+    | 'symbolPrefix'
+    | 'symbolSuffix'
+    | 'masterSymbolPrefix'
+    | 'masterSymbolSuffix'
+    | 'minTradeAmount';
   const text = (k: TextField, placeholder = '') => (
     <input
       id={`${id}-${k}`}
@@ -178,12 +188,76 @@ export function CopyRuleForm({
           />,
           'one MASTER=SLAVE per line',
         )}
+        {field(
+          'symbolSuffix',
+          'Slave symbol suffix',
+          text('symbolSuffix', 'none'),
+          'EURUSD -> EURUSD.m; the map comes first',
+        )}
+        {field('symbolPrefix', 'Slave symbol prefix', text('symbolPrefix', 'none'))}
+        {field('masterSymbolSuffix', 'Master symbol suffix', text('masterSymbolSuffix', 'none'), 'taken off first')}
+        {field('masterSymbolPrefix', 'Master symbol prefix', text('masterSymbolPrefix', 'none'), 'taken off first')}
+        {field(
+          'symbolOverrides',
+          'Per-symbol rules',
+          <textarea
+            id={`${id}-symbolOverrides`}
+            name="symbolOverrides"
+            rows={2}
+            value={f.symbolOverrides}
+            placeholder="XAUUSD multiplier=0.5 maxVolume=2"
+            onChange={(e) => set('symbolOverrides', e.target.value)}
+            aria-invalid={!!errors.symbolOverrides}
+          />,
+          'one Master symbol a line: off, multiplier=, volume= (fixed), maxVolume=, maxSlippagePoints=',
+        )}
+        {field(
+          'minTradeAmount',
+          'Minimum trade amount',
+          text('minTradeAmount', 'none'),
+          "skip a copy worth less, in the Slave's account currency",
+        )}
+        {field(
+          'sides',
+          'Sides',
+          <select
+            id={`${id}-sides`}
+            name="sides"
+            value={f.sides}
+            onChange={(e) => set('sides', e.target.value as RuleForm['sides'])}
+          >
+            <option value="both">Buys and sells</option>
+            <option value="buy">Buys only</option>
+            <option value="sell">Sells only</option>
+          </select>,
+          "by the Master's side, before reverse",
+        )}
+        {field(
+          'includeMagic',
+          'Only these magic numbers',
+          text('includeMagic', 'all'),
+          'comma separated; MT4/MT5 Masters',
+        )}
+        {field('excludeMagic', 'Never these magic numbers', text('excludeMagic', 'none'), 'comma separated')}
+        {field(
+          'includeComments',
+          'Only comments containing',
+          text('includeComments', 'all'),
+          'comma separated, case-insensitive',
+        )}
+        {field('excludeComments', 'Never comments containing', text('excludeComments', 'none'), 'comma separated')}
         {field('maxDelayMs', 'Max delay (ms)', text('maxDelayMs'), 'skip a copy older than this')}
         {field(
           'maxSlippage',
           'Max slippage (price)',
           text('maxSlippage', 'none'),
           "skip a market copy whose price is worse than the Master's fill by more, e.g. 0.0005",
+        )}
+        {field(
+          'maxSlippagePoints',
+          'Max slippage (points)',
+          text('maxSlippagePoints', 'none'),
+          'the same in ticks of each symbol: 50 is 0.0005 on EURUSD, 0.05 on USDJPY; instead of the price distance',
         )}
       </div>
       <div className="checks">

@@ -15,6 +15,18 @@ const base: CopyRule = {
   copyPendingOrders: true,
   maxDelayMs: 30000,
   maxSlippage: null,
+  sides: 'both',
+  includeMagic: [],
+  excludeMagic: [],
+  includeComments: [],
+  excludeComments: [],
+  symbolOverrides: {},
+  symbolPrefix: '',
+  symbolSuffix: '',
+  masterSymbolPrefix: '',
+  masterSymbolSuffix: '',
+  minTradeAmount: null,
+  maxSlippagePoints: null,
 };
 
 describe('rule form', () => {
@@ -73,5 +85,73 @@ describe('rule form: risk sizing and max slippage', () => {
     expect(formToRule({ ...f, riskPercent: '1', copyStopLoss: false }).errors.copyStopLoss).toMatch(/stop loss/);
     expect(formToRule({ ...f, riskPercent: '1', maxSlippage: '0' }).errors.maxSlippage).toBe('must be more than 0');
     expect(formToRule({ ...f, riskPercent: '1', maxSlippage: '' }).rule?.maxSlippage).toBeNull();
+  });
+});
+
+describe('rule form: side, magic number and comment filters', () => {
+  it('sends the side and the lists, comments split on commas only', () => {
+    const { rule, errors } = formToRule({
+      ...ruleToForm(base),
+      sides: 'sell',
+      includeMagic: '1001, 2002',
+      excludeMagic: '',
+      includeComments: 'Grid EA, scalper',
+      excludeComments: 'manual',
+    });
+    expect(errors).toEqual({});
+    expect(rule).toMatchObject({
+      sides: 'sell',
+      includeMagic: [1001, 2002],
+      excludeMagic: [],
+      includeComments: ['Grid EA', 'scalper'],
+      excludeComments: ['manual'],
+    });
+  });
+  it('refuses a magic number that is not a whole number, and one both in and out', () => {
+    const f = ruleToForm(base);
+    expect(formToRule({ ...f, includeMagic: '12a' }).errors.includeMagic).toMatch(/12a/);
+    expect(formToRule({ ...f, includeMagic: '7', excludeMagic: '7' }).errors.excludeMagic).toMatch(/both/);
+  });
+  it('describes the filters', () => {
+    expect(describeRule({ ...base, sides: 'buy', includeMagic: [7], excludeComments: ['news'] })).toBe(
+      'x0.5 · 1 mapped · not XAUUSD · buys only · magic 7 · comment lacks news',
+    );
+  });
+});
+
+describe('rule form: per-symbol rules, symbol affixes, minimum trade amount', () => {
+  it('reads and writes overrides one symbol a line', () => {
+    const r = { ...base, symbolOverrides: { XAUUSD: { copy: false }, US30: { volume: 0.1, maxVolume: 1 } } };
+    const f = ruleToForm(r);
+    expect(f.symbolOverrides).toBe('XAUUSD off\nUS30 volume=0.1 maxVolume=1');
+    const { rule, errors } = formToRule({ ...f, symbolSuffix: '.m', minTradeAmount: '1000' });
+    expect(errors).toEqual({});
+    expect(rule).toMatchObject({
+      symbolOverrides: { XAUUSD: { copy: false }, US30: { volume: '0.1', maxVolume: '1' } },
+      symbolSuffix: '.m',
+      minTradeAmount: '1000',
+    });
+  });
+  it('refuses an override line it cannot read, a spaced suffix and a bad amount', () => {
+    const f = ruleToForm(base);
+    expect(formToRule({ ...f, symbolOverrides: 'XAUUSD\nUS30 multiplier=0' }).errors.symbolOverrides).toMatch(/line 1/);
+    expect(formToRule({ ...f, symbolOverrides: 'US30 multiplier=1 volume=1' }).errors.symbolOverrides).toMatch(
+      /line 1/,
+    );
+    expect(formToRule({ ...f, symbolSuffix: '. m' }).errors.symbolSuffix).toBeDefined();
+    expect(formToRule({ ...f, minTradeAmount: '-5' }).errors.minTradeAmount).toBeDefined();
+  });
+});
+
+describe('rule form: max slippage in points', () => {
+  it('sends the points, and refuses points beside a price distance', () => {
+    const f = ruleToForm(base);
+    expect(formToRule({ ...f, maxSlippagePoints: '50' }).rule?.maxSlippagePoints).toBe('50');
+    expect(formToRule({ ...f, maxSlippagePoints: '50', maxSlippage: '0.0005' }).errors.maxSlippagePoints).toMatch(
+      /not both/,
+    );
+    expect(formToRule({ ...f, symbolOverrides: 'XAUUSD maxSlippagePoints=30' }).rule?.symbolOverrides).toEqual({
+      XAUUSD: { maxSlippagePoints: '30' },
+    });
   });
 });

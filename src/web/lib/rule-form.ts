@@ -1,4 +1,5 @@
 import type { CopyRule, CopyRulePatch } from '../api/types';
+import { overridesToText, textToOverrides } from './symbol-overrides-form';
 
 /**
  * The copy-rule form's fields as text, and the checks the dashboard makes before sending; the server checks
@@ -23,6 +24,24 @@ export interface RuleForm {
   maxDelayMs: string;
   /** Price units; empty = no limit. */
   maxSlippage: string;
+  /** Points of each symbol's tick size; empty = no limit. */
+  maxSlippagePoints: string;
+  /** Which of the Master's trades by side: both, buy only, sell only. */
+  sides: 'both' | 'buy' | 'sell';
+  /** Magic numbers, comma separated. */
+  includeMagic: string;
+  excludeMagic: string;
+  /** Parts of the trade comment, comma separated. */
+  includeComments: string;
+  excludeComments: string;
+  /** One symbol a line: `XAUUSD off`, `XAUUSD multiplier=0.5 maxVolume=2`. */
+  symbolOverrides: string;
+  symbolPrefix: string;
+  symbolSuffix: string;
+  masterSymbolPrefix: string;
+  masterSymbolSuffix: string;
+  /** Account currency; empty = no minimum. */
+  minTradeAmount: string;
 }
 export type RuleErrors = Partial<Record<keyof RuleForm, string>>;
 
@@ -52,6 +71,18 @@ export function ruleToForm(r: CopyRule): RuleForm {
     copyPendingOrders: r.copyPendingOrders,
     maxDelayMs: String(r.maxDelayMs),
     maxSlippage: text(r.maxSlippage),
+    maxSlippagePoints: text(r.maxSlippagePoints),
+    sides: r.sides ?? 'both',
+    includeMagic: (r.includeMagic ?? []).join(', '),
+    excludeMagic: (r.excludeMagic ?? []).join(', '),
+    includeComments: (r.includeComments ?? []).join(', '),
+    excludeComments: (r.excludeComments ?? []).join(', '),
+    symbolOverrides: overridesToText(r.symbolOverrides),
+    symbolPrefix: r.symbolPrefix ?? '',
+    symbolSuffix: r.symbolSuffix ?? '',
+    masterSymbolPrefix: r.masterSymbolPrefix ?? '',
+    masterSymbolSuffix: r.masterSymbolSuffix ?? '',
+    minTradeAmount: text(r.minTradeAmount),
   };
 }
 
@@ -104,6 +135,8 @@ export function formToRule(f: RuleForm): { rule: Required<CopyRulePatch> | null;
   }
   const minVolume = dec('minVolume', f.minVolume, { positive: true });
   const maxSlippage = dec('maxSlippage', f.maxSlippage, { positive: true });
+  const maxSlippagePoints = dec('maxSlippagePoints', f.maxSlippagePoints, { positive: true });
+  if (maxSlippage && maxSlippagePoints) errors.maxSlippagePoints = 'give a price distance or points, not both';
   const maxVolume = dec('maxVolume', f.maxVolume, { positive: true });
   if (minVolume && maxVolume && !errors.minVolume && !errors.maxVolume && Number(minVolume) > Number(maxVolume))
     errors.maxVolume = 'must not be below the minimum volume';
@@ -131,6 +164,39 @@ export function formToRule(f: RuleForm): { rule: Required<CopyRulePatch> | null;
   const both = includeSymbols.filter((s) => excludeSymbols.includes(s));
   if (both.length && !errors.excludeSymbols) errors.excludeSymbols = `${both.join(', ')} both included and excluded`;
 
+  const magic = (field: 'includeMagic' | 'excludeMagic'): number[] => {
+    const ms = list(f[field]);
+    const bad = ms.find((m) => !/^\d{1,15}$/.test(m));
+    if (bad) errors[field] = `"${bad}" is not a magic number (a whole number)`;
+    return bad ? [] : ms.map(Number);
+  };
+  const includeMagic = magic('includeMagic');
+  const excludeMagic = magic('excludeMagic');
+  const twice = includeMagic.filter((m) => excludeMagic.includes(m));
+  if (twice.length && !errors.excludeMagic) errors.excludeMagic = `${twice.join(', ')} both included and excluded`;
+  // Comments hold spaces ("Grid EA"): only commas separate them.
+  const parts = (v: string) =>
+    v
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean);
+  const includeComments = parts(f.includeComments);
+  const excludeComments = parts(f.excludeComments);
+  for (const field of ['includeComments', 'excludeComments'] as const)
+    if (parts(f[field]).some((c) => c.length > 64)) errors[field] = 'each part at most 64 characters';
+
+  const { overrides: symbolOverrides, error: overridesError } = textToOverrides(f.symbolOverrides);
+  if (overridesError) errors.symbolOverrides = overridesError;
+  const affixes = {
+    symbolPrefix: f.symbolPrefix.trim(),
+    symbolSuffix: f.symbolSuffix.trim(),
+    masterSymbolPrefix: f.masterSymbolPrefix.trim(),
+    masterSymbolSuffix: f.masterSymbolSuffix.trim(),
+  };
+  for (const [k, v] of Object.entries(affixes) as Array<[keyof typeof affixes, string]>)
+    if (v.length > 16 || /\s/.test(v)) errors[k] = 'at most 16 characters, no spaces';
+  const minTradeAmount = dec('minTradeAmount', f.minTradeAmount, { positive: true });
+
   const delay = f.maxDelayMs.trim();
   if (!/^\d+$/.test(delay) || Number(delay) > 86_400_000) errors.maxDelayMs = 'whole milliseconds, 0 to 86400000';
 
@@ -149,6 +215,15 @@ export function formToRule(f: RuleForm): { rule: Required<CopyRulePatch> | null;
       copyPendingOrders: f.copyPendingOrders,
       maxDelayMs: Number(delay),
       maxSlippage,
+      maxSlippagePoints,
+      sides: f.sides,
+      includeMagic,
+      excludeMagic,
+      includeComments,
+      excludeComments,
+      symbolOverrides,
+      ...affixes,
+      minTradeAmount,
     },
     errors,
   };
@@ -168,9 +243,19 @@ export function describeRule(r: CopyRule): string {
   const parts = [size];
   if (r.reverse) parts.push('reverse');
   if (r.maxSlippage) parts.push(`slippage ≤ ${r.maxSlippage}`);
+  if (r.maxSlippagePoints) parts.push(`slippage ≤ ${r.maxSlippagePoints} points`);
   if (r.minVolume || r.maxVolume) parts.push(`volume ${r.minVolume ?? '0'}..${r.maxVolume ?? '∞'}`);
   if (Object.keys(r.symbolMap).length) parts.push(`${Object.keys(r.symbolMap).length} mapped`);
+  if (r.symbolSuffix || r.symbolPrefix) parts.push(`symbols ${r.symbolPrefix ?? ''}…${r.symbolSuffix ?? ''}`);
+  if (Object.keys(r.symbolOverrides ?? {}).length)
+    parts.push(`${Object.keys(r.symbolOverrides).length} symbol override(s)`);
+  if (r.minTradeAmount) parts.push(`amount ≥ ${r.minTradeAmount}`);
   if (r.includeSymbols.length) parts.push(`only ${r.includeSymbols.join(', ')}`);
   if (r.excludeSymbols.length) parts.push(`not ${r.excludeSymbols.join(', ')}`);
+  if (r.sides && r.sides !== 'both') parts.push(`${r.sides}s only`);
+  if (r.includeMagic?.length) parts.push(`magic ${r.includeMagic.join(', ')}`);
+  if (r.excludeMagic?.length) parts.push(`not magic ${r.excludeMagic.join(', ')}`);
+  if (r.includeComments?.length) parts.push(`comment has ${r.includeComments.join(' or ')}`);
+  if (r.excludeComments?.length) parts.push(`comment lacks ${r.excludeComments.join(', ')}`);
   return parts.join(' · ');
 }
