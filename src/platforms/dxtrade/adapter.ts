@@ -1,0 +1,353 @@
+import type { Decimal } from '../../domain/decimal.js';
+import { AppError } from '../../domain/errors.js';
+import type { AccountInfo, Deal, InstrumentSpec, Order, Position } from '../../domain/types.js';
+import type {
+  BrokerAdapter,
+  BrokerEvent,
+  Capabilities,
+  ModifyOrderChange,
+  OrderOutcome,
+  OrderQuery,
+  PlaceOrderRequest,
+  TagLookup,
+} from '../adapter.js';
+import { confirmed, denied, rejected } from '../adapter.js';
+import { PollingWatcher } from '../polling-watcher.js';
+import { indexTags } from '../tag-index.js';
+import { DXTRADE_TAG_MAX, dxCapabilities } from './capabilities.js';
+import { DxBook } from './book.js';
+import { readError, writeFailure } from './errors.js';
+import { type DxAccountRef, listOf, parseInstrument, parseMetrics, parseUser } from './parse.js';
+import { DxRawClient, type WireResult } from './raw-client.js';
+import { freshCode, openOrder, opposite, protection, withStops } from './requests.js';
+import { notSent, setProtection, settleByCode, type WriteResult } from './writes.js';
+import { DxSession } from './session.js';
+
+export interface DxAdapterOptions {
+  /** Ends with /dxsca-web. */
+  baseUrl: string;
+  username: string;
+  domain: string;
+  password: string;
+  /** The account code (e.g. `default:1234`). */
+  account: string;
+  /** Known at connect time (Account Details isPositionBased); the user read confirms it. */
+  hedging?: boolean;
+  timeoutMs?: number;
+  pollIntervalMs?: number;
+  fetch?: typeof fetch;
+  now?: () => number;
+}
+
+/**
+ * BrokerAdapter over the DXtrade REST API. Reads log in again once after a 401 and repeat; writes go out once and
+ * a lost answer is `unresolved`, settled later by orderCode (our correlation tag). SL/TP ride with an open as
+ * IF-THEN THEN orders and live afterwards as position-attached protection orders.
+ */
+export class DxTradeAdapter implements BrokerAdapter {
+  private readonly raw: DxRawClient;
+  private readonly session: DxSession;
+  private readonly book: DxBook;
+  private ref: DxAccountRef | null = null;
+  private ready: Promise<DxAccountRef> | null = null;
+  private symbols: string[] | null = null;
+  private readonly specs = new Map<string, InstrumentSpec | null>();
+  private watcher: PollingWatcher | null = null;
+  private closed = false;
+
+  constructor(private readonly opts: DxAdapterOptions) {
+    this.raw = new DxRawClient({
+      baseUrl: opts.baseUrl,
+      timeoutMs: opts.timeoutMs ?? 10_000,
+      ...(opts.fetch ? { fetch: opts.fetch } : {}),
+    });
+    this.session = new DxSession(
+      this.raw,
+      { username: opts.username, domain: opts.domain, password: opts.password },
+      opts.now,
+    );
+    this.book = new DxBook((what, call, parse) => this.read(what, call, parse), this.raw, opts.account);
+  }
+
+  get capabilities(): Capabilities {
+    return dxCapabilities({ hedging: this.ref?.hedging ?? this.opts.hedging ?? true });
+  }
+
+  async connect(): Promise<void> {
+    await this.ensureReady();
+  }
+
+  // ---- reads --------------------------------------------------------------------------------------
+
+  async accountInfo(): Promise<AccountInfo> {
+    const ref = await this.ensureReady();
+    const m = await this.read('account metrics', (t) => this.raw.metrics(t, this.opts.account), parseMetrics);
+    return { balance: m.balance, equity: m.equity, currency: ref.currency, brokerAccountNumber: ref.account };
+  }
+
+  async listSymbols(): Promise<string[]> {
+    if (!this.symbols)
+      this.symbols = await this.read(
+        'instruments',
+        (t) => this.raw.instruments(t),
+        (b) => listOf(b, 'instruments').map((i) => String(i.symbol)),
+      );
+    return [...this.symbols];
+  }
+
+  async instrument(symbol: string): Promise<InstrumentSpec | null> {
+    if (this.specs.has(symbol)) return this.specs.get(symbol)!;
+    const general = await this.read(
+      `instrument ${symbol}`,
+      (t) => this.raw.instrument(t, symbol),
+      (b) => b,
+    );
+    const details = await this.read(
+      `instrument ${symbol} details`,
+      (t) => this.raw.instrumentDetails(t, this.opts.account, symbol),
+      (b) => b,
+    );
+    const spec = parseInstrument(general, details, symbol);
+    this.specs.set(symbol, spec);
+    return spec;
+  }
+
+  async listPositions(): Promise<Position[]> {
+    return (await this.book.snapshot()).positions;
+  }
+
+  async listOrders(query: OrderQuery = {}): Promise<Order[]> {
+    const { orders } = await this.book.snapshot();
+    let all = orders;
+    if (query.includeHistory) {
+      const history = await this.book.history({ from: query.from, to: query.to });
+      all = [...orders, ...history.filter((o) => o.order.status !== 'pending').map((o) => o.order)];
+    }
+    return query.symbol ? all.filter((o) => o.symbol === query.symbol) : all;
+  }
+
+  async findByTag(tag: string): Promise<TagLookup> {
+    return (await this.tagIndex(new Date(Date.now() - 24 * 3600_000))).get(tag) ?? { found: false };
+  }
+
+  async tagIndex(since: Date): Promise<ReadonlyMap<string, TagLookup>> {
+    const history = await this.book.history({ from: since });
+    const { positions, orders } = await this.book.snapshot(history);
+    return indexTags(
+      positions,
+      orders,
+      history.map((o) => o.order),
+    );
+  }
+
+  async listDeals(since: Date): Promise<Deal[]> {
+    return this.book.deals(since);
+  }
+
+  // ---- writes -------------------------------------------------------------------------------------
+
+  async placeOrder(req: PlaceOrderRequest): Promise<OrderOutcome> {
+    if (req.tag.length === 0 || req.tag.length > DXTRADE_TAG_MAX)
+      return denied('tag_too_long', `orderCode holds 1 to ${DXTRADE_TAG_MAX} characters, tag has ${req.tag.length}`);
+    if (!req.volume.isFinite() || req.volume.lte(0)) return denied('invalid_volume', 'volume must be positive');
+    if (req.type !== 'market' && (!req.price || req.price.lte(0)))
+      return denied('price_required', `a ${req.type} order needs a price`);
+    let ref: DxAccountRef;
+    try {
+      ref = await this.ensureReady();
+    } catch (err) {
+      return notSent(err);
+    }
+    const stops = [
+      ...(req.stopLoss ? [{ kind: 'sl' as const, level: req.stopLoss }] : []),
+      ...(req.takeProfit ? [{ kind: 'tp' as const, level: req.takeProfit }] : []),
+    ];
+    if (stops.length > 0 && !ref.hedging)
+      return denied('capability_missing', 'stopLossOnOpen: a netting DXtrade account takes no order groups');
+    const open = openOrder({ ...req, positionBased: ref.hedging });
+    const then = stops.map((s) =>
+      protection({ code: `${s.kind}-${req.tag}`, symbol: req.symbol, positionSide: req.side, ...s }),
+    );
+    const sentAt = Date.now();
+    const res = await this.write('place order', (t) =>
+      this.raw.placeOrder(t, this.opts.account, withStops(open, then)),
+    );
+    if (!res.ok) return res.outcome;
+    return settleByCode(this.book, req.tag, req.type === 'market', sentAt);
+  }
+
+  async closePosition(positionId: string, volume?: Decimal): Promise<OrderOutcome> {
+    if (volume !== undefined && (!volume.isFinite() || volume.lte(0)))
+      return denied('invalid_volume', 'volume to close must be positive');
+    let pos: Position | undefined;
+    let ref: DxAccountRef;
+    try {
+      ref = await this.ensureReady();
+      pos = (await this.book.positions()).find((p) => p.id === positionId);
+    } catch (err) {
+      return notSent(err);
+    }
+    if (!pos) return rejected('not_found', `no open position ${positionId}`);
+    const code = freshCode('cl');
+    const body = {
+      orderCode: code,
+      type: 'MARKET',
+      instrument: pos.symbol,
+      // Omitted quantity closes the whole position (the spec's Order Leg: "whole position will be closed").
+      ...(volume !== undefined || !ref.hedging ? { quantity: (volume ?? pos.volume).toFixed() } : {}),
+      ...(ref.hedging ? { positionEffect: 'CLOSE', positionCode: positionId } : {}),
+      side: opposite(pos.side),
+      tif: 'IOC',
+    };
+    const sentAt = Date.now();
+    const res = await this.write('close position', (t) => this.raw.placeOrder(t, this.opts.account, body));
+    if (!res.ok) return res.outcome;
+    const out = await settleByCode(this.book, code, true, sentAt);
+    return out.kind === 'confirmed' ? { ...out, positionId } : out;
+  }
+
+  async modifyPosition(
+    positionId: string,
+    change: { stopLoss: Decimal | null; takeProfit: Decimal | null },
+  ): Promise<OrderOutcome> {
+    try {
+      await this.ensureReady();
+    } catch (err) {
+      return notSent(err);
+    }
+    return setProtection(
+      { book: this.book, raw: this.raw, account: this.opts.account, write: (what, call) => this.write(what, call) },
+      positionId,
+      change,
+    );
+  }
+
+  async cancelOrder(orderId: string): Promise<OrderOutcome> {
+    let version: string | undefined;
+    try {
+      await this.ensureReady();
+      version = (await this.book.working()).find((o) => o.orderCode === orderId)?.version;
+    } catch (err) {
+      return notSent(err);
+    }
+    if (version === undefined) return rejected('not_found', `no pending order ${orderId}`);
+    const res = await this.write('cancel order', (t) => this.raw.cancelOrder(t, this.opts.account, orderId, version));
+    if (!res.ok) return res.outcome;
+    return confirmed({ brokerOrderId: orderId, brokerTime: new Date().toISOString(), raw: res.body });
+  }
+
+  async modifyOrder(orderId: string, change: ModifyOrderChange): Promise<OrderOutcome> {
+    if (change.stopLoss !== undefined || change.takeProfit !== undefined)
+      return denied(
+        'unsupported_change',
+        'SL/TP of a pending DXtrade order are THEN orders of its group: not changed here',
+      );
+    let ref: DxAccountRef;
+    let current: Awaited<ReturnType<DxBook['working']>>[number] | undefined;
+    try {
+      ref = await this.ensureReady();
+      current = (await this.book.working()).find((o) => o.orderCode === orderId);
+    } catch (err) {
+      return notSent(err);
+    }
+    if (!current || current.order.type === 'market') return rejected('not_found', `no pending order ${orderId}`);
+    const o = current.order;
+    // The spec: the whole order request is sent again, type omitted.
+    const body = {
+      ...openOrder({
+        tag: orderId,
+        symbol: o.symbol,
+        side: o.side,
+        type: o.type,
+        volume: change.volume ?? o.volume,
+        price: change.price ?? o.price,
+        positionBased: ref.hedging,
+      }),
+    } as Record<string, unknown>;
+    delete body.type;
+    const res = await this.write('modify order', (t) =>
+      this.raw.modifyOrder(t, this.opts.account, body, current!.version),
+    );
+    if (!res.ok) return res.outcome;
+    return confirmed({ brokerOrderId: orderId, brokerTime: new Date().toISOString(), raw: res.body });
+  }
+
+  // ---- events -------------------------------------------------------------------------------------
+
+  subscribe(listener: (ev: BrokerEvent) => void): () => void {
+    if (!this.watcher) {
+      this.watcher = new PollingWatcher({
+        snapshot: () => this.book.snapshot(),
+        finalOrder: async (o) =>
+          (await this.book.history({ from: new Date(Date.parse(o.createdAt) - 1000) })).find((h) => h.order.id === o.id)
+            ?.order ?? null,
+        intervalMs: this.opts.pollIntervalMs ?? 1000,
+      });
+    }
+    return this.watcher.add(listener);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.watcher?.stop();
+    this.watcher = null;
+    await this.session.close();
+  }
+
+  // ---- internals ----------------------------------------------------------------------------------
+
+  private ensureReady(): Promise<DxAccountRef> {
+    if (!this.ready) {
+      this.ready = this.read(
+        'user',
+        (t) => this.raw.user(t, `${this.opts.username}@${this.opts.domain}`),
+        parseUser,
+        true,
+      ).then((accounts) => {
+        const mine = accounts.find((a) => a.account === this.opts.account);
+        if (!mine) throw new AppError('not_found', `DXtrade user has no account ${this.opts.account}`);
+        this.ref = mine;
+        return mine;
+      });
+      // A failed start must not stick: the next call tries again.
+      this.ready.catch(() => (this.ready = null));
+    }
+    return this.ready;
+  }
+
+  /** Reads may be repeated: one new login and one retry on 401; everything else maps to an AppError. */
+  private async read<T>(
+    what: string,
+    call: (token: string) => Promise<WireResult>,
+    parse: (body: unknown) => T,
+    skipReady = false,
+  ): Promise<T> {
+    if (this.closed) throw new AppError('upstream_unavailable', 'adapter closed');
+    if (!skipReady) await this.ensureReady();
+    for (let attempt = 0; ; attempt++) {
+      const token = await this.session.sessionToken();
+      const r = await call(token);
+      if (r.kind === 'response' && r.status === 401 && attempt === 0) {
+        await this.session.invalidate(token);
+        continue;
+      }
+      if (r.kind === 'response' && r.status >= 200 && r.status < 300) return parse(r.body);
+      throw readError(r, `DXtrade ${what}`);
+    }
+  }
+
+  /** Writes go out once. A 401 still logs in again for the next call, but this write is not repeated. */
+  private async write(what: string, call: (token: string) => Promise<WireResult>): Promise<WriteResult> {
+    if (this.closed) return { ok: false, outcome: denied('upstream_unavailable', 'adapter closed') };
+    let token: string;
+    try {
+      token = await this.session.sessionToken();
+    } catch (err) {
+      return { ok: false, outcome: notSent(err) };
+    }
+    const r = await call(token);
+    if (r.kind === 'response' && r.status === 401) await this.session.invalidate(token).catch(() => undefined);
+    const failure = writeFailure(r, `DXtrade ${what}`);
+    return failure ? { ok: false, outcome: failure } : { ok: true, body: r.kind === 'response' ? r.body : null };
+  }
+}
