@@ -1,4 +1,4 @@
-import type { Decimal } from '../../domain/decimal.js';
+import { Decimal } from '../../domain/decimal.js';
 import { AppError } from '../../domain/errors.js';
 import type { AccountInfo, Deal, InstrumentSpec, Order, Position } from '../../domain/types.js';
 import type {
@@ -21,6 +21,8 @@ import { type DxAccountRef, listOf, parseInstrument, parseMetrics, parseUser } f
 import { DxRawClient, type WireResult } from './raw-client.js';
 import { freshCode, openOrder, opposite, protection, withStops } from './requests.js';
 import { notSent, setProtection, settleByCode, type WriteResult } from './writes.js';
+
+const ONE = new Decimal(1);
 import { DxSession } from './session.js';
 
 export interface DxAdapterOptions {
@@ -50,7 +52,7 @@ export class DxTradeAdapter implements BrokerAdapter {
   private readonly book: DxBook;
   private ref: DxAccountRef | null = null;
   private ready: Promise<DxAccountRef> | null = null;
-  private symbols: string[] | null = null;
+  private lotSizes = new Map<string, Decimal>();
   private readonly specs = new Map<string, InstrumentSpec | null>();
   private watcher: PollingWatcher | null = null;
   private closed = false;
@@ -66,7 +68,12 @@ export class DxTradeAdapter implements BrokerAdapter {
       { username: opts.username, domain: opts.domain, password: opts.password },
       opts.now,
     );
-    this.book = new DxBook((what, call, parse) => this.read(what, call, parse), this.raw, opts.account);
+    this.book = new DxBook(
+      (what, call, parse) => this.read(what, call, parse),
+      this.raw,
+      opts.account,
+      (s) => this.lotOf(s),
+    );
   }
 
   get capabilities(): Capabilities {
@@ -86,13 +93,8 @@ export class DxTradeAdapter implements BrokerAdapter {
   }
 
   async listSymbols(): Promise<string[]> {
-    if (!this.symbols)
-      this.symbols = await this.read(
-        'instruments',
-        (t) => this.raw.instruments(t),
-        (b) => listOf(b, 'instruments').map((i) => String(i.symbol)),
-      );
-    return [...this.symbols];
+    await this.ensureReady();
+    return [...this.lotSizes.keys()];
   }
 
   async instrument(symbol: string): Promise<InstrumentSpec | null> {
@@ -107,7 +109,15 @@ export class DxTradeAdapter implements BrokerAdapter {
       (t) => this.raw.instrumentDetails(t, this.opts.account, symbol),
       (b) => b,
     );
-    const spec = parseInstrument(general, details, symbol);
+    const units = parseInstrument(general, details, symbol);
+    // The port speaks lots (the engine sizes in lots); the server's sizes are units of lotSize each.
+    const spec = units && {
+      ...units,
+      minVolume: units.minVolume.div(units.contractSize),
+      maxVolume: units.maxVolume.div(units.contractSize),
+      volumeStep: units.volumeStep.div(units.contractSize),
+    };
+    if (units) this.lotSizes.set(symbol, units.contractSize);
     this.specs.set(symbol, spec);
     return spec;
   }
@@ -164,7 +174,7 @@ export class DxTradeAdapter implements BrokerAdapter {
     ];
     if (stops.length > 0 && !ref.hedging)
       return denied('capability_missing', 'stopLossOnOpen: a netting DXtrade account takes no order groups');
-    const open = openOrder({ ...req, positionBased: ref.hedging });
+    const open = openOrder({ ...req, volume: req.volume.mul(this.lotOf(req.symbol)), positionBased: ref.hedging });
     const then = stops.map((s) =>
       protection({ code: `${s.kind}-${req.tag}`, symbol: req.symbol, positionSide: req.side, ...s }),
     );
@@ -194,7 +204,9 @@ export class DxTradeAdapter implements BrokerAdapter {
       type: 'MARKET',
       instrument: pos.symbol,
       // Omitted quantity closes the whole position (the spec's Order Leg: "whole position will be closed").
-      ...(volume !== undefined || !ref.hedging ? { quantity: (volume ?? pos.volume).toFixed() } : {}),
+      ...(volume !== undefined || !ref.hedging
+        ? { quantity: (volume ?? pos.volume).mul(this.lotOf(pos.symbol)).toFixed() }
+        : {}),
       ...(ref.hedging ? { positionEffect: 'CLOSE', positionCode: positionId } : {}),
       side: opposite(pos.side),
       tif: 'IOC',
@@ -259,7 +271,7 @@ export class DxTradeAdapter implements BrokerAdapter {
         symbol: o.symbol,
         side: o.side,
         type: o.type,
-        volume: change.volume ?? o.volume,
+        volume: (change.volume ?? o.volume).mul(this.lotOf(o.symbol)),
         price: change.price ?? o.price,
         positionBased: ref.hedging,
       }),
@@ -296,6 +308,11 @@ export class DxTradeAdapter implements BrokerAdapter {
 
   // ---- internals ----------------------------------------------------------------------------------
 
+  /** Units per lot of a symbol (the instrument's lotSize); 1 for a symbol the instrument list did not name. */
+  private lotOf(symbol: string): Decimal {
+    return this.lotSizes.get(symbol) ?? ONE;
+  }
+
   private ensureReady(): Promise<DxAccountRef> {
     if (!this.ready) {
       this.ready = this.read(
@@ -303,9 +320,18 @@ export class DxTradeAdapter implements BrokerAdapter {
         (t) => this.raw.user(t, `${this.opts.username}@${this.opts.domain}`),
         parseUser,
         true,
-      ).then((accounts) => {
+      ).then(async (accounts) => {
         const mine = accounts.find((a) => a.account === this.opts.account);
         if (!mine) throw new AppError('not_found', `DXtrade user has no account ${this.opts.account}`);
+        // Every instrument's lotSize, once: quantities on the wire are units, volumes at the port are lots.
+        const sizes = await this.read(
+          'instruments',
+          (t) => this.raw.instruments(t),
+          (b) =>
+            listOf(b, 'instruments').map((i) => [String(i.symbol), new Decimal(String(i.lotSize ?? '1'))] as const),
+          true,
+        );
+        this.lotSizes = new Map(sizes);
         this.ref = mine;
         return mine;
       });

@@ -25,13 +25,27 @@ export class DxBook {
     private readonly read: Read,
     private readonly raw: DxRawClient,
     private readonly account: string,
+    /** Units per lot of a symbol: the wire counts units, the port lots. */
+    private readonly lotOf: (symbol: string) => Decimal,
   ) {}
+
+  private inLots = (o: DxOrder): DxOrder => {
+    const lot = this.lotOf(o.order.symbol);
+    return {
+      ...o,
+      order: { ...o.order, volume: o.order.volume.div(lot), filledVolume: o.order.filledVolume.div(lot) },
+      executions: o.executions.map((e) => ({ ...e, quantity: e.quantity.div(lot) })),
+    };
+  };
 
   positions(): Promise<Position[]> {
     return this.read(
       'positions',
       (t) => this.raw.positions(t, this.account),
-      (b) => listOf(b, 'positions').map(parsePosition),
+      (b) =>
+        listOf(b, 'positions')
+          .map(parsePosition)
+          .map((p) => ({ ...p, volume: p.volume.div(this.lotOf(p.symbol)) })),
     );
   }
 
@@ -39,7 +53,7 @@ export class DxBook {
     return this.read(
       'orders',
       (t) => this.raw.orders(t, this.account),
-      (b) => listOf(b, 'orders').map(parseOrder),
+      (b) => listOf(b, 'orders').map((o) => this.inLots(parseOrder(o))),
     );
   }
 
@@ -52,7 +66,7 @@ export class DxBook {
     return this.read(
       'orders history',
       (t) => this.raw.ordersHistory(t, this.account, query),
-      (b) => listOf(b, 'orders').map(parseOrder),
+      (b) => listOf(b, 'orders').map((o) => this.inLots(parseOrder(o))),
     );
   }
 

@@ -33,7 +33,9 @@ function build(hedging: boolean): Capabilities {
     correlationTag: { field: 'orderCode', maxLength: DXTRADE_TAG_MAX },
     // The spec's default: trading requests 1 per second per session.
     rateLimitPerSecond: 1,
-    volumeUnit: 'units',
+    // The wire counts units (the spec: "in units (not in lots)"); the adapter converts with each instrument's
+    // lotSize, since the engine sizes every copy in lots.
+    volumeUnit: 'lots',
   });
 }
 
