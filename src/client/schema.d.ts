@@ -219,6 +219,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/connect/platformd/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Platform D step 2: pick the account and connect it to a group (200: a reconnect of the caller's connection; 409 account_already_connected: connected by another user)
+         * @description Quota (our choice, x-open-point): at most 100 connected accounts by default (COPYTRADE_QUOTA_ACCOUNTS; 0 = none); one more is refused with 409 quota_exceeded naming the quota in the message and in `quota`; a reconnect does not count.
+         */
+        post: operations["connectPlatformD"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/connect/platformd/discover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Platform D step 1: log in at the DXtrade server and list the accounts of that user */
+        post: operations["connectPlatformDDiscover"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/platformc/accounts": {
         parameters: {
             query?: never;
@@ -2984,7 +3021,7 @@ export interface operations {
                         };
                         id: string;
                         name: string;
-                        /** @description sim, platforma, platformb or platformc */
+                        /** @description sim, platforma, platformb, platformc or platformd */
                         platform: string;
                         role: "master" | "slave";
                         /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -3039,7 +3076,7 @@ export interface operations {
                         };
                         id: string;
                         name: string;
-                        /** @description sim, platforma, platformb or platformc */
+                        /** @description sim, platforma, platformb, platformc or platformd */
                         platform: string;
                         role: "master" | "slave";
                         /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -3298,7 +3335,7 @@ export interface operations {
                             };
                             id: string;
                             name: string;
-                            /** @description sim, platforma, platformb or platformc */
+                            /** @description sim, platforma, platformb, platformc or platformd */
                             platform: string;
                             role: "master" | "slave";
                             /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -4292,7 +4329,7 @@ export interface operations {
                         };
                         id: string;
                         name: string;
-                        /** @description sim, platforma, platformb or platformc */
+                        /** @description sim, platforma, platformb, platformc or platformd */
                         platform: string;
                         role: "master" | "slave";
                         /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -4347,7 +4384,7 @@ export interface operations {
                         };
                         id: string;
                         name: string;
-                        /** @description sim, platforma, platformb or platformc */
+                        /** @description sim, platforma, platformb, platformc or platformd */
                         platform: string;
                         role: "master" | "slave";
                         /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -4854,7 +4891,7 @@ export interface operations {
                         };
                         id: string;
                         name: string;
-                        /** @description sim, platforma, platformb or platformc */
+                        /** @description sim, platforma, platformb, platformc or platformd */
                         platform: string;
                         role: "master" | "slave";
                         /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -4909,7 +4946,7 @@ export interface operations {
                         };
                         id: string;
                         name: string;
-                        /** @description sim, platforma, platformb or platformc */
+                        /** @description sim, platforma, platformb, platformc or platformd */
                         platform: string;
                         role: "master" | "slave";
                         /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -5471,6 +5508,524 @@ export interface operations {
             };
         };
     };
+    connectPlatformD: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the account code, as discover listed it */
+                    account: string;
+                    connectionId: string;
+                    groupId?: string | null;
+                    name?: string;
+                    role?: "master" | "slave";
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        accountNumber: string;
+                        balance: number | null;
+                        brokerName: string | null;
+                        connectionTest: {
+                            balance: number | null;
+                            checkedAt: string;
+                            currency: string | null;
+                            equity: number | null;
+                            /** @description the broker's words when a read was refused */
+                            error: string | null;
+                            /** @description account, symbols, positions or orders: the read the broker refused */
+                            failedRead: string | null;
+                            /** @description true when every read succeeded and the broker allows trading */
+                            ok: boolean;
+                            orders: number | null;
+                            positions: number | null;
+                            /** @description how many symbols the broker lists for the account; null where the platform has no symbol list */
+                            symbols: number | null;
+                            /** @description as the broker reports it; null when the platform does not say */
+                            tradingAllowed: boolean | null;
+                        } | null;
+                        createdAt: string;
+                        currency: string | null;
+                        environment: string | null;
+                        equity: number | null;
+                        groupId: string | null;
+                        /** @description account health (the field name and shape are our choice: open point) */
+                        health: {
+                            checkedAt: string | null;
+                            connected: boolean;
+                            dataStale: boolean;
+                            inSync: boolean;
+                            lastError: string | null;
+                            reconnectRequired: boolean;
+                            state: "ok" | "degraded" | "down";
+                            tradingAllowed: boolean;
+                        };
+                        id: string;
+                        name: string;
+                        /** @description sim, platforma, platformb, platformc or platformd */
+                        platform: string;
+                        role: "master" | "slave";
+                        /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
+                        status: string;
+                        statusReason: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        accountNumber: string;
+                        balance: number | null;
+                        brokerName: string | null;
+                        connectionTest: {
+                            balance: number | null;
+                            checkedAt: string;
+                            currency: string | null;
+                            equity: number | null;
+                            /** @description the broker's words when a read was refused */
+                            error: string | null;
+                            /** @description account, symbols, positions or orders: the read the broker refused */
+                            failedRead: string | null;
+                            /** @description true when every read succeeded and the broker allows trading */
+                            ok: boolean;
+                            orders: number | null;
+                            positions: number | null;
+                            /** @description how many symbols the broker lists for the account; null where the platform has no symbol list */
+                            symbols: number | null;
+                            /** @description as the broker reports it; null when the platform does not say */
+                            tradingAllowed: boolean | null;
+                        } | null;
+                        createdAt: string;
+                        currency: string | null;
+                        environment: string | null;
+                        equity: number | null;
+                        groupId: string | null;
+                        /** @description account health (the field name and shape are our choice: open point) */
+                        health: {
+                            checkedAt: string | null;
+                            connected: boolean;
+                            dataStale: boolean;
+                            inSync: boolean;
+                            lastError: string | null;
+                            reconnectRequired: boolean;
+                            state: "ok" | "degraded" | "down";
+                            tradingAllowed: boolean;
+                        };
+                        id: string;
+                        name: string;
+                        /** @description sim, platforma, platformb, platformc or platformd */
+                        platform: string;
+                        role: "master" | "slave";
+                        /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
+                        status: string;
+                        statusReason: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is larger than the limit (code payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    connectPlatformDDiscover: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the user's DXtrade domain; default 'default' */
+                    domain?: string;
+                    environment: "demo" | "live";
+                    password: string;
+                    /** @description the broker's DXtrade address (https) */
+                    server: string;
+                    username: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        accounts: {
+                            account: string;
+                            balance: number;
+                            currency: string;
+                            hedging: boolean;
+                        }[];
+                        connectionId: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is larger than the limit (code payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description a broker or the worker did not answer (code upstream_unavailable); or the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
     listPlatformCAccounts: {
         parameters: {
             query?: {
@@ -5514,7 +6069,7 @@ export interface operations {
                             };
                             id: string;
                             name: string;
-                            /** @description sim, platforma, platformb or platformc */
+                            /** @description sim, platforma, platformb, platformc or platformd */
                             platform: string;
                             role: "master" | "slave";
                             /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -5926,7 +6481,7 @@ export interface operations {
                             };
                             id: string;
                             name: string;
-                            /** @description sim, platforma, platformb or platformc */
+                            /** @description sim, platforma, platformb, platformc or platformd */
                             platform: string;
                             role: "master" | "slave";
                             /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -7750,6 +8305,15 @@ export interface operations {
                             ctidUser: string;
                             environment: string;
                         }[];
+                        platformd: {
+                            account: string;
+                            balance: string;
+                            domain: string;
+                            environment: string;
+                            password: string;
+                            server: string;
+                            username: string;
+                        }[];
                     };
                 };
             };
@@ -8739,7 +9303,7 @@ export interface operations {
                             };
                             id: string;
                             name: string;
-                            /** @description sim, platforma, platformb or platformc */
+                            /** @description sim, platforma, platformb, platformc or platformd */
                             platform: string;
                             role: "master" | "slave";
                             /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -8990,7 +9554,7 @@ export interface operations {
                         };
                         id: string;
                         name: string;
-                        /** @description sim, platforma, platformb or platformc */
+                        /** @description sim, platforma, platformb, platformc or platformd */
                         platform: string;
                         role: "master" | "slave";
                         /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -9633,7 +10197,7 @@ export interface operations {
                         };
                         id: string;
                         name: string;
-                        /** @description sim, platforma, platformb or platformc */
+                        /** @description sim, platforma, platformb, platformc or platformd */
                         platform: string;
                         role: "master" | "slave";
                         /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -10292,7 +10856,7 @@ export interface operations {
                         };
                         id: string;
                         name: string;
-                        /** @description sim, platforma, platformb or platformc */
+                        /** @description sim, platforma, platformb, platformc or platformd */
                         platform: string;
                         role: "master" | "slave";
                         /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -10593,7 +11157,7 @@ export interface operations {
                         };
                         id: string;
                         name: string;
-                        /** @description sim, platforma, platformb or platformc */
+                        /** @description sim, platforma, platformb, platformc or platformd */
                         platform: string;
                         role: "master" | "slave";
                         /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -14283,7 +14847,7 @@ export interface operations {
                         };
                         id: string;
                         name: string;
-                        /** @description sim, platforma, platformb or platformc */
+                        /** @description sim, platforma, platformb, platformc or platformd */
                         platform: string;
                         role: "master" | "slave";
                         /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -17017,7 +17581,7 @@ export interface operations {
                         };
                         id: string;
                         name: string;
-                        /** @description sim, platforma, platformb or platformc */
+                        /** @description sim, platforma, platformb, platformc or platformd */
                         platform: string;
                         role: "master" | "slave";
                         /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -23107,7 +23671,7 @@ export interface operations {
                                 };
                                 id: string;
                                 name: string;
-                                /** @description sim, platforma, platformb or platformc */
+                                /** @description sim, platforma, platformb, platformc or platformd */
                                 platform: string;
                                 role: "master" | "slave";
                                 /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -23137,7 +23701,7 @@ export interface operations {
                                 };
                                 id: string;
                                 name: string;
-                                /** @description sim, platforma, platformb or platformc */
+                                /** @description sim, platforma, platformb, platformc or platformd */
                                 platform: string;
                                 role: "master" | "slave";
                                 /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -23441,7 +24005,7 @@ export interface operations {
                             };
                             id: string;
                             name: string;
-                            /** @description sim, platforma, platformb or platformc */
+                            /** @description sim, platforma, platformb, platformc or platformd */
                             platform: string;
                             role: "master" | "slave";
                             /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -23471,7 +24035,7 @@ export interface operations {
                             };
                             id: string;
                             name: string;
-                            /** @description sim, platforma, platformb or platformc */
+                            /** @description sim, platforma, platformb, platformc or platformd */
                             platform: string;
                             role: "master" | "slave";
                             /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -23861,7 +24425,7 @@ export interface operations {
                             };
                             id: string;
                             name: string;
-                            /** @description sim, platforma, platformb or platformc */
+                            /** @description sim, platforma, platformb, platformc or platformd */
                             platform: string;
                             role: "master" | "slave";
                             /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -23891,7 +24455,7 @@ export interface operations {
                             };
                             id: string;
                             name: string;
-                            /** @description sim, platforma, platformb or platformc */
+                            /** @description sim, platforma, platformb, platformc or platformd */
                             platform: string;
                             role: "master" | "slave";
                             /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -24575,7 +25139,7 @@ export interface operations {
                             };
                             id: string;
                             name: string;
-                            /** @description sim, platforma, platformb or platformc */
+                            /** @description sim, platforma, platformb, platformc or platformd */
                             platform: string;
                             role: "master" | "slave";
                             /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -24605,7 +25169,7 @@ export interface operations {
                             };
                             id: string;
                             name: string;
-                            /** @description sim, platforma, platformb or platformc */
+                            /** @description sim, platforma, platformb, platformc or platformd */
                             platform: string;
                             role: "master" | "slave";
                             /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -25964,7 +26528,7 @@ export interface operations {
                             };
                             id: string;
                             name: string;
-                            /** @description sim, platforma, platformb or platformc */
+                            /** @description sim, platforma, platformb, platformc or platformd */
                             platform: string;
                             role: "master" | "slave";
                             /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -25994,7 +26558,7 @@ export interface operations {
                             };
                             id: string;
                             name: string;
-                            /** @description sim, platforma, platformb or platformc */
+                            /** @description sim, platforma, platformb, platformc or platformd */
                             platform: string;
                             role: "master" | "slave";
                             /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -26417,7 +26981,7 @@ export interface operations {
                             };
                             id: string;
                             name: string;
-                            /** @description sim, platforma, platformb or platformc */
+                            /** @description sim, platforma, platformb, platformc or platformd */
                             platform: string;
                             role: "master" | "slave";
                             /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -26447,7 +27011,7 @@ export interface operations {
                             };
                             id: string;
                             name: string;
-                            /** @description sim, platforma, platformb or platformc */
+                            /** @description sim, platforma, platformb, platformc or platformd */
                             platform: string;
                             role: "master" | "slave";
                             /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */

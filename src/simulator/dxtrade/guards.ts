@@ -1,7 +1,6 @@
 import type { Decimal } from '../../domain/decimal.js';
 import type { Position } from '../../domain/types.js';
 import type { SimBrokerApi } from '../contract.js';
-import type { DxAcct } from './routes.js';
 
 export interface Guard {
   code: string;
@@ -29,8 +28,8 @@ export class DxGuards {
   }
 
   /** The open position and level a protection orderCode stands for, if any. */
-  of(acct: DxAcct, code: string): { pos: Position; kind: 'sl' | 'tp'; guard: Guard } | null {
-    for (const pos of this.broker.positions(acct.sim.id))
+  of(accountId: string, code: string): { pos: Position; kind: 'sl' | 'tp'; guard: Guard } | null {
+    for (const pos of this.broker.positions(accountId))
       for (const kind of ['sl', 'tp'] as const) {
         if ((kind === 'sl' ? pos.stopLoss : pos.takeProfit) === null) continue;
         const guard = this.guard(pos.id, kind);
@@ -39,8 +38,8 @@ export class DxGuards {
     return null;
   }
 
-  set(acct: DxAcct, pos: Position, kind: 'sl' | 'tp', level: Decimal | null, code: string): void {
-    this.broker.modifyPosition(acct.sim.id, pos.id, {
+  set(accountId: string, pos: Position, kind: 'sl' | 'tp', level: Decimal | null, code: string): void {
+    this.broker.modifyPosition(accountId, pos.id, {
       stopLoss: kind === 'sl' ? level : pos.stopLoss,
       takeProfit: kind === 'tp' ? level : pos.takeProfit,
     });

@@ -88,7 +88,7 @@ export class DxRoutes {
       return String(body.type ?? '').toUpperCase() === 'MARKET' ? 'closePosition' : 'modifyPosition';
     }
     const code = method === 'PUT' ? str(body.orderCode) : decodeURIComponent(path.split('/').pop() ?? '');
-    if (code && this.guards.of(acct, code)) return 'modifyPosition';
+    if (code && this.guards.of(acct.sim.id, code)) return 'modifyPosition';
     return method === 'PUT' ? 'modifyOrder' : 'cancelOrder';
   }
 
@@ -169,7 +169,7 @@ export class DxRoutes {
       }
       const kind = type === 'STOP' ? 'sl' : type === 'LIMIT' ? 'tp' : null;
       if (!kind) throw incorrect('a protection order is STOP or LIMIT');
-      this.guards.set(acct, pos, kind, this.level(body, kind), code);
+      this.guards.set(acct.sim.id, pos, kind, this.level(body, kind), code);
       return { status: 200, body: { orderId: numericId(pos.id) * 10 + 1, updateOrderId: numericId(pos.id) * 10 + 1 } };
     }
     const r = this.open(ctx, body, code, {});
@@ -181,10 +181,10 @@ export class DxRoutes {
     const code = str(body.orderCode);
     if (!code) throw incorrect('orderCode is required');
     if ('type' in body) throw new DxHttpError(409, '34', 'Order type cannot be changed');
-    const guard = this.guards.of(acct, code);
+    const guard = this.guards.of(acct.sim.id, code);
     if (guard) {
       this.checkVersion(ctx, guard.guard.version);
-      this.guards.set(acct, guard.pos, guard.kind, this.level(body, guard.kind), code);
+      this.guards.set(acct.sim.id, guard.pos, guard.kind, this.level(body, guard.kind), code);
       return { status: 200, body: { orderId: numericId(guard.pos.id), updateOrderId: numericId(guard.pos.id) } };
     }
     const o = this.broker.order(acct.sim.id, code);
@@ -203,10 +203,10 @@ export class DxRoutes {
   cancel(ctx: RouteCtx): Reply {
     const { acct } = ctx;
     const code = ctx.params[1]!;
-    const guard = this.guards.of(acct, code);
+    const guard = this.guards.of(acct.sim.id, code);
     if (guard) {
       this.checkVersion(ctx, guard.guard.version);
-      this.guards.set(acct, guard.pos, guard.kind, null, code);
+      this.guards.set(acct.sim.id, guard.pos, guard.kind, null, code);
       return { status: 200, body: { orderId: numericId(guard.pos.id), updateOrderId: numericId(guard.pos.id) } };
     }
     const o = this.broker.order(acct.sim.id, code);
