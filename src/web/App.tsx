@@ -8,6 +8,7 @@ import { AccountsPage } from './pages/AccountsPage';
 import { AlertsPage } from './pages/AlertsPage';
 import { ConnectAWizard } from './pages/ConnectAWizard';
 import { ConnectBWizard } from './pages/ConnectBWizard';
+import { ConnectDWizard } from './pages/ConnectDWizard';
 import { ConnectCWizard } from './pages/ConnectCWizard';
 import { ConnectPage } from './pages/ConnectPage';
 import { DeveloperPage } from './pages/DeveloperPage';
@@ -30,6 +31,7 @@ function Routes({ path }: { path: string }) {
   if (match('/connect', path)) return <ConnectPage />;
   if (match('/connect/platforma', path)) return <ConnectAWizard />;
   if (match('/connect/platformb', path)) return <ConnectBWizard />;
+  if (match('/connect/platformd', path)) return <ConnectDWizard />;
   if (match('/connect/platformc', path)) return <ConnectCWizard />;
   if (match('/developer', path)) return <DeveloperPage />;
   return <NotFoundPage />;
