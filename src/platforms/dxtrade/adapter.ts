@@ -11,7 +11,7 @@ import type {
   PlaceOrderRequest,
   TagLookup,
 } from '../adapter.js';
-import { confirmed, denied, rejected } from '../adapter.js';
+import { denied } from '../adapter.js';
 import { PollingWatcher } from '../polling-watcher.js';
 import { indexTags } from '../tag-index.js';
 import { DXTRADE_TAG_MAX, dxCapabilities } from './capabilities.js';
@@ -19,11 +19,19 @@ import { DxBook } from './book.js';
 import { readError, writeFailure } from './errors.js';
 import { type DxAccountRef, listOf, parseInstrument, parseMetrics, parseUser } from './parse.js';
 import { DxRawClient, type WireResult } from './raw-client.js';
-import { freshCode, openOrder, opposite, protection, withStops } from './requests.js';
-import { notSent, setProtection, settleByCode, type WriteResult } from './writes.js';
+import { openOrder, protection, withStops } from './requests.js';
+import { DxSession } from './session.js';
+import {
+  cancelPending,
+  changePending,
+  closeOpen,
+  notSent,
+  setProtection,
+  settleByCode,
+  type WriteResult,
+} from './writes.js';
 
 const ONE = new Decimal(1);
-import { DxSession } from './session.js';
 
 export interface DxAdapterOptions {
   /** Ends with /dxsca-web. */
@@ -109,15 +117,8 @@ export class DxTradeAdapter implements BrokerAdapter {
       (t) => this.raw.instrumentDetails(t, this.opts.account, symbol),
       (b) => b,
     );
-    const units = parseInstrument(general, details, symbol);
-    // The port speaks lots (the engine sizes in lots); the server's sizes are units of lotSize each.
-    const spec = units && {
-      ...units,
-      minVolume: units.minVolume.div(units.contractSize),
-      maxVolume: units.maxVolume.div(units.contractSize),
-      volumeStep: units.volumeStep.div(units.contractSize),
-    };
-    if (units) this.lotSizes.set(symbol, units.contractSize);
+    const spec = parseInstrument(general, details, symbol);
+    if (spec) this.lotSizes.set(symbol, spec.contractSize);
     this.specs.set(symbol, spec);
     return spec;
   }
@@ -189,33 +190,13 @@ export class DxTradeAdapter implements BrokerAdapter {
   async closePosition(positionId: string, volume?: Decimal): Promise<OrderOutcome> {
     if (volume !== undefined && (!volume.isFinite() || volume.lte(0)))
       return denied('invalid_volume', 'volume to close must be positive');
-    let pos: Position | undefined;
     let ref: DxAccountRef;
     try {
       ref = await this.ensureReady();
-      pos = (await this.book.positions()).find((p) => p.id === positionId);
     } catch (err) {
       return notSent(err);
     }
-    if (!pos) return rejected('not_found', `no open position ${positionId}`);
-    const code = freshCode('cl');
-    const body = {
-      orderCode: code,
-      type: 'MARKET',
-      instrument: pos.symbol,
-      // Omitted quantity closes the whole position (the spec's Order Leg: "whole position will be closed").
-      ...(volume !== undefined || !ref.hedging
-        ? { quantity: (volume ?? pos.volume).mul(this.lotOf(pos.symbol)).toFixed() }
-        : {}),
-      ...(ref.hedging ? { positionEffect: 'CLOSE', positionCode: positionId } : {}),
-      side: opposite(pos.side),
-      tif: 'IOC',
-    };
-    const sentAt = Date.now();
-    const res = await this.write('close position', (t) => this.raw.placeOrder(t, this.opts.account, body));
-    if (!res.ok) return res.outcome;
-    const out = await settleByCode(this.book, code, true, sentAt);
-    return out.kind === 'confirmed' ? { ...out, positionId } : out;
+    return closeOpen(this.deps(), positionId, volume, ref.hedging, (s) => this.lotOf(s));
   }
 
   async modifyPosition(
@@ -227,61 +208,26 @@ export class DxTradeAdapter implements BrokerAdapter {
     } catch (err) {
       return notSent(err);
     }
-    return setProtection(
-      { book: this.book, raw: this.raw, account: this.opts.account, write: (what, call) => this.write(what, call) },
-      positionId,
-      change,
-    );
+    return setProtection(this.deps(), positionId, change);
   }
 
   async cancelOrder(orderId: string): Promise<OrderOutcome> {
-    let version: string | undefined;
     try {
       await this.ensureReady();
-      version = (await this.book.working()).find((o) => o.orderCode === orderId)?.version;
     } catch (err) {
       return notSent(err);
     }
-    if (version === undefined) return rejected('not_found', `no pending order ${orderId}`);
-    const res = await this.write('cancel order', (t) => this.raw.cancelOrder(t, this.opts.account, orderId, version));
-    if (!res.ok) return res.outcome;
-    return confirmed({ brokerOrderId: orderId, brokerTime: new Date().toISOString(), raw: res.body });
+    return cancelPending(this.deps(), orderId);
   }
 
   async modifyOrder(orderId: string, change: ModifyOrderChange): Promise<OrderOutcome> {
-    if (change.stopLoss !== undefined || change.takeProfit !== undefined)
-      return denied(
-        'unsupported_change',
-        'SL/TP of a pending DXtrade order are THEN orders of its group: not changed here',
-      );
     let ref: DxAccountRef;
-    let current: Awaited<ReturnType<DxBook['working']>>[number] | undefined;
     try {
       ref = await this.ensureReady();
-      current = (await this.book.working()).find((o) => o.orderCode === orderId);
     } catch (err) {
       return notSent(err);
     }
-    if (!current || current.order.type === 'market') return rejected('not_found', `no pending order ${orderId}`);
-    const o = current.order;
-    // The spec: the whole order request is sent again, type omitted.
-    const body = {
-      ...openOrder({
-        tag: orderId,
-        symbol: o.symbol,
-        side: o.side,
-        type: o.type,
-        volume: (change.volume ?? o.volume).mul(this.lotOf(o.symbol)),
-        price: change.price ?? o.price,
-        positionBased: ref.hedging,
-      }),
-    } as Record<string, unknown>;
-    delete body.type;
-    const res = await this.write('modify order', (t) =>
-      this.raw.modifyOrder(t, this.opts.account, body, current!.version),
-    );
-    if (!res.ok) return res.outcome;
-    return confirmed({ brokerOrderId: orderId, brokerTime: new Date().toISOString(), raw: res.body });
+    return changePending(this.deps(), orderId, change, ref.hedging, (s) => this.lotOf(s));
   }
 
   // ---- events -------------------------------------------------------------------------------------
@@ -307,6 +253,10 @@ export class DxTradeAdapter implements BrokerAdapter {
   }
 
   // ---- internals ----------------------------------------------------------------------------------
+
+  private deps() {
+    return { book: this.book, raw: this.raw, account: this.opts.account, write: this.write.bind(this) };
+  }
 
   /** Units per lot of a symbol (the instrument's lotSize); 1 for a symbol the instrument list did not name. */
   private lotOf(symbol: string): Decimal {

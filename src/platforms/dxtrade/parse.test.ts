@@ -94,7 +94,7 @@ describe('DXtrade parsing', () => {
     expect(p.volume.toString()).toBe('10000');
   });
 
-  it('an instrument: tick and lot size from the instrument, sizes from the account details; unknown gives null', () => {
+  it('an instrument: tick and lot size from the instrument, sizes from the account details in lots; unknown gives null', () => {
     const general = { instruments: [{ symbol: 'EURUSD', priceIncrement: '0.00001', lotSize: '100000' }] };
     const details = {
       instruments: [
@@ -105,9 +105,9 @@ describe('DXtrade parsing', () => {
     expect([spec.tickSize, spec.contractSize, spec.minVolume, spec.maxVolume, spec.volumeStep].map(String)).toEqual([
       '0.00001',
       '100000',
-      '1000',
-      '5000000',
-      '1000',
+      '0.01',
+      '50',
+      '0.01',
     ]);
     expect(parseInstrument({ instruments: [] }, { instruments: [] }, 'EURUSD')).toBeNull();
   });

@@ -92,19 +92,24 @@ export function parseMetrics(body: unknown): { balance: Decimal; equity: Decimal
   return { balance: dec(m, 'balance'), equity: dec(m, 'equity') };
 }
 
+/**
+ * An instrument's spec at the port, in lots: the server sizes orders in units, `lotSize` of them to a lot (the
+ * engine sizes copies in lots).
+ */
 export function parseInstrument(general: unknown, details: unknown, symbol: string): InstrumentSpec | null {
   const g = listOf(general, 'instruments').find((i) => i.symbol === symbol);
   const d = listOf(details, 'instruments').find((i) => i.symbol === symbol);
   if (!g || !d) return null;
+  const lot = dec(g, 'lotSize');
   const max = d.maxOrderSize;
   return {
     symbol,
     tickSize: dec(g, 'priceIncrement'),
-    contractSize: dec(g, 'lotSize'),
-    minVolume: dec(d, 'minOrderSize'),
+    contractSize: lot,
+    minVolume: dec(d, 'minOrderSize').div(lot),
     // A Limit value may be an object with its own `value` (unconfirmed); a plain number is read as is.
-    maxVolume: max && typeof max === 'object' ? dec(max as Obj, 'value') : dec(d, 'maxOrderSize'),
-    volumeStep: dec(d, 'minOrderSizeIncrement'),
+    maxVolume: (max && typeof max === 'object' ? dec(max as Obj, 'value') : dec(d, 'maxOrderSize')).div(lot),
+    volumeStep: dec(d, 'minOrderSizeIncrement').div(lot),
   };
 }
 
