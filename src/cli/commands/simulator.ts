@@ -8,7 +8,7 @@ export function simulatorCommand(program: Command): void {
   program
     .command('simulator')
     .description(
-      'run the simulated brokers (TradeLocker, cTrader and MetaApi front ends over one market) in their own process',
+      'run the simulated brokers (TradeLocker, DXtrade, cTrader and MetaApi front ends over one market) in their own process',
     )
     .option('--data-dir <dir>', 'where the simulator keeps its state', join(DEFAULT_DATA_DIR, 'simulator'))
     .option('--host <host>', 'address to bind (loopback)', '127.0.0.1')
