@@ -34,6 +34,11 @@ const unused = () => Promise.reject(new Error('the benchmark seeds its own accou
 const brokers: DemoBrokers = {
   endpoints: {
     platformb: { baseUrl: () => ep.platformb },
+    platformd: {
+      baseUrl: () => {
+        throw new Error('the benchmark runs no DXtrade account');
+      },
+    },
     platformc: {
       endpoint: () => ({ host: ep.platformc.host, port: ep.platformc.port, ca: ep.platformc.ca }),
       oauthBaseUrl: ep.platformc.oauthBaseUrl,

@@ -59,7 +59,7 @@ export const HealthSchema = Type.Object(
 /** Account fields beyond id/platform/role/status are our choice (open point). */
 export const AccountSchema = Type.Object({
   id: Type.String(),
-  platform: Type.String({ description: 'sim, platforma, platformb or platformc' }),
+  platform: Type.String({ description: 'sim, platforma, platformb, platformc or platformd' }),
   role: Type.Union([Type.Literal('master'), Type.Literal('slave')]),
   status: Type.String({
     description:

@@ -19,6 +19,7 @@ import { clientErrorHandler, frameworkErrors } from './framework-errors.js';
 import { tradingAccountRoutes } from './trading-accounts/routes.js';
 import { sessionRoutes } from './app/session.js';
 import { connectPlatformBRoutes } from './connect/platformb.js';
+import { connectPlatformDRoutes } from './connect/platformd.js';
 import { connectPlatformCRoutes } from './connect/platformc.js';
 import { connectPlatformARoutes } from './connect/platforma.js';
 import { connectBridgeRoutes } from './connect/platforma-bridge.js';
@@ -293,6 +294,7 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
     await tradingAccountRoutes(app, deps);
     await sessionRoutes(app, deps);
     await connectPlatformBRoutes(app, deps);
+    await connectPlatformDRoutes(app, deps);
     await connectPlatformCRoutes(app, deps);
     await connectPlatformARoutes(app, deps);
     await connectBridgeRoutes(app, deps);

@@ -10,6 +10,7 @@ export const PLATFORM_NAMES = {
   platforma: 'MetaTrader 4/5',
   platformb: 'TradeLocker',
   platformc: 'cTrader',
+  platformd: 'DXtrade',
 } as const satisfies Record<string, string>;
 
 /** The name of a platform code; an unknown code (a platform this build does not know) is shown as it is. */

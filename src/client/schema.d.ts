@@ -219,6 +219,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/connect/platformd/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Platform D step 2: pick the account and connect it to a group (200: a reconnect of the caller's connection; 409 account_already_connected: connected by another user)
+         * @description Quota (our choice, x-open-point): at most 100 connected accounts by default (COPYTRADE_QUOTA_ACCOUNTS; 0 = none); one more is refused with 409 quota_exceeded naming the quota in the message and in `quota`; a reconnect does not count.
+         */
+        post: operations["connectPlatformD"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/connect/platformd/discover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Platform D step 1: log in at the DXtrade server and list the accounts of that user */
+        post: operations["connectPlatformDDiscover"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/platformc/accounts": {
         parameters: {
             query?: never;
@@ -2984,7 +3021,7 @@ export interface operations {
                         };
                         id: string;
                         name: string;
-                        /** @description sim, platforma, platformb or platformc */
+                        /** @description sim, platforma, platformb, platformc or platformd */
                         platform: string;
                         role: "master" | "slave";
                         /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -3039,7 +3076,7 @@ export interface operations {
                         };
                         id: string;
                         name: string;
-                        /** @description sim, platforma, platformb or platformc */
+                        /** @description sim, platforma, platformb, platformc or platformd */
                         platform: string;
                         role: "master" | "slave";
                         /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -3298,7 +3335,7 @@ export interface operations {
                             };
                             id: string;
                             name: string;
-                            /** @description sim, platforma, platformb or platformc */
+                            /** @description sim, platforma, platformb, platformc or platformd */
                             platform: string;
                             role: "master" | "slave";
                             /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -4305,7 +4342,7 @@ export interface operations {
                         };
                         id: string;
                         name: string;
-                        /** @description sim, platforma, platformb or platformc */
+                        /** @description sim, platforma, platformb, platformc or platformd */
                         platform: string;
                         role: "master" | "slave";
                         /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -4360,7 +4397,7 @@ export interface operations {
                         };
                         id: string;
                         name: string;
-                        /** @description sim, platforma, platformb or platformc */
+                        /** @description sim, platforma, platformb, platformc or platformd */
                         platform: string;
                         role: "master" | "slave";
                         /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -4867,7 +4904,7 @@ export interface operations {
                         };
                         id: string;
                         name: string;
-                        /** @description sim, platforma, platformb or platformc */
+                        /** @description sim, platforma, platformb, platformc or platformd */
                         platform: string;
                         role: "master" | "slave";
                         /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -4922,7 +4959,7 @@ export interface operations {
                         };
                         id: string;
                         name: string;
-                        /** @description sim, platforma, platformb or platformc */
+                        /** @description sim, platforma, platformb, platformc or platformd */
                         platform: string;
                         role: "master" | "slave";
                         /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -5484,6 +5521,524 @@ export interface operations {
             };
         };
     };
+    connectPlatformD: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the account code, as discover listed it */
+                    account: string;
+                    connectionId: string;
+                    groupId?: string | null;
+                    name?: string;
+                    role?: "master" | "slave";
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        accountNumber: string;
+                        balance: number | null;
+                        brokerName: string | null;
+                        connectionTest: {
+                            balance: number | null;
+                            checkedAt: string;
+                            currency: string | null;
+                            equity: number | null;
+                            /** @description the broker's words when a read was refused */
+                            error: string | null;
+                            /** @description account, symbols, positions or orders: the read the broker refused */
+                            failedRead: string | null;
+                            /** @description true when every read succeeded and the broker allows trading */
+                            ok: boolean;
+                            orders: number | null;
+                            positions: number | null;
+                            /** @description how many symbols the broker lists for the account; null where the platform has no symbol list */
+                            symbols: number | null;
+                            /** @description as the broker reports it; null when the platform does not say */
+                            tradingAllowed: boolean | null;
+                        } | null;
+                        createdAt: string;
+                        currency: string | null;
+                        environment: string | null;
+                        equity: number | null;
+                        groupId: string | null;
+                        /** @description account health (the field name and shape are our choice: open point) */
+                        health: {
+                            checkedAt: string | null;
+                            connected: boolean;
+                            dataStale: boolean;
+                            inSync: boolean;
+                            lastError: string | null;
+                            reconnectRequired: boolean;
+                            state: "ok" | "degraded" | "down";
+                            tradingAllowed: boolean;
+                        };
+                        id: string;
+                        name: string;
+                        /** @description sim, platforma, platformb, platformc or platformd */
+                        platform: string;
+                        role: "master" | "slave";
+                        /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
+                        status: string;
+                        statusReason: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        accountNumber: string;
+                        balance: number | null;
+                        brokerName: string | null;
+                        connectionTest: {
+                            balance: number | null;
+                            checkedAt: string;
+                            currency: string | null;
+                            equity: number | null;
+                            /** @description the broker's words when a read was refused */
+                            error: string | null;
+                            /** @description account, symbols, positions or orders: the read the broker refused */
+                            failedRead: string | null;
+                            /** @description true when every read succeeded and the broker allows trading */
+                            ok: boolean;
+                            orders: number | null;
+                            positions: number | null;
+                            /** @description how many symbols the broker lists for the account; null where the platform has no symbol list */
+                            symbols: number | null;
+                            /** @description as the broker reports it; null when the platform does not say */
+                            tradingAllowed: boolean | null;
+                        } | null;
+                        createdAt: string;
+                        currency: string | null;
+                        environment: string | null;
+                        equity: number | null;
+                        groupId: string | null;
+                        /** @description account health (the field name and shape are our choice: open point) */
+                        health: {
+                            checkedAt: string | null;
+                            connected: boolean;
+                            dataStale: boolean;
+                            inSync: boolean;
+                            lastError: string | null;
+                            reconnectRequired: boolean;
+                            state: "ok" | "degraded" | "down";
+                            tradingAllowed: boolean;
+                        };
+                        id: string;
+                        name: string;
+                        /** @description sim, platforma, platformb, platformc or platformd */
+                        platform: string;
+                        role: "master" | "slave";
+                        /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
+                        status: string;
+                        statusReason: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is larger than the limit (code payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    connectPlatformDDiscover: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the user's DXtrade domain; default 'default' */
+                    domain?: string;
+                    environment: "demo" | "live";
+                    password: string;
+                    /** @description the broker's DXtrade address (https) */
+                    server: string;
+                    username: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        accounts: {
+                            account: string;
+                            balance: number;
+                            currency: string;
+                            hedging: boolean;
+                        }[];
+                        connectionId: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is larger than the limit (code payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description a broker or the worker did not answer (code upstream_unavailable); or the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
     listPlatformCAccounts: {
         parameters: {
             query?: {
@@ -5527,7 +6082,7 @@ export interface operations {
                             };
                             id: string;
                             name: string;
-                            /** @description sim, platforma, platformb or platformc */
+                            /** @description sim, platforma, platformb, platformc or platformd */
                             platform: string;
                             role: "master" | "slave";
                             /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -5939,7 +6494,7 @@ export interface operations {
                             };
                             id: string;
                             name: string;
-                            /** @description sim, platforma, platformb or platformc */
+                            /** @description sim, platforma, platformb, platformc or platformd */
                             platform: string;
                             role: "master" | "slave";
                             /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -7763,6 +8318,15 @@ export interface operations {
                             ctidUser: string;
                             environment: string;
                         }[];
+                        platformd: {
+                            account: string;
+                            balance: string;
+                            domain: string;
+                            environment: string;
+                            password: string;
+                            server: string;
+                            username: string;
+                        }[];
                     };
                 };
             };
@@ -8752,7 +9316,7 @@ export interface operations {
                             };
                             id: string;
                             name: string;
-                            /** @description sim, platforma, platformb or platformc */
+                            /** @description sim, platforma, platformb, platformc or platformd */
                             platform: string;
                             role: "master" | "slave";
                             /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -9003,7 +9567,7 @@ export interface operations {
                         };
                         id: string;
                         name: string;
-                        /** @description sim, platforma, platformb or platformc */
+                        /** @description sim, platforma, platformb, platformc or platformd */
                         platform: string;
                         role: "master" | "slave";
                         /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -9646,7 +10210,7 @@ export interface operations {
                         };
                         id: string;
                         name: string;
-                        /** @description sim, platforma, platformb or platformc */
+                        /** @description sim, platforma, platformb, platformc or platformd */
                         platform: string;
                         role: "master" | "slave";
                         /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -10305,7 +10869,7 @@ export interface operations {
                         };
                         id: string;
                         name: string;
-                        /** @description sim, platforma, platformb or platformc */
+                        /** @description sim, platforma, platformb, platformc or platformd */
                         platform: string;
                         role: "master" | "slave";
                         /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -10606,7 +11170,7 @@ export interface operations {
                         };
                         id: string;
                         name: string;
-                        /** @description sim, platforma, platformb or platformc */
+                        /** @description sim, platforma, platformb, platformc or platformd */
                         platform: string;
                         role: "master" | "slave";
                         /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -14366,7 +14930,7 @@ export interface operations {
                         };
                         id: string;
                         name: string;
-                        /** @description sim, platforma, platformb or platformc */
+                        /** @description sim, platforma, platformb, platformc or platformd */
                         platform: string;
                         role: "master" | "slave";
                         /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -17100,7 +17664,7 @@ export interface operations {
                         };
                         id: string;
                         name: string;
-                        /** @description sim, platforma, platformb or platformc */
+                        /** @description sim, platforma, platformb, platformc or platformd */
                         platform: string;
                         role: "master" | "slave";
                         /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -23326,7 +23890,7 @@ export interface operations {
                                 };
                                 id: string;
                                 name: string;
-                                /** @description sim, platforma, platformb or platformc */
+                                /** @description sim, platforma, platformb, platformc or platformd */
                                 platform: string;
                                 role: "master" | "slave";
                                 /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -23356,7 +23920,7 @@ export interface operations {
                                 };
                                 id: string;
                                 name: string;
-                                /** @description sim, platforma, platformb or platformc */
+                                /** @description sim, platforma, platformb, platformc or platformd */
                                 platform: string;
                                 role: "master" | "slave";
                                 /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -23693,7 +24257,7 @@ export interface operations {
                             };
                             id: string;
                             name: string;
-                            /** @description sim, platforma, platformb or platformc */
+                            /** @description sim, platforma, platformb, platformc or platformd */
                             platform: string;
                             role: "master" | "slave";
                             /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -23723,7 +24287,7 @@ export interface operations {
                             };
                             id: string;
                             name: string;
-                            /** @description sim, platforma, platformb or platformc */
+                            /** @description sim, platforma, platformb, platformc or platformd */
                             platform: string;
                             role: "master" | "slave";
                             /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -24146,7 +24710,7 @@ export interface operations {
                             };
                             id: string;
                             name: string;
-                            /** @description sim, platforma, platformb or platformc */
+                            /** @description sim, platforma, platformb, platformc or platformd */
                             platform: string;
                             role: "master" | "slave";
                             /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -24176,7 +24740,7 @@ export interface operations {
                             };
                             id: string;
                             name: string;
-                            /** @description sim, platforma, platformb or platformc */
+                            /** @description sim, platforma, platformb, platformc or platformd */
                             platform: string;
                             role: "master" | "slave";
                             /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -24893,7 +25457,7 @@ export interface operations {
                             };
                             id: string;
                             name: string;
-                            /** @description sim, platforma, platformb or platformc */
+                            /** @description sim, platforma, platformb, platformc or platformd */
                             platform: string;
                             role: "master" | "slave";
                             /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -24923,7 +25487,7 @@ export interface operations {
                             };
                             id: string;
                             name: string;
-                            /** @description sim, platforma, platformb or platformc */
+                            /** @description sim, platforma, platformb, platformc or platformd */
                             platform: string;
                             role: "master" | "slave";
                             /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -26315,7 +26879,7 @@ export interface operations {
                             };
                             id: string;
                             name: string;
-                            /** @description sim, platforma, platformb or platformc */
+                            /** @description sim, platforma, platformb, platformc or platformd */
                             platform: string;
                             role: "master" | "slave";
                             /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -26345,7 +26909,7 @@ export interface operations {
                             };
                             id: string;
                             name: string;
-                            /** @description sim, platforma, platformb or platformc */
+                            /** @description sim, platforma, platformb, platformc or platformd */
                             platform: string;
                             role: "master" | "slave";
                             /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -26801,7 +27365,7 @@ export interface operations {
                             };
                             id: string;
                             name: string;
-                            /** @description sim, platforma, platformb or platformc */
+                            /** @description sim, platforma, platformb, platformc or platformd */
                             platform: string;
                             role: "master" | "slave";
                             /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */
@@ -26831,7 +27395,7 @@ export interface operations {
                             };
                             id: string;
                             name: string;
-                            /** @description sim, platforma, platformb or platformc */
+                            /** @description sim, platforma, platformb, platformc or platformd */
                             platform: string;
                             role: "master" | "slave";
                             /** @description connected, paused, locked, disconnected, reconnect_required, disabled or unverified (values beyond connected: open point) */

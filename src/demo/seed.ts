@@ -7,6 +7,7 @@ import { Decimal } from '../domain/decimal.js';
 import type { Store } from '../store/store.js';
 import type { CredentialBox } from '../auth/credential-box.js';
 import { discoverTradeLockerAccounts } from '../platforms/tradelocker/connect.js';
+import { discoverDxAccounts } from '../platforms/dxtrade/connect.js';
 import { listAccountsForToken } from '../platforms/ctrader/oauth.js';
 import { provisionMtAccount } from '../platforms/metatrader/connect.js';
 import type { DemoBrokers, DemoSimAccount } from './demo-brokers.js';
@@ -52,7 +53,7 @@ type SeedDeps = {
   hooks?: SeedHooks;
 };
 
-type Platform = 'sim' | 'platforma' | 'platformb' | 'platformc';
+type Platform = 'sim' | 'platforma' | 'platformb' | 'platformc' | 'platformd';
 type GroupName = 'Demo group' | 'MetaTrader master group';
 
 /** One demo account; `key` names it at the simulator (meta.demoKey) so a re-run finds it instead of adding one. */
@@ -98,6 +99,15 @@ const SPECS: Spec[] = [
     rule: { sizing: { mode: 'multiplier', multiplier: '2' } },
   },
   {
+    key: 'd-slave',
+    group: 'Demo group',
+    platform: 'platformd',
+    role: 'slave',
+    name: 'Demo DXtrade Slave',
+    balance: '7500',
+    rule: { sizing: { mode: 'multiplier', multiplier: '1' } },
+  },
+  {
     key: 'c-slave',
     group: 'Demo group',
     platform: 'platformc',
@@ -136,6 +146,8 @@ const SPECS: Spec[] = [
 
 const CTID_USER = 'demo-ctid-user';
 const B_LOGIN = { email: 'trader@broker-b.example', server: 'SIMB-Demo' };
+/** The server the demo's DXtrade accounts name; demo mode's endpoints answer the simulator whatever it is. */
+const DX_SERVER = 'dx.broker-d.example';
 
 /** The accounts the demo seeds: with the simulator in its own process the `sim` platform is not on its market, so
  * those accounts are served over the cTrader protocol instead (same names, roles, balances and rules). */
@@ -321,6 +333,18 @@ function brokerInit(
           broker: 'SimA Markets',
         },
       };
+    case 'platformd':
+      // One DXtrade user per account: the simulator checks a user's password on its first account.
+      return {
+        ...base,
+        meta: {
+          demoKey,
+          username: `demo-${demoKey}`,
+          domain: 'default',
+          password: randomBytes(9).toString('base64url'),
+          environment: 'demo',
+        },
+      };
     case 'platformb': {
       // Both platform B Slaves are accounts of one broker login, as a trader with two accounts has.
       return { ...base, meta: { demoKey, ...B_LOGIN, password: bPassword, environment: 'demo' } };
@@ -437,6 +461,34 @@ async function linkAccount(
         },
       };
     }
+    case 'platformd': {
+      const login = { username: sim.meta.username!, domain: sim.meta.domain!, password: sim.meta.password! };
+      const code = `default:${sim.login}`;
+      const a = (
+        await discoverDxAccounts({ baseUrl: o.brokers.endpoints.platformd.baseUrl(DX_SERVER, 'demo'), ...login })
+      ).find((x) => x.account === code);
+      if (!a) throw new Error(`the simulator's DXtrade front end does not list demo account ${code}`);
+      const had = found('platformd', a.account);
+      if (had) return { had };
+      return {
+        create: {
+          ...common,
+          platform: 'platformd',
+          name: spec.name ?? `Demo DXtrade ${title} ${a.account}`,
+          brokerAccountId: a.account,
+          brokerAccountNumber: a.account,
+          brokerName: DX_SERVER,
+          currency: a.currency,
+          brokerIdentity: brokerIdentity({
+            platform: 'platformd',
+            environment: 'demo',
+            server: DX_SERVER,
+            accountId: a.account,
+          }),
+          credentialsEnc: o.box.seal({ ...login, server: DX_SERVER, account: a.account, hedging: a.hedging }),
+        },
+      };
+    }
     case 'platformb': {
       const login = { email: sim.meta.email!, password: sim.meta.password!, server: sim.meta.server! };
       const a = (
@@ -525,14 +577,16 @@ async function metaApiAccountExists(a: { baseUrl: string; token: string }, id: s
  * platform (B's two under one broker login, so its "pick one of several" step shows; C's under a cTrader ID user
  * of their own, so the consent page offers only them). Found again by meta.demoKey on later starts.
  */
-const SPARES: Array<{ key: string; platform: 'platforma' | 'platformb' | 'platformc'; balance: string }> = [
-  { key: 'spare-a-1', platform: 'platforma', balance: '3000' },
-  { key: 'spare-a-2', platform: 'platforma', balance: '12000' },
-  { key: 'spare-b-1', platform: 'platformb', balance: '4000' },
-  { key: 'spare-b-2', platform: 'platformb', balance: '9000' },
-  { key: 'spare-c-1', platform: 'platformc', balance: '5000' },
-  { key: 'spare-c-2', platform: 'platformc', balance: '11000' },
-];
+const SPARES: Array<{ key: string; platform: 'platforma' | 'platformb' | 'platformc' | 'platformd'; balance: string }> =
+  [
+    { key: 'spare-a-1', platform: 'platforma', balance: '3000' },
+    { key: 'spare-a-2', platform: 'platforma', balance: '12000' },
+    { key: 'spare-b-1', platform: 'platformb', balance: '4000' },
+    { key: 'spare-b-2', platform: 'platformb', balance: '9000' },
+    { key: 'spare-c-1', platform: 'platformc', balance: '5000' },
+    { key: 'spare-c-2', platform: 'platformc', balance: '11000' },
+    { key: 'spare-d-1', platform: 'platformd', balance: '6000' },
+  ];
 /** Demo keys of the spare accounts (each is made once at the simulator, like the seeded ones). */
 export const SPARE_KEYS = SPARES.map((s) => s.key);
 const SPARE_CTID_USER = 'demo-ctid-spare';
@@ -557,7 +611,14 @@ export async function ensureSpareAccounts(brokers: DemoBrokers): Promise<void> {
             }
           : spare.platform === 'platformb'
             ? { ...SPARE_B_LOGIN, environment: 'demo', password: bPassword }
-            : { ctidUserId: SPARE_CTID_USER, environment: 'demo', brokerName: 'SIMC' };
+            : spare.platform === 'platformd'
+              ? {
+                  username: `demo-${spare.key}`,
+                  domain: 'default',
+                  environment: 'demo',
+                  password: randomBytes(6).toString('base64url'),
+                }
+              : { ctidUserId: SPARE_CTID_USER, environment: 'demo', brokerName: 'SIMC' };
       return brokers.createAccount({ ...base, meta: { demoKey: spare.key, ...meta } });
     }),
   );
@@ -575,12 +636,21 @@ export interface DemoBrokerLogins {
     balance: string;
   }>;
   platformc: Array<{ ctidUser: string; environment: string; accountNumber: string; balance: string }>;
+  platformd: Array<{
+    environment: string;
+    server: string;
+    username: string;
+    domain: string;
+    password: string;
+    account: string;
+    balance: string;
+  }>;
 }
 
 export async function demoBrokerLogins(brokers: DemoBrokers): Promise<DemoBrokerLogins> {
   const spares = (await brokers.accounts()).filter((x) => x.meta.demoKey?.startsWith('spare-'));
   const balance = (key: string) => SPARES.find((s) => s.key === key)?.balance ?? '';
-  const out: DemoBrokerLogins = { platforma: [], platformb: [], platformc: [] };
+  const out: DemoBrokerLogins = { platforma: [], platformb: [], platformc: [], platformd: [] };
   for (const x of spares.sort((a, b) => a.meta.demoKey!.localeCompare(b.meta.demoKey!))) {
     const k = x.meta.demoKey!;
     if (k.startsWith('spare-a-'))
@@ -598,6 +668,16 @@ export async function demoBrokerLogins(brokers: DemoBrokers): Promise<DemoBroker
         email: x.meta.email!,
         password: x.meta.password!,
         accountNumber: x.login,
+        balance: balance(k),
+      });
+    else if (k.startsWith('spare-d-'))
+      out.platformd.push({
+        environment: 'demo',
+        server: DX_SERVER,
+        username: x.meta.username!,
+        domain: x.meta.domain!,
+        password: x.meta.password!,
+        account: `default:${x.login}`,
         balance: balance(k),
       });
     else if (k.startsWith('spare-c-'))
@@ -624,5 +704,6 @@ export function unconnectedLogins(all: DemoBrokerLogins, connected: ReadonlySet<
     platforma: all.platforma.filter((a) => !connected.has(`platforma:${a.login}`)),
     platformb: all.platformb.filter((b) => !takenB.has(`${b.server}\n${b.email}`)),
     platformc: all.platformc.filter((c) => !connected.has(`platformc:${c.accountNumber}`)),
+    platformd: all.platformd.filter((d) => !connected.has(`platformd:${d.account}`)),
   };
 }

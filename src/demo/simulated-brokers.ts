@@ -2,6 +2,7 @@ import type { SimBrokerApi } from '../simulator/contract.js';
 import { startTradeLockerSimServer } from '../simulator/tradelocker/index.js';
 import { startCTraderSimServer, type CTraderSimServer } from '../simulator/ctrader/index.js';
 import { startMetaApiSimServer } from '../simulator/metaapi/index.js';
+import { startDxTradeSimServer } from '../simulator/dxtrade/server.js';
 import type { PlatformEndpoints } from '../platforms/endpoints.js';
 import type { UpstreamState } from '../simulator/upstream-state.js';
 
@@ -27,6 +28,10 @@ export async function startSimulatedBrokers(
     closers.push(tlDemo.close);
     const tlLive = await startTradeLockerSimServer(broker, { host, environment: 'live' });
     closers.push(tlLive.close);
+    const dxDemo = await startDxTradeSimServer(broker, { host, environment: 'demo' });
+    closers.push(dxDemo.close);
+    const dxLive = await startDxTradeSimServer(broker, { host, environment: 'live' });
+    closers.push(dxLive.close);
     const ct = await startCTraderSimServer(broker, { host, ...(kept ? { keepTokens: kept.keeper('ctrader') } : {}) });
     closers.push(ct.close);
     // Short provisioning phases: the demo's connection wizard should take seconds, not minutes.
@@ -42,6 +47,8 @@ export async function startSimulatedBrokers(
       ctrader: ct,
       endpoints: {
         platformb: { baseUrl: (env) => (env === 'live' ? tlLive.baseUrl : tlDemo.baseUrl) },
+        // Whatever server the user typed, the simulated DXtrade of that environment answers.
+        platformd: { baseUrl: (_server, env) => (env === 'live' ? dxLive.baseUrl : dxDemo.baseUrl) },
         platformc: {
           endpoint: (env) => ({ ...ct.endpoints[env], ca: ct.ca }),
           oauthBaseUrl: ct.oauthBaseUrl,

@@ -63,6 +63,12 @@ export async function connectSimulator(file: string, o: { spawned?: boolean } = 
     stateId: e.stateId ?? null,
     endpoints: {
       platformb: { baseUrl: (env) => (env === 'live' ? e.platformb.liveUrl : e.platformb.demoUrl) },
+      platformd: {
+        baseUrl: (_server, env) => {
+          if (!e.platformd) throw new Error(`${file} names no DXtrade simulator (written by an older simulator)`);
+          return env === 'live' ? e.platformd.liveUrl : e.platformd.demoUrl;
+        },
+      },
       platformc: {
         endpoint: (env) => ({ ...c[env], ca }),
         oauthBaseUrl: c.oauthBaseUrl,

@@ -19,6 +19,8 @@ export interface SimulatorEndpoints {
   stateId: string;
   control: { url: string; token: string };
   platformb: { demoUrl: string; liveUrl: string };
+  /** Absent in a file written before platform D: the client then has no DXtrade. */
+  platformd?: { demoUrl: string; liveUrl: string };
   platformc: {
     demo: { host: string; port: number };
     live: { host: string; port: number };
@@ -99,6 +101,7 @@ export async function runSimulator(o: {
       stateId: kept.stateId,
       control: { url: control.url, token },
       platformb: { demoUrl: e.platformb.baseUrl('demo'), liveUrl: e.platformb.baseUrl('live') },
+      platformd: { demoUrl: e.platformd.baseUrl('', 'demo'), liveUrl: e.platformd.baseUrl('', 'live') },
       platformc: {
         ...sim.ctrader.endpoints,
         oauthBaseUrl: sim.ctrader.oauthBaseUrl,

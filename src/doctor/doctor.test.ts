@@ -41,6 +41,7 @@ afterAll(async () => {
 const endpoints = (base: string, over: Partial<PlatformEndpoints['platformc']> = {}): PlatformEndpoints => ({
   platforma: { baseUrl: base, token: 'tok' },
   platformb: { baseUrl: () => base },
+  platformd: { baseUrl: () => base },
   platformc: {
     endpoint: () => ({ host: '127.0.0.1', port: 1 }),
     oauthBaseUrl: base,

@@ -59,6 +59,9 @@ async function simulatorEndpoints(
       clientSecret: c.clientSecret,
     },
     platforma: { baseUrl: e.platforma.baseUrl, token: e.platforma.token },
+    platformd: {
+      baseUrl: (_server, env) => (env === 'live' ? (e.platformd?.liveUrl ?? '') : (e.platformd?.demoUrl ?? '')),
+    },
   };
   return { endpoints, check };
 }

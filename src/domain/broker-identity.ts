@@ -12,9 +12,9 @@ export interface IdentityParts {
   platform: Platform;
   /** demo or live (B, C); ignored for A, whose server names carry it. */
   environment?: string | null;
-  /** A: the MetaTrader server; B: the broker server name typed at sign-in. */
+  /** A: the MetaTrader server; B: the broker server name typed at sign-in; D: the broker's DXtrade server. */
   server?: string | null;
-  /** A: the MT login; B: the all-accounts id; C: ctidTraderAccountId; sim: the simulator's account id. */
+  /** A: the MT login; B: the all-accounts id; C: ctidTraderAccountId; D: the account code; sim: the simulator's account id. */
   accountId: string;
 }
 
@@ -32,5 +32,9 @@ export function brokerIdentity(p: IdentityParts): string {
     case 'platformc':
       // ctidTraderAccountId is unique across cTrader brokers; demo and live are separate account spaces.
       return `platformc:${norm(p.environment) || 'demo'}:${id}`;
+    case 'platformd':
+      // A DXtrade account code is unique on its broker's server; one broker runs demo and live as separate servers.
+      if (!p.server) throw new Error('a platform D identity needs the server');
+      return `platformd:${norm(p.server)}:${norm(p.environment) || 'demo'}:${id}`;
   }
 }

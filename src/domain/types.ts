@@ -1,7 +1,7 @@
 import type { Decimal } from 'decimal.js';
 
 /** Platform type values used on both route families (open point: the spec only names the platforms). */
-export const PLATFORMS = ['sim', 'platforma', 'platformb', 'platformc'] as const;
+export const PLATFORMS = ['sim', 'platforma', 'platformb', 'platformc', 'platformd'] as const;
 export type Platform = (typeof PLATFORMS)[number];
 
 export const ROLES = ['master', 'slave'] as const;

@@ -53,7 +53,8 @@ export function guardCapabilities(
     findByTag: (tag) => adapter.findByTag(tag),
     close: () => adapter.close(),
   };
-  const { listDeals, modifyOrder, quote, subscribe, tagIndex, writeRatePerSecond } = adapter;
+  const { listDeals, listSymbols, modifyOrder, quote, subscribe, tagIndex, writeRatePerSecond } = adapter;
+  if (listSymbols) guarded.listSymbols = () => listSymbols.call(adapter);
   if (listDeals) guarded.listDeals = (since) => listDeals.call(adapter, since);
   if (writeRatePerSecond) guarded.writeRatePerSecond = () => writeRatePerSecond.call(adapter);
   if (tagIndex) guarded.tagIndex = (since) => tagIndex.call(adapter, since);

@@ -14,6 +14,42 @@ export interface PlatformEndpoints {
     clientSecret: string;
   };
   platforma: MetaApiEndpoints;
+  /**
+   * Platform D (DXtrade): every broker runs its own server, so the REST base comes from the server the user
+   * typed (`<server>/dxsca-web`); demo mode and tests answer the simulator whatever was typed.
+   */
+  platformd: { baseUrl(server: string, environment: 'demo' | 'live'): string };
+}
+
+/**
+ * The REST base of a DXtrade server the user typed. Only an https URL (or a bare host name) of a named host is
+ * taken, so a connect request cannot make the service call a loopback, private or link-local address by number
+ * (a name that resolves to one is not caught here: see docs/open-points.md). `COPYTRADE_PLATFORMD_URL` replaces
+ * every server (a gateway in front of all DXtrade brokers).
+ */
+export function dxBaseUrl(server: string): string {
+  const override = process.env.COPYTRADE_PLATFORMD_URL;
+  if (override) return override.replace(/\/+$/, '');
+  const typed = server.trim();
+  let url: URL;
+  try {
+    url = new URL(/^[a-z]+:\/\//i.test(typed) ? typed : `https://${typed}`);
+  } catch {
+    throw new Error(`not a server address: ${typed}`);
+  }
+  const host = url.hostname;
+  if (url.protocol !== 'https:') throw new Error('the DXtrade server must be an https address');
+  if (url.username || url.password) throw new Error('the DXtrade server address must not carry credentials');
+  if (
+    host === 'localhost' ||
+    host.endsWith('.localhost') ||
+    /^[\d.]+$/.test(host) ||
+    host.includes(':') ||
+    host.startsWith('[')
+  )
+    throw new Error('the DXtrade server must be a host name, not an address');
+  if (!host.includes('.')) throw new Error('the DXtrade server must be a full host name');
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}/dxsca-web`.replace(/\/dxsca-web\/dxsca-web$/, '/dxsca-web');
 }
 
 /** Platform A (MetaApi): the provisioning base, and how account hosts are found (see metatrader/hosts.ts). */
@@ -70,6 +106,7 @@ export function realEndpoints(): PlatformEndpoints {
       clientId: env('COPYTRADE_PLATFORMC_CLIENT_ID', ''),
       clientSecret: env('COPYTRADE_PLATFORMC_CLIENT_SECRET', ''),
     },
+    platformd: { baseUrl: (server) => dxBaseUrl(server) },
     platforma: {
       baseUrl: env('COPYTRADE_PLATFORMA_URL', 'https://mt-provisioning-api-v1.agiliumtrade.agiliumtrade.ai'),
       token: env('COPYTRADE_PLATFORMA_TOKEN', ''),

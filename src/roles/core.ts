@@ -27,6 +27,7 @@ import { createBridgeAdapterFactory, withBridgeConnections } from '../platforms/
 import { BridgeHub } from '../platforms/bridge/hub.js';
 import { BridgeTokens } from '../auth/bridge-tokens.js';
 import { createTradeLockerAdapterFactory } from '../platforms/tradelocker/factory.js';
+import { createDxTradeAdapterFactory } from '../platforms/dxtrade/factory.js';
 import type { DemoBrokers } from '../demo/demo-brokers.js';
 import { createWebhooks, type Webhooks } from '../webhooks/compose.js';
 import { createAlerts, startedTogether, type Alerts } from '../alerts/compose.js';
@@ -251,6 +252,12 @@ export async function composeCore(cfg: Config, logger: Logger | false, opts: Cor
     adapters.register(
       createTradeLockerAdapterFactory({
         resolveBaseUrl: (e) => endpoints.platformb.baseUrl(envOf(e)),
+        timeoutMs: cfg.brokerTimeoutMs,
+      }),
+    );
+    adapters.register(
+      createDxTradeAdapterFactory({
+        resolveBaseUrl: (server, e) => endpoints.platformd.baseUrl(server, envOf(e)),
         timeoutMs: cfg.brokerTimeoutMs,
       }),
     );

@@ -9,6 +9,7 @@ import { AlertsPage } from './pages/AlertsPage';
 import { ConnectAWizard } from './pages/ConnectAWizard';
 import { ConnectBridgeWizard } from './pages/ConnectBridgeWizard';
 import { ConnectBWizard } from './pages/ConnectBWizard';
+import { ConnectDWizard } from './pages/ConnectDWizard';
 import { ConnectCWizard } from './pages/ConnectCWizard';
 import { ConnectPage } from './pages/ConnectPage';
 import { DeveloperPage } from './pages/DeveloperPage';
@@ -31,6 +32,7 @@ function Routes({ path }: { path: string }) {
   if (match('/connect', path)) return <ConnectPage />;
   if (match('/connect/platforma', path)) return <ConnectAWizard />;
   if (match('/connect/platformb', path)) return <ConnectBWizard />;
+  if (match('/connect/platformd', path)) return <ConnectDWizard />;
   if (match('/connect/platformc', path)) return <ConnectCWizard />;
   if (match('/connect/metatrader-bridge', path)) return <ConnectBridgeWizard />;
   if (match('/developer', path)) return <DeveloperPage />;

@@ -235,7 +235,7 @@ describe('dashboard actions', { timeout: 120_000 }, () => {
     expect((await v1('GET', `/v1/accounts/${slave.id}`)).status).toBe(404);
   });
 
-  it('in demo mode each wizard shows simulated logins it can connect, and B fills them in', async () => {
+  it('in demo mode each wizard shows simulated logins it can connect, and B and D fill them in', async () => {
     for (const p of ['platforma', 'platformb', 'platformc']) {
       await page.goto(`/connect/${p}`);
       // count() does not wait: poll until the wizard has loaded its demo logins.
@@ -249,5 +249,13 @@ describe('dashboard actions', { timeout: 120_000 }, () => {
     await expect.poll(() => page.getByLabel('Account email').inputValue()).toBe('spare@broker-b.example');
     await expect.poll(() => page.getByLabel('Broker server').inputValue()).toBe('SIMB-Demo');
     await shot(page, 'connect-b-demo');
+    // The DXtrade wizard offers its one spare; Use fills the login form.
+    await page.goto('/connect/platformd');
+    const dx = page.getByTestId('demo-logins');
+    await expect.poll(() => dx.locator('li').count()).toBe(1);
+    await dx.getByRole('button', { name: 'Use' }).click();
+    await page.getByRole('button', { name: 'Next' }).click();
+    await expect.poll(() => page.getByLabel('DXtrade server').inputValue()).toBe('dx.broker-d.example');
+    await expect.poll(() => page.getByLabel('Username').inputValue()).toBe('demo-spare-d-1');
   });
 });

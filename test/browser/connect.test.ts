@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshUser, shot, signIn, startHarness, type Harness } from './harness.js';
 
 /**
- * The three connection wizards in the browser, each through to a connected account, each with a fresh user
+ * The connection wizards in the browser, each through to a connected account, each with a fresh user
  * (the connection routes allow 3 calls per 5 minutes per user). A wizard whose backend routes the service
  * does not serve yet is skipped with a note saying so; it runs as soon as they land.
  */
@@ -76,6 +76,46 @@ describe('connection wizards', { timeout: 120_000 }, () => {
     await page.getByRole('button', { name: 'Find my accounts' }).click();
     await expect(page.getByTestId('retry-wait').textContent()).resolves.toMatch(/\d+:\d\d min|\d+ s/);
     await shot(page, 'connect-limit');
+  });
+
+  it('platform D: environment, DXtrade login with server and domain, pick one of two accounts, connected', async () => {
+    const user = await freshUser(h.svc, 'wizard-d');
+    const group = await h.svc.store.accounts.createGroup(user.id, 'D group');
+    const login = { username: `${user.email}.dx`, domain: 'default', password: 'dx-secret-d' };
+    const accs = [true, false].map((hedging, i) =>
+      h.svc.broker.createAccount({
+        balance: i === 0 ? '3000' : '5200',
+        currency: 'USD',
+        hedging,
+        leverage: 100,
+        meta: { ...login, environment: 'demo' },
+      }),
+    );
+
+    const { page } = await h.newPage();
+    await signIn(page, user.email, user.password);
+    await page.getByRole('link', { name: 'Connect', exact: true }).click();
+    await page.getByRole('link', { name: 'Connect a DXtrade account' }).click();
+    await page.getByRole('heading', { name: 'Connect a DXtrade account' }).waitFor();
+    await page.getByLabel('Demo').check();
+    await page.getByRole('button', { name: 'Next' }).click();
+    await page.getByLabel('DXtrade server').fill('trade.broker-d.example');
+    await page.getByLabel('Username').fill(login.username);
+    await page.getByLabel('Password').fill(login.password);
+    await page.getByRole('button', { name: 'Find my accounts' }).click();
+
+    const choices = page.getByRole('group', { name: /returned 2 accounts/ });
+    await choices.waitFor();
+    const code = `default:${accs[1]!.login}`;
+    await choices.getByLabel(new RegExp(code)).check();
+    await page.getByLabel('Copier group').selectOption({ label: 'D group (no Master yet)' });
+    await shot(page, 'connect-d');
+    await page.getByRole('button', { name: 'Connect this account' }).click();
+    await page.getByTestId('connected').waitFor();
+
+    const mine = await h.svc.store.accounts.list(user.id);
+    expect(mine).toHaveLength(1);
+    expect(mine[0]!).toMatchObject({ platform: 'platformd', brokerAccountNumber: code, groupId: group.id });
   });
 
   it('platform A: search the server, login and trading password, confirm with progress, then assign to a group', async () => {

@@ -15,6 +15,9 @@ const Logins = Type.Object(
       Type.Object({ environment: S, server: S, email: S, password: S, accountNumber: S, balance: S }),
     ),
     platformc: Type.Array(Type.Object({ ctidUser: S, environment: S, accountNumber: S, balance: S })),
+    platformd: Type.Array(
+      Type.Object({ environment: S, server: S, username: S, domain: S, password: S, account: S, balance: S }),
+    ),
   },
   OPEN,
 );

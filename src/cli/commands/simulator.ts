@@ -8,7 +8,7 @@ export function simulatorCommand(program: Command): void {
   program
     .command('simulator')
     .description(
-      'run the simulated brokers (TradeLocker, cTrader and MetaApi front ends over one market) in their own process',
+      'run the simulated brokers (TradeLocker, DXtrade, cTrader and MetaApi front ends over one market) in their own process',
     )
     .option('--data-dir <dir>', 'where the simulator keeps its state', join(DEFAULT_DATA_DIR, 'simulator'))
     .option('--host <host>', 'address to bind (loopback)', '127.0.0.1')
@@ -28,6 +28,7 @@ export function simulatorCommand(program: Command): void {
         [
           `copytrade simulator ${e.pid} is running (state in ${e.dataDir})`,
           `  TradeLocker  ${e.platformb.demoUrl} (demo)  ${e.platformb.liveUrl} (live)`,
+          ...(e.platformd ? [`  DXtrade      ${e.platformd.demoUrl} (demo)  ${e.platformd.liveUrl} (live)`] : []),
           `  cTrader      ${e.platformc.demo.host}:${e.platformc.demo.port} (demo)  :${e.platformc.live.port} (live)  OAuth ${e.platformc.oauthBaseUrl}  CA ${e.platformc.caFile}`,
           `  MetaApi      ${e.platforma.baseUrl} (provisioning; ${Object.keys(e.platforma.hosts ?? {}).length} host names in the endpoints file)`,
           `  endpoints and secrets in ${sim.endpointsFile}`,

@@ -81,6 +81,15 @@ export interface DemoLogins {
     balance: string;
   }>;
   platformc: Array<{ ctidUser: string; environment: string; accountNumber: string; balance: string }>;
+  platformd: Array<{
+    environment: string;
+    server: string;
+    username: string;
+    domain: string;
+    password: string;
+    account: string;
+    balance: string;
+  }>;
 }
 /** Demo mode only; null where the service is not a demo (the route does not exist there). */
 export async function demoLogins(): Promise<DemoLogins | null> {

@@ -16,6 +16,11 @@ export const connectPlatformA = (body: Body<'/api/connect/platforma', 'post'>): 
   must(api.POST('/api/connect/platforma', { body }));
 
 // Platform B: environment + server + email + password; pick one of the returned accounts and verify its number.
+export type PlatformDAccount = Ok<'/api/connect/platformd/discover', 'post'>['accounts'][number];
+export const discoverPlatformD = (body: Body<'/api/connect/platformd/discover', 'post'>) =>
+  must(api.POST('/api/connect/platformd/discover', { body }));
+export const confirmPlatformD = (body: Body<'/api/connect/platformd/confirm', 'post'>): Promise<TestedAccount> =>
+  must(api.POST('/api/connect/platformd/confirm', { body }));
 export type PlatformBAccount = Ok<'/api/connect/platformb/discover', 'post'>['accounts'][number];
 export const discoverPlatformB = (body: Body<'/api/connect/platformb/discover', 'post'>) =>
   must(api.POST('/api/connect/platformb/discover', { body }));

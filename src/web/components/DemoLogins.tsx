@@ -32,9 +32,11 @@ export function DemoLogins<P extends Platform>({
               ? `${x.platform!.toUpperCase()} server ${x.server}, login ${x.login}, trading password ${x.password}`
               : platform === 'platformb'
                 ? `${x.environment} server ${x.server}, email ${x.email}, password ${x.password} (account #${x.accountNumber})`
-                : `on the authorization page sign in as ${x.ctidUser}, then pick account #${x.accountNumber}`;
+                : platform === 'platformd'
+                  ? `${x.environment} server ${x.server}, username ${x.username}, domain ${x.domain}, password ${x.password} (account ${x.account})`
+                  : `on the authorization page sign in as ${x.ctidUser}, then pick account #${x.accountNumber}`;
           return (
-            <li key={x.login ?? x.accountNumber}>
+            <li key={x.login ?? x.accountNumber ?? x.account}>
               <code>{text}</code> <span className="muted small">balance {x.balance}</span>
               {onUse && (
                 <>

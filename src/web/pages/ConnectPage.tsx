@@ -23,6 +23,13 @@ const PLATFORMS = [
     steps: 'Choose Demo or Live, enter the server, email and password; pick the account and verify its number.',
   },
   {
+    to: '/connect/platformd',
+    title: platformName('platformd'),
+    sub: "the broker's DXtrade server, username + password, Demo or Live",
+    steps:
+      "Choose Demo or Live, enter the broker's DXtrade server, your username, domain and password; pick the account.",
+  },
+  {
     to: '/connect/platformc',
     title: platformName('platformc'),
     sub: 'cTrader ID in an authorization window',
