@@ -82,7 +82,10 @@ function resolves(token: string, files: string[], docDir: string): boolean {
   if (NOT_REPOSITORY_FILES.has(path)) return true;
   if (path === 'copytrade/client') return 'exports' in pkg() && './client' in pkg().exports;
   if (path.startsWith('dist/')) return true; // the build's output
-  if (NEW_PLATFORM.test(path)) return siblingsOfNewPlatform(path).some((p) => existsSync(join(ROOT, p)));
+  // Platform D exists since DXtrade: a path of it resolves as itself first, else as the guide's example.
+  const real = existsSync(join(ROOT, path)) || existsSync(join(ROOT, 'src', path));
+  if (NEW_PLATFORM.test(path) && !real)
+    return siblingsOfNewPlatform(path).some((p) => existsSync(join(ROOT, p)) || existsSync(join(ROOT, 'src', p)));
   if (TOP.some((t) => token.startsWith(t))) return existsSync(join(ROOT, path));
   if (existsSync(join(ROOT, 'src', path)) || existsSync(join(ROOT, path))) return true;
   if (!path.includes('/')) return files.some((f) => basename(f) === path);

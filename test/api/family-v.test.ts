@@ -25,7 +25,12 @@ const simPositions = async (accountId: string) => {
   const sim =
     acc.platform === 'sim'
       ? svc.broker.account(acc.brokerAccountId)!
-      : svc.broker.accounts().find((a) => a.login === acc.brokerAccountNumber)!;
+      : svc.broker
+          .accounts()
+          // DXtrade names an account `clearing:login` (the simulator's clearing code, 'default' when none).
+          .find((a) =>
+            [a.login, `${a.meta.clearing ?? 'default'}:${a.login}`].includes(acc.brokerAccountNumber ?? ''),
+          )!;
   return svc.broker.positions(sim.id);
 };
 

@@ -40,6 +40,8 @@ async function interruptedThenRestarted(databaseUrl: string, stopAt: string) {
     DATABASE_URL: databaseUrl,
     COPYTRADE_HEALTH_INTERVAL_MS: '0',
     COPYTRADE_BROKER_TIMEOUT_MS: '2000',
+    // The demo's bridge account is made after the seed, not by it (test/demo/bridge-demo.test.ts covers it).
+    COPYTRADE_DEMO_BRIDGE: '0',
   };
   const cfg = loadConfig({ dataDir, port: '0', demo: true }, env);
   const steps: string[] = [];
