@@ -10,7 +10,10 @@ import type { EventFeed } from '../events/feed.js';
 import type { EventCursors } from '../events/cursor-codec.js';
 import type { WebhookService } from '../webhooks/endpoint-service.js';
 import type { Account } from '../domain/account.js';
-import { notFound } from '../domain/errors.js';
+import type { FastifyRequest } from 'fastify';
+import type { Need, Role } from '../domain/people/roles.js';
+import { accountFor, groupFor } from '../auth/access.js';
+import { userOf } from './plugins/auth.js';
 import type { Platform } from '../domain/types.js';
 import type { CredentialBox } from '../auth/credential-box.js';
 import type { PlatformEndpoints } from '../platforms/endpoints.js';
@@ -64,9 +67,22 @@ export interface ApiDeps {
   demoBrokerLogins?: () => Promise<unknown>;
 }
 
-/** An owned account, optionally of one platform; anything else is the same 404. */
-export async function ownedAccount(deps: ApiDeps, userId: string, id: string, platform?: Platform): Promise<Account> {
-  const a = await deps.store.accounts.owned(userId, id);
-  if (!a || (platform && a.platform !== platform)) throw notFound('account');
-  return a;
-}
+/**
+ * An account the caller may `need` (owned, or shared with a role that allows it: src/api/access.ts), optionally of
+ * one platform; one it may not see is the same 404 as an unknown id, one it sees without the role is 403.
+ */
+export const ownedAccount = (
+  deps: ApiDeps,
+  req: FastifyRequest,
+  id: string,
+  need: Need,
+  platform?: Platform,
+): Promise<Account> => accountFor(deps.store, userOf(req), id, need, platform);
+
+/** A copier group the caller may `need`, with its owner's user id (what the store reads the group by). */
+export const reqGroup = (
+  deps: Pick<ApiDeps, 'store'>,
+  req: FastifyRequest,
+  id: string,
+  need: Need,
+): Promise<{ id: string; ownerId: string; role: Role }> => groupFor(deps.store, userOf(req), id, need);

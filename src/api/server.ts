@@ -42,6 +42,7 @@ import { eventRoutes } from './v1/events.js';
 import { equityRoutes } from './v1/equity.js';
 import { historyRoutes } from './v1/history.js';
 import { sloRoutes } from './v1/slo.js';
+import { sharingRoutes } from './v1/sharing.js';
 import type { RouteOpts } from './v1/route-opts.js';
 import { eventWebhooks, refResolver } from './openapi-events.js';
 import { lazySerializers } from './lazy-serializers.js';
@@ -111,6 +112,7 @@ const V1_MODULES = [
   equityRoutes,
   historyRoutes,
   sloRoutes,
+  sharingRoutes,
 ];
 
 /**

@@ -25,6 +25,7 @@ import { SloRepo } from './repos/slo.js';
 import { RuleRevisionsRepo } from './repos/rule-revisions.js';
 import { ReplayHistoryRepo } from './repos/replay-history.js';
 import { AlertsRepo } from './repos/alerts.js';
+import { AccessGrantsRepo } from './repos/access-grants.js';
 
 /**
  * The store: one object with a repository per concern, on PGlite or PostgreSQL alike. Nothing outside
@@ -61,6 +62,8 @@ export class Store {
   readonly replayHistory: ReplayHistoryRepo;
   /** Built-in alerts: channels, rules and deliveries (docs/alerts.md). */
   readonly alerts: AlertsRepo;
+  /** Roles granted on accounts and groups to other users (docs/people.md). */
+  readonly grants: AccessGrantsRepo;
   private maintenance: EmbeddedMaintenance | null = null;
   private sweep: RecentIntentsSweep | null = null;
 
@@ -90,6 +93,7 @@ export class Store {
     this.revisions = new RuleRevisionsRepo(db, (id) => this.accounts.forgetRule(id));
     this.replayHistory = new ReplayHistoryRepo(db);
     this.alerts = new AlertsRepo(db);
+    this.grants = new AccessGrantsRepo(db);
   }
 
   /** Idempotency-Key records, remembered for `ttlMs` (the API's choice, so a repository per caller). */

@@ -89,6 +89,12 @@ beforeAll(async () => {
   };
   foreign.account_id = master.id;
   foreign.group_id = master.groupId;
+  // A user holding a role on Alice's account (the sharing routes' {user_id}).
+  foreign.user_id = (await svc.deps.auth.createUser('viewer@example.test', 'correct horse battery')).id;
+  await svc.call('POST', `/v1/accounts/${master.id}/grants`, {
+    token: alice.key,
+    body: { user: foreign.user_id, role: 'read_only' },
+  });
   const order = await svc.call('POST', `/v1/accounts/${master.id}/orders`, {
     token: alice.key,
     body: { symbol: 'EURUSD', side: 'buy', volume: 0.1 },
