@@ -18,6 +18,7 @@ import { lazyChildLoggers } from './lazy-child-logger.js';
 import { clientErrorHandler, frameworkErrors } from './framework-errors.js';
 import { tradingAccountRoutes } from './trading-accounts/routes.js';
 import { sessionRoutes } from './app/session.js';
+import { secondFactorRoutes } from './app/second-factor.js';
 import { connectPlatformBRoutes } from './connect/platformb.js';
 import { connectPlatformCRoutes } from './connect/platformc.js';
 import { connectPlatformARoutes } from './connect/platforma.js';
@@ -294,6 +295,7 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
   if (opts.families.includes('r')) {
     await tradingAccountRoutes(app, deps);
     await sessionRoutes(app, deps);
+    await secondFactorRoutes(app, deps);
     await connectPlatformBRoutes(app, deps);
     await connectPlatformCRoutes(app, deps);
     await connectPlatformARoutes(app, deps);

@@ -26,6 +26,7 @@ import { RuleRevisionsRepo } from './repos/rule-revisions.js';
 import { ReplayHistoryRepo } from './repos/replay-history.js';
 import { AlertsRepo } from './repos/alerts.js';
 import { AccessGrantsRepo } from './repos/access-grants.js';
+import { SecondFactorRepo } from './repos/second-factor.js';
 
 /**
  * The store: one object with a repository per concern, on PGlite or PostgreSQL alike. Nothing outside
@@ -64,6 +65,8 @@ export class Store {
   readonly alerts: AlertsRepo;
   /** Roles granted on accounts and groups to other users (docs/people.md). */
   readonly grants: AccessGrantsRepo;
+  /** TOTP factors, recovery codes and one-time tokens (hashes and sealed secrets only). */
+  readonly secondFactor: SecondFactorRepo;
   private maintenance: EmbeddedMaintenance | null = null;
   private sweep: RecentIntentsSweep | null = null;
 
@@ -94,6 +97,7 @@ export class Store {
     this.replayHistory = new ReplayHistoryRepo(db);
     this.alerts = new AlertsRepo(db);
     this.grants = new AccessGrantsRepo(db);
+    this.secondFactor = new SecondFactorRepo(db);
   }
 
   /** Idempotency-Key records, remembered for `ttlMs` (the API's choice, so a repository per caller). */

@@ -10,6 +10,8 @@ export interface UserRow {
   email: string;
   passwordHash: string;
   createdAt: Date;
+  /** A signed-up user who has not verified the email address yet: cannot sign in. */
+  verificationPending: boolean;
 }
 
 export class UsersRepo {
