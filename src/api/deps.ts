@@ -24,6 +24,7 @@ import type { V1Limits } from './plugins/rate-limit.js';
 import type { ReceiptKey } from '../receipts/receipt-key.js';
 import type { AlertChannelService } from '../alerts/channel-service.js';
 import type { DemoInbox } from '../alerts/demo-inbox.js';
+import type { SignUpService } from '../auth/sign-up.js';
 
 /** What the HTTP layer needs from the rest of the service (built in main.ts). */
 export interface ApiDeps {
@@ -54,6 +55,8 @@ export interface ApiDeps {
   webhooks: WebhookService;
   /** Built-in alerts: channels, rules, tests and deliveries (docs/alerts.md). */
   alerts: AlertChannelService;
+  /** Self-service sign-up (off unless the operator turns it on: docs/people.md). */
+  signUp?: SignUpService;
   /** Demo mode without SMTP or a Bot API URL: the in-memory inbox alerts go to (demo only). */
   alertInbox?: DemoInbox;
   /** Gap-free reads of the event outbox (list and live stream). */

@@ -19,6 +19,7 @@ import { clientErrorHandler, frameworkErrors } from './framework-errors.js';
 import { tradingAccountRoutes } from './trading-accounts/routes.js';
 import { sessionRoutes } from './app/session.js';
 import { secondFactorRoutes } from './app/second-factor.js';
+import { signUpRoutes } from './app/sign-up.js';
 import { connectPlatformBRoutes } from './connect/platformb.js';
 import { connectPlatformCRoutes } from './connect/platformc.js';
 import { connectPlatformARoutes } from './connect/platforma.js';
@@ -296,6 +297,7 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
     await tradingAccountRoutes(app, deps);
     await sessionRoutes(app, deps);
     await secondFactorRoutes(app, deps);
+    await signUpRoutes(app, deps);
     await connectPlatformBRoutes(app, deps);
     await connectPlatformCRoutes(app, deps);
     await connectPlatformARoutes(app, deps);

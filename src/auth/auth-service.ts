@@ -39,7 +39,8 @@ const DUMMY_HASH = hashPassword('timing-equaliser');
 export class AuthService {
   private readonly touched = new Map<string, number>();
   private readonly failures: SignInFailuresRepo;
-  private readonly throttle: SignInThrottle | null;
+  /** Sign-in throttling; sign-up counts against it too (docs/people.md). */
+  readonly throttle: SignInThrottle | null;
   private failedSinceSweep = 0;
   private readonly tokenHashes = new SecretHashes(ACCESS_TOKEN_PREFIX);
   private readonly keyHashes = new SecretHashes(API_KEY_PREFIX);
@@ -55,12 +56,16 @@ export class AuthService {
     this.throttle = cfg.signIn ? new SignInThrottle(this.failures, cfg.signIn) : null;
   }
 
-  async createUser(email: string, password: string): Promise<{ id: string; email: string }> {
+  async createUser(
+    email: string,
+    password: string,
+    opts: { verificationPending?: boolean } = {},
+  ): Promise<{ id: string; email: string }> {
     if (!EMAIL.test(email) || email.length > 254)
       throw invalid(`email ${JSON.stringify(email)} is not a valid address`);
     if (password.length < MIN_PASSWORD_LENGTH)
       throw invalid(`password must be at least ${MIN_PASSWORD_LENGTH} characters`);
-    const u = await this.store.users.create(email, await hashPassword(password));
+    const u = await this.store.users.create(email, await hashPassword(password), opts);
     return { id: u.id, email: u.email };
   }
 

@@ -197,7 +197,18 @@ describe('security of every operation in /openapi.json', () => {
         .map((o) => o.operationId)
         .sort(),
       // demoWebhookReceiver: demo mode only (this service runs in it), the demo's own webhook sink (issue 46).
-    ).toEqual(['demoWebhookReceiver', 'getHealth', 'getReadiness', 'oauthCallbackPlatformC', 'signIn']);
+      // The sign-in's second step and sign-up come before any credential exists (docs/people.md).
+    ).toEqual([
+      'demoWebhookReceiver',
+      'getHealth',
+      'getReadiness',
+      'getSignUp',
+      'oauthCallbackPlatformC',
+      'signIn',
+      'signInSecondFactor',
+      'signUp',
+      'verifyEmail',
+    ]);
   });
 
   it('401 without a credential, with the wrong kind of credential and with a revoked one', async () => {

@@ -10,19 +10,55 @@ export function SignInPage() {
   const [password, setPassword] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
+  // Set when the password was right and the second factor is on: the code step answers it.
+  const [challenge, setChallenge] = useState<string | null>(null);
+  const [code, setCode] = useState('');
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     setBusy(true);
     setError(null);
     try {
-      const t = await must(api.POST('/app/sign-in', { body: { email: email.trim(), password } }));
+      const t = challenge
+        ? await must(api.POST('/app/sign-in/second-factor', { body: { challenge, code: code.trim() } }))
+        : await must(api.POST('/app/sign-in', { body: { email: email.trim(), password } }));
+      if ('challenge' in t) {
+        setChallenge(t.challenge);
+        setBusy(false);
+        return;
+      }
       saveSession({ accessToken: t.accessToken, expiresAt: t.expiresAt, userId: t.userId, email: email.trim() });
     } catch (err) {
-      setError(err instanceof ApiError && err.status === 401 ? new Error('Wrong email or password.') : err);
+      const wrong = challenge ? 'Wrong or used code.' : 'Wrong email or password.';
+      setError(err instanceof ApiError && err.status === 401 ? new Error(err.message || wrong) : err);
       setBusy(false);
     }
   };
+
+  if (challenge)
+    return (
+      <main className="signin" id="main">
+        <form className="card" onSubmit={(e) => void submit(e)} aria-labelledby="code-title">
+          <h1 id="code-title">Second factor</h1>
+          <p className="muted">Type the 6-digit code your authenticator app shows, or one of your recovery codes.</p>
+          <label>
+            Code
+            <input
+              name="code"
+              autoComplete="one-time-code"
+              inputMode="text"
+              required
+              value={code}
+              onChange={(e) => setCode(e.target.value)}
+            />
+          </label>
+          <Alert error={error} />
+          <button type="submit" className="btn btn-primary" disabled={busy}>
+            {busy ? 'Checking…' : 'Sign in'}
+          </button>
+        </form>
+      </main>
+    );
 
   return (
     <main className="signin" id="main">
