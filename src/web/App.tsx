@@ -15,7 +15,9 @@ import { GroupsPage } from './pages/GroupsPage';
 import { HistoryPage } from './pages/HistoryPage';
 import { NotFoundPage } from './pages/NotFoundPage';
 import { ServiceLevelsPage } from './pages/ServiceLevelsPage';
+import { SecurityPage } from './pages/SecurityPage';
 import { SignInPage } from './pages/SignInPage';
+import { VerifyEmailPage } from './pages/SignUpPage';
 import { TradesPage } from './pages/TradesPage';
 
 function Routes({ path }: { path: string }) {
@@ -32,6 +34,7 @@ function Routes({ path }: { path: string }) {
   if (match('/connect/platformb', path)) return <ConnectBWizard />;
   if (match('/connect/platformc', path)) return <ConnectCWizard />;
   if (match('/developer', path)) return <DeveloperPage />;
+  if (match('/security', path)) return <SecurityPage />;
   return <NotFoundPage />;
 }
 
@@ -47,7 +50,7 @@ export function App() {
     document.title = `${title.charAt(0).toUpperCase()}${title.slice(1).replace('-', ' ')} · copytrade`;
   }, [path]);
 
-  if (!session) return <SignInPage />;
+  if (!session) return path.startsWith('/verify-email') ? <VerifyEmailPage /> : <SignInPage />;
   return (
     <LiveProvider key={session.accessToken}>
       <Layout session={session}>

@@ -3,6 +3,8 @@ import { api, must } from '../api/client';
 import { ApiError } from '../api/errors';
 import { Alert } from '../components/Alert';
 import { saveSession } from '../lib/session';
+import { useQuery } from '../hooks/useQuery';
+import { SignUpForm } from './SignUpPage';
 
 /** Sign in with email and password; the access token lives in sessionStorage for this tab only. */
 export function SignInPage() {
@@ -13,6 +15,8 @@ export function SignInPage() {
   // Set when the password was right and the second factor is on: the code step answers it.
   const [challenge, setChallenge] = useState<string | null>(null);
   const [code, setCode] = useState('');
+  const [signingUp, setSigningUp] = useState(false);
+  const signUp = useQuery(async () => (await must(api.GET('/app/sign-up'))).enabled, []);
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -35,6 +39,7 @@ export function SignInPage() {
     }
   };
 
+  if (signingUp) return <SignUpForm onBack={() => setSigningUp(false)} />;
   if (challenge)
     return (
       <main className="signin" id="main">
@@ -93,6 +98,11 @@ export function SignInPage() {
         <button type="submit" className="btn btn-primary" disabled={busy}>
           {busy ? 'Signing in…' : 'Sign in'}
         </button>
+        {signUp.data === true && (
+          <button type="button" className="btn btn-small" onClick={() => setSigningUp(true)}>
+            Create an account
+          </button>
+        )}
         <p className="muted small">
           Demo mode: the credentials are in <code>demo-credentials.json</code> in the data directory.
         </p>
