@@ -33,8 +33,10 @@ export function SignInPage() {
       }
       saveSession({ accessToken: t.accessToken, expiresAt: t.expiresAt, userId: t.userId, email: email.trim() });
     } catch (err) {
-      const wrong = challenge ? 'Wrong or used code.' : 'Wrong email or password.';
-      setError(err instanceof ApiError && err.status === 401 ? new Error(err.message || wrong) : err);
+      // The server's words only where they help (an unverified address); a wrong password stays one message.
+      const said = err instanceof Error && /verify/i.test(err.message) ? err.message : null;
+      const wrong = said ?? (challenge ? 'Wrong or used code.' : 'Wrong email or password.');
+      setError(err instanceof ApiError && err.status === 401 ? new Error(wrong) : err);
       setBusy(false);
     }
   };
