@@ -3,6 +3,7 @@ import { AppError } from '../domain/errors.js';
 import type { Store } from '../store/store.js';
 import { BridgeTokens } from '../auth/bridge-tokens.js';
 import { receiptOps } from './receipt-ops.js';
+import { peopleOps } from './people-ops.js';
 
 /**
  * The operator's commands (users, tokens, API keys), as named operations over the store. The CLI runs them
@@ -66,6 +67,7 @@ export const adminOps: Record<string, AdminOp> = {
     return { id, revoked: true };
   },
   ...receiptOps,
+  ...peopleOps,
   migrate: async ({ store }) => ({ ok: true, store: store.database.kind, location: store.database.location }),
   'users.create': async ({ auth }, a) => auth.createUser(str(a, 'email'), str(a, 'password')),
   'tokens.create': async ({ store, auth }, a) => {

@@ -33,7 +33,12 @@ export class EmailSender implements ChannelSender {
       : null;
   }
 
-  async send(ch: AlertChannelRow, msg: AlertMessage): Promise<SendResult> {
+  send(ch: AlertChannelRow, msg: AlertMessage): Promise<SendResult> {
+    return this.sendTo(ch.emailTo ?? '', msg);
+  }
+
+  /** One message to one address (a channel's, or a sign-up's verification email: docs/people.md). */
+  async sendTo(to: string, msg: AlertMessage): Promise<SendResult> {
     const started = Date.now();
     if (!this.transport || !this.smtp)
       return {
@@ -48,7 +53,7 @@ export class EmailSender implements ChannelSender {
     try {
       const info = (await this.transport.sendMail({
         from: this.smtp.from,
-        to: ch.emailTo ?? '',
+        to,
         subject: msg.subject,
         text: msg.text,
       })) as { response?: string; rejected?: unknown[] };

@@ -10,7 +10,10 @@ import type { EventFeed } from '../events/feed.js';
 import type { EventCursors } from '../events/cursor-codec.js';
 import type { WebhookService } from '../webhooks/endpoint-service.js';
 import type { Account } from '../domain/account.js';
-import { notFound } from '../domain/errors.js';
+import type { FastifyRequest } from 'fastify';
+import type { Need, Role } from '../domain/people/roles.js';
+import { accountFor, groupFor } from '../auth/access.js';
+import { userOf } from './plugins/auth.js';
 import type { Platform } from '../domain/types.js';
 import type { CredentialBox } from '../auth/credential-box.js';
 import type { PlatformEndpoints } from '../platforms/endpoints.js';
@@ -21,6 +24,7 @@ import type { V1Limits } from './plugins/rate-limit.js';
 import type { ReceiptKey } from '../receipts/receipt-key.js';
 import type { AlertChannelService } from '../alerts/channel-service.js';
 import type { DemoInbox } from '../alerts/demo-inbox.js';
+import type { SignUpService } from '../auth/sign-up.js';
 
 /** What the HTTP layer needs from the rest of the service (built in main.ts). */
 export interface ApiDeps {
@@ -51,6 +55,8 @@ export interface ApiDeps {
   webhooks: WebhookService;
   /** Built-in alerts: channels, rules, tests and deliveries (docs/alerts.md). */
   alerts: AlertChannelService;
+  /** Self-service sign-up (off unless the operator turns it on: docs/people.md). */
+  signUp?: SignUpService;
   /** Demo mode without SMTP or a Bot API URL: the in-memory inbox alerts go to (demo only). */
   alertInbox?: DemoInbox;
   /** Gap-free reads of the event outbox (list and live stream). */
@@ -64,9 +70,22 @@ export interface ApiDeps {
   demoBrokerLogins?: () => Promise<unknown>;
 }
 
-/** An owned account, optionally of one platform; anything else is the same 404. */
-export async function ownedAccount(deps: ApiDeps, userId: string, id: string, platform?: Platform): Promise<Account> {
-  const a = await deps.store.accounts.owned(userId, id);
-  if (!a || (platform && a.platform !== platform)) throw notFound('account');
-  return a;
-}
+/**
+ * An account the caller may `need` (owned, or shared with a role that allows it: src/api/access.ts), optionally of
+ * one platform; one it may not see is the same 404 as an unknown id, one it sees without the role is 403.
+ */
+export const ownedAccount = (
+  deps: ApiDeps,
+  req: FastifyRequest,
+  id: string,
+  need: Need,
+  platform?: Platform,
+): Promise<Account> => accountFor(deps.store, userOf(req), id, need, platform);
+
+/** A copier group the caller may `need`, with its owner's user id (what the store reads the group by). */
+export const reqGroup = (
+  deps: Pick<ApiDeps, 'store'>,
+  req: FastifyRequest,
+  id: string,
+  need: Need,
+): Promise<{ id: string; ownerId: string; role: Role }> => groupFor(deps.store, userOf(req), id, need);

@@ -6,6 +6,7 @@ import { isStoreUnavailable, storeUnavailable, unavailableReason } from '../stor
 export const STATUS: Record<ErrorCode, number> = {
   invalid_request: 400,
   unauthorized: 401,
+  forbidden: 403,
   not_found: 404,
   conflict: 409,
   write_outcome_unknown: 409,

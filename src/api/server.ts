@@ -18,6 +18,8 @@ import { lazyChildLoggers } from './lazy-child-logger.js';
 import { clientErrorHandler, frameworkErrors } from './framework-errors.js';
 import { tradingAccountRoutes } from './trading-accounts/routes.js';
 import { sessionRoutes } from './app/session.js';
+import { secondFactorRoutes } from './app/second-factor.js';
+import { signUpRoutes } from './app/sign-up.js';
 import { connectPlatformBRoutes } from './connect/platformb.js';
 import { connectPlatformDRoutes } from './connect/platformd.js';
 import { connectPlatformCRoutes } from './connect/platformc.js';
@@ -43,6 +45,7 @@ import { eventRoutes } from './v1/events.js';
 import { equityRoutes } from './v1/equity.js';
 import { historyRoutes } from './v1/history.js';
 import { sloRoutes } from './v1/slo.js';
+import { sharingRoutes } from './v1/sharing.js';
 import type { RouteOpts } from './v1/route-opts.js';
 import { eventWebhooks, refResolver } from './openapi-events.js';
 import { lazySerializers } from './lazy-serializers.js';
@@ -112,6 +115,7 @@ const V1_MODULES = [
   equityRoutes,
   historyRoutes,
   sloRoutes,
+  sharingRoutes,
 ];
 
 /**
@@ -293,6 +297,8 @@ export async function buildServer(deps: ApiDeps, opts: ServerOptions): Promise<F
   if (opts.families.includes('r')) {
     await tradingAccountRoutes(app, deps);
     await sessionRoutes(app, deps);
+    await secondFactorRoutes(app, deps);
+    await signUpRoutes(app, deps);
     await connectPlatformBRoutes(app, deps);
     await connectPlatformDRoutes(app, deps);
     await connectPlatformCRoutes(app, deps);

@@ -6,6 +6,7 @@ import { SecretHashes } from './secret-hashes.js';
 import { clearAccountFailures, SignInThrottle, type SignInLimits } from './sign-in-throttle.js';
 import { SignInFailuresRepo } from '../store/repos/sign-in-failures.js';
 import { ACCESS_TOKEN_PREFIX, API_KEY_PREFIX, displayPrefix, generateSecret, hashSecret } from './secrets.js';
+import { signInChallenge, type SecondFactorService, type SignInResult } from './second-factor.js';
 
 export interface AuthConfig {
   /** Sign-in throttling; absent (the CLI) = none. */
@@ -16,6 +17,8 @@ export interface AuthConfig {
   apiKeyOverlapSec: number;
   /** Clock in ms for the lifetimes of access tokens and rotated API keys; Date.now when omitted. */
   clock?: () => number;
+  /** Checks second-factor codes; absent (the CLI) = sign-in never asks for one. */
+  secondFactor?: SecondFactorService;
 }
 
 export interface Principal {
@@ -36,25 +39,33 @@ const DUMMY_HASH = hashPassword('timing-equaliser');
 export class AuthService {
   private readonly touched = new Map<string, number>();
   private readonly failures: SignInFailuresRepo;
-  private readonly throttle: SignInThrottle | null;
+  /** Sign-in throttling; sign-up counts against it too (docs/people.md). */
+  readonly throttle: SignInThrottle | null;
   private failedSinceSweep = 0;
   private readonly tokenHashes = new SecretHashes(ACCESS_TOKEN_PREFIX);
   private readonly keyHashes = new SecretHashes(API_KEY_PREFIX);
+  /** The TOTP factor (the dashboard's routes enrol and disable with it); null where sign-in never asks (CLI). */
+  readonly secondFactor: SecondFactorService | null;
 
   constructor(
     private readonly store: Store,
     private readonly cfg: AuthConfig,
   ) {
+    this.secondFactor = cfg.secondFactor ?? null;
     this.failures = new SignInFailuresRepo(store.database.db);
     this.throttle = cfg.signIn ? new SignInThrottle(this.failures, cfg.signIn) : null;
   }
 
-  async createUser(email: string, password: string): Promise<{ id: string; email: string }> {
+  async createUser(
+    email: string,
+    password: string,
+    opts: { verificationPending?: boolean } = {},
+  ): Promise<{ id: string; email: string }> {
     if (!EMAIL.test(email) || email.length > 254)
       throw invalid(`email ${JSON.stringify(email)} is not a valid address`);
     if (password.length < MIN_PASSWORD_LENGTH)
       throw invalid(`password must be at least ${MIN_PASSWORD_LENGTH} characters`);
-    const u = await this.store.users.create(email, await hashPassword(password));
+    const u = await this.store.users.create(email, await hashPassword(password), opts);
     return { id: u.id, email: u.email };
   }
 
@@ -62,11 +73,7 @@ export class AuthService {
    * `from` is the client's address. While the account or the address must wait after failed tries, the answer
    * is 429 before the password is checked; a wrong password of an existing account is an event its owner sees.
    */
-  async signIn(
-    email: string,
-    password: string,
-    from?: string,
-  ): Promise<{ accessToken: string; tokenId: string; expiresAt: Date; userId: string }> {
+  async signIn(email: string, password: string, from?: string): Promise<SignInResult> {
     await this.throttle?.check(email, from);
     const user = await this.store.users.byEmail(email);
     const ok = user
@@ -76,7 +83,35 @@ export class AuthService {
       await this.failedAttempt(email, from, user?.id ?? null, 'sign_in');
       throw new AppError('unauthorized', 'email or password is wrong');
     }
+    // Told only to whoever knew the password: before that, an unverified account looks like any other.
+    if (user.verificationPending)
+      throw new AppError('unauthorized', 'verify your email address first: follow the link we sent you');
+    if (await this.cfg.secondFactor?.required(user.id)) return signInChallenge(this.store, user.id, this.now());
     await this.throttle?.succeeded(email, from);
+    return { ...(await this.issueToken(user.id)), userId: user.id };
+  }
+
+  /**
+   * The second step: the challenge of a right password and a code (TOTP or recovery). A wrong code counts like
+   * a failed sign-in of the account and the address; the challenge stays good until it expires or succeeds.
+   */
+  async completeSignIn(
+    challenge: string,
+    code: string,
+    from?: string,
+  ): Promise<{ accessToken: string; tokenId: string; expiresAt: Date; userId: string }> {
+    const hash = hashSecret(challenge);
+    const expired = new AppError('unauthorized', 'the sign-in expired or was used: sign in with your password again');
+    const userId = await this.store.secondFactor.tokenUser('sign_in_second_factor', hash, this.now(), false);
+    const user = userId ? await this.store.users.byId(userId) : null;
+    if (!user || !this.cfg.secondFactor) throw expired;
+    await this.throttle?.check(user.email, from);
+    if (!(await this.cfg.secondFactor.verify(user.id, code))) {
+      await this.failedAttempt(user.email, from, user.id, 'second_factor');
+      throw new AppError('unauthorized', 'the code is wrong or was used already');
+    }
+    if (!(await this.store.secondFactor.tokenUser('sign_in_second_factor', hash, this.now(), true))) throw expired;
+    await this.throttle?.succeeded(user.email, from);
     return { ...(await this.issueToken(user.id)), userId: user.id };
   }
 
@@ -84,7 +119,7 @@ export class AuthService {
     email: string,
     from: string | undefined,
     userId: string | null,
-    attempt: 'sign_in' | 'password_change',
+    attempt: 'sign_in' | 'password_change' | 'second_factor',
   ): Promise<void> {
     const counted = await this.throttle?.failed(email, from);
     // Rows of sprayed addresses and emails would pile up: an occasional sweep drops those whose window is over.

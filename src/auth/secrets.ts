@@ -7,6 +7,9 @@ import { createHash, randomBytes } from 'node:crypto';
  */
 export const ACCESS_TOKEN_PREFIX = 'ctat_';
 export const API_KEY_PREFIX = 'ctk_';
+/** The password step of a sign-in waiting for its second factor; and an email verification link's token. */
+export const CHALLENGE_PREFIX = 'ctch_';
+export const VERIFY_PREFIX = 'ctev_';
 
 export function generateSecret(prefix: string): string {
   const body = randomBytes(32).toString('base64url');

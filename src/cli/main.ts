@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { adminCommands } from './commands/admin.js';
+import { peopleCommands } from './commands/people.js';
 import { alertCommands } from './commands/alerts.js';
 import { receiptCommands } from './commands/receipts.js';
 import { accountCommands } from './commands/accounts.js';
@@ -30,6 +31,7 @@ export function buildCli(): Command {
     simulatorCommand,
     doctorCommand,
     adminCommands,
+    peopleCommands,
     receiptCommands,
     accountCommands,
     orderCommands,

@@ -493,6 +493,77 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/app/second-factor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Whether the second factor is on */
+        get: operations["getSecondFactor"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/second-factor/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Turn the factor on with the first code; the answer holds ten recovery codes, shown this once */
+        post: operations["confirmSecondFactor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/second-factor/disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Turn the factor off with a code (or a recovery code); the secret and recovery codes are deleted */
+        post: operations["disableSecondFactor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/second-factor/enrol": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start enrolment: a TOTP secret and its otpauth URI for the authenticator app (shown once)
+         * @description The factor is not on until a first code confirms it. 409 while it is on.
+         */
+        post: operations["enrolSecondFactor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/app/sign-in": {
         parameters: {
             query?: never;
@@ -502,8 +573,31 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Exchange email and password for an access token (family R and the dashboard) */
+        /**
+         * Exchange email and password for an access token (family R and the dashboard)
+         * @description With a second factor on (docs/people.md) the answer carries no token but `secondFactorRequired` and a `challenge`: send it with a code to POST /app/sign-in/second-factor within 5 minutes.
+         */
         post: operations["signIn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/sign-in/second-factor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Answer a sign-in's challenge with a code: the access token
+         * @description A wrong code counts like a wrong password (the same growing waits per account and address, 429 with Retry-After). A recovery code works once.
+         */
+        post: operations["signInSecondFactor"];
         delete?: never;
         options?: never;
         head?: never;
@@ -521,6 +615,44 @@ export interface paths {
         put?: never;
         /** Revoke the access token this request carries */
         post: operations["signOut"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/sign-up": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Whether this server takes sign-ups (the dashboard shows its sign-up form when it does) */
+        get: operations["getSignUp"];
+        put?: never;
+        /**
+         * Create an account; a verification link goes to the email address, and sign-in waits for it
+         * @description The same 202 whether or not the address already has an account. Counted like a failed sign-in of the address and the email (429 with Retry-After after a few). 404 when sign-up is off.
+         */
+        post: operations["signUp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/verify-email": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Follow a sign-up's verification link: the account may sign in from now on (the link works once) */
+        post: operations["verifyEmail"];
         delete?: never;
         options?: never;
         head?: never;
@@ -680,6 +812,44 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/accounts/{account_id}/grants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Who else holds a role on this account (owners only) */
+        get: operations["listAccountGrants"];
+        put?: never;
+        /**
+         * Give another user a role on this account (owners only); a second grant replaces the role
+         * @description A role on a group covers its accounts too. 404 when no user has that email or id (they sign up, or the operator creates them, first).
+         */
+        post: operations["grantAccountRole"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/accounts/{account_id}/grants/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Take a user's role on this account away (owners only) */
+        delete: operations["revokeAccountRole"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1173,6 +1343,44 @@ export interface paths {
         patch: operations["renameCopierGroup"];
         trace?: never;
     };
+    "/v1/copier-groups/{group_id}/grants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Who else holds a role on this group (owners only) */
+        get: operations["listGroupGrants"];
+        put?: never;
+        /**
+         * Give another user a role on this group (owners only); a second grant replaces the role
+         * @description A role on a group covers its accounts too. 404 when no user has that email or id (they sign up, or the operator creates them, first).
+         */
+        post: operations["grantGroupRole"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/copier-groups/{group_id}/grants/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Take a user's role on this group away (owners only) */
+        delete: operations["revokeGroupRole"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/copier-groups/{group_id}/history/stats": {
         parameters: {
             query?: never;
@@ -1451,6 +1659,23 @@ export interface paths {
         };
         /** The caller's recorded requests, newest first */
         get: operations["listRequestRecords"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/shared-with-me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Accounts and copier groups other users shared with the caller, with the role on each */
+        get: operations["listSharedWithMe"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2866,14 +3091,14 @@ export interface components {
         };
         /**
          * Event.user.sign_in_failed
-         * @description A wrong password was given for the user's account (sign-in, or the current password of a password change). retryAfterSec: how long the account's next try must now wait (null = no wait yet).
+         * @description A wrong password was given for the user's account (sign-in, or the current password of a password change), or a wrong second-factor code after a right password (attempt second_factor). retryAfterSec: how long the account's next try must now wait (null = no wait yet).
          */
         UserSignInFailedEvent: {
             /** @description the account the event is about; null for user-level events */
             accountId: string | null;
             /** @description sign-in failed */
             data: {
-                attempt: "sign_in" | "password_change";
+                attempt: "sign_in" | "password_change" | "second_factor";
                 clientAddress: string | null;
                 failures: number | null;
                 retryAfterSec: number | null;
@@ -8843,6 +9068,729 @@ export interface operations {
             };
         };
     };
+    getSecondFactor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        enabled: boolean;
+                        /** @description enrolled, waiting for the first code */
+                        pending: boolean;
+                        recoveryCodesLeft: number;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    confirmSecondFactor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the 6 digits the authenticator app shows now, or an unused recovery code */
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        recoveryCodes: string[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is larger than the limit (code payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    disableSecondFactor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the 6 digits the authenticator app shows now, or an unused recovery code */
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is larger than the limit (code payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    enrolSecondFactor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        otpauthUri: string;
+                        /** @description base32 */
+                        secret: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is larger than the limit (code payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
     signIn: {
         parameters: {
             query?: never;
@@ -8871,6 +9819,13 @@ export interface operations {
                         expiresAt: string;
                         /** @enum {string} */
                         tokenType: "Bearer";
+                        userId: string;
+                    } | {
+                        /** @description single use; answer it with a code */
+                        challenge: string;
+                        expiresAt: string;
+                        /** @enum {boolean} */
+                        secondFactorRequired: true;
                         userId: string;
                     };
                 };
@@ -9025,6 +9980,187 @@ export interface operations {
             };
         };
     };
+    signInSecondFactor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    challenge: string;
+                    /** @description the 6 digits the authenticator app shows now, or an unused recovery code */
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description shown once; store it safely */
+                        accessToken: string;
+                        expiresAt: string;
+                        /** @enum {string} */
+                        tokenType: "Bearer";
+                        userId: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is larger than the limit (code payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
     signOut: {
         parameters: {
             query?: never;
@@ -9040,6 +10176,508 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is larger than the limit (code payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    getSignUp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        enabled: boolean;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    signUp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    email: string;
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "verification_sent";
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is larger than the limit (code payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description a broker or the worker did not answer (code upstream_unavailable); or the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    verifyEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        email: string;
+                        /** @enum {boolean} */
+                        verified: true;
+                    };
+                };
             };
             /** @description Default Response */
             400: {
@@ -9880,6 +11518,36 @@ export interface operations {
                 };
             };
             /** @description Default Response */
+            403: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
             404: {
                 headers: {
                     /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
@@ -10252,6 +11920,36 @@ export interface operations {
             /** @description Default Response */
             401: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11228,6 +12926,36 @@ export interface operations {
                 };
             };
             /** @description Default Response */
+            403: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
             404: {
                 headers: {
                     /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
@@ -11716,6 +13444,36 @@ export interface operations {
             /** @description Default Response */
             401: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12239,6 +13997,1076 @@ export interface operations {
             /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
             503: {
                 headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    listAccountGrants: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                account_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        grants: {
+                            createdAt: string;
+                            email: string;
+                            resourceId: string;
+                            resourceKind: "account" | "group";
+                            /** @description owner: everything; trader: reads and trading; read_only: positions, history, reports */
+                            role: "owner" | "trader" | "read_only";
+                            userId: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    grantAccountRole: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description any string the client chooses (a UUID, say), scoped to the caller and kept 24 h: the same key with the same method, path and body returns the first answer again (Idempotent-Replayed: true) instead of acting twice; with another request it is a 422 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                account_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description owner: everything; trader: reads and trading; read_only: positions, history, reports */
+                    role: "owner" | "trader" | "read_only";
+                    /** @description the email address or user id of who gets it */
+                    user: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A role another user holds on an account or a copier group (docs/people.md) */
+            200: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        createdAt: string;
+                        email: string;
+                        resourceId: string;
+                        resourceKind: "account" | "group";
+                        /** @description owner: everything; trader: reads and trading; read_only: positions, history, reports */
+                        role: "owner" | "trader" | "read_only";
+                        userId: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description a request with this Idempotency-Key is still running (code idempotency_key_in_flight): retry after Retry-After */
+            409: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is larger than the limit (code payload_too_large) */
+            413: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description this Idempotency-Key was used for a different request: method, path or body (code idempotency_key_reused) */
+            422: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    revokeAccountRole: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description any string the client chooses (a UUID, say), scoped to the caller and kept 24 h: the same key with the same method, path and body returns the first answer again (Idempotent-Replayed: true) instead of acting twice; with another request it is a 422 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                account_id: string;
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            204: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description a request with this Idempotency-Key is still running (code idempotency_key_in_flight): retry after Retry-After */
+            409: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is larger than the limit (code payload_too_large) */
+            413: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description this Idempotency-Key was used for a different request: method, path or body (code idempotency_key_reused) */
+            422: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     /**
                      * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
                      * @example "writes";r=59;t=1
@@ -13680,6 +16508,36 @@ export interface operations {
                 };
             };
             /** @description Default Response */
+            403: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
             404: {
                 headers: {
                     /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
@@ -14075,6 +16933,36 @@ export interface operations {
             /** @description Default Response */
             401: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14607,6 +17495,36 @@ export interface operations {
                 };
             };
             /** @description Default Response */
+            403: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
             404: {
                 headers: {
                     /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
@@ -14972,6 +17890,36 @@ export interface operations {
             /** @description Default Response */
             401: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15683,6 +18631,36 @@ export interface operations {
                 };
             };
             /** @description Default Response */
+            403: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
             404: {
                 headers: {
                     /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
@@ -16065,6 +19043,36 @@ export interface operations {
             /** @description Default Response */
             401: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -17341,6 +20349,36 @@ export interface operations {
                 };
             };
             /** @description Default Response */
+            403: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
             404: {
                 headers: {
                     /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
@@ -17706,6 +20744,36 @@ export interface operations {
             /** @description Default Response */
             401: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -18391,6 +21459,36 @@ export interface operations {
                 };
             };
             /** @description Default Response */
+            403: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
             404: {
                 headers: {
                     /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
@@ -18950,6 +22048,36 @@ export interface operations {
             /** @description Default Response */
             401: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -19767,6 +22895,36 @@ export interface operations {
                 };
             };
             /** @description Default Response */
+            403: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
             404: {
                 headers: {
                     /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
@@ -20378,6 +23536,36 @@ export interface operations {
             /** @description Default Response */
             401: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -25125,6 +28313,36 @@ export interface operations {
                 };
             };
             /** @description Default Response */
+            403: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
             404: {
                 headers: {
                     /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
@@ -25601,6 +28819,1106 @@ export interface operations {
             /** @description Default Response */
             401: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description a request with this Idempotency-Key is still running (code idempotency_key_in_flight): retry after Retry-After */
+            409: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is larger than the limit (code payload_too_large) */
+            413: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description this Idempotency-Key was used for a different request: method, path or body (code idempotency_key_reused) */
+            422: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    listGroupGrants: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                group_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        grants: {
+                            createdAt: string;
+                            email: string;
+                            resourceId: string;
+                            resourceKind: "account" | "group";
+                            /** @description owner: everything; trader: reads and trading; read_only: positions, history, reports */
+                            role: "owner" | "trader" | "read_only";
+                            userId: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    grantGroupRole: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description any string the client chooses (a UUID, say), scoped to the caller and kept 24 h: the same key with the same method, path and body returns the first answer again (Idempotent-Replayed: true) instead of acting twice; with another request it is a 422 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                group_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description owner: everything; trader: reads and trading; read_only: positions, history, reports */
+                    role: "owner" | "trader" | "read_only";
+                    /** @description the email address or user id of who gets it */
+                    user: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A role another user holds on an account or a copier group (docs/people.md) */
+            200: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        createdAt: string;
+                        email: string;
+                        resourceId: string;
+                        resourceKind: "account" | "group";
+                        /** @description owner: everything; trader: reads and trading; read_only: positions, history, reports */
+                        role: "owner" | "trader" | "read_only";
+                        userId: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description a request with this Idempotency-Key is still running (code idempotency_key_in_flight): retry after Retry-After */
+            409: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is larger than the limit (code payload_too_large) */
+            413: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description a path parameter is longer than any id can be (code uri_too_long) */
+            414: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body is not application/json (code unsupported_media_type) */
+            415: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description this Idempotency-Key was used for a different request: method, path or body (code idempotency_key_reused) */
+            422: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    revokeGroupRole: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description any string the client chooses (a UUID, say), scoped to the caller and kept 24 h: the same key with the same method, path and body returns the first answer again (Idempotent-Replayed: true) instead of acting twice; with another request it is a 422 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                group_id: string;
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            204: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -26553,6 +30871,36 @@ export interface operations {
                 };
             };
             /** @description Default Response */
+            403: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
             404: {
                 headers: {
                     /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
@@ -27039,6 +31387,36 @@ export interface operations {
                 };
             };
             /** @description Default Response */
+            403: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
             404: {
                 headers: {
                     /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
@@ -27509,6 +31887,36 @@ export interface operations {
             /** @description Default Response */
             401: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -28178,6 +32586,36 @@ export interface operations {
             /** @description Default Response */
             401: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -28995,6 +33433,36 @@ export interface operations {
                 };
             };
             /** @description Default Response */
+            403: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
             404: {
                 headers: {
                     /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
@@ -29779,6 +34247,36 @@ export interface operations {
             /** @description Default Response */
             401: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    /** @description true when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -31862,6 +36360,239 @@ export interface operations {
                             response: unknown;
                             route: string;
                             status: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (code rate_limited): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds until the next request of this class is served */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the service cannot reach its store right now (code store_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description machine-readable error code */
+                        code: string;
+                        /** @description what went wrong, for a person */
+                        error: string;
+                        /** @description id of this request; also in the x-request-id header */
+                        requestId: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    listSharedWithMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /**
+                     * @description where the caller stands: r = requests left now, t = seconds until the bucket is full again (it refills evenly over the window)
+                     * @example "writes";r=59;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description the quota policy of this request's class (draft-ietf-httpapi-ratelimit-headers): "writes" or "reads", q = requests per window, w = window in seconds; the numbers are our choice (open point 14), a key may have dedicated ones
+                     * @example "writes";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        shared: {
+                            createdAt: string;
+                            email: string;
+                            /** @description the account's or group's name */
+                            name: string;
+                            ownerEmail: string;
+                            resourceId: string;
+                            resourceKind: "account" | "group";
+                            /** @description owner: everything; trader: reads and trading; read_only: positions, history, reports */
+                            role: "owner" | "trader" | "read_only";
+                            userId: string;
                         }[];
                     };
                 };

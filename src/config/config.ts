@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { loadSignUpConfig, type SignUpConfig } from './sign-up-config.js';
 import { dirname, join, resolve } from 'node:path';
 import type { SignInLimits } from '../auth/sign-in-throttle.js';
 import { loadWebhookConfig, type WebhookConfig } from './webhooks-config.js';
@@ -48,6 +49,8 @@ export interface Config {
   webhooks: WebhookConfig;
   /** Built-in alerts: SMTP, the Bot API, windows and retries (docs/alerts.md). */
   alerts: AlertsConfig;
+  /** Self-service sign-up with email verification (COPYTRADE_SIGN_UP, off by default; docs/people.md). */
+  signUp: SignUpConfig;
   quotas: QuotaConfig;
   /** Family V rate limits per API key (per user on the dashboard): requests per window; 0 = not limited. */
   v1Limits: { writes: number; reads: number; windowSec: number };
@@ -145,6 +148,7 @@ export function loadConfig(
     heldSlavesMaxAgeMs: int(env.COPYTRADE_HELD_SLAVES_MAX_AGE_MS, 'COPYTRADE_HELD_SLAVES_MAX_AGE_MS', 1000),
     webhooks: loadWebhookConfig(env),
     alerts: loadAlertsConfig(env),
+    signUp: loadSignUpConfig(env, loadAlertsConfig(env)),
     quotas: loadQuotaConfig(env),
     v1Limits: {
       writes: int(env.COPYTRADE_V1_WRITES_PER_WINDOW, 'COPYTRADE_V1_WRITES_PER_WINDOW', 60),

@@ -4,6 +4,8 @@
 export type ErrorCode =
   | 'invalid_request'
   | 'unauthorized'
+  /** The caller may see the thing but its role does not allow this change (docs/people.md). */
+  | 'forbidden'
   /** A broker (or its upstream) refused the broker credentials; never the caller's own credential (that is unauthorized). */
   | 'broker_auth_failed'
   | 'not_found'

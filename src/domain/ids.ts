@@ -17,7 +17,8 @@ export type IdPrefix =
   | 'act'
   | 'btk'
   | 'alc'
-  | 'ald';
+  | 'ald'
+  | 'agr';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
 

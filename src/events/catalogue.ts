@@ -240,10 +240,10 @@ const entries = {
   'user.sign_in_failed': {
     version: 1,
     description:
-      "A wrong password was given for the user's account (sign-in, or the current password of a password change). retryAfterSec: how long the account's next try must now wait (null = no wait yet).",
+      "A wrong password was given for the user's account (sign-in, or the current password of a password change), or a wrong second-factor code after a right password (attempt second_factor). retryAfterSec: how long the account's next try must now wait (null = no wait yet).",
     data: obj(
       {
-        attempt: Type.Union([Type.Literal('sign_in'), Type.Literal('password_change')]),
+        attempt: Type.Union([Type.Literal('sign_in'), Type.Literal('password_change'), Type.Literal('second_factor')]),
         clientAddress: NStr,
         failures: Type.Union([Type.Integer(), Type.Null()]),
         retryAfterSec: Type.Union([Type.Integer(), Type.Null()]),

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { AuthService } from '../auth/auth-service.js';
 import { CredentialBox, insideDir, loadCredentialKeys } from '../auth/credential-box.js';
+import { SecondFactorService } from '../auth/second-factor.js';
 import { dataFile, type Config } from '../config/config.js';
 import { AdapterRegistry } from '../engine/adapter-registry.js';
 import { Dispatcher } from '../engine/dispatcher.js';
@@ -339,6 +340,7 @@ export async function composeCore(cfg: Config, logger: Logger | false, opts: Cor
       apiKeyOverlapSec: cfg.apiKeyOverlapSec,
       signIn: cfg.signIn,
       ...(opts.authClock ? { clock: opts.authClock } : {}),
+      secondFactor: new SecondFactorService(store, box, opts.authClock),
     });
     // Before the servers: events written from the first request on are delivered; stopped after the engine drains.
     const webhooks = createWebhooks(store, box, cfg.webhooks, logger, metrics.webhookAttempt);

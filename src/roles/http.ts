@@ -7,6 +7,8 @@ import { buildServer } from '../api/server.js';
 import type { ApiDeps } from '../api/deps.js';
 import type { Core } from './core.js';
 import { EventCursors } from '../events/cursor-codec.js';
+import { SignUpService } from '../auth/sign-up.js';
+import { EmailSender } from '../alerts/email-sender.js';
 import { attachBridgeEndpoint, bridgeLogin } from '../api/bridge/endpoint.js';
 
 /** What the HTTP families need, from the core (`serve` and `api` alike). */
@@ -29,6 +31,13 @@ export function apiDeps(core: Core, cfg: Config, instanceId: string): ApiDeps {
     webhooks: hooks.service,
     alerts: core.alerts.service,
     ...(core.alerts.demoInbox ? { alertInbox: core.alerts.demoInbox } : {}),
+    signUp: new SignUpService(
+      store,
+      auth,
+      cfg.signUp,
+      new EmailSender(cfg.alerts.smtp, cfg.alerts.timeoutMs),
+      auth.throttle,
+    ),
     eventFeed: hooks.feed,
     eventCursors: new EventCursors(box.derivedKeys('event cursors')),
     streamHeartbeatMs: cfg.webhooks.streamHeartbeatMs,

@@ -30,6 +30,14 @@ export const users = pgTable(
     email: text('email').notNull(),
     passwordHash: text('password_hash').notNull(),
     createdAt: createdAt(),
+    /** The TOTP secret, sealed by the credential box; set at enrolment, kept while the factor is on. */
+    totpSecretEnc: text('totp_secret_enc'),
+    /** When the second factor was confirmed with a code; null = sign-in asks for the password only. */
+    totpEnabledAt: ts('totp_enabled_at'),
+    /** The last TOTP time step accepted: a code is good once (RFC 6238 section 5.2). */
+    totpLastStep: bigint('totp_last_step', { mode: 'number' }),
+    /** A signed-up user whose email is not verified yet (cannot sign in); users the operator creates are false. */
+    verificationPending: boolean('verification_pending').notNull().default(false),
   },
   (t) => [uniqueIndex('users_email_uq').on(sql`lower(${t.email})`)],
 );
@@ -787,4 +795,57 @@ export const alertDeliveries = pgTable(
     createdAt: createdAt(),
   },
   (t) => [index('alert_deliveries_channel_idx').on(t.channelId, t.createdAt)],
+);
+
+/** A role another user holds on an account or a copier group (docs/people.md); the owner needs no row. */
+export const accessGrants = pgTable(
+  'access_grants',
+  {
+    id: text('id').primaryKey(),
+    ownerUserId: text('owner_user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    /** 'account' | 'group' */
+    resourceKind: text('resource_kind').notNull(),
+    resourceId: text('resource_id').notNull(),
+    /** 'owner' | 'trader' | 'read_only' */
+    role: text('role').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex('access_grants_uq').on(t.userId, t.resourceKind, t.resourceId),
+    index('access_grants_resource_idx').on(t.resourceKind, t.resourceId),
+  ],
+);
+
+/** Recovery codes of the second factor: SHA-256 only, each good once. */
+export const recoveryCodes = pgTable(
+  'recovery_codes',
+  {
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    codeHash: text('code_hash').notNull(),
+    usedAt: ts('used_at'),
+  },
+  (t) => [primaryKey({ name: 'recovery_codes_pk', columns: [t.userId, t.codeHash] })],
+);
+
+/** Single-use, expiring tokens (email verification, a sign-in's second step): SHA-256 only. */
+export const oneTimeTokens = pgTable(
+  'one_time_tokens',
+  {
+    tokenHash: text('token_hash').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    purpose: text('purpose').notNull(),
+    expiresAt: ts('expires_at').notNull(),
+    usedAt: ts('used_at'),
+    createdAt: createdAt(),
+  },
+  (t) => [index('one_time_tokens_user_idx').on(t.userId, t.purpose)],
 );

@@ -25,6 +25,8 @@ import { SloRepo } from './repos/slo.js';
 import { RuleRevisionsRepo } from './repos/rule-revisions.js';
 import { ReplayHistoryRepo } from './repos/replay-history.js';
 import { AlertsRepo } from './repos/alerts.js';
+import { AccessGrantsRepo } from './repos/access-grants.js';
+import { SecondFactorRepo } from './repos/second-factor.js';
 
 /**
  * The store: one object with a repository per concern, on PGlite or PostgreSQL alike. Nothing outside
@@ -61,6 +63,10 @@ export class Store {
   readonly replayHistory: ReplayHistoryRepo;
   /** Built-in alerts: channels, rules and deliveries (docs/alerts.md). */
   readonly alerts: AlertsRepo;
+  /** Roles granted on accounts and groups to other users (docs/people.md). */
+  readonly grants: AccessGrantsRepo;
+  /** TOTP factors, recovery codes and one-time tokens (hashes and sealed secrets only). */
+  readonly secondFactor: SecondFactorRepo;
   private maintenance: EmbeddedMaintenance | null = null;
   private sweep: RecentIntentsSweep | null = null;
 
@@ -90,6 +96,8 @@ export class Store {
     this.revisions = new RuleRevisionsRepo(db, (id) => this.accounts.forgetRule(id));
     this.replayHistory = new ReplayHistoryRepo(db);
     this.alerts = new AlertsRepo(db);
+    this.grants = new AccessGrantsRepo(db);
+    this.secondFactor = new SecondFactorRepo(db);
   }
 
   /** Idempotency-Key records, remembered for `ttlMs` (the API's choice, so a repository per caller). */

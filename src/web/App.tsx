@@ -17,7 +17,9 @@ import { GroupsPage } from './pages/GroupsPage';
 import { HistoryPage } from './pages/HistoryPage';
 import { NotFoundPage } from './pages/NotFoundPage';
 import { ServiceLevelsPage } from './pages/ServiceLevelsPage';
+import { SecurityPage } from './pages/SecurityPage';
 import { SignInPage } from './pages/SignInPage';
+import { VerifyEmailPage } from './pages/SignUpPage';
 import { TradesPage } from './pages/TradesPage';
 
 function Routes({ path }: { path: string }) {
@@ -36,6 +38,7 @@ function Routes({ path }: { path: string }) {
   if (match('/connect/platformc', path)) return <ConnectCWizard />;
   if (match('/connect/metatrader-bridge', path)) return <ConnectBridgeWizard />;
   if (match('/developer', path)) return <DeveloperPage />;
+  if (match('/security', path)) return <SecurityPage />;
   return <NotFoundPage />;
 }
 
@@ -51,7 +54,7 @@ export function App() {
     document.title = `${title.charAt(0).toUpperCase()}${title.slice(1).replace('-', ' ')} · copytrade`;
   }, [path]);
 
-  if (!session) return <SignInPage />;
+  if (!session) return path.startsWith('/verify-email') ? <VerifyEmailPage /> : <SignInPage />;
   return (
     <LiveProvider key={session.accessToken}>
       <Layout session={session}>

@@ -205,6 +205,12 @@ beforeAll(async () => {
       body: { kind: 'email', email: 'conformance@example.test' },
     })
   ).body.id;
+  // A user with a role on the account (the sharing routes' {user_id}).
+  ids.user_id = (await svc.deps.auth.createUser('conformance-viewer@example.test', 'correct horse battery')).id;
+  await svc.call('POST', `/v1/accounts/${master.id}/grants`, {
+    token: cred.key,
+    body: { user: ids.user_id, role: 'read_only' },
+  });
   ids.key_id = (await svc.call('POST', '/app/api-keys', { token: cred.token, body: { name: 'spare' } })).body.key.id;
   ids.connection_id = (
     await svc.call('POST', '/api/connect/platformc/start', { token: cred.token, body: {} })

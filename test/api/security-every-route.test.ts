@@ -89,6 +89,12 @@ beforeAll(async () => {
   };
   foreign.account_id = master.id;
   foreign.group_id = master.groupId;
+  // A user holding a role on Alice's account (the sharing routes' {user_id}).
+  foreign.user_id = (await svc.deps.auth.createUser('viewer@example.test', 'correct horse battery')).id;
+  await svc.call('POST', `/v1/accounts/${master.id}/grants`, {
+    token: alice.key,
+    body: { user: foreign.user_id, role: 'read_only' },
+  });
   const order = await svc.call('POST', `/v1/accounts/${master.id}/orders`, {
     token: alice.key,
     body: { symbol: 'EURUSD', side: 'buy', volume: 0.1 },
@@ -191,7 +197,18 @@ describe('security of every operation in /openapi.json', () => {
         .map((o) => o.operationId)
         .sort(),
       // demoWebhookReceiver: demo mode only (this service runs in it), the demo's own webhook sink (issue 46).
-    ).toEqual(['demoWebhookReceiver', 'getHealth', 'getReadiness', 'oauthCallbackPlatformC', 'signIn']);
+      // The sign-in's second step and sign-up come before any credential exists (docs/people.md).
+    ).toEqual([
+      'demoWebhookReceiver',
+      'getHealth',
+      'getReadiness',
+      'getSignUp',
+      'oauthCallbackPlatformC',
+      'signIn',
+      'signInSecondFactor',
+      'signUp',
+      'verifyEmail',
+    ]);
   });
 
   it('401 without a credential, with the wrong kind of credential and with a revoked one', async () => {

@@ -65,13 +65,26 @@ export async function sessionRoutes(app: FastifyInstance, deps: ApiDeps): Promis
           },
           { additionalProperties: false },
         ),
+        description:
+          'With a second factor on (docs/people.md) the answer carries no token but `secondFactorRequired` and a `challenge`: send it with a code to POST /app/sign-in/second-factor within 5 minutes.',
         response: {
-          200: Type.Object({
-            accessToken: Type.String({ description: 'shown once; store it safely' }),
-            tokenType: Type.Literal('Bearer'),
-            expiresAt: Type.String(),
-            userId: Type.String(),
-          }),
+          200: Type.Union([
+            Type.Object({
+              accessToken: Type.String({ description: 'shown once; store it safely' }),
+              tokenType: Type.Literal('Bearer'),
+              expiresAt: Type.String(),
+              userId: Type.String(),
+            }),
+            Type.Object(
+              {
+                secondFactorRequired: Type.Literal(true),
+                challenge: Type.String({ description: 'single use; answer it with a code' }),
+                expiresAt: Type.String(),
+                userId: Type.String(),
+              },
+              OPEN,
+            ),
+          ]),
           ...stdErrors(),
         },
       },
@@ -79,6 +92,13 @@ export async function sessionRoutes(app: FastifyInstance, deps: ApiDeps): Promis
     async (req) => {
       // req.ip is the peer's address: behind a reverse proxy every client shares the proxy's (see open-points.md).
       const t = await deps.auth.signIn(req.body.email, req.body.password, req.ip);
+      if ('challenge' in t)
+        return {
+          secondFactorRequired: true as const,
+          challenge: t.challenge,
+          expiresAt: t.expiresAt.toISOString(),
+          userId: t.userId,
+        };
       return {
         accessToken: t.accessToken,
         tokenType: 'Bearer' as const,

@@ -46,8 +46,12 @@ export function requireAuth(auth: AuthService, kind: AuthKind): onRequestAsyncHo
 /** The authenticated caller's user id (routes run only after requireAuth). */
 export const userOf = (req: FastifyRequest): string => req.principal!.userId;
 
-/** Who makes a change, as rule revisions record it: the user and the credential (`key:<id>` or `session:<id>`). */
-export const whoOf = (req: FastifyRequest): { userId: string; actor: string } => {
+/**
+ * Who makes a change, as rule revisions record it: the owner of what changes (`ownerId`: a user with a role on
+ * someone else's account acts on the owner's data) and the credential (`key:<id>` or `session:<id>`), which names
+ * the caller.
+ */
+export const whoOf = (req: FastifyRequest, ownerId: string): { userId: string; actor: string } => {
   const p = req.principal!;
-  return { userId: p.userId, actor: `${p.credentialKind === 'api_key' ? 'key' : 'session'}:${p.credentialId}` };
+  return { userId: ownerId, actor: `${p.credentialKind === 'api_key' ? 'key' : 'session'}:${p.credentialId}` };
 };

@@ -69,7 +69,7 @@ export async function tradingAccountRoutes(app: FastifyInstance, deps: ApiDeps):
   // Positions' envelope is ours (spec: "not shown"), so the next page's cursor is in the body as for orders.
   const positions = async (req: FastifyRequest, reply: FastifyReply, id: string, platform: Platform) => {
     const page = readPage(req.query as { limit?: string; cursor?: string }, POSITIONS_PAGE);
-    const account = await ownedAccount(deps, userOf(req), id, platform);
+    const account = await ownedAccount(deps, req, id, 'read', platform);
     const all = await (await deps.adapters.forAccount(account)).listPositions();
     const rows = pageOf(all, page, positionKey, 'asc');
     const { items, nextCursor } = finishPage(req, reply, rows, page, POSITIONS_PAGE, positionKey);
@@ -115,7 +115,7 @@ export async function tradingAccountRoutes(app: FastifyInstance, deps: ApiDeps):
       },
     },
     async (req) => {
-      const account = await ownedAccount(deps, userOf(req), req.params.id, 'platformb');
+      const account = await ownedAccount(deps, req, req.params.id, 'read', 'platformb');
       const caps =
         deps.adapters.capabilities(account.platform) ?? (await deps.adapters.forAccount(account)).capabilities;
       return { success: true as const, data: toCapabilitiesJson(caps) };
@@ -160,7 +160,7 @@ export async function tradingAccountRoutes(app: FastifyInstance, deps: ApiDeps):
     },
     async (req, reply) => {
       const page = readPage(req.query, ORDERS_PAGE);
-      const account = await ownedAccount(deps, userOf(req), req.params.id, 'platformb');
+      const account = await ownedAccount(deps, req, req.params.id, 'read', 'platformb');
       const from = parseTimeParam(req.query.from, 'from');
       const to = parseTimeParam(req.query.to, 'to');
       if (from && to && from > to) throw invalid('from must not be after to');

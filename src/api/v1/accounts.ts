@@ -116,7 +116,7 @@ export async function accountRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
         response: { 200: AccountSchema, ...stdErrors() },
       },
     },
-    async (req) => toAccountJson(await ownedAccount(deps, userOf(req), req.params.account_id)),
+    async (req) => toAccountJson(await ownedAccount(deps, req, req.params.account_id, 'read')),
   );
 
   r.delete(
@@ -137,11 +137,11 @@ export async function accountRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
           { force: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])) },
           { additionalProperties: false },
         ),
-        response: { 204: Type.Null(), ...stdErrors(409) },
+        response: { 204: Type.Null(), ...stdErrors(403, 409) },
       },
     },
     async (req, reply) => {
-      const a = await ownedAccount(deps, userOf(req), req.params.account_id);
+      const a = await ownedAccount(deps, req, req.params.account_id, 'manage');
       await deps.panic.assertNoRunningJob(a.userId, a.id, 'removing the account');
       if (req.query.force !== 'true') {
         const open = await deps.store.accounts.openCopies(a.id);
@@ -186,7 +186,7 @@ export async function accountRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
       },
     },
     async (req) => {
-      const a = await ownedAccount(deps, userOf(req), req.params.account_id);
+      const a = await ownedAccount(deps, req, req.params.account_id, 'read');
       return toCapabilitiesJson(
         deps.adapters.capabilities(a.platform) ?? (await deps.adapters.forAccount(a)).capabilities,
       );
@@ -214,7 +214,7 @@ export async function accountRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
     },
     async (req, reply) => {
       const page = readPage(req.query, POSITIONS_PAGE);
-      const a = await ownedAccount(deps, userOf(req), req.params.account_id);
+      const a = await ownedAccount(deps, req, req.params.account_id, 'read');
       const all = await (await deps.adapters.forAccount(a)).listPositions();
       const rows = pageOf(all, page, positionKey, 'asc');
       const { items, nextCursor } = finishPage(req, reply, rows, page, POSITIONS_PAGE, positionKey);
@@ -252,7 +252,7 @@ export async function accountRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
     },
     async (req, reply) => {
       const page = readPage(req.query, ORDERS_PAGE);
-      const a = await ownedAccount(deps, userOf(req), req.params.account_id);
+      const a = await ownedAccount(deps, req, req.params.account_id, 'read');
       const from = parseTimeParam(req.query.from, 'from');
       const to = parseTimeParam(req.query.to, 'to');
       if (from && to && from > to) throw invalid('from must not be after to');

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { ownedAccount, type ApiDeps } from '../deps.js';
-import { userOf } from '../plugins/auth.js';
 import { AccountIdParams, OPEN, stdErrors, toAccountJson } from '../schemas.js';
 import {
   applyConnectionTest,
@@ -38,7 +37,7 @@ export async function connectionTestRoutes(app: FastifyInstance, deps: ApiDeps, 
       },
     },
     async (req) => {
-      const account = await ownedAccount(deps, userOf(req), req.params.account_id);
+      const account = await ownedAccount(deps, req, req.params.account_id, 'read');
       const t = await deps.store.connectionTests.last(account.id);
       return { ...toAccountJson(account), connectionTest: t ? toTestJson(t) : null };
     },
@@ -57,11 +56,11 @@ export async function connectionTestRoutes(app: FastifyInstance, deps: ApiDeps, 
         summary:
           "Read the account at its broker again (funds, positions, orders, trading allowed): a pass makes an unverified account connected and assignable, a refused read makes it unverified with the broker's words",
         params: AccountIdParams,
-        response: { 200: TestedAccountSchema, ...stdErrors() },
+        response: { 200: TestedAccountSchema, ...stdErrors(403) },
       },
     },
     async (req) => {
-      const account = await ownedAccount(deps, userOf(req), req.params.account_id);
+      const account = await ownedAccount(deps, req, req.params.account_id, 'manage');
       const t = await readConnectionTest(deps, account);
       await applyConnectionTest(deps, account, t);
       return { ...toAccountJson((await deps.store.accounts.byId(account.id))!), connectionTest: toTestJson(t) };

@@ -3,7 +3,6 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { invalid } from '../../domain/errors.js';
 import { ownedAccount, type ApiDeps } from '../deps.js';
-import { userOf } from '../plugins/auth.js';
 import { AccountIdParams, OPEN, stdErrors } from '../schemas.js';
 import { parseTimeParam } from '../time-params.js';
 import type { RouteOpts } from './route-opts.js';
@@ -65,7 +64,7 @@ export async function equityRoutes(app: FastifyInstance, deps: ApiDeps, o: Route
       },
     },
     async (req) => {
-      const a = await ownedAccount(deps, userOf(req), req.params.account_id);
+      const a = await ownedAccount(deps, req, req.params.account_id, 'read');
       const q = req.query;
       if (q.range && (q.from || q.to)) throw invalid('give either range or from/to, not both');
       const to = parseTimeParam(q.to, 'to') ?? new Date();

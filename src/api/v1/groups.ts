@@ -6,7 +6,7 @@ import { refuseUnworkableRule } from './rule-problems.js';
 import { AppError, invalid, notFound } from '../../domain/errors.js';
 import type { GroupView } from '../../store/repos/accounts.js';
 import type { Account } from '../../domain/account.js';
-import { ownedAccount, type ApiDeps } from '../deps.js';
+import { ownedAccount, reqGroup, type ApiDeps } from '../deps.js';
 import { userOf, whoOf } from '../plugins/auth.js';
 import { AccountIdParams, AccountSchema, OPEN, stdErrors, toAccountJson } from '../schemas.js';
 import type { RouteOpts } from './route-opts.js';
@@ -105,7 +105,8 @@ export async function groupRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
       },
     },
     async (req) => {
-      const g = await deps.store.accounts.groupView(userOf(req), req.params.group_id);
+      const { ownerId } = await reqGroup(deps, req, req.params.group_id, 'read');
+      const g = await deps.store.accounts.groupView(ownerId, req.params.group_id);
       if (!g) throw notFound('copier group');
       return toGroupJson(g);
     },
@@ -131,12 +132,11 @@ export async function groupRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
           },
           { additionalProperties: false },
         ),
-        response: { 200: AccountSchema, ...stdErrors(409) },
+        response: { 200: AccountSchema, ...stdErrors(403, 409) },
       },
     },
     async (req) => {
-      const userId = userOf(req);
-      const account = await ownedAccount(deps, userId, req.params.account_id);
+      const account = await ownedAccount(deps, req, req.params.account_id, 'manage');
       const { groupId, role } = req.body;
       // An account whose connection test failed copies nothing: it is not put anywhere until a test passes.
       if (groupId && account.status === 'unverified')
@@ -145,7 +145,10 @@ export async function groupRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
           `account ${account.id} cannot be assigned: ${account.statusReason ?? 'its connection test failed'}; run the connection test again (POST /v1/accounts/${account.id}/connection-test) once the broker allows it`,
         );
       if (groupId) {
-        const g = await deps.store.accounts.groupView(userId, groupId);
+        // The group must be one the caller manages, of the account's own owner (a group holds one owner's accounts).
+        const target = await reqGroup(deps, req, groupId, 'manage');
+        const g =
+          target.ownerId === account.userId ? await deps.store.accounts.groupView(target.ownerId, groupId) : null;
         if (!g) throw notFound('copier group');
         if (role === 'master' && g.master && g.master.id !== account.id)
           throw new AppError('conflict', `group ${groupId} already has a Master (${g.master.id}); move it out first`);
@@ -170,16 +173,16 @@ export async function groupRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
           "Set a Slave's copy rule (fields left out keep their defaults); checked against the Slave adapter's capabilities",
         params: AccountIdParams,
         body: CopyRulePatch,
-        response: { 200: CopyRuleSchema, ...stdErrors() },
+        response: { 200: CopyRuleSchema, ...stdErrors(403) },
       },
     },
     async (req) => {
-      const account = await ownedAccount(deps, userOf(req), req.params.account_id);
+      const account = await ownedAccount(deps, req, req.params.account_id, 'manage');
       if (account.role !== 'slave')
         throw invalid(`account ${account.id} is a ${account.role}; copy rules belong to Slaves`);
       const rule: CopyRule = withDefaults(copyRuleIn(req.body as Record<string, unknown>));
       await refuseUnworkableRule(deps, account, rule);
-      await deps.store.revisions.setRule(whoOf(req), account.id, rule);
+      await deps.store.revisions.setRule(whoOf(req, account.userId), account.id, rule);
       return toCopyRuleJson(rule);
     },
   );
@@ -200,11 +203,11 @@ export async function groupRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
               ? 'Stop copying to/from this account'
               : 'Copy again (also lifts a panic-close lock; 409 panic_close_running while the job runs)',
           params: AccountIdParams,
-          response: { 200: AccountSchema, ...stdErrors(...(action === 'resume' ? [409] : [])) },
+          response: { 200: AccountSchema, ...stdErrors(403, ...(action === 'resume' ? [409] : [])) },
         },
       },
       async (req) => {
-        const account = await ownedAccount(deps, userOf(req), req.params.account_id);
+        const account = await ownedAccount(deps, req, req.params.account_id, 'trade');
         if (action === 'resume') await assertResumable(deps, account);
         await setCopying(deps, account, action);
         return toAccountJson((await deps.store.accounts.byId(account.id))!);
@@ -225,11 +228,11 @@ export async function groupRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
         summary: 'Rename a copier group',
         params: GroupParams,
         body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }),
-        response: { 200: GroupSchema, ...stdErrors() },
+        response: { 200: GroupSchema, ...stdErrors(403) },
       },
     },
     async (req) => {
-      const userId = userOf(req);
+      const { ownerId: userId } = await reqGroup(deps, req, req.params.group_id, 'manage');
       if (!(await deps.store.accounts.renameGroup(userId, req.params.group_id, req.body.name)))
         throw notFound('copier group');
       return toGroupJson((await deps.store.accounts.groupView(userId, req.params.group_id))!);
@@ -250,11 +253,11 @@ export async function groupRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
           'Delete a copier group; its accounts stay, out of any group. 409 open_copies while copies of its Master are open, unless force=true (they are then left open at the brokers and no longer follow the Master)',
         params: GroupParams,
         querystring: ForceQuery,
-        response: { 204: Type.Null(), ...stdErrors(409) },
+        response: { 204: Type.Null(), ...stdErrors(403, 409) },
       },
     },
     async (req, reply) => {
-      const userId = userOf(req);
+      const { ownerId: userId } = await reqGroup(deps, req, req.params.group_id, 'manage');
       const g = await deps.store.accounts.groupView(userId, req.params.group_id);
       if (!g) throw notFound('copier group');
       if (g.master && req.query.force !== 'true') {
@@ -287,11 +290,11 @@ export async function groupRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
               ? 'Pause every account of the group'
               : 'Resume every account of the group (lifts panic-close locks; 409 panic_close_running while a job runs on one of them; disabled duplicates stay off)',
           params: GroupParams,
-          response: { 200: GroupSchema, ...stdErrors(...(action === 'resume' ? [409] : [])) },
+          response: { 200: GroupSchema, ...stdErrors(403, ...(action === 'resume' ? [409] : [])) },
         },
       },
       async (req) => {
-        const userId = userOf(req);
+        const { ownerId: userId } = await reqGroup(deps, req, req.params.group_id, 'trade');
         const g = await deps.store.accounts.groupView(userId, req.params.group_id);
         if (!g) throw notFound('copier group');
         const members = [...(g.master ? [g.master] : []), ...g.slaves];

@@ -5,10 +5,9 @@ import { invalid } from '../../domain/errors.js';
 import { tradesCsv } from '../../domain/history/csv.js';
 import { groupStats } from '../../engine/history/group-stats.js';
 import { HistoryService } from '../../engine/history/history-service.js';
-import { type ApiDeps, ownedAccount } from '../deps.js';
+import { type ApiDeps, ownedAccount, reqGroup } from '../deps.js';
 import { HISTORY_PAGE } from '../page-specs.js';
 import { finishPage, NextCursor, pageOf, pageQuery, readPage } from '../paging.js';
-import { userOf } from '../plugins/auth.js';
 import { AccountIdParams, OPEN, stdErrors } from '../schemas.js';
 import { parseTimeParam } from '../time-params.js';
 import {
@@ -92,7 +91,7 @@ export async function historyRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
     async (req, reply) => {
       const csv = req.query.format === 'csv';
       const page = csv ? null : readPage(req.query, HISTORY_PAGE);
-      const a = await ownedAccount(deps, userOf(req), req.params.account_id);
+      const a = await ownedAccount(deps, req, req.params.account_id, 'read');
       const { from, to } = readPeriod(req.query);
       const trades = await history.trades(a, from, to);
       if (csv) {
@@ -143,7 +142,7 @@ export async function historyRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
       },
     },
     async (req) => {
-      const a = await ownedAccount(deps, userOf(req), req.params.account_id);
+      const a = await ownedAccount(deps, req, req.params.account_id, 'read');
       const { from, to } = readPeriod(req.query);
       const s = await history.stats(a, from, to);
       return { from: from.toISOString(), to: to.toISOString(), ...accountStatsJson(s) };
@@ -170,7 +169,8 @@ export async function historyRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
     },
     async (req) => {
       const { from, to } = readPeriod(req.query);
-      const g = await groupStats(history, deps.store.accounts, userOf(req), req.params.group_id, from, to);
+      const { ownerId } = await reqGroup(deps, req, req.params.group_id, 'read');
+      const g = await groupStats(history, deps.store.accounts, ownerId, req.params.group_id, from, to);
       return { from: from.toISOString(), to: to.toISOString(), ...groupStatsJson(g) };
     },
   );

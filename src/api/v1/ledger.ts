@@ -1,11 +1,11 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { AppError, notFound } from '../../domain/errors.js';
 import type { ReconcileResult } from '../../engine/drift.js';
 import { toNum } from '../../domain/decimal.js';
 import type { CopyIntent, Trade } from '../../domain/ledger-types.js';
-import type { ApiDeps } from '../deps.js';
+import { ownedAccount, type ApiDeps } from '../deps.js';
 import { userOf } from '../plugins/auth.js';
 import { OPEN, stdErrors } from '../schemas.js';
 import { parseTimeParam } from '../time-params.js';
@@ -252,8 +252,7 @@ export async function ledgerRoutes(app: FastifyInstance, deps: ApiDeps, o: Route
       },
     },
     async (req, reply) => {
-      const a = await deps.store.accounts.owned(userOf(req), req.params.account_id);
-      if (!a) throw notFound('account');
+      const a = await ownedAccount(deps, req, req.params.account_id, 'read');
       const before = parseTimeParam(req.query.before, 'before');
       const page = readPage(req.query, LEDGER_PAGE);
       const rows = await deps.store.trades.intentsOfAccount(a.id, {
@@ -267,10 +266,11 @@ export async function ledgerRoutes(app: FastifyInstance, deps: ApiDeps, o: Route
   );
 
   /** A Slave reconciles against its group's Master; a Master reconciles its whole group. */
-  const reconcile = async (userId: string, accountId: string, dryRun: boolean) => {
+  const reconcile = async (req: FastifyRequest, accountId: string, dryRun: boolean) => {
     if (!deps.reconciler) throw new AppError('upstream_unavailable', 'the reconciler is not running in this process');
-    const a = await deps.store.accounts.owned(userId, accountId);
-    if (!a) throw notFound('account');
+    // A dry run reads; a real run heals (opens and closes copies at the brokers), as a trade does.
+    const a = await ownedAccount(deps, req, accountId, dryRun ? 'read' : 'trade');
+    const userId = a.userId;
     const master =
       a.role === 'master'
         ? a
@@ -301,7 +301,7 @@ export async function ledgerRoutes(app: FastifyInstance, deps: ApiDeps, o: Route
         response: { 200: ReconcileSchema, ...stdErrors(409, 503) },
       },
     },
-    async (req) => reconcile(userOf(req), req.params.account_id, true),
+    async (req) => reconcile(req, req.params.account_id, true),
   );
 
   r.post(
@@ -320,10 +320,10 @@ export async function ledgerRoutes(app: FastifyInstance, deps: ApiDeps, o: Route
           { dryRun: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])) },
           { additionalProperties: false },
         ),
-        response: { 200: ReconcileSchema, ...stdErrors(409, 503) },
+        response: { 200: ReconcileSchema, ...stdErrors(403, 409, 503) },
       },
     },
-    async (req) => reconcile(userOf(req), req.params.account_id, req.query.dryRun === 'true'),
+    async (req) => reconcile(req, req.params.account_id, req.query.dryRun === 'true'),
   );
 
   r.get(

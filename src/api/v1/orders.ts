@@ -2,8 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { Decimal } from '../../domain/decimal.js';
-import type { ApiDeps } from '../deps.js';
-import { userOf } from '../plugins/auth.js';
+import { ownedAccount, type ApiDeps } from '../deps.js';
 import { AccountIdParams, ErrorBody, OPEN, stdErrors } from '../schemas.js';
 import type { RouteOpts } from './route-opts.js';
 import { DECIMAL_LIMIT, DecimalIn, decimalIn } from '../decimal-json.js';
@@ -100,15 +99,16 @@ export async function orderRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
           "The Master broker confirms first; then one copy intent per eligible Slave is recorded and dispatched. \"accepted\" is not \"filled\": read the trade (getTrade) for each copy's outcome. 409 write_outcome_unknown when the Master broker did not answer in time; 409 panic_close_running (with jobId) while a panic-close job covers the account. 429 slaves_backlogged (our choice, open point) before the Master's write when a copy would outlive an eligible Slave's maxDelayMs in its connection's backlog; orders placed by hand at the Master's broker are never refused (they are copied, or recorded stale with a reason).",
         params: AccountIdParams,
         body: OrderRequest,
-        response: { 202: OrderResponse, ...stdErrors(409, 502, 503), 429: Refused },
+        response: { 202: OrderResponse, ...stdErrors(403, 409, 502, 503), 429: Refused },
       },
     },
     async (req, reply) => {
       const b = req.body;
-      await deps.panic.assertNoRunningJob(userOf(req), req.params.account_id, 'an order');
+      const account = await ownedAccount(deps, req, req.params.account_id, 'trade');
+      await deps.panic.assertNoRunningJob(account.userId, account.id, 'an order');
       const res = await deps.orders.send(
-        userOf(req),
-        req.params.account_id,
+        account.userId,
+        account.id,
         {
           symbol: b.symbol,
           side: b.side,

@@ -1,10 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { notFound } from '../../domain/errors.js';
+import { AppError, notFound } from '../../domain/errors.js';
 import type { AccountPanicReport as Report, PanicJob } from '../../domain/panic-job.js';
-import type { ApiDeps } from '../deps.js';
-import { userOf } from '../plugins/auth.js';
+import { ownedAccount, reqGroup, type ApiDeps } from '../deps.js';
 import { AccountIdParams, OPEN, stdErrors } from '../schemas.js';
 import type { RouteOpts } from './route-opts.js';
 import { numberOut } from '../decimal-json.js';
@@ -182,12 +181,13 @@ export async function panicRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
         summary: 'Close all open trades of the account (risk rule, drawdown limit or manual emergency)',
         params: AccountIdParams,
         body: Type.Optional(Body),
-        response: { 200: FinalAccount, 202: JobSchema, ...stdErrors() },
+        response: { 200: FinalAccount, 202: JobSchema, ...stdErrors(403) },
       },
     },
     async (req, reply) => {
       const t0 = performance.now();
-      const job = await deps.panic.start(userOf(req), 'account', req.params.account_id, {
+      const a = await ownedAccount(deps, req, req.params.account_id, 'trade');
+      const job = await deps.panic.start(a.userId, 'account', a.id, {
         cancelPending: req.body?.cancelPendingOrders ?? true,
       });
       return answer(req, reply, t0, job, (j) => ({ ...reportJson(j.progress.accounts[0]!), jobId: j.id }));
@@ -208,12 +208,13 @@ export async function panicRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
         summary: 'Close all open trades of every account in the copier group',
         params: Type.Object({ group_id: Type.String({ minLength: 1, maxLength: 64 }) }),
         body: Type.Optional(Body),
-        response: { 200: FinalGroup, 202: JobSchema, ...stdErrors() },
+        response: { 200: FinalGroup, 202: JobSchema, ...stdErrors(403) },
       },
     },
     async (req, reply) => {
       const t0 = performance.now();
-      const job = await deps.panic.start(userOf(req), 'group', req.params.group_id, {
+      const { ownerId } = await reqGroup(deps, req, req.params.group_id, 'trade');
+      const job = await deps.panic.start(ownerId, 'group', req.params.group_id, {
         cancelPending: req.body?.cancelPendingOrders ?? true,
       });
       return answer(req, reply, t0, job, (j) => ({
@@ -241,7 +242,16 @@ export async function panicRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteO
       },
     },
     async (req) => {
-      const job = await deps.panic.job(userOf(req), req.params.job_id);
+      // A job is read by whoever may read its target: the owner, or a user with a role on the account or group.
+      const t = await deps.store.panicJobs.target(req.params.job_id);
+      if (!t) throw notFound('panic-close job');
+      await (t.scope === 'group'
+        ? reqGroup(deps, req, t.targetId, 'read')
+        : ownedAccount(deps, req, t.targetId, 'read')
+      ).catch((err: unknown) => {
+        throw err instanceof AppError && err.code === 'not_found' ? notFound('panic-close job') : err;
+      });
+      const job = await deps.panic.job(t.userId, req.params.job_id);
       if (!job) throw notFound('panic-close job');
       return jobJson(job);
     },

@@ -5,7 +5,6 @@ import { Decimal } from '../../domain/decimal.js';
 import { AppError, invalid } from '../../domain/errors.js';
 import type { OrderOutcome } from '../../platforms/adapter.js';
 import { ownedAccount, type ApiDeps } from '../deps.js';
-import { userOf } from '../plugins/auth.js';
 import { OPEN, stdErrors } from '../schemas.js';
 import type { RouteOpts } from './route-opts.js';
 import { DecimalIn, decimalIn } from '../decimal-json.js';
@@ -78,11 +77,11 @@ export async function positionRoutes(app: FastifyInstance, deps: ApiDeps, o: Rou
             { additionalProperties: false },
           ),
         ),
-        response: { 200: Outcome, ...stdErrors(409, 502, 503) },
+        response: { 200: Outcome, ...stdErrors(403, 409, 502, 503) },
       },
     },
     async (req) => {
-      const account = await ownedAccount(deps, userOf(req), req.params.account_id);
+      const account = await ownedAccount(deps, req, req.params.account_id, 'trade');
       const adapter = await deps.adapters.forAccount(account);
       const position = (await adapter.listPositions()).find((p) => p.id === req.params.position_id);
       if (!position) throw new AppError('not_found', 'position not found');
@@ -109,11 +108,11 @@ export async function positionRoutes(app: FastifyInstance, deps: ApiDeps, o: Rou
           "Set a position's stop loss and take profit (null removes one; both are sent so neither is wiped by accident)",
         params: PositionParams,
         body: Type.Object({ stopLoss: Price, takeProfit: Price }, { additionalProperties: false }),
-        response: { 200: Outcome, ...stdErrors(409, 502, 503) },
+        response: { 200: Outcome, ...stdErrors(403, 409, 502, 503) },
       },
     },
     async (req) => {
-      const account = await ownedAccount(deps, userOf(req), req.params.account_id);
+      const account = await ownedAccount(deps, req, req.params.account_id, 'trade');
       const adapter = await deps.adapters.forAccount(account);
       if (!(await adapter.listPositions()).some((p) => p.id === req.params.position_id))
         throw new AppError('not_found', 'position not found');
@@ -141,11 +140,11 @@ export async function positionRoutes(app: FastifyInstance, deps: ApiDeps, o: Rou
           account_id: Type.String({ minLength: 1, maxLength: 64 }),
           order_id: Type.String({ minLength: 1, maxLength: 64 }),
         }),
-        response: { 200: Outcome, ...stdErrors(409, 502, 503) },
+        response: { 200: Outcome, ...stdErrors(403, 409, 502, 503) },
       },
     },
     async (req) => {
-      const account = await ownedAccount(deps, userOf(req), req.params.account_id);
+      const account = await ownedAccount(deps, req, req.params.account_id, 'trade');
       const adapter = await deps.adapters.forAccount(account);
       if (!(await adapter.listOrders()).some((x) => x.id === req.params.order_id && x.status === 'pending'))
         throw new AppError('not_found', 'pending order not found');

@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { AppError, invalid, notFound } from '../../domain/errors.js';
 import { headMessage } from '../../domain/receipts/chain.js';
 import type { ReceiptHead, ReceiptRow } from '../../store/repos/receipts.js';
-import type { ApiDeps } from '../deps.js';
+import { ownedAccount, type ApiDeps } from '../deps.js';
 import { userOf } from '../plugins/auth.js';
 import { OPEN, stdErrors } from '../schemas.js';
 import type { RouteOpts } from './route-opts.js';
@@ -79,11 +79,6 @@ export async function receiptRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
   const { auth, security, prefix, hide } = o;
   const tags = ['Receipts'];
   const schema = (operationId: string, summary: string) => ({ operationId, hide, tags, security, summary, ...OURS });
-  const owned = async (userId: string, accountId: string) => {
-    const a = await deps.store.accounts.owned(userId, accountId);
-    if (!a) throw notFound('account');
-    return a;
-  };
 
   r.get(
     `${prefix}/receipts/:receipt_id`,
@@ -121,7 +116,7 @@ export async function receiptRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
       },
     },
     async (req, reply) => {
-      const a = await owned(userOf(req), req.params.account_id);
+      const a = await ownedAccount(deps, req, req.params.account_id, 'read');
       const { from, to } = req.query;
       if (from && to && from > to) throw invalid('from must not be after to');
       const page = readPage(req.query, RECEIPTS_PAGE);
@@ -153,7 +148,7 @@ export async function receiptRoutes(app: FastifyInstance, deps: ApiDeps, o: Rout
       },
     },
     async (req) => {
-      const a = await owned(userOf(req), req.params.account_id);
+      const a = await ownedAccount(deps, req, req.params.account_id, 'read');
       if (!/^[0-9]{4}-[0-9]{2}-[0-9]{2}$/.test(req.params.day)) throw invalid('day must be a UTC day, YYYY-MM-DD');
       const h = await deps.store.receipts.head(a.id, req.params.day);
       if (!h) throw notFound('receipt head');

@@ -1,12 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { notFound } from '../../domain/errors.js';
 import { NO_LIMITS, type RiskLimits } from '../../engine/risk/limits.js';
 import type { RiskState } from '../../engine/risk/evaluate.js';
 import type { RiskRow } from '../../store/repos/risk-limits.js';
-import { ownedAccount, type ApiDeps } from '../deps.js';
-import { userOf, whoOf } from '../plugins/auth.js';
+import { ownedAccount, reqGroup, type ApiDeps } from '../deps.js';
+import { whoOf } from '../plugins/auth.js';
 import { AccountIdParams, OPEN, stdErrors } from '../schemas.js';
 import type { RouteOpts } from './route-opts.js';
 import { DecimalIn, decimalInOrNull, numberOut } from '../decimal-json.js';
@@ -127,13 +126,20 @@ export async function riskRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOp
         description,
         params: AccountIdParams,
         body: Body,
-        response: { 200: RiskView, ...stdErrors() },
+        response: { 200: RiskView, ...stdErrors(403) },
       },
     },
     async (req) => {
-      const a = await ownedAccount(deps, userOf(req), req.params.account_id);
+      const a = await ownedAccount(deps, req, req.params.account_id, 'manage');
       const limits = toLimits(req.body);
-      const row = await deps.risk.setLimits(a.userId, 'account', a.id, limits, req.body.resetPeak ?? false, whoOf(req));
+      const row = await deps.risk.setLimits(
+        a.userId,
+        'account',
+        a.id,
+        limits,
+        req.body.resetPeak ?? false,
+        whoOf(req, a.userId),
+      );
       return view(a.id, 'account', row);
     },
   );
@@ -154,7 +160,7 @@ export async function riskRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOp
       },
     },
     async (req) => {
-      const a = await ownedAccount(deps, userOf(req), req.params.account_id);
+      const a = await ownedAccount(deps, req, req.params.account_id, 'read');
       return view(a.id, 'account', deps.risk.row(a.id) ?? (await deps.risk.repo.get(a.id)));
     },
   );
@@ -173,19 +179,18 @@ export async function riskRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOp
         description,
         params: GroupParams,
         body: Body,
-        response: { 200: RiskView, ...stdErrors() },
+        response: { 200: RiskView, ...stdErrors(403) },
       },
     },
     async (req) => {
-      const userId = userOf(req);
-      if (!(await deps.store.accounts.ownedGroup(userId, req.params.group_id))) throw notFound('copier group');
+      const { ownerId: userId } = await reqGroup(deps, req, req.params.group_id, 'manage');
       const row = await deps.risk.setLimits(
         userId,
         'group',
         req.params.group_id,
         toLimits(req.body),
         false,
-        whoOf(req),
+        whoOf(req, userId),
       );
       return view(req.params.group_id, 'group', row);
     },
@@ -207,8 +212,7 @@ export async function riskRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOp
       },
     },
     async (req) => {
-      const userId = userOf(req);
-      if (!(await deps.store.accounts.ownedGroup(userId, req.params.group_id))) throw notFound('copier group');
+      await reqGroup(deps, req, req.params.group_id, 'read');
       return view(
         req.params.group_id,
         'group',

@@ -14,7 +14,6 @@ import {
 import type { CopyDiff, CopyOutcome } from '../../engine/what-if/replay.js';
 import type { SideTotals } from '../../engine/what-if/summary.js';
 import { ownedAccount, type ApiDeps } from '../deps.js';
-import { userOf } from '../plugins/auth.js';
 import { AccountIdParams, OPEN, stdErrors } from '../schemas.js';
 import type { RouteOpts } from './route-opts.js';
 import { copyRuleIn, CopyRulePatch, CopyRuleSchema, toCopyRuleJson } from './copy-rule-schema.js';
@@ -157,11 +156,11 @@ export async function rulePreviewRoutes(app: FastifyInstance, deps: ApiDeps, o: 
           "Replay the Slave's recorded copies of the last `days` (default 30, at most 90) with a candidate rule through the planner; per copy, what was done and what the candidate would do. Fields left out of `rule` keep the Slave's current rule. Writes nothing.",
         params: AccountIdParams,
         body: Body,
-        response: { 200: PreviewSchema, ...stdErrors() },
+        response: { 200: PreviewSchema, ...stdErrors(403) },
       },
     },
     async (req) => {
-      const account = await ownedAccount(deps, userOf(req), req.params.account_id);
+      const account = await ownedAccount(deps, req, req.params.account_id, 'manage');
       if (account.role !== 'slave')
         throw invalid(`account ${account.id} is a ${account.role}; copy rules belong to Slaves`);
       const days = req.body.days ?? DEFAULT_PREVIEW_DAYS;

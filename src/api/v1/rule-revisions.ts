@@ -4,8 +4,9 @@ import { Type } from 'typebox';
 import { notFound } from '../../domain/errors.js';
 import type { RuleRevision } from '../../domain/revisions/revision.js';
 import { EMPTY_STATE } from '../../engine/risk/evaluate.js';
-import { ownedAccount, type ApiDeps } from '../deps.js';
-import { userOf, whoOf } from '../plugins/auth.js';
+import { ownedAccount, reqGroup, type ApiDeps } from '../deps.js';
+import type { Need } from '../../domain/people/roles.js';
+import { whoOf } from '../plugins/auth.js';
 import { AccountIdParams, OPEN, stdErrors } from '../schemas.js';
 import type { RouteOpts } from './route-opts.js';
 import { CopyRuleSchema, toCopyRuleJson } from './copy-rule-schema.js';
@@ -71,8 +72,8 @@ export async function ruleRevisionRoutes(app: FastifyInstance, deps: ApiDeps, o:
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const { auth, security, prefix, hide } = o;
   const tags = ['Copier groups'];
-  const rollback = async (req: FastifyRequest, targetId: string, revision: number) => {
-    const done = await deps.store.revisions.rollback(whoOf(req), targetId, revision, EMPTY_STATE);
+  const rollback = async (req: FastifyRequest, target: { id: string; ownerId: string }, revision: number) => {
+    const done = await deps.store.revisions.rollback(whoOf(req, target.ownerId), target.id, revision, EMPTY_STATE);
     if (!done) throw notFound('rule revision');
     // The guard holds the limits in memory: read them again, so the rollback takes effect now, not at its next tick.
     await deps.risk.load();
@@ -85,19 +86,18 @@ export async function ruleRevisionRoutes(app: FastifyInstance, deps: ApiDeps, o:
       params: AccountIdParams,
       what: "a Slave's copy rule and the account's own risk limits",
       op: 'Account',
-      owned: async (req: FastifyRequest) =>
-        (await ownedAccount(deps, userOf(req), (req.params as { account_id: string }).account_id)).id,
+      owned: async (req: FastifyRequest, need: Need) => {
+        const a = await ownedAccount(deps, req, (req.params as { account_id: string }).account_id, need);
+        return { id: a.id, ownerId: a.userId };
+      },
     },
     {
       path: `${prefix}/copier-groups/:group_id`,
       params: GroupParams,
       what: "a copier group's risk limits",
       op: 'Group',
-      owned: async (req: FastifyRequest) => {
-        const id = (req.params as { group_id: string }).group_id;
-        if (!(await deps.store.accounts.ownedGroup(userOf(req), id))) throw notFound('copier group');
-        return id;
-      },
+      owned: async (req: FastifyRequest, need: Need) =>
+        reqGroup(deps, req, (req.params as { group_id: string }).group_id, need),
     },
   ];
   for (const t of targets) {
@@ -118,7 +118,7 @@ export async function ruleRevisionRoutes(app: FastifyInstance, deps: ApiDeps, o:
         },
       },
       async (req) => {
-        const id = await t.owned(req);
+        const { id } = await t.owned(req, 'read');
         const limit = (req.query as { limit?: number }).limit ?? 100;
         return { revisions: (await deps.store.revisions.list(id, limit)).map(revisionJson) };
       },
@@ -136,10 +136,10 @@ export async function ruleRevisionRoutes(app: FastifyInstance, deps: ApiDeps, o:
           summary: `Put back ${t.what} as revision \`revision\` held them: a new revision equal to it (404 for an unknown revision)`,
           params: t.params,
           body: RollbackBody,
-          response: { 200: RevisionSchema, ...stdErrors() },
+          response: { 200: RevisionSchema, ...stdErrors(403) },
         },
       },
-      async (req) => rollback(req, await t.owned(req), (req.body as { revision: number }).revision),
+      async (req) => rollback(req, await t.owned(req, 'manage'), (req.body as { revision: number }).revision),
     );
   }
 }

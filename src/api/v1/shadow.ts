@@ -2,7 +2,6 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { ownedAccount, type ApiDeps } from '../deps.js';
-import { userOf } from '../plugins/auth.js';
 import { AccountIdParams, OPEN, stdErrors } from '../schemas.js';
 import type { RouteOpts } from './route-opts.js';
 import type { ShadowStatus } from '../../engine/shadow.js';
@@ -54,11 +53,11 @@ export async function shadowRoutes(app: FastifyInstance, deps: ApiDeps, o: Route
           'On: a simulated twin with the broker balance is created, and from then on copies (and reads, panic-close, risk sampling) go to the twin; the ledger shows the planned sizing, fills and slippage. Off: copies go to the broker again; the twin is kept for the record.',
         params: AccountIdParams,
         body: Type.Object({ enabled: Type.Boolean() }, { additionalProperties: false }),
-        response: { 200: ShadowSchema, ...stdErrors() },
+        response: { 200: ShadowSchema, ...stdErrors(403) },
       },
     },
     async (req) => {
-      const a = await ownedAccount(deps, userOf(req), req.params.account_id);
+      const a = await ownedAccount(deps, req, req.params.account_id, 'manage');
       return shadowJson(await (req.body.enabled ? deps.shadow.enable(a) : deps.shadow.disable(a)));
     },
   );
@@ -78,6 +77,6 @@ export async function shadowRoutes(app: FastifyInstance, deps: ApiDeps, o: Route
         response: { 200: ShadowSchema, ...stdErrors() },
       },
     },
-    async (req) => shadowJson(await deps.shadow.status(await ownedAccount(deps, userOf(req), req.params.account_id))),
+    async (req) => shadowJson(await deps.shadow.status(await ownedAccount(deps, req, req.params.account_id, 'read'))),
   );
 }

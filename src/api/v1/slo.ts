@@ -1,12 +1,11 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { invalid, notFound } from '../../domain/errors.js';
+import { invalid } from '../../domain/errors.js';
 import { monthPeriod, monthReport } from '../../domain/slo/report.js';
 import { parseTarget, targetOf } from '../../domain/slo/target.js';
 import { groupLevels, slavesOf } from '../../engine/slo/slo-levels.js';
-import { type ApiDeps, ownedAccount } from '../deps.js';
-import { userOf } from '../plugins/auth.js';
+import { type ApiDeps, ownedAccount, reqGroup } from '../deps.js';
 import { AccountIdParams, OPEN, stdErrors } from '../schemas.js';
 import type { RouteOpts } from './route-opts.js';
 import { breachJson, GroupSloSchema, ReportSchema, TargetBody, targetJson } from './slo-json.js';
@@ -38,9 +37,6 @@ export async function sloRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOpt
       breaches: (await store.slo.breaches({ groupId })).map(breachJson),
     };
   };
-  const owned = async (userId: string, groupId: string) => {
-    if (!(await store.accounts.ownedGroup(userId, groupId))) throw notFound('copier group');
-  };
 
   r.put(
     `${prefix}/copier-groups/:group_id/slo`,
@@ -59,12 +55,11 @@ export async function sloRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOpt
           'watched; the whole target is replaced. A breach raises slo.breached (once) and slo.recovered when it ends.',
         params: GroupParams,
         body: TargetBody,
-        response: { 200: GroupSloSchema, ...stdErrors() },
+        response: { 200: GroupSloSchema, ...stdErrors(403) },
       },
     },
     async (req) => {
-      const userId = userOf(req);
-      await owned(userId, req.params.group_id);
+      const { ownerId: userId } = await reqGroup(deps, req, req.params.group_id, 'manage');
       const target = parseTarget(req.body as Record<string, unknown>);
       await store.slo.setTarget(userId, req.params.group_id, target);
       return groupView(userId, req.params.group_id);
@@ -87,8 +82,7 @@ export async function sloRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOpt
       },
     },
     async (req) => {
-      const userId = userOf(req);
-      await owned(userId, req.params.group_id);
+      const { ownerId: userId } = await reqGroup(deps, req, req.params.group_id, 'read');
       return groupView(userId, req.params.group_id);
     },
   );
@@ -121,7 +115,7 @@ export async function sloRoutes(app: FastifyInstance, deps: ApiDeps, o: RouteOpt
       },
     },
     async (req) => {
-      const a = await ownedAccount(deps, userOf(req), req.params.account_id);
+      const a = await ownedAccount(deps, req, req.params.account_id, 'read');
       if (a.role !== 'slave') throw invalid('service levels are reported for Slave accounts');
       const now = Date.now();
       const month = req.query.month ?? new Date(now).toISOString().slice(0, 7);

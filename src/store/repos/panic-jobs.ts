@@ -76,6 +76,16 @@ export class PanicJobsRepo {
     if (evs.length > 0) this.events.notify(evs.map((e) => e.userId));
   }
 
+  /** Whose job it is and what it covers, whoever asks (a user with a role on the target may read it). */
+  async target(id: string): Promise<{ userId: string; scope: string; targetId: string } | null> {
+    const [r] = await this.db
+      .select({ userId: panicJobs.userId, scope: panicJobs.scope, targetId: panicJobs.targetId })
+      .from(panicJobs)
+      .where(eq(panicJobs.id, id))
+      .limit(1);
+    return r ?? null;
+  }
+
   async owned(userId: string, id: string): Promise<PanicJob | null> {
     const [r] = await this.db
       .select()

@@ -1,7 +1,7 @@
 import { and, eq, isNotNull, type AnyColumn } from 'drizzle-orm';
 import type { PgTable } from 'drizzle-orm/pg-core';
 import type { Db } from '../db.js';
-import { accounts, alertChannels, webhookEndpoints } from '../schema.js';
+import { accounts, alertChannels, users, webhookEndpoints } from '../schema.js';
 
 /** Every column that holds a value sealed by the credential box (see auth/credential-box.ts). */
 const COLUMNS = {
@@ -28,6 +28,12 @@ const COLUMNS = {
     id: alertChannels.id,
     col: alertChannels.secretEnc,
     field: 'secretEnc',
+  },
+  'users.totp_secret_enc': {
+    table: users,
+    id: users.id,
+    col: users.totpSecretEnc,
+    field: 'totpSecretEnc',
   },
 } satisfies Record<string, { table: PgTable; id: AnyColumn; col: AnyColumn; field: string }>;
 

@@ -10,6 +10,8 @@ export interface UserRow {
   email: string;
   passwordHash: string;
   createdAt: Date;
+  /** A signed-up user who has not verified the email address yet: cannot sign in. */
+  verificationPending: boolean;
 }
 
 export class UsersRepo {
@@ -44,13 +46,18 @@ export class UsersRepo {
     return res;
   }
 
-  async create(email: string, passwordHash: string): Promise<UserRow> {
+  /** `verificationPending`: a signed-up user, who cannot sign in until the email address is verified. */
+  async create(email: string, passwordHash: string, opts: { verificationPending?: boolean } = {}): Promise<UserRow> {
     if (await this.byEmail(email)) throw new AppError('conflict', `a user with email ${email} already exists`);
     const [row] = await this.db
       .insert(users)
-      .values({ id: newId('usr'), email, passwordHash })
+      .values({ id: newId('usr'), email, passwordHash, verificationPending: opts.verificationPending ?? false })
       .returning();
     return row!;
+  }
+
+  async markVerified(id: string): Promise<void> {
+    await this.db.update(users).set({ verificationPending: false }).where(eq(users.id, id));
   }
 
   async byEmail(email: string): Promise<UserRow | null> {

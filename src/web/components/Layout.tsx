@@ -12,6 +12,7 @@ const NAV = [
   { to: '/alerts', label: 'Alerts', active: (p: string) => p.startsWith('/alerts') },
   { to: '/connect', label: 'Connect', active: (p: string) => p.startsWith('/connect') },
   { to: '/developer', label: 'Developer', active: (p: string) => p.startsWith('/developer') },
+  { to: '/security', label: 'Security', active: (p: string) => p.startsWith('/security') },
 ];
 
 export function Layout({ session, children }: { session: Session; children: ReactNode }) {

@@ -11,6 +11,7 @@ import { RemoveAccountDialog } from '../components/RemoveAccount';
 import { RetestConnection } from '../components/RetestConnection';
 import { RiskLimitsForm } from '../components/RiskLimitsForm';
 import { SendOrderForm } from '../components/SendOrderForm';
+import { Sharing } from '../components/Sharing';
 import { useAccounts } from '../hooks/useAccounts';
 import { useQuery } from '../hooks/useQuery';
 import { ago, money, num, platformName, signed, time } from '../lib/format';
@@ -256,6 +257,7 @@ export function AccountDetailPage({ id }: { id: string }) {
           the stricter wins.
         </p>
         <RiskLimitsForm scope="accounts" id={account.id} currency={account.currency} />
+        <Sharing accountId={account.id} />
       </section>
 
       {removing && <RemoveAccountDialog account={account} onClose={() => setRemoving(false)} />}
