@@ -2,6 +2,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 
 import { open, readdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
+import { sql } from 'drizzle-orm';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
@@ -149,6 +150,31 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
 export const MIGRATION_LOCK_KEY = 0x6374_6d69_6772n;
 
 export async function runMigrations(database: Database): Promise<void> {
+  await migrate(database);
+  await refuseSkippedMigrations(database);
+}
+
+/**
+ * Drizzle applies only the migrations whose journal time is newer than the last one applied: a migration merged
+ * with an older time than one a database already has is skipped without a word, and its tables and columns are
+ * missing at the first query that needs them. Every journal entry must be applied; a start says which is not.
+ */
+async function refuseSkippedMigrations(database: Database): Promise<void> {
+  const journal = JSON.parse(readFileSync(join(migrationsFolder(), 'meta', '_journal.json'), 'utf8')) as {
+    entries: Array<{ tag: string; when: number }>;
+  };
+  const res = (await database.db.execute(sql`select created_at from drizzle.__drizzle_migrations`)) as unknown as {
+    rows: Array<{ created_at: string | number }>;
+  };
+  const applied = new Set(res.rows.map((r) => Number(r.created_at)));
+  const skipped = journal.entries.filter((e) => !applied.has(e.when));
+  if (skipped.length > 0)
+    throw new Error(
+      `the store skipped migration ${skipped.map((e) => e.tag).join(', ')}: its journal time is older than the newest one applied (a journal out of order); give it a time after the newest and start again`,
+    );
+}
+
+async function migrate(database: Database): Promise<void> {
   const folder = migrationsFolder();
   if (database.kind === 'pglite') {
     await migratePglite(database.db as never, { migrationsFolder: folder });
@@ -259,7 +285,8 @@ async function openPglite(
   acquireLock(lock, dataDir);
   try {
     const pgdata = join(dataDir, 'pgdata');
-    await fromTemplate(pgdata, fsync);
+    // Unmigrated (the build's template, the migration tests): initdb's empty cluster, as in memory.
+    if (migrated) await fromTemplate(pgdata, fsync);
     const client = await startPglite(pgdata, pgliteParams(fsync), mainThread, undefined, fsync);
     return {
       db: drizzlePglite({

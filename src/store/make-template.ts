@@ -1,7 +1,7 @@
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { openDatabase, storeTemplate, storeTemplateTarball } from './db.js';
+import { openDatabase, runMigrations, storeTemplate, storeTemplateTarball } from './db.js';
 
 /**
  * `node dist/src/store/make-template.js`, a step of the build (scripts/build.mjs): the empty, migrated PGlite cluster
@@ -13,7 +13,10 @@ const tarball = storeTemplateTarball();
 const dir = mkdtempSync(join(dirname(template), '.pgdata-'));
 try {
   // No flushes: the build's template only has to be complete, and a new data dir's copy of it is flushed (db.ts).
-  const db = await openDatabase({ dataDir: dir, embeddedFsync: false });
+  // From an empty cluster, not from the template it replaces: a template that missed a migration (one merged with
+  // an older journal time than one it had) would pass the gap on, since drizzle applies only newer times.
+  const db = await openDatabase({ dataDir: dir, embeddedFsync: false, migrate: false });
+  await runMigrations(db);
   await db.close();
   const pg = await PGlite.create({ dataDir: join(dir, 'pgdata') });
   const dump = await pg.dumpDataDir('none');
