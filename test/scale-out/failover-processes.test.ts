@@ -80,7 +80,8 @@ describe.runIf(ready)('failover between worker processes', () => {
     const seeder = await startService(
       loadConfig(
         { dataDir: ':memory:', port: '0', demo: true },
-        { ...process.env, ...env, COPYTRADE_HEALTH_INTERVAL_MS: '0' },
+        // No bridge account: the EA link is served by `serve` only, never by the workers of a process deployment.
+        { ...process.env, ...env, COPYTRADE_HEALTH_INTERVAL_MS: '0', COPYTRADE_DEMO_BRIDGE: '0' },
       ),
       false,
       { simulator: await connectSimulator(endpointsFile) },

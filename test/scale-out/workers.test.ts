@@ -56,9 +56,14 @@ describe.runIf(ready)('worker processes share the accounts under leases', () => 
       // Every process of a deployment opens the broker credentials with the same key.
       COPYTRADE_SECRET_KEY: randomBytes(32).toString('base64'),
     };
-    const seeder = await startService(loadConfig({ dataDir: ':memory:', port: '0', demo: true }, env), false, {
-      simulator: brokers,
-    });
+    // No bridge account: the EA link is served by `serve` only, never by the workers of a process deployment.
+    const seeder = await startService(
+      loadConfig({ dataDir: ':memory:', port: '0', demo: true }, { ...env, COPYTRADE_DEMO_BRIDGE: '0' }),
+      false,
+      {
+        simulator: brokers,
+      },
+    );
     apiKey = seeder.demo!.apiKey;
     await seeder.close();
     const workerCfg = loadConfig({ dataDir: ':memory:' }, env);
