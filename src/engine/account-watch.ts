@@ -11,6 +11,7 @@ import { ignoreOwnCopy, tagHolders, type TagHolders } from './copy-loop.js';
 import { replayDealsSince } from './history-replay.js';
 import type { WatcherOptions } from './watch-options.js';
 import { retryTopic } from './rate-limit.js';
+import { WatchRetry } from './watch-retry.js';
 
 type Job = { kind: 'event'; ev: BrokerEvent } | { kind: 'diff'; reason: string };
 
@@ -21,9 +22,7 @@ export class AccountWatch {
   private unsubscribe: (() => void) | null = null;
   private poll: NodeJS.Timeout | null = null;
   private recheck: NodeJS.Timeout | null = null;
-  private retry: NodeJS.Timeout | null = null;
-  /** Jobs failed in a row: the retry's back-off. */
-  private failures = 0;
+  private readonly retry: WatchRetry;
   private stopped = false;
 
   constructor(
@@ -33,7 +32,9 @@ export class AccountWatch {
     private readonly engine: CopyEngine,
     private readonly opts: WatcherOptions,
     private readonly log: (msg: string, err: unknown) => void,
-  ) {}
+  ) {
+    this.retry = new WatchRetry(opts.retryMs ?? 500, () => this.enqueue({ kind: 'diff', reason: 'retry' }));
+  }
 
   start(): void {
     // Subscribe before the diff: an event during the diff queues behind it and is then a no-op or the next step.
@@ -99,7 +100,7 @@ export class AccountWatch {
     this.unsubscribe?.();
     if (this.poll) clearInterval(this.poll);
     if (this.recheck) clearTimeout(this.recheck);
-    if (this.retry) clearTimeout(this.retry);
+    this.retry.stop();
     this.queue = [];
     await this.idle();
   }
@@ -113,24 +114,12 @@ export class AccountWatch {
         if (!master || master.role !== 'master' || master.removedAt) continue;
         if (job.kind === 'event') await this.onEvent(master, job.ev);
         else await this.diff(master, job.reason);
-        this.failures = 0;
+        this.retry.succeeded();
       } catch (err) {
         this.log(`watcher job failed on ${this.accountId}`, err);
-        this.retryLater();
+        if (!this.stopped) this.retry.failed();
       }
     }
-  }
-
-  /** The failed job's event is gone: a diff (with the deal replay) finds what it carried once the cause has passed. */
-  private retryLater(): void {
-    if (this.stopped || this.retry) return;
-    const base = this.opts.retryMs ?? 500;
-    const ms = base * 2 ** Math.min(3, this.failures++);
-    this.retry = setTimeout(() => {
-      this.retry = null;
-      this.enqueue({ kind: 'diff', reason: 'retry' });
-    }, ms);
-    this.retry.unref();
   }
 
   private async run(master: Account, actions: MasterAction[], catchUp = false): Promise<void> {
@@ -184,7 +173,7 @@ export class AccountWatch {
           await reviveIfLate(this.store, t);
           return this.store.trades.upsertMasterItem(orderItem(master.id, o, 0, true, t.id));
         }
-        if (!known && (await this.ignoredOwnCopy(master, 'order', o))) return;
+        if (!known && (await ignoreOwnCopy(this.store, master, 'order', o, undefined, this.log))) return;
         return this.run(master, diffOrder(master.id, known, o, null, at));
       }
       return this.run(master, diffOrder(master.id, known, null, o, at));
@@ -207,7 +196,7 @@ export class AccountWatch {
     const held = p.tag ? (tagged ?? (await tagHolders(this.store, p.tag))) : undefined;
     const t = held?.trade ?? null;
     // First: the fill of an ignored pending copy must not become an open Master item either.
-    if (held && !t && (await this.ignoredOwnCopy(master, 'position', p, held))) return true;
+    if (held && !t && (await ignoreOwnCopy(this.store, master, 'position', p, held, this.log))) return true;
     const fromFill = fills.find((o) => o.positionId === p.id);
     if (fromFill || this.fillQueuedFor(p.id)) {
       const origin = (await this.store.trades.masterItems(master.id, { openOnly: true })).find(
@@ -223,16 +212,6 @@ export class AccountWatch {
       return true;
     }
     return false;
-  }
-
-  /** See ignoreOwnCopy: a loop's item is remembered closed, never copied. */
-  private ignoredOwnCopy(
-    master: Account,
-    kind: 'position' | 'order',
-    it: Position | Order,
-    tagged?: TagHolders,
-  ): Promise<boolean> {
-    return ignoreOwnCopy(this.store, master, kind, it, tagged, this.log);
   }
 
   private fillQueuedFor(positionId: string): boolean {
@@ -303,7 +282,7 @@ export class AccountWatch {
           await this.store.trades.upsertMasterItem(orderItem(master.id, o, 0, true, t.id));
           continue;
         }
-        if (await this.ignoredOwnCopy(master, 'order', o)) continue;
+        if (await ignoreOwnCopy(this.store, master, 'order', o, undefined, this.log)) continue;
       }
       await this.run(master, diffOrder(master.id, k, o, null, k ? now : Date.parse(o.createdAt) || now), catchUp);
     }

@@ -22,6 +22,7 @@ import type { HeldGroupSlaves } from '../store/repos/group-slaves-read.js';
 import { MasterBreaker, pauseTripped } from './circuit-breaker.js';
 import { SpecCache } from './spec-cache.js';
 import { WorkClaims } from './work-claims.js';
+import { followKeys, itemKeys } from './item-keys.js';
 import { PlanInputs, type Planned, type Slave } from './plan-inputs.js';
 import type { CopyOptions, CopyResult } from './copy-options.js';
 import type { CopyObserver } from './copy-observer.js';
@@ -101,9 +102,8 @@ export class CopyEngine {
    * only the follow-ups of what it is still copying, never the Master's next trade.
    */
   itemIdle(masterAccountId: string, action: MasterAction): Promise<void> {
-    const keys = itemKeys(masterAccountId, action);
+    const keys = followKeys(masterAccountId, action);
     if (keys.length === 0) return this.idle(masterAccountId);
-    keys.push(unnamedKey(masterAccountId));
     return Promise.all(keys.map((k) => this.itemWork.settled(k))).then(() => undefined);
   }
 
@@ -289,19 +289,3 @@ export class CopyEngine {
     await this.writer.idle();
   }
 }
-
-/**
- * The Master items whose links an action's outcomes write: its position, its pending order, or both for a fill
- * (the fill links the Slaves' positions that the position's later actions follow). A market order whose position the
- * Master's broker did not name (the order route, on some brokers) links a position not known yet: its copies are
- * waited for by every follow-up of the Master until they end.
- */
-function itemKeys(masterAccountId: string, action: MasterAction): string[] {
-  const keys: string[] = [];
-  if (action.positionId) keys.push(`${masterAccountId}/position/${action.positionId}`);
-  else if (action.type === 'market') keys.push(unnamedKey(masterAccountId));
-  if (action.orderId) keys.push(`${masterAccountId}/order/${action.orderId}`);
-  return keys;
-}
-
-const unnamedKey = (masterAccountId: string) => `${masterAccountId}/position/?`;

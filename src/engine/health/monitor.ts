@@ -8,13 +8,7 @@ import type { AdapterRegistry } from '../adapter-registry.js';
 import { loopStalledMs, stalledByUs } from './loop-lag.js';
 import type { HealthMonitorOptions } from './monitor-options.js';
 import { readWithin } from './read-within.js';
-import { answered, busy, down, pick, refusedAccess } from './verdicts.js';
-
-/**
- * The connection itself reports the account's terminal gone (a bridge EA without heartbeats): no pressure to
- * tell from an outage, it is down now.
- */
-const saysDown = (err: unknown): boolean => err instanceof AppError && err.details?.['connectionDown'] === true;
+import { answered, busy, down, pick, refusedAccess, saysDown } from './verdicts.js';
 
 /** What one account's check decided, before it is written. */
 interface Checked {

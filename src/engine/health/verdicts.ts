@@ -1,3 +1,4 @@
+import { AppError } from '../../domain/errors.js';
 import type { Health } from '../../domain/types.js';
 
 /*
@@ -58,3 +59,9 @@ export const pick = (h: Health) => ({
   dataStale: h.dataStale,
   reconnectRequired: h.reconnectRequired,
 });
+
+/**
+ * The connection itself reports the account's terminal gone (a bridge EA without heartbeats): no pressure to
+ * tell from an outage, it is down now.
+ */
+export const saysDown = (err: unknown): boolean => err instanceof AppError && err.details?.['connectionDown'] === true;
